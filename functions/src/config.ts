@@ -1,0 +1,65 @@
+import { z } from 'zod';
+
+/**
+ * Runtime configuration, parsed once at cold start from the environment (functions/.env for
+ * deployments, overridden by the local stack). A bad value fails the instance at load time with
+ * a message naming the variable, instead of failing requests later.
+ */
+const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const ConfigSchema = z.object({
+  /** Default incoming rate limit per integration per instance; an integration may override it. */
+  MESSAGES_PER_MINUTE_DEFAULT: intFromEnv(1, 1_000_000).default(1200),
+  /** Key lookups are cached per instance; decisions 2 caps revocation latency at 30 s. */
+  KEY_CACHE_TTL_MS: intFromEnv(0, 30_000).default(20_000),
+  /** Unknown keys are remembered briefly so a flood of bad keys does not hit Firestore. */
+  KEY_NEGATIVE_CACHE_TTL_MS: intFromEnv(0, 30_000).default(5_000),
+  /** Idempotency records live at least 30 days (decisions 4). */
+  EVENT_RETENTION_DAYS: intFromEnv(30, 3650).default(30),
+  /** Where images go: Cloud Storage in deployments; a local directory under the emulators. */
+  IMAGE_STORE: z.enum(['gcs', 'local']).optional(),
+  LOCAL_IMAGE_DIR: z.string().min(1).optional(),
+  /** Cloud Storage bucket for images; defaults to the project's default bucket. */
+  IMAGE_BUCKET: z.string().min(1).optional(),
+  FUNCTIONS_EMULATOR: z.string().optional(),
+  STORAGE_EMULATOR_HOST: z.string().optional(),
+});
+
+export interface Config {
+  messagesPerMinuteDefault: number;
+  keyCacheTtlMs: number;
+  keyNegativeCacheTtlMs: number;
+  eventRetentionMs: number;
+  imageStore: { kind: 'gcs'; bucket: string | undefined } | { kind: 'local'; dir: string };
+}
+
+/** Parses an environment into a Config; throws an Error that names every bad variable. */
+export function parseConfig(env: NodeJS.ProcessEnv): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  // Under the emulators without a Storage emulator (it cannot run offline), images go to a
+  // local directory; deployments always use Cloud Storage.
+  const underEmulatorWithoutStorage = e.FUNCTIONS_EMULATOR === 'true' && !e.STORAGE_EMULATOR_HOST;
+  const kind = e.IMAGE_STORE ?? (underEmulatorWithoutStorage ? 'local' : 'gcs');
+  return {
+    messagesPerMinuteDefault: e.MESSAGES_PER_MINUTE_DEFAULT,
+    keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
+    keyNegativeCacheTtlMs: e.KEY_NEGATIVE_CACHE_TTL_MS,
+    eventRetentionMs: e.EVENT_RETENTION_DAYS * 24 * 3600 * 1000,
+    imageStore:
+      kind === 'local'
+        ? { kind: 'local', dir: e.LOCAL_IMAGE_DIR ?? '.local/images' }
+        : { kind: 'gcs', bucket: e.IMAGE_BUCKET },
+  };
+}
+
+let cached: Config | undefined;
+/** The process-wide configuration, parsed on first use (cold start). */
+export function config(): Config {
+  cached ??= parseConfig(process.env);
+  return cached;
+}

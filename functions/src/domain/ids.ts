@@ -1,0 +1,27 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Deterministic ids: a retry must land on the same documents, so every id the service mints is
+ * derived from what identifies the thing (decisions 1). 32 base64url characters = 192 bits.
+ */
+function digestId(prefix: string, parts: readonly string[]): string {
+  // NUL cannot occur in the ids we hash as text boundaries, so ("ab","c") != ("a","bc").
+  const hash = createHash('sha256').update(parts.join('\u0000')).digest('base64url');
+  return `${prefix}${hash.slice(0, 32)}`;
+}
+
+export const conversationIdFor = (integrationId: string, externalConversationId: string): string =>
+  digestId('c_', [integrationId, externalConversationId]);
+
+export const customerIdFor = (integrationId: string, externalId: string): string =>
+  digestId('u_', [integrationId, externalId]);
+
+export const eventDocIdFor = (integrationId: string, eventId: string): string =>
+  digestId('e_', [integrationId, eventId]);
+
+/** Includes the fingerprint so that an eventId reused after its record expired never overwrites a message. */
+export const messageIdFor = (integrationId: string, eventId: string, fingerprint: string): string =>
+  digestId('m_', [integrationId, eventId, fingerprint]);
+
+export const deliveryIdFor = (conversationId: string, replyMessageId: string): string =>
+  digestId('d_', [conversationId, replyMessageId]);

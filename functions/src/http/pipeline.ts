@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import * as logger from 'firebase-functions/logger';
+import {
+  type ApiError,
+  BadRequestError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+} from '../errors';
+import type { AuthContext } from './auth';
+import { sendError, sendResult, toApiError } from './respond';
+import type { HttpRequest, HttpResponse, HttpResult } from './types';
+
+/** Spec 8: JSON request bodies are limited to 65536 bytes, measured on the raw bytes. */
+export const MAX_JSON_BYTES = 65_536;
+/** Spec 8: a multipart request is at most 21 MB. */
+export const MAX_MULTIPART_BYTES = 21 * 1024 * 1024;
+
+export type MediaType = 'application/json' | 'multipart/form-data';
+
+export interface RequestContext {
+  requestId: string;
+  auth: AuthContext;
+  /** Structured fields added by the handler to the request's log line (ids only, never secrets). */
+  logFields: Record<string, string | number | boolean>;
+}
+
+export interface ParsedRequest {
+  mediaType: MediaType;
+  /** Full Content-Type header (multipart needs its boundary). */
+  contentType: string;
+  rawBody: Buffer;
+  /** The parsed JSON body, for `application/json`. */
+  json: unknown;
+}
+
+export interface EndpointOptions {
+  name: string;
+  accepts: readonly MediaType[];
+  authenticate: (authorization: string | undefined) => Promise<AuthContext>;
+}
+
+function header(req: HttpRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function parseMediaType(contentType: string | undefined, accepts: readonly MediaType[]): MediaType {
+  const expected = accepts.join(' or ');
+  if (contentType === undefined || contentType.trim() === '') {
+    throw new UnsupportedMediaTypeError('unsupported_media_type', `Content-Type is required: use ${expected}.`);
+  }
+  const [type, ...params] = contentType.split(';').map((p) => p.trim());
+  const mediaType = (type ?? '').toLowerCase();
+  const accepted = accepts.find((a) => a === mediaType);
+  if (!accepted) throw new UnsupportedMediaTypeError('unsupported_media_type', `Content-Type '${mediaType}' is not supported: use ${expected}.`);
+  const charset = params.find((p) => p.toLowerCase().startsWith('charset='));
+  if (charset && !/^charset="?utf-8"?$/i.test(charset)) {
+    throw new UnsupportedMediaTypeError('unsupported_media_type', 'Only the utf-8 charset is supported.');
+  }
+  return accepted;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** Parses a JSON body strictly from its raw bytes: invalid UTF-8 and malformed JSON are 400s. */
+export function parseJsonBody(raw: Buffer, what = 'body'): unknown {
+  if (raw.length === 0) throw new BadRequestError('invalid_json', `${what}: must not be empty.`);
+  let textBody: string;
+  try {
+    textBody = strictUtf8.decode(raw);
+  } catch {
+    throw new BadRequestError('invalid_json', `${what}: is not valid UTF-8.`);
+  }
+  try {
+    return JSON.parse(textBody) as unknown;
+  } catch (err) {
+    const detail = err instanceof SyntaxError ? err.message : 'malformed';
+    throw new BadRequestError('invalid_json', `${what}: is not valid JSON (${detail}).`);
+  }
+}
+
+function newRequestId(): string {
+  return `req_${randomBytes(12).toString('base64url')}`;
+}
+
+/**
+ * Wraps an endpoint with the checks every endpoint shares, in this order: method (405), key
+ * (401/403), content type (415), size (413), JSON syntax (400). Every error, expected or not,
+ * leaves through `sendError`, so the envelope is uniform and no stack trace is ever sent.
+ */
+export function endpoint(
+  options: EndpointOptions,
+  handle: (request: ParsedRequest, context: RequestContext) => Promise<HttpResult>,
+): (req: HttpRequest, res: HttpResponse) => Promise<void> {
+  return async (req, res) => {
+    const startedAt = performance.now();
+    const requestId = newRequestId();
+    res.setHeader('X-Request-Id', requestId);
+    const logFields: RequestContext['logFields'] = {};
+    let status = 500;
+    let errorCode: string | undefined;
+    try {
+      if (req.method !== 'POST') throw new MethodNotAllowedError('method_not_allowed', `${options.name} accepts POST only.`);
+      const auth = await options.authenticate(header(req, 'authorization'));
+      logFields.integrationId = auth.integrationId;
+      logFields.workspaceId = auth.workspaceId;
+      logFields.keyPrefix = auth.presentedKeyPrefix;
+      const contentType = header(req, 'content-type') ?? '';
+      const mediaType = parseMediaType(contentType, options.accepts);
+      const rawBody = req.rawBody ?? Buffer.alloc(0);
+      const limit = mediaType === 'application/json' ? MAX_JSON_BYTES : MAX_MULTIPART_BYTES;
+      if (rawBody.length > limit) {
+        throw new PayloadTooLargeError('payload_too_large', `Request body is ${rawBody.length} bytes; the limit for ${mediaType} is ${limit} bytes.`);
+      }
+      const json = mediaType === 'application/json' ? parseJsonBody(rawBody) : undefined;
+      const result = await handle({ mediaType, contentType, rawBody, json }, { requestId, auth, logFields });
+      status = result.status;
+      sendResult(res, result);
+    } catch (err) {
+      const { error, unexpected } = toApiError(err);
+      status = error.status;
+      errorCode = error.code;
+      if (unexpected) {
+        // Unexpected: log the error class and message (never the request body, never the key).
+        logger.error('request.unexpected_error', {
+          requestId,
+          endpoint: options.name,
+          ...logFields,
+          errorName: err instanceof Error ? err.name : typeof err,
+          errorMessage: err instanceof Error ? err.message : String(err),
+        });
+      }
+      if (!res.headersSent) sendError(res, error as ApiError);
+    } finally {
+      const fields = { requestId, endpoint: options.name, status, ...(errorCode ? { errorCode } : {}), ...logFields, durationMs: Math.round(performance.now() - startedAt) };
+      if (status >= 500) logger.warn('request', fields);
+      else logger.info('request', fields);
+    }
+  };
+}

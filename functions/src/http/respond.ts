@@ -1,0 +1,53 @@
+import { ApiError, ServiceUnavailableError } from '../errors';
+import type { HttpResponse, HttpResult } from './types';
+
+/** gRPC status codes that mean "try again": ABORTED (contention), UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, CANCELLED, INTERNAL, UNKNOWN. */
+const TRANSIENT_GRPC_CODES = new Set([1, 2, 4, 8, 10, 13, 14]);
+
+/** Seconds a client should wait after a transient backend failure (contention clears quickly). */
+export const TRANSIENT_RETRY_AFTER_SECONDS = 1;
+
+function grpcCode(err: unknown): number | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const code = (err as { code: unknown }).code;
+    if (typeof code === 'number') return code;
+  }
+  return undefined;
+}
+
+/**
+ * Maps anything thrown to an ApiError. Unknown failures become 503 (never 500): every write of
+ * this service is idempotent, so a client retrying with the same eventId/requestId/lease is safe.
+ */
+export function toApiError(err: unknown): { error: ApiError; unexpected: boolean } {
+  if (err instanceof ApiError) return { error: err, unexpected: false };
+  const code = grpcCode(err);
+  if (code !== undefined && TRANSIENT_GRPC_CODES.has(code)) {
+    return {
+      error: new ServiceUnavailableError('temporarily_unavailable', 'The backend is busy; retry after the indicated delay.', TRANSIENT_RETRY_AFTER_SECONDS),
+      unexpected: false,
+    };
+  }
+  return {
+    error: new ServiceUnavailableError('temporarily_unavailable', 'Temporary failure; retry after the indicated delay.', TRANSIENT_RETRY_AFTER_SECONDS),
+    unexpected: true,
+  };
+}
+
+function sendJson(res: HttpResponse, status: number, body: unknown): void {
+  res.status(status);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.send(JSON.stringify(body));
+}
+
+/** The one place an error becomes the `{"error":{"code","message"}}` envelope. */
+export function sendError(res: HttpResponse, error: ApiError): void {
+  if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+  if (error.status === 405) res.setHeader('Allow', 'POST');
+  sendJson(res, error.status, { error: { code: error.code, message: error.message } });
+}
+
+export function sendResult(res: HttpResponse, result: HttpResult): void {
+  sendJson(res, result.status, result.body);
+}

@@ -1,0 +1,23 @@
+/**
+ * The slice of the Cloud Functions (express) request/response this service uses. Keeping to it
+ * decouples handlers from express and lets tests drive them with plain objects.
+ */
+export interface HttpRequest {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The unparsed body, buffered by the Cloud Functions runtime. */
+  rawBody?: Buffer;
+}
+
+export interface HttpResponse {
+  status(code: number): HttpResponse;
+  setHeader(name: string, value: string | number): unknown;
+  send(body: string | Buffer): unknown;
+  readonly headersSent: boolean;
+}
+
+/** What an endpoint returns on success; errors are thrown as ApiError. */
+export interface HttpResult {
+  status: number;
+  body: unknown;
+}

@@ -1,0 +1,112 @@
+import { Timestamp, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
+
+export interface StoredImage {
+  path: string;
+  sha256: string;
+  contentType: string;
+  width: number;
+  height: number;
+  bytes: number;
+}
+
+export interface AcceptMessageInput {
+  workspaceId: string;
+  integrationId: string;
+  eventId: string;
+  eventDocId: string;
+  fingerprint: string;
+  conversationId: string;
+  messageId: string;
+  customerId: string | null;
+  externalConversationId: string;
+  sender: { externalId: string; displayName: string | null; kind: 'customer' | 'service' };
+  text: string | null;
+  images: StoredImage[];
+  now: number;
+  retentionMs: number;
+}
+
+export type AcceptOutcome =
+  | { kind: 'created'; conversationId: string; messageId: string }
+  | { kind: 'duplicate'; conversationId: string; messageId: string }
+  | { kind: 'conflict' };
+
+const ws = (db: Firestore, workspaceId: string) => db.collection('workspaces').doc(workspaceId);
+
+export const eventRef = (db: Firestore, workspaceId: string, eventDocId: string): DocumentReference =>
+  ws(db, workspaceId).collection('events').doc(eventDocId);
+export const conversationRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
+  ws(db, workspaceId).collection('conversations').doc(conversationId);
+export const customerRef = (db: Firestore, workspaceId: string, customerId: string): DocumentReference =>
+  ws(db, workspaceId).collection('customers').doc(customerId);
+
+/**
+ * Records an incoming message in one transaction: the idempotency record, the message, its
+ * conversation and its customer. All reads happen in one round trip before any write.
+ * Same eventId + same fingerprint -> duplicate (original ids); other fingerprint -> conflict.
+ */
+export async function acceptMessage(tx: Transaction, db: Firestore, input: AcceptMessageInput): Promise<AcceptOutcome> {
+  const evRef = eventRef(db, input.workspaceId, input.eventDocId);
+  const convRef = conversationRef(db, input.workspaceId, input.conversationId);
+  const custRef = input.customerId ? customerRef(db, input.workspaceId, input.customerId) : null;
+  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, custRef] : [evRef, convRef]));
+  const [eventSnap, convSnap, custSnap] = snaps;
+
+  const existing = eventSnap?.data();
+  if (existing) {
+    if (existing.fingerprint !== input.fingerprint) return { kind: 'conflict' };
+    return { kind: 'duplicate', conversationId: String(existing.conversationId), messageId: String(existing.messageId) };
+  }
+
+  const now = Timestamp.fromMillis(input.now);
+  tx.create(evRef, {
+    integrationId: input.integrationId,
+    eventId: input.eventId,
+    fingerprint: input.fingerprint,
+    conversationId: input.conversationId,
+    messageId: input.messageId,
+    createdAt: now,
+    // TTL policy field (firestore.indexes.json): Firestore deletes the record after retention.
+    expireAt: Timestamp.fromMillis(input.now + input.retentionMs),
+  });
+
+  tx.set(convRef.collection('messages').doc(input.messageId), {
+    direction: 'inbound',
+    integrationId: input.integrationId,
+    eventId: input.eventId,
+    kind: input.sender.kind === 'service' ? 'alert' : 'message',
+    text: input.text,
+    sender: {
+      externalId: input.sender.externalId,
+      displayName: input.sender.displayName,
+      kind: input.sender.kind,
+      customerId: input.customerId,
+    },
+    images: input.images,
+    createdAt: now,
+  });
+
+  const conversationUpdate: Record<string, unknown> = {
+    integrationId: input.integrationId,
+    externalConversationId: input.externalConversationId,
+    lastSenderExternalId: input.sender.externalId,
+    lastMessageAt: now,
+    updatedAt: now,
+  };
+  if (input.sender.kind === 'customer') conversationUpdate.lastCustomerExternalId = input.sender.externalId;
+  if (!convSnap?.exists) conversationUpdate.createdAt = now;
+  tx.set(convRef, conversationUpdate, { merge: true });
+
+  if (custRef) {
+    const customerUpdate: Record<string, unknown> = {
+      integrationId: input.integrationId,
+      externalId: input.sender.externalId,
+      lastSeenAt: now,
+      updatedAt: now,
+    };
+    if (input.sender.displayName !== null) customerUpdate.displayName = input.sender.displayName;
+    if (!custSnap?.exists) customerUpdate.createdAt = now;
+    tx.set(custRef, customerUpdate, { merge: true });
+  }
+  return { kind: 'created', conversationId: input.conversationId, messageId: input.messageId };
+}

@@ -1,0 +1,26 @@
+/**
+ * Two projects: `unit` (pure logic, no emulators) and `integration` (real HTTP against the
+ * official emulators started by scripts/test.mjs). @swc/jest transpiles TypeScript; `jose`,
+ * pulled in by firebase-admin 14, is ESM-only and must be transformed too.
+ */
+const transform = {
+  '^.+\\.(t|j|mj)s$': [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } },
+  ],
+};
+const transformIgnorePatterns = ['/node_modules/(?!(jose)/)'];
+// SDK sources import siblings as `./x.js` (NodeNext ESM); the resolver maps them to `.ts` under Jest.
+const common = { resolver: '<rootDir>/sdk/test/jest-resolver.cjs', transform, transformIgnorePatterns, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'mjs', 'json'] };
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/sdk/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/sdk/test/e2e/**/*.test.ts'],
+      testTimeout: 60000,
+    },
+  ],
+};

@@ -1,0 +1,76 @@
+/** Readiness probe and demo seeding for the local stack (talks to the emulators only). */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { BASE_URL, HOSTS, PROJECT_ID, ROOT } from './emulators.mjs';
+
+const require = createRequire(import.meta.url);
+export const DEMO = {
+  workspaceId: 'demo-workspace',
+  integrationId: 'demo-connector',
+  topicName: 'connector-notifications',
+  subscriptionName: 'connector-notifications-pull',
+};
+
+/** Points this process's Google clients at the emulators. */
+export function useEmulators() {
+  process.env.FIRESTORE_EMULATOR_HOST ??= HOSTS.firestore;
+  process.env.PUBSUB_EMULATOR_HOST ??= HOSTS.pubsub;
+  process.env.GCLOUD_PROJECT ??= PROJECT_ID;
+}
+
+/** Waits until the API answers through Hosting with our JSON envelope (functions loaded). */
+export async function waitForStack(_env, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${BASE_URL}/v1/messages`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+      const body = await res.text();
+      if (res.status === 401 && body.includes('"invalid_key"')) return;
+      last = `HTTP ${res.status}`;
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`the API did not come up within ${timeoutMs / 1000}s (${last})`);
+}
+
+/** Creates (or re-keys) the demo integration and its topic + pull subscription. */
+export async function seedDemo() {
+  useEmulators();
+  const { initializeApp, getApps } = require('firebase-admin/app');
+  const { getFirestore } = require('firebase-admin/firestore');
+  const { PubSub } = require('@google-cloud/pubsub');
+  const adminOps = require(join(ROOT, 'functions', 'lib', 'cli', 'integration-admin.js'));
+  if (getApps().length === 0) initializeApp({ projectId: PROJECT_ID });
+  const db = getFirestore();
+
+  const pubsub = new PubSub({ projectId: PROJECT_ID });
+  const topic = pubsub.topic(DEMO.topicName);
+  const [topicExists] = await topic.exists();
+  if (!topicExists) await topic.create();
+  const subscription = topic.subscription(DEMO.subscriptionName);
+  const [subExists] = await subscription.exists();
+  if (!subExists) await subscription.create();
+  const topicPath = `projects/${PROJECT_ID}/topics/${DEMO.topicName}`;
+
+  await db.collection('workspaces').doc(DEMO.workspaceId).set({ name: 'Demo workspace' }, { merge: true });
+  let issued;
+  try {
+    issued = await adminOps.createIntegration(db, {
+      workspaceId: DEMO.workspaceId,
+      integrationId: DEMO.integrationId,
+      name: 'Demo connector',
+      topic: topicPath,
+      createdBy: 'local-stack',
+      keyPrefix: 'sdk_test_',
+    });
+  } catch (err) {
+    // ALREADY_EXISTS (persisted data): issue a fresh key and revoke the old one.
+    if (err?.code !== 6) throw err;
+    issued = await adminOps.rotateKey(db, DEMO.workspaceId, DEMO.integrationId, 'sdk_test_', 0);
+  }
+  await pubsub.close();
+  return { ...issued, topic: topicPath, subscription: DEMO.subscriptionName };
+}

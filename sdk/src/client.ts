@@ -1,0 +1,122 @@
+import { DeliveriesApi } from './deliveries.js';
+import { defaultSleep, type FetchLike, normalizeBaseUrl, type SleepFn, Transport } from './http.js';
+import { MessagesApi } from './messages.js';
+import { processDelivery, type ProcessDeliveryOptions, type ProcessDeliveryResult, type ProviderSend } from './process.js';
+import { DEFAULT_TIMEOUT_MS, resolveRetryPolicy, type RetryOptions, type RetryPolicy } from './retry.js';
+import type { DeliveryNotification } from './types.js';
+import { SDK_VERSION } from './version.js';
+
+export interface ConnectorClientOptions {
+  /** The integration key (`Authorization: Bearer <key>`). Server-side only; never logged by the SDK. */
+  integrationKey: string;
+  /** `{base_url}` of the service, e.g. `https://api.example.com` (paths `/v1/...` are appended). */
+  baseUrl: string;
+  /**
+   * Equivalent host for networks that cannot reach `baseUrl`. Used for an attempt only when the
+   * default host could not be reached at all (connection refused, DNS failure: nothing was sent);
+   * never after a timeout or any failure after which the request may have arrived.
+   */
+  fallbackBaseUrl?: string;
+  /** Limit of one HTTP attempt in ms (connect + send + read). Default `DEFAULT_TIMEOUT_MS`. */
+  timeoutMs?: number;
+  /** Retry settings, or just the retry limit. Defaults: the `RETRY_*`/`BACKOFF_*` constants. */
+  retry?: RetryOptions | number;
+  /** `fetch` implementation; default the global `fetch` of Node.js. */
+  fetch?: FetchLike;
+  /** Waits between retries; inject a fake in tests. Default: a `setTimeout` promise. */
+  sleep?: SleepFn;
+  /** Clock in epoch ms (used for HTTP-date `Retry-After`). Default `Date.now`. */
+  now?: () => number;
+  /** Random source in [0, 1) for backoff jitter. Default `Math.random`. */
+  random?: () => number;
+}
+
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+/**
+ * Client of the support desk's connector API. Create one per integration key and reuse it.
+ *
+ * ```ts
+ * const client = new ConnectorClient({ integrationKey: process.env.SUPPORT_DESK_KEY!, baseUrl });
+ * await client.messages.send({ externalConversationId: 'chat-1', sender: { externalId: 'u-1' }, text: 'Hi' });
+ * ```
+ */
+export class ConnectorClient {
+  /** Incoming messages: `send`. */
+  readonly messages: MessagesApi;
+  /** Delivery operations: `claim`, `start`, `complete`, `fail`. */
+  readonly deliveries: DeliveriesApi;
+  readonly #transport: Transport;
+
+  constructor(options: ConnectorClientOptions) {
+    if (typeof options !== 'object' || options === null) throw new TypeError('ConnectorClient needs an options object');
+    const key = options.integrationKey;
+    // Never echo the key (not even in part) in these messages.
+    if (typeof key !== 'string' || key.trim() === '') throw new TypeError('integrationKey is required');
+    // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
+    if (/[\s\u0000-\u001f\u007f]/.test(key)) throw new TypeError('integrationKey must not contain whitespace or control characters');
+    const baseUrl = normalizeBaseUrl('baseUrl', options.baseUrl);
+    const fallbackBaseUrl = options.fallbackBaseUrl === undefined ? undefined : normalizeBaseUrl('fallbackBaseUrl', options.fallbackBaseUrl);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs must be a positive number');
+    const fetchImpl: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    if (typeof fetchImpl !== 'function') throw new TypeError('fetch must be a function');
+
+    this.#transport = new Transport({
+      integrationKey: key,
+      baseUrl,
+      fallbackBaseUrl,
+      timeoutMs,
+      retry: resolveRetryPolicy(options.retry),
+      fetch: fetchImpl,
+      sleep: options.sleep ?? defaultSleep,
+      now: options.now ?? Date.now,
+      random: options.random ?? Math.random,
+      userAgent: `support-desk-connector-sdk/${SDK_VERSION} node/${process.versions.node}`,
+    });
+    this.messages = new MessagesApi(this.#transport);
+    this.deliveries = new DeliveriesApi(this.#transport);
+  }
+
+  get baseUrl(): string {
+    return this.#transport.baseUrl;
+  }
+  get fallbackBaseUrl(): string | undefined {
+    return this.#transport.fallbackBaseUrl;
+  }
+  get timeoutMs(): number {
+    return this.#transport.timeoutMs;
+  }
+  /** The effective retry policy (frozen). */
+  get retry(): RetryPolicy {
+    return this.#transport.retry;
+  }
+
+  /**
+   * Runs one delivery by the rules of spec 4.6: claim; on `ready`, start; only if start answers
+   * `sending`, call `send` once; complete with its ids, or fail with `retry` / `failed` / `unknown`
+   * from what it threw. Accepts a parsed notification (see `parsePushNotification`) or a deliveryId.
+   */
+  processDelivery(
+    notificationOrDeliveryId: DeliveryNotification | Pick<DeliveryNotification, 'deliveryId'> | string,
+    send: ProviderSend,
+    options?: ProcessDeliveryOptions,
+  ): Promise<ProcessDeliveryResult> {
+    return processDelivery(this.deliveries, notificationOrDeliveryId, send, options);
+  }
+
+  /** Safe description: no key. */
+  toJSON(): { baseUrl: string; fallbackBaseUrl?: string; timeoutMs: number; retry: RetryPolicy } {
+    const out: { baseUrl: string; fallbackBaseUrl?: string; timeoutMs: number; retry: RetryPolicy } = { baseUrl: this.baseUrl, timeoutMs: this.timeoutMs, retry: this.retry };
+    if (this.fallbackBaseUrl !== undefined) out.fallbackBaseUrl = this.fallbackBaseUrl;
+    return out;
+  }
+
+  toString(): string {
+    return `ConnectorClient(${this.baseUrl})`;
+  }
+
+  [INSPECT](): string {
+    return `ConnectorClient ${JSON.stringify(this.toJSON())}`;
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * Every error this SDK throws is a `ConnectorError`. Errors of API calls are `ConnectorApiError`s:
+ * one subclass per HTTP status the service documents, plus transport failures (network, timeout)
+ * and 2xx answers the SDK cannot understand. Messages never contain the integration key.
+ */
+
+/** Base class of every error thrown by this SDK. */
+export class ConnectorError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** What every failed API call carries, whatever went wrong. */
+export interface ConnectorApiErrorDetails {
+  /** HTTP status of the last answer; `undefined` when no answer arrived (network error, timeout). */
+  status?: number | undefined;
+  /** `error.code` of the service's envelope `{"error":{"code","message"}}`, or an SDK code such as `network_error`. */
+  code: string;
+  /** `error.message` of the envelope (or an SDK description); used to build `Error#message`. */
+  detail?: string | undefined;
+  /** Delay the service asked for in `Retry-After`, in milliseconds (uncapped). */
+  retryAfterMs?: number | undefined;
+  /** `X-Request-Id` response header of the last answer, to quote in support requests. */
+  requestId?: string | undefined;
+  /** `POST`. */
+  method: string;
+  /** Path of the operation, e.g. `/v1/deliveries/claim` (never the key, never a query). */
+  path: string;
+  /** Number of HTTP attempts made for this call, retries included. */
+  attempts: number;
+  cause?: unknown;
+}
+
+/** A call to the service failed: an error answer, a transport failure, or an unreadable success. */
+export class ConnectorApiError extends ConnectorError {
+  /** HTTP status, or `undefined` when no HTTP answer arrived (see `ConnectorNetworkError`). */
+  readonly status: number | undefined;
+  /** Stable snake_case code: the envelope's `error.code` (e.g. `lease_lost`), or `http_<status>` when the body had none. */
+  readonly code: string;
+  /** Milliseconds from `Retry-After` on the last answer (uncapped), if it had one. */
+  readonly retryAfterMs: number | undefined;
+  /** `X-Request-Id` of the last answer, if any. */
+  readonly requestId: string | undefined;
+  readonly method: string;
+  readonly path: string;
+  readonly attempts: number;
+
+  constructor(details: ConnectorApiErrorDetails) {
+    const what = details.status === undefined ? details.code : `${details.status} ${details.code}`;
+    const tail = details.detail ? `: ${details.detail}` : '';
+    super(`${details.method} ${details.path} failed with ${what}${tail}`, 'cause' in details ? { cause: details.cause } : undefined);
+    this.status = details.status;
+    this.code = details.code;
+    this.retryAfterMs = details.retryAfterMs;
+    this.requestId = details.requestId;
+    this.method = details.method;
+    this.path = details.path;
+    this.attempts = details.attempts;
+  }
+}
+
+/** 400: invalid input. Permanent: never retried; fix the request. */
+export class BadRequestError extends ConnectorApiError {
+  declare readonly status: 400;
+}
+/** 401: invalid, unknown or revoked integration key. Never retried. */
+export class UnauthorizedError extends ConnectorApiError {
+  declare readonly status: 401;
+}
+/** 403: inactive integration or disabled source. Never retried. */
+export class ForbiddenError extends ConnectorApiError {
+  declare readonly status: 403;
+}
+/** 404: missing delivery, or one that belongs to another integration. Never retried. */
+export class NotFoundError extends ConnectorApiError {
+  declare readonly status: 404;
+}
+/** 409: lease lost / conflicting completion / finished delivery, or an `eventId` reused with other content. Never retried. */
+export class ConflictError extends ConnectorApiError {
+  declare readonly status: 409;
+}
+/** 413: JSON over 64 KB, or image / multipart size limits exceeded. Never retried. */
+export class PayloadTooLargeError extends ConnectorApiError {
+  declare readonly status: 413;
+}
+/** 415: unsupported content type. Never retried. */
+export class UnsupportedMediaTypeError extends ConnectorApiError {
+  declare readonly status: 415;
+}
+/** 429: incoming rate limit; thrown once the retries (which honour `Retry-After`) are used up. */
+export class TooManyRequestsError extends ConnectorApiError {
+  declare readonly status: 429;
+}
+/** 503: busy lease, delayed retry or temporary failure; thrown once the retries are used up. */
+export class ServiceUnavailableError extends ConnectorApiError {
+  declare readonly status: 503;
+}
+
+/**
+ * No HTTP answer arrived: connection refused, DNS failure, reset, TLS failure...
+ * `requestMayHaveArrived` is `false` only when the failure happened before any byte was sent
+ * (connection refused, DNS failure): the only case in which the fallback host is tried.
+ */
+export class ConnectorNetworkError extends ConnectorApiError {
+  declare readonly status: undefined;
+  readonly requestMayHaveArrived: boolean;
+  constructor(details: ConnectorApiErrorDetails & { requestMayHaveArrived: boolean }) {
+    super(details);
+    this.requestMayHaveArrived = details.requestMayHaveArrived;
+  }
+}
+
+/** No complete answer within `timeoutMs`. The request may have arrived and been processed. */
+export class ConnectorTimeoutError extends ConnectorNetworkError {}
+
+/** A 2xx answer whose body is not what the contract describes (not JSON, or missing fields). Not retried. */
+export class UnexpectedResponseError extends ConnectorApiError {}
+
+/** The data of a Pub/Sub message is not a delivery notification (spec 2.4). */
+export class InvalidNotificationError extends ConnectorError {
+  readonly code = 'invalid_notification';
+}
+
+/**
+ * `processDelivery`: the provider step is over, but reporting its result (complete or fail) to the
+ * service failed even after retries. `cause` is the API error. When `step` is `complete` the
+ * message WAS sent: keep `providerMessageIds` and call `deliveries.complete` again later
+ * (a late completion under the same lease is accepted), and do not send again.
+ */
+export class DeliveryReportError extends ConnectorError {
+  readonly step: 'complete' | 'fail';
+  readonly deliveryId: string;
+  readonly leaseId: string;
+  /** Ids the provider returned (complete) or the partial ids reported (fail). */
+  readonly providerMessageIds: readonly string[];
+  /** For `step: 'fail'`: the outcome and code that could not be reported. */
+  readonly outcome: 'retry' | 'failed' | 'unknown' | undefined;
+  readonly failCode: string | undefined;
+  /** For `step: 'fail'`: what the provider threw. */
+  readonly providerError: unknown;
+
+  constructor(init: {
+    step: 'complete' | 'fail';
+    deliveryId: string;
+    leaseId: string;
+    providerMessageIds: readonly string[];
+    outcome?: 'retry' | 'failed' | 'unknown';
+    failCode?: string;
+    providerError?: unknown;
+    cause: unknown;
+  }) {
+    const what = init.step === 'complete' ? 'the provider sent the message but complete' : `fail (${init.outcome ?? '?'}, ${init.failCode ?? '?'})`;
+    super(`delivery ${init.deliveryId}: ${what} could not be reported`, { cause: init.cause });
+    this.step = init.step;
+    this.deliveryId = init.deliveryId;
+    this.leaseId = init.leaseId;
+    this.providerMessageIds = init.providerMessageIds;
+    this.outcome = init.outcome;
+    this.failCode = init.failCode;
+    this.providerError = init.providerError;
+  }
+}
+
+/** Options shared by the provider error classes. */
+export interface ProviderErrorOptions {
+  /** snake_case code reported to the service (normalised to `^[a-z][a-z0-9_]*$`, at most 80 characters). */
+  code?: string;
+  cause?: unknown;
+}
+
+/**
+ * Throw from your provider `send` for a DEFINITE temporary rejection (the provider said "not now"
+ * and did not accept the message): reported as fail outcome `retry`, so the service re-queues it.
+ */
+export class ProviderRetryableError extends ConnectorError {
+  readonly code: string | undefined;
+  /** When to try again (0 to 3600000 ms); absent: the service's own backoff. */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options: ProviderErrorOptions & { retryAfterMs?: number } = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.code = options.code;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** Throw from your provider `send` for a permanent rejection (invalid recipient, blocked...): fail outcome `failed`. */
+export class ProviderPermanentError extends ConnectorError {
+  readonly code: string | undefined;
+  constructor(message: string, options: ProviderErrorOptions = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.code = options.code;
+  }
+}
+
+/**
+ * Throw from your provider `send` when you cannot tell whether the message went out (timeout,
+ * connection lost after sending, only some parts sent): fail outcome `unknown`; the service will
+ * not repeat the send. Any other error thrown by `send` is treated the same way.
+ */
+export class ProviderUnknownOutcomeError extends ConnectorError {
+  readonly code: string | undefined;
+  /** Ids of the parts that were accepted (partial send), reported to the service. */
+  readonly providerMessageIds: readonly string[];
+  constructor(message: string, options: ProviderErrorOptions & { providerMessageIds?: readonly string[] } = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.code = options.code;
+    this.providerMessageIds = options.providerMessageIds ?? [];
+  }
+}

@@ -1,0 +1,329 @@
+/**
+ * The one place that talks HTTP: bearer auth, per-attempt timeout, fallback host, retries,
+ * and mapping of answers to typed errors. Holds the integration key in a private field.
+ */
+import {
+  BadRequestError,
+  ConflictError,
+  ConnectorApiError,
+  type ConnectorApiErrorDetails,
+  ConnectorNetworkError,
+  ConnectorTimeoutError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  TooManyRequestsError,
+  UnauthorizedError,
+  UnexpectedResponseError,
+  UnsupportedMediaTypeError,
+} from './errors.js';
+import { backoffDelayMs, NEVER_RETRY_STATUSES, parseRetryAfterMs, type RetryPolicy } from './retry.js';
+
+/** A `fetch`-compatible function (the global `fetch` by default). */
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+/** Waits `ms` milliseconds; should reject with `signal.reason` when `signal` aborts. */
+export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** Per-call options of every API method. */
+export interface CallOptions {
+  /** Aborts the call (including a pending retry wait); the call rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}
+
+export interface TransportConfig {
+  integrationKey: string;
+  baseUrl: string;
+  fallbackBaseUrl: string | undefined;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  fetch: FetchLike;
+  sleep: SleepFn;
+  now: () => number;
+  random: () => number;
+  userAgent: string;
+}
+
+export interface ApiAnswer {
+  status: number;
+  body: unknown;
+  requestId: string | undefined;
+  attempts: number;
+}
+
+interface RawAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/**
+ * Error codes meaning the connection was never established, so no byte of the request was sent:
+ * refused, DNS failure, unreachable host/network, connect timeout. Only these switch to the fallback host.
+ */
+export const CONNECT_FAILURE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_NONAME',
+  'EAI_NODATA',
+  'EAI_FAIL',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+function errorCode(e: unknown): string | undefined {
+  if (typeof e !== 'object' || e === null) return undefined;
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** True when the error (or its cause chain) says the connection could not be opened at all. */
+export function isConnectFailure(err: unknown, depth = 0): boolean {
+  if (depth > 8 || typeof err !== 'object' || err === null) return false;
+  if (err instanceof AggregateError && err.errors.length > 0) {
+    return err.errors.every((e: unknown) => isConnectFailure(e, depth + 1));
+  }
+  const code = errorCode(err);
+  if (code !== undefined && CONNECT_FAILURE_CODES.has(code)) return true;
+  return isConnectFailure((err as { cause?: unknown }).cause, depth + 1);
+}
+
+function describeCause(err: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = err;
+  for (let i = 0; i < 5 && typeof e === 'object' && e !== null; i++) {
+    const msg = (e as { message?: unknown }).message;
+    const code = errorCode(e);
+    if (typeof msg === 'string' && msg !== '') parts.push(code !== undefined && !msg.includes(code) ? `${code}: ${msg}` : msg);
+    else if (code !== undefined) parts.push(code);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return parts.length > 0 ? parts.join(' <- ') : String(err);
+}
+
+/** The default `sleep`: a `setTimeout` promise that rejects with `signal.reason` on abort. */
+export const defaultSleep: SleepFn = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** Normalises a base URL: absolute http(s), no query or fragment, no trailing slash. */
+export function normalizeBaseUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`${name} must be an absolute http(s) URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`${name} must be an absolute http(s) URL`);
+  if (url.username !== '' || url.password !== '') throw new TypeError(`${name} must not contain credentials`);
+  if (url.search !== '' || url.hash !== '') throw new TypeError(`${name} must not contain a query or fragment`);
+  return url.href.replace(/\/+$/, '');
+}
+
+type Body = { json: unknown } | { form: FormData };
+
+const STATUS_ERRORS: ReadonlyMap<number, new (d: ConnectorApiErrorDetails) => ConnectorApiError> = new Map<
+  number,
+  new (d: ConnectorApiErrorDetails) => ConnectorApiError
+>([
+  [400, BadRequestError],
+  [401, UnauthorizedError],
+  [403, ForbiddenError],
+  [404, NotFoundError],
+  [409, ConflictError],
+  [413, PayloadTooLargeError],
+  [415, UnsupportedMediaTypeError],
+  [429, TooManyRequestsError],
+  [503, ServiceUnavailableError],
+]);
+
+export class Transport {
+  readonly #key: string;
+  readonly #config: Omit<TransportConfig, 'integrationKey'>;
+
+  constructor(config: TransportConfig) {
+    const { integrationKey, ...rest } = config;
+    this.#key = integrationKey;
+    this.#config = rest;
+  }
+
+  get baseUrl(): string {
+    return this.#config.baseUrl;
+  }
+  get fallbackBaseUrl(): string | undefined {
+    return this.#config.fallbackBaseUrl;
+  }
+  get timeoutMs(): number {
+    return this.#config.timeoutMs;
+  }
+  get retry(): RetryPolicy {
+    return this.#config.retry;
+  }
+
+  /** Removes the key from a text that is about to leave the SDK (defence in depth). */
+  redact(text: string): string {
+    return text.split(this.#key).join('[redacted]');
+  }
+
+  /**
+   * The error to keep as `cause`: the original one, unless its chain mentions the key (only a
+   * custom `fetch` could do that), in which case a redacted stand-in.
+   */
+  #safeCause(err: unknown): unknown {
+    let leaks = false;
+    let e: unknown = err;
+    for (let i = 0; i < 8 && typeof e === 'object' && e !== null; i++) {
+      const { message, stack } = e as { message?: unknown; stack?: unknown };
+      if ((typeof message === 'string' && message.includes(this.#key)) || (typeof stack === 'string' && stack.includes(this.#key))) leaks = true;
+      e = (e as { cause?: unknown }).cause;
+    }
+    if (typeof err === 'string' && err.includes(this.#key)) leaks = true;
+    return leaks ? new Error(this.redact(describeCause(err))) : err;
+  }
+
+  /**
+   * POSTs `body` to `path` and returns the parsed 2xx answer. The body object is built once by
+   * the caller, so every retry sends the same bytes (same `eventId`, `requestId`, files).
+   */
+  async post(path: string, body: Body, options: CallOptions = {}): Promise<ApiAnswer> {
+    const { retry, sleep, random, now } = this.#config;
+    const signal = options.signal;
+    const method = 'POST';
+    const canRetry = (attempts: number): boolean => retry.methods.includes(method) && attempts <= retry.limit;
+    const payload = 'json' in body ? JSON.stringify(body.json) : body.form;
+
+    for (let attempts = 1; ; attempts++) {
+      signal?.throwIfAborted();
+      let raw: RawAnswer;
+      try {
+        raw = await this.#exchange(path, payload, signal, attempts);
+      } catch (err) {
+        if (err instanceof ConnectorNetworkError && canRetry(attempts)) {
+          await this.#wait(sleep, backoffDelayMs(attempts, retry, random), signal);
+          continue;
+        }
+        throw err;
+      }
+
+      const requestId = raw.headers.get('x-request-id') ?? undefined;
+      if (raw.status >= 200 && raw.status < 300) {
+        try {
+          return { status: raw.status, body: JSON.parse(raw.text) as unknown, requestId, attempts };
+        } catch {
+          throw new UnexpectedResponseError({ status: raw.status, code: 'invalid_json', detail: 'the success answer is not JSON', requestId, method, path, attempts });
+        }
+      }
+
+      const error = this.#httpError(raw, requestId, method, path, attempts, now());
+      const retryable = retry.statuses.includes(raw.status) && !NEVER_RETRY_STATUSES.includes(raw.status);
+      if (retryable && canRetry(attempts)) {
+        const delay = error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, retry.maxRetryAfterMs) : backoffDelayMs(attempts, retry, random);
+        await this.#wait(sleep, delay, signal);
+        continue;
+      }
+      throw error;
+    }
+  }
+
+  async #wait(sleep: SleepFn, ms: number, signal: AbortSignal | undefined): Promise<void> {
+    await (signal === undefined ? sleep(ms) : sleep(ms, signal));
+    signal?.throwIfAborted();
+  }
+
+  /** One attempt: the default host; the fallback host only if the default could not be reached at all. */
+  async #exchange(path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number): Promise<RawAnswer> {
+    try {
+      return await this.#once(this.#config.baseUrl, path, payload, signal, attempts);
+    } catch (err) {
+      const fallback = this.#config.fallbackBaseUrl;
+      if (fallback !== undefined && err instanceof ConnectorNetworkError && !err.requestMayHaveArrived) {
+        return await this.#once(fallback, path, payload, signal, attempts);
+      }
+      throw err;
+    }
+  }
+
+  async #once(base: string, path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number): Promise<RawAnswer> {
+    const { timeoutMs, userAgent } = this.#config;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#key}`,
+      accept: 'application/json',
+      'user-agent': userAgent,
+    };
+    if (typeof payload === 'string') headers['content-type'] = 'application/json';
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const combined = signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]);
+    try {
+      const res = await this.#config.fetch(`${base}${path}`, { method: 'POST', headers, body: payload, signal: combined, redirect: 'manual' });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, text };
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      const common = { method: 'POST', path, attempts, cause: this.#safeCause(err) };
+      if (timedOut) {
+        throw new ConnectorTimeoutError({ ...common, code: 'timeout', detail: `no complete answer within ${timeoutMs} ms`, requestMayHaveArrived: true });
+      }
+      const connectFailure = isConnectFailure(err);
+      throw new ConnectorNetworkError({
+        ...common,
+        code: connectFailure ? 'connect_failed' : 'network_error',
+        detail: this.redact(describeCause(err)),
+        requestMayHaveArrived: !connectFailure,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #httpError(raw: RawAnswer, requestId: string | undefined, method: string, path: string, attempts: number, now: number): ConnectorApiError {
+    let code: string | undefined;
+    let detail: string | undefined;
+    try {
+      const parsed = JSON.parse(raw.text) as unknown;
+      const env = typeof parsed === 'object' && parsed !== null ? (parsed as { error?: unknown }).error : undefined;
+      if (typeof env === 'object' && env !== null) {
+        const c = (env as { code?: unknown }).code;
+        const m = (env as { message?: unknown }).message;
+        if (typeof c === 'string' && c !== '') code = c;
+        if (typeof m === 'string' && m !== '') detail = m;
+      }
+    } catch {
+      // not JSON (e.g. a front-end error page): keep the generic code
+    }
+    const Ctor = STATUS_ERRORS.get(raw.status) ?? ConnectorApiError;
+    return new Ctor({
+      status: raw.status,
+      code: code ?? `http_${raw.status}`,
+      detail: detail === undefined ? undefined : this.redact(detail.slice(0, 500)),
+      retryAfterMs: parseRetryAfterMs(raw.headers.get('retry-after'), now),
+      requestId,
+      method,
+      path,
+      attempts,
+    });
+  }
+}

@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { UnexpectedResponseError } from './errors.js';
+import type { CallOptions, Transport } from './http.js';
+import type { ImageInput, SendMessageInput, SendMessageResult } from './types.js';
+
+const PATH = '/v1/messages';
+
+const EXTENSIONS: Readonly<Record<string, string>> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp' };
+
+function toBlob(image: ImageInput): Blob {
+  const declared = image.contentType ?? (image.data instanceof Blob ? image.data.type : '');
+  const finalType = declared === '' ? 'application/octet-stream' : declared;
+  if (image.data instanceof Blob) {
+    return image.data.type === finalType ? image.data : new Blob([image.data], { type: finalType });
+  }
+  if (!(image.data instanceof Uint8Array)) throw new TypeError('images[].data must be a Uint8Array (or Buffer) or a Blob');
+  // Copy into a plain ArrayBuffer-backed view (the input may sit on a SharedArrayBuffer or a pooled Buffer).
+  return new Blob([new Uint8Array(image.data)], { type: finalType });
+}
+
+/** Builds the wire body of `POST /v1/messages` (spec 2.2): `text` becomes `message.text`. */
+export function toWireMessage(input: SendMessageInput, eventId: string): Record<string, unknown> {
+  const sender: Record<string, unknown> = { externalId: input.sender.externalId };
+  if (input.sender.displayName !== undefined) sender.displayName = input.sender.displayName;
+  if (input.sender.kind !== undefined) sender.kind = input.sender.kind;
+  const wire: Record<string, unknown> = { eventId, externalConversationId: input.externalConversationId, sender };
+  if (input.text !== undefined) wire.message = { text: input.text };
+  return wire;
+}
+
+/** `client.messages`: incoming messages (customer requests and service alerts). */
+export class MessagesApi {
+  readonly #transport: Transport;
+
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
+
+  /**
+   * Sends one incoming message. JSON without images; `multipart/form-data` (field `payload` with
+   * the JSON, repeated file fields `images`) with images. Retries reuse the same `eventId` and
+   * files, so a retry of an accepted message answers `duplicate: true` instead of creating another.
+   */
+  async send(input: SendMessageInput, options: CallOptions = {}): Promise<SendMessageResult> {
+    if (typeof input !== 'object' || input === null) throw new TypeError('messages.send needs an input object');
+    if (typeof input.sender !== 'object' || input.sender === null) throw new TypeError('messages.send: sender is required');
+    const eventId = input.eventId ?? randomUUID();
+    const wire = toWireMessage(input, eventId);
+    const images = input.images ?? [];
+
+    let payload: { json: unknown } | { form: FormData } = { json: wire };
+    if (images.length > 0) {
+      const form = new FormData();
+      form.append('payload', JSON.stringify(wire));
+      images.forEach((image, i) => {
+        const blob = toBlob(image);
+        form.append('images', blob, image.filename ?? `image-${i + 1}${EXTENSIONS[blob.type] ?? ''}`);
+      });
+      payload = { form };
+    }
+    const answer = await this.#transport.post(PATH, payload, options);
+
+    const body = answer.body as { conversationId?: unknown; messageId?: unknown; duplicate?: unknown } | null;
+    if (typeof body !== 'object' || body === null || typeof body.conversationId !== 'string' || typeof body.messageId !== 'string') {
+      throw new UnexpectedResponseError({
+        status: answer.status,
+        code: 'unexpected_response',
+        detail: 'expected { conversationId, messageId, duplicate }',
+        requestId: answer.requestId,
+        method: 'POST',
+        path: PATH,
+        attempts: answer.attempts,
+      });
+    }
+    const duplicate = typeof body.duplicate === 'boolean' ? body.duplicate : answer.status === 200;
+    return { conversationId: body.conversationId, messageId: body.messageId, duplicate, eventId };
+  }
+}

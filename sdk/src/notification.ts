@@ -1,0 +1,90 @@
+/**
+ * Delivery notifications arrive through Pub/Sub, either pushed to your HTTPS endpoint or pulled
+ * by a subscriber. Both carry the JSON of spec 2.4 in the message data.
+ */
+import { InvalidNotificationError } from './errors.js';
+import type { DeliveryNotification } from './types.js';
+
+const FIELDS = ['deliveryId', 'workspaceId', 'integrationId', 'conversationId', 'messageId'] as const;
+const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function decodeBase64(text: string, where: string): Uint8Array {
+  const compact = text.replace(/\s+/g, '');
+  if (!BASE64.test(compact)) throw new InvalidNotificationError(`${where} is not base64`);
+  return Buffer.from(compact, 'base64');
+}
+
+/**
+ * Validates decoded notification JSON: the five identifiers must be non-empty strings
+ * (`deliveryId` at most 128 characters). Unknown extra fields are ignored.
+ */
+export function parseNotificationJson(value: unknown): DeliveryNotification {
+  if (!isObject(value)) throw new InvalidNotificationError('notification data must be a JSON object');
+  for (const field of FIELDS) {
+    const v = value[field];
+    if (typeof v !== 'string' || v === '') throw new InvalidNotificationError(`notification field ${field} must be a non-empty string`);
+  }
+  const n = value as Record<(typeof FIELDS)[number], string>;
+  if ([...n.deliveryId].length > 128) throw new InvalidNotificationError('notification field deliveryId must be at most 128 characters');
+  return { deliveryId: n.deliveryId, workspaceId: n.workspaceId, integrationId: n.integrationId, conversationId: n.conversationId, messageId: n.messageId };
+}
+
+function parseDataBytes(bytes: Uint8Array): DeliveryNotification {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new InvalidNotificationError('message data is not UTF-8');
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new InvalidNotificationError('message data is not JSON');
+  }
+  return parseNotificationJson(json);
+}
+
+/**
+ * Parses the data of a pulled Pub/Sub message: `message.data` as a Buffer / Uint8Array (client
+ * library), a base64 string (REST `pull`), or a JSON string. Accepts the message object or its data.
+ */
+export function parsePulledNotification(message: { data?: unknown } | Uint8Array | string): DeliveryNotification {
+  const data: unknown = typeof message === 'string' || message instanceof Uint8Array ? message : isObject(message) ? message.data : undefined;
+  if (data instanceof Uint8Array) {
+    if (data.length === 0) throw new InvalidNotificationError('message data is empty');
+    return parseDataBytes(data);
+  }
+  if (typeof data === 'string') {
+    const trimmed = data.trim();
+    if (trimmed === '') throw new InvalidNotificationError('message data is empty');
+    // Base64 never contains "{", so a leading brace means the data is the JSON itself.
+    if (trimmed.startsWith('{')) return parseDataBytes(new TextEncoder().encode(trimmed));
+    return parseDataBytes(decodeBase64(trimmed, 'message data'));
+  }
+  throw new InvalidNotificationError('message data must be a Buffer, Uint8Array or base64 string');
+}
+
+/**
+ * Parses the body of a Pub/Sub push request, `{ message: { data: <base64 JSON>, attributes?,
+ * messageId }, subscription }`. Accepts the parsed JSON body, or the raw body as a string or Buffer.
+ */
+export function parsePushNotification(body: unknown): DeliveryNotification {
+  let value = body;
+  if (typeof value === 'string' || value instanceof Uint8Array) {
+    try {
+      value = JSON.parse(typeof value === 'string' ? value : utf8.decode(value));
+    } catch {
+      throw new InvalidNotificationError('push body is not JSON');
+    }
+  }
+  if (!isObject(value) || !isObject(value.message)) throw new InvalidNotificationError('push body must be { message: { data, messageId }, subscription }');
+  const data = value.message.data;
+  if (typeof data !== 'string' || data.trim() === '') throw new InvalidNotificationError('push body message.data must be a non-empty base64 string');
+  return parseDataBytes(decodeBase64(data.trim(), 'push body message.data'));
+}

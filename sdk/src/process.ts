@@ -1,0 +1,215 @@
+/**
+ * `processDelivery`: the delivery usage rules of spec 4.6 in one call —
+ * claim; if ready, start; if start says `sending`, call the provider ONCE; then complete with
+ * the provider's ids, or fail with an outcome derived from what the provider threw.
+ */
+import { DeliveryReportError, ProviderPermanentError, ProviderRetryableError, ProviderUnknownOutcomeError } from './errors.js';
+import type { DeliveriesApi } from './deliveries.js';
+import type { DeliveryNotification, FailOutcome, FailResult, Recipient } from './types.js';
+
+/** Pattern of the `code` of a fail report (spec 4.5). */
+export const FAIL_CODE_PATTERN = /^[a-z][a-z0-9_]*$/;
+/** Longest `code` of a fail report. */
+export const FAIL_CODE_MAX_LENGTH = 80;
+/** Largest `retryAfterMs` of a fail report (one hour). */
+export const MAX_FAIL_RETRY_AFTER_MS = 3_600_000;
+/** At most this many provider message ids per report, each 1 to `MAX_PROVIDER_MESSAGE_ID_LENGTH` characters. */
+export const MAX_PROVIDER_MESSAGE_IDS = 20;
+export const MAX_PROVIDER_MESSAGE_ID_LENGTH = 200;
+/**
+ * Default limit for the provider `send` (leaves 30 s of the 120 s lease to report the result).
+ * When it passes, the `signal` given to `send` aborts and the outcome is reported as `unknown`.
+ */
+export const DEFAULT_PROVIDER_TIMEOUT_MS = 90_000;
+
+/** What your provider `send` receives. */
+export interface ProviderSendInput {
+  deliveryId: string;
+  leaseId: string;
+  /** Epoch ms at which the lease ends. */
+  leaseExpiresAt: number;
+  /** Reply text, up to 10000 characters (split it into parts if your channel needs to). */
+  text: string;
+  recipient: Recipient;
+  /** Aborts when `providerTimeoutMs` passes; pass it to your provider client if it supports one. */
+  signal: AbortSignal;
+}
+
+/** What your provider `send` returns on success: the ids the provider assigned (1 to 20). */
+export type ProviderSendResult = { providerMessageIds: readonly string[] } | readonly string[];
+
+/**
+ * Sends one reply through your channel. Return the provider ids when the provider ACCEPTED the
+ * message. Throw `ProviderRetryableError` for a definite temporary rejection, `ProviderPermanentError`
+ * for a permanent one, and anything else (or `ProviderUnknownOutcomeError`) when you cannot tell.
+ */
+export type ProviderSend = (input: ProviderSendInput) => Promise<ProviderSendResult> | ProviderSendResult;
+
+export interface ProcessDeliveryOptions {
+  /** Limit for the provider call; default `DEFAULT_PROVIDER_TIMEOUT_MS`. */
+  providerTimeoutMs?: number;
+  /** `requestId` of the claim; generated when omitted. */
+  requestId?: string;
+}
+
+/** What `processDelivery` did. */
+export type ProcessDeliveryResult =
+  /** Claim answered `skip` (e.g. `waiting_for_previous`, `already_sent`): acknowledge the notification. */
+  | { kind: 'skipped'; deliveryId: string; reason: string }
+  /** Start answered `sent`: it was already sent under this lease; the provider was NOT called. */
+  | { kind: 'already_sent'; deliveryId: string; leaseId: string }
+  /** The provider accepted the message and complete answered `sent`. */
+  | { kind: 'sent'; deliveryId: string; leaseId: string; providerMessageIds: string[] }
+  /**
+   * The provider call failed and was reported with `fail`: `outcome` and `code` are what was
+   * reported, `deliveryStatus` is the service's answer, `error` what the provider threw.
+   */
+  | {
+      kind: 'failed';
+      deliveryId: string;
+      leaseId: string;
+      outcome: FailOutcome;
+      code: string;
+      deliveryStatus: FailResult['status'];
+      error: unknown;
+    };
+
+/** Makes any text a valid fail code (`^[a-z][a-z0-9_]*$`, at most 80 characters); `fallback` when nothing usable is left. */
+export function toFailCode(code: string | undefined, fallback: string): string {
+  if (typeof code !== 'string') return fallback;
+  let c = code
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+  if (c === '') return fallback;
+  if (!/^[a-z]/.test(c)) c = `provider_${c}`;
+  c = c.slice(0, FAIL_CODE_MAX_LENGTH);
+  return FAIL_CODE_PATTERN.test(c) ? c : fallback;
+}
+
+function isProviderMessageId(v: unknown): v is string {
+  if (typeof v !== 'string') return false;
+  const n = [...v].length;
+  return n >= 1 && n <= MAX_PROVIDER_MESSAGE_ID_LENGTH;
+}
+
+function named(err: unknown, name: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === name;
+}
+
+interface FailReport {
+  outcome: FailOutcome;
+  code: string;
+  retryAfterMs?: number;
+  providerMessageIds?: string[];
+}
+
+/** Maps what the provider threw to a fail report (spec 4.6 rules 3 and 4). */
+export function classifyProviderError(err: unknown): FailReport {
+  if (err instanceof ProviderRetryableError || named(err, 'ProviderRetryableError')) {
+    const e = err as ProviderRetryableError;
+    const report: FailReport = { outcome: 'retry', code: toFailCode(e.code, 'provider_temporary') };
+    if (typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs)) {
+      report.retryAfterMs = Math.min(MAX_FAIL_RETRY_AFTER_MS, Math.max(0, Math.round(e.retryAfterMs)));
+    }
+    return report;
+  }
+  if (err instanceof ProviderPermanentError || named(err, 'ProviderPermanentError')) {
+    return { outcome: 'failed', code: toFailCode((err as ProviderPermanentError).code, 'provider_rejected') };
+  }
+  if (err instanceof ProviderUnknownOutcomeError || named(err, 'ProviderUnknownOutcomeError')) {
+    const e = err as ProviderUnknownOutcomeError;
+    const report: FailReport = { outcome: 'unknown', code: toFailCode(e.code, 'provider_unknown_outcome') };
+    const ids = Array.isArray(e.providerMessageIds) ? e.providerMessageIds.filter(isProviderMessageId).slice(0, MAX_PROVIDER_MESSAGE_IDS) : [];
+    if (ids.length > 0) report.providerMessageIds = ids;
+    return report;
+  }
+  if (named(err, 'TimeoutError') || named(err, 'AbortError')) return { outcome: 'unknown', code: 'provider_timeout' };
+  return { outcome: 'unknown', code: 'provider_error' };
+}
+
+async function callProvider(send: ProviderSend, input: Omit<ProviderSendInput, 'signal'>, timeoutMs: number): Promise<ProviderSendResult> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new ProviderUnknownOutcomeError(`provider send did not finish within ${timeoutMs} ms`, { code: 'provider_timeout' });
+      controller.abort(err);
+      reject(err);
+    }, timeoutMs);
+  });
+  const sending = (async () => send({ ...input, signal: controller.signal }))();
+  sending.catch(() => undefined); // a rejection after the timeout must not become an unhandled rejection
+  try {
+    return await Promise.race([sending, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function processDelivery(
+  deliveries: DeliveriesApi,
+  notificationOrDeliveryId: DeliveryNotification | Pick<DeliveryNotification, 'deliveryId'> | string,
+  send: ProviderSend,
+  options: ProcessDeliveryOptions = {},
+): Promise<ProcessDeliveryResult> {
+  const deliveryId = typeof notificationOrDeliveryId === 'string' ? notificationOrDeliveryId : notificationOrDeliveryId?.deliveryId;
+  if (typeof deliveryId !== 'string' || deliveryId === '') throw new TypeError('processDelivery needs a deliveryId or a delivery notification');
+  if (typeof send !== 'function') throw new TypeError('processDelivery needs a provider send function');
+  const timeoutMs = options.providerTimeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('providerTimeoutMs must be a positive number');
+
+  const claim = await deliveries.claim(options.requestId === undefined ? { deliveryId } : { deliveryId, requestId: options.requestId });
+  if (claim.status === 'skip') return { kind: 'skipped', deliveryId, reason: claim.reason };
+  const { leaseId } = claim;
+
+  const started = await deliveries.start({ deliveryId, leaseId });
+  if (started.status === 'sent') return { kind: 'already_sent', deliveryId, leaseId };
+
+  const reportFailure = async (report: FailReport, error: unknown): Promise<ProcessDeliveryResult> => {
+    let answer: FailResult;
+    try {
+      answer = await deliveries.fail({ deliveryId, leaseId, ...report });
+    } catch (cause) {
+      throw new DeliveryReportError({
+        step: 'fail',
+        deliveryId,
+        leaseId,
+        providerMessageIds: report.providerMessageIds ?? [],
+        outcome: report.outcome,
+        failCode: report.code,
+        providerError: error,
+        cause,
+      });
+    }
+    return { kind: 'failed', deliveryId, leaseId, outcome: report.outcome, code: report.code, deliveryStatus: answer.status, error };
+  };
+
+  let result: ProviderSendResult;
+  try {
+    result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient }, timeoutMs);
+  } catch (err) {
+    return await reportFailure(classifyProviderError(err), err);
+  }
+
+  const raw: unknown = Array.isArray(result) ? result : (result as { providerMessageIds?: unknown } | null)?.providerMessageIds;
+  const ids = Array.isArray(raw) ? (raw as unknown[]) : [];
+  if (ids.length === 0 || ids.length > MAX_PROVIDER_MESSAGE_IDS || !ids.every(isProviderMessageId)) {
+    // The provider said "success" but gave ids complete cannot carry: the message probably went
+    // out, so report it as unknown (never complete without valid ids, never send again).
+    const valid = ids.filter(isProviderMessageId).slice(0, MAX_PROVIDER_MESSAGE_IDS);
+    const error = new ProviderUnknownOutcomeError('provider send returned no valid providerMessageIds (1 to 20 strings of 1 to 200 characters)', {
+      code: 'invalid_provider_result',
+      providerMessageIds: valid,
+    });
+    return await reportFailure(classifyProviderError(error), error);
+  }
+
+  const providerMessageIds = ids as string[];
+  try {
+    await deliveries.complete({ deliveryId, leaseId, providerMessageIds });
+  } catch (cause) {
+    throw new DeliveryReportError({ step: 'complete', deliveryId, leaseId, providerMessageIds, cause });
+  }
+  return { kind: 'sent', deliveryId, leaseId, providerMessageIds };
+}

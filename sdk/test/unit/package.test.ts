@@ -1,0 +1,37 @@
+/** Package shape: zero runtime dependencies, ESM with types, Node 22.12+, version in sync. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SDK_VERSION } from '../../src/index.js';
+
+const sdkDir = join(__dirname, '..', '..');
+const pkg = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as Record<string, unknown>;
+
+test('has zero runtime dependencies', () => {
+  for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies', 'bundledDependencies']) {
+    const deps = pkg[field];
+    expect(deps === undefined || (typeof deps === 'object' && deps !== null && Object.keys(deps).length === 0)).toBe(true);
+  }
+});
+
+test('sources import only node: built-ins and relative .js modules', () => {
+  const srcDir = join(sdkDir, 'src');
+  for (const file of readdirSync(srcDir).filter((f) => f.endsWith('.ts'))) {
+    const text = readFileSync(join(srcDir, file), 'utf8');
+    for (const m of text.matchAll(/(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]/g)) {
+      const spec = m[1]!;
+      const ok = spec.startsWith('node:') || (spec.startsWith('./') && spec.endsWith('.js'));
+      if (!ok) throw new Error(`${file} imports ${spec}`);
+    }
+  }
+});
+
+test('name, version, module type, engines, exports with types, files', () => {
+  expect(pkg.name).toBe('@support-desk/connector-sdk');
+  expect(pkg.version).toBe('0.2.0');
+  expect(SDK_VERSION).toBe(pkg.version);
+  expect(pkg.type).toBe('module');
+  expect(pkg.engines).toEqual({ node: '>=22.12 <23' });
+  expect(pkg.exports).toMatchObject({ '.': { types: './dist/index.d.ts', default: './dist/index.js' } });
+  expect(pkg.files).toEqual(expect.arrayContaining(['dist', 'README.md']));
+  expect((pkg.scripts as Record<string, string>).build).toBe('tsc -p tsconfig.build.json');
+});

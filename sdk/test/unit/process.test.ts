@@ -1,0 +1,283 @@
+import {
+  ConnectorClient,
+  ConflictError,
+  DeliveryReportError,
+  type ProcessDeliveryResult,
+  ProviderPermanentError,
+  ProviderRetryableError,
+  type ProviderSendInput,
+  ProviderUnknownOutcomeError,
+  toFailCode,
+} from '../../src/index.js';
+import { errorReply, fakeSleep, KEY, type RecordedRequest, reply, startServer, type TestServer } from './helpers/server.js';
+
+const READY = {
+  status: 'ready',
+  leaseId: 'lease-1',
+  leaseExpiresAt: 1_900_000_120_000,
+  message: { text: 'Hello from support', recipient: { externalConversationId: 'chat-1', externalCustomerId: 'cust-1' } },
+};
+const NOTIFICATION = { deliveryId: 'd_1', workspaceId: 'ws', integrationId: 'int', conversationId: 'c_1', messageId: 'm_1' };
+
+type Routes = Partial<Record<'claim' | 'start' | 'complete' | 'fail', (req: RecordedRequest, res: import('node:http').ServerResponse, n: number) => void>>;
+
+let server: TestServer;
+let client: ConnectorClient;
+let delays: number[];
+
+/** A fake delivery service: claim -> ready, start -> sending, complete -> sent, fail -> status by outcome; overridable per route. */
+function serve(routes: Routes = {}): void {
+  const counts: Record<string, number> = {};
+  server.setHandler((req, res) => {
+    const op = req.path.replace('/v1/deliveries/', '') as keyof Routes;
+    counts[op] = (counts[op] ?? 0) + 1;
+    const custom = routes[op];
+    if (custom) return custom(req, res, counts[op] - 1);
+    if (op === 'claim') return reply(res, 200, READY);
+    if (op === 'start') return reply(res, 200, { status: 'sending' });
+    if (op === 'complete') return reply(res, 200, { status: 'sent' });
+    if (op === 'fail') {
+      const outcome = (req.json as { outcome: string }).outcome;
+      return reply(res, 200, { status: outcome === 'retry' ? 'queued' : outcome });
+    }
+    return errorReply(res, 404, 'not_found');
+  });
+}
+const calls = () => server.requests.map((r) => r.path.replace('/v1/deliveries/', ''));
+const body = (op: string) => server.requests.find((r) => r.path === `/v1/deliveries/${op}`)?.json;
+
+beforeEach(async () => {
+  server = await startServer();
+  const s = fakeSleep();
+  delays = s.delays;
+  client = new ConnectorClient({ integrationKey: KEY, baseUrl: server.url, sleep: s.sleep });
+});
+afterEach(async () => {
+  await server.close();
+});
+
+function provider(impl: (input: ProviderSendInput) => unknown) {
+  const inputs: ProviderSendInput[] = [];
+  const send = async (input: ProviderSendInput) => {
+    inputs.push(input);
+    return (await impl(input)) as string[];
+  };
+  return { send, inputs };
+}
+
+describe('processDelivery', () => {
+  test('provider succeeds: claim, start, send once, complete with its ids', async () => {
+    serve();
+    const p = provider(() => ({ providerMessageIds: ['wamid.1', 'wamid.2'] }));
+    const result = await client.processDelivery(NOTIFICATION, p.send);
+    expect(result).toEqual<ProcessDeliveryResult>({ kind: 'sent', deliveryId: 'd_1', leaseId: 'lease-1', providerMessageIds: ['wamid.1', 'wamid.2'] });
+    expect(calls()).toEqual(['claim', 'start', 'complete']);
+    expect(p.inputs).toHaveLength(1);
+    expect(p.inputs[0]).toMatchObject({
+      deliveryId: 'd_1',
+      leaseId: 'lease-1',
+      leaseExpiresAt: READY.leaseExpiresAt,
+      text: 'Hello from support',
+      recipient: { externalConversationId: 'chat-1', externalCustomerId: 'cust-1' },
+    });
+    expect(p.inputs[0]?.signal).toBeInstanceOf(AbortSignal);
+    expect(body('claim')).toEqual({ deliveryId: 'd_1', requestId: expect.any(String) });
+    expect(body('start')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1' });
+    expect(body('complete')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1', providerMessageIds: ['wamid.1', 'wamid.2'] });
+  });
+
+  test('accepts a bare deliveryId and a provider returning an array', async () => {
+    serve();
+    const result = await client.processDelivery('d_9', () => ['id-1']);
+    expect(result).toMatchObject({ kind: 'sent', deliveryId: 'd_9', providerMessageIds: ['id-1'] });
+    expect(body('claim')).toMatchObject({ deliveryId: 'd_9' });
+  });
+
+  test('claim skip: nothing else happens, provider not called', async () => {
+    serve({ claim: (_req, res) => reply(res, 200, { status: 'skip', reason: 'waiting_for_previous' }) });
+    const p = provider(() => ['x']);
+    await expect(client.processDelivery(NOTIFICATION, p.send)).resolves.toEqual({ kind: 'skipped', deliveryId: 'd_1', reason: 'waiting_for_previous' });
+    expect(calls()).toEqual(['claim']);
+    expect(p.inputs).toHaveLength(0);
+  });
+
+  test('start answers sent: provider NOT called, no complete', async () => {
+    serve({ start: (_req, res) => reply(res, 200, { status: 'sent' }) });
+    const p = provider(() => ['x']);
+    await expect(client.processDelivery(NOTIFICATION, p.send)).resolves.toEqual({ kind: 'already_sent', deliveryId: 'd_1', leaseId: 'lease-1' });
+    expect(calls()).toEqual(['claim', 'start']);
+    expect(p.inputs).toHaveLength(0);
+  });
+
+  test('provider rejects temporarily -> fail retry with its code and retryAfterMs', async () => {
+    serve();
+    const err = new ProviderRetryableError('429 from provider', { code: 'Provider-Rate-Limited', retryAfterMs: 61_000.4 });
+    const p = provider(() => {
+      throw err;
+    });
+    const result = await client.processDelivery(NOTIFICATION, p.send);
+    expect(result).toEqual({ kind: 'failed', deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'retry', code: 'provider_rate_limited', deliveryStatus: 'queued', error: err });
+    expect(calls()).toEqual(['claim', 'start', 'fail']);
+    expect(body('fail')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'retry', code: 'provider_rate_limited', retryAfterMs: 61_000 });
+    expect(p.inputs).toHaveLength(1);
+  });
+
+  test('retryable without code/delay -> provider_temporary, no retryAfterMs; delay clamped to one hour', async () => {
+    serve();
+    await client.processDelivery(NOTIFICATION, () => {
+      throw new ProviderRetryableError('busy');
+    });
+    expect(body('fail')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'retry', code: 'provider_temporary' });
+    server.requests.length = 0;
+    await client.processDelivery(NOTIFICATION, () => {
+      throw new ProviderRetryableError('busy', { retryAfterMs: 10 * 3_600_000 });
+    });
+    expect(body('fail')).toMatchObject({ retryAfterMs: 3_600_000 });
+  });
+
+  test('provider rejects permanently -> fail failed', async () => {
+    serve();
+    const result = await client.processDelivery(NOTIFICATION, async () => {
+      throw new ProviderPermanentError('recipient blocked the bot', { code: 'recipient_blocked' });
+    });
+    expect(result).toMatchObject({ kind: 'failed', outcome: 'failed', code: 'recipient_blocked', deliveryStatus: 'failed' });
+    expect(body('fail')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'failed', code: 'recipient_blocked' });
+  });
+
+  test('provider times out (the SDK limit) -> fail unknown provider_timeout, signal aborted, never called twice', async () => {
+    serve();
+    let signal: AbortSignal | undefined;
+    const p = provider((input) => {
+      signal = input.signal;
+      return new Promise(() => undefined); // hangs
+    });
+    const result = await client.processDelivery(NOTIFICATION, p.send, { providerTimeoutMs: 20 });
+    expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_timeout', deliveryStatus: 'unknown' });
+    expect((result as { error: unknown }).error).toBeInstanceOf(ProviderUnknownOutcomeError);
+    expect(signal?.aborted).toBe(true);
+    expect(p.inputs).toHaveLength(1);
+    expect(calls()).toEqual(['claim', 'start', 'fail']);
+    expect(body('fail')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'unknown', code: 'provider_timeout' });
+  });
+
+  test("the provider's own timeout error (TimeoutError / AbortError) -> unknown provider_timeout", async () => {
+    serve();
+    const result = await client.processDelivery(NOTIFICATION, async () => {
+      throw new DOMException('The operation timed out.', 'TimeoutError');
+    });
+    expect(result).toMatchObject({ outcome: 'unknown', code: 'provider_timeout' });
+  });
+
+  test('any other error -> unknown provider_error', async () => {
+    serve();
+    const result = await client.processDelivery(NOTIFICATION, () => {
+      throw new Error('socket hang up');
+    });
+    expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_error', deliveryStatus: 'unknown' });
+  });
+
+  test('partial send -> unknown with the accepted ids', async () => {
+    serve();
+    await client.processDelivery(NOTIFICATION, () => {
+      throw new ProviderUnknownOutcomeError('part 2 of 3 timed out', { code: 'partial_send', providerMessageIds: ['part-1', ''] });
+    });
+    expect(body('fail')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'unknown', code: 'partial_send', providerMessageIds: ['part-1'] });
+  });
+
+  test('provider "succeeds" without usable ids -> unknown invalid_provider_result, never complete', async () => {
+    serve();
+    const result = await client.processDelivery(NOTIFICATION, () => []);
+    expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'invalid_provider_result' });
+    expect(calls()).toEqual(['claim', 'start', 'fail']);
+  });
+
+  test('fail answering sent is reported as such', async () => {
+    serve({ fail: (_req, res) => reply(res, 200, { status: 'sent' }) });
+    const result = await client.processDelivery(NOTIFICATION, () => {
+      throw new ProviderPermanentError('x');
+    });
+    expect(result).toMatchObject({ kind: 'failed', outcome: 'failed', code: 'provider_rejected', deliveryStatus: 'sent' });
+  });
+
+  test('claim, start and complete are retried with the same requestId / leaseId; the provider still runs once', async () => {
+    serve({
+      claim: (_req, res, n) => (n === 0 ? errorReply(res, 503, 'lease_busy', undefined, { 'retry-after': '3' }) : reply(res, 200, READY)),
+      start: (_req, res, n) => (n === 0 ? res.socket?.destroy() : reply(res, 200, { status: 'sending' })),
+      complete: (_req, res, n) => (n === 0 ? errorReply(res, 503, 'contention', undefined, { 'retry-after': '1' }) : reply(res, 200, { status: 'sent' })),
+    });
+    const p = provider(() => ['p-1']);
+    await expect(client.processDelivery(NOTIFICATION, p.send, { requestId: 'req-fixed' })).resolves.toMatchObject({ kind: 'sent' });
+    expect(calls()).toEqual(['claim', 'claim', 'start', 'start', 'complete', 'complete']);
+    expect(server.requests.slice(0, 2).map((r) => r.json)).toEqual([
+      { deliveryId: 'd_1', requestId: 'req-fixed' },
+      { deliveryId: 'd_1', requestId: 'req-fixed' },
+    ]);
+    expect(p.inputs).toHaveLength(1);
+    expect(delays[0]).toBe(3000);
+  });
+
+  test('claim errors propagate (nothing was sent)', async () => {
+    serve({ claim: (_req, res) => errorReply(res, 404, 'delivery_not_found') });
+    const p = provider(() => ['x']);
+    await expect(client.processDelivery(NOTIFICATION, p.send)).rejects.toMatchObject({ status: 404, code: 'delivery_not_found' });
+    expect(p.inputs).toHaveLength(0);
+  });
+
+  test('start 409 lease_lost propagates; provider not called', async () => {
+    serve({ start: (_req, res) => errorReply(res, 409, 'lease_lost') });
+    const p = provider(() => ['x']);
+    await expect(client.processDelivery(NOTIFICATION, p.send)).rejects.toBeInstanceOf(ConflictError);
+    expect(p.inputs).toHaveLength(0);
+  });
+
+  test('complete keeps failing after the provider sent -> DeliveryReportError with the ids; no fail, no second send', async () => {
+    serve({ complete: (_req, res) => errorReply(res, 409, 'conflicting_completion') });
+    const p = provider(() => ['sent-1']);
+    const err = await client.processDelivery(NOTIFICATION, p.send).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeliveryReportError);
+    expect(err).toMatchObject({ step: 'complete', deliveryId: 'd_1', leaseId: 'lease-1', providerMessageIds: ['sent-1'] });
+    expect((err as Error).cause).toBeInstanceOf(ConflictError);
+    expect(calls()).toEqual(['claim', 'start', 'complete']);
+    expect(p.inputs).toHaveLength(1);
+  });
+
+  test('fail cannot be reported -> DeliveryReportError with outcome, code and the provider error', async () => {
+    serve({ fail: (_req, res) => errorReply(res, 409, 'lease_lost') });
+    const providerError = new ProviderPermanentError('nope', { code: 'bad_recipient' });
+    const err = await client
+      .processDelivery(NOTIFICATION, () => {
+        throw providerError;
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeliveryReportError);
+    expect(err).toMatchObject({ step: 'fail', outcome: 'failed', failCode: 'bad_recipient', providerError });
+  });
+
+  test('input validation', async () => {
+    serve();
+    await expect(client.processDelivery('', () => ['x'])).rejects.toThrow(TypeError);
+    await expect(client.processDelivery('d', undefined as never)).rejects.toThrow(TypeError);
+    await expect(client.processDelivery('d', () => ['x'], { providerTimeoutMs: 0 })).rejects.toThrow(RangeError);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('toFailCode', () => {
+  test.each([
+    ['rate_limited', 'rate_limited'],
+    ['Rate-Limited!', 'rate_limited'],
+    ['429', 'provider_429'],
+    ['__x', 'x'],
+    ['', 'fallback'],
+    ['!!!', 'fallback'],
+    [undefined, 'fallback'],
+  ])('%p -> %p', (input, expected) => {
+    expect(toFailCode(input, 'fallback')).toBe(expected);
+  });
+
+  test('at most 80 characters and always matching the pattern', () => {
+    const c = toFailCode('a'.repeat(200), 'f');
+    expect(c).toHaveLength(80);
+    expect(c).toMatch(/^[a-z][a-z0-9_]*$/);
+  });
+});
