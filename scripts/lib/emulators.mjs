@@ -28,6 +28,7 @@ export function emulatorEnv(extra = {}) {
     ...process.env,
     ...offlineEmulatorEnv(join(ROOT, '.emulators')),
     // Make sure every child (firebase-tools, the functions runtime, jest) runs on the Node 22 we install.
+    METADATA_SERVER_DETECTION: 'none',
     PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
     ...extra,
   };

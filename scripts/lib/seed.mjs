@@ -16,6 +16,8 @@ export function useEmulators() {
   process.env.FIRESTORE_EMULATOR_HOST ??= HOSTS.firestore;
   process.env.PUBSUB_EMULATOR_HOST ??= HOSTS.pubsub;
   process.env.GCLOUD_PROJECT ??= PROJECT_ID;
+  // No metadata server locally: skip the lookup (and its warnings) in the Google auth library.
+  process.env.METADATA_SERVER_DETECTION ??= 'none';
 }
 
 /** Waits until the API answers through Hosting with our JSON envelope (functions loaded). */
