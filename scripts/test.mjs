@@ -4,10 +4,10 @@
  * emulators (real HTTP through Hosting and the Functions emulator). Fails on any failure.
  * Extra arguments are passed to both Jest runs (e.g. `npm test -- -t duplicate`).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { EMULATORS, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
+import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
 
 const extra = process.argv.slice(2);
 const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
@@ -34,9 +34,10 @@ mkdirSync(imageDir, { recursive: true });
 const env = emulatorEnv({
   LOCAL_IMAGE_DIR: imageDir,
   TEST_IMAGE_DIR: imageDir,
+  API_BASE_URL: BASE_URL,
+  FUNCTIONS_URL,
   // The default per-integration rate limit is raised for tests; the 429 test sets its own limit.
   MESSAGES_PER_MINUTE_DEFAULT: '100000',
 });
 const jestCommand = [bin('jest'), '--selectProjects', 'integration', '--runInBand', ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
 run(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, jestCommand], env);
-execFileSync('true');
