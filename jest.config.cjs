@@ -14,6 +14,8 @@ const transformIgnorePatterns = ['/node_modules/(?!(jose)/)'];
 const common = { resolver: '<rootDir>/sdk/test/jest-resolver.cjs', transform, transformIgnorePatterns, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'mjs', 'json'] };
 
 module.exports = {
+  // Jest 30 reads the timeout globally; integration tests wait for triggers and Pub/Sub.
+  testTimeout: 60000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/sdk/test/unit/**/*.test.ts'] },
     {

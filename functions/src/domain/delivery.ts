@@ -636,3 +636,18 @@ function failTransition(d: DeliveryRecord, cur: DeliveryRecord, input: FailInput
   };
   return { response: { status: outcome }, next, effects: effects(d, next, null) };
 }
+
+// ---------------------------------------------------------------------------------------------
+// undeliverable (publishing failed permanently)
+
+/**
+ * The notification of `d` cannot be published for good (topic missing, no permission, replies
+ * disabled): record `code` as a failure so the reply shows why and the conversation is not
+ * blocked forever (decisions 5). A delivery a connector is working on under a live lease is left
+ * alone (it already has its notification); a terminal one too.
+ */
+export function decideUndeliverable(d: DeliveryRecord, code: string, now: number): Decision<null> | null {
+  if (isTerminal(d.status) || isLeaseLive(d.lease, now)) return null;
+  const next: DeliveryRecord = { ...d, status: 'failed', error: { outcome: 'failed', code }, waiting: false, notBefore: null, updatedAt: now };
+  return { response: null, next, effects: effects(d, next, null) };
+}

@@ -1,0 +1,116 @@
+import * as logger from 'firebase-functions/logger';
+import type { Firestore } from 'firebase-admin/firestore';
+import { decideLeaseExpiry, decideUndeliverable, type DeliveryRecord } from '../domain/delivery';
+import { integrationPath } from '../store/integrations';
+import { applyDecision, deliveryRef, OUTBOX, outboxRef, readSuccessor, UNFINISHED_STATUSES, type OutboxEntry } from '../store/deliveries';
+import { publishNotification, type DeliveryNotification, type PublishResult } from './publisher';
+
+/** A notification is published at most this early (clock skew between trigger and writer). */
+const EARLY_TOLERANCE_MS = 500;
+/** Transient publish failures back off from 5 s to 5 min; the sweeper picks the entry up again. */
+const PUBLISH_RETRY_BASE_MS = 5_000;
+const PUBLISH_RETRY_CAP_MS = 300_000;
+/** The sweeper treats entries this overdue as missed by their trigger/task (instance died, enqueue failed). */
+export const OUTBOX_STALE_AFTER_MS = 15_000;
+
+export type OutboxOutcome = 'published' | 'not_due' | 'gone' | 'undeliverable' | 'retry_later';
+
+async function topicFor(db: Firestore, entry: OutboxEntry): Promise<string | null> {
+  const data = (await db.doc(integrationPath(entry.workspaceId, entry.integrationId)).get()).data();
+  const replies = (data?.replies ?? {}) as { enabled?: unknown; topic?: unknown };
+  return replies.enabled === true && typeof replies.topic === 'string' ? replies.topic : null;
+}
+
+/** Records a permanent publish failure on the delivery (and its reply), releasing its successor. */
+async function markUndeliverable(db: Firestore, entry: OutboxEntry, code: string): Promise<void> {
+  await db.runTransaction(async (tx) => {
+    const now = Date.now();
+    const snap = await tx.get(deliveryRef(db, entry.workspaceId, entry.deliveryId));
+    const delivery = snap.data() as DeliveryRecord | undefined;
+    const decision = delivery ? decideUndeliverable(delivery, code, now) : null;
+    const successor = delivery && decision?.effects.releasesNext ? await readSuccessor(tx, db, delivery) : null;
+    if (delivery && decision) applyDecision(tx, db, delivery, decision, successor, now, 'wake');
+    tx.delete(outboxRef(db, outboxIdOf(entry)));
+  });
+}
+
+function outboxIdOf(entry: OutboxEntry): string {
+  return `${entry.deliveryId}@${entry.dueAt}`;
+}
+
+/**
+ * Publishes one outbox entry if it is due, then deletes it. At-least-once: the entry is deleted
+ * only after a successful publish, so a crash in between publishes it again (connectors dedupe by
+ * claiming). Safe to call concurrently for the same entry.
+ */
+export async function processOutboxEntry(db: Firestore, outboxId: string, now = Date.now()): Promise<OutboxOutcome> {
+  const ref = outboxRef(db, outboxId);
+  const snap = await ref.get();
+  const entry = snap.data() as OutboxEntry | undefined;
+  if (!entry) return 'gone';
+  if (entry.dueAt > now + EARLY_TOLERANCE_MS) return 'not_due';
+  const log = { outboxId, deliveryId: entry.deliveryId, integrationId: entry.integrationId, reason: entry.reason };
+
+  const topic = await topicFor(db, entry);
+  const notification: DeliveryNotification = {
+    deliveryId: entry.deliveryId,
+    workspaceId: entry.workspaceId,
+    integrationId: entry.integrationId,
+    conversationId: entry.conversationId,
+    messageId: entry.messageId,
+  };
+  const result: PublishResult =
+    topic === null
+      ? { ok: false, permanent: true, code: 'replies_disabled', detail: 'replies are disabled or no topic is set' }
+      : await publishNotification(topic, notification);
+
+  if (result.ok) {
+    await ref.delete();
+    logger.info('notification.published', { ...log, pubsubMessageId: result.messageId });
+    return 'published';
+  }
+  if (result.permanent) {
+    logger.warn('notification.undeliverable', { ...log, code: result.code, detail: result.detail });
+    await markUndeliverable(db, entry, result.code);
+    return 'undeliverable';
+  }
+  const attempts = entry.attempts + 1;
+  const delay = Math.min(PUBLISH_RETRY_CAP_MS, PUBLISH_RETRY_BASE_MS * 2 ** (attempts - 1));
+  await ref.update({ attempts, nextAttemptAt: now + delay, lastError: result.detail.slice(0, 500) });
+  logger.warn('notification.publish_failed', { ...log, attempts, retryInMs: delay, detail: result.detail });
+  return 'retry_later';
+}
+
+/**
+ * Safety net, run every minute: publishes outbox entries their trigger or task missed, and
+ * applies lease expiry to deliveries nobody touched (decisions 5: within about a minute).
+ */
+export async function sweep(db: Firestore, now = Date.now()): Promise<{ notifications: number; expiredLeases: number }> {
+  const overdue = await db.collection(OUTBOX).where('dueAt', '<=', now - OUTBOX_STALE_AFTER_MS).orderBy('dueAt').limit(200).get();
+  let notifications = 0;
+  for (const doc of overdue.docs) {
+    const entry = doc.data() as OutboxEntry & { nextAttemptAt?: number };
+    if (entry.nextAttemptAt !== undefined && entry.nextAttemptAt > now) continue;
+    if ((await processOutboxEntry(db, doc.id, now)) === 'published') notifications++;
+  }
+  const expired = await db
+    .collectionGroup('deliveries')
+    .where('status', 'in', UNFINISHED_STATUSES.filter((s) => s !== 'queued'))
+    .where('lease.expiresAt', '<=', now)
+    .limit(200)
+    .get();
+  let expiredLeases = 0;
+  for (const doc of expired.docs) {
+    const changed = await db.runTransaction(async (tx) => {
+      const t = Date.now();
+      const fresh = (await tx.get(doc.ref)).data() as DeliveryRecord | undefined;
+      const decision = fresh ? decideLeaseExpiry(fresh, t) : null;
+      if (!fresh || !decision) return false;
+      const successor = decision.effects.releasesNext ? await readSuccessor(tx, db, fresh) : null;
+      applyDecision(tx, db, fresh, decision, successor, t, 'lease_expired');
+      return true;
+    });
+    if (changed) expiredLeases++;
+  }
+  return { notifications, expiredLeases };
+}

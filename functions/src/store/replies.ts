@@ -1,0 +1,107 @@
+import { Timestamp, type DocumentSnapshot, type Firestore } from 'firebase-admin/firestore';
+import { newDelivery } from '../domain/delivery';
+import { deliveryIdFor } from '../domain/ids';
+import { codePointLength } from '../schemas/common';
+import { integrationPath } from './integrations';
+import { conversationDocRef, deliveryQueueRef, writeDelivery } from './deliveries';
+
+/** Spec 1 and 8: replies are text only, up to 10000 characters. */
+export const MAX_REPLY_CHARACTERS = 10_000;
+/** How many undelivered replies one trigger run may sequence at once. */
+const PENDING_SCAN_LIMIT = 100;
+
+interface ReplyPosition {
+  at: Timestamp;
+  id: string;
+}
+
+function isOperatorReply(data: Record<string, unknown> | undefined): boolean {
+  const author = data?.author as { type?: unknown } | undefined;
+  return data?.direction === 'outbound' && author?.type === 'operator';
+}
+
+/** Replies are ordered by their server timestamp, ties broken by document id. */
+function positionOf(snap: DocumentSnapshot): ReplyPosition {
+  const createdAt = snap.get('createdAt') as unknown;
+  const at = createdAt instanceof Timestamp ? createdAt : (snap.createTime ?? Timestamp.fromMillis(0));
+  return { at, id: snap.id };
+}
+
+function compare(a: ReplyPosition, b: ReplyPosition): number {
+  const byTime = a.at.toMillis() - b.at.toMillis() || a.at.nanoseconds - b.at.nanoseconds;
+  return byTime !== 0 ? byTime : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function failureMirror(code: string, now: number): Record<string, unknown> {
+  return { status: 'failed', error: { outcome: 'failed', code }, updatedAt: Timestamp.fromMillis(now) };
+}
+
+export type ReplySequencingResult = { created: string[]; rejected: Array<{ messageId: string; code: string }> };
+
+/**
+ * Creates the deliveries for a newly written operator reply, exactly once even if the trigger
+ * fires twice or out of order: in one transaction it sequences every not-yet-sequenced reply of
+ * the conversation up to this one, in reply order (createdAt, then id), so a late trigger for an
+ * earlier reply can never put it behind a later one. Each delivery gets the next `seq` of its
+ * conversation and a `created` notification in the outbox; the reply gets its `delivery` mirror.
+ */
+export async function sequenceReplies(db: Firestore, workspaceId: string, conversationId: string, messageId: string): Promise<ReplySequencingResult> {
+  return db.runTransaction(async (tx) => {
+    const now = Date.now();
+    const result: ReplySequencingResult = { created: [], rejected: [] };
+    const conversationRef = conversationDocRef(db, workspaceId, conversationId);
+    const queueRef = deliveryQueueRef(db, workspaceId, conversationId);
+    const [replySnap, queueSnap, conversationSnap] = await tx.getAll(conversationRef.collection('messages').doc(messageId), queueRef, conversationRef);
+    if (!replySnap?.exists || !isOperatorReply(replySnap.data()) || replySnap.get('delivery') !== undefined) return result;
+
+    const queue = queueSnap?.data() ?? {};
+    const last: ReplyPosition | null = queue.lastReplyAt instanceof Timestamp ? { at: queue.lastReplyAt, id: String(queue.lastReplyId ?? '') } : null;
+    const mine = positionOf(replySnap);
+    if (last && compare(mine, last) <= 0) return result; // sequenced by an earlier run
+
+    const integrationId = conversationSnap?.get('integrationId') as unknown;
+    const integrationSnap = typeof integrationId === 'string' ? await tx.get(db.doc(integrationPath(workspaceId, integrationId))) : null;
+    const replies = (integrationSnap?.get('replies') ?? {}) as { enabled?: unknown; topic?: unknown };
+    const repliesEnabled = replies.enabled === true && typeof replies.topic === 'string';
+
+    let pendingQuery = conversationRef.collection('messages').where('direction', '==', 'outbound').orderBy('createdAt');
+    if (last) pendingQuery = pendingQuery.where('createdAt', '>=', last.at);
+    const pending: Array<{ snap: DocumentSnapshot; position: ReplyPosition }> = (await tx.get(pendingQuery.limit(PENDING_SCAN_LIMIT))).docs
+      .filter((s) => isOperatorReply(s.data()) && s.get('delivery') === undefined)
+      .map((snap) => ({ snap, position: positionOf(snap) }))
+      .filter(({ position }) => (last === null || compare(position, last) > 0) && compare(position, mine) <= 0)
+      .sort((a, b) => compare(a.position, b.position));
+    // The reply that fired may lack a `createdAt` the query can see (defensive): sequence it last.
+    if (!pending.some(({ snap }) => snap.id === messageId)) pending.push({ snap: replySnap, position: mine });
+
+    let nextSeq = typeof queue.nextSeq === 'number' ? queue.nextSeq : 1;
+    for (const { snap } of pending) {
+      const text = snap.get('text') as unknown;
+      const code = !repliesEnabled
+        ? 'replies_disabled'
+        : typeof text !== 'string' || text.length === 0 || codePointLength(text) > MAX_REPLY_CHARACTERS
+          ? 'invalid_reply'
+          : null;
+      if (code !== null || typeof integrationId !== 'string' || typeof text !== 'string') {
+        tx.set(snap.ref, { delivery: failureMirror(code ?? 'replies_disabled', now) }, { merge: true });
+        result.rejected.push({ messageId: snap.id, code: code ?? 'replies_disabled' });
+        continue;
+      }
+      const delivery = newDelivery({
+        deliveryId: deliveryIdFor(conversationId, snap.id),
+        workspaceId,
+        integrationId,
+        conversationId,
+        messageId: snap.id,
+        seq: nextSeq++,
+        text,
+        now,
+      });
+      writeDelivery(tx, db, null, delivery, now, 'created', now);
+      result.created.push(delivery.deliveryId);
+    }
+    const newest = pending[pending.length - 1]?.position ?? mine;
+    tx.set(queueRef, { nextSeq, lastReplyAt: newest.at, lastReplyId: newest.id, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
+    return result;
+  });
+}
