@@ -1,7 +1,6 @@
-import type { Firestore } from 'firebase-admin/firestore';
 import { ForbiddenError, UnauthorizedError } from '../errors';
 import { displayPrefix, hashKey, keyFromAuthorizationHeader } from '../domain/keys';
-import { findIntegrationByKeyHash, type IntegrationAuth } from '../store/integrations';
+import type { IntegrationAuth } from '../store/integrations';
 
 export interface AuthContext extends IntegrationAuth {
   /** Non-secret display prefix of the presented key, for logs. */
@@ -24,8 +23,9 @@ export class KeyResolver {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly inflight = new Map<string, Promise<IntegrationAuth | null>>();
 
+  /** @param findByKeyHash the store lookup (`findIntegrationByKeyHash` in production). */
   constructor(
-    private readonly db: () => Firestore,
+    private readonly findByKeyHash: (keyHash: string) => Promise<IntegrationAuth | null>,
     private readonly ttlMs: number,
     private readonly negativeTtlMs: number,
     private readonly now: () => number = Date.now,
@@ -53,7 +53,7 @@ export class KeyResolver {
     if (cached && cached.expiresAt > now) return cached.value;
     const pending = this.inflight.get(keyHash);
     if (pending) return pending;
-    const query = findIntegrationByKeyHash(this.db(), keyHash)
+    const query = this.findByKeyHash(keyHash)
       .then((value) => {
         const ttl = value ? this.ttlMs : this.negativeTtlMs;
         if (ttl > 0) this.remember(keyHash, { value, expiresAt: this.now() + ttl });

@@ -1,6 +1,7 @@
 import { config } from '../config';
 import { RateLimiter } from '../domain/rate-limit';
 import { db } from '../firebase';
+import { findIntegrationByKeyHash } from '../store/integrations';
 import { KeyResolver } from './auth';
 
 /**
@@ -11,7 +12,7 @@ let keyResolver: KeyResolver | undefined;
 let rateLimiter: RateLimiter | undefined;
 
 export function keys(): KeyResolver {
-  keyResolver ??= new KeyResolver(db, config().keyCacheTtlMs, config().keyNegativeCacheTtlMs);
+  keyResolver ??= new KeyResolver((keyHash) => findIntegrationByKeyHash(db(), keyHash), config().keyCacheTtlMs, config().keyNegativeCacheTtlMs);
   return keyResolver;
 }
 

@@ -1,0 +1,161 @@
+import { parseConfig } from '../../functions/src/config';
+import { fingerprint } from '../../functions/src/domain/fingerprint';
+import { conversationIdFor, customerIdFor, deliveryIdFor, eventDocIdFor, messageIdFor } from '../../functions/src/domain/ids';
+import { RateLimiter, take } from '../../functions/src/domain/rate-limit';
+import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../functions/src/errors';
+import { toApiError } from '../../functions/src/http/respond';
+import { parseJsonBody } from '../../functions/src/http/pipeline';
+import { codePointLength, parseOrThrow } from '../../functions/src/schemas/common';
+import { IncomingMessageSchema } from '../../functions/src/schemas/messages';
+
+const base = {
+  externalConversationId: 'chat-1',
+  sender: { externalId: 'cust-1', displayName: null, kind: 'customer' as const },
+  text: 'hello',
+  images: [] as Array<{ sha256: string; contentType: string }>,
+};
+
+describe('fingerprint', () => {
+  test('is stable and independent of key order', () => {
+    const reordered = { images: [], text: 'hello', sender: { kind: 'customer' as const, displayName: null, externalId: 'cust-1' }, externalConversationId: 'chat-1' };
+    expect(fingerprint(base)).toMatch(/^[0-9a-f]{64}$/);
+    expect(fingerprint(reordered)).toBe(fingerprint(base));
+  });
+
+  test.each([
+    ['text', { ...base, text: 'hello!' }],
+    ['no text', { ...base, text: null }],
+    ['conversation', { ...base, externalConversationId: 'chat-2' }],
+    ['sender', { ...base, sender: { ...base.sender, externalId: 'cust-2' } }],
+    ['display name', { ...base, sender: { ...base.sender, displayName: 'Ann' } }],
+    ['kind', { ...base, sender: { ...base.sender, kind: 'service' as const } }],
+    ['an image', { ...base, images: [{ sha256: 'a'.repeat(64), contentType: 'image/png' }] }],
+  ])('changes with %s', (_what, changed) => {
+    expect(fingerprint(changed)).not.toBe(fingerprint(base));
+  });
+
+  test('covers image order and content type', () => {
+    const a = { sha256: 'a'.repeat(64), contentType: 'image/png' };
+    const b = { sha256: 'b'.repeat(64), contentType: 'image/jpeg' };
+    expect(fingerprint({ ...base, images: [a, b] })).not.toBe(fingerprint({ ...base, images: [b, a] }));
+    expect(fingerprint({ ...base, images: [a] })).not.toBe(fingerprint({ ...base, images: [{ ...a, contentType: 'image/webp' }] }));
+  });
+});
+
+describe('deterministic ids', () => {
+  test('are stable, prefixed, at most 128 characters, and scoped to the integration', () => {
+    const ids = [conversationIdFor('i1', 'c'), customerIdFor('i1', 'u'), eventDocIdFor('i1', 'e'), messageIdFor('i1', 'e', 'f'), deliveryIdFor('c', 'm')];
+    expect(ids.map((id) => id.slice(0, 2))).toEqual(['c_', 'u_', 'e_', 'm_', 'd_']);
+    for (const id of ids) expect(id.length).toBeLessThanOrEqual(128);
+    expect(conversationIdFor('i1', 'c')).toBe(conversationIdFor('i1', 'c'));
+    expect(conversationIdFor('i1', 'c')).not.toBe(conversationIdFor('i2', 'c'));
+    expect(customerIdFor('i1', 'u')).not.toBe(customerIdFor('i2', 'u'));
+  });
+
+  test('part boundaries matter ("ab","c" differs from "a","bc")', () => {
+    expect(conversationIdFor('ab', 'c')).not.toBe(conversationIdFor('a', 'bc'));
+  });
+
+  test('the messageId changes with the fingerprint (an expired eventId never overwrites)', () => {
+    expect(messageIdFor('i', 'e', 'f1')).not.toBe(messageIdFor('i', 'e', 'f2'));
+  });
+});
+
+describe('rate limit token bucket', () => {
+  test('allows a burst of the per-minute limit, then answers with the time to the next token', () => {
+    const limiter = new RateLimiter();
+    const now = 1_000;
+    for (let i = 0; i < 3; i++) expect(limiter.take('int', 3, now)).toEqual({ allowed: true });
+    expect(limiter.take('int', 3, now)).toEqual({ allowed: false, retryAfterMs: 20_000 });
+    expect(limiter.take('int', 3, now + 20_000)).toEqual({ allowed: true });
+    expect(limiter.take('other', 3, now)).toEqual({ allowed: true });
+  });
+
+  test('refills continuously and never above capacity', () => {
+    const first = take(undefined, 60, 0);
+    expect(first.bucket.tokens).toBe(59);
+    const later = take(first.bucket, 60, 10 * 60_000);
+    expect(later.bucket.tokens).toBe(59);
+  });
+
+  test('evicts least recently used buckets beyond its bound', () => {
+    const limiter = new RateLimiter(2);
+    limiter.take('a', 1, 0);
+    limiter.take('b', 1, 0);
+    limiter.take('c', 1, 0);
+    // 'a' was evicted: it starts with a full bucket again.
+    expect(limiter.take('a', 1, 0)).toEqual({ allowed: true });
+    expect(limiter.take('c', 1, 0)).toMatchObject({ allowed: false });
+  });
+});
+
+describe('config', () => {
+  test('defaults', () => {
+    expect(parseConfig({})).toEqual({
+      messagesPerMinuteDefault: 1200,
+      keyCacheTtlMs: 20_000,
+      keyNegativeCacheTtlMs: 5_000,
+      eventRetentionMs: 30 * 24 * 3600 * 1000,
+      imageStore: { kind: 'gcs', bucket: undefined },
+    });
+  });
+
+  test('local image store under the emulators without a Storage emulator', () => {
+    expect(parseConfig({ FUNCTIONS_EMULATOR: 'true', LOCAL_IMAGE_DIR: '/tmp/x' }).imageStore).toEqual({ kind: 'local', dir: '/tmp/x' });
+    expect(parseConfig({ FUNCTIONS_EMULATOR: 'true', STORAGE_EMULATOR_HOST: 'x:1' }).imageStore.kind).toBe('gcs');
+  });
+
+  test('fails fast naming the bad variables', () => {
+    expect(() => parseConfig({ KEY_CACHE_TTL_MS: '60000', EVENT_RETENTION_DAYS: '7' })).toThrow(/KEY_CACHE_TTL_MS.*EVENT_RETENTION_DAYS|EVENT_RETENTION_DAYS.*KEY_CACHE_TTL_MS/);
+    expect(() => parseConfig({ MESSAGES_PER_MINUTE_DEFAULT: 'lots' })).toThrow(/MESSAGES_PER_MINUTE_DEFAULT/);
+  });
+});
+
+describe('incoming message schema', () => {
+  const valid = { eventId: 'e', externalConversationId: 'c', sender: { externalId: 'u' }, message: { text: 'hi' } };
+
+  test('applies the sender.kind default', () => {
+    expect(parseOrThrow(IncomingMessageSchema, valid).sender.kind).toBe('customer');
+  });
+
+  test('counts code points, not UTF-16 units', () => {
+    expect(codePointLength('😀'.repeat(10_000))).toBe(10_000);
+    expect(() => parseOrThrow(IncomingMessageSchema, { ...valid, message: { text: '😀'.repeat(10_000) } })).not.toThrow();
+    expect(() => parseOrThrow(IncomingMessageSchema, { ...valid, message: { text: '😀'.repeat(10_001) } })).toThrow(/message\.text: must be at most 10000 characters/);
+  });
+
+  test('names the offending field path, and unknown properties', () => {
+    expect(() => parseOrThrow(IncomingMessageSchema, { ...valid, sender: { externalId: '' } })).toThrow(/sender\.externalId: must be at least 1 character/);
+    expect(() => parseOrThrow(IncomingMessageSchema, { ...valid, extra: 1 })).toThrow(/body: unknown property 'extra'/);
+    expect(() => parseOrThrow(IncomingMessageSchema, { ...valid, sender: { externalId: 'u', kind: 'bot' } })).toThrow(/sender\.kind/);
+    expect(() => parseOrThrow(IncomingMessageSchema, [])).toThrow(BadRequestError);
+  });
+
+  test('rejects lone surrogates', () => {
+    expect(() => parseOrThrow(IncomingMessageSchema, { ...valid, eventId: '\ud800' })).toThrow(/eventId: must be well-formed Unicode/);
+  });
+});
+
+describe('strict JSON body parsing', () => {
+  test('empty, invalid UTF-8 and malformed JSON are 400 invalid_json', () => {
+    for (const raw of [Buffer.alloc(0), Buffer.from([0x7b, 0xff, 0x7d]), Buffer.from('{"a":')]) {
+      expect(() => parseJsonBody(raw)).toThrow(expect.objectContaining({ status: 400, code: 'invalid_json' }) as Error);
+    }
+    expect(parseJsonBody(Buffer.from('{"a":"é"}'))).toEqual({ a: 'é' });
+  });
+});
+
+describe('error mapping', () => {
+  test('ApiErrors pass through; transient gRPC codes and unknown errors become 503 with Retry-After', () => {
+    const conflict = new ConflictError('lease_lost', 'x');
+    expect(toApiError(conflict)).toEqual({ error: conflict, unexpected: false });
+    const aborted = toApiError(Object.assign(new Error('contention'), { code: 10 }));
+    expect(aborted.error).toBeInstanceOf(ServiceUnavailableError);
+    expect(aborted.error.retryAfterSeconds).toBe(1);
+    expect(aborted.unexpected).toBe(false);
+    const bug = toApiError(new TypeError('boom'));
+    expect(bug.error.status).toBe(503);
+    expect(bug.unexpected).toBe(true);
+    expect(bug.error.message).not.toContain('boom');
+  });
+});
