@@ -1,0 +1,192 @@
+/**
+ * Every `error.code` the service emits, with its HTTP status, and which operation can answer
+ * with which code. This is what the OpenAPI document lists per operation and status.
+ *
+ * Collected from the code: `new <Status>Error('<code>'` in functions/src (http/, handlers/,
+ * domain/, schemas/). test/unit/openapi.test.ts scans the sources and fails when a code is thrown
+ * that is not listed here (or listed here but no longer thrown), and when the status differs.
+ */
+import { IMAGE_ERROR_CODES, IMAGE_LIMITS } from '../domain/images';
+import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../http/pipeline';
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 503;
+
+export interface ErrorCodeInfo {
+  status: ErrorStatus;
+  /** When the service answers with this code. */
+  description: string;
+  /** A representative `error.message` (messages are for humans and may change). */
+  example: string;
+}
+
+export const ERROR_CODES = {
+  invalid_json: {
+    status: 400,
+    description: 'The JSON body (or the multipart `payload` field) is empty, not valid UTF-8, or not valid JSON.',
+    example: 'body: is not valid UTF-8.',
+  },
+  invalid_request: {
+    status: 400,
+    description: 'The JSON does not match the request schema; the message names the offending field path.',
+    example: "body: unknown property 'extra'",
+  },
+  invalid_multipart: {
+    status: 400,
+    description:
+      "The multipart body cannot be read: no boundary, a field other than `payload`, a file field other than `images`, more parts than allowed, or no `payload` field.",
+    example: "multipart body: the text field 'payload' (the message JSON) is missing.",
+  },
+  empty_message: {
+    status: 400,
+    description: 'Neither non-empty `message.text` nor any image was sent.',
+    example: 'message.text: required (non-empty) unless at least one image is attached.',
+  },
+  [IMAGE_ERROR_CODES.unsupported]: {
+    status: 400,
+    description: 'An image is empty, not PNG, JPEG or WebP (judged by its bytes, not its declared type), or an animated WebP.',
+    example: 'images[0]: file is a GIF image; only PNG, JPEG and static (non-animated) WebP images are accepted',
+  },
+  [IMAGE_ERROR_CODES.invalid]: {
+    status: 400,
+    description: 'An image header is truncated or corrupt, or has a zero width or height.',
+    example: 'images[1]: invalid PNG image: the IHDR chunk has a bad CRC',
+  },
+  [IMAGE_ERROR_CODES.tooLargeDimensions]: {
+    status: 400,
+    description: `An image has a side over ${IMAGE_LIMITS.maxSide} pixels or more than ${IMAGE_LIMITS.maxPixels} pixels in total.`,
+    example: 'images[0]: image is 16385x10 pixels; the limits are 16384 pixels per side and 40000000 pixels (40 megapixels) in total',
+  },
+  [IMAGE_ERROR_CODES.tooMany]: {
+    status: 400,
+    description: `More than ${IMAGE_LIMITS.maxImages} images in one message.`,
+    example: 'images: 4 images; at most 3 images per message',
+  },
+  invalid_key: {
+    status: 401,
+    description: 'Missing or malformed `Authorization` header, or an unknown or revoked integration key (one body for all cases).',
+    example: 'Missing, malformed, unknown or revoked integration key.',
+  },
+  integration_inactive: {
+    status: 403,
+    description: 'The integration of the key is inactive.',
+    example: 'This integration is inactive.',
+  },
+  source_disabled: {
+    status: 403,
+    description: 'The workspace disabled this source.',
+    example: 'This source is disabled for the workspace.',
+  },
+  delivery_not_found: {
+    status: 404,
+    description: 'No such delivery, or it belongs to another integration (reported identically).',
+    example: 'delivery not found',
+  },
+  method_not_allowed: {
+    status: 405,
+    description: 'A method other than POST.',
+    example: 'POST /v1/messages accepts POST only.',
+  },
+  event_conflict: {
+    status: 409,
+    description: 'The `eventId` was already used with different content (fields after defaults, image bytes and order).',
+    example: "eventId 'evt_1001' was already used with different content.",
+  },
+  lease_lost: {
+    status: 409,
+    description: 'The lease does not hold the delivery (expired, replaced by a newer lease, or never held it).',
+    example: 'the lease does not hold this delivery',
+  },
+  delivery_finished: {
+    status: 409,
+    description: 'start on a delivery that already finished as `failed` or `unknown`: do not send.',
+    example: 'the delivery already finished as failed',
+  },
+  conflicting_completion: {
+    status: 409,
+    description:
+      'complete contradicts what is recorded: the delivery was completed under another lease or with other provider ids, or this lease already reported a definite failure.',
+    example: 'the delivery was already completed differently',
+  },
+  payload_too_large: {
+    status: 413,
+    description: `A JSON body (or the multipart \`payload\` field) over ${MAX_JSON_BYTES} bytes, or a multipart body over ${MAX_MULTIPART_BYTES} bytes.`,
+    example: 'Request body is 70000 bytes; the limit for application/json is 65536 bytes.',
+  },
+  [IMAGE_ERROR_CODES.tooLarge]: {
+    status: 413,
+    description: `One image over ${IMAGE_LIMITS.maxBytesEach} bytes (10 MB).`,
+    example: 'images[2]: exceeds 10485760 bytes.',
+  },
+  [IMAGE_ERROR_CODES.setTooLarge]: {
+    status: 413,
+    description: `All images of a message together over ${IMAGE_LIMITS.maxBytesTotal} bytes (20 MB).`,
+    example: 'images: images total 23068672 bytes; the limit is 20971520 bytes (20 MB) per message',
+  },
+  unsupported_media_type: {
+    status: 415,
+    description: 'Missing or unsupported `Content-Type`, or a charset other than utf-8.',
+    example: "Content-Type 'text/plain' is not supported: use application/json.",
+  },
+  rate_limited: {
+    status: 429,
+    description: "The integration's incoming message rate limit is exhausted. Retry the same event (same `eventId`) after `Retry-After` seconds.",
+    example: 'Incoming message rate limit of 1200 per minute exceeded; retry with the same eventId after Retry-After.',
+  },
+  lease_busy: {
+    status: 503,
+    description: 'Another claim (another `requestId`) holds a live lease on the delivery; `Retry-After` is the time left on that lease.',
+    example: 'the delivery is leased by another request',
+  },
+  retry_delayed: {
+    status: 503,
+    description: 'The delivery was failed with outcome `retry` and may not be claimed yet; `Retry-After` is the time to wait.',
+    example: 'the delivery is waiting before its next attempt',
+  },
+  temporarily_unavailable: {
+    status: 503,
+    description: 'Contention or a temporary backend failure. Every operation is safe to retry with the same ids after `Retry-After`.',
+    example: 'The backend is busy; retry after the indicated delay.',
+  },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Codes every endpoint can answer with (the shared pipeline: method, key, content type, size, JSON, schema, backend). */
+const COMMON: readonly ErrorCode[] = [
+  'invalid_json',
+  'invalid_request',
+  'invalid_key',
+  'integration_inactive',
+  'source_disabled',
+  'method_not_allowed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'temporarily_unavailable',
+];
+
+/** Per operationId: every code it can answer with. */
+export const OPERATION_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
+  sendMessage: [
+    ...COMMON,
+    'invalid_multipart',
+    'empty_message',
+    IMAGE_ERROR_CODES.unsupported,
+    IMAGE_ERROR_CODES.invalid,
+    IMAGE_ERROR_CODES.tooLargeDimensions,
+    IMAGE_ERROR_CODES.tooMany,
+    'event_conflict',
+    IMAGE_ERROR_CODES.tooLarge,
+    IMAGE_ERROR_CODES.setTooLarge,
+    'rate_limited',
+  ],
+  claimDelivery: [...COMMON, 'delivery_not_found', 'lease_busy', 'retry_delayed'],
+  startDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'delivery_finished'],
+  completeDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'conflicting_completion'],
+  failDelivery: [...COMMON, 'delivery_not_found', 'lease_lost'],
+};
+
+/** The codes of `operationId` for one status, in catalogue order. */
+export function codesFor(operationId: string, status: ErrorStatus): ErrorCode[] {
+  const codes = OPERATION_ERROR_CODES[operationId] ?? [];
+  return (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => ERROR_CODES[code].status === status && codes.includes(code));
+}

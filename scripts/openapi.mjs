@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+/**
+ * `npm run openapi`: builds the functions and (re)writes the OpenAPI document from the zod schemas
+ * (functions/src/openapi/document.ts) to openapi/openapi.yaml and to the copy Hosting serves at
+ * /openapi.yaml (hosting/public/openapi.yaml). Both files are committed; test/unit/openapi.test.ts
+ * fails when either differs from a fresh build. `--check` only compares and exits 1 on a difference.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { stringify } from 'yaml';
+import { ROOT, buildFunctions } from './lib/emulators.mjs';
+
+const OUTPUTS = [join(ROOT, 'openapi', 'openapi.yaml'), join(ROOT, 'hosting', 'public', 'openapi.yaml')];
+
+const check = process.argv.includes('--check');
+buildFunctions();
+const require = createRequire(import.meta.url);
+const { buildOpenApiDocument, YAML_OPTIONS, YAML_HEADER } = require(join(ROOT, 'functions', 'lib', 'openapi', 'document.js'));
+const text = YAML_HEADER + stringify(buildOpenApiDocument(), YAML_OPTIONS);
+
+let stale = 0;
+for (const file of OUTPUTS) {
+  let current;
+  try {
+    current = readFileSync(file, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  const name = relative(ROOT, file);
+  if (current === text) {
+    console.log(`${name}: up to date`);
+  } else if (check) {
+    stale++;
+    console.error(`${name}: differs from a fresh build (run npm run openapi)`);
+  } else {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+    console.log(`${name}: written`);
+  }
+}
+process.exit(stale === 0 ? 0 : 1);
