@@ -3,6 +3,7 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { decideLeaseExpiry, decideUndeliverable, type DeliveryRecord } from '../domain/delivery';
 import { integrationPath } from '../store/integrations';
 import { applyDecision, deliveryRef, OUTBOX, outboxRef, readSuccessor, UNFINISHED_STATUSES, type OutboxEntry } from '../store/deliveries';
+import { collectionQuery, groupQuery, QUERIES } from '../store/queries';
 import { publishNotification, type DeliveryNotification, type PublishResult } from './publisher';
 
 /** A notification is published at most this early (clock skew between trigger and writer). */
@@ -86,19 +87,15 @@ export async function processOutboxEntry(db: Firestore, outboxId: string, now = 
  * applies lease expiry to deliveries nobody touched (decisions 5: within about a minute).
  */
 export async function sweep(db: Firestore, now = Date.now()): Promise<{ notifications: number; expiredLeases: number }> {
-  const overdue = await db.collection(OUTBOX).where('dueAt', '<=', now - OUTBOX_STALE_AFTER_MS).orderBy('dueAt').limit(200).get();
+  const overdue = await collectionQuery(db.collection(OUTBOX), QUERIES.overdueOutbox, now - OUTBOX_STALE_AFTER_MS).limit(200).get();
   let notifications = 0;
   for (const doc of overdue.docs) {
     const entry = doc.data() as OutboxEntry & { nextAttemptAt?: number };
     if (entry.nextAttemptAt !== undefined && entry.nextAttemptAt > now) continue;
     if ((await processOutboxEntry(db, doc.id, now)) === 'published') notifications++;
   }
-  const expired = await db
-    .collectionGroup('deliveries')
-    .where('status', 'in', UNFINISHED_STATUSES.filter((s) => s !== 'queued'))
-    .where('lease.expiresAt', '<=', now)
-    .limit(200)
-    .get();
+  const leasedStatuses = UNFINISHED_STATUSES.filter((s) => s !== 'queued');
+  const expired = await groupQuery(db, QUERIES.expiredLeases, leasedStatuses, now).limit(200).get();
   let expiredLeases = 0;
   for (const doc of expired.docs) {
     const changed = await db.runTransaction(async (tx) => {

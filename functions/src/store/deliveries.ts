@@ -1,5 +1,6 @@
-import { Timestamp, type DocumentReference, type Firestore, type Query, type Transaction } from 'firebase-admin/firestore';
+import { Timestamp, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { decideWake, type Decision, type DeliveryRecord, type DeliveryStatus } from '../domain/delivery';
+import { collectionQuery, QUERIES } from './queries';
 
 /**
  * Firestore access for deliveries: plain functions that take a Transaction. Every delivery
@@ -49,19 +50,17 @@ export async function readDelivery(tx: Transaction, db: Firestore, workspaceId: 
   return snap.exists ? (snap.data() as DeliveryRecord) : null;
 }
 
-function unfinishedInConversation(db: Firestore, d: DeliveryRecord): Query {
-  return deliveriesCollection(db, d.workspaceId).where('conversationId', '==', d.conversationId).where('status', 'in', UNFINISHED_STATUSES);
-}
-
 /** True when an earlier delivery of the same conversation is not terminal (ordering, decisions 5). */
 export async function hasUnfinishedPredecessor(tx: Transaction, db: Firestore, d: DeliveryRecord): Promise<boolean> {
-  const snap = await tx.get(unfinishedInConversation(db, d).where('seq', '<', d.seq).limit(1));
+  const query = collectionQuery(deliveriesCollection(db, d.workspaceId), QUERIES.unfinishedBefore, d.conversationId, UNFINISHED_STATUSES, d.seq);
+  const snap = await tx.get(query.limit(1));
   return !snap.empty;
 }
 
 /** The oldest unfinished delivery after `d` in its conversation: the one a terminal `d` releases. */
 export async function readSuccessor(tx: Transaction, db: Firestore, d: DeliveryRecord): Promise<DeliveryRecord | null> {
-  const snap = await tx.get(unfinishedInConversation(db, d).where('seq', '>', d.seq).orderBy('seq').limit(1));
+  const query = collectionQuery(deliveriesCollection(db, d.workspaceId), QUERIES.unfinishedAfter, d.conversationId, UNFINISHED_STATUSES, d.seq);
+  const snap = await tx.get(query.limit(1));
   const first = snap.docs[0];
   return first ? (first.data() as DeliveryRecord) : null;
 }

@@ -1,4 +1,5 @@
 import type { DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
+import { groupQuery, QUERIES } from './queries';
 
 /** What the service needs from an integration document (decisions 3). */
 export interface IntegrationAuth {
@@ -50,10 +51,10 @@ export function integrationFromSnapshot(snap: DocumentSnapshot, viaPreviousKey: 
  * `keyHash`. Collection-group queries on single fields need the overrides in firestore.indexes.json.
  */
 export async function findIntegrationByKeyHash(db: Firestore, keyHash: string): Promise<IntegrationAuth | null> {
-  const current = await db.collectionGroup('integrations').where('keyHash', '==', keyHash).limit(1).get();
+  const current = await groupQuery(db, QUERIES.integrationByKeyHash, keyHash).limit(1).get();
   const hit = current.docs[0];
   if (hit) return integrationFromSnapshot(hit, false);
-  const previous = await db.collectionGroup('integrations').where('previousKey.hash', '==', keyHash).limit(1).get();
+  const previous = await groupQuery(db, QUERIES.integrationByPreviousKeyHash, keyHash).limit(1).get();
   const old = previous.docs[0];
   return old ? integrationFromSnapshot(old, true) : null;
 }

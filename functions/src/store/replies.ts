@@ -4,6 +4,7 @@ import { deliveryIdFor } from '../domain/ids';
 import { codePointLength } from '../schemas/common';
 import { integrationPath } from './integrations';
 import { conversationDocRef, deliveryQueueRef, writeDelivery } from './deliveries';
+import { collectionQuery, QUERIES } from './queries';
 
 /** Spec 1 and 8: replies are text only, up to 10000 characters. */
 export const MAX_REPLY_CHARACTERS = 10_000;
@@ -64,8 +65,10 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
     const replies = (integrationSnap?.get('replies') ?? {}) as { enabled?: unknown; topic?: unknown };
     const repliesEnabled = replies.enabled === true && typeof replies.topic === 'string';
 
-    let pendingQuery = conversationRef.collection('messages').where('direction', '==', 'outbound').orderBy('createdAt');
-    if (last) pendingQuery = pendingQuery.where('createdAt', '>=', last.at);
+    const messages = conversationRef.collection('messages');
+    const pendingQuery = last
+      ? collectionQuery(messages, QUERIES.outboundRepliesSince, 'outbound', last.at)
+      : collectionQuery(messages, QUERIES.outboundReplies, 'outbound');
     const pending: Array<{ snap: DocumentSnapshot; position: ReplyPosition }> = (await tx.get(pendingQuery.limit(PENDING_SCAN_LIMIT))).docs
       .filter((s) => isOperatorReply(s.data()) && s.get('delivery') === undefined)
       .map((snap) => ({ snap, position: positionOf(snap) }))

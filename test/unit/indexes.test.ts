@@ -1,0 +1,144 @@
+/**
+ * firestore.indexes.json covers every query the service runs. The emulator never asks for an
+ * index, production Firestore fails the query (FAILED_PRECONDITION), so this test is the only
+ * guard. The queries come from functions/src/store/queries.ts, which the store code uses to build
+ * them (checked below by scanning the sources for hand-built queries).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { QUERIES, type QuerySpec } from '../../functions/src/store/queries';
+
+const ROOT = join(__dirname, '..', '..');
+
+type Order = 'ASCENDING' | 'DESCENDING';
+type Scope = 'COLLECTION' | 'COLLECTION_GROUP';
+interface IndexField {
+  fieldPath: string;
+  order?: Order;
+  arrayConfig?: string;
+}
+interface CompositeIndex {
+  collectionGroup: string;
+  queryScope: Scope;
+  fields: IndexField[];
+}
+interface FieldOverride {
+  collectionGroup: string;
+  fieldPath: string;
+  ttl?: boolean;
+  indexes: Array<{ order?: Order; arrayConfig?: string; queryScope: Scope }>;
+}
+interface IndexFile {
+  indexes: CompositeIndex[];
+  fieldOverrides: FieldOverride[];
+}
+
+const EQUALITY_OPS = new Set(['==', 'in']);
+const RANGE_OPS = new Set(['<', '<=', '>', '>=', '!=', 'not-in']);
+
+/** What a query needs: single-field indexes (merged for equality-only queries) or one composite. */
+type Requirement =
+  | { kind: 'single'; fields: Array<{ field: string; order: Order }> }
+  | { kind: 'composite'; equality: string[]; sort: Array<{ field: string; order: Order }> };
+
+function requirementOf(spec: QuerySpec): Requirement {
+  const equality: string[] = [];
+  const range: string[] = [];
+  for (const f of spec.where) {
+    if (EQUALITY_OPS.has(f.op)) equality.push(f.field);
+    else if (RANGE_OPS.has(f.op)) range.push(f.field);
+    // array-contains(-any) needs CONTAINS index entries: extend this test before using it.
+    else throw new Error(`operator ${f.op} is not modelled by this test`);
+  }
+  // Firestore sorts by the explicit orderBy, then implicitly by each inequality field (ascending).
+  const sort: Array<{ field: string; order: Order }> = spec.orderBy
+    .filter((o) => !equality.includes(o.field))
+    .map((o) => ({ field: o.field, order: o.direction === 'asc' ? 'ASCENDING' : 'DESCENDING' }));
+  for (const field of range) if (!sort.some((s) => s.field === field)) sort.push({ field, order: 'ASCENDING' });
+
+  if (sort.length === 0) return { kind: 'single', fields: equality.map((field) => ({ field, order: 'ASCENDING' })) };
+  if (equality.length === 0 && sort.length === 1) return { kind: 'single', fields: sort };
+  return { kind: 'composite', equality, sort };
+}
+
+function hasSingleField(file: IndexFile, collection: string, scope: Scope, field: string, order: Order): boolean {
+  const override = file.fieldOverrides.find((o) => o.collectionGroup === collection && o.fieldPath === field);
+  // An override replaces the automatic indexes of that field; without one, Firestore indexes every
+  // field ascending and descending, for collection scope only.
+  if (override) return override.indexes.some((i) => i.order === order && i.queryScope === scope);
+  return scope === 'COLLECTION';
+}
+
+function matchesComposite(ix: CompositeIndex, collection: string, scope: Scope, req: Extract<Requirement, { kind: 'composite' }>): boolean {
+  if (ix.collectionGroup !== collection || ix.queryScope !== scope) return false;
+  const fields = ix.fields.filter((f) => f.fieldPath !== '__name__');
+  if (fields.length !== req.equality.length + req.sort.length) return false;
+  const head = fields.slice(0, req.equality.length);
+  const tail = fields.slice(req.equality.length);
+  return (
+    head.every((f) => f.order !== undefined && req.equality.includes(f.fieldPath)) &&
+    new Set(head.map((f) => f.fieldPath)).size === req.equality.length &&
+    tail.every((f, i) => f.fieldPath === req.sort[i]?.field && f.order === req.sort[i]?.order)
+  );
+}
+
+/** Problems with `file` for `spec`; empty when the declared indexes serve the query. */
+function missingIndexes(file: IndexFile, spec: QuerySpec): string[] {
+  const req = requirementOf(spec);
+  if (req.kind === 'single') {
+    return req.fields
+      .filter((f) => !hasSingleField(file, spec.collection, spec.scope, f.field, f.order))
+      .map((f) => `single-field index ${spec.collection}.${f.field} ${f.order} (${spec.scope})`);
+  }
+  if (file.indexes.some((ix) => matchesComposite(ix, spec.collection, spec.scope, req))) return [];
+  const fields = [...req.equality.map((f) => `${f} ==`), ...req.sort.map((s) => `${s.field} ${s.order}`)].join(', ');
+  return [`composite index on ${spec.collection} (${spec.scope}): ${fields}`];
+}
+
+const indexFile = JSON.parse(readFileSync(join(ROOT, 'firestore.indexes.json'), 'utf8')) as IndexFile;
+const specs = Object.entries(QUERIES) as Array<[string, QuerySpec]>;
+
+describe('firestore.indexes.json', () => {
+  test.each(specs)('query %s is served by a declared index', (_name, spec) => {
+    expect(missingIndexes(indexFile, spec)).toEqual([]);
+  });
+
+  test('every composite index serves at least one query (no stale indexes)', () => {
+    const unused = indexFile.indexes.filter(
+      (ix) => !specs.some(([, spec]) => {
+        const req = requirementOf(spec);
+        return req.kind === 'composite' && matchesComposite(ix, spec.collection, spec.scope, req);
+      }),
+    );
+    expect(unused).toEqual([]);
+  });
+
+  test('the TTL policy on events.expireAt is kept (idempotency records expire after retention)', () => {
+    expect(indexFile.fieldOverrides).toContainEqual({ collectionGroup: 'events', fieldPath: 'expireAt', ttl: true, indexes: [] });
+  });
+
+  test('the checker is not vacuous: without the declared indexes the queries are reported', () => {
+    const empty: IndexFile = { indexes: [], fieldOverrides: [] };
+    expect(missingIndexes(empty, QUERIES.unfinishedBefore)).toEqual(['composite index on deliveries (COLLECTION): conversationId ==, status ==, seq ASCENDING']);
+    expect(missingIndexes(empty, QUERIES.expiredLeases)).toHaveLength(1);
+    expect(missingIndexes(empty, QUERIES.outboundRepliesSince)).toHaveLength(1);
+    // Collection-group single-field queries need an explicit override; collection scope is automatic.
+    expect(missingIndexes(empty, QUERIES.integrationByKeyHash)).toEqual(['single-field index integrations.keyHash ASCENDING (COLLECTION_GROUP)']);
+    expect(missingIndexes(empty, QUERIES.overdueOutbox)).toEqual([]);
+    // A descending sort is not served by an ascending index.
+    const desc: QuerySpec = { ...QUERIES.unfinishedAfter, orderBy: [{ field: 'seq', direction: 'desc' }] };
+    expect(missingIndexes(indexFile, desc)).toHaveLength(1);
+  });
+});
+
+describe('queries are built only from functions/src/store/queries.ts', () => {
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  const files = sources(join(ROOT, 'functions', 'src')).filter((f) => !f.endsWith(join('store', 'queries.ts')));
+
+  test.each(files.map((f) => [relative(ROOT, f), f]))('%s builds no query by hand', (_name, file) => {
+    const text = readFileSync(file, 'utf8');
+    const handBuilt = text.split('\n').filter((line) => /\.(where|orderBy|collectionGroup|findNearest)\(/.test(line));
+    expect(handBuilt).toEqual([]);
+  });
+});
