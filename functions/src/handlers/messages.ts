@@ -31,7 +31,7 @@ function enforceRateLimit(context: RequestContext): void {
 async function readBody(request: ParsedRequest): Promise<{ payload: unknown; imageBytes: Buffer[] }> {
   if (request.mediaType === 'application/json') return { payload: request.json, imageBytes: [] };
   const multipart = await parseMultipart(request.contentType, request.rawBody);
-  return { payload: parseJsonBody(Buffer.from(multipart.payload, 'utf8'), 'payload'), imageBytes: multipart.images };
+  return { payload: parseJsonBody(multipart.payload, 'payload'), imageBytes: multipart.images };
 }
 
 /**

@@ -9,8 +9,48 @@ export interface MultipartFile {
 }
 
 export interface MultipartBody {
-  payload: string;
+  /** The raw bytes of the `payload` field (JSON, to be decoded strictly as UTF-8). */
+  payload: Buffer;
   images: Buffer[];
+}
+
+interface RawPayload {
+  /** The `payload` field as busboy decoded it (see `payloadBytes`). */
+  value: string;
+  truncated: boolean;
+}
+
+const NON_ASCII = /[\u0080-\uffff]/;
+const BEYOND_LATIN1 = /[\u0100-\uffff]/;
+
+/**
+ * Busboy turns text fields into strings: with the part's declared charset, or else `defCharset`.
+ * To validate UTF-8 strictly (invalid UTF-8 is a 400, not silently U+FFFD), fields without a
+ * declared charset are read as latin1, which maps bytes to code units one to one. Which case a
+ * value came from is only ambiguous when it is non-ASCII and within latin1; then a second pass
+ * with another default tells: only a declared charset yields the same string under both.
+ * A declared charset is honoured as declared (RFC 7578 4.4).
+ */
+async function payloadBytes(raw: RawPayload, contentType: string, rawBody: Buffer): Promise<Buffer> {
+  const { value } = raw;
+  if (!NON_ASCII.test(value)) return Buffer.from(value, 'latin1');
+  if (BEYOND_LATIN1.test(value)) return Buffer.from(value, 'utf8'); // only a declared charset gives these
+  const underUtf8Default = await readPayloadField(contentType, rawBody, 'utf8');
+  return underUtf8Default === value ? Buffer.from(value, 'utf8') : Buffer.from(value, 'latin1');
+}
+
+/** Second, light pass: only the `payload` field (file parts are skipped unread). */
+function readPayloadField(contentType: string, rawBody: Buffer, defCharset: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let payload: string | undefined;
+    const bb = busboy({ headers: { 'content-type': contentType }, defCharset, limits: { fields: 1, fieldSize: MAX_JSON_BYTES + 1, parts: IMAGE_LIMITS.maxImages + 2 } });
+    bb.on('field', (name, value) => {
+      if (name === 'payload') payload ??= value;
+    });
+    bb.on('error', () => resolve(undefined));
+    bb.on('close', () => resolve(payload));
+    bb.end(rawBody);
+  });
 }
 
 /**
@@ -18,18 +58,32 @@ export interface MultipartBody {
  * fed to busboy with `end(rawBody)`). Exactly one text field `payload` and up to 3 file fields
  * `images`. Busboy's limits default to Infinity; each is set here and a breach is a 4xx.
  */
-export function parseMultipart(contentType: string, rawBody: Buffer): Promise<MultipartBody> {
+export async function parseMultipart(contentType: string, rawBody: Buffer): Promise<MultipartBody> {
+  const { payload, images } = await parseParts(contentType, rawBody);
+  const bytes = payload.truncated ? null : await payloadBytes(payload, contentType, rawBody);
+  if (bytes === null || bytes.length > MAX_JSON_BYTES) {
+    throw new PayloadTooLargeError('payload_too_large', `payload: exceeds ${MAX_JSON_BYTES} bytes.`);
+  }
+  return { payload: bytes, images };
+}
+
+function parseParts(contentType: string, rawBody: Buffer): Promise<{ payload: RawPayload; images: Buffer[] }> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
       bb = busboy({
         headers: { 'content-type': contentType },
+        // Fields without a declared charset arrive byte for byte (see payloadBytes).
+        defCharset: 'latin1',
         limits: {
           fields: 1,
           fieldSize: MAX_JSON_BYTES + 1,
           files: IMAGE_LIMITS.maxImages,
           fileSize: IMAGE_LIMITS.maxBytesEach + 1,
-          parts: IMAGE_LIMITS.maxImages + 1,
+          // busboy emits 'partsLimit' when the count *reaches* the limit (and stops parsing there),
+          // so the limit is one above the largest valid body (payload + maxImages files): a 5th part
+          // is still parsed, so a 4th image is reported as too_many_images by 'filesLimit' first.
+          parts: IMAGE_LIMITS.maxImages + 2,
           headerPairs: 20,
         },
       });
@@ -41,15 +95,13 @@ export function parseMultipart(contentType: string, rawBody: Buffer): Promise<Mu
     const fail = (err: Error) => {
       failure ??= err;
     };
-    let payload: string | undefined;
+    let payload: RawPayload | undefined;
     const images: Buffer[] = [];
 
     bb.on('field', (name, value, info) => {
       if (name !== 'payload') return fail(new BadRequestError('invalid_multipart', `multipart field '${name}' is not allowed: send the JSON in 'payload' and files in 'images'.`));
-      if (info.valueTruncated || Buffer.byteLength(value) > MAX_JSON_BYTES) {
-        return fail(new PayloadTooLargeError('payload_too_large', `payload: exceeds ${MAX_JSON_BYTES} bytes.`));
-      }
-      payload = value;
+      // The byte limit is checked on the decoded bytes (parseMultipart); busboy flags anything longer.
+      payload = { value, truncated: info.valueTruncated };
     });
     bb.on('file', (name, stream, _info) => {
       const index = images.length;
