@@ -10,7 +10,7 @@ import { authenticate, incomingRateLimiter } from '../http/services';
 import type { HttpResult } from '../http/types';
 import { IncomingMessageSchema, type IncomingMessageResponse } from '../schemas/messages';
 import { parseOrThrow } from '../schemas/common';
-import { acceptMessage, type StoredImage } from '../store/messages';
+import { acceptMessage, findExistingEvent, type StoredImage } from '../store/messages';
 import { createImageStore, imagePath, type ImageStore } from '../storage/images';
 
 let imageStore: ImageStore | undefined;
@@ -66,28 +66,37 @@ export async function handleIncomingMessage(request: ParsedRequest, context: Req
     height: img.height,
     bytes: img.bytes,
   }));
-  // Uploaded before the transaction: if it fails, nothing was recorded and a retry re-uploads to
-  // the same paths. An orphaned image (upload done, transaction failed) is harmless and re-used.
-  await Promise.all(stored.map((img, i) => images().put(img.path, imageBytes[i] ?? Buffer.alloc(0), img.contentType)));
+  const eventDocId = eventDocIdFor(integrationId, message.eventId);
+  const record = () =>
+    db().runTransaction((tx) =>
+      acceptMessage(tx, db(), {
+        workspaceId,
+        integrationId,
+        eventId: message.eventId,
+        eventDocId,
+        fingerprint: print,
+        conversationId,
+        messageId,
+        customerId: sender.kind === 'customer' ? customerIdFor(integrationId, sender.externalId) : null,
+        externalConversationId: message.externalConversationId,
+        sender,
+        text,
+        images: stored,
+        now: Date.now(),
+        retentionMs: config().eventRetentionMs,
+      }),
+    );
 
-  const outcome = await db().runTransaction((tx) =>
-    acceptMessage(tx, db(), {
-      workspaceId,
-      integrationId,
-      eventId: message.eventId,
-      eventDocId: eventDocIdFor(integrationId, message.eventId),
-      fingerprint: print,
-      conversationId,
-      messageId,
-      customerId: sender.kind === 'customer' ? customerIdFor(integrationId, sender.externalId) : null,
-      externalConversationId: message.externalConversationId,
-      sender,
-      text,
-      images: stored,
-      now: Date.now(),
-      retentionMs: config().eventRetentionMs,
-    }),
-  );
+  // A retry or a conflicting reuse of the eventId is answered before anything is uploaded, so a
+  // rejected request (409) stores no image and a duplicate does not upload again.
+  const known = stored.length > 0 ? await findExistingEvent(db(), workspaceId, eventDocId, print) : null;
+  if (known === null) {
+    // Uploaded before the transaction: if it fails, nothing was recorded and a retry re-uploads to
+    // the same paths. An orphaned image (upload done, then the transaction failed or a concurrent
+    // request with other content won the eventId) is harmless and re-used.
+    await Promise.all(stored.map((img, i) => images().put(img.path, imageBytes[i] ?? Buffer.alloc(0), img.contentType)));
+  }
+  const outcome = known ?? (await record());
   if (outcome.kind === 'conflict') {
     throw new ConflictError('event_conflict', `eventId '${message.eventId}' was already used with different content.`);
   }

@@ -1,4 +1,4 @@
-import { Timestamp, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 
 export interface StoredImage {
   path: string;
@@ -40,6 +40,22 @@ export const conversationRef = (db: Firestore, workspaceId: string, conversation
 export const customerRef = (db: Firestore, workspaceId: string, customerId: string): DocumentReference =>
   ws(db, workspaceId).collection('customers').doc(customerId);
 
+/** The answer for an eventId that was already recorded: same content is a duplicate, other content a conflict. */
+export function outcomeForExisting(existing: DocumentData, fingerprint: string): AcceptOutcome {
+  if (existing.fingerprint !== fingerprint) return { kind: 'conflict' };
+  return { kind: 'duplicate', conversationId: String(existing.conversationId), messageId: String(existing.messageId) };
+}
+
+/**
+ * Looks the event up outside a transaction (an event record never changes once written), so a
+ * retry or a conflicting reuse of an eventId is answered before any side effect such as an upload.
+ * Returns null when the event is new; the transaction still decides in that case.
+ */
+export async function findExistingEvent(db: Firestore, workspaceId: string, eventDocId: string, fingerprint: string): Promise<AcceptOutcome | null> {
+  const existing = (await eventRef(db, workspaceId, eventDocId).get()).data();
+  return existing ? outcomeForExisting(existing, fingerprint) : null;
+}
+
 /**
  * Records an incoming message in one transaction: the idempotency record, the message, its
  * conversation and its customer. All reads happen in one round trip before any write.
@@ -53,10 +69,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   const [eventSnap, convSnap, custSnap] = snaps;
 
   const existing = eventSnap?.data();
-  if (existing) {
-    if (existing.fingerprint !== input.fingerprint) return { kind: 'conflict' };
-    return { kind: 'duplicate', conversationId: String(existing.conversationId), messageId: String(existing.messageId) };
-  }
+  if (existing) return outcomeForExisting(existing, input.fingerprint);
 
   const now = Timestamp.fromMillis(input.now);
   tx.create(evRef, {
