@@ -1,0 +1,78 @@
+/**
+ * The deployed shape of the functions, read from the compiled entry point the way the Firebase CLI
+ * reads it (each exported function carries its `__endpoint` manifest entry): every HTTP function
+ * runs in europe-central2 (Warsaw, spec section 8), and every Hosting rewrite of firebase.json
+ * names an exported HTTP function in that region.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+const REGION = 'europe-central2';
+
+interface Endpoint {
+  platform?: string;
+  region?: string[];
+  httpsTrigger?: Record<string, unknown>;
+  eventTrigger?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+function loadEndpoints(): Record<string, Endpoint> {
+  const entry = join(ROOT, 'functions', 'lib', 'index.js');
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: build the functions first (npm test does).`);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require(entry) as Record<string, unknown>;
+  const endpoints: Record<string, Endpoint> = {};
+  for (const [name, value] of Object.entries(mod)) {
+    const endpoint = typeof value === 'function' ? (value as { __endpoint?: Endpoint }).__endpoint : undefined;
+    if (endpoint) endpoints[name] = endpoint;
+  }
+  return endpoints;
+}
+
+interface Rewrite {
+  source: string;
+  function?: string | { functionId: string; region?: string };
+}
+
+const endpoints = loadEndpoints();
+const httpFunctions = Object.entries(endpoints).filter(([, e]) => e.httpsTrigger !== undefined);
+const firebaseJson = JSON.parse(readFileSync(join(ROOT, 'firebase.json'), 'utf8')) as { hosting: { rewrites: Rewrite[] } };
+const functionRewrites = firebaseJson.hosting.rewrites.filter((r) => r.function !== undefined);
+
+describe('functions manifest', () => {
+  test('the entry point exports HTTP functions, including messages', () => {
+    expect(httpFunctions.map(([name]) => name)).toContain('messages');
+  });
+
+  test.each(httpFunctions.map(([name, e]) => [name, e] as const))('HTTP function %s runs only in europe-central2', (_name, endpoint) => {
+    expect(endpoint.region).toEqual([REGION]);
+    expect(endpoint.platform).toBe('gcfv2');
+  });
+
+  test('the HTTP functions are publicly invokable (authentication is the integration key)', () => {
+    for (const [name, endpoint] of httpFunctions) {
+      expect({ name, invoker: endpoint.httpsTrigger?.invoker }).toEqual({ name, invoker: ['public'] });
+    }
+  });
+});
+
+describe('Hosting rewrites', () => {
+  test('/v1/messages is rewritten to a function', () => {
+    expect(functionRewrites.map((r) => r.source)).toContain('/v1/messages');
+  });
+
+  test.each(functionRewrites.map((r) => [r.source, r] as const))('%s names an exported HTTP function in europe-central2', (_source, rewrite) => {
+    const target = typeof rewrite.function === 'string' ? { functionId: rewrite.function } : rewrite.function;
+    expect(target?.region).toBe(REGION);
+    const endpoint = endpoints[target?.functionId ?? ''];
+    expect({ functionId: target?.functionId, exported: endpoint !== undefined }).toEqual({ functionId: target?.functionId, exported: true });
+    expect(endpoint?.httpsTrigger).toBeDefined();
+    expect(endpoint?.region).toEqual([REGION]);
+  });
+
+  test('every rewrite source is under /v1/', () => {
+    for (const rewrite of functionRewrites) expect(rewrite.source).toMatch(/^\/v1\//);
+  });
+});
