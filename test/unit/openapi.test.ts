@@ -226,6 +226,8 @@ describe('assertResponseMatchesContract (the integration tests use it on every /
     ok('GET', '/v1/deliveries/fail', 405, { ...json, allow: 'POST' }, { error: { code: 'method_not_allowed', message: 'POST only' } });
     ok('POST', '/v1/messages', 400, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>Bad Request</pre>');
     ok('POST', '/v1/messages?x=1', 413, json, { error: { code: 'images_too_large', message: 'x' } });
+    ok('POST', '/v1/deliveries/claim', 415, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>UnsupportedMediaTypeError</pre>');
+    ok('POST', '/v1/messages', 413, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>PayloadTooLargeError</pre>');
   });
 
   test('rejects what the document does not describe', () => {
@@ -242,6 +244,8 @@ describe('assertResponseMatchesContract (the integration tests use it on every /
     violation('POST', '/v1/deliveries/complete', 200, { 'content-type': 'application/json' }, { status: 'sent' }, /header X-Request-Id is missing/);
     violation('POST', '/v1/messages', 400, { 'content-type': 'application/json' }, { error: { code: 'invalid_json' } }, /header X-Request-Id is missing/);
     violation('POST', '/v1/deliveries/fail', 200, { ...json, 'content-type': 'text/plain' }, 'ok', /Content-Type text\/plain is not documented/);
+    violation('POST', '/v1/deliveries/fail', 404, { 'content-type': 'text/html' }, '<html></html>', /header X-Request-Id is missing|Content-Type text\/html is not documented/);
+    violation('POST', '/v1/deliveries/fail', 415, { 'content-type': 'application/json' }, { error: { code: 'unsupported_media_type' } }, /header X-Request-Id is missing/);
     violation('POST', '/v1/deliveries/fail', 400, { ...json, 'content-type': 'application/json' }, { error: { code: 'Bad' } }, /body does not match/);
   });
 

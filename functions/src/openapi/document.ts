@@ -122,6 +122,16 @@ const STATUS_TEXT: Record<ErrorStatus, string> = {
   503: 'Temporarily unavailable: retry the same request after `Retry-After` seconds.',
 };
 
+/**
+ * Errors the Cloud Functions runtime answers itself, before the service runs: its body parsers
+ * (JSON, text, urlencoded, raw; 32 MB) reject these with an HTML page (see docs/decisions.md).
+ */
+const PLATFORM_ERRORS: Partial<Record<ErrorStatus, string>> = {
+  400: 'a body sent as `application/json` that is not parseable JSON (malformed JSON in the multipart `payload` field gets the envelope: `invalid_json`), and a body that does not match its `Content-Length` or `Content-Encoding`',
+  413: 'a request body over 32 MB (the platform limit)',
+  415: 'a `charset` it does not know (e.g. `application/json; charset=latin1`), and a `Content-Encoding` other than gzip, deflate or identity',
+};
+
 /** Statuses whose codes are identical for every operation: one shared response component each. */
 const SHARED_ERROR_RESPONSES: Partial<Record<ErrorStatus, string>> = {
   401: 'Unauthorized',
@@ -148,16 +158,16 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): JsonOb
     },
   };
   let description = `${STATUS_TEXT[status]}\n\n\`error.code\` is one of:\n\n${list}`;
-  if (status === 400) {
-    description +=
-      '\n\nKnown platform limitation: a body sent with `Content-Type: application/json` that is not parseable JSON is rejected by the Cloud Functions runtime before the service runs. That 400 has a `text/html` body (not the envelope) and no `X-Request-Id`. Malformed JSON in the multipart `payload` field gets the envelope (`invalid_json`).';
+  const platform = PLATFORM_ERRORS[status];
+  if (platform !== undefined) {
+    description += `\n\nKnown platform limitation: the Cloud Functions runtime parses bodies before the service runs and answers these itself, with a \`text/html\` body (not the envelope) and no \`X-Request-Id\`: ${platform}.`;
     headers['X-Request-Id'] = {
       ...HEADERS.XRequestId,
       required: false,
-      description: 'Sent with every `application/json` error envelope; absent only on the platform\'s `text/html` 400 for unparseable JSON.',
+      description: `Sent with every \`application/json\` error envelope; absent only on the platform's \`text/html\` ${status}.`,
     };
     content['text/html'] = {
-      schema: { type: 'string', description: "The platform's own error page for an unparseable `application/json` body." },
+      schema: { type: 'string', description: `The platform's own error page (see above).` },
     };
   }
   return { description, headers, content };
@@ -233,9 +243,9 @@ const DESCRIPTION = `Server-to-server API of the support desk for connector back
 
 **Delivery flow.** A notification \`{deliveryId, workspaceId, integrationId, conversationId, messageId}\` is published to the integration's Pub/Sub topic per reply. The connector claims the delivery; if \`ready\`, it calls start, sends through the provider once when start says \`sending\`, then completes (or fails). Replies are ordered per conversation: \`skip\` with reason \`waiting_for_previous\` means acknowledge the notification; a new one comes when the previous reply finishes.
 
-**Errors.** Every error the service produces is \`{"error": {"code": "snake_case", "message": "..."}}\` (component \`Error\`); each response lists the codes it can carry. New codes may be added in a minor version: handle an unknown code by its HTTP status. On 429 and 503 wait \`Retry-After\` seconds and retry with the same \`eventId\` / \`requestId\` / lease; do not retry 400, 413 or 415 without correcting the request. One exception to the envelope: a body sent as \`application/json\` that is not parseable JSON is answered by the Cloud Functions runtime with an HTML 400.
+**Errors.** Every error the service produces is \`{"error": {"code": "snake_case", "message": "..."}}\` (component \`Error\`); each response lists the codes it can carry. New codes may be added in a minor version: handle an unknown code by its HTTP status. On 429 and 503 wait \`Retry-After\` seconds and retry with the same \`eventId\` / \`requestId\` / lease; do not retry 400, 413 or 415 without correcting the request. Exceptions to the envelope: the Cloud Functions runtime parses bodies before the service runs and answers a few malformed requests itself with an HTML page and no \`X-Request-Id\`: unparseable JSON sent as \`application/json\` (400), a body over 32 MB (413), an unknown \`charset\` or \`Content-Encoding\` (415). The 400, 413 and 415 responses document this \`text/html\` variant.
 
-**X-Request-Id.** Every response the service produces carries an \`X-Request-Id\` header.
+**X-Request-Id.** Every response the service produces (every \`application/json\` response) carries an \`X-Request-Id\` header.
 
 **Characters.** Every text limit counts Unicode code points, not UTF-16 units or bytes. JSON Schema \`minLength\` / \`maxLength\` count code points too, so the bounds below are exact; strings must also be well-formed Unicode (no lone surrogates), which JSON Schema cannot express. Unknown properties are rejected (400 \`invalid_request\`).
 
