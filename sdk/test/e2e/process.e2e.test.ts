@@ -1,0 +1,175 @@
+/**
+ * SDK end to end: `processDelivery` (spec 4.6) against the emulator stack, from a notification
+ * pulled from Pub/Sub and parsed by the SDK to the delivery record and the reply's mirror.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  parsePulledNotification,
+  ProviderPermanentError,
+  ProviderRetryableError,
+  ProviderUnknownOutcomeError,
+  type ConnectorClient,
+  type DeliveryNotification,
+  type ProviderSendInput,
+} from '../../src/index.js';
+import {
+  closePubSub,
+  closeStack,
+  deliveryStack,
+  readDeliveryDoc,
+  replyAndWait,
+  startConversation,
+  waitForMirror,
+  writeReply,
+  type Conversation,
+  type RawTopic,
+  type TestIntegration,
+} from './helpers';
+
+// The first calls of a run meet cold functions in the emulator; triggers and Pub/Sub add seconds.
+jest.setTimeout(120_000);
+
+let topic: RawTopic;
+let integration: TestIntegration;
+let client: ConnectorClient;
+beforeAll(async () => {
+  ({ topic, integration, client } = await deliveryStack());
+});
+afterAll(async () => {
+  await topic?.close();
+  await closePubSub();
+  await closeStack();
+});
+
+async function newDelivery(text: string): Promise<{ conversation: Conversation; replyId: string; notification: DeliveryNotification }> {
+  const conversation = await startConversation(client, integration);
+  const { replyId, message } = await replyAndWait(topic, conversation, text);
+  return { conversation, replyId, notification: parsePulledNotification(message) };
+}
+
+/** A provider that records its calls and behaves as `behave` says. */
+function provider(behave: (input: ProviderSendInput) => Promise<unknown> | unknown) {
+  const calls: ProviderSendInput[] = [];
+  const send = async (input: ProviderSendInput) => {
+    calls.push(input);
+    return (await behave(input)) as string[];
+  };
+  return { calls, send };
+}
+
+test('provider succeeds -> sent: complete reported, delivery and mirror sent; a redelivered notification is skipped', async () => {
+  const { conversation, replyId, notification } = await newDelivery('Refund issued.');
+  const p = provider(() => ({ providerMessageIds: ['tg-100'] }));
+
+  const result = await client.processDelivery(notification, p.send);
+  expect(result).toEqual({ kind: 'sent', deliveryId: notification.deliveryId, leaseId: expect.any(String), providerMessageIds: ['tg-100'] });
+  expect(p.calls).toHaveLength(1);
+  expect(p.calls[0]).toMatchObject({
+    deliveryId: notification.deliveryId,
+    text: 'Refund issued.',
+    recipient: { externalConversationId: conversation.externalConversationId, externalCustomerId: conversation.customerId },
+    leaseExpiresAt: expect.any(Number),
+  });
+  expect(p.calls[0]?.signal).toBeInstanceOf(AbortSignal);
+
+  const mirror = await waitForMirror(conversation, replyId, (m) => m.status === 'sent');
+  expect(mirror).toMatchObject({ deliveryId: notification.deliveryId, status: 'sent', providerMessageIds: ['tg-100'] });
+  expect(await readDeliveryDoc(integration.workspaceId, notification.deliveryId)).toMatchObject({ status: 'sent', attempts: 1, providerMessageIds: ['tg-100'] });
+
+  // Pub/Sub delivers at least once: the same notification again does not send again.
+  expect(await client.processDelivery(notification, p.send)).toEqual({ kind: 'skipped', deliveryId: notification.deliveryId, reason: 'already_sent' });
+  expect(p.calls).toHaveLength(1);
+});
+
+test('temporary rejection (ProviderRetryableError) -> fail retry -> queued; re-notified when due, then sent', async () => {
+  const { conversation, replyId, notification } = await newDelivery('Try again later');
+  const rejected = provider(() => {
+    throw new ProviderRetryableError('429 from the channel', { code: 'Rate-Limited', retryAfterMs: 1_500 });
+  });
+  const at = Date.now();
+  const result = await client.processDelivery(notification, rejected.send);
+  expect(result).toMatchObject({ kind: 'failed', deliveryId: notification.deliveryId, outcome: 'retry', code: 'rate_limited', deliveryStatus: 'queued' });
+  expect(result.kind === 'failed' && result.error).toBeInstanceOf(ProviderRetryableError);
+  expect(rejected.calls).toHaveLength(1);
+
+  const doc = await readDeliveryDoc(integration.workspaceId, notification.deliveryId);
+  expect(doc).toMatchObject({ status: 'queued', attempts: 1, lastFail: { outcome: 'retry', code: 'rate_limited', responseStatus: 'queued' }, error: null });
+  expect(doc?.notBefore).toBeGreaterThanOrEqual(at + 1_500 - 2_000);
+  expect(doc?.notBefore).toBeLessThanOrEqual(Date.now() + 1_500 + 2_000);
+  expect(await waitForMirror(conversation, replyId)).toMatchObject({ status: 'queued' });
+
+  // The service publishes the notification again once the delay has passed (Cloud Task).
+  const again = parsePulledNotification(await topic.waitFor(replyId, 2, 30_000));
+  expect(again).toEqual(notification);
+  const ok = provider(() => ['tg-200']);
+  expect(await client.processDelivery(again, ok.send)).toMatchObject({ kind: 'sent', providerMessageIds: ['tg-200'] });
+  expect(await readDeliveryDoc(integration.workspaceId, notification.deliveryId)).toMatchObject({ status: 'sent', attempts: 2 });
+  await waitForMirror(conversation, replyId, (m) => m.status === 'sent');
+});
+
+test('permanent rejection (ProviderPermanentError) -> fail failed -> failed', async () => {
+  const { conversation, replyId, notification } = await newDelivery('You are blocked');
+  const p = provider(() => {
+    throw new ProviderPermanentError('bot blocked by the user', { code: 'recipient_blocked' });
+  });
+  const result = await client.processDelivery(notification, p.send);
+  expect(result).toMatchObject({ kind: 'failed', outcome: 'failed', code: 'recipient_blocked', deliveryStatus: 'failed' });
+  expect(p.calls).toHaveLength(1);
+  expect(await readDeliveryDoc(integration.workspaceId, notification.deliveryId)).toMatchObject({ status: 'failed', error: { outcome: 'failed', code: 'recipient_blocked' } });
+  expect(await waitForMirror(conversation, replyId, (m) => m.status === 'failed')).toMatchObject({ error: { outcome: 'failed', code: 'recipient_blocked' } });
+  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'skipped', reason: 'already_failed' });
+  expect(p.calls).toHaveLength(1);
+});
+
+test('provider times out (providerTimeoutMs) -> unknown, the provider was called exactly once and saw the abort', async () => {
+  const { conversation, replyId, notification } = await newDelivery('Slow channel');
+  let aborted = false;
+  const p = provider(
+    ({ signal }) =>
+      new Promise((resolve) => {
+        signal.addEventListener('abort', () => {
+          aborted = true;
+        });
+        setTimeout(() => resolve(['too-late']), 3_000); // "succeeds" after the limit: must be ignored
+      }),
+  );
+  const result = await client.processDelivery(notification, p.send, { providerTimeoutMs: 300 });
+  expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_timeout', deliveryStatus: 'unknown' });
+  expect(result.kind === 'failed' && result.error).toBeInstanceOf(ProviderUnknownOutcomeError);
+  expect(p.calls).toHaveLength(1);
+  expect(aborted).toBe(true);
+
+  expect(await readDeliveryDoc(integration.workspaceId, notification.deliveryId)).toMatchObject({ status: 'unknown', error: { outcome: 'unknown', code: 'provider_timeout' } });
+  expect(await waitForMirror(conversation, replyId, (m) => m.status === 'unknown')).toMatchObject({ error: { code: 'provider_timeout' } });
+  // Never sent again automatically.
+  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'skipped', reason: 'outcome_unknown' });
+  expect(p.calls).toHaveLength(1);
+});
+
+test('an unexpected provider error -> unknown provider_error (never retried: it may have been sent)', async () => {
+  const { notification } = await newDelivery('Boom');
+  const p = provider(() => {
+    throw new Error('socket hang up');
+  });
+  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_error', deliveryStatus: 'unknown' });
+});
+
+test('replies are delivered in order: the second waits (skipped waiting_for_previous) and is re-notified after the first', async () => {
+  const conversation = await startConversation(client, integration);
+  const first = await writeReply(conversation, 'First reply');
+  const second = await writeReply(conversation, 'Second reply');
+  const n1 = parsePulledNotification(await topic.waitFor(first));
+  const n2 = parsePulledNotification(await topic.waitFor(second));
+
+  const sentTexts: string[] = [];
+  const record = provider(({ text }) => {
+    sentTexts.push(text);
+    return [`p-${randomUUID().slice(0, 8)}`];
+  });
+  expect(await client.processDelivery(n2, record.send)).toEqual({ kind: 'skipped', deliveryId: n2.deliveryId, reason: 'waiting_for_previous' });
+  expect(await client.processDelivery(n1, record.send)).toMatchObject({ kind: 'sent' });
+  // Completing the first wakes the second: its notification is published again.
+  const n2again = parsePulledNotification(await topic.waitFor(second, 2));
+  expect(await client.processDelivery(n2again, record.send)).toMatchObject({ kind: 'sent' });
+  expect(sentTexts).toEqual(['First reply', 'Second reply']);
+});
