@@ -24,6 +24,8 @@ const run = (cmd, args, env = process.env) => {
 const phases = (process.env.TEST_PHASES ?? 'static,unit,integration').split(',');
 console.log('▶ build');
 buildFunctions();
+// The SDK's dist: the example connector (examples/connector) runs on the built package.
+run(bin('tsc'), ['-p', join(ROOT, 'sdk', 'tsconfig.build.json')]);
 if (phases.includes('static')) {
   console.log('▶ type check');
   run(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+/**
+ * Local-stack helper (not part of a connector): writes an operator reply into a conversation
+ * exactly as the support console does, so the service creates a delivery and notifies the
+ * connector. Talks to the Firestore EMULATOR only.
+ *
+ *   node examples/connector/reply-as-operator.js [--wait] <conversationId> "<reply text>"
+ *
+ * With --wait it then waits (up to 30 s) until the reply's delivery status, as the console
+ * shows it, is final (sent, failed or unknown) and prints it.
+ *
+ * Environment: FIRESTORE_EMULATOR_HOST (default 127.0.0.1:8080), GCLOUD_PROJECT (default
+ * demo-support-desk), WORKSPACE_ID (default demo-workspace, the workspace `npm start` seeds).
+ */
+import { initializeApp } from 'firebase-admin/app';
+import { FieldValue, getFirestore } from 'firebase-admin/firestore';
+
+const args = process.argv.slice(2);
+const wait = args[0] === '--wait';
+const [conversationId, text] = wait ? args.slice(1) : args;
+if (!conversationId || !text) {
+  console.error('usage: node examples/connector/reply-as-operator.js [--wait] <conversationId> "<reply text>"');
+  process.exit(2);
+}
+process.env.FIRESTORE_EMULATOR_HOST ??= '127.0.0.1:8080';
+// No GCP metadata server next to the emulators: skip the auth library's lookup (and its warning).
+process.env.METADATA_SERVER_DETECTION ??= 'none';
+const projectId = process.env.GCLOUD_PROJECT ?? 'demo-support-desk';
+const workspaceId = process.env.WORKSPACE_ID ?? 'demo-workspace';
+
+const db = getFirestore(initializeApp({ projectId }));
+const conversation = db.collection('workspaces').doc(workspaceId).collection('conversations').doc(conversationId);
+if (!(await conversation.get()).exists) {
+  console.error(`no conversation ${conversationId} in workspace ${workspaceId} (Firestore emulator ${process.env.FIRESTORE_EMULATOR_HOST})`);
+  process.exit(1);
+}
+const reply = conversation.collection('messages').doc();
+await reply.create({ direction: 'outbound', author: { type: 'operator', uid: 'example-operator' }, text, createdAt: FieldValue.serverTimestamp() });
+console.log(`[operator] replied in ${conversationId}: message ${reply.id}`);
+if (wait) {
+  const FINAL = ['sent', 'failed', 'unknown'];
+  const deadline = Date.now() + 30_000;
+  let delivery;
+  do {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    delivery = (await reply.get()).get('delivery');
+  } while (!FINAL.includes(delivery?.status) && Date.now() < deadline);
+  const details = [delivery?.providerMessageIds?.length ? `provider ids ${delivery.providerMessageIds.join(', ')}` : '', delivery?.error ? `${delivery.error.outcome}: ${delivery.error.code}` : '']
+    .filter(Boolean)
+    .join('; ');
+  console.log(`[operator] delivery ${delivery?.deliveryId ?? '(none yet)'} of message ${reply.id}: ${delivery?.status ?? 'not created'}${details ? ` (${details})` : ''}`);
+  if (!FINAL.includes(delivery?.status)) process.exitCode = 1;
+}
+await db.terminate();

@@ -1,0 +1,184 @@
+/**
+ * The runnable example (examples/connector) against the emulator stack: its processing loop
+ * imported and driven in-process, and `main.js` run as a real Node.js process on the BUILT SDK
+ * (sdk/dist, as `npm run example:connector` does). Each test has its own integration, topic and
+ * subscription.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import {
+  apiBaseUrl,
+  closePubSub,
+  closeStack,
+  createRawTopic,
+  createTestIntegration,
+  eventually,
+  waitForMirror,
+  writeReply,
+  type RawTopic,
+  type TestIntegration,
+} from './helpers';
+import { projectId } from '../../../test/integration/helpers/stack';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+const EXAMPLE_DIR = join(ROOT, 'examples', 'connector');
+
+/** The parts of examples/connector/connector.js this test uses (the example is plain JS). */
+interface ExampleEvent {
+  type: string;
+  action?: 'ack' | 'nack';
+  notification?: { deliveryId: string; messageId: string };
+  result?: { kind: string; [k: string]: unknown };
+  error?: Error & { code?: string };
+}
+interface ExampleModule {
+  loadConfig(env: Record<string, string | undefined>): Record<string, unknown>;
+  createFakeProvider(options: { write: (line: string) => void }): unknown;
+  runConnector(
+    config: Record<string, unknown>,
+    deps: { send: unknown; onEvent: (event: ExampleEvent) => void },
+  ): Promise<{ incoming: { conversationId: string; messageId: string; duplicate: boolean; eventId: string }; stop(): Promise<void> }>;
+}
+
+// The first calls of a run meet cold functions in the emulator; triggers and Pub/Sub add seconds.
+jest.setTimeout(120_000);
+
+let topic: RawTopic;
+let integration: TestIntegration;
+beforeEach(async () => {
+  topic = await createRawTopic({ listen: false }); // the example is the subscriber
+  integration = await createTestIntegration({ topic: topic.topicPath });
+});
+afterEach(async () => {
+  await topic?.close();
+});
+afterAll(async () => {
+  await closePubSub();
+  await closeStack();
+});
+
+const exampleEnv = (extra: Record<string, string> = {}): Record<string, string | undefined> => ({
+  INTEGRATION_KEY: integration.key,
+  API_BASE_URL: apiBaseUrl(),
+  SUBSCRIPTION: topic.subscriptionName,
+  GCLOUD_PROJECT: projectId(),
+  PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST,
+  EXTERNAL_CONVERSATION_ID: `example-chat-${randomUUID()}`,
+  CUSTOMER_ID: 'example-customer-7',
+  ...extra,
+});
+
+const importExample = async (): Promise<ExampleModule> => {
+  // A non-literal specifier: the example is plain ESM JavaScript without type declarations.
+  const examplePath = join(EXAMPLE_DIR, 'connector.js');
+  return (await import(examplePath)) as ExampleModule;
+};
+
+test('loadConfig: INTEGRATION_KEY is required; the rest defaults to the local stack (demo-* projects use the emulator)', async () => {
+  const example = await importExample();
+  expect(() => example.loadConfig({})).toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('INTEGRATION_KEY') }));
+  expect(example.loadConfig({ INTEGRATION_KEY: 'k' })).toMatchObject({
+    apiBaseUrl: 'http://127.0.0.1:5000',
+    integrationKey: 'k',
+    projectId: 'demo-support-desk',
+    subscription: 'connector-notifications-pull',
+    pubsubEmulatorHost: '127.0.0.1:8085',
+    providerTimeoutMs: undefined,
+  });
+  expect(example.loadConfig({ INTEGRATION_KEY: 'k', GCLOUD_PROJECT: 'prod-project' }).pubsubEmulatorHost).toBeUndefined();
+  expect(() => example.loadConfig({ INTEGRATION_KEY: 'k', PROVIDER_TIMEOUT_MS: '-1' })).toThrow('PROVIDER_TIMEOUT_MS');
+});
+
+test('the processing loop (imported): startup message, replies delivered through the fake provider, failures and junk handled', async () => {
+  const example = await importExample();
+  const events: ExampleEvent[] = [];
+  const printed: string[] = [];
+  const env = exampleEnv({ STARTUP_TEXT: 'Where is my parcel?' });
+  const connector = await example.runConnector(example.loadConfig(env), {
+    send: example.createFakeProvider({ write: (line) => printed.push(line) }),
+    onEvent: (event) => events.push(event),
+  });
+  try {
+    // The startup message created the conversation.
+    const { incoming } = connector;
+    expect(incoming).toEqual({ conversationId: expect.any(String), messageId: expect.any(String), duplicate: false, eventId: expect.any(String) });
+    expect(events.map((e) => e.type)).toEqual(['config', 'incoming', 'listening']);
+    const conversation = { integration, conversationId: incoming.conversationId };
+
+    const deliveryOf = (replyId: string) =>
+      eventually(async () => events.find((e) => e.type === 'delivery' && e.notification?.messageId === replyId), `the example's delivery of ${replyId}`, 20_000);
+
+    // A reply is delivered through the fake provider and completed.
+    const replyId = await writeReply(conversation, 'Your parcel is on its way.');
+    const delivered = await deliveryOf(replyId);
+    expect(delivered).toMatchObject({ action: 'ack', result: { kind: 'sent', providerMessageIds: [expect.stringMatching(/^fake-1-/)] } });
+    expect(printed).toEqual([expect.stringContaining(`to ${env.EXTERNAL_CONVERSATION_ID} (customer example-customer-7): "Your parcel is on its way." -> fake-1-`)]);
+    await waitForMirror(conversation, replyId, (m) => m.status === 'sent');
+
+    // A reply the fake provider rejects permanently is reported as failed (and acked).
+    const blockedId = await writeReply(conversation, 'Hello? #blocked');
+    expect(await deliveryOf(blockedId)).toMatchObject({ action: 'ack', result: { kind: 'failed', outcome: 'failed', code: 'recipient_blocked', deliveryStatus: 'failed' } });
+    await waitForMirror(conversation, blockedId, (m) => m.status === 'failed');
+
+    // Something that is not a notification is acked and reported, not retried.
+    await topic.publish(Buffer.from('not json'));
+    const junk = await eventually(async () => events.find((e) => e.type === 'delivery' && e.notification === undefined), 'the junk message', 20_000);
+    expect(junk).toMatchObject({ action: 'ack', error: { name: 'InvalidNotificationError', code: 'invalid_notification' } });
+  } finally {
+    await connector.stop();
+  }
+  expect(events.at(-1)?.type).toBe('stopped');
+});
+
+/** Collects a child's stdout/stderr lines and lets a test wait for one. */
+function lines(child: ChildProcessWithoutNullStreams) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const split = (into: string[]) => {
+    let rest = '';
+    return (chunk: Buffer) => {
+      rest += chunk.toString('utf8');
+      const parts = rest.split('\n');
+      rest = parts.pop() ?? '';
+      into.push(...parts);
+    };
+  };
+  child.stdout.on('data', split(out));
+  child.stderr.on('data', split(err));
+  const describe = () => `stdout:\n${out.join('\n')}\nstderr:\n${err.join('\n')}`;
+  return {
+    out,
+    err,
+    async waitFor(pattern: RegExp, timeoutMs = 25_000): Promise<RegExpMatchArray> {
+      try {
+        return await eventually(async () => out.map((l) => l.match(pattern)).find((m) => m !== null) ?? undefined, `a line matching ${pattern}`, timeoutMs);
+      } catch (error) {
+        throw new Error(`${(error as Error).message}\n${describe()}`);
+      }
+    },
+    describe,
+  };
+}
+
+test('main.js runs as a real process on the built SDK: message at startup, reply printed by the fake provider, clean stop on SIGINT', async () => {
+  expect({ built: existsSync(join(ROOT, 'sdk', 'dist', 'index.js')), hint: 'npm run build --workspace sdk (npm test builds it)' }).toMatchObject({ built: true });
+  const env = exampleEnv();
+  const child = spawn(process.execPath, [join(EXAMPLE_DIR, 'main.js')], { cwd: ROOT, env: { ...process.env, ...env } });
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const output = lines(child);
+  try {
+    await output.waitFor(/^\[connector\] waiting for delivery notifications/);
+    const [, conversationId] = await output.waitFor(/^\[connector\] incoming message accepted: conversationId=(\S+) messageId=\S+ duplicate=false/);
+    const replyId = await writeReply({ integration, conversationId: conversationId! }, 'Hi from the operator!');
+    await output.waitFor(new RegExp(`^\\[fake-provider\\] to ${env.EXTERNAL_CONVERSATION_ID} \\(customer example-customer-7\\): "Hi from the operator!" -> fake-1-`));
+    await output.waitFor(/^\[connector\] delivery d_\S+: sent \(provider ids: fake-1-/);
+    await waitForMirror({ integration, conversationId: conversationId! }, replyId, (m) => m.status === 'sent');
+  } finally {
+    child.kill('SIGINT');
+  }
+  expect(await exited).toBe(0);
+  expect(output.out.at(-1)).toBe('[connector] stopped');
+  expect(output.err).toEqual([]);
+}, 120_000);
