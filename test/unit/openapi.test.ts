@@ -228,6 +228,7 @@ describe('assertResponseMatchesContract (the integration tests use it on every /
     ok('POST', '/v1/messages?x=1', 413, json, { error: { code: 'images_too_large', message: 'x' } });
     ok('POST', '/v1/deliveries/claim', 415, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>UnsupportedMediaTypeError</pre>');
     ok('POST', '/v1/messages', 413, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>PayloadTooLargeError</pre>');
+    ok('HEAD', '/v1/messages', 405, { ...json, allow: 'POST' }, '');
   });
 
   test('rejects what the document does not describe', () => {

@@ -127,8 +127,8 @@ const STATUS_TEXT: Record<ErrorStatus, string> = {
  * (JSON, text, urlencoded, raw; 32 MB) reject these with an HTML page (see docs/decisions.md).
  */
 const PLATFORM_ERRORS: Partial<Record<ErrorStatus, string>> = {
-  400: 'a body sent as `application/json` that is not parseable JSON (malformed JSON in the multipart `payload` field gets the envelope: `invalid_json`), and a body that does not match its `Content-Length` or `Content-Encoding`',
-  413: 'a request body over 32 MB (the platform limit)',
+  400: 'an `application/json` body that is not a JSON object or array (malformed JSON, a bare scalar such as `123`, or bytes that do not decode in the declared charset), and a body that does not match its `Content-Encoding` (e.g. invalid gzip data); malformed JSON in the multipart `payload` field gets the envelope (`invalid_json`)',
+  413: 'a request body over 32 MB (the platform limit), and an `application/x-www-form-urlencoded` body with more than 1000 parameters',
   415: 'a `charset` it does not know (e.g. `application/json; charset=latin1`), and a `Content-Encoding` other than gzip, deflate or identity',
 };
 
@@ -243,7 +243,7 @@ const DESCRIPTION = `Server-to-server API of the support desk for connector back
 
 **Delivery flow.** A notification \`{deliveryId, workspaceId, integrationId, conversationId, messageId}\` is published to the integration's Pub/Sub topic per reply. The connector claims the delivery; if \`ready\`, it calls start, sends through the provider once when start says \`sending\`, then completes (or fails). Replies are ordered per conversation: \`skip\` with reason \`waiting_for_previous\` means acknowledge the notification; a new one comes when the previous reply finishes.
 
-**Errors.** Every error the service produces is \`{"error": {"code": "snake_case", "message": "..."}}\` (component \`Error\`); each response lists the codes it can carry. New codes may be added in a minor version: handle an unknown code by its HTTP status. On 429 and 503 wait \`Retry-After\` seconds and retry with the same \`eventId\` / \`requestId\` / lease; do not retry 400, 413 or 415 without correcting the request. Exceptions to the envelope: the Cloud Functions runtime parses bodies before the service runs and answers a few malformed requests itself with an HTML page and no \`X-Request-Id\`: unparseable JSON sent as \`application/json\` (400), a body over 32 MB (413), an unknown \`charset\` or \`Content-Encoding\` (415). The 400, 413 and 415 responses document this \`text/html\` variant.
+**Errors.** Every error the service produces is \`{"error": {"code": "snake_case", "message": "..."}}\` (component \`Error\`); each response lists the codes it can carry. New codes may be added in a minor version: handle an unknown code by its HTTP status. On 429 and 503 wait \`Retry-After\` seconds and retry with the same \`eventId\` / \`requestId\` / lease; do not retry 400, 413 or 415 without correcting the request. Exceptions to the envelope: the Cloud Functions runtime parses request bodies before the service runs and answers a few malformed requests itself, with an HTML page and no \`X-Request-Id\` (unparseable JSON, a body over 32 MB, an unknown \`charset\` or \`Content-Encoding\`); the 400, 413 and 415 responses document this \`text/html\` variant. The HTTP infrastructure in front of the service may also answer statuses not listed here without the envelope, e.g. 431 for oversized request headers.
 
 **X-Request-Id.** Every response the service produces (every \`application/json\` response) carries an \`X-Request-Id\` header.
 

@@ -153,7 +153,8 @@ export class Contract {
       problems.push(`Content-Type ${contentTypeHeader ?? '(none)'} is not documented (documented: ${Object.keys(content).join(', ')})`);
     } else {
       const media = content[mediaType] as Obj;
-      if (isObj(media.schema)) {
+      // A HEAD response has no body by definition (RFC 9110): only status and headers are checked.
+      if (isObj(media.schema) && method.toUpperCase() !== 'HEAD') {
         let value = body;
         if (mediaType === 'application/json' && typeof body === 'string') {
           try {

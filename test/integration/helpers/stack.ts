@@ -13,6 +13,7 @@ import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import { createIntegration } from '../../../functions/src/cli/integration-admin';
 import { multipartBody, type MultipartPart } from './multipart';
 import { db } from '../../../functions/src/firebase';
+import { assertResponseMatchesContract } from './openapi';
 
 // ------------------------------------------------------------------------------------ environment
 
@@ -116,6 +117,11 @@ export interface RequestOptions {
   method?: string;
   /** Base address (default API_BASE_URL, through Hosting). */
   baseUrl?: string;
+  /**
+   * Every `/v1/` response is checked against openapi/openapi.yaml (helpers/openapi.ts) and a
+   * mismatch fails the test; `true` skips that for a response that is deliberately not the API's.
+   */
+  skipContractCheck?: boolean;
 }
 
 export interface JsonRequestOptions extends RequestOptions {
@@ -140,6 +146,10 @@ async function send(path: string, body: Buffer | string | undefined, contentType
     } catch {
       parsed = text;
     }
+  }
+  const { pathname } = new URL(url);
+  if (!options.skipContractCheck && pathname.startsWith('/v1/')) {
+    assertResponseMatchesContract(init.method as string, pathname, res.status, res.headers, parsed);
   }
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
