@@ -1,0 +1,375 @@
+/**
+ * firestore.rules against the official Firestore emulator (the console contract, decisions 3 and
+ * docs/data-model.md): for each rule the allowed case and its denied neighbours.
+ *
+ * Runs in its own demo project (`demo-rules-test`) so loading rules and clearing data never touch
+ * the main project the other suites (and the functions) use; no trigger fires there.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertFails, assertSucceeds, initializeTestEnvironment, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
+import {
+  Timestamp,
+  addDoc,
+  collection,
+  deleteDoc,
+  deleteField,
+  doc,
+  getDoc,
+  getDocs,
+  serverTimestamp,
+  setDoc,
+  updateDoc,
+  type DocumentData,
+  type Firestore,
+} from 'firebase/firestore';
+
+const PROJECT = 'demo-rules-test';
+const WS = 'ws-a';
+const OTHER_WS = 'ws-b';
+const CONV = 'conv-1';
+const INTEGRATION = 'int-1';
+const TOPIC = 'projects/demo-owner-1/topics/replies';
+const HASH = 'a'.repeat(64);
+const EMOJI = '\u{1F600}'; // one code point, two UTF-16 units
+
+let env: RulesTestEnvironment;
+
+const as = (uid: string): Firestore => env.authenticatedContext(uid).firestore() as unknown as Firestore;
+const anonymous = (): Firestore => env.unauthenticatedContext().firestore() as unknown as Firestore;
+const admin = () => as('alice'); // admin of ws-a
+const operator = () => as('oscar'); // operator of ws-a
+const otherAdmin = () => as('bob'); // admin of ws-b only
+const stranger = () => as('sam'); // signed in, member of nothing
+const viewer = () => as('vera'); // member doc with an unknown role
+
+const replies = (db: Firestore, conversationId = CONV, ws = WS) => collection(db, 'workspaces', ws, 'conversations', conversationId, 'messages');
+const integrationDoc = (db: Firestore, id = INTEGRATION, ws = WS) => doc(db, 'workspaces', ws, 'integrations', id);
+
+async function seed(write: (db: Firestore) => Promise<void>): Promise<void> {
+  await env.withSecurityRulesDisabled(async (ctx) => write(ctx.firestore() as unknown as Firestore));
+}
+
+function newIntegration(overrides: DocumentData = {}): DocumentData {
+  return {
+    name: 'Shop chat',
+    active: true,
+    sourceEnabled: true,
+    keyHash: HASH,
+    keyPrefix: 'sdk_live_Ab3x',
+    replies: { enabled: true, topic: TOPIC },
+    createdAt: serverTimestamp(),
+    createdBy: 'alice',
+    ...overrides,
+  };
+}
+
+function reply(uid: string, overrides: DocumentData = {}): DocumentData {
+  return { direction: 'outbound', author: { type: 'operator', uid }, text: 'We are on it!', createdAt: serverTimestamp(), ...overrides };
+}
+
+beforeAll(async () => {
+  const [host, port] = (process.env.FIRESTORE_EMULATOR_HOST ?? '').split(':');
+  if (!host || !port) throw new Error('FIRESTORE_EMULATOR_HOST is not set: run with `npm test`.');
+  env = await initializeTestEnvironment({
+    projectId: PROJECT,
+    firestore: { rules: readFileSync(join(__dirname, '..', '..', 'firestore.rules'), 'utf8'), host, port: Number(port) },
+  });
+});
+
+beforeEach(async () => {
+  await env.clearFirestore();
+  const now = Timestamp.now();
+  await seed(async (db) => {
+    await setDoc(doc(db, 'workspaces', WS), { name: 'Workspace A' });
+    await setDoc(doc(db, 'workspaces', WS, 'members', 'alice'), { role: 'admin' });
+    await setDoc(doc(db, 'workspaces', WS, 'members', 'oscar'), { role: 'operator' });
+    await setDoc(doc(db, 'workspaces', WS, 'members', 'vera'), { role: 'viewer' });
+    await setDoc(doc(db, 'workspaces', OTHER_WS, 'members', 'bob'), { role: 'admin' });
+    for (const ws of [WS, OTHER_WS]) {
+      await setDoc(integrationDoc(db, INTEGRATION, ws), {
+        ...newIntegration({ createdAt: now }),
+        previousKey: { hash: 'b'.repeat(64), prefix: 'sdk_live_Old1', expiresAt: Date.now() + 3_600_000 },
+        replies: { enabled: true, topic: TOPIC, topicStatus: 'ok', topicMessage: 'ok', topicCheckedAt: now },
+      });
+      await setDoc(doc(db, 'workspaces', ws, 'conversations', CONV), { integrationId: INTEGRATION, externalConversationId: 'chat-1', createdAt: now });
+      await setDoc(doc(db, 'workspaces', ws, 'conversations', CONV, 'messages', 'm_in'), { direction: 'inbound', text: 'Help', createdAt: now });
+      await setDoc(doc(db, 'workspaces', ws, 'conversations', CONV, 'messages', 'r-1'), {
+        ...reply('oscar', { createdAt: now }),
+        delivery: { deliveryId: 'd_1', status: 'sent', updatedAt: now },
+      });
+      await setDoc(doc(db, 'workspaces', ws, 'customers', 'u_1'), { integrationId: INTEGRATION, externalId: 'cust-1' });
+      await setDoc(doc(db, 'workspaces', ws, 'events', 'e_1'), { eventId: 'evt-1' });
+      await setDoc(doc(db, 'workspaces', ws, 'deliveries', 'd_1'), { status: 'sent', text: 'We are on it!' });
+      await setDoc(doc(db, 'workspaces', ws, 'deliveryQueues', CONV), { nextSeq: 2 });
+    }
+    await setDoc(doc(db, 'outbox', 'd_1@1'), { deliveryId: 'd_1' });
+  });
+});
+
+afterAll(async () => {
+  await env?.cleanup();
+});
+
+describe('membership', () => {
+  test('members read the workspace and its member list', async () => {
+    await assertSucceeds(getDoc(doc(operator(), 'workspaces', WS)));
+    await assertSucceeds(getDoc(doc(operator(), 'workspaces', WS, 'members', 'alice')));
+    await assertSucceeds(getDocs(collection(admin(), 'workspaces', WS, 'members')));
+  });
+
+  test('non-members, other workspaces, unknown roles and anonymous users read nothing', async () => {
+    await assertFails(getDoc(doc(otherAdmin(), 'workspaces', WS)));
+    await assertFails(getDocs(collection(otherAdmin(), 'workspaces', WS, 'members')));
+    await assertFails(getDoc(doc(stranger(), 'workspaces', WS, 'members', 'alice')));
+    await assertFails(getDoc(doc(viewer(), 'workspaces', WS, 'members', 'alice')));
+    await assertFails(getDoc(doc(anonymous(), 'workspaces', WS, 'members', 'alice')));
+  });
+
+  test('nobody writes memberships or the workspace document from a client (provisioning does)', async () => {
+    await assertFails(setDoc(doc(operator(), 'workspaces', WS, 'members', 'oscar'), { role: 'admin' }));
+    await assertFails(setDoc(doc(admin(), 'workspaces', WS, 'members', 'newbie'), { role: 'operator' }));
+    await assertFails(setDoc(doc(stranger(), 'workspaces', WS, 'members', 'sam'), { role: 'admin' }));
+    await assertFails(deleteDoc(doc(admin(), 'workspaces', WS, 'members', 'oscar')));
+    await assertFails(setDoc(doc(admin(), 'workspaces', WS), { name: 'renamed' }));
+    await assertFails(setDoc(doc(stranger(), 'workspaces', 'ws-new'), { name: 'mine' }));
+  });
+});
+
+describe('integrations: read', () => {
+  test('admins and operators read their workspace integrations (get and list)', async () => {
+    await assertSucceeds(getDoc(integrationDoc(operator())));
+    await assertSucceeds(getDoc(integrationDoc(admin())));
+    await assertSucceeds(getDocs(collection(operator(), 'workspaces', WS, 'integrations')));
+  });
+
+  test('other workspaces, strangers, unknown roles and anonymous users are denied', async () => {
+    await assertFails(getDoc(integrationDoc(otherAdmin())));
+    await assertFails(getDocs(collection(otherAdmin(), 'workspaces', WS, 'integrations')));
+    await assertFails(getDoc(integrationDoc(operator(), INTEGRATION, OTHER_WS)));
+    await assertFails(getDoc(integrationDoc(stranger())));
+    await assertFails(getDoc(integrationDoc(viewer())));
+    await assertFails(getDoc(integrationDoc(anonymous())));
+  });
+});
+
+describe('integrations: create', () => {
+  test('an admin creates exactly the contract shape', async () => {
+    await assertSucceeds(setDoc(integrationDoc(admin(), 'new-1'), newIntegration()));
+    // Without replies: disabled with a null topic (as the admin CLI writes it).
+    await assertSucceeds(setDoc(integrationDoc(admin(), 'new-2'), newIntegration({ replies: { enabled: false, topic: null } })));
+    // A test key prefix, and replies disabled but a topic kept.
+    await assertSucceeds(setDoc(integrationDoc(admin(), 'new-3'), newIntegration({ keyPrefix: 'sdk_test_-_9z', replies: { enabled: false, topic: TOPIC } })));
+  });
+
+  test('operators, other workspaces, strangers and anonymous users cannot create', async () => {
+    await assertFails(setDoc(integrationDoc(operator(), 'new-1'), newIntegration({ createdBy: 'oscar' })));
+    await assertFails(setDoc(integrationDoc(otherAdmin(), 'new-1'), newIntegration({ createdBy: 'bob' })));
+    await assertFails(setDoc(integrationDoc(stranger(), 'new-1'), newIntegration({ createdBy: 'sam' })));
+    await assertFails(setDoc(integrationDoc(viewer(), 'new-1'), newIntegration({ createdBy: 'vera' })));
+    await assertFails(setDoc(integrationDoc(anonymous(), 'new-1'), newIntegration()));
+  });
+
+  test.each([
+    ['an extra field (limits)', { limits: { messagesPerMinute: 1_000_000 } }],
+    ['a forged rotation overlap (previousKey)', { previousKey: { hash: 'c'.repeat(64), prefix: 'sdk_live_Zzzz', expiresAt: 9e15 } }],
+    ['active: false', { active: false }],
+    ['sourceEnabled: false', { sourceEnabled: false }],
+    ['an empty name', { name: '' }],
+    ['a 201-character name', { name: 'n'.repeat(201) }],
+    ['an upper-case key hash', { keyHash: 'A'.repeat(64) }],
+    ['a 63-character key hash', { keyHash: 'a'.repeat(63) }],
+    ['a plaintext key instead of a hash', { keyHash: `sdk_live_${'x'.repeat(43)}` }],
+    ['a malformed key prefix', { keyPrefix: 'sk_live_Ab3x' }],
+    ['a key prefix with too much of the secret', { keyPrefix: 'sdk_live_Ab3xYz' }],
+    ['a malformed topic', { replies: { enabled: true, topic: 'my-topic' } }],
+    ['a topic with an invalid project id', { replies: { enabled: true, topic: 'projects/P/topics/replies' } }],
+    ['enabled replies without a topic', { replies: { enabled: true, topic: null } }],
+    ['replies.enabled not a boolean', { replies: { enabled: 'yes', topic: TOPIC } }],
+    ['a service status field (topicStatus)', { replies: { enabled: true, topic: TOPIC, topicStatus: 'ok' } }],
+    ['a client clock createdAt', { createdAt: Timestamp.fromMillis(Date.now()) }],
+    ['createdBy of someone else', { createdBy: 'oscar' }],
+  ])('an admin cannot create one with %s', async (_what, overrides) => {
+    await assertFails(setDoc(integrationDoc(admin(), 'new-1'), newIntegration(overrides)));
+  });
+
+  test('an admin cannot create one with a missing field (createdBy) or an overlong id', async () => {
+    const { createdBy: _createdBy, ...withoutCreatedBy } = newIntegration();
+    await assertFails(setDoc(integrationDoc(admin(), 'new-1'), withoutCreatedBy));
+    await assertFails(setDoc(integrationDoc(admin(), 'i'.repeat(129)), newIntegration()));
+  });
+});
+
+describe('integrations: update', () => {
+  test('an admin renames, deactivates, pauses the source and toggles replies', async () => {
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { name: 'Renamed', updatedAt: serverTimestamp() }));
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { active: false }));
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { sourceEnabled: false }));
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { 'replies.enabled': false }));
+  });
+
+  test('an admin changes the topic by writing replies without the old status (the service re-checks it)', async () => {
+    const other = 'projects/demo-owner-2/topics/replies-2';
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { replies: { enabled: true, topic: other } }));
+  });
+
+  test('an admin may ask for a re-check by removing the status without changing the topic', async () => {
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { 'replies.topicStatus': deleteField(), 'replies.topicMessage': deleteField(), 'replies.topicCheckedAt': deleteField() }));
+  });
+
+  test('an admin re-keys (new hash + prefix: the old key stops at once) and may end a rotation overlap', async () => {
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { keyHash: 'd'.repeat(64), keyPrefix: 'sdk_live_New1' }));
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { previousKey: deleteField() }));
+  });
+
+  test.each([
+    ['a topic change keeping the old status', { 'replies.topic': 'projects/demo-owner-2/topics/replies-2' }],
+    ['a topic status', { 'replies.topicStatus': 'permission_denied' }],
+    ['a topic message', { 'replies.topicMessage': 'all good' }],
+    ['a topic check time', { 'replies.topicCheckedAt': serverTimestamp() }],
+    ['an unknown replies field', { 'replies.extra': true }],
+    ['an invalid topic', { replies: { enabled: true, topic: 'projects/x/topics/y' } }],
+    ['enabled replies without a topic', { replies: { enabled: true, topic: null } }],
+    ['a key prefix without a new hash', { keyPrefix: 'sdk_live_New1' }],
+    ['an invalid key hash', { keyHash: 'z'.repeat(64), keyPrefix: 'sdk_live_New1' }],
+    ['a forged previousKey', { previousKey: { hash: 'c'.repeat(64), prefix: 'sdk_live_Zzzz', expiresAt: 9e15 } }],
+    ['a longer overlap', { 'previousKey.expiresAt': 9e15 }],
+    ['createdAt', { createdAt: serverTimestamp() }],
+    ['createdBy', { createdBy: 'alice2' }],
+    ['limits', { limits: { messagesPerMinute: 1_000_000 } }],
+    ['a non-boolean active', { active: 'yes' }],
+    ['an empty name', { name: '' }],
+    ['a client clock updatedAt', { updatedAt: Timestamp.fromMillis(0) }],
+  ])('an admin cannot update with %s', async (_what, data) => {
+    await assertFails(updateDoc(integrationDoc(admin()), data));
+  });
+
+  test('operators, other workspaces and anonymous users cannot update; nobody deletes', async () => {
+    await assertFails(updateDoc(integrationDoc(operator()), { active: false }));
+    await assertFails(updateDoc(integrationDoc(otherAdmin()), { active: false }));
+    await assertFails(updateDoc(integrationDoc(anonymous()), { active: false }));
+    await assertFails(updateDoc(integrationDoc(admin(), INTEGRATION, OTHER_WS), { active: false }));
+    await assertFails(deleteDoc(integrationDoc(admin())));
+  });
+});
+
+describe('conversations, messages, customers: read', () => {
+  test('members read conversations, their messages (with the delivery mirror) and customers', async () => {
+    for (const db of [operator(), admin()]) {
+      await assertSucceeds(getDoc(doc(db, 'workspaces', WS, 'conversations', CONV)));
+      await assertSucceeds(getDocs(collection(db, 'workspaces', WS, 'conversations')));
+      await assertSucceeds(getDocs(replies(db)));
+      const snap = await assertSucceeds(getDoc(doc(replies(db), 'r-1')));
+      expect(snap.get('delivery.status')).toBe('sent');
+      await assertSucceeds(getDoc(doc(db, 'workspaces', WS, 'customers', 'u_1')));
+      await assertSucceeds(getDocs(collection(db, 'workspaces', WS, 'customers')));
+    }
+  });
+
+  test('other workspaces, strangers and anonymous users read none of it', async () => {
+    for (const db of [otherAdmin(), stranger(), viewer(), anonymous()]) {
+      await assertFails(getDoc(doc(db, 'workspaces', WS, 'conversations', CONV)));
+      await assertFails(getDocs(replies(db)));
+      await assertFails(getDoc(doc(replies(db), 'r-1')));
+      await assertFails(getDoc(doc(db, 'workspaces', WS, 'customers', 'u_1')));
+    }
+    await assertFails(getDocs(replies(operator(), CONV, OTHER_WS)));
+  });
+
+  test('clients never write conversations, incoming messages or customers', async () => {
+    await assertFails(setDoc(doc(admin(), 'workspaces', WS, 'conversations', 'conv-new'), { integrationId: INTEGRATION }));
+    await assertFails(updateDoc(doc(operator(), 'workspaces', WS, 'conversations', CONV), { externalConversationId: 'x' }));
+    await assertFails(updateDoc(doc(replies(operator()), 'm_in'), { text: 'changed' }));
+    await assertFails(deleteDoc(doc(replies(admin()), 'm_in')));
+    await assertFails(setDoc(doc(admin(), 'workspaces', WS, 'customers', 'u_2'), { externalId: 'x' }));
+    await assertFails(updateDoc(doc(operator(), 'workspaces', WS, 'customers', 'u_1'), { displayName: 'x' }));
+  });
+});
+
+describe('operator replies: create', () => {
+  test('a member creates an operator reply in the contract shape (operator or admin)', async () => {
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar')));
+    await assertSucceeds(addDoc(replies(admin()), reply('alice')));
+    await assertSucceeds(setDoc(doc(replies(operator()), 'my-own-id'), reply('oscar')));
+  });
+
+  test('text limits count code points: 10000 allowed, 10001 denied, whatever the UTF-16 length', async () => {
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: 'a' })));
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: 'a'.repeat(10_000) })));
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: EMOJI.repeat(10_000) }))); // 20000 UTF-16 units
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: EMOJI.repeat(5_000) + 'a'.repeat(5_000) })));
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: `line 1\nline 2\n${'b'.repeat(9_986)}` })));
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: `${EMOJI}\n`.repeat(5_000) })));
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: 'a'.repeat(10_001) })));
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: EMOJI.repeat(10_001) })));
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: EMOJI.repeat(5_000) + 'a'.repeat(5_001) })));
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: `${EMOJI}\n`.repeat(5_000) + 'a' })));
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: '' })));
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: 42 })));
+  });
+
+  test('other workspaces, strangers, unknown roles and anonymous users cannot reply', async () => {
+    await assertFails(addDoc(replies(otherAdmin()), reply('bob')));
+    await assertFails(addDoc(replies(stranger()), reply('sam')));
+    await assertFails(addDoc(replies(viewer()), reply('vera')));
+    await assertFails(addDoc(replies(anonymous()), reply('oscar')));
+    await assertFails(addDoc(replies(operator(), CONV, OTHER_WS), reply('oscar')));
+  });
+
+  test.each([
+    ['a forged author uid', { author: { type: 'operator', uid: 'alice' } }],
+    ['author type service', { author: { type: 'service', uid: 'oscar' } }],
+    ['author type customer', { author: { type: 'customer', uid: 'oscar' } }],
+    ['an extra author field', { author: { type: 'operator', uid: 'oscar', displayName: 'Oscar' } }],
+    ['direction inbound', { direction: 'inbound' }],
+    ['a delivery field', { delivery: { deliveryId: 'd_x', status: 'sent', updatedAt: serverTimestamp() } }],
+    ['an extra field (integrationId)', { integrationId: INTEGRATION }],
+    ['an extra field (images)', { images: [] }],
+    ['a client clock createdAt', { createdAt: Timestamp.fromMillis(Date.now()) }],
+  ])('a member cannot create a reply with %s', async (_what, overrides) => {
+    await assertFails(addDoc(replies(operator()), reply('oscar', overrides)));
+  });
+
+  test('a reply without createdAt, in a missing conversation, or at a reserved or overlong id is denied', async () => {
+    const { createdAt: _createdAt, ...withoutCreatedAt } = reply('oscar');
+    await assertFails(addDoc(replies(operator()), withoutCreatedAt));
+    await assertFails(addDoc(replies(operator(), 'no-such-conversation'), reply('oscar')));
+    await assertFails(setDoc(doc(replies(operator()), 'm_future'), reply('oscar')));
+    await assertFails(setDoc(doc(replies(operator()), 'r'.repeat(129)), reply('oscar')));
+  });
+
+  test('replies are immutable for clients: no update (text or delivery), no delete, no overwrite', async () => {
+    for (const db of [operator(), admin()]) {
+      await assertFails(updateDoc(doc(replies(db), 'r-1'), { text: 'edited' }));
+      await assertFails(updateDoc(doc(replies(db), 'r-1'), { 'delivery.status': 'failed' }));
+      await assertFails(updateDoc(doc(replies(db), 'r-1'), { delivery: deleteField() }));
+      await assertFails(setDoc(doc(replies(db), 'r-1'), reply('oscar')));
+      await assertFails(deleteDoc(doc(replies(db), 'r-1')));
+    }
+  });
+});
+
+describe('service-owned collections', () => {
+  const serviceDocs: Array<[string, string[]]> = [
+    ['events', ['workspaces', WS, 'events', 'e_1']],
+    ['deliveries', ['workspaces', WS, 'deliveries', 'd_1']],
+    ['deliveryQueues', ['workspaces', WS, 'deliveryQueues', CONV]],
+    ['outbox', ['outbox', 'd_1@1']],
+  ];
+
+  test.each(serviceDocs)('%s: no client reads (get or list) or writes, not even a workspace admin', async (_name, path) => {
+    const [first, ...rest] = path as [string, ...string[]];
+    for (const db of [admin(), operator(), stranger(), anonymous()]) {
+      await assertFails(getDoc(doc(db, first, ...rest)));
+      await assertFails(getDocs(collection(db, first, ...rest.slice(0, -1))));
+      await assertFails(setDoc(doc(db, first, ...rest), { status: 'sent' }));
+      await assertFails(deleteDoc(doc(db, first, ...rest)));
+    }
+  });
+
+  test('unknown collections are denied too', async () => {
+    await assertFails(getDoc(doc(admin(), 'workspaces', WS, 'secrets', 'x')));
+    await assertFails(setDoc(doc(admin(), 'workspaces', WS, 'secrets', 'x'), { a: 1 }));
+    await assertFails(setDoc(doc(admin(), 'anything', 'x'), { a: 1 }));
+  });
+});
