@@ -10,6 +10,8 @@ import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { incomingMessages } from './handlers/messages';
 import { claimDelivery as claim, completeDelivery as complete, failDelivery as fail, startDelivery as start } from './handlers/deliveries';
 import { onOutboxCreated, onPublishDue, onReplyCreated, onSweep, REGION } from './triggers/deliveries';
+import { onDocumentWritten } from 'firebase-functions/v2/firestore';
+import { onIntegrationChanged } from './triggers/integrations';
 
 const httpOptions: HttpsOptions = {
   region: REGION,
@@ -47,3 +49,8 @@ export const publishDueNotification = onTaskDispatched(
 );
 /** Safety net: missed notifications and expired leases, every minute. */
 export const sweepDeliveries = onSchedule({ region: REGION, schedule: 'every 1 minutes', timeoutSeconds: 120 }, onSweep);
+/** Integration created or changed (console/CLI): replies topic check (`replies.topicStatus`), key-hash uniqueness. */
+export const onIntegrationWritten = onDocumentWritten(
+  { region: REGION, document: 'workspaces/{workspaceId}/integrations/{integrationId}', retry: true },
+  onIntegrationChanged,
+);

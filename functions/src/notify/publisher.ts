@@ -26,7 +26,7 @@ let client: PubSub | undefined;
  * @google-cloud/pubsub is loaded on first publish, never at module load: the HTTP functions share
  * this codebase and must not pay for it in their cold start.
  */
-async function pubsub(): Promise<PubSub> {
+export async function pubsub(): Promise<PubSub> {
   if (!client) {
     const { PubSub: PubSubClass } = await import('@google-cloud/pubsub');
     client = new PubSubClass();

@@ -1,3 +1,4 @@
+import * as logger from 'firebase-functions/logger';
 import type { DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import { groupQuery, QUERIES } from './queries';
 
@@ -49,12 +50,30 @@ export function integrationFromSnapshot(snap: DocumentSnapshot, viaPreviousKey: 
 /**
  * Finds the integration whose current (or, during a rotation overlap, previous) key hashes to
  * `keyHash`. Collection-group queries on single fields need the overrides in firestore.indexes.json.
+ *
+ * Fails closed: when two integrations claim the same hash (a console admin can write any hash,
+ * e.g. one copied from another workspace's integration), nobody is authenticated with it, so a
+ * copied hash can never route another tenant's traffic into the copier's workspace. The
+ * integrations trigger revokes the copy within seconds (docs/data-model.md).
  */
 export async function findIntegrationByKeyHash(db: Firestore, keyHash: string): Promise<IntegrationAuth | null> {
-  const current = await groupQuery(db, QUERIES.integrationByKeyHash, keyHash).limit(1).get();
-  const hit = current.docs[0];
-  if (hit) return integrationFromSnapshot(hit, false);
-  const previous = await groupQuery(db, QUERIES.integrationByPreviousKeyHash, keyHash).limit(1).get();
-  const old = previous.docs[0];
-  return old ? integrationFromSnapshot(old, true) : null;
+  const matches = await integrationsWithKeyHash(db, keyHash, 2);
+  if (matches.length > 1) {
+    logger.error('integration.key_hash_ambiguous', { integrations: matches.map((m) => m.snap.ref.path) });
+    return null;
+  }
+  const only = matches[0];
+  return only ? integrationFromSnapshot(only.snap, only.viaPreviousKey) : null;
+}
+
+/** Integrations whose current or previous key hashes to `keyHash` (at most `limit` of each kind), current first. */
+export async function integrationsWithKeyHash(db: Firestore, keyHash: string, limit: number): Promise<Array<{ snap: DocumentSnapshot; viaPreviousKey: boolean }>> {
+  const [current, previous] = await Promise.all([
+    groupQuery(db, QUERIES.integrationByKeyHash, keyHash).limit(limit).get(),
+    groupQuery(db, QUERIES.integrationByPreviousKeyHash, keyHash).limit(limit).get(),
+  ]);
+  const byPath = new Map<string, { snap: DocumentSnapshot; viaPreviousKey: boolean }>();
+  for (const snap of current.docs) byPath.set(snap.ref.path, { snap, viaPreviousKey: false });
+  for (const snap of previous.docs) if (!byPath.has(snap.ref.path)) byPath.set(snap.ref.path, { snap, viaPreviousKey: true });
+  return [...byPath.values()];
 }
