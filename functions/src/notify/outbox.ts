@@ -4,7 +4,8 @@ import { decideLeaseExpiry, decideUndeliverable, type DeliveryRecord } from '../
 import { integrationPath } from '../store/integrations';
 import { applyDecision, deliveryRef, OUTBOX, outboxRef, readSuccessor, UNFINISHED_STATUSES, type OutboxEntry } from '../store/deliveries';
 import { collectionQuery, groupQuery, QUERIES } from '../store/queries';
-import { publishNotification, type DeliveryNotification, type PublishResult } from './publisher';
+import { publishNotification, type DeliveryNotification, type PermanentPublishFailure, type PublishResult } from './publisher';
+import { knownTopicProblem, recordPublishFailure } from './topics';
 
 /** A notification is published at most this early (clock skew between trigger and writer). */
 const EARLY_TOLERANCE_MS = 500;
@@ -16,10 +17,13 @@ export const OUTBOX_STALE_AFTER_MS = 15_000;
 
 export type OutboxOutcome = 'published' | 'not_due' | 'gone' | 'undeliverable' | 'retry_later';
 
-async function topicFor(db: Firestore, entry: OutboxEntry): Promise<string | null> {
+/** The topic to publish to, or the permanent failure to record instead (disabled replies, a topic known to be broken). */
+async function topicFor(db: Firestore, entry: OutboxEntry): Promise<{ topic: string } | { code: PermanentPublishFailure; detail: string }> {
   const data = (await db.doc(integrationPath(entry.workspaceId, entry.integrationId)).get()).data();
   const replies = (data?.replies ?? {}) as { enabled?: unknown; topic?: unknown };
-  return replies.enabled === true && typeof replies.topic === 'string' ? replies.topic : null;
+  if (replies.enabled !== true || typeof replies.topic !== 'string') return { code: 'replies_disabled', detail: 'replies are disabled or no topic is set' };
+  const known = await knownTopicProblem(db, entry.workspaceId, entry.integrationId, { ...replies, topic: replies.topic });
+  return known ?? { topic: replies.topic };
 }
 
 /** Records a permanent publish failure on the delivery (and its reply), releasing its successor. */
@@ -52,7 +56,7 @@ export async function processOutboxEntry(db: Firestore, outboxId: string, now = 
   if (entry.dueAt > now + EARLY_TOLERANCE_MS) return 'not_due';
   const log = { outboxId, deliveryId: entry.deliveryId, integrationId: entry.integrationId, reason: entry.reason };
 
-  const topic = await topicFor(db, entry);
+  const target = await topicFor(db, entry);
   const notification: DeliveryNotification = {
     deliveryId: entry.deliveryId,
     workspaceId: entry.workspaceId,
@@ -60,10 +64,7 @@ export async function processOutboxEntry(db: Firestore, outboxId: string, now = 
     conversationId: entry.conversationId,
     messageId: entry.messageId,
   };
-  const result: PublishResult =
-    topic === null
-      ? { ok: false, permanent: true, code: 'replies_disabled', detail: 'replies are disabled or no topic is set' }
-      : await publishNotification(topic, notification);
+  const result: PublishResult = 'code' in target ? { ok: false, permanent: true, ...target } : await publishNotification(target.topic, notification);
 
   if (result.ok) {
     await ref.delete();
@@ -72,6 +73,7 @@ export async function processOutboxEntry(db: Firestore, outboxId: string, now = 
   }
   if (result.permanent) {
     logger.warn('notification.undeliverable', { ...log, code: result.code, detail: result.detail });
+    if ('topic' in target) await recordPublishFailure(db, entry.workspaceId, entry.integrationId, target.topic, result.code);
     await markUndeliverable(db, entry, result.code);
     return 'undeliverable';
   }
