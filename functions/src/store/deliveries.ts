@@ -98,14 +98,17 @@ function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boo
     before === null ||
     before.status !== next.status ||
     JSON.stringify(before.error) !== JSON.stringify(next.error) ||
-    before.providerMessageIds.length !== next.providerMessageIds.length
+    JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds)
   );
 }
 
 /** Writes one record and what follows from it: the reply mirror and, when asked, a notification. */
 export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notifyAt: number | null, reason: NotificationReason, now: number): void {
   tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), next);
-  if (mirrorChanged(before, next)) tx.set(replyRef(db, next), { delivery: deliveryMirror(next, now) }, { merge: true });
+  // `mergeFields` replaces the whole `delivery` map (a plain merge would keep a stale `error` or
+  // `providerMessageIds` from the previous mirror, e.g. `error` after unknown -> sent) and leaves
+  // the console's fields of the reply untouched.
+  if (mirrorChanged(before, next)) tx.set(replyRef(db, next), { delivery: deliveryMirror(next, now) }, { mergeFields: ['delivery'] });
   if (notifyAt !== null) enqueueNotification(tx, db, next, notifyAt, reason, now);
 }
 
