@@ -58,7 +58,11 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
     const queue = queueSnap?.data() ?? {};
     const last: ReplyPosition | null = queue.lastReplyAt instanceof Timestamp ? { at: queue.lastReplyAt, id: String(queue.lastReplyId ?? '') } : null;
     const mine = positionOf(replySnap);
-    if (last && compare(mine, last) <= 0) return result; // sequenced by an earlier run
+    // A reply without a `delivery` was never sequenced (sequencing writes the mirror in the same
+    // transaction). If it sorts at or before the last sequenced reply it became visible late (e.g.
+    // a client-set or skewed `createdAt`): it is delivered after those already sequenced instead
+    // of being dropped silently.
+    const late = last !== null && compare(mine, last) <= 0;
 
     const integrationId = conversationSnap?.get('integrationId') as unknown;
     const integrationSnap = typeof integrationId === 'string' ? await tx.get(db.doc(integrationPath(workspaceId, integrationId))) : null;
@@ -69,11 +73,13 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
     const pendingQuery = last
       ? collectionQuery(messages, QUERIES.outboundRepliesSince, 'outbound', last.at)
       : collectionQuery(messages, QUERIES.outboundReplies, 'outbound');
-    const pending: Array<{ snap: DocumentSnapshot; position: ReplyPosition }> = (await tx.get(pendingQuery.limit(PENDING_SCAN_LIMIT))).docs
-      .filter((s) => isOperatorReply(s.data()) && s.get('delivery') === undefined)
-      .map((snap) => ({ snap, position: positionOf(snap) }))
-      .filter(({ position }) => (last === null || compare(position, last) > 0) && compare(position, mine) <= 0)
-      .sort((a, b) => compare(a.position, b.position));
+    const pending: Array<{ snap: DocumentSnapshot; position: ReplyPosition }> = late
+      ? []
+      : (await tx.get(pendingQuery.limit(PENDING_SCAN_LIMIT))).docs
+          .filter((s) => isOperatorReply(s.data()) && s.get('delivery') === undefined)
+          .map((snap) => ({ snap, position: positionOf(snap) }))
+          .filter(({ position }) => (last === null || compare(position, last) > 0) && compare(position, mine) <= 0)
+          .sort((a, b) => compare(a.position, b.position));
     // The reply that fired may lack a `createdAt` the query can see (defensive): sequence it last.
     if (!pending.some(({ snap }) => snap.id === messageId)) pending.push({ snap: replySnap, position: mine });
 
@@ -103,7 +109,8 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
       writeDelivery(tx, db, null, delivery, now, 'created', now);
       result.created.push(delivery.deliveryId);
     }
-    const newest = pending[pending.length - 1]?.position ?? mine;
+    // The queue's position never moves backwards (a late reply does not rewind it).
+    const newest = late && last !== null ? last : (pending[pending.length - 1]?.position ?? mine);
     tx.set(queueRef, { nextSeq, lastReplyAt: newest.at, lastReplyId: newest.id, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
     return result;
   });
