@@ -10,6 +10,7 @@ import { apiBaseUrl } from './helpers/stack';
 test('GET {base}/openapi.yaml serves the committed document', async () => {
   const res = await fetch(`${apiBaseUrl()}/openapi.yaml`);
   expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/yaml/);
   const text = await res.text();
   expect(text).toBe(readFileSync(OPENAPI_FILE, 'utf8'));
   expect((parse(text) as { info: { version: string } }).info.version).toBe('1.0.0');
