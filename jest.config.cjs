@@ -11,7 +11,9 @@ const transform = {
 };
 const transformIgnorePatterns = ['/node_modules/(?!(jose)/)'];
 // SDK sources import siblings as `./x.js` (NodeNext ESM); the resolver maps them to `.ts` under Jest.
-const common = { resolver: '<rootDir>/sdk/test/jest-resolver.cjs', transform, transformIgnorePatterns, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'mjs', 'json'] };
+const common = { resolver: '<rootDir>/sdk/test/jest-resolver.cjs', transform, transformIgnorePatterns, testEnvironment: 'node',
+  // Generated copies (bench builds, emulator data) must not be seen by Jest's module map.
+  modulePathIgnorePatterns: ['<rootDir>/.local/', '<rootDir>/.emulators/'], moduleFileExtensions: ['ts', 'js', 'mjs', 'json'] };
 
 module.exports = {
   // Jest 30 reads the timeout globally; integration tests wait for triggers and Pub/Sub.
