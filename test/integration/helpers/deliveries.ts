@@ -144,3 +144,150 @@ export async function readDeliveryDoc(workspaceId: string, deliveryId: string): 
 export function op(name: 'claim' | 'start' | 'complete' | 'fail', key: string, body: unknown): Promise<ApiResponse> {
   return postJson(`/v1/deliveries/${name}`, body, { key });
 }
+
+// ------------------------------------------------------------------------------------ delivery suite helpers
+
+export interface ReadyClaim {
+  status: 'ready';
+  leaseId: string;
+  leaseExpiresAt: number;
+  message: { text: string; recipient: { externalConversationId: string; externalCustomerId: string } };
+}
+
+/** Fails with the response in the message when `res` is not `status` (so a failure says why). */
+export function expectHttp(res: ApiResponse, status: number): void {
+  const context = `HTTP ${res.status}: ${res.text.slice(0, 500)}`;
+  expect({ status: res.status, context }).toEqual({ status, context });
+}
+
+/** Asserts a 200 whose body equals `body` exactly. */
+export function expectOk(res: ApiResponse, body: unknown): void {
+  expectHttp(res, 200);
+  expect(res.body).toEqual(body);
+}
+
+/**
+ * Asserts the error envelope of spec 7 / decisions 6: exactly `{ error: { code, message? } }`, JSON,
+ * with the given status and code. Returns the message.
+ */
+export function expectApiError(res: ApiResponse, status: number, code: string): string {
+  expectHttp(res, status);
+  expect(res.headers.get('content-type') ?? '').toMatch(/^application\/json/);
+  const body = res.body as { error?: { code?: unknown; message?: unknown } };
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(Object.keys(body.error ?? {}).every((k) => k === 'code' || k === 'message')).toBe(true);
+  expect(body.error?.code).toBe(code);
+  return typeof body.error?.message === 'string' ? body.error.message : '';
+}
+
+/** The `Retry-After` header of a 503, as whole seconds (asserts it is a positive integer). */
+export function retryAfterSeconds(res: ApiResponse): number {
+  const header = res.headers.get('retry-after');
+  expect(header).toMatch(/^[1-9][0-9]*$/);
+  return Number(header);
+}
+
+/** Claims and asserts `ready`; returns the claim body. */
+export async function claimReady(key: string, deliveryId: string, requestId: string = randomUUID()): Promise<ReadyClaim> {
+  const res = await op('claim', key, { deliveryId, requestId });
+  expectHttp(res, 200);
+  expect(res.body).toMatchObject({ status: 'ready' });
+  return res.body as ReadyClaim;
+}
+
+/** Claims and asserts a `skip` with `reason`. */
+export async function expectSkip(key: string, deliveryId: string, reason: string, requestId: string = randomUUID()): Promise<void> {
+  expectOk(await op('claim', key, { deliveryId, requestId }), { status: 'skip', reason });
+}
+
+/** Every notification received so far for one delivery (the topic's list is never cleared). */
+export function notificationsFor(topic: TestTopic, deliveryId: string): Notification[] {
+  return topic.received.filter((n) => n.deliveryId === deliveryId);
+}
+
+/** Waits until `count` notifications in total were received for `deliveryId`; returns them. */
+export function waitForNotifications(topic: TestTopic, deliveryId: string, count: number, timeoutMs = 20_000): Promise<Notification[]> {
+  return eventually(async () => {
+    const found = notificationsFor(topic, deliveryId);
+    return found.length >= count ? found : undefined;
+  }, `${count} notification(s) for ${deliveryId}`, timeoutMs);
+}
+
+export interface Reply {
+  messageId: string;
+  deliveryId: string;
+}
+
+/** Writes an operator reply and waits for its first notification; returns the ids. */
+export async function replyAndNotify(setup: ConversationSetup, text: string): Promise<Reply> {
+  const messageId = await writeReply(setup, text);
+  const notification = await eventually(async () => setup.topic.received.find((n) => n.messageId === messageId), `the notification of reply ${messageId}`, 20_000);
+  return { messageId, deliveryId: notification.deliveryId };
+}
+
+/** Writes an operator reply and waits for the trigger to create its delivery (mirror present). */
+export async function replyAndSequence(setup: ConversationSetup, text: string): Promise<Reply> {
+  const messageId = await writeReply(setup, text);
+  const mirror = await waitForMirror(setup, messageId);
+  return { messageId, deliveryId: mirror.deliveryId as string };
+}
+
+export const deliveryDocRef = (workspaceId: string, deliveryId: string) =>
+  adminDb().collection('workspaces').doc(workspaceId).collection('deliveries').doc(deliveryId);
+
+/** The stored delivery record (asserts it exists). */
+export async function deliveryDoc(setup: Pick<ConversationSetup, 'integration'>, deliveryId: string): Promise<DocumentData> {
+  const data = await readDeliveryDoc(setup.integration.workspaceId, deliveryId);
+  expect(data).toBeDefined();
+  return data as DocumentData;
+}
+
+/** Every delivery record of a conversation, by seq. */
+export async function conversationDeliveries(setup: Pick<ConversationSetup, 'integration' | 'conversationId'>): Promise<DocumentData[]> {
+  const snap = await adminDb()
+    .collection('workspaces')
+    .doc(setup.integration.workspaceId)
+    .collection('deliveries')
+    .where('conversationId', '==', setup.conversationId)
+    .get();
+  return snap.docs.map((d) => d.data()).sort((a, b) => (a.seq as number) - (b.seq as number));
+}
+
+/**
+ * Test fixture for time: moves the current lease's expiry to `expiresAt` (default: 1 s ago), as if
+ * the 120 s had passed. The state machine compares it with the server clock.
+ */
+export async function setLeaseExpiry(setup: Pick<ConversationSetup, 'integration'>, deliveryId: string, expiresAt = Date.now() - 1_000): Promise<void> {
+  await deliveryDocRef(setup.integration.workspaceId, deliveryId).update({ 'lease.expiresAt': expiresAt });
+}
+
+/** The reply mirror of a reply once `predicate` holds (polls). */
+export function mirrorOnceStatus(setup: ConversationSetup, messageId: string, status: string): Promise<DocumentData> {
+  return waitForMirror(setup, messageId, (m) => m.status === status);
+}
+
+/** A delivery the caller works through: claim, start, complete; returns the lease used. */
+export async function deliverFully(key: string, deliveryId: string, providerMessageIds: string[] = [`p-${randomUUID()}`]): Promise<ReadyClaim> {
+  const claim = await claimReady(key, deliveryId);
+  expectOk(await op('start', key, { deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
+  expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds }), { status: 'sent' });
+  return claim;
+}
+
+/**
+ * Maps with at most `limit` calls in flight. The Functions emulator starts one worker process per
+ * concurrent request, so a wide Promise.all of HTTP calls pays many cold starts; a few in flight
+ * reuse warm workers.
+ */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
