@@ -4,8 +4,8 @@
  * emulators (real HTTP through Hosting and the Functions emulator). Fails on any failure.
  * Extra arguments are passed to both Jest runs (e.g. `npm test -- -t duplicate`).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
 
@@ -51,4 +51,24 @@ const env = emulatorEnv({
   MESSAGES_PER_MINUTE_DEFAULT: '100000',
 });
 const jestCommand = [bin('jest'), '--selectProjects', 'integration', '--runInBand', ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
-run(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, jestCommand], env);
+
+// Everything `emulators:exec` prints (the emulators, the functions' logs, Jest) is shown as usual
+// and also written to EMULATOR_LOG_FILE, so the security suite can check that no key material
+// ever reaches a log (test/integration/reliability/security.test.ts reads it while it runs).
+const logDir = join(ROOT, '.local', 'test-logs');
+mkdirSync(logDir, { recursive: true });
+env.EMULATOR_LOG_FILE = join(logDir, 'emulators.log');
+const log = createWriteStream(env.EMULATOR_LOG_FILE, { flags: 'w' });
+const child = spawn(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, jestCommand], { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'pipe'] });
+for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+  from.on('data', (chunk) => {
+    to.write(chunk);
+    log.write(chunk);
+  });
+}
+const [code, signal] = await new Promise((resolve) => child.on('close', (c, s) => resolve([c, s])));
+await new Promise((resolve) => log.end(resolve));
+if (code !== 0) {
+  console.error(`\n✗ firebase emulators:exec failed (exit ${code ?? signal}); its output is in ${env.EMULATOR_LOG_FILE.replace(ROOT + '/', '')}`);
+  process.exit(code || 1);
+}
