@@ -7,8 +7,6 @@ import { collectionQuery, groupQuery, QUERIES } from '../store/queries';
 import { publishNotification, type DeliveryNotification, type PermanentPublishFailure, type PublishResult } from './publisher';
 import { knownTopicProblem, recordPublishFailure } from './topics';
 
-/** A notification is published at most this early (clock skew between trigger and writer). */
-const EARLY_TOLERANCE_MS = 500;
 /** Transient publish failures back off from 5 s to 5 min; the sweeper picks the entry up again. */
 const PUBLISH_RETRY_BASE_MS = 5_000;
 const PUBLISH_RETRY_CAP_MS = 300_000;
@@ -48,12 +46,20 @@ function outboxIdOf(entry: OutboxEntry): string {
  * only after a successful publish, so a crash in between publishes it again (connectors dedupe by
  * claiming). Safe to call concurrently for the same entry.
  */
+/** Reads an entry's due time (null when it is gone). */
+export async function outboxDueAt(db: Firestore, outboxId: string): Promise<number | null> {
+  const entry = (await outboxRef(db, outboxId).get()).data() as OutboxEntry | undefined;
+  return entry ? entry.dueAt : null;
+}
+
 export async function processOutboxEntry(db: Firestore, outboxId: string, now = Date.now()): Promise<OutboxOutcome> {
   const ref = outboxRef(db, outboxId);
   const snap = await ref.get();
   const entry = snap.data() as OutboxEntry | undefined;
   if (!entry) return 'gone';
-  if (entry.dueAt > now + EARLY_TOLERANCE_MS) return 'not_due';
+  // Never early: a notification that arrives before `notBefore` would make the connector's claim
+  // answer 503 retry_delayed.
+  if (entry.dueAt > now) return 'not_due';
   const log = { outboxId, deliveryId: entry.deliveryId, integrationId: entry.integrationId, reason: entry.reason };
 
   const target = await topicFor(db, entry);

@@ -2,12 +2,14 @@ import * as logger from 'firebase-functions/logger';
 import type { FirestoreEvent, QueryDocumentSnapshot } from 'firebase-functions/v2/firestore';
 import type { Request as TaskRequest } from 'firebase-functions/v2/tasks';
 import { db } from '../firebase';
-import { processOutboxEntry, sweep } from '../notify/outbox';
+import { outboxDueAt, processOutboxEntry, sweep } from '../notify/outbox';
 import type { OutboxEntry } from '../store/deliveries';
 import { sequenceReplies } from '../store/replies';
 
 export const REGION = 'europe-central2';
 export const PUBLISH_TASK_FUNCTION = 'publishDueNotification';
+/** The longest a task waits in-process for its entry to fall due. */
+const MAX_IN_TASK_WAIT_MS = 10_000;
 
 type DocEvent<P> = FirestoreEvent<QueryDocumentSnapshot | undefined, P>;
 
@@ -49,7 +51,17 @@ export async function onOutboxCreated(event: DocEvent<{ outboxId: string }>): Pr
 export async function onPublishDue(request: TaskRequest<{ outboxId?: unknown }>): Promise<void> {
   const outboxId = request.data.outboxId;
   if (typeof outboxId !== 'string') return;
-  const outcome = await processOutboxEntry(db(), outboxId);
+  let outcome = await processOutboxEntry(db(), outboxId);
+  if (outcome !== 'not_due') return;
+  // A task can arrive a little early (clock skew; the tasks emulator ignores scheduleTime): wait
+  // out a short remainder here rather than in Cloud Tasks' retry backoff (>= 5 s).
+  const dueAt = await outboxDueAt(db(), outboxId);
+  const remaining = dueAt === null ? 0 : dueAt - Date.now();
+  if (remaining > 0 && remaining <= MAX_IN_TASK_WAIT_MS) {
+    await new Promise((resolve) => setTimeout(resolve, remaining + 20));
+    outcome = await processOutboxEntry(db(), outboxId);
+  }
+  // Throwing makes Cloud Tasks retry the task later.
   if (outcome === 'not_due') throw new Error(`outbox entry ${outboxId} is not due yet`);
 }
 
