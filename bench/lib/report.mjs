@@ -1,0 +1,185 @@
+/**
+ * The markdown report of a bench run (bench/results/*.md) and the target checks, from the
+ * merged JSON result. Every timing figure is a ratio against a baseline measured in the same run:
+ * median over repetitions, with the spread (p25–p75 and min–max) beside it.
+ */
+
+const fmt = (x, digits = 2) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
+const spread = (s, digits = 2) => (s?.p25 !== undefined ? `${fmt(s.p25, digits)}–${fmt(s.p75, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})` : '–');
+const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+const kb = (bytes) => `${(bytes / 1e3).toFixed(1)} kB`;
+const verdict = (ok) => (ok === null ? 'n/a' : ok ? '**met**' : '**missed**');
+
+/** Rows of the summary table: [#, figure, ratio summary, target, met, absolute figures]. */
+function summaryRows(r) {
+  const rows = [];
+  const add = (n, figure, s, target, ok, absolute = '', digits = 2) => rows.push([n, figure, s ? `**${fmt(s.median, digits)}**` : '–', s ? spread(s, digits) : '–', target, verdict(ok), absolute]);
+
+  if (r.stack?.overhead) {
+    for (const [op, o] of Object.entries(r.stack.overhead.ops)) {
+      add('1', `Overhead: ${op} / (no-op function + direct transaction)`, o.ratio, '<= 1.3', o.ratio.median <= 1.3, `${fmt(o.opMs.median, 1)} ms vs ${fmt(o.noopMs.median, 1)} + ${fmt(o.directTxMs.median, 1)} ms`);
+    }
+  }
+  if (r.store?.counts) {
+    const ops = Object.entries(r.store.counts).filter(([name]) => !name.includes('cold'));
+    const oneTx = ops.every(([, c]) => c.counts.transactions.max <= 1 && c.counts.attempts.max <= 1);
+    const noAuthReads = ops.filter(([name]) => !name.includes('multipart')).every(([, c]) => c.counts.docsReadOutsideTx.max === 0);
+    add('2', 'Transactions per operation (max over runs, every operation)', null, '1', oneTx, ops.map(([n, c]) => `${n}: ${c.counts.transactions.max}`).join('; '));
+    add('2', 'Reads outside the transaction, warm key cache (every JSON operation)', null, '0', noAuthReads, `cold key cache: ${r.store.counts['message (cold key cache)'].counts.docsReadOutsideTx.median} reads (${r.store.counts['message (cold key cache)'].counts.queries.median} queries)`);
+  }
+  if (r.store?.scale) {
+    const scale = r.store.scale;
+    const first = scale[0];
+    for (const step of scale.slice(1)) {
+      const timeRatio = ratioSummary(step.samples.ms, first.samples.ms);
+      // Medians: a delivery that happens to refresh the key cache (every 20 s) reads 2 more documents.
+      const same = ['docsRead', 'docsWritten', 'roundTrips', 'rpcs', 'transactions'].every((f) => step.counts[f].median === first.counts[f].median);
+      add('3', `Cost per delivery, ${step.conversations} vs ${first.conversations} conversations: time`, timeRatio, '~1 (flat: <= 1.25)', timeRatio.median <= 1.25, `${fmt(step.ms.median, 1)} vs ${fmt(first.ms.median, 1)} ms (claim+start+complete in-process)`);
+      add('3', `Cost per delivery, ${step.conversations} vs ${first.conversations} conversations: reads / writes / round trips`, null, 'equal', same, `${step.counts.docsRead.median} / ${step.counts.docsWritten.median} / ${step.counts.roundTrips.median} vs ${first.counts.docsRead.median} / ${first.counts.docsWritten.median} / ${first.counts.roundTrips.median}`);
+    }
+  }
+  if (r.stack?.throughput) {
+    const t = r.stack.throughput;
+    const raw = t.rawTxPerSecond;
+    add('3', `Throughput: deliveries/s / raw direct transactions/s, 4 loops (${t.replies} replies, ${t.conversations} conversations, ${t.connectors} connectors)`, t.ratioToRawTx, 'report', null, `${fmt(t.deliveriesPerSecond, 2)} deliveries/s vs ${fmt(raw.fourLoops.median, 1)} tx/s (1 loop: ${fmt(raw.oneLoop.median, 1)}; 4 loops without queries: ${fmt(raw.fourLoopsStartOnly.median, 1)})`, 3);
+    add('3', 'Throughput: deliveries/s / (raw tx/s, 4 loops / 3), the floor of 3 transactions per delivery', t.ratioToRawDeliveries, 'report', null, `by tenth of the drain: ${t.deliveriesPerSecondByTenth ? spread(t.deliveriesPerSecondByTenth, 2) : '–'} deliveries/s`);
+    add('3', `Throughput: all ${t.replies} replies sequenced (triggers) and drained (connectors)${t.scaledDown ? ' (quick: scaled down)' : ''}`, null, `${t.replies} sent`, t.sequencingFinished && t.drainFinished && t.orderViolations === 0, `sequenced ${t.sequenced}/${t.replies} in ${fmt(t.sequencingSeconds, 0)} s; sent ${t.delivered}/${t.replies} in ${fmt(t.drainSeconds, 0)} s${t.drainFinished ? '' : ' (time limit)'}; ${t.orderViolations} order violations`);
+  }
+  if (r.store?.multipart) {
+    const m = r.store.multipart;
+    add('4', `Multipart (3 images, ${mb(m.requestBytes)}): handler CPU per MB / SHA-256 CPU per MB`, m.cpuRatio, 'report (floor 1)', null, `${fmt(m.handlerCpuMsPerMB.median, 1)} vs ${fmt(m.sha256CpuMsPerMB.median, 1)} ms/MB` + (m.multipartParseCpuRatio ? `; of which multipart parsing ${fmt(m.multipartParseCpuRatio.median)}x, image inspection (hashing) ${fmt(m.inspectImagesCpuRatio.median)}x` : ''));
+    add('4', 'Multipart: peak extra RSS / request size', m.rssRatio, '<= 2', m.rssRatio.median <= 2, `peak +${mb(m.peakExtraRssBytes.median)}`);
+    add('4', 'Multipart: peak extra arrayBuffers (sampled) / request size', m.arrayBuffersRatio, '<= 2', m.arrayBuffersRatio.median <= 2, `peak +${mb(m.peakExtraArrayBuffersBytes.median)}`);
+  }
+  if (r.images) {
+    for (const [name, c] of Object.entries(r.images.cases)) {
+      if (name === c.against) continue;
+      add('4', `inspectImage: ${name} / ${c.against}`, c.ratio, '~1 (<= 1.2)', c.ratio.median <= 1.2, `${fmt(c.micros.median, 1)} µs`);
+    }
+  }
+  if (r.coldstart) {
+    const base = r.coldstart.targets.baseline;
+    for (const [name, c] of Object.entries(r.coldstart.targets)) {
+      if (name === 'baseline') continue;
+      const http = name.startsWith('functions/lib/index.js');
+      add('5', `Cold start: load ${name} / firebase-functions + firebase-admin, wall time`, c.timeRatio, http ? '<= 1.2' : 'report', http ? c.timeRatio.median <= 1.2 : null, `${fmt(c.loadMs.median, 0)} vs ${fmt(base.loadMs.median, 0)} ms; ${c.moduleCount.median} vs ${base.moduleCount.median} modules`);
+      add('5', `Cold start: load ${name} / firebase-functions + firebase-admin, CPU time`, c.cpuRatio, http ? '<= 1.2' : 'report', http ? c.cpuRatio.median <= 1.2 : null, `${fmt(c.loadCpuMs.median, 0)} vs ${fmt(base.loadCpuMs.median, 0)} ms CPU`);
+      add('5', `Cold start: load ${name} / firebase-functions + firebase-admin, RSS`, c.rssRatio, http ? '<= 1.2' : 'report', http ? c.rssRatio.median <= 1.2 : null, `+${mb(c.rssBytes.median)} vs +${mb(base.rssBytes.median)}`);
+    }
+    const pubsub = Object.entries(r.coldstart.targets).filter(([n]) => n !== 'baseline' && !n.startsWith('functions/lib/index.js'));
+    add('5', '@google-cloud/pubsub loaded by the HTTP handler modules (require.cache)', null, 'no', pubsub.every(([, c]) => !c.pubsubLoaded), pubsub.map(([n, c]) => `${n}: ${c.pubsubLoaded ? 'yes' : 'no'}`).join('; ') + `; index.js: ${r.coldstart.targets[Object.keys(r.coldstart.targets).find((n) => n.startsWith('functions/lib/index.js'))].pubsubLoaded ? 'yes' : 'no'}`);
+  }
+  if (r.sdk) {
+    add('6', 'SDK: deliveries.start / hand-written fetch, per call', r.sdk.ratio, '<= 1.1', r.sdk.ratio.median <= 1.1, `${fmt(r.sdk.sdkStartMicros.median, 0)} vs ${fmt(r.sdk.fetchMicros.median, 0)} µs`);
+    const p = r.sdk.package;
+    add('6', 'SDK package: unpacked size / its runtime JavaScript (dist/*.js)', { median: p.unpackedToRuntimeJs }, 'report', null, `${kb(p.unpackedBytes)} unpacked, ${p.files} files, ${kb(p.tarballBytes)} tarball, ${p.runtimeDependencies} runtime dependencies`);
+  }
+  return rows;
+}
+
+/** Ratio summary of per-sample values against a baseline's median (scale: samples are deliveries). */
+function ratioSummary(values, baseValues) {
+  const sorted = [...baseValues].sort((a, b) => a - b);
+  const base = sorted[Math.floor(sorted.length / 2)];
+  const q = (arr, p) => {
+    const s = [...arr].sort((a, b) => a - b);
+    const pos = (s.length - 1) * p;
+    const lo = Math.floor(pos);
+    return s[lo] + (s[Math.ceil(pos)] - s[lo]) * (pos - lo);
+  };
+  const ratios = values.map((v) => v / base);
+  return { median: q(ratios, 0.5), p25: q(ratios, 0.25), p75: q(ratios, 0.75), min: Math.min(...ratios), max: Math.max(...ratios), n: ratios.length };
+}
+
+function table(header, rows) {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+/** Same operation in the counts table (in-process figures). */
+const IN_PROCESS = { message: 'message, existing conversation', claim: 'claim', start: 'start', complete: 'complete', fail: 'fail (failed)' };
+
+function overheadTable(overhead, counts) {
+  const rows = Object.entries(overhead.ops).map(([op, o]) => {
+    const inProcess = counts?.[IN_PROCESS[op]];
+    return [
+      op,
+      `${fmt(o.ratio.median)} (${spread(o.ratio)})`,
+      `${fmt(o.ratioToLoggedNoop?.median)}`,
+      fmt(o.opMs.median, 1),
+      fmt(o.noopMs.median, 1),
+      fmt(o.loggedNoopMs?.median, 1),
+      fmt(o.directTxMs.median, 1),
+      inProcess?.directTxMs ? `${fmt(inProcess.inProcessRatio)} (${fmt(inProcess.ms.median, 1)} / ${fmt(inProcess.directTxMs.median, 1)} ms)` : '–',
+      `\`${o.directTx}\``,
+    ];
+  });
+  return [
+    table(['Operation', 'op / (no-op + tx)', 'op / (logged no-op + tx)', 'op ms', 'no-op ms', 'logged no-op ms', 'direct tx ms', 'in-process handler / direct tx (store session)', 'Direct transaction'], rows),
+    '',
+    `${overhead.requestsPerOpPerRep} requests of each kind per repetition, ${overhead.reps} repetitions. The logged no-op also writes one request log line, as every endpoint does: the difference between the two no-ops is what the emulator charges for a log line. The in-process column runs the handler without HTTP and without the functions emulator.`,
+  ].join('\n');
+}
+
+function countsTable(counts) {
+  const rows = Object.entries(counts).map(([name, c]) => {
+    const k = c.counts;
+    const range = (s) => (s.min === s.max ? `${s.median}` : `${s.median} (${s.min}–${s.max})`);
+    return [name, range(k.transactions), range(k.attempts), range(k.roundTrips), range(k.rpcs), range(k.docsRead), range(k.docsReadOutsideTx), range(k.docsWritten), `${fmt(c.ms.median, 1)}`, `\`${c.pattern}\``];
+  });
+  return table(['Operation (in-process)', 'Transactions', 'Attempts', 'Round trips (sequential)', 'RPCs', 'Docs read (billed)', 'of which outside the tx', 'Docs written', 'ms', 'Transaction (reads by wave -> commit)'], rows);
+}
+
+function scaleTable(scale) {
+  const rows = scale.map((s) => [s.conversations, s.deliveriesInWorkspace, s.measuredDeliveries, `${fmt(s.ms.median, 1)} (${fmt(s.ms.p25, 1)}–${fmt(s.ms.p75, 1)})`, s.counts.roundTrips.median, s.counts.docsRead.median, s.counts.docsWritten.median, s.counts.transactions.median, s.keyCacheRefreshes]);
+  return table(['Conversations', 'Deliveries in workspace', 'Deliveries measured', 'ms per delivery (p25–p75)', 'Round trips', 'Docs read', 'Docs written', 'Transactions', 'Key cache refreshes (+2 reads)'], rows);
+}
+
+export function renderMarkdown(r) {
+  const lines = [];
+  lines.push(`# Bench results (${r.mode})`);
+  lines.push('');
+  lines.push(`${r.date}, commit ${r.commit}${r.workingTreeDirty ? ' (working tree had uncommitted changes)' : ''}, Node ${r.machine.node}, ${r.machine.cpus} CPUs. ` +
+    `Run time ${r.benchSeconds} s (plus ${fmt(r.totalSeconds - r.benchSeconds, 0)} s waiting for the shared emulator lock). How to read this: [bench/README.md](../README.md).`);
+  if (r.mode === 'quick') lines.push('', '**Quick mode: smaller sizes and fewer repetitions (smoke test); the throughput drain is scaled down. Not the reference figures.**');
+  lines.push('');
+  lines.push('Ratios: median over repetitions; spread: p25–p75 (min–max) of the same per-repetition ratios.');
+  lines.push('');
+  lines.push(table(['#', 'Figure', 'Ratio', 'Spread', 'Target', 'Met', 'Absolute (medians)'], summaryRows(r)));
+  if (r.stack?.overhead) {
+    lines.push('', '## Overhead detail (HTTP through Hosting, medians of the repetitions)', '');
+    lines.push(overheadTable(r.stack.overhead, r.store?.counts));
+  }
+  if (r.store?.counts) {
+    lines.push('', '## Firestore per operation (counted at the Admin SDK, handlers in-process, warm unless noted)', '');
+    lines.push(countsTable(r.store.counts));
+  }
+  if (r.store?.scale) {
+    lines.push('', '## Cost per delivery as the workspace grows (claim + start + complete, in-process)', '');
+    lines.push(scaleTable(r.store.scale));
+  }
+  if (r.stack?.throughput) {
+    const t = r.stack.throughput;
+    const raw = t.rawTxPerSecond;
+    lines.push('', '## Throughput drain', '');
+    lines.push(
+      `${t.replies} replies in ${t.conversations} conversations (${t.replies / t.conversations} each)${t.scaledDown ? ' (scaled down: quick mode)' : ''}, written as the console writes them (${fmt(t.writeRepliesMs / 1000, 1)} s). ` +
+        `Stage 1, the emulated reply and outbox triggers: ${t.sequenced}/${t.replies} sequenced into deliveries and notified in ${fmt(t.sequencingSeconds, 1)} s (${fmt(t.repliesSequencedPerSecond, 1)}/s)${t.sequencingFinished ? '' : ', stopped at the time limit'}. ` +
+        `Stage 2, ${t.connectors} connectors (SDK \`processDelivery\` on one Pub/Sub subscription, up to ${t.maxInFlightPerConnector} in flight each): ` +
+        `${t.delivered}/${t.replies} sent in ${fmt(t.drainSeconds, 1)} s, ${fmt(t.deliveriesPerSecond, 2)} deliveries/s${t.drainFinished ? '' : ', stopped at the time limit'}; ` +
+        `${t.statusSentInFirestore} deliveries are \`sent\` in Firestore, ${t.orderViolations} sent out of order. processDelivery outcomes: ${Object.entries(t.processDeliveryOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    );
+    lines.push(
+      '',
+      `Raw direct transactions (claim, start, complete replayed; own documents per loop), per second: 1 loop ${fmt(raw.oneLoop.median, 1)} (${spread(raw.oneLoop, 1)}), ` +
+        `4 loops ${fmt(raw.fourLoops.median, 1)} (${spread(raw.fourLoops, 1)}), 4 loops of start only (no query) ${fmt(raw.fourLoopsStartOnly.median, 1)} (${spread(raw.fourLoopsStartOnly, 1)}).`,
+    );
+  }
+  const errors = [...(r.failures ?? []), ...Object.entries({ ...r.store?.errors, ...r.stack?.errors }).map(([k, v]) => `${k}: ${v}`)];
+  if (errors.length > 0) lines.push('', '## Failures', '', ...errors.map((e) => `- ${e}`));
+  const retried = (r.store?.retried503 ?? 0) + (r.stack?.overhead?.retried503 ?? 0);
+  if (retried > 0) lines.push('', `${retried} measured request(s) got a 503 (the emulator's "Transaction lock timeout") and were retried; only successful attempts are in the figures.`);
+  lines.push('', '## Time per step (s)', '');
+  lines.push(table(['Step', 'Seconds'], Object.entries(r.secondsByStep).map(([k, v]) => [k, v ?? '–'])));
+  lines.push('');
+  return lines.join('\n');
+}

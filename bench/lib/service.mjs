@@ -1,0 +1,205 @@
+/**
+ * The compiled service (functions/lib) loaded in the bench process, against the emulators whose
+ * addresses `firebase emulators:exec` put in the environment: the HTTP handlers called in-process
+ * with plain request/response objects (functions/src/http/types.ts), and fixtures made with the
+ * service's own code (admin CLI for integrations, the messages handler for conversations, the
+ * reply trigger's `sequenceReplies` for deliveries).
+ */
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { FUNCTIONS_LIB } from './build.mjs';
+import { mapLimit, sleep } from './stats.mjs';
+
+const require = createRequire(import.meta.url);
+
+if (!process.env.FIRESTORE_EMULATOR_HOST) throw new Error('run inside `firebase emulators:exec` (FIRESTORE_EMULATOR_HOST is not set)');
+process.env.GCLOUD_PROJECT ??= 'demo-support-desk';
+process.env.METADATA_SERVER_DETECTION ??= 'none';
+
+const lib = (path) => require(join(FUNCTIONS_LIB, path));
+export const { db } = lib('firebase.js');
+export const { incomingMessages } = lib('handlers/messages.js');
+export const { claimDelivery, startDelivery, completeDelivery, failDelivery } = lib('handlers/deliveries.js');
+const { createIntegration } = lib('cli/integration-admin.js');
+const { sequenceReplies } = lib('store/replies.js');
+const { deliveryMirror, deliveryRef } = lib('store/deliveries.js');
+const { newDelivery } = lib('domain/delivery.js');
+const { conversationIdFor, deliveryIdFor } = lib('domain/ids.js');
+const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
+
+export const HANDLERS = {
+  message: incomingMessages,
+  claim: claimDelivery,
+  start: startDelivery,
+  complete: completeDelivery,
+  fail: failDelivery,
+};
+
+/** Calls a handler in-process with a plain request; resolves to `{ status, headers, body }`. */
+export async function call(handler, { key, body, rawBody, contentType = 'application/json' }) {
+  const req = {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
+    rawBody: rawBody ?? Buffer.from(JSON.stringify(body)),
+  };
+  const res = {
+    statusCode: 0,
+    headers: {},
+    payload: null,
+    headersSent: false,
+    status(code) {
+      this.statusCode = code;
+      return this;
+    },
+    setHeader(name, value) {
+      this.headers[name.toLowerCase()] = value;
+    },
+    send(payload) {
+      this.payload = payload;
+      this.headersSent = true;
+    },
+  };
+  await handler(req, res);
+  const text = Buffer.isBuffer(res.payload) ? res.payload.toString('utf8') : String(res.payload);
+  return { status: res.statusCode, headers: res.headers, body: JSON.parse(text) };
+}
+
+/** Like `call`, but throws unless the status is `expected`. */
+export async function callOk(handler, request, expected = [200, 201]) {
+  const res = await call(handler, request);
+  if (!expected.includes(res.status)) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+const ABORTED = 10;
+const ALREADY_EXISTS = 6;
+
+/**
+ * Fixture steps are retried when the emulator gives up on a lock ("Transaction lock timeout",
+ * ABORTED): it does under concurrent transactions, and fixtures are not what is measured.
+ */
+export async function retrying(fn, attempts = 8) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err?.code !== ABORTED || attempt >= attempts) throw err;
+      await sleep(100 * attempt);
+    }
+  }
+}
+
+/** A fresh workspace with one integration (replies to `topic` when given), made by the admin CLI's code. */
+export async function newIntegration(topic) {
+  const workspaceId = `bench_${randomUUID().slice(0, 8)}`;
+  const issued = await createIntegration(db(), {
+    workspaceId,
+    name: 'bench',
+    createdBy: 'bench',
+    keyPrefix: 'sdk_test_',
+    messagesPerMinute: 1_000_000,
+    ...(topic ? { topic } : {}),
+  });
+  return { workspaceId, integrationId: issued.integrationId, key: issued.key };
+}
+
+/** A valid incoming JSON message body with a fresh eventId. */
+export function messageBody(externalConversationId, customer = `cust-${externalConversationId}`) {
+  return {
+    eventId: `evt-${randomUUID()}`,
+    externalConversationId,
+    sender: { externalId: customer, displayName: 'Bench Customer', kind: 'customer' },
+    message: { text: 'Hello, my order has not arrived yet.' },
+  };
+}
+
+/** `count` conversations started by a customer message (through the messages handler, in-process). */
+export async function newConversations(integration, count, concurrency = 4) {
+  return mapLimit(Array.from({ length: count }, (_, i) => i), concurrency, async (i) => {
+    const externalConversationId = `chat-${i}-${randomUUID().slice(0, 8)}`;
+    const request = { key: integration.key, body: messageBody(externalConversationId) };
+    // A 503 (the emulator's lock timeout) is retried with the same eventId, as a connector would.
+    const body = await retrying(async () => {
+      const res = await call(incomingMessages, request);
+      if (res.status === 503) throw Object.assign(new Error('503'), { code: ABORTED });
+      if (res.status !== 200 && res.status !== 201) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    });
+    return { externalConversationId, conversationId: body.conversationId };
+  });
+}
+
+const messagesOf = (integration, conversationId) =>
+  db().collection('workspaces').doc(integration.workspaceId).collection('conversations').doc(conversationId).collection('messages');
+
+/** Writes `count` operator replies to a conversation exactly as the console does (in order). */
+export async function writeReplies(integration, conversationId, count, text = (i) => `Reply ${i + 1}: your parcel is on its way.`) {
+  const ids = [];
+  for (let i = 0; i < count; i++) {
+    const ref = messagesOf(integration, conversationId).doc();
+    const reply = { direction: 'outbound', author: { type: 'operator', uid: 'bench-operator' }, text: text(i), createdAt: FieldValue.serverTimestamp() };
+    await retrying(() =>
+      ref.create(reply).catch((err) => {
+        if (err?.code !== ALREADY_EXISTS) throw err; // an earlier attempt did write it
+      }),
+    );
+    ids.push(ref.id);
+  }
+  return ids;
+}
+
+/**
+ * `perConversation` replies in each conversation, sequenced into deliveries by the reply
+ * trigger's own transaction (`sequenceReplies`, idempotent: the emulated trigger may run it too).
+ * Returns the delivery ids per conversation, in delivery order.
+ */
+export async function newDeliveries(integration, conversations, perConversation, concurrency = 4) {
+  return mapLimit(conversations, concurrency, async (c) => {
+    const replyIds = await writeReplies(integration, c.conversationId, perConversation);
+    const { created } = await retrying(() => sequenceReplies(db(), integration.workspaceId, c.conversationId, replyIds[replyIds.length - 1]));
+    if (created.length === perConversation) return { ...c, deliveryIds: created };
+    // The emulated reply trigger got there first (stack session): read them back, in seq order.
+    const deliveries = await retrying(() =>
+      db().collection('workspaces').doc(integration.workspaceId).collection('deliveries').where('conversationId', '==', c.conversationId).get(),
+    );
+    const bySeq = deliveries.docs.map((d) => d.data()).sort((a, b) => a.seq - b.seq);
+    if (bySeq.length !== perConversation) throw new Error(`expected ${perConversation} deliveries, found ${bySeq.length}`);
+    return { ...c, deliveryIds: bySeq.map((d) => d.deliveryId) };
+  });
+}
+
+/**
+ * Many conversations with `perConversation` deliveries each, written in bulk (BulkWriter, no
+ * transaction): the conversation as the messages handler leaves it, the operator replies with
+ * their delivery mirror, and the deliveries as the reply trigger creates them (the service's own
+ * `newDelivery`, `deliveryRef`, `deliveryMirror`). For the fixtures that only need to exist:
+ * one sequencing transaction per conversation is far too slow on the emulator for 1,000 of them.
+ */
+export async function bulkDeliveries(integration, count, perConversation) {
+  const { workspaceId, integrationId } = integration;
+  const writer = db().bulkWriter();
+  writer.onWriteError((err) => err.failedAttempts < 10);
+  const now = Date.now();
+  const at = Timestamp.fromMillis(now);
+  const result = [];
+  for (let i = 0; i < count; i++) {
+    const externalConversationId = `chat-bulk-${randomUUID().slice(0, 12)}`;
+    const customer = `cust-${externalConversationId}`;
+    const conversationId = conversationIdFor(integrationId, externalConversationId);
+    const conversation = db().collection('workspaces').doc(workspaceId).collection('conversations').doc(conversationId);
+    void writer.set(conversation, { integrationId, externalConversationId, lastSenderExternalId: customer, lastCustomerExternalId: customer, lastMessageAt: at, createdAt: at, updatedAt: at });
+    const deliveryIds = [];
+    for (let k = 0; k < perConversation; k++) {
+      const reply = conversation.collection('messages').doc();
+      const text = `Reply ${k + 1}: your parcel is on its way.`;
+      const delivery = newDelivery({ deliveryId: deliveryIdFor(conversationId, reply.id), workspaceId, integrationId, conversationId, messageId: reply.id, seq: k + 1, text, now });
+      void writer.set(reply, { direction: 'outbound', author: { type: 'operator', uid: 'bench-operator' }, text, createdAt: Timestamp.fromMillis(now + k), delivery: deliveryMirror(delivery, now) });
+      void writer.set(deliveryRef(db(), workspaceId, delivery.deliveryId), delivery);
+      deliveryIds.push(delivery.deliveryId);
+    }
+    result.push({ externalConversationId, conversationId, deliveryIds });
+  }
+  await writer.close();
+  return result;
+}

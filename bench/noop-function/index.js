@@ -1,0 +1,37 @@
+/**
+ * Bench-only baselines (never deployed: only bench/lib/stack-config.mjs, the emulator config of
+ * `npm run bench`, declares this codebase). The same Hosting -> Functions emulator path as the
+ * service's endpoints, with the same HTTP options, and no work:
+ *
+ * - benchNoop: answers a fixed JSON. The overhead figures divide by it.
+ * - benchNoopLogged: the same plus one structured log line shaped like the service's request
+ *   log, to show how much of the overhead is the emulator's handling of a log line.
+ */
+const { randomBytes } = require('node:crypto');
+const { performance } = require('node:perf_hooks');
+const logger = require('firebase-functions/logger');
+const { onRequest } = require('firebase-functions/v2/https');
+
+const OPTIONS = { region: 'europe-central2', cors: false, invoker: 'public', concurrency: 80, maxInstances: 20, timeoutSeconds: 60, memory: '256MiB' };
+const ANSWER = JSON.stringify({ status: 'ok' });
+
+function answer(res) {
+  res.status(200).setHeader('content-type', 'application/json; charset=utf-8');
+  res.send(ANSWER);
+}
+
+module.exports.benchNoop = onRequest(OPTIONS, (req, res) => answer(res));
+
+module.exports.benchNoopLogged = onRequest(OPTIONS, (req, res) => {
+  const startedAt = performance.now();
+  answer(res);
+  logger.info('request', {
+    requestId: `req_${randomBytes(12).toString('base64url')}`,
+    endpoint: 'POST /bench/noop-logged',
+    status: 200,
+    integrationId: 'bench',
+    workspaceId: 'bench',
+    keyPrefix: 'sdk_test_AAAA',
+    durationMs: Math.round(performance.now() - startedAt),
+  });
+});

@@ -1,0 +1,374 @@
+/**
+ * Phase "stack", run inside `firebase emulators:exec` with the whole stack (functions, firestore,
+ * pubsub, hosting, tasks) and the bench's no-op function (bench/lib/stack-config.mjs).
+ *
+ * - overhead: median latency of each operation through Hosting -> function, divided by
+ *   (the no-op function through the same path) + (the same reads and writes as one direct Admin
+ *   SDK transaction, replayed from what the handler did in-process). Target <= 1.3.
+ * - throughput: replies written as the console writes them, drained by 4 connectors using the
+ *   SDK's `processDelivery` on notifications pulled from a real Pub/Sub subscription; against raw
+ *   direct transactions per second (4 concurrent) in the same session.
+ */
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { BASE_URL } from '../../scripts/lib/emulators.mjs';
+import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
+import { describePattern, measure, replay } from '../lib/instrument.mjs';
+import { bulkDeliveries, callOk, db, HANDLERS, messageBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
+import { log, output, pick, QUICK } from '../lib/session.mjs';
+import { NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
+import { mapLimit, median, sleep, summarize } from '../lib/stats.mjs';
+import { performance } from 'node:perf_hooks';
+import { clearInterval, setInterval } from 'node:timers';
+
+const require = createRequire(import.meta.url);
+const { PubSub } = require(require.resolve('@google-cloud/pubsub', { paths: [FUNCTIONS_LIB] }));
+const { ConnectorClient, parsePulledNotification } = await import(pathToFileURL(SDK_ENTRY).href);
+
+const PROJECT = process.env.GCLOUD_PROJECT;
+const pubsub = new PubSub({ projectId: PROJECT });
+const PATHS = { message: '/v1/messages', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
+
+async function newTopic(withSubscription) {
+  const name = `bench-${randomUUID().slice(0, 8)}`;
+  const [topic] = await pubsub.createTopic(name);
+  const subscription = withSubscription ? (await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 60 }))[0] : null;
+  return { path: `projects/${PROJECT}/topics/${name}`, subscription };
+}
+
+async function post(path, key, body) {
+  const res = await fetch(`${BASE_URL}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+}
+
+async function timed(fn) {
+  const t0 = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - t0, value };
+}
+
+/** Waits until every outbox entry was published (the triggers caught up). */
+async function quiesce(what, timeoutMs = 180_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = (await db().collection('outbox').count().get()).data().count;
+    if (left === 0) return;
+    if (Date.now() > deadline) throw new Error(`${what}: ${left} outbox entries still unpublished after ${timeoutMs / 1000} s`);
+    await sleep(500);
+  }
+}
+
+// ------------------------------------------------------------------------------------ overhead
+
+let retried503 = 0;
+
+/**
+ * The direct-transaction baselines: each operation run once in-process on a fixture of its own,
+ * recording its transaction (reads by wave, writes) for `replay`.
+ */
+async function recordPatterns(integration) {
+  const key = integration.key;
+  const patterns = {};
+  const conversation = (await newConversations(integration, 1))[0];
+  const m = await measure(() => callOk(HANDLERS.message, { key, body: messageBody(conversation.externalConversationId) }));
+  patterns.message = m.pattern;
+  const [a, b] = await newDeliveries(integration, await newConversations(integration, 2), 2);
+  const lease = async (deliveryId) => {
+    const claim = await measure(() => callOk(HANDLERS.claim, { key, body: { deliveryId, requestId: randomUUID() } }));
+    const start = await measure(() => callOk(HANDLERS.start, { key, body: { deliveryId, leaseId: claim.value.leaseId } }));
+    return { claim, start, leaseId: claim.value.leaseId };
+  };
+  const la = await lease(a.deliveryIds[0]);
+  patterns.claim = la.claim.pattern;
+  patterns.start = la.start.pattern;
+  patterns.complete = (await measure(() => callOk(HANDLERS.complete, { key, body: { deliveryId: a.deliveryIds[0], leaseId: la.leaseId, providerMessageIds: ['p-1'] } }))).pattern;
+  const lb = await lease(b.deliveryIds[0]);
+  patterns.fail = (await measure(() => callOk(HANDLERS.fail, { key, body: { deliveryId: b.deliveryIds[0], leaseId: lb.leaseId, outcome: 'failed', code: 'provider_rejected' } }))).pattern;
+  return patterns;
+}
+
+async function overhead() {
+  const perOp = pick(20, 8);
+  const reps = pick(5, 3);
+  const topic = await newTopic(false);
+  const integration = await newIntegration(topic.path);
+  const key = integration.key;
+  const patterns = await recordPatterns(integration);
+
+  // Fixtures: `perOp` conversations with `reps` deliveries each (rep r works on seq r, so every
+  // delivery is claimable when its turn comes), for claim/start/complete and again for fail.
+  const setA = await bulkDeliveries(integration, perOp, reps);
+  const setB = await bulkDeliveries(integration, perOp, reps);
+  const messageConversation = `chat-overhead-${randomUUID().slice(0, 8)}`;
+  // The bulk-written replies fire the reply trigger (it finds them sequenced and stops): let it finish.
+  await quiesce('overhead fixtures');
+  await sleep(pick(15_000, 8_000));
+
+  // Warm-up: every function's worker, the key cache of each, the no-op, the replays.
+  await post(NOOP_PATH, key, {});
+  await post(NOOP_LOGGED_PATH, key, {});
+  await post(PATHS.message, key, messageBody(messageConversation));
+  for (const op of ['claim', 'start', 'complete', 'fail']) await post(PATHS[op], key, { deliveryId: 'd_warmup', leaseId: 'l_warmup', requestId: 'r', providerMessageIds: ['p'], outcome: 'failed', code: 'x' });
+  for (const op of Object.keys(patterns)) await replay(db(), patterns[op]);
+
+  const ops = ['message', 'claim', 'start', 'complete', 'fail'];
+  const perRep = Object.fromEntries(ops.map((op) => [op, { op: [], noop: [], logged: [], tx: [], ratio: [], ratioLogged: [] }]));
+  for (let rep = 0; rep < reps; rep++) {
+    const leases = new Map();
+    // fail needs a started lease of its own: set B is claimed and started first (not measured).
+    await mapLimit(setB, 4, async (c) => {
+      const deliveryId = c.deliveryIds[rep];
+      const claim = await callOk(HANDLERS.claim, { key, body: { deliveryId, requestId: randomUUID() } });
+      await callOk(HANDLERS.start, { key, body: { deliveryId, leaseId: claim.leaseId } });
+      leases.set(deliveryId, claim.leaseId);
+    });
+    const requests = {
+      message: () => messageBody(messageConversation),
+      claim: (i) => ({ deliveryId: setA[i].deliveryIds[rep], requestId: randomUUID() }),
+      start: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]) }),
+      complete: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]), providerMessageIds: [`p-${rep}-${i}`] }),
+      fail: (i) => ({ deliveryId: setB[i].deliveryIds[rep], leaseId: leases.get(setB[i].deliveryIds[rep]), outcome: 'failed', code: 'provider_rejected' }),
+    };
+    for (const op of ops) {
+      const samples = { op: [], noop: [], logged: [], tx: [] };
+      for (let i = 0; i < perOp; i++) {
+        const body = requests[op](i);
+        const steps = {
+          op: async () => {
+            let r = await timed(() => post(PATHS[op], key, body));
+            // A 503 (the emulator's lock timeout, e.g. against a trigger's transaction) is retried
+            // as the SDK would; only the successful attempt is timed, the retries are counted.
+            for (let attempt = 1; r.value.status === 503 && attempt < 5; attempt++) {
+              retried503++;
+              await sleep(1000);
+              r = await timed(() => post(PATHS[op], key, body));
+            }
+            if (r.value.status !== 200 && r.value.status !== 201) throw new Error(`${op}: HTTP ${r.value.status} ${JSON.stringify(r.value.body)}`);
+            if (op === 'claim') {
+              if (r.value.body.status !== 'ready') throw new Error(`claim: ${JSON.stringify(r.value.body)}`);
+              leases.set(body.deliveryId, r.value.body.leaseId);
+            }
+            samples.op.push(r.ms);
+          },
+          noop: async () => samples.noop.push((await timed(() => post(NOOP_PATH, key, body))).ms),
+          logged: async () => samples.logged.push((await timed(() => post(NOOP_LOGGED_PATH, key, body))).ms),
+          tx: async () => samples.tx.push((await timed(() => replay(db(), patterns[op]))).ms),
+        };
+        // Rotate the order inside each round so drift and background work hit all alike.
+        const order = ['op', 'noop', 'tx', 'logged'];
+        for (let k = 0; k < order.length; k++) await steps[order[(i + k) % order.length]]();
+      }
+      const r = perRep[op];
+      const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+      r.op.push(m.op);
+      r.noop.push(m.noop);
+      r.logged.push(m.logged);
+      r.tx.push(m.tx);
+      r.ratio.push(m.op / (m.noop + m.tx));
+      r.ratioLogged.push(m.op / (m.logged + m.tx));
+    }
+    log(`overhead rep ${rep + 1}/${reps}: ${ops.map((op) => `${op} ${perRep[op].ratio[rep].toFixed(2)}`).join(', ')}`);
+  }
+  return {
+    requestsPerOpPerRep: perOp,
+    reps,
+    retried503,
+    ops: Object.fromEntries(
+      ops.map((op) => [
+        op,
+        {
+          ratio: summarize(perRep[op].ratio),
+          // Diagnostic: against a no-op that also writes one request log line.
+          ratioToLoggedNoop: summarize(perRep[op].ratioLogged),
+          opMs: summarize(perRep[op].op, 2),
+          noopMs: summarize(perRep[op].noop, 2),
+          loggedNoopMs: summarize(perRep[op].logged, 2),
+          directTxMs: summarize(perRep[op].tx, 2),
+          directTx: describePattern(patterns[op]),
+        },
+      ]),
+    ),
+  };
+}
+
+// ------------------------------------------------------------------------------------ throughput
+
+/**
+ * Raw direct transactions per second: `workers` loops replaying recorded transactions (`ops`) on
+ * documents of their own, in `windows` windows of `seconds` each.
+ */
+async function rawTransactions(patterns, workers, ops, windows, seconds) {
+  const rates = [];
+  for (let w = 0; w < windows; w++) {
+    let count = 0;
+    const t0 = performance.now();
+    const until = t0 + seconds * 1000;
+    await Promise.all(
+      patterns.slice(0, workers).map(async (p) => {
+        while (performance.now() < until) {
+          for (const op of ops) {
+            await retrying(() => replay(db(), p[op]));
+            count++;
+          }
+        }
+      }),
+    );
+    rates.push(count / ((performance.now() - t0) / 1000));
+  }
+  return rates;
+}
+
+async function throughput() {
+  const conversations = pick(100, 10);
+  const perConversation = pick(10, 4);
+  const total = conversations * perConversation;
+  const connectors = 4;
+  const maxInFlight = 4; // per connector (Pub/Sub flow control)
+  const sequencingBoxMs = pick(120_000, 60_000);
+  const drainBoxMs = pick(150_000, 60_000);
+
+  // Raw baselines first, on fixtures of another integration (no subscription: their
+  // notifications must not reach the connectors). Concurrency 1 and 4, and 4 without queries.
+  const rawIntegration = await newIntegration((await newTopic(false)).path);
+  const patterns = [];
+  for (let w = 0; w < connectors; w++) patterns.push(await recordPatterns(rawIntegration));
+  await quiesce('raw transaction fixtures');
+  const [windows, seconds] = [pick(3, 2), pick(3, 2)];
+  const raw = {
+    mix1: await rawTransactions(patterns, 1, ['claim', 'start', 'complete'], windows, seconds),
+    mix4: await rawTransactions(patterns, connectors, ['claim', 'start', 'complete'], windows, seconds),
+    start4: await rawTransactions(patterns, connectors, ['start'], windows, seconds),
+  };
+  log(`throughput: raw direct transactions/s: ${median(raw.mix1).toFixed(0)} (1 loop), ${median(raw.mix4).toFixed(0)} (4 loops), ${median(raw.start4).toFixed(0)} (4 loops, start only: no query)`);
+
+  const topic = await newTopic(true);
+  const integration = await newIntegration(topic.path);
+  const convs = await bulkDeliveries(integration, conversations, 0);
+  const deliveriesOf = () => db().collection('workspaces').doc(integration.workspaceId).collection('deliveries');
+
+  // Stage 1: the replies, written as the console writes them; the emulated triggers sequence
+  // them into deliveries and publish one notification each.
+  const t0 = performance.now();
+  await mapLimit(convs, 10, (c) => writeReplies(integration, c.conversationId, perConversation));
+  const writtenMs = performance.now() - t0;
+  let sequenced = 0;
+  for (;;) {
+    sequenced = (await deliveriesOf().count().get()).data().count;
+    const unpublished = (await db().collection('outbox').count().get()).data().count;
+    if ((sequenced === total && unpublished === 0) || performance.now() - t0 > sequencingBoxMs) break;
+    await sleep(500);
+  }
+  const sequencingMs = performance.now() - t0;
+  log(`throughput: ${sequenced}/${total} replies sequenced and notified in ${(sequencingMs / 1000).toFixed(1)} s`);
+
+  // Stage 2: 4 connectors drain the subscription with processDelivery.
+  const sentAt = new Map();
+  const outcomes = { sent: 0, skipped: 0, already_sent: 0, failed: 0, errors: 0 };
+  let done;
+  const allSent = new Promise((resolve) => (done = resolve));
+  const subscribers = [];
+  const t1 = performance.now();
+  for (let c = 0; c < connectors; c++) {
+    const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: BASE_URL });
+    const subscriber = new PubSub({ projectId: PROJECT }).subscription(topic.subscription.name, { flowControl: { maxMessages: maxInFlight, allowExcessMessages: false } });
+    subscriber.on('message', async (message) => {
+      try {
+        const result = await client.processDelivery(parsePulledNotification(message), ({ deliveryId }) => ({ providerMessageIds: [`p-${deliveryId}`] }));
+        outcomes[result.kind === 'skipped' ? 'skipped' : result.kind]++;
+        if (result.kind === 'sent' && !sentAt.has(result.deliveryId)) {
+          sentAt.set(result.deliveryId, performance.now());
+          if (sentAt.size === total) done();
+        }
+        message.ack();
+      } catch {
+        outcomes.errors++;
+        message.nack();
+      }
+    });
+    subscriber.on('error', (err) => log(`subscriber error: ${err.message}`));
+    subscribers.push(subscriber);
+  }
+  const progress = setInterval(() => log(`throughput: ${sentAt.size}/${total} sent`), 15_000);
+  const finished = await Promise.race([allSent.then(() => true), sleep(drainBoxMs).then(() => false)]);
+  clearInterval(progress);
+  const drainMs = performance.now() - t1;
+  await Promise.all(subscribers.map((s) => s.close()));
+
+  // Check the outcome in Firestore: what was sent, and in seq order within each conversation.
+  const records = (await deliveriesOf().get()).docs.map((d) => d.data());
+  const byConversation = new Map();
+  for (const d of records) byConversation.set(d.conversationId, [...(byConversation.get(d.conversationId) ?? []), d]);
+  let orderViolations = 0;
+  for (const list of byConversation.values()) {
+    list.sort((a, b) => a.seq - b.seq);
+    for (let i = 1; i < list.length; i++) {
+      const [prev, next] = [sentAt.get(list[i - 1].deliveryId), sentAt.get(list[i].deliveryId)];
+      if (next !== undefined && (prev === undefined || next < prev)) orderViolations++;
+    }
+  }
+
+  // Spread: the rate in each successive tenth of what was delivered.
+  const times = [...sentAt.values()].sort((a, b) => a - b);
+  const tenth = Math.floor(times.length / 10);
+  const windowRates = [];
+  for (let w = 0; tenth > 0 && w < 10; w++) {
+    const from = w === 0 ? t1 : times[tenth * w - 1];
+    windowRates.push(tenth / ((times[tenth * (w + 1) - 1] - from) / 1000));
+  }
+  const deliveriesPerSecond = sentAt.size / (drainMs / 1000);
+  const perSecond = (rates) => summarize(rates, 1);
+  return {
+    replies: total,
+    conversations,
+    connectors,
+    maxInFlightPerConnector: maxInFlight,
+    scaledDown: QUICK,
+    writeRepliesMs: Math.round(writtenMs),
+    sequenced,
+    sequencingSeconds: Number((sequencingMs / 1000).toFixed(1)),
+    sequencingFinished: sequenced === total,
+    repliesSequencedPerSecond: Number((sequenced / (sequencingMs / 1000)).toFixed(2)),
+    delivered: sentAt.size,
+    drainFinished: finished,
+    drainSeconds: Number((drainMs / 1000).toFixed(1)),
+    deliveriesPerSecond: Number(deliveriesPerSecond.toFixed(2)),
+    deliveriesPerSecondByTenth: windowRates.length > 0 ? summarize(windowRates, 2) : null,
+    rawTxPerSecond: { oneLoop: perSecond(raw.mix1), fourLoops: perSecond(raw.mix4), fourLoopsStartOnly: perSecond(raw.start4) },
+    ratioToRawTx: summarize(raw.mix4.map((r) => deliveriesPerSecond / r)),
+    // A delivery needs at least 3 operations (claim, start, complete): the floor is raw / 3.
+    ratioToRawDeliveries: summarize(raw.mix4.map((r) => deliveriesPerSecond / (r / 3))),
+    processDeliveryOutcomes: outcomes,
+    statusSentInFirestore: records.filter((d) => d.status === 'sent').length,
+    orderViolations,
+  };
+}
+
+// ------------------------------------------------------------------------------------ main
+
+const started = performance.now();
+const result = {};
+const errors = {};
+for (const [name, section] of [
+  ['overhead', overhead],
+  ['throughput', throughput],
+]) {
+  log(`stack phase${QUICK ? ' (quick)' : ''}: ${name}`);
+  try {
+    result[name] = await section();
+  } catch (err) {
+    errors[name] = err instanceof Error ? err.message : String(err);
+    log(`stack phase: ${name} failed: ${errors[name]}`);
+  }
+  // Written after every section, so a later failure keeps what was measured.
+  output({ ...result, ...(Object.keys(errors).length > 0 ? { errors } : {}), seconds: Number(((performance.now() - started) / 1000).toFixed(1)) });
+}
+await pubsub.close();
+await db().terminate();
+log(`stack phase done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+process.exit(Object.keys(errors).length > 0 ? 1 : 0);

@@ -1,0 +1,241 @@
+/**
+ * Phase "store", run inside `firebase emulators:exec --only firestore` (no functions emulator, so no
+ * trigger adds work or noise): the handlers called in-process with counting (instrument.mjs).
+ *
+ * - counts: Firestore transactions, round trips, documents read and written per operation,
+ *   cold and warm key lookup (target: one transaction per operation, 0 reads for a warm key);
+ * - scale: cost per delivery (claim + start + complete) with 10, 100, 1,000 conversations in the
+ *   workspace (target: flat);
+ * - multipart: CPU time per MB of a 3-image (~20 MB) message against SHA-256 of the same bytes,
+ *   and peak extra memory against the request size (target <= 2x).
+ */
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describePattern, measure, replay } from '../lib/instrument.mjs';
+import { multipartMessage, png } from '../lib/images.mjs';
+import { BENCH_DIR } from '../lib/stack-config.mjs';
+import { bulkDeliveries, call, callOk, db, HANDLERS, incomingMessages, messageBody, newConversations, newDeliveries, newIntegration, retrying } from '../lib/service.mjs';
+import { log, output, pick, QUICK } from '../lib/session.mjs';
+import { median, sleep, summarize } from '../lib/stats.mjs';
+import { performance } from 'node:perf_hooks';
+
+/** No functions emulator in this session: the topic is only needed for replies to be enabled. */
+const TOPIC = 'projects/demo-support-desk/topics/bench-unused';
+const COUNT_FIELDS = ['transactions', 'attempts', 'rpcs', 'roundTrips', 'docsRead', 'docsReadOutsideTx', 'docsWritten', 'lookups', 'queries'];
+
+/**
+ * Counts and in-process time of one kind of operation, and (a diagnostic for the overhead figures)
+ * the time of its recorded transaction replayed directly, as often as it was measured.
+ */
+async function summarizeMeasurements(list) {
+  const counts = {};
+  for (const field of COUNT_FIELDS) counts[field] = summarize(list.map((m) => m.counts[field]));
+  const pattern = list[list.length - 1].pattern;
+  const direct = [];
+  for (let i = 0; i < Math.max(3, list.length); i++) {
+    const t0 = performance.now();
+    await retrying(() => replay(db(), pattern));
+    direct.push(performance.now() - t0);
+  }
+  const ms = list.map((m) => m.ms);
+  return { counts, ms: summarize(ms), directTxMs: summarize(direct), inProcessRatio: Number((median(ms) / median(direct)).toFixed(3)), pattern: describePattern(pattern) };
+}
+
+let retried503 = 0;
+
+/**
+ * Runs a counted operation; a 503 (the emulator's "Transaction lock timeout") is retried with the
+ * same request, as the SDK does, and only the successful attempt is kept (the retries are counted).
+ */
+async function expectStatus(run, statuses, what) {
+  for (let attempt = 1; ; attempt++) {
+    const m = await run();
+    if (m.value.status === 503 && attempt < 5) {
+      retried503++;
+      await sleep(200 * attempt);
+      continue;
+    }
+    if (!statuses.includes(m.value.status)) throw new Error(`${what}: ${m.value.status} ${JSON.stringify(m.value.body)}`);
+    return m;
+  }
+}
+
+// ------------------------------------------------------------------------------------ counts
+
+async function counts() {
+  const n = pick(10, 4);
+  const integration = await newIntegration(TOPIC);
+  const key = integration.key;
+  const op = (name, body) => measure(() => call(HANDLERS[name], { key, body }));
+  const result = {};
+
+  // The first authenticated request of the process: the key cache is cold.
+  const coldConversation = `chat-cold-${randomUUID().slice(0, 8)}`;
+  result['message (cold key cache)'] = await summarizeMeasurements([await expectStatus(() => op('message', messageBody(coldConversation)), [201], 'cold message')]);
+
+  const newConv = [];
+  for (let i = 0; i < n; i++) newConv.push(await expectStatus(() => op('message', messageBody(`chat-new-${randomUUID().slice(0, 8)}`)), [201], 'message'));
+  result['message, new conversation'] = await summarizeMeasurements(newConv);
+
+  const existing = [];
+  const dupBodies = [];
+  for (let i = 0; i < n; i++) {
+    const body = messageBody(coldConversation);
+    dupBodies.push(body);
+    existing.push(await expectStatus(() => op('message', body), [201], 'message'));
+  }
+  result['message, existing conversation'] = await summarizeMeasurements(existing);
+  const dups = [];
+  for (const body of dupBodies) dups.push(await expectStatus(() => op('message', body), [200], 'duplicate'));
+  result['message, duplicate eventId'] = await summarizeMeasurements(dups);
+
+  const small = [png(640, 480, 2_000), png(800, 600, 3_000), png(1024, 768, 4_000)];
+  const multi = [];
+  for (let i = 0; i < n; i++) {
+    const { body, contentType } = multipartMessage(coldConversation, small);
+    multi.push(await expectStatus(() => measure(() => call(incomingMessages, { key, rawBody: body, contentType })), [201], 'multipart'));
+  }
+  result['message, multipart with 3 images'] = await summarizeMeasurements(multi);
+
+  // Deliveries: one reply per conversation, so each one is claimable at once.
+  const conversations = await newDeliveries(integration, await newConversations(integration, 2 * n), 1);
+  const deliveryIds = conversations.map((c) => c.deliveryIds[0]);
+  const ok = [];
+  const claims = [];
+  for (const deliveryId of deliveryIds) {
+    const body = { deliveryId, requestId: randomUUID() };
+    claims.push(await expectStatus(() => op('claim', body), [200], 'claim'));
+  }
+  const leases = claims.map((c) => c.value.body.leaseId);
+  for (const [i, deliveryId] of deliveryIds.entries()) ok.push(await expectStatus(() => op('start', { deliveryId, leaseId: leases[i] }), [200], 'start'));
+  const half = deliveryIds.slice(0, n);
+  const complete = [];
+  for (const [i, deliveryId] of half.entries()) complete.push(await expectStatus(() => op('complete', { deliveryId, leaseId: leases[i], providerMessageIds: [`p-${i}`] }), [200], 'complete'));
+  const failRetry = [];
+  const failFailed = [];
+  for (const [j, deliveryId] of deliveryIds.slice(n).entries()) {
+    const leaseId = leases[n + j];
+    const outcome = j % 2 === 0 ? 'retry' : 'failed';
+    const m = await expectStatus(() => op('fail', { deliveryId, leaseId, outcome, code: 'provider_rejected' }), [200], 'fail');
+    (outcome === 'retry' ? failRetry : failFailed).push(m);
+  }
+  result.claim = await summarizeMeasurements(claims);
+  result.start = await summarizeMeasurements(ok);
+  result.complete = await summarizeMeasurements(complete);
+  result['fail (retry)'] = await summarizeMeasurements(failRetry);
+  result['fail (failed)'] = await summarizeMeasurements(failFailed);
+  return result;
+}
+
+// ------------------------------------------------------------------------------------ scale
+
+/** claim + start + complete of one delivery, counted; returns the per-delivery totals. */
+async function deliverCounted(key, deliveryId) {
+  const total = { ms: 0, counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) };
+  const add = (m) => {
+    total.ms += m.ms;
+    for (const f of COUNT_FIELDS) total.counts[f] += m.counts[f];
+    return m.value.body;
+  };
+  const claimBody = { deliveryId, requestId: randomUUID() };
+  const claim = add(await expectStatus(() => measure(() => call(HANDLERS.claim, { key, body: claimBody })), [200], 'claim'));
+  if (claim.status !== 'ready') throw new Error(`claim: ${JSON.stringify(claim)}`);
+  add(await expectStatus(() => measure(() => call(HANDLERS.start, { key, body: { deliveryId, leaseId: claim.leaseId } })), [200], 'start'));
+  add(await expectStatus(() => measure(() => call(HANDLERS.complete, { key, body: { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-1'] } })), [200], 'complete'));
+  return total;
+}
+
+async function scale() {
+  const steps = pick([10, 100, 1000], [10, 100]);
+  const sampleConversations = 10; // x 2 deliveries each = 20 deliveries measured per step
+  // Warm-up in a workspace of its own: the first deliveries of a process are slower (JIT, channels).
+  const warm = await newIntegration(TOPIC);
+  for (const c of await newDeliveries(warm, await newConversations(warm, 5), 2)) for (const id of c.deliveryIds) await deliverCounted(warm.key, id);
+  const integration = await newIntegration(TOPIC);
+  await callOk(incomingMessages, { key: integration.key, body: messageBody('warm-up') });
+  const all = [];
+  const result = [];
+  for (const size of steps) {
+    const t0 = performance.now();
+    const added = await bulkDeliveries(integration, size - all.length, 2);
+    all.push(...added);
+    log(`scale: ${all.length} conversations ready (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    // Spread the sample over the whole workspace, never reusing a conversation.
+    const unused = all.filter((c) => !c.used);
+    const step = Math.max(1, Math.floor(unused.length / sampleConversations));
+    const sample = unused.filter((_, i) => i % step === 0).slice(0, sampleConversations);
+    const perDelivery = [];
+    for (const c of sample) {
+      c.used = true;
+      for (const deliveryId of c.deliveryIds) perDelivery.push(await deliverCounted(integration.key, deliveryId));
+    }
+    const totalDeliveries = (await db().collection('workspaces').doc(integration.workspaceId).collection('deliveries').count().get()).data().count;
+    result.push({
+      conversations: all.length,
+      deliveriesInWorkspace: totalDeliveries,
+      measuredDeliveries: perDelivery.length,
+      ms: summarize(perDelivery.map((d) => d.ms)),
+      counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, summarize(perDelivery.map((d) => d.counts[f]))])),
+      // Deliveries whose claim found the key cache expired (TTL 20 s) and looked the key up again.
+      keyCacheRefreshes: perDelivery.filter((d) => d.counts.docsReadOutsideTx > 0).length,
+      samples: { ms: perDelivery.map((d) => Number(d.ms.toFixed(2))) },
+    });
+  }
+  return result;
+}
+
+// ------------------------------------------------------------------------------------ multipart
+
+/**
+ * Each repetition in a fresh process (multipart-once.mjs): the allocator then has no freed memory
+ * of earlier repetitions to hand out again, so the peak RSS shows what the request really needs.
+ */
+async function multipart() {
+  const reps = pick(5, 3);
+  const integration = await newIntegration();
+  const rows = [];
+  for (let rep = 0; rep < reps; rep++) {
+    const out = join(BENCH_DIR, `multipart-${rep}.json`);
+    const r = spawnSync(process.execPath, ['--expose-gc', join(dirname(fileURLToPath(import.meta.url)), 'multipart-once.mjs'), integration.key, out], {
+      env: process.env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    if (r.status !== 0) throw new Error(`multipart repetition ${rep + 1} failed (exit ${r.status ?? r.signal})`);
+    const row = JSON.parse(readFileSync(out, 'utf8'));
+    rows.push(row);
+    log(`multipart rep ${rep + 1}/${reps}: ${row.handlerCpuMs.toFixed(0)} ms CPU (${row.cpuRatio.toFixed(2)}x SHA-256), peak +${(row.peakExtraRssBytes / 1e6).toFixed(1)} MB RSS, +${(row.peakExtraArrayBuffersBytes / 1e6).toFixed(1)} MB arrayBuffers`);
+  }
+  const fields = Object.keys(rows[0]).filter((f) => typeof rows[0][f] === 'number' && f !== 'requestBytes');
+  return {
+    requestBytes: median(rows.map((r) => r.requestBytes)),
+    images: 3,
+    ...Object.fromEntries(fields.map((f) => [f, summarize(rows.map((r) => r[f]))])),
+  };
+}
+
+// ------------------------------------------------------------------------------------ main
+
+const started = performance.now();
+const result = {};
+const errors = {};
+for (const [name, section] of [
+  ['counts', counts],
+  ['multipart', multipart],
+  ['scale', scale],
+]) {
+  log(`store phase${QUICK ? ' (quick)' : ''}: ${name}`);
+  try {
+    result[name] = await section();
+  } catch (err) {
+    errors[name] = err instanceof Error ? err.message : String(err);
+    log(`store phase: ${name} failed: ${errors[name]}`);
+  }
+  // Written after every section, so a later failure keeps what was measured.
+  output({ ...result, ...(Object.keys(errors).length > 0 ? { errors } : {}), retried503, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) });
+}
+await db().terminate();
+log(`store phase done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+process.exit(Object.keys(errors).length > 0 ? 1 : 0);
