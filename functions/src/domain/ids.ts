@@ -25,3 +25,12 @@ export const messageIdFor = (integrationId: string, eventId: string, fingerprint
 
 export const deliveryIdFor = (conversationId: string, replyMessageId: string): string =>
   digestId('d_', [conversationId, replyMessageId]);
+
+/**
+ * True when `id` can name a Firestore document as it is: not empty, no '/', not '.' or '..', not
+ * `__…__` (reserved), at most 1500 bytes. Every id the service mints can; a client-supplied id
+ * that cannot was never stored, so it is not found (instead of an error from the Firestore client).
+ */
+export function isStorableDocumentId(id: string): boolean {
+  return id.length > 0 && !id.includes('/') && id !== '.' && id !== '..' && !/^__.*__$/s.test(id) && Buffer.byteLength(id, 'utf8') <= 1500;
+}

@@ -12,6 +12,7 @@ import {
   type Decision,
   type DeliveryRecord,
 } from '../domain/delivery';
+import { isStorableDocumentId } from '../domain/ids';
 import { endpoint, type ParsedRequest, type RequestContext } from '../http/pipeline';
 import { authenticate } from '../http/services';
 import type { HttpResult } from '../http/types';
@@ -49,6 +50,9 @@ async function runOperation<R>(
 ): Promise<R> {
   const firestore = db();
   context.logFields.deliveryId = deliveryId;
+  // An id Firestore cannot use as a document id ('a/b', '..', '__x__') names no delivery: the
+  // same 404 as any unknown id, not a failed lookup (which would be a 503).
+  if (!isStorableDocumentId(deliveryId)) visibleDelivery(null, context.auth);
   return firestore.runTransaction(async (tx) => {
     const now = Date.now();
     const delivery = visibleDelivery(await readDelivery(tx, firestore, context.auth.workspaceId, deliveryId), context.auth);
