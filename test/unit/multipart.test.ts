@@ -40,6 +40,14 @@ describe('parseMultipart: parts', () => {
     expect(parsed.images).toHaveLength(3);
   });
 
+  test('a body that ends inside a file part is invalid_multipart (and does not crash the process)', async () => {
+    const { body, contentType } = multipartBody([{ name: 'payload', data: '{}' }, image(1)]);
+    const cut = body.subarray(0, body.length - 40); // the closing boundary and the end of the image are missing
+    const err = await rejection(parseMultipart(contentType, cut));
+    expect([err.status, err.code]).toEqual([400, 'invalid_multipart']);
+    await new Promise((resolve) => setImmediate(resolve)); // an unhandled 'error' event would surface here
+  });
+
   test('a missing payload is invalid_multipart', async () => {
     const err = await rejection(parse([image(1)]));
     expect([err.status, err.code]).toEqual([400, 'invalid_multipart']);

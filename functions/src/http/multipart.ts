@@ -115,6 +115,9 @@ function parseParts(contentType: string, rawBody: Buffer): Promise<{ payload: Ra
       stream.on('limit', () => {
         truncated = true;
       });
+      // A body that ends inside a file part makes busboy destroy the file stream with an error
+      // ('Unexpected end of form'); unhandled, that error would crash the whole instance.
+      stream.on('error', (err: Error) => fail(new BadRequestError('invalid_multipart', `multipart body: ${err.message}.`)));
       stream.on('close', () => {
         if (name !== 'images') return fail(new BadRequestError('invalid_multipart', `multipart file field '${name}' is not allowed: files go in 'images'.`));
         if (truncated || size > IMAGE_LIMITS.maxBytesEach) {
