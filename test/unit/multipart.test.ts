@@ -74,6 +74,19 @@ describe('parseMultipart: payload bytes', () => {
     expect(parsed.payload.toString('utf8')).toBe(text);
   });
 
+  test('invalid UTF-8 under a declared charset=utf-8 is invalid_json (busboy would have replaced it with U+FFFD)', async () => {
+    const json = Buffer.concat([Buffer.from('{"text":"ok '), Buffer.from([0xe2, 0x82]), Buffer.from('"}')]);
+    const err = await rejection(parse([{ name: 'payload', data: json, contentType: 'text/plain; charset=utf-8' }]));
+    expect([err.status, err.code]).toEqual([400, 'invalid_json']);
+    expect(err.message).toContain('payload');
+  });
+
+  test('a U+FFFD really sent under a declared charset=utf-8 is kept', async () => {
+    const json = Buffer.from(JSON.stringify({ text: 'garbled \uFFFD as received' }), 'utf8');
+    const parsed = await parse([{ name: 'payload', data: json, contentType: 'text/plain; charset=utf-8' }]);
+    expect(parsed.payload.equals(json)).toBe(true);
+  });
+
   test('a declared latin1 charset is converted to UTF-8', async () => {
     const parsed = await parse([{ name: 'payload', data: Buffer.from('{"text":"caf\u00e9"}', 'latin1'), contentType: 'text/plain; charset=iso-8859-1' }]);
     expect(parsed.payload.toString('utf8')).toBe('{"text":"café"}');

@@ -34,9 +34,23 @@ const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 async function payloadBytes(raw: RawPayload, contentType: string, rawBody: Buffer): Promise<Buffer> {
   const { value } = raw;
   if (!NON_ASCII.test(value)) return Buffer.from(value, 'latin1');
-  if (BEYOND_LATIN1.test(value)) return Buffer.from(value, 'utf8'); // only a declared charset gives these
+  if (BEYOND_LATIN1.test(value)) return declared(value, rawBody); // only a declared charset gives these
   const underUtf8Default = await readPayloadField(contentType, rawBody, 'utf8');
   return underUtf8Default === value ? Buffer.from(value, 'utf8') : Buffer.from(value, 'latin1');
+}
+
+/**
+ * A value decoded with the part's declared charset. Busboy decodes leniently, so bytes invalid in
+ * that charset (e.g. invalid UTF-8 under `charset=utf-8`) became U+FFFD. A U+FFFD that really was
+ * sent is in the body as its UTF-8 bytes, so the value re-encoded must appear there verbatim;
+ * otherwise something was replaced, and that is invalid input, never silently U+FFFD.
+ */
+function declared(value: string, rawBody: Buffer): Buffer {
+  const bytes = Buffer.from(value, 'utf8');
+  if (value.includes('\uFFFD') && !rawBody.includes(bytes)) {
+    throw new BadRequestError('invalid_json', 'payload: is not valid in its declared charset.');
+  }
+  return bytes;
 }
 
 /** Second, light pass: only the `payload` field (file parts are skipped unread). */
