@@ -53,7 +53,8 @@ async function runOperation<R>(
   // An id Firestore cannot use as a document id ('a/b', '..', '__x__') names no delivery: the
   // same 404 as any unknown id, not a failed lookup (which would be a 503).
   if (!isStorableDocumentId(deliveryId)) visibleDelivery(null, context.auth);
-  return firestore.runTransaction(async (tx) => {
+  let deliveryStatus: string | undefined;
+  const response = await firestore.runTransaction(async (tx) => {
     const now = Date.now();
     const delivery = visibleDelivery(await readDelivery(tx, firestore, context.auth.workspaceId, deliveryId), context.auth);
     let facts: OperationFacts = { now, predecessorUnfinished: false, recipient: { externalConversationId: '', externalCustomerId: '' } };
@@ -67,9 +68,12 @@ async function runOperation<R>(
     const decision = decide(delivery, facts);
     const successor = decision.effects.releasesNext ? await readSuccessor(tx, firestore, delivery) : null;
     applyDecision(tx, firestore, delivery, decision, successor, now, reason);
-    context.logFields.status = decision.next?.status ?? delivery.status;
+    deliveryStatus = decision.next?.status ?? delivery.status;
     return decision.response;
   });
+  // Logged as `deliveryStatus` once committed (`status` is the request's HTTP status).
+  if (deliveryStatus !== undefined) context.logFields.deliveryStatus = deliveryStatus;
+  return response;
 }
 
 function handler<S extends z.ZodType, R>(
