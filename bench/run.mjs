@@ -9,7 +9,8 @@
  * the shared lock (`flock /tmp/emulators.lock`: the emulators use fixed ports), released at once:
  * `store` (Firestore emulator only) and `stack` (the whole stack plus the bench's no-op function).
  * `--only coldstart,images,sdk,store,stack` runs a subset (the report then has only those);
- * `--no-build` reuses the previous bench build.
+ * `--no-build` reuses the previous bench build; `--full-drain` lets the throughput drain run until
+ * every reply is delivered instead of stopping at its time limit (see README: Throughput).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { BENCH_DIR, writeBenchConfig } from './lib/stack-config.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+const fullDrain = args.includes('--full-drain');
 const onlyArg = args.find((a) => a.startsWith('--only'));
 const only = onlyArg ? (onlyArg.includes('=') ? onlyArg.split('=')[1] : args[args.indexOf(onlyArg) + 1]).split(',') : null;
 const wanted = (phase) => only === null || only.includes(phase);
@@ -40,6 +42,7 @@ mkdirSync(RESULTS, { recursive: true });
 const phaseEnv = (name, extra = {}) => ({
   ...process.env,
   BENCH_QUICK: quick ? '1' : '0',
+  BENCH_FULL_DRAIN: fullDrain ? '1' : '0',
   BENCH_OUT: join(PARTS, `${name}.json`),
   NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON',
   ...extra,
@@ -123,7 +126,7 @@ if (wanted('sdk')) runNode('sdk', 'sdk.mjs');
 const sessions = [];
 if (wanted('store')) sessions.push({ name: 'store', nodeFlags: '--expose-gc', firebaseArgs: ['--only', 'firestore'] });
 if (wanted('stack')) sessions.push({ name: 'stack', firebaseArgs: ['--config', writeBenchConfig(), '--only', EMULATORS] });
-if (sessions.length > 0) await emulatorSessions(sessions, quick ? 420_000 : 720_000);
+if (sessions.length > 0) await emulatorSessions(sessions, (quick ? 420_000 : 720_000) + (fullDrain ? 1_800_000 : 0));
 
 const parts = {};
 for (const name of ['coldstart', 'images', 'sdk', 'store', 'stack']) {
@@ -131,7 +134,7 @@ for (const name of ['coldstart', 'images', 'sdk', 'store', 'stack']) {
   if (existsSync(file)) parts[name] = JSON.parse(readFileSync(file, 'utf8'));
 }
 const result = {
-  mode: quick ? 'quick' : 'full',
+  mode: quick ? 'quick' : fullDrain ? 'full, --full-drain' : 'full',
   date: new Date().toISOString(),
   commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
   workingTreeDirty: spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '',
@@ -143,7 +146,7 @@ const result = {
   ...parts,
   ...(failures.length > 0 ? { failures } : {}),
 };
-const base = quick ? 'quick' : 'latest';
+const base = quick ? 'quick' : fullDrain ? 'full-drain' : 'latest';
 writeFileSync(join(RESULTS, `${base}.json`), `${JSON.stringify(result, null, 2)}\n`);
 const markdown = renderMarkdown(result);
 writeFileSync(join(RESULTS, `${base}.md`), markdown);

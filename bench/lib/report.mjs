@@ -31,7 +31,7 @@ function summaryRows(r) {
     const scale = r.store.scale;
     const first = scale[0];
     for (const step of scale.slice(1)) {
-      const timeRatio = ratioSummary(step.samples.ms, first.samples.ms);
+      const timeRatio = step.timeRatio;
       // Medians: a delivery that happens to refresh the key cache (every 20 s) reads 2 more documents.
       const same = ['docsRead', 'docsWritten', 'roundTrips', 'rpcs', 'transactions'].every((f) => step.counts[f].median === first.counts[f].median);
       add('3', `Cost per delivery, ${step.conversations} vs ${first.conversations} conversations: time`, timeRatio, '~1 (flat: <= 1.25)', timeRatio.median <= 1.25, `${fmt(step.ms.median, 1)} vs ${fmt(first.ms.median, 1)} ms (claim+start+complete in-process)`);
@@ -77,20 +77,6 @@ function summaryRows(r) {
   return rows;
 }
 
-/** Ratio summary of per-sample values against a baseline's median (scale: samples are deliveries). */
-function ratioSummary(values, baseValues) {
-  const sorted = [...baseValues].sort((a, b) => a - b);
-  const base = sorted[Math.floor(sorted.length / 2)];
-  const q = (arr, p) => {
-    const s = [...arr].sort((a, b) => a - b);
-    const pos = (s.length - 1) * p;
-    const lo = Math.floor(pos);
-    return s[lo] + (s[Math.ceil(pos)] - s[lo]) * (pos - lo);
-  };
-  const ratios = values.map((v) => v / base);
-  return { median: q(ratios, 0.5), p25: q(ratios, 0.25), p75: q(ratios, 0.75), min: Math.min(...ratios), max: Math.max(...ratios), n: ratios.length };
-}
-
 function table(header, rows) {
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
@@ -130,8 +116,8 @@ function countsTable(counts) {
 }
 
 function scaleTable(scale) {
-  const rows = scale.map((s) => [s.conversations, s.deliveriesInWorkspace, s.measuredDeliveries, `${fmt(s.ms.median, 1)} (${fmt(s.ms.p25, 1)}–${fmt(s.ms.p75, 1)})`, s.counts.roundTrips.median, s.counts.docsRead.median, s.counts.docsWritten.median, s.counts.transactions.median, s.keyCacheRefreshes]);
-  return table(['Conversations', 'Deliveries in workspace', 'Deliveries measured', 'ms per delivery (p25–p75)', 'Round trips', 'Docs read', 'Docs written', 'Transactions', 'Key cache refreshes (+2 reads)'], rows);
+  const rows = scale.map((s) => [s.conversations, s.deliveriesInWorkspace, s.measuredDeliveries, `${fmt(s.ms.median, 1)} (${fmt(s.ms.p25, 1)}–${fmt(s.ms.p75, 1)})`, `${fmt(s.timeRatio.median)} (${spread(s.timeRatio)})`, s.counts.roundTrips.median, s.counts.docsRead.median, s.counts.docsWritten.median, s.counts.transactions.median, s.keyCacheRefreshes]);
+  return table(['Conversations', 'Deliveries in workspace', 'Deliveries measured', 'ms per delivery (p25–p75)', 'Time / smallest workspace, paired by round', 'Round trips', 'Docs read', 'Docs written', 'Transactions', 'Key cache refreshes (+2 reads)'], rows);
 }
 
 export function renderMarkdown(r) {

@@ -2,6 +2,8 @@
 import { writeFileSync } from 'node:fs';
 
 export const QUICK = process.env.BENCH_QUICK === '1';
+/** `--full-drain`: the throughput drain runs until every reply is delivered. */
+export const FULL_DRAIN = process.env.BENCH_FULL_DRAIN === '1';
 /** Picks the full-run or the --quick value. */
 export const pick = (full, quick) => (QUICK ? quick : full);
 

@@ -16,7 +16,7 @@ import { BASE_URL } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
 import { bulkDeliveries, callOk, db, HANDLERS, messageBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
-import { log, output, pick, QUICK } from '../lib/session.mjs';
+import { FULL_DRAIN, log, output, pick, QUICK } from '../lib/session.mjs';
 import { NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
 import { mapLimit, median, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
@@ -231,7 +231,9 @@ async function throughput() {
   const connectors = 4;
   const maxInFlight = 4; // per connector (Pub/Sub flow control)
   const sequencingBoxMs = pick(120_000, 60_000);
-  const drainBoxMs = pick(150_000, 60_000);
+  // The emulator runs concurrent delivery transactions slowly (see the raw figures): the drain stops
+  // at this limit unless --full-drain, and the rate is what it measured until then.
+  const drainBoxMs = FULL_DRAIN ? 1_800_000 : pick(150_000, 60_000);
 
   // Raw baselines first, on fixtures of another integration (no subscription: their
   // notifications must not reach the connectors). Concurrency 1 and 4, and 4 without queries.

@@ -148,40 +148,53 @@ async function deliverCounted(key, deliveryId) {
   return total;
 }
 
+/**
+ * One workspace per size (10, 100, 1,000 conversations, 3 deliveries each), built up front; then
+ * the same number of deliveries is delivered in each, interleaved round by round (the order
+ * rotating), so a slow moment of the machine hits every size alike. Ratios are paired by round.
+ */
 async function scale() {
-  const steps = pick([10, 100, 1000], [10, 100]);
-  const sampleConversations = 10; // x 2 deliveries each = 20 deliveries measured per step
-  // Warm-up in a workspace of its own: the first deliveries of a process are slower (JIT, channels).
-  const warm = await newIntegration(TOPIC);
-  for (const c of await newDeliveries(warm, await newConversations(warm, 5), 2)) for (const id of c.deliveryIds) await deliverCounted(warm.key, id);
-  const integration = await newIntegration(TOPIC);
-  await callOk(incomingMessages, { key: integration.key, body: messageBody('warm-up') });
-  const all = [];
-  const result = [];
-  for (const size of steps) {
+  const sizes = pick([10, 100, 1000], [10, 100]);
+  const perConversation = 3;
+  const sampleConversations = 10; // x 3 deliveries = 30 deliveries measured per size
+  const workspaces = [];
+  for (const size of sizes) {
     const t0 = performance.now();
-    const added = await bulkDeliveries(integration, size - all.length, 2);
-    all.push(...added);
-    log(`scale: ${all.length} conversations ready (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
-    // Spread the sample over the whole workspace, never reusing a conversation.
-    const unused = all.filter((c) => !c.used);
-    const step = Math.max(1, Math.floor(unused.length / sampleConversations));
-    const sample = unused.filter((_, i) => i % step === 0).slice(0, sampleConversations);
-    const perDelivery = [];
-    for (const c of sample) {
-      c.used = true;
-      for (const deliveryId of c.deliveryIds) perDelivery.push(await deliverCounted(integration.key, deliveryId));
+    const integration = await newIntegration(TOPIC);
+    const conversations = await bulkDeliveries(integration, size, perConversation);
+    // Spread the sample over the whole workspace.
+    const step = Math.floor(size / sampleConversations);
+    workspaces.push({ size, integration, sample: conversations.filter((_, i) => i % step === 0).slice(0, sampleConversations), perDelivery: [] });
+    log(`scale: workspace of ${size} conversations ready (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  }
+  // Warm-up in a workspace of its own (JIT, channels), and each workspace's key cache.
+  const warm = await newIntegration(TOPIC);
+  for (const c of await bulkDeliveries(warm, 5, 2)) for (const id of c.deliveryIds) await deliverCounted(warm.key, id);
+  for (const w of workspaces) await callOk(incomingMessages, { key: w.integration.key, body: messageBody('warm-up') });
+
+  let round = 0;
+  for (let seq = 0; seq < perConversation; seq++) {
+    for (let i = 0; i < sampleConversations; i++, round++) {
+      for (let k = 0; k < workspaces.length; k++) {
+        const w = workspaces[(round + k) % workspaces.length];
+        w.perDelivery.push(await deliverCounted(w.integration.key, w.sample[i].deliveryIds[seq]));
+      }
     }
-    const totalDeliveries = (await db().collection('workspaces').doc(integration.workspaceId).collection('deliveries').count().get()).data().count;
+  }
+  const base = workspaces[0].perDelivery;
+  const result = [];
+  for (const w of workspaces) {
+    const totalDeliveries = (await db().collection('workspaces').doc(w.integration.workspaceId).collection('deliveries').count().get()).data().count;
     result.push({
-      conversations: all.length,
+      conversations: w.size,
       deliveriesInWorkspace: totalDeliveries,
-      measuredDeliveries: perDelivery.length,
-      ms: summarize(perDelivery.map((d) => d.ms)),
-      counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, summarize(perDelivery.map((d) => d.counts[f]))])),
+      measuredDeliveries: w.perDelivery.length,
+      ms: summarize(w.perDelivery.map((d) => d.ms)),
+      // Paired by round: this size's delivery against the smallest workspace's in the same round.
+      timeRatio: summarize(w.perDelivery.map((d, i) => d.ms / base[i].ms)),
+      counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, summarize(w.perDelivery.map((d) => d.counts[f]))])),
       // Deliveries whose claim found the key cache expired (TTL 20 s) and looked the key up again.
-      keyCacheRefreshes: perDelivery.filter((d) => d.counts.docsReadOutsideTx > 0).length,
-      samples: { ms: perDelivery.map((d) => Number(d.ms.toFixed(2))) },
+      keyCacheRefreshes: w.perDelivery.filter((d) => d.counts.docsReadOutsideTx > 0).length,
     });
   }
   return result;
