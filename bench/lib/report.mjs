@@ -116,8 +116,9 @@ function countsTable(counts) {
 }
 
 function scaleTable(scale) {
-  const rows = scale.map((s) => [s.conversations, s.deliveriesInWorkspace, s.measuredDeliveries, `${fmt(s.ms.median, 1)} (${fmt(s.ms.p25, 1)}–${fmt(s.ms.p75, 1)})`, `${fmt(s.timeRatio.median)} (${spread(s.timeRatio)})`, s.counts.roundTrips.median, s.counts.docsRead.median, s.counts.docsWritten.median, s.counts.transactions.median, s.keyCacheRefreshes]);
-  return table(['Conversations', 'Deliveries in workspace', 'Deliveries measured', 'ms per delivery (p25–p75)', 'Time / smallest workspace, paired by round', 'Round trips', 'Docs read', 'Docs written', 'Transactions', 'Key cache refreshes (+2 reads)'], rows);
+  const op = (s, name) => (s.opTimeRatio ? fmt(s.opTimeRatio[name].median) : '–');
+  const rows = scale.map((s) => [s.conversations, s.deliveriesInWorkspace, s.measuredDeliveries, `${fmt(s.ms.median, 1)} (${fmt(s.ms.p25, 1)}–${fmt(s.ms.p75, 1)})`, `${fmt(s.timeRatio.median)} (${spread(s.timeRatio)})`, `${op(s, 'claim')} / ${op(s, 'start')} / ${op(s, 'complete')}`, s.queryOnlyMs ? `${fmt(s.queryOnlyMs.median, 1)} ms, ${fmt(s.queryOnlyRatio.median)}x` : '–', s.counts.roundTrips.median, s.counts.docsRead.median, s.counts.docsWritten.median, s.counts.transactions.median, s.keyCacheRefreshes]);
+  return table(['Conversations', 'Deliveries in workspace', 'Deliveries measured', 'ms per delivery (p25–p75)', 'Time / smallest workspace, paired by round', 'claim / start / complete, same', "Claim's predecessor query alone (no transaction)", 'Round trips', 'Docs read', 'Docs written', 'Transactions', 'Key cache refreshes (+2 reads)'], rows);
 }
 
 export function renderMarkdown(r) {

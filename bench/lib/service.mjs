@@ -23,7 +23,8 @@ export const { incomingMessages } = lib('handlers/messages.js');
 export const { claimDelivery, startDelivery, completeDelivery, failDelivery } = lib('handlers/deliveries.js');
 const { createIntegration } = lib('cli/integration-admin.js');
 const { sequenceReplies } = lib('store/replies.js');
-const { deliveryMirror, deliveryRef } = lib('store/deliveries.js');
+const { deliveryMirror, deliveryRef, deliveriesCollection, UNFINISHED_STATUSES } = lib('store/deliveries.js');
+const { collectionQuery, QUERIES } = lib('store/queries.js');
 const { newDelivery } = lib('domain/delivery.js');
 const { conversationIdFor, deliveryIdFor } = lib('domain/ids.js');
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
@@ -202,4 +203,9 @@ export async function bulkDeliveries(integration, count, perConversation) {
   }
   await writer.close();
   return result;
+}
+
+/** The claim's predecessor query (store/deliveries.ts), run on its own, outside a transaction. */
+export function predecessorQuery(integration, conversationId, seq) {
+  return collectionQuery(deliveriesCollection(db(), integration.workspaceId), QUERIES.unfinishedBefore, conversationId, UNFINISHED_STATUSES, seq).limit(1);
 }

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
 import { multipartMessage, png } from '../lib/images.mjs';
 import { BENCH_DIR } from '../lib/stack-config.mjs';
-import { bulkDeliveries, call, callOk, db, HANDLERS, incomingMessages, messageBody, newConversations, newDeliveries, newIntegration, retrying } from '../lib/service.mjs';
+import { bulkDeliveries, call, callOk, db, HANDLERS, incomingMessages, messageBody, newConversations, newDeliveries, newIntegration, predecessorQuery, retrying } from '../lib/service.mjs';
 import { log, output, pick, QUICK } from '../lib/session.mjs';
 import { median, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
@@ -134,9 +134,10 @@ async function counts() {
 
 /** claim + start + complete of one delivery, counted; returns the per-delivery totals. */
 async function deliverCounted(key, deliveryId) {
-  const total = { ms: 0, counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) };
+  const total = { ms: 0, opMs: [], counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) };
   const add = (m) => {
     total.ms += m.ms;
+    total.opMs.push(m.ms);
     for (const f of COUNT_FIELDS) total.counts[f] += m.counts[f];
     return m.value.body;
   };
@@ -178,6 +179,11 @@ async function scale() {
       for (let k = 0; k < workspaces.length; k++) {
         const w = workspaces[(round + k) % workspaces.length];
         w.perDelivery.push(await deliverCounted(w.integration.key, w.sample[i].deliveryIds[seq]));
+        // The claim's predecessor query alone (no transaction, no handler): how the emulator's
+        // query evaluation itself grows with the workspace.
+        const t0 = performance.now();
+        await predecessorQuery(w.integration, w.sample[i].conversationId, perConversation + 1).get();
+        (w.queryMs ??= []).push(performance.now() - t0);
       }
     }
   }
@@ -192,6 +198,10 @@ async function scale() {
       ms: summarize(w.perDelivery.map((d) => d.ms)),
       // Paired by round: this size's delivery against the smallest workspace's in the same round.
       timeRatio: summarize(w.perDelivery.map((d, i) => d.ms / base[i].ms)),
+      // Per operation (claim, start, complete): only the ones that run a query can grow.
+      opTimeRatio: Object.fromEntries(['claim', 'start', 'complete'].map((op, j) => [op, summarize(w.perDelivery.map((d, i) => d.opMs[j] / base[i].opMs[j]))])),
+      queryOnlyMs: summarize(w.queryMs),
+      queryOnlyRatio: summarize(w.queryMs.map((q, i) => q / workspaces[0].queryMs[i])),
       counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, summarize(w.perDelivery.map((d) => d.counts[f]))])),
       // Deliveries whose claim found the key cache expired (TTL 20 s) and looked the key up again.
       keyCacheRefreshes: w.perDelivery.filter((d) => d.counts.docsReadOutsideTx > 0).length,
