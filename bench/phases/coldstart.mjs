@@ -48,7 +48,7 @@ function probe(modules) {
   return { ...JSON.parse(out), processMs: performance.now() - t0 };
 }
 
-const reps = pick(15, 5);
+const reps = pick(11, 5);
 const names = Object.keys(TARGETS);
 const runs = Object.fromEntries(names.map((n) => [n, []]));
 for (let rep = 0; rep < reps; rep++) {

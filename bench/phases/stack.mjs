@@ -235,7 +235,7 @@ async function throughput() {
   const sequencingBoxMs = pick(120_000, 60_000);
   // The emulator runs concurrent delivery transactions slowly (see the raw figures): the drain stops
   // at this limit unless --full-drain, and the rate is what it measured until then.
-  const drainBoxMs = FULL_DRAIN ? 1_800_000 : pick(150_000, 60_000);
+  const drainBoxMs = FULL_DRAIN ? 1_800_000 : pick(90_000, 45_000);
 
   // Raw baselines first, on fixtures of another integration (no subscription: their
   // notifications must not reach the connectors). Concurrency 1 and 4, and 4 without queries.
