@@ -153,7 +153,7 @@ export function renderMarkdown(r) {
         `Stage 1, the emulated reply and outbox triggers: ${t.sequenced}/${t.replies} sequenced into deliveries and notified in ${fmt(t.sequencingSeconds, 1)} s (${fmt(t.repliesSequencedPerSecond, 1)}/s)${t.sequencingFinished ? '' : ', stopped at the time limit'}. ` +
         `Stage 2, ${t.connectors} connectors (SDK \`processDelivery\` on one Pub/Sub subscription, up to ${t.maxInFlightPerConnector} in flight each): ` +
         `${t.delivered}/${t.replies} sent in ${fmt(t.drainSeconds, 1)} s, ${fmt(t.deliveriesPerSecond, 2)} deliveries/s${t.drainFinished ? '' : ', stopped at the time limit'}; ` +
-        `${t.statusSentInFirestore} deliveries are \`sent\` in Firestore, ${t.orderViolations} sent out of order. processDelivery outcomes: ${Object.entries(t.processDeliveryOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+        `${t.statusSentInFirestore} deliveries are \`sent\` in Firestore (those sent in time plus ${(t.deliveredIncludingInFlightAtLimit ?? t.delivered) - t.delivered} in flight at the limit), ${t.orderViolations} sent out of order. processDelivery outcomes: ${Object.entries(t.processDeliveryOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
     );
     lines.push(
       '',
