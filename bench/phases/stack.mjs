@@ -16,7 +16,7 @@ import { BASE_URL } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
 import { bulkDeliveries, callOk, db, HANDLERS, messageBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
-import { FULL_DRAIN, log, output, pick, QUICK } from '../lib/session.mjs';
+import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
 import { NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
 import { mapLimit, median, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
@@ -364,24 +364,4 @@ async function throughput() {
 
 // ------------------------------------------------------------------------------------ main
 
-const started = performance.now();
-const result = {};
-const errors = {};
-for (const [name, section] of [
-  ['overhead', overhead],
-  ['throughput', throughput],
-]) {
-  log(`stack phase${QUICK ? ' (quick)' : ''}: ${name}`);
-  try {
-    result[name] = await section();
-  } catch (err) {
-    errors[name] = err instanceof Error ? err.message : String(err);
-    log(`stack phase: ${name} failed: ${errors[name]}`);
-  }
-  // Written after every section, so a later failure keeps what was measured.
-  output({ ...result, ...(Object.keys(errors).length > 0 ? { errors } : {}), seconds: Number(((performance.now() - started) / 1000).toFixed(1)) });
-}
-await pubsub.close();
-await db().terminate();
-log(`stack phase done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-process.exit(Object.keys(errors).length > 0 ? 1 : 0);
+await runSections('stack', { overhead, throughput }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });

@@ -18,7 +18,7 @@ import { describePattern, measure, replay } from '../lib/instrument.mjs';
 import { multipartMessage, png } from '../lib/images.mjs';
 import { BENCH_DIR } from '../lib/stack-config.mjs';
 import { bulkDeliveries, call, callOk, db, HANDLERS, incomingMessages, messageBody, newConversations, newDeliveries, newIntegration, predecessorQuery, retrying } from '../lib/service.mjs';
-import { log, output, pick, QUICK } from '../lib/session.mjs';
+import { log, pick, runSections } from '../lib/session.mjs';
 import { median, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
 
@@ -241,24 +241,4 @@ async function multipart() {
 
 // ------------------------------------------------------------------------------------ main
 
-const started = performance.now();
-const result = {};
-const errors = {};
-for (const [name, section] of [
-  ['counts', counts],
-  ['multipart', multipart],
-  ['scale', scale],
-]) {
-  log(`store phase${QUICK ? ' (quick)' : ''}: ${name}`);
-  try {
-    result[name] = await section();
-  } catch (err) {
-    errors[name] = err instanceof Error ? err.message : String(err);
-    log(`store phase: ${name} failed: ${errors[name]}`);
-  }
-  // Written after every section, so a later failure keeps what was measured.
-  output({ ...result, ...(Object.keys(errors).length > 0 ? { errors } : {}), retried503, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) });
-}
-await db().terminate();
-log(`store phase done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-process.exit(Object.keys(errors).length > 0 ? 1 : 0);
+await runSections('store', { counts, multipart, scale }, { extra: () => ({ retried503 }), close: () => db().terminate() });
