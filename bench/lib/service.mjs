@@ -23,8 +23,8 @@ export const { incomingMessages } = lib('handlers/messages.js');
 export const { claimDelivery, startDelivery, completeDelivery, failDelivery } = lib('handlers/deliveries.js');
 const { createIntegration } = lib('cli/integration-admin.js');
 const { sequenceReplies } = lib('store/replies.js');
-const { deliveryMirror, deliveryRef, deliveriesCollection, UNFINISHED_STATUSES } = lib('store/deliveries.js');
-const { collectionQuery, QUERIES } = lib('store/queries.js');
+const { deliveryMirror, deliveryRef, deliveryQueueRef } = lib('store/deliveries.js');
+const { pendingKey } = lib('domain/delivery-queue.js');
 const { newDelivery } = lib('domain/delivery.js');
 const { conversationIdFor, deliveryIdFor } = lib('domain/ids.js');
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
@@ -173,8 +173,8 @@ export async function newDeliveries(integration, conversations, perConversation,
 /**
  * Many conversations with `perConversation` deliveries each, written in bulk (BulkWriter, no
  * transaction): the conversation as the messages handler leaves it, the operator replies with
- * their delivery mirror, and the deliveries as the reply trigger creates them (the service's own
- * `newDelivery`, `deliveryRef`, `deliveryMirror`). For the fixtures that only need to exist:
+ * their delivery mirror, the deliveries and the conversation's queue document as the reply trigger
+ * creates them (the service's own `newDelivery`, `deliveryRef`, `deliveryMirror`, `pendingKey`). For the fixtures that only need to exist:
  * one sequencing transaction per conversation is far too slow on the emulator for 1,000 of them.
  */
 export async function bulkDeliveries(integration, count, perConversation) {
@@ -199,13 +199,16 @@ export async function bulkDeliveries(integration, count, perConversation) {
       void writer.set(deliveryRef(db(), workspaceId, delivery.deliveryId), delivery);
       deliveryIds.push(delivery.deliveryId);
     }
+    // The queue document as sequencing leaves it: cursor and every delivery still pending.
+    const pending = Object.fromEntries(deliveryIds.map((id, k) => [pendingKey(k + 1), id]));
+    void writer.set(deliveryQueueRef(db(), workspaceId, conversationId), { nextSeq: perConversation + 1, lastReplyAt: Timestamp.fromMillis(now + perConversation - 1), lastReplyId: '', pending, updatedAt: at });
     result.push({ externalConversationId, conversationId, deliveryIds });
   }
   await writer.close();
   return result;
 }
 
-/** The claim's predecessor query (store/deliveries.ts), run on its own, outside a transaction. */
-export function predecessorQuery(integration, conversationId, seq) {
-  return collectionQuery(deliveriesCollection(db(), integration.workspaceId), QUERIES.unfinishedBefore, conversationId, UNFINISHED_STATUSES, seq).limit(1);
+/** The conversation's queue document (store/deliveries.ts), which claim and complete read by id. */
+export function queueDocument(integration, conversationId) {
+  return deliveryQueueRef(db(), integration.workspaceId, conversationId);
 }

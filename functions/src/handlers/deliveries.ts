@@ -18,12 +18,14 @@ import { authenticate } from '../http/services';
 import type { HttpResult } from '../http/types';
 import { parseOrThrow } from '../schemas/common';
 import { ClaimRequestSchema, CompleteRequestSchema, FailRequestSchema, StartRequestSchema } from '../schemas/deliveries';
+import { hasUnfinishedBefore } from '../domain/delivery-queue';
 import {
   applyDecision,
-  hasUnfinishedPredecessor,
   readConversation,
   readDelivery,
-  readSuccessor,
+  readDeliveryQueue,
+  readOrdering,
+  type DeliveryQueueState,
   type NotificationReason,
 } from '../store/deliveries';
 
@@ -58,16 +60,18 @@ async function runOperation<R>(
     const now = Date.now();
     const delivery = visibleDelivery(await readDelivery(tx, firestore, context.auth.workspaceId, deliveryId), context.auth);
     let facts: OperationFacts = { now, predecessorUnfinished: false, recipient: { externalConversationId: '', externalCustomerId: '' } };
+    let queue: DeliveryQueueState | null = null;
     if (needsClaimFacts && !isTerminal(delivery.status)) {
-      const [predecessorUnfinished, conversation] = await Promise.all([
-        hasUnfinishedPredecessor(tx, firestore, delivery),
+      const [queueState, conversation] = await Promise.all([
+        readDeliveryQueue(tx, firestore, delivery.workspaceId, delivery.conversationId),
         readConversation(tx, firestore, delivery),
       ]);
-      facts = { now, predecessorUnfinished, recipient: recipientFor(conversation) };
+      queue = queueState;
+      facts = { now, predecessorUnfinished: hasUnfinishedBefore(queue.pending, delivery.seq), recipient: recipientFor(conversation) };
     }
     const decision = decide(delivery, facts);
-    const successor = decision.effects.releasesNext ? await readSuccessor(tx, firestore, delivery) : null;
-    applyDecision(tx, firestore, delivery, decision, successor, now, reason);
+    const ordering = await readOrdering(tx, firestore, delivery, decision.effects.releasesNext, queue);
+    applyDecision(tx, firestore, delivery, decision, ordering, now, reason);
     deliveryStatus = decision.next?.status ?? delivery.status;
     return decision.response;
   });

@@ -2,7 +2,7 @@ import * as logger from 'firebase-functions/logger';
 import type { Firestore } from 'firebase-admin/firestore';
 import { decideLeaseExpiry, decideUndeliverable, type DeliveryRecord } from '../domain/delivery';
 import { integrationPath } from '../store/integrations';
-import { applyDecision, deliveryRef, OUTBOX, outboxRef, readSuccessor, UNFINISHED_STATUSES, type OutboxEntry } from '../store/deliveries';
+import { applyDecision, deliveryRef, NO_ORDERING_READS, OUTBOX, outboxRef, readOrdering, UNFINISHED_STATUSES, type OutboxEntry } from '../store/deliveries';
 import { collectionQuery, groupQuery, QUERIES } from '../store/queries';
 import { publishNotification, type DeliveryNotification, type PermanentPublishFailure, type PublishResult } from './publisher';
 import { knownTopicProblem, recordPublishFailure } from './topics';
@@ -31,8 +31,8 @@ async function markUndeliverable(db: Firestore, entry: OutboxEntry, code: string
     const snap = await tx.get(deliveryRef(db, entry.workspaceId, entry.deliveryId));
     const delivery = snap.data() as DeliveryRecord | undefined;
     const decision = delivery ? decideUndeliverable(delivery, code, now) : null;
-    const successor = delivery && decision?.effects.releasesNext ? await readSuccessor(tx, db, delivery) : null;
-    if (delivery && decision) applyDecision(tx, db, delivery, decision, successor, now, 'wake');
+    const ordering = delivery && decision ? await readOrdering(tx, db, delivery, decision.effects.releasesNext) : NO_ORDERING_READS;
+    if (delivery && decision) applyDecision(tx, db, delivery, decision, ordering, now, 'wake');
     tx.delete(outboxRef(db, outboxIdOf(entry)));
   });
 }
@@ -111,8 +111,8 @@ export async function sweep(db: Firestore, now = Date.now()): Promise<{ notifica
       const fresh = (await tx.get(doc.ref)).data() as DeliveryRecord | undefined;
       const decision = fresh ? decideLeaseExpiry(fresh, t) : null;
       if (!fresh || !decision) return false;
-      const successor = decision.effects.releasesNext ? await readSuccessor(tx, db, fresh) : null;
-      applyDecision(tx, db, fresh, decision, successor, t, 'lease_expired');
+      const ordering = await readOrdering(tx, db, fresh, decision.effects.releasesNext);
+      applyDecision(tx, db, fresh, decision, ordering, t, 'lease_expired');
       return true;
     });
     if (changed) expiredLeases++;

@@ -1,11 +1,13 @@
-import { Timestamp, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { decideWake, type Decision, type DeliveryRecord, type DeliveryStatus } from '../domain/delivery';
+import { parsePending, pendingKey, releaseFrom, type PendingDeliveries } from '../domain/delivery-queue';
 import { collectionQuery, QUERIES } from './queries';
 
 /**
  * Firestore access for deliveries: plain functions that take a Transaction. Every delivery
- * operation is one transaction: reads first (delivery, then predecessor/successor/conversation
- * in parallel), then the pure decision, then writes (delivery, reply mirror, outbox, successor).
+ * operation is one transaction: reads first (the delivery; then its conversation's queue document
+ * and, for a claim, the conversation; then the delivery a terminal transition releases), then the
+ * pure decision, then writes (delivery, reply mirror, outbox, queue, successor). No queries.
  */
 
 export const UNFINISHED_STATUSES: DeliveryStatus[] = ['queued', 'leased', 'sending'];
@@ -19,7 +21,7 @@ export const replyRef = (db: Firestore, d: Pick<DeliveryRecord, 'workspaceId' | 
   workspace(db, d.workspaceId).collection('conversations').doc(d.conversationId).collection('messages').doc(d.messageId);
 export const conversationDocRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
   workspace(db, workspaceId).collection('conversations').doc(conversationId);
-/** Per-conversation sequencing state: `{ nextSeq, lastReplyAt, lastReplyId }`. */
+/** Per-conversation sequencing and ordering state: `{ nextSeq, lastReplyAt, lastReplyId, pending, updatedAt }`. */
 export const deliveryQueueRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
   workspace(db, workspaceId).collection('deliveryQueues').doc(conversationId);
 
@@ -50,19 +52,81 @@ export async function readDelivery(tx: Transaction, db: Firestore, workspaceId: 
   return snap.exists ? (snap.data() as DeliveryRecord) : null;
 }
 
-/** True when an earlier delivery of the same conversation is not terminal (ordering, decisions 5). */
-export async function hasUnfinishedPredecessor(tx: Transaction, db: Firestore, d: DeliveryRecord): Promise<boolean> {
-  const query = collectionQuery(deliveriesCollection(db, d.workspaceId), QUERIES.unfinishedBefore, d.conversationId, UNFINISHED_STATUSES, d.seq);
-  const snap = await tx.get(query.limit(1));
-  return !snap.empty;
+/**
+ * The ordering state of one conversation (domain/delivery-queue.ts): its unfinished deliveries by
+ * seq, read from the queue document by id, never by a query.
+ */
+export interface DeliveryQueueState {
+  ref: DocumentReference;
+  pending: PendingDeliveries;
+  /**
+   * The stored document had no `pending` map (written before the map existed, or missing): it was
+   * rebuilt from the deliveries themselves and must be written back in this transaction.
+   */
+  rebuilt: boolean;
 }
 
-/** The oldest unfinished delivery after `d` in its conversation: the one a terminal `d` releases. */
-export async function readSuccessor(tx: Transaction, db: Firestore, d: DeliveryRecord): Promise<DeliveryRecord | null> {
-  const query = collectionQuery(deliveriesCollection(db, d.workspaceId), QUERIES.unfinishedAfter, d.conversationId, UNFINISHED_STATUSES, d.seq);
-  const snap = await tx.get(query.limit(1));
-  const first = snap.docs[0];
-  return first ? (first.data() as DeliveryRecord) : null;
+/**
+ * Reads a conversation's queue. A queue document without `pending` is rebuilt once, inside the
+ * transaction, from the conversation's unfinished deliveries (the only query left on the
+ * delivery path, run at most once per conversation); `absentIsEmpty` skips that for a
+ * conversation whose first reply is being sequenced (no document yet, so no deliveries either).
+ */
+export async function readDeliveryQueue(
+  tx: Transaction,
+  db: Firestore,
+  workspaceId: string,
+  conversationId: string,
+  snapshot?: DocumentSnapshot,
+  absentIsEmpty = false,
+): Promise<DeliveryQueueState> {
+  const ref = deliveryQueueRef(db, workspaceId, conversationId);
+  const snap = snapshot ?? (await tx.get(ref));
+  const stored = parsePending(snap.get('pending'));
+  if (stored) return { ref, pending: stored, rebuilt: false };
+  if (!snap.exists && absentIsEmpty) return { ref, pending: new Map(), rebuilt: false };
+  const query = collectionQuery(deliveriesCollection(db, workspaceId), QUERIES.unfinishedOfConversation, conversationId, UNFINISHED_STATUSES, Number.MAX_SAFE_INTEGER);
+  const pending = new Map<number, string>();
+  for (const doc of (await tx.get(query)).docs) {
+    const d = doc.data() as DeliveryRecord;
+    pending.set(d.seq, d.deliveryId);
+  }
+  return { ref, pending, rebuilt: true };
+}
+
+/** What a delivery's transaction read about its conversation before deciding. */
+export interface OrderingReads {
+  queue: DeliveryQueueState | null;
+  /** The delivery released by a terminal transition (read only when it is the new head). */
+  successor: DeliveryRecord | null;
+}
+
+export const NO_ORDERING_READS: OrderingReads = { queue: null, successor: null };
+
+/**
+ * The reads a decision needs before any write: when `d` becomes terminal (`releasesNext`), its
+ * queue (unless already read) and the delivery it releases.
+ */
+export async function readOrdering(tx: Transaction, db: Firestore, d: DeliveryRecord, releasesNext: boolean, queue: DeliveryQueueState | null = null): Promise<OrderingReads> {
+  if (!releasesNext) return { queue, successor: null };
+  const state = queue ?? (await readDeliveryQueue(tx, db, d.workspaceId, d.conversationId));
+  const released = releaseFrom(state.pending, d.seq);
+  const successor = released ? await readDelivery(tx, db, d.workspaceId, released.deliveryId) : null;
+  return { queue: state, successor };
+}
+
+/**
+ * Writes the queue after a transition: drops `terminalSeq` from `pending` (when a delivery became
+ * terminal) and writes a rebuilt map back whole.
+ */
+function writeQueue(tx: Transaction, queue: DeliveryQueueState, terminalSeq: number | null, now: number): void {
+  const updatedAt = Timestamp.fromMillis(now);
+  if (queue.rebuilt) {
+    const pending = Object.fromEntries([...queue.pending].filter(([seq]) => seq !== terminalSeq).map(([seq, id]) => [pendingKey(seq), id]));
+    tx.set(queue.ref, { pending, updatedAt }, { mergeFields: ['pending', 'updatedAt'] });
+  } else if (terminalSeq !== null) {
+    tx.set(queue.ref, { pending: { [pendingKey(terminalSeq)]: FieldValue.delete() }, updatedAt }, { merge: true });
+  }
 }
 
 export interface ConversationFacts {
@@ -128,23 +192,28 @@ export function enqueueNotification(tx: Transaction, db: Firestore, d: DeliveryR
 }
 
 /**
- * Applies a decision taken on `before` inside the transaction. `successor` must have been read
- * (with `readSuccessor`) before any write when the decision releases the next delivery.
+ * Applies a decision taken on `before` inside the transaction. `ordering` must come from
+ * `readOrdering` (called before any write) when the decision releases the next delivery.
  */
 export function applyDecision<R>(
   tx: Transaction,
   db: Firestore,
   before: DeliveryRecord,
   decision: Decision<R>,
-  successor: DeliveryRecord | null,
+  ordering: OrderingReads,
   now: number,
   reason: NotificationReason,
 ): void {
+  if (decision.effects.releasesNext && ordering.queue === null) {
+    // A programming error: the queue must be read before the first write of the transaction.
+    throw new Error('a terminal transition needs readOrdering() before applyDecision()');
+  }
   if (decision.next) {
     writeDelivery(tx, db, before, decision.next, decision.effects.notifyAt, reason, now);
   }
-  if (decision.effects.releasesNext && successor) {
-    const wake = decideWake(successor, now);
-    if (wake?.next) writeDelivery(tx, db, successor, wake.next, wake.effects.notifyAt, 'wake', now);
+  if (ordering.queue) writeQueue(tx, ordering.queue, decision.effects.releasesNext ? before.seq : null, now);
+  if (decision.effects.releasesNext && ordering.successor) {
+    const wake = decideWake(ordering.successor, now);
+    if (wake?.next) writeDelivery(tx, db, ordering.successor, wake.next, wake.effects.notifyAt, 'wake', now);
   }
 }

@@ -34,19 +34,15 @@ const inList = (field: string): FilterSpec => ({ field, op: 'in' });
 const asc = (field: string): OrderSpec => ({ field, direction: 'asc' });
 
 export const QUERIES = {
-  /** store/deliveries.ts: an unfinished delivery earlier in the conversation (ordering). */
-  unfinishedBefore: {
+  /**
+   * store/deliveries.ts: the unfinished deliveries of a conversation (seq below a bound), to
+   * rebuild a queue document's `pending` map written before the map existed (once per conversation).
+   */
+  unfinishedOfConversation: {
     collection: 'deliveries',
     scope: 'COLLECTION',
     where: [eq('conversationId'), inList('status'), { field: 'seq', op: '<' }],
     orderBy: [],
-  },
-  /** store/deliveries.ts: the oldest unfinished delivery after one (the one a terminal state releases). */
-  unfinishedAfter: {
-    collection: 'deliveries',
-    scope: 'COLLECTION',
-    where: [eq('conversationId'), inList('status'), { field: 'seq', op: '>' }],
-    orderBy: [asc('seq')],
   },
   /** notify/outbox.ts sweep: leased/sending deliveries of every workspace whose lease has expired. */
   expiredLeases: {

@@ -3,7 +3,8 @@ import { newDelivery } from '../domain/delivery';
 import { deliveryIdFor } from '../domain/ids';
 import { codePointLength } from '../schemas/common';
 import { integrationPath } from './integrations';
-import { conversationDocRef, deliveryQueueRef, writeDelivery } from './deliveries';
+import { pendingKey } from '../domain/delivery-queue';
+import { conversationDocRef, deliveryQueueRef, readDeliveryQueue, writeDelivery } from './deliveries';
 import { collectionQuery, QUERIES } from './queries';
 
 /** Spec 1 and 8: replies are text only, up to 10000 characters. */
@@ -56,6 +57,12 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
     if (!replySnap?.exists || !isOperatorReply(replySnap.data()) || replySnap.get('delivery') !== undefined) return result;
 
     const queue = queueSnap?.data() ?? {};
+    // The conversation's unfinished deliveries (domain/delivery-queue.ts): each new delivery is
+    // added in this transaction; a queue document from before the map existed is rebuilt first.
+    const ordering = await readDeliveryQueue(tx, db, workspaceId, conversationId, queueSnap, true);
+    const pendingEntries: Record<string, string> = ordering.rebuilt
+      ? Object.fromEntries([...ordering.pending].map(([seq, id]) => [pendingKey(seq), id]))
+      : {};
     const last: ReplyPosition | null = queue.lastReplyAt instanceof Timestamp ? { at: queue.lastReplyAt, id: String(queue.lastReplyId ?? '') } : null;
     const mine = positionOf(replySnap);
     // A reply without a `delivery` was never sequenced (sequencing writes the mirror in the same
@@ -107,11 +114,13 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
         now,
       });
       writeDelivery(tx, db, null, delivery, now, 'created', now);
+      pendingEntries[pendingKey(delivery.seq)] = delivery.deliveryId;
       result.created.push(delivery.deliveryId);
     }
     // The queue's position never moves backwards (a late reply does not rewind it).
     const newest = late && last !== null ? last : (pending[pending.length - 1]?.position ?? mine);
-    tx.set(queueRef, { nextSeq, lastReplyAt: newest.at, lastReplyId: newest.id, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
+    // `merge` adds the new `pending` entries and keeps the unfinished ones already there.
+    tx.set(queueRef, { nextSeq, lastReplyAt: newest.at, lastReplyId: newest.id, pending: pendingEntries, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
     return result;
   });
 }
