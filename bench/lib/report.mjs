@@ -34,7 +34,7 @@ function summaryRows(r) {
       const timeRatio = step.timeRatio;
       // Medians: a delivery that happens to refresh the key cache (every 20 s) reads 2 more documents.
       const same = ['docsRead', 'docsWritten', 'roundTrips', 'rpcs', 'transactions'].every((f) => step.counts[f].median === first.counts[f].median);
-      add('3', `Cost per delivery, ${step.conversations} vs ${first.conversations} conversations: time`, timeRatio, '~1 (flat: <= 1.25)', timeRatio.median <= 1.25, `${fmt(step.ms.median, 1)} vs ${fmt(first.ms.median, 1)} ms (claim+start+complete in-process)`);
+      add('3', `Cost per delivery, ${step.conversations} vs ${first.conversations} conversations: time`, timeRatio, '~1 (flat: <= 1.25)', timeRatio.median <= 1.25, `${fmt(step.ms.median, 1)} vs ${fmt(first.ms.median, 1)} ms (claim+start+complete in-process)${step.directRatio ? `; the same transactions replayed directly: ${fmt(step.directRatio.median)}x` : ''}`);
       add('3', `Cost per delivery, ${step.conversations} vs ${first.conversations} conversations: reads / writes / round trips`, null, 'equal', same, `${step.counts.docsRead.median} / ${step.counts.docsWritten.median} / ${step.counts.roundTrips.median} vs ${first.counts.docsRead.median} / ${first.counts.docsWritten.median} / ${first.counts.roundTrips.median}`);
     }
   }
@@ -117,8 +117,8 @@ function countsTable(counts) {
 
 function scaleTable(scale) {
   const op = (s, name) => (s.opTimeRatio ? fmt(s.opTimeRatio[name].median) : '–');
-  const rows = scale.map((s) => [s.conversations, s.deliveriesInWorkspace, s.measuredDeliveries, `${fmt(s.ms.median, 1)} (${fmt(s.ms.p25, 1)}–${fmt(s.ms.p75, 1)})`, `${fmt(s.timeRatio.median)} (${spread(s.timeRatio)})`, `${op(s, 'claim')} / ${op(s, 'start')} / ${op(s, 'complete')}`, s.queryOnlyMs ? `${fmt(s.queryOnlyMs.median, 1)} ms, ${fmt(s.queryOnlyRatio.median)}x` : '–', s.counts.roundTrips.median, s.counts.docsRead.median, s.counts.docsWritten.median, s.counts.transactions.median, s.keyCacheRefreshes]);
-  return table(['Conversations', 'Deliveries in workspace', 'Deliveries measured', 'ms per delivery (p25–p75)', 'Time / smallest workspace, paired by round', 'claim / start / complete, same', "Claim's queue document read alone (no transaction)", 'Round trips', 'Docs read', 'Docs written', 'Transactions', 'Key cache refreshes (+2 reads)'], rows);
+  const rows = scale.map((s) => [s.conversations, s.deliveriesInWorkspace, s.measuredDeliveries, `${fmt(s.ms.median, 1)} (${fmt(s.ms.p25, 1)}–${fmt(s.ms.p75, 1)})`, `${fmt(s.timeRatio.median)} (${spread(s.timeRatio)})`, `${op(s, 'claim')} / ${op(s, 'start')} / ${op(s, 'complete')}`, s.queryOnlyMs ? `${fmt(s.queryOnlyMs.median, 1)} ms, ${fmt(s.queryOnlyRatio.median)}x` : '–', s.directMs ? `${fmt(s.directMs.median, 1)} ms, ${fmt(s.directRatio.median)}x` : '–', s.counts.roundTrips.median, s.counts.docsRead.median, s.counts.docsWritten.median, s.counts.transactions.median, s.keyCacheRefreshes]);
+  return table(['Conversations', 'Deliveries in workspace', 'Deliveries measured', 'ms per delivery (p25–p75)', 'Time / smallest workspace, paired by round', 'claim / start / complete, same', "Claim's queue document read alone (no transaction)", 'The same 3 transactions replayed directly / smallest workspace', 'Round trips', 'Docs read', 'Docs written', 'Transactions', 'Key cache refreshes (+2 reads)'], rows);
 }
 
 export function renderMarkdown(r) {
