@@ -58,16 +58,30 @@ function summaryRows(r) {
     }
   }
   if (r.coldstart) {
+    const targets = Object.entries(r.coldstart.targets).filter(([name]) => name !== 'baseline');
     const base = r.coldstart.targets.baseline;
-    for (const [name, c] of Object.entries(r.coldstart.targets)) {
-      if (name === 'baseline') continue;
-      const http = name.startsWith('functions/lib/index.js');
-      add('5', `Cold start: load ${name} / firebase-functions + firebase-admin, wall time`, c.timeRatio, http ? '<= 1.2' : 'report', http ? c.timeRatio.median <= 1.2 : null, `${fmt(c.loadMs.median, 0)} vs ${fmt(base.loadMs.median, 0)} ms; ${c.moduleCount.median} vs ${base.moduleCount.median} modules`);
-      add('5', `Cold start: load ${name} / firebase-functions + firebase-admin, CPU time`, c.cpuRatio, http ? '<= 1.2' : 'report', http ? c.cpuRatio.median <= 1.2 : null, `${fmt(c.loadCpuMs.median, 0)} vs ${fmt(base.loadCpuMs.median, 0)} ms CPU`);
-      add('5', `Cold start: load ${name} / firebase-functions + firebase-admin, RSS`, c.rssRatio, http ? '<= 1.2' : 'report', http ? c.rssRatio.median <= 1.2 : null, `+${mb(c.rssBytes.median)} vs +${mb(base.rssBytes.median)}`);
+    for (const [name, c] of targets) {
+      const target = c.http ? '<= 1.2' : 'report';
+      const met = (s) => (c.http ? s.median <= 1.2 : null);
+      add('5', `Cold start: ${name} / firebase-functions + firebase-admin, wall time`, c.timeRatio, target, met(c.timeRatio), `${fmt(c.loadMs.median, 0)} vs ${fmt(base.loadMs.median, 0)} ms; ${c.moduleCount.median} vs ${base.moduleCount.median} modules`);
+      add('5', `Cold start: ${name} / firebase-functions + firebase-admin, CPU time`, c.cpuRatio, target, met(c.cpuRatio), `${fmt(c.loadCpuMs.median, 0)} vs ${fmt(base.loadCpuMs.median, 0)} ms CPU`);
+      add('5', `Cold start: ${name} / firebase-functions + firebase-admin, RSS`, c.rssRatio, target, met(c.rssRatio), `+${mb(c.rssBytes.median)} vs +${mb(base.rssBytes.median)}`);
     }
-    const pubsub = Object.entries(r.coldstart.targets).filter(([n]) => n !== 'baseline' && !n.startsWith('functions/lib/index.js'));
-    add('5', '@google-cloud/pubsub loaded by the HTTP handler modules (require.cache)', null, 'no', pubsub.every(([, c]) => !c.pubsubLoaded), pubsub.map(([n, c]) => `${n}: ${c.pubsubLoaded ? 'yes' : 'no'}`).join('; ') + `; index.js: ${r.coldstart.targets[Object.keys(r.coldstart.targets).find((n) => n.startsWith('functions/lib/index.js'))].pubsubLoaded ? 'yes' : 'no'}`);
+    const http = targets.filter(([, c]) => c.http);
+    add('5', '@google-cloud/pubsub loaded by the HTTP functions (require.cache)', null, 'no', http.every(([, c]) => !c.pubsubLoaded), http.map(([n, c]) => `${n.replace(/ \(.*/, '')}: ${c.pubsubLoaded ? 'yes' : 'no'}`).join('; '));
+    // Per-function loading (functions/src/lazy.ts): which of the service's own modules each target loaded.
+    const own = (pick) => targets.find(([n]) => n.startsWith(pick))?.[1];
+    const [indexOnly, msgs, deliveries, triggers] = ['index.js alone', 'messages', 'claim/', 'delivery triggers'].map(own);
+    if ([indexOnly, msgs, deliveries, triggers].every((c) => c?.ownModules)) {
+      const has = (c, prefix) => c.ownModules.some((m) => m.startsWith(prefix));
+      const checks = [
+        [`index.js alone: ${indexOnly.ownModules.join(', ')}`, indexOnly.ownModules.every((m) => ['index.js', 'lazy.js'].includes(m))],
+        ['HTTP functions: no triggers/ or notify/ code', [msgs, deliveries].every((c) => !has(c, 'triggers/') && !has(c, 'notify/'))],
+        ['deliveries: no multipart, busboy or image code', !deliveries.busboyLoaded && !has(deliveries, 'http/multipart') && !has(deliveries, 'storage/') && !has(deliveries, 'domain/images')],
+        ['delivery triggers: no handlers/ or http/ code', !has(triggers, 'handlers/') && !has(triggers, 'http/')],
+      ];
+      add('5', 'Each function loads only its own code (require.cache)', null, 'yes', checks.every(([, ok]) => ok), checks.map(([what, ok]) => `${what}${ok ? '' : ' (NOT MET)'}`).join('; ') + `; own modules: messages ${msgs.ownModules.length}, deliveries ${deliveries.ownModules.length}, triggers ${triggers.ownModules.length}`);
+    }
   }
   if (r.sdk) {
     add('6', 'SDK: deliveries.start / hand-written fetch, per call', r.sdk.ratio, '<= 1.1', r.sdk.ratio.median <= 1.1, `${fmt(r.sdk.sdkStartMicros.median, 0)} vs ${fmt(r.sdk.fetchMicros.median, 0)} µs`);

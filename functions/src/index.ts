@@ -1,17 +1,39 @@
 /**
- * Entry point: only declares functions (options + imported handler). Every HTTP endpoint is its
- * own function in europe-central2, served at the base host through Hosting rewrites. Publishing
+ * Entry point: only declares functions (options + handler). Every HTTP endpoint is its own
+ * function in europe-central2, served at the base host through Hosting rewrites.
+ *
+ * Handlers are required on each function's first invocation (`lazy`), not imported here: every
+ * instance loads this file, so an instance of one function loads only its own handler module and
+ * what that imports (claimDelivery never loads busboy or the image code; triggers never load the
+ * HTTP pipeline; HTTP functions never load the triggers' code). The declarations themselves stay
+ * synchronous, so the Firebase CLI discovers every function by loading this file. Publishing
  * (@google-cloud/pubsub) is loaded lazily inside the trigger code, never by the HTTP functions.
  */
 import { onRequest, type HttpsOptions } from 'firebase-functions/v2/https';
-import { onDocumentCreated } from 'firebase-functions/v2/firestore';
+import { onDocumentCreated, onDocumentWritten } from 'firebase-functions/v2/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
-import { incomingMessages } from './handlers/messages';
-import { claimDelivery as claim, completeDelivery as complete, failDelivery as fail, startDelivery as start } from './handlers/deliveries';
-import { onOutboxCreated, onPublishDue, onReplyCreated, onSweep, REGION } from './triggers/deliveries';
-import { onDocumentWritten } from 'firebase-functions/v2/firestore';
-import { onIntegrationChanged } from './triggers/integrations';
+import { lazy } from './lazy';
+
+type Messages = typeof import('./handlers/messages');
+type Deliveries = typeof import('./handlers/deliveries');
+type DeliveryTriggers = typeof import('./triggers/deliveries');
+type IntegrationTriggers = typeof import('./triggers/integrations');
+/* eslint-disable @typescript-eslint/no-require-imports -- required on first invocation, see lazy.ts */
+const messagesHandlers = (): Messages => require('./handlers/messages');
+const deliveryHandlers = (): Deliveries => require('./handlers/deliveries');
+const deliveryTriggers = (): DeliveryTriggers => require('./triggers/deliveries');
+const integrationTriggers = (): IntegrationTriggers => require('./triggers/integrations');
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/** HTTP functions: Warsaw (spec section 8). */
+const REGION = 'europe-central2';
+/**
+ * Triggers run in the Firestore database's location. Written out here rather than imported from
+ * triggers/deliveries.ts (whose REGION addresses the publishDueNotification task queue) so that
+ * declaring the triggers does not load their code; the functions manifest test checks they agree.
+ */
+const TRIGGER_REGION = 'europe-central2';
 
 const httpOptions: HttpsOptions = {
   region: REGION,
@@ -25,32 +47,38 @@ const httpOptions: HttpsOptions = {
 };
 
 /** POST /v1/messages: incoming customer messages and service alerts. */
-export const messages = onRequest({ ...httpOptions, memory: '1GiB' }, incomingMessages);
+export const messages = onRequest({ ...httpOptions, memory: '1GiB' }, lazy(() => messagesHandlers().incomingMessages));
 /** POST /v1/deliveries/claim */
-export const claimDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, claim);
+export const claimDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().claimDelivery));
 /** POST /v1/deliveries/start */
-export const startDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, start);
+export const startDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().startDelivery));
 /** POST /v1/deliveries/complete */
-export const completeDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, complete);
+export const completeDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().completeDelivery));
 /** POST /v1/deliveries/fail */
-export const failDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, fail);
+export const failDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().failDelivery));
 
 /** Operator reply written by the console -> delivery + notification (exactly one per reply). */
 export const onReplyWritten = onDocumentCreated(
-  { region: REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
-  onReplyCreated,
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
+  lazy(() => deliveryTriggers().onReplyCreated),
 );
 /** Transactional outbox -> the owner's Pub/Sub topic (at least once). */
-export const publishNotifications = onDocumentCreated({ region: REGION, document: 'outbox/{outboxId}', retry: true }, onOutboxCreated);
+export const publishNotifications = onDocumentCreated(
+  { region: TRIGGER_REGION, document: 'outbox/{outboxId}', retry: true },
+  lazy(() => deliveryTriggers().onOutboxCreated),
+);
 /** Delayed notifications (retry at `notBefore`). */
 export const publishDueNotification = onTaskDispatched(
-  { region: REGION, retryConfig: { maxAttempts: 10, minBackoffSeconds: 5 }, rateLimits: { maxConcurrentDispatches: 50 } },
-  onPublishDue,
+  { region: TRIGGER_REGION, retryConfig: { maxAttempts: 10, minBackoffSeconds: 5 }, rateLimits: { maxConcurrentDispatches: 50 } },
+  lazy(() => deliveryTriggers().onPublishDue),
 );
 /** Safety net: missed notifications and expired leases, every minute. */
-export const sweepDeliveries = onSchedule({ region: REGION, schedule: 'every 1 minutes', timeoutSeconds: 120 }, onSweep);
+export const sweepDeliveries = onSchedule(
+  { region: TRIGGER_REGION, schedule: 'every 1 minutes', timeoutSeconds: 120 },
+  lazy(() => deliveryTriggers().onSweep),
+);
 /** Integration created or changed (console/CLI): replies topic check (`replies.topicStatus`), key-hash uniqueness. */
 export const onIntegrationWritten = onDocumentWritten(
-  { region: REGION, document: 'workspaces/{workspaceId}/integrations/{integrationId}', retry: true },
-  onIntegrationChanged,
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/integrations/{integrationId}', retry: true },
+  lazy(() => integrationTriggers().onIntegrationChanged),
 );

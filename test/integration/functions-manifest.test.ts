@@ -1,7 +1,8 @@
 /**
  * The deployed shape of the functions, read from the compiled entry point the way the Firebase CLI
  * reads it (each exported function carries its `__endpoint` manifest entry): every HTTP function
- * runs in europe-central2 (Warsaw, spec section 8), and every Hosting rewrite of firebase.json
+ * runs in europe-central2 (Warsaw, spec section 8), every trigger runs in the region
+ * triggers/deliveries.ts addresses its task queue in, and every Hosting rewrite of firebase.json
  * names an exported HTTP function in that region.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -49,6 +50,17 @@ describe('functions manifest', () => {
   test.each(httpFunctions.map(([name, e]) => [name, e] as const))('HTTP function %s runs only in europe-central2', (_name, endpoint) => {
     expect(endpoint.region).toEqual([REGION]);
     expect(endpoint.platform).toBe('gcfv2');
+  });
+
+  test('the triggers run where triggers/deliveries.ts addresses the publishDueNotification task queue', () => {
+    // index.ts writes the triggers' region out instead of importing it, so that declaring them does
+    // not load their code: this is what keeps the two in step.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const triggers = require(join(ROOT, 'functions', 'lib', 'triggers', 'deliveries.js')) as { REGION: string; PUBLISH_TASK_FUNCTION: string };
+    expect(endpoints[triggers.PUBLISH_TASK_FUNCTION]?.taskQueueTrigger).toBeDefined();
+    const triggerFunctions = Object.entries(endpoints).filter(([, e]) => e.httpsTrigger === undefined);
+    expect(triggerFunctions.length).toBeGreaterThan(0);
+    for (const [name, endpoint] of triggerFunctions) expect({ name, region: endpoint.region }).toEqual({ name, region: [triggers.REGION] });
   });
 
   test('the HTTP functions are publicly invokable (authentication is the integration key)', () => {
