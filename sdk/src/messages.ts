@@ -54,7 +54,9 @@ export class MessagesApi {
       form.append('payload', JSON.stringify(wire));
       images.forEach((image, i) => {
         const blob = toBlob(image);
-        form.append('images', blob, image.filename ?? `image-${i + 1}${EXTENSIONS[blob.type] ?? ''}`);
+        // `||`, not `??`: a part sent with `filename=""` is read as a text field by busboy (the
+        // service's parser), so an empty name must get the default too or the image is refused.
+        form.append('images', blob, image.filename || `image-${i + 1}${EXTENSIONS[blob.type] ?? ''}`);
       });
       payload = { form };
     }

@@ -15,7 +15,10 @@ export interface ImageInput {
   data: Uint8Array | Blob;
   /** Declared content type (e.g. `image/png`); defaults to the Blob's type or `application/octet-stream`. */
   contentType?: string;
-  /** File name sent in the multipart part; defaults to `image-<n>`. The service never uses it as a path. */
+  /**
+   * File name sent in the multipart part; when missing or empty, `image-<n>` plus the extension of
+   * the content type (e.g. `image-1.png`). The service never uses it as a path.
+   */
   filename?: string;
 }
 

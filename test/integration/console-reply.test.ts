@@ -13,12 +13,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initializeTestEnvironment, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
 import { addDoc, collection, doc, getDoc, serverTimestamp, updateDoc, type Firestore } from 'firebase/firestore';
-import { adminDb, closeStack, firestoreEmulatorHost, projectId } from './helpers/stack';
-import { closePubSub, eventually, op, setupConversation, type ConversationSetup } from './helpers/deliveries';
+import { adminDb, firestoreEmulatorHost, projectId } from './helpers/stack';
+import { eventually, op, sharedConversationFixture, type ConversationSetup } from './helpers/deliveries';
 
 let env: RulesTestEnvironment;
 let setup: ConversationSetup;
 const uid = `operator-${randomUUID()}`;
+
+// Registered before the beforeAll below, so `setup` is there when it runs.
+sharedConversationFixture((first) => {
+  setup = first;
+});
 
 beforeAll(async () => {
   const [host, port] = firestoreEmulatorHost().split(':');
@@ -26,16 +31,12 @@ beforeAll(async () => {
     projectId: projectId(),
     firestore: { rules: readFileSync(join(__dirname, '..', '..', 'firestore.rules'), 'utf8'), host: host ?? '127.0.0.1', port: Number(port) },
   });
-  setup = await setupConversation();
   // Provisioning (Admin SDK) makes the signed-in user an operator of the workspace.
   await adminDb().collection('workspaces').doc(setup.integration.workspaceId).collection('members').doc(uid).set({ role: 'operator' });
 });
 
 afterAll(async () => {
   await env?.cleanup(); // deletes the client apps only; no clearFirestore() on the main project
-  await setup?.topic.close();
-  await closePubSub();
-  await closeStack();
 });
 
 test('a reply written by a signed-in operator with the client SDK is notified, delivered and mirrored back', async () => {

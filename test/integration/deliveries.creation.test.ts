@@ -8,34 +8,22 @@ import { FieldValue, type Timestamp } from 'firebase-admin/firestore';
 import { deliveryIdFor } from '../../functions/src/domain/ids';
 import { OUTBOX } from '../../functions/src/store/deliveries';
 import { sequenceReplies } from '../../functions/src/store/replies';
-import { adminDb, closeStack, createTestIntegration, projectId } from './helpers/stack';
+import { adminDb, createTestIntegration, projectId } from './helpers/stack';
 import {
   claimReady,
-  closePubSub,
   conversationDeliveries,
   deliverFully,
+  deliveryTestFile,
   eventually,
   expectSkip,
   readReply,
   replyAndNotify,
-  setupConversation,
   waitForMirror,
   writeReply,
   type ConversationSetup,
-  type TestTopic,
 } from './helpers/deliveries';
 
-const topics: TestTopic[] = [];
-afterAll(async () => {
-  for (const t of topics) await t.close();
-  await closePubSub();
-  await closeStack();
-});
-async function conversation(options: Parameters<typeof setupConversation>[0] = {}): Promise<ConversationSetup> {
-  const setup = await setupConversation(options);
-  topics.push(setup.topic);
-  return setup;
-}
+const { ownConversation: conversation } = deliveryTestFile();
 
 const messagesOf = (setup: ConversationSetup) =>
   adminDb().collection('workspaces').doc(setup.integration.workspaceId).collection('conversations').doc(setup.conversationId).collection('messages');

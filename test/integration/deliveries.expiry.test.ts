@@ -6,10 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sweep } from '../../functions/src/notify/outbox';
-import { adminDb, closeStack } from './helpers/stack';
+import { adminDb } from './helpers/stack';
 import {
   claimReady,
-  closePubSub,
   deliveryDoc,
   expectApiError,
   expectOk,
@@ -19,30 +18,17 @@ import {
   op,
   replyAndNotify,
   setLeaseExpiry,
-  setupConversation,
+  sharedConversationFixture,
   waitForNotifications,
-  type ConversationSetup,
   type TestTopic,
 } from './helpers/deliveries';
-import type { TestIntegration } from './helpers/stack';
 
 let topic: TestTopic;
-let integration: TestIntegration;
 let key: string;
-
-beforeAll(async () => {
-  const first = await setupConversation();
-  topic = first.topic;
-  integration = first.integration;
-  key = integration.key;
+const { conversation } = sharedConversationFixture((first) => {
+  ({ topic } = first);
+  key = first.integration.key;
 });
-afterAll(async () => {
-  await topic?.close();
-  await closePubSub();
-  await closeStack();
-});
-
-const conversation = (): Promise<ConversationSetup> => setupConversation({ topic, integration });
 
 test('before start, lazily: an expired lease is claimable again with a new lease; the old lease is lost', async () => {
   const setup = await conversation();

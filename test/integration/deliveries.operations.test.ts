@@ -5,10 +5,8 @@
  * conversation), sharing one integration and topic.
  */
 import { randomUUID } from 'node:crypto';
-import { closeStack } from './helpers/stack';
 import {
   claimReady,
-  closePubSub,
   deliveryDoc,
   deliveryDocRef,
   expectApiError,
@@ -19,30 +17,14 @@ import {
   replyAndNotify,
   retryAfterSeconds,
   setLeaseExpiry,
-  setupConversation,
+  sharedConversationFixture,
   waitForMirror,
-  type ConversationSetup,
-  type TestTopic,
 } from './helpers/deliveries';
-import type { TestIntegration } from './helpers/stack';
 
-let topic: TestTopic;
-let integration: TestIntegration;
 let key: string;
-
-beforeAll(async () => {
-  const first = await setupConversation();
-  topic = first.topic;
-  integration = first.integration;
-  key = integration.key;
+const { conversation } = sharedConversationFixture((first) => {
+  key = first.integration.key;
 });
-afterAll(async () => {
-  await topic?.close();
-  await closePubSub();
-  await closeStack();
-});
-
-const conversation = (): Promise<ConversationSetup> => setupConversation({ topic, integration });
 
 test('claim is ready with a 120 s lease, message and recipient; the same requestId gets the same lease back; another gets 503 lease_busy with the seconds left', async () => {
   const setup = await conversation();

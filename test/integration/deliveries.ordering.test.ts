@@ -4,12 +4,11 @@
  * never yield two leases, and several connectors working one subscription deliver in reply order.
  */
 import { randomUUID } from 'node:crypto';
-import { closeStack } from './helpers/stack';
 import {
   claimReady,
-  closePubSub,
   conversationDeliveries,
   deliveryDoc,
+  deliveryTestFile,
   eventually,
   expectApiError,
   expectOk,
@@ -17,26 +16,15 @@ import {
   notificationsFor,
   op,
   replyAndNotify,
-  setupConversation,
   sleep,
   waitForNotifications,
   writeReply,
-  type ConversationSetup,
   type Notification,
   type ReadyClaim,
 } from './helpers/deliveries';
 
-const setups: ConversationSetup[] = [];
-afterAll(async () => {
-  for (const s of setups) await s.topic.close();
-  await closePubSub();
-  await closeStack();
-});
-async function conversation(): Promise<ConversationSetup> {
-  const setup = await setupConversation();
-  setups.push(setup);
-  return setup;
-}
+// Each test has an integration and topic of its own: its subscription carries only its notifications.
+const { ownConversation: conversation } = deliveryTestFile();
 
 test('wake: B claimed before A is skipped waiting_for_previous; completing A re-publishes B, which is then ready', async () => {
   const setup = await conversation();

@@ -8,11 +8,10 @@
  * queue's 5 s minimum backoff, so locally the re-notification lands about 5 s after the fail.
  */
 import { randomUUID } from 'node:crypto';
-import { closeStack } from './helpers/stack';
 import {
   claimReady,
-  closePubSub,
   deliveryDoc,
+  deliveryTestFile,
   eventually,
   expectApiError,
   expectOk,
@@ -22,22 +21,11 @@ import {
   op,
   replyAndNotify,
   retryAfterSeconds,
-  setupConversation,
   waitForNotifications,
-  type ConversationSetup,
 } from './helpers/deliveries';
 
-const setups: ConversationSetup[] = [];
-afterAll(async () => {
-  for (const s of setups) await s.topic.close();
-  await closePubSub();
-  await closeStack();
-});
-async function conversation(): Promise<ConversationSetup> {
-  const setup = await setupConversation();
-  setups.push(setup);
-  return setup;
-}
+// Each test has an integration and topic of its own: its subscription carries only its notifications.
+const { ownConversation: conversation } = deliveryTestFile();
 
 test('fail retry with retryAfterMs 1500: 503 retry_delayed until then, and the notification is re-published within seconds of it', async () => {
   const setup = await conversation();

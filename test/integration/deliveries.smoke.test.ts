@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { closeStack } from './helpers/stack';
-import { closePubSub, op, setupConversation, waitForMirror, writeReply, type ConversationSetup } from './helpers/deliveries';
+import { op, sharedConversationFixture, waitForMirror, writeReply, type ConversationSetup } from './helpers/deliveries';
 
 let setup: ConversationSetup;
-beforeAll(async () => {
-  setup = await setupConversation();
-});
-afterAll(async () => {
-  await setup?.topic.close();
-  await closePubSub();
-  await closeStack();
+sharedConversationFixture((first) => {
+  setup = first;
 });
 
 test('an operator reply is notified, claimed, started and completed', async () => {

@@ -4,10 +4,9 @@
  * 404 for a foreign delivery exactly like an unknown one.
  */
 import { randomUUID } from 'node:crypto';
-import { closeStack, createTestIntegration, postJson, type ApiResponse, type TestIntegration } from './helpers/stack';
+import { createTestIntegration, postJson, type ApiResponse, type TestIntegration } from './helpers/stack';
 import {
   claimReady,
-  closePubSub,
   deliveryDoc,
   expectApiError,
   expectOk,
@@ -15,7 +14,7 @@ import {
   mirrorOnceStatus,
   op,
   replyAndNotify,
-  setupConversation,
+  sharedConversationFixture,
   type ConversationSetup,
 } from './helpers/deliveries';
 
@@ -24,14 +23,9 @@ const OPS: OpName[] = ['claim', 'start', 'complete', 'fail'];
 
 let setup: ConversationSetup;
 let key: string;
-beforeAll(async () => {
-  setup = await setupConversation();
-  key = setup.integration.key;
-});
-afterAll(async () => {
-  await setup?.topic.close();
-  await closePubSub();
-  await closeStack();
+const shared = sharedConversationFixture((first) => {
+  setup = first;
+  key = first.integration.key;
 });
 
 /** A body for `name` that is valid in shape (the delivery and lease need not exist). */
@@ -178,7 +172,7 @@ test('bounds of spec 4.2-4.5 / 8 at the limit (accepted) and one past it (400)',
 
 test('a delivery of another integration (other workspace, or same workspace) is 404 delivery_not_found, exactly like an unknown id', async () => {
   // Its own conversation: the bounds test left a delivery queued for an hour in the shared one.
-  const mine = await setupConversation({ topic: setup.topic, integration: setup.integration });
+  const mine = await shared.conversation();
   const { deliveryId, messageId } = await replyAndNotify(mine, 'mine');
   const owner = await claimReady(key, deliveryId);
   const strangers: TestIntegration[] = await Promise.all([

@@ -9,21 +9,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
-import { closeStack, createTestIntegration, integrationRef, postJson, projectId, type TestIntegration } from './helpers/stack';
-import { closePubSub, createTestTopic, eventually, setupConversation, waitForMirror, writeReply, type TestTopic } from './helpers/deliveries';
+import { createTestIntegration, integrationRef, postJson, projectId, type TestIntegration } from './helpers/stack';
+import { createTestTopic, deliveryTestFile, eventually, setupConversation, waitForMirror, writeReply, type TestTopic } from './helpers/deliveries';
 
-const topics: TestTopic[] = [];
-afterAll(async () => {
-  await Promise.all(topics.map((t) => t.close()));
-  await closePubSub();
-  await closeStack();
-});
-
-async function freshTopic(): Promise<TestTopic> {
-  const topic = await createTestTopic();
-  topics.push(topic);
-  return topic;
-}
+const file = deliveryTestFile();
+const freshTopic = async (): Promise<TestTopic> => file.track(await createTestTopic());
 
 const readIntegration = async (i: TestIntegration): Promise<DocumentData> => (await integrationRef(i.workspaceId, i.integrationId).get()).data() ?? {};
 

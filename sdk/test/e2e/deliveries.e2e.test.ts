@@ -13,20 +13,16 @@ import {
   UnauthorizedError,
   type ClaimReady,
   type ConnectorClient,
-  type DeliveryNotification,
 } from '../../src/index.js';
 import {
-  closePubSub,
-  closeStack,
   createTestIntegration,
-  deliveryStack,
   expectedNotification,
   readDeliveryDoc,
   replyAndWait,
   sdkClient,
+  sdkDeliveryFixture,
   startConversation,
   waitForMirror,
-  type Conversation,
   type RawTopic,
   type TestIntegration,
 } from './helpers';
@@ -37,21 +33,9 @@ jest.setTimeout(120_000);
 let topic: RawTopic;
 let integration: TestIntegration;
 let client: ConnectorClient;
-beforeAll(async () => {
-  ({ topic, integration, client } = await deliveryStack());
+const { newDelivery } = sdkDeliveryFixture((stack) => {
+  ({ topic, integration, client } = stack);
 });
-afterAll(async () => {
-  await topic?.close();
-  await closePubSub();
-  await closeStack();
-});
-
-/** A fresh conversation with one operator reply; its notification parsed by the SDK. */
-async function newDelivery(text = 'We are on it!'): Promise<{ conversation: Conversation; replyId: string; notification: DeliveryNotification }> {
-  const conversation = await startConversation(client, integration);
-  const { replyId, message } = await replyAndWait(topic, conversation, text);
-  return { conversation, replyId, notification: parsePulledNotification(message) };
-}
 
 async function claimReady(deliveryId: string, requestId = randomUUID()): Promise<ClaimReady> {
   const claim = await client.deliveries.claim({ deliveryId, requestId });

@@ -6,28 +6,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { PubSub, type Message, type Subscription } from '@google-cloud/pubsub';
-import { ConnectorClient, type ConnectorClientOptions, type DeliveryNotification } from '../../src/index.js';
-import { apiBaseUrl, createTestIntegration, projectId, type TestIntegration, type TestIntegrationOptions } from '../../../test/integration/helpers/stack';
-import { eventually, writeReply } from '../../../test/integration/helpers/deliveries';
+import type { Message, Subscription } from '@google-cloud/pubsub';
+import { ConnectorClient, parsePulledNotification, type ConnectorClientOptions, type DeliveryNotification } from '../../src/index.js';
+import { apiBaseUrl, createTestIntegration, projectId, type TestIntegration } from '../../../test/integration/helpers/stack';
+import { eventually, fileFixture, pubsubClient, writeReply } from '../../../test/integration/helpers/deliveries';
 
-export { eventually, readDeliveryDoc, sleep, waitForMirror, writeReply } from '../../../test/integration/helpers/deliveries';
+export { closePubSub, eventually, readDeliveryDoc, sleep, waitForMirror, writeReply } from '../../../test/integration/helpers/deliveries';
 export { adminDb, apiBaseUrl, closeStack, createTestIntegration, type TestIntegration } from '../../../test/integration/helpers/stack';
 
 /** An SDK client for `key` on the API host. Retries never wait long in tests. */
 export function sdkClient(key: string, options: Partial<ConnectorClientOptions> = {}): ConnectorClient {
   return new ConnectorClient({ integrationKey: key, baseUrl: apiBaseUrl(), timeoutMs: 20_000, ...options });
-}
-
-let pubsub: PubSub | undefined;
-function pubsubClient(): PubSub {
-  pubsub ??= new PubSub({ projectId: projectId() });
-  return pubsub;
-}
-
-export async function closePubSub(): Promise<void> {
-  await pubsub?.close();
-  pubsub = undefined;
 }
 
 export interface RawTopic {
@@ -104,11 +93,43 @@ export async function startConversation(client: ConnectorClient, integration: Te
   return { integration, conversationId: sent.conversationId, externalConversationId, customerId };
 }
 
-/** An integration whose replies go to a fresh raw topic. */
-export async function deliveryStack(options: Omit<TestIntegrationOptions, 'topic'> = {}): Promise<{ topic: RawTopic; integration: TestIntegration; client: ConnectorClient }> {
-  const topic = await createRawTopic();
-  const integration = await createTestIntegration({ ...options, topic: topic.topicPath });
-  return { topic, integration, client: sdkClient(integration.key) };
+export interface DeliveryStack {
+  topic: RawTopic;
+  integration: TestIntegration;
+  client: ConnectorClient;
+}
+
+export interface NewDelivery {
+  conversation: Conversation;
+  replyId: string;
+  /** The reply's notification as pulled from the topic, parsed by the SDK. */
+  notification: DeliveryNotification;
+}
+
+export interface SdkDeliveryFixture {
+  /** A fresh conversation with one operator reply, in the file's integration. */
+  newDelivery: (text?: string) => Promise<NewDelivery>;
+}
+
+/**
+ * One integration whose replies go to a fresh raw topic, for all tests of a file (made in its
+ * beforeAll, which passes it to `onReady`, and closed in its afterAll: see `fileFixture`); each
+ * test takes its own conversation.
+ */
+export function sdkDeliveryFixture(onReady?: (stack: DeliveryStack) => void): SdkDeliveryFixture {
+  const stack = fileFixture(async ({ track }): Promise<DeliveryStack> => {
+    const topic = track(await createRawTopic());
+    const integration = await createTestIntegration({ topic: topic.topicPath });
+    return { topic, integration, client: sdkClient(integration.key) };
+  }, onReady);
+  return {
+    newDelivery: async (text = 'We are on it!') => {
+      const { client, integration, topic } = stack();
+      const conversation = await startConversation(client, integration);
+      const { replyId, message } = await replyAndWait(topic, conversation, text);
+      return { conversation, replyId, notification: parsePulledNotification(message) };
+    },
+  };
 }
 
 /** Writes an operator reply in `conversation` and waits for its notification; returns both, raw. */

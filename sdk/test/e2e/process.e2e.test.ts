@@ -9,22 +9,9 @@ import {
   ProviderRetryableError,
   ProviderUnknownOutcomeError,
   type ConnectorClient,
-  type DeliveryNotification,
   type ProviderSendInput,
 } from '../../src/index.js';
-import {
-  closePubSub,
-  closeStack,
-  deliveryStack,
-  readDeliveryDoc,
-  replyAndWait,
-  startConversation,
-  waitForMirror,
-  writeReply,
-  type Conversation,
-  type RawTopic,
-  type TestIntegration,
-} from './helpers';
+import { readDeliveryDoc, sdkDeliveryFixture, startConversation, waitForMirror, writeReply, type RawTopic, type TestIntegration } from './helpers';
 
 // The first calls of a run meet cold functions in the emulator; triggers and Pub/Sub add seconds.
 jest.setTimeout(120_000);
@@ -32,20 +19,9 @@ jest.setTimeout(120_000);
 let topic: RawTopic;
 let integration: TestIntegration;
 let client: ConnectorClient;
-beforeAll(async () => {
-  ({ topic, integration, client } = await deliveryStack());
+const { newDelivery } = sdkDeliveryFixture((stack) => {
+  ({ topic, integration, client } = stack);
 });
-afterAll(async () => {
-  await topic?.close();
-  await closePubSub();
-  await closeStack();
-});
-
-async function newDelivery(text: string): Promise<{ conversation: Conversation; replyId: string; notification: DeliveryNotification }> {
-  const conversation = await startConversation(client, integration);
-  const { replyId, message } = await replyAndWait(topic, conversation, text);
-  return { conversation, replyId, notification: parsePulledNotification(message) };
-}
 
 /** A provider that records its calls and behaves as `behave` says. */
 function provider(behave: (input: ProviderSendInput) => Promise<unknown> | unknown) {

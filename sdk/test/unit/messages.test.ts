@@ -145,6 +145,15 @@ describe('messages.send with images (multipart)', () => {
     expect(parts[1]).toMatchObject({ name: 'images', filename: 'image-1', mimeType: 'application/octet-stream' });
   });
 
+  test('an empty filename gets the default name, so the image still arrives as a file', async () => {
+    // busboy, the service's parser, reads a part with `filename=""` as a plain field: the image would be lost.
+    await client.messages.send({ eventId: 'e', externalConversationId: 'c', sender: { externalId: 'u' }, images: [{ data: PNG, contentType: 'image/png', filename: '' }] });
+    const parts = await parseMultipart(server.requests[0]!);
+    expect(parts.map((p) => p.name)).toEqual(['payload', 'images']);
+    expect(parts[1]).toMatchObject({ name: 'images', filename: 'image-1.png', mimeType: 'image/png' });
+    expect(parts[1]!.data!.equals(PNG)).toBe(true);
+  });
+
   test('a retried multipart send repeats the same eventId and the same files', async () => {
     server.setHandler((_req, res, i) =>
       i === 0 ? errorReply(res, 503, 'busy', undefined, { 'retry-after': '2' }) : reply(res, 201, { conversationId: 'c', messageId: 'm', duplicate: false }),

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
 import { PubSub, type Subscription } from '@google-cloud/pubsub';
-import { adminDb, createTestIntegration, postJson, projectId, type ApiResponse, type TestIntegration } from './stack';
+import { adminDb, closeStack, createTestIntegration, postJson, projectId, type ApiResponse, type TestIntegration } from './stack';
 
 export interface Notification {
   deliveryId: string;
@@ -17,7 +17,8 @@ export interface Notification {
 }
 
 let pubsub: PubSub | undefined;
-function client(): PubSub {
+/** The one Pub/Sub client of a test file (the SDK end-to-end helpers use it too): `closePubSub` closes it. */
+export function pubsubClient(): PubSub {
   pubsub ??= new PubSub({ projectId: projectId() });
   return pubsub;
 }
@@ -40,7 +41,7 @@ export interface TestTopic {
 /** A fresh topic with one streaming-pull subscription on the Pub/Sub emulator. */
 export async function createTestTopic(): Promise<TestTopic> {
   const name = `t-${randomUUID()}`;
-  const [topic] = await client().createTopic(name);
+  const [topic] = await pubsubClient().createTopic(name);
   const [subscription] = await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
   const received: Notification[] = [];
   let consumed = 0;
@@ -101,6 +102,87 @@ export async function setupConversation(options: { topic?: TestTopic; integratio
   if (res.status !== 201) throw new Error(`could not create a conversation: ${res.status} ${res.text}`);
   const conversationId = (res.body as { conversationId: string }).conversationId;
   return { integration, topic, conversationId, externalConversationId, customerId };
+}
+
+// ------------------------------------------------------------------------------------ test file fixtures
+
+/** Something a test file opens and must close before Jest can exit (a topic's streaming pull, a client). */
+export interface Closable {
+  close(): Promise<void>;
+}
+
+// Function properties, not methods: they do not use `this`, so tests may destructure them.
+export interface DeliveryTestFile {
+  /** Closes `opened` in the file's afterAll (once, however often it is tracked); returns it. */
+  track: <T extends Closable>(opened: T) => T;
+  /** A new conversation with its own integration and topic (or those in `options`); its topic is tracked. */
+  ownConversation: (options?: Parameters<typeof setupConversation>[0]) => Promise<ConversationSetup>;
+}
+
+/**
+ * Registers the afterAll of a test file that uses Pub/Sub: closes what it tracked (last opened
+ * first), then the Pub/Sub client and the stack's Firestore client. Open subscriptions and clients
+ * keep Jest from exiting, and a file that forgets one of them only shows up as a hang at the end.
+ */
+export function deliveryTestFile(): DeliveryTestFile {
+  const opened: Closable[] = [];
+  afterAll(async () => {
+    for (const item of [...opened].reverse()) await item.close();
+    await closePubSub();
+    await closeStack();
+  });
+  const track = <T extends Closable>(item: T): T => {
+    if (!opened.includes(item)) opened.push(item);
+    return item;
+  };
+  return {
+    track,
+    // The topic is tracked before the integration and conversation are made, so that a failure
+    // there still leaves nothing open.
+    ownConversation: async (options = {}) => {
+      const topic = track(options.topic ?? (await createTestTopic()));
+      return setupConversation({ ...options, topic });
+    },
+  };
+}
+
+/**
+ * Resources made once for all tests of a file, in a beforeAll (an integration and its topic take
+ * seconds of emulator time; tests stay independent by each using its own conversation). `create`
+ * tracks what it opens, which the file's afterAll closes (see `deliveryTestFile`). `onReady` gets
+ * the value in the same beforeAll, for a file whose tests read it through plain `let` bindings.
+ * Returns an accessor for tests and for hooks registered after this call.
+ */
+export function fileFixture<T>(create: (file: DeliveryTestFile) => Promise<T>, onReady?: (value: T) => void): () => T {
+  const file = deliveryTestFile();
+  let value: T | undefined;
+  beforeAll(async () => {
+    value = await create(file);
+    onReady?.(value);
+  });
+  return () => {
+    // At module level (before beforeAll ran) or after a failed create: say so instead of an undefined.
+    if (value === undefined) throw new Error('the file fixture is not set up: use it inside tests or later hooks');
+    return value;
+  };
+}
+
+export interface SharedConversations {
+  /** A new conversation (new customer, new external chat) in the shared integration and topic. */
+  conversation: () => Promise<ConversationSetup>;
+}
+
+/**
+ * One integration with replies to one topic for the whole test file, and a first conversation in
+ * it; ordering is per conversation, so tests that each take their own conversation do not wait on
+ * each other. Registers the file's beforeAll (which passes the first conversation to `onReady`)
+ * and afterAll.
+ */
+export function sharedConversationFixture(onReady?: (first: ConversationSetup) => void): SharedConversations {
+  const first = fileFixture((file) => file.ownConversation(), onReady);
+  return {
+    conversation: () => setupConversation({ topic: first().topic, integration: first().integration }),
+  };
 }
 
 /** Writes an operator reply exactly as the console does (decisions 3); returns its message id. */

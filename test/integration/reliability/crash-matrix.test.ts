@@ -25,16 +25,15 @@
  */
 import { sweep } from '../../../functions/src/notify/outbox';
 import { ConnectorClient, DeliveryReportError, type FetchLike } from '../../../sdk/src/index';
-import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
+import { adminDb, apiBaseUrl } from '../helpers/stack';
 import {
-  closePubSub,
   deliveryDoc,
   expectSkip,
   mirrorOnceStatus,
   notificationsFor,
   replyAndNotify,
   setLeaseExpiry,
-  setupConversation,
+  sharedConversationFixture,
   sleep,
   waitForNotifications,
   type ConversationSetup,
@@ -47,23 +46,17 @@ jest.setTimeout(120_000);
 
 let topic: TestTopic;
 let integration: TestIntegration;
+const { conversation } = sharedConversationFixture((first) => {
+  ({ topic, integration } = first);
+});
+
 /** Every provider of the file, to check the "never twice per lease" rule over all of them. */
 const providers: CountingProvider[] = [];
 const matrix: Array<{ crash: string; final: string; providerCalls: number }> = [];
 
-beforeAll(async () => {
-  const first = await setupConversation();
-  topic = first.topic;
-  integration = first.integration;
-});
-afterAll(async () => {
+afterAll(() => {
   console.log(`crash matrix (${matrix.length} crashes simulated):\n${matrix.map((r) => `  ${r.crash.padEnd(58)} -> ${r.final.padEnd(40)} provider calls: ${r.providerCalls}`).join('\n')}`);
-  await topic?.close();
-  await closePubSub();
-  await closeStack();
 });
-
-const conversation = (): Promise<ConversationSetup> => setupConversation({ topic, integration });
 
 function provider(behave?: Parameters<typeof countingProvider>[0]): CountingProvider {
   const p = countingProvider(behave);

@@ -22,45 +22,36 @@ import { OUTBOX_STALE_AFTER_MS, sweep } from '../../../functions/src/notify/outb
 import { OUTBOX } from '../../../functions/src/store/deliveries';
 import { sequenceReplies } from '../../../functions/src/store/replies';
 import { ConnectorClient, type ProcessDeliveryResult } from '../../../sdk/src/index';
-import { adminDb, apiBaseUrl, closeStack, createTestIntegration, integrationRef, projectId } from '../helpers/stack';
+import { adminDb, apiBaseUrl, createTestIntegration, integrationRef, projectId } from '../helpers/stack';
 import {
-  closePubSub,
   conversationDeliveries,
   createTestTopic,
   deliveryDoc,
   deliveryDocRef,
+  deliveryTestFile,
   eventually,
   mirrorOnceStatus,
   notificationsFor,
   replyAndNotify,
   replyAndSequence,
-  setupConversation,
   sleep,
   waitForMirror,
   waitForNotifications,
   type ConversationSetup,
-  type TestTopic,
 } from '../helpers/deliveries';
 import { countingProvider, expectNoKeyMaterialInLogs } from './support';
 
 jest.setTimeout(120_000);
 
-const topics: TestTopic[] = [];
+const file = deliveryTestFile();
 let pubsub: PubSub;
 beforeAll(() => {
-  pubsub = new PubSub({ projectId: projectId() });
-});
-afterAll(async () => {
-  for (const t of topics) await t.close();
-  await pubsub?.close();
-  await closePubSub();
-  await closeStack();
+  pubsub = file.track(new PubSub({ projectId: projectId() }));
 });
 
 const keys = new Set<string>();
-async function conversation(options: Parameters<typeof setupConversation>[0] = {}): Promise<ConversationSetup> {
-  const setup = await setupConversation(options);
-  if (!topics.includes(setup.topic)) topics.push(setup.topic);
+async function conversation(options: Parameters<typeof file.ownConversation>[0] = {}): Promise<ConversationSetup> {
+  const setup = await file.ownConversation(options);
   keys.add(setup.integration.key);
   return setup;
 }
@@ -173,8 +164,7 @@ test('Pub/Sub duplicates: one notification processed by 6 connectors at once, th
 });
 
 test('a topic deleted between two publishes: reply 1 (notified) is still delivered, reply 2 is recorded topic_not_found, a later reply is not blocked', async () => {
-  const topic = await createTestTopic();
-  topics.push(topic);
+  const topic = file.track(await createTestTopic());
   const integration = await createTestIntegration({ topic: topic.topicPath });
   const setup = await conversation({ topic, integration });
   const first = await replyAndNotify(setup, 'first, notified before the topic vanished');

@@ -14,20 +14,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rotateKey } from '../../../functions/src/cli/integration-admin';
-import { adminDb, closeStack, createTestIntegration, messageParts, multipartBody, postJson, workspaceDocPaths, type TestIntegration } from '../helpers/stack';
-import { claimReady, closePubSub, deliveryDoc, expectApiError, expectOk, op, replyAndNotify, setupConversation, type TestTopic } from '../helpers/deliveries';
+import { adminDb, createTestIntegration, messageParts, multipartBody, postJson, workspaceDocPaths, type TestIntegration } from '../helpers/stack';
+import { claimReady, deliveryDoc, deliveryTestFile, expectApiError, expectOk, op, replyAndNotify } from '../helpers/deliveries';
 import { ENDPOINTS, expectNoKeyMaterialInLogs, findKeyMaterial, flushedEmulatorLog, rawRequest, redactLeaks, secretOf, withoutAccessLogUsers } from './support';
 
 jest.setTimeout(120_000);
 
-const topics: TestTopic[] = [];
+const file = deliveryTestFile();
 /** Every key this file created (revoked ones included). */
 const keys: string[] = [];
-afterAll(async () => {
-  for (const t of topics) await t.close();
-  await closePubSub();
-  await closeStack();
-});
 
 async function integrationWithKey(options: Parameters<typeof createTestIntegration>[0] = {}): Promise<TestIntegration> {
   const integ = await createTestIntegration(options);
@@ -41,8 +36,7 @@ const json = (key: string | undefined, body: unknown, extra: Record<string, stri
 });
 
 test('another integration\'s delivery is 404 on all four operations, even with its real lease, and nothing changes', async () => {
-  const owner = await setupConversation();
-  topics.push(owner.topic);
+  const owner = await file.ownConversation();
   keys.push(owner.integration.key);
   const { deliveryId } = await replyAndNotify(owner, 'for the owner only');
   const lease = await claimReady(owner.integration.key, deliveryId);

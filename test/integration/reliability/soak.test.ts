@@ -23,8 +23,8 @@ import { dirname, join } from 'node:path';
 import { FieldValue } from 'firebase-admin/firestore';
 import { sweep } from '../../../functions/src/notify/outbox';
 import { ConnectorApiError, ConnectorClient, ProviderRetryableError, type FetchLike, type ProviderSendInput } from '../../../sdk/src/index';
-import { adminDb, apiBaseUrl, closeStack, createTestIntegration, type TestIntegration } from '../helpers/stack';
-import { closePubSub, createTestTopic, sleep, type Notification, type TestTopic } from '../helpers/deliveries';
+import { adminDb, apiBaseUrl, createTestIntegration, type TestIntegration } from '../helpers/stack';
+import { createTestTopic, fileFixture, sleep, type Notification, type TestTopic } from '../helpers/deliveries';
 import { FC_SEED, SOAK_SECONDS, envelopeCode, expectNoKeyMaterialInLogs, percentile, rawRequest, readEmulatorLog, sortedCounts, tally } from './support';
 
 const CONVERSATIONS = 24;
@@ -56,15 +56,15 @@ jest.setTimeout((SOAK_SECONDS + 240) * 1000);
 
 let topic: TestTopic;
 let integration: TestIntegration;
-beforeAll(async () => {
-  topic = await createTestTopic();
-  integration = await createTestIntegration({ topic: topic.topicPath });
-});
-afterAll(async () => {
-  await topic?.close();
-  await closePubSub();
-  await closeStack();
-});
+fileFixture(
+  async ({ track }) => {
+    const created = track(await createTestTopic());
+    return { topic: created, integration: await createTestIntegration({ topic: created.topicPath }) };
+  },
+  (stack) => {
+    ({ topic, integration } = stack);
+  },
+);
 
 /** mulberry32: a small seeded PRNG, so the traffic mix of a run can be reproduced. */
 function prng(seed: number): () => number {
