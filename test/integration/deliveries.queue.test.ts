@@ -6,17 +6,16 @@
  */
 import { FieldValue } from 'firebase-admin/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { adminDb, closeStack, projectId } from './helpers/stack';
+import { adminDb, projectId } from './helpers/stack';
 import {
   claimReady,
-  closePubSub,
   deliverFully,
+  deliveryTestFile,
   deliveryDoc,
   expectOk,
   expectSkip,
   op,
   replyAndNotify,
-  setupConversation,
   waitForMirror,
   waitForNotifications,
   writeReply,
@@ -26,17 +25,8 @@ import {
 // The first test of a run pays the functions' cold starts (about 10 s each on a busy machine).
 jest.setTimeout(180_000);
 
-const setups: ConversationSetup[] = [];
-afterAll(async () => {
-  for (const s of setups) await s.topic.close();
-  await closePubSub();
-  await closeStack();
-});
-async function conversation(): Promise<ConversationSetup> {
-  const setup = await setupConversation();
-  setups.push(setup);
-  return setup;
-}
+// Each test has an integration and topic of its own (the last one deletes its topic).
+const { ownConversation: conversation } = deliveryTestFile();
 
 const queueRef = (setup: ConversationSetup) =>
   adminDb().collection('workspaces').doc(setup.integration.workspaceId).collection('deliveryQueues').doc(setup.conversationId);
