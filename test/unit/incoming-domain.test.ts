@@ -158,4 +158,15 @@ describe('error mapping', () => {
     expect(bug.unexpected).toBe(true);
     expect(bug.error.message).not.toContain('boom');
   });
+
+  test('a transaction the backend dropped (INVALID_ARGUMENT) is transient; any other INVALID_ARGUMENT is unexpected', () => {
+    for (const message of ['3 INVALID_ARGUMENT: Transaction is invalid or closed.', '3 INVALID_ARGUMENT: The referenced transaction has expired or is no longer valid.']) {
+      const dropped = toApiError(Object.assign(new Error(message), { code: 3 }));
+      expect(dropped).toMatchObject({ unexpected: false, error: { status: 503, code: 'temporarily_unavailable', retryAfterSeconds: 1 } });
+    }
+    const badValue = toApiError(Object.assign(new Error('3 INVALID_ARGUMENT: Cannot use "undefined" as a Firestore value'), { code: 3 }));
+    expect(badValue).toMatchObject({ unexpected: true, error: { status: 503 } });
+    // Same message, another code: not this case.
+    expect(toApiError(Object.assign(new Error('Transaction is invalid or closed'), { code: 9 })).unexpected).toBe(true);
+  });
 });

@@ -7,6 +7,20 @@ const TRANSIENT_GRPC_CODES = new Set([1, 2, 4, 8, 10, 13, 14]);
 /** Seconds a client should wait after a transient backend failure (contention clears quickly). */
 export const TRANSIENT_RETRY_AFTER_SECONDS = 1;
 
+/**
+ * INVALID_ARGUMENT is normally a bug, except when the backend dropped the transaction itself: the
+ * emulator under lock contention ("Transaction is invalid or closed") and Firestore after a
+ * transaction's time limit ("The referenced transaction has expired or is no longer valid"). The
+ * transaction wrote nothing, so retrying the request is safe: a 503 like contention, not an
+ * unexpected error.
+ */
+const INVALID_ARGUMENT = 3;
+const DROPPED_TRANSACTION = /transaction is invalid or closed|transaction has expired or is no longer valid/i;
+
+function isDroppedTransaction(err: unknown, code: number | undefined): boolean {
+  return code === INVALID_ARGUMENT && err instanceof Error && DROPPED_TRANSACTION.test(err.message);
+}
+
 function grpcCode(err: unknown): number | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
     const code = (err as { code: unknown }).code;
@@ -22,7 +36,7 @@ function grpcCode(err: unknown): number | undefined {
 export function toApiError(err: unknown): { error: ApiError; unexpected: boolean } {
   if (err instanceof ApiError) return { error: err, unexpected: false };
   const code = grpcCode(err);
-  if (code !== undefined && TRANSIENT_GRPC_CODES.has(code)) {
+  if ((code !== undefined && TRANSIENT_GRPC_CODES.has(code)) || isDroppedTransaction(err, code)) {
     return {
       error: new ServiceUnavailableError('temporarily_unavailable', 'The backend is busy; retry after the indicated delay.', TRANSIENT_RETRY_AFTER_SECONDS),
       unexpected: false,
