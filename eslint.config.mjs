@@ -19,6 +19,10 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/ban-ts-comment': ['error', { 'ts-ignore': true, 'ts-expect-error': 'allow-with-description' }],
+      // esbuild tree-shakes zod only through the namespace import: the named `z` (or the default)
+      // is a namespace object esbuild keeps whole, with all 64 locales (scripts/bundle-functions.mjs).
+      // (no-restricted-imports cannot tell `import * as z` from `import { z }`, hence a selector.)
+      'no-restricted-syntax': ['error', { selector: "ImportDeclaration[source.value='zod'][importKind!='type'] > :matches(ImportSpecifier[importKind!='type'], ImportDefaultSpecifier)", message: "Use `import * as z from 'zod'`: it keeps zod's locales out of the function bundles." }],
     },
   },
   {

@@ -1,6 +1,7 @@
 /**
  * The bench's own build of the functions and the SDK, under .local/bench/build/ (gitignored):
- * the same `tsc` projects (functions/tsconfig.json, sdk/tsconfig.build.json) with another outDir.
+ * the same `tsc` projects (functions/tsconfig.json, sdk/tsconfig.build.json) with another outDir,
+ * and the functions' handler bundles (scripts/bundle-functions.mjs) in that outDir.
  *
  * Why not functions/lib and sdk/dist in place: other runs share this checkout. The Functions
  * emulator watches its source directory and reloads on every file tsc rewrites, so building in
@@ -30,6 +31,9 @@ export function build() {
   rmSync(BUILD_DIR, { recursive: true, force: true });
   mkdirSync(FUNCTIONS_DIR, { recursive: true });
   tsc(join(ROOT, 'functions', 'tsconfig.json'), FUNCTIONS_LIB);
+  // The handler bundles index.js requires (the functions' build does the same in functions/lib).
+  const bundled = spawnSync(process.execPath, [join(ROOT, 'scripts', 'bundle-functions.mjs'), FUNCTIONS_LIB], { cwd: ROOT, stdio: 'inherit' });
+  if (bundled.status !== 0) throw new Error('scripts/bundle-functions.mjs failed');
   cpSync(join(ROOT, 'functions', 'package.json'), join(FUNCTIONS_DIR, 'package.json'));
   for (const f of readdirSync(join(ROOT, 'functions')).filter((f) => f.startsWith('.env'))) cpSync(join(ROOT, 'functions', f), join(FUNCTIONS_DIR, f));
   if (existsSync(join(ROOT, 'functions', 'node_modules'))) symlinkSync(join(ROOT, 'functions', 'node_modules'), join(FUNCTIONS_DIR, 'node_modules'), 'dir');

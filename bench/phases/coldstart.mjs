@@ -3,16 +3,18 @@
  * fresh Node process, against loading firebase-functions + firebase-admin alone.
  *
  * A function instance loads functions/lib/index.js, which only declares the functions; each
- * handler module is required by the function's wrapper (functions/src/lazy.ts) on its first
- * invocation. So a function's cold start is index.js followed by its handler module, loaded here
- * in that order in one process, exactly as the wrapper's `require` does. The target (<= 1.2x)
- * applies to the HTTP functions. index.js alone (what every instance loads before its first
- * invocation) and the delivery triggers are reported too. The probe also lists which of the
- * service's own modules each target loaded (require.cache), to check that loading is per
- * function, and that @google-cloud/pubsub is not loaded by the HTTP functions.
+ * function's wrapper (functions/src/lazy.ts) requires its handler's bundle (lib/bundles/, built by
+ * scripts/bundle-functions.mjs) on its first invocation. So a function's cold start is index.js
+ * followed by that bundle, loaded here in that order in one process, exactly as the wrapper's
+ * `require` does. The target (<= 1.2x) applies to the HTTP functions. index.js alone (what every
+ * instance loads before its first invocation) and the delivery triggers are reported too. The
+ * probe also lists which of the service's own modules each target loaded (require.cache, plus the
+ * sources each loaded bundle inlines, from its source map), to check that loading is per function,
+ * and that @google-cloud/pubsub is not loaded by the HTTP functions.
  */
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ROOT } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB } from '../lib/build.mjs';
@@ -22,11 +24,34 @@ import { summarize } from '../lib/stats.mjs';
 const lib = (...path) => join(FUNCTIONS_LIB, ...path);
 const TARGETS = {
   baseline: { load: ['firebase-functions/v2/https', 'firebase-admin/app', 'firebase-admin/firestore'] },
-  'messages (index.js + handlers/messages.js)': { http: true, load: [lib('index.js'), lib('handlers', 'messages.js')] },
-  'claim/start/complete/failDelivery (index.js + handlers/deliveries.js)': { http: true, load: [lib('index.js'), lib('handlers', 'deliveries.js')] },
+  'messages (index.js + bundles/handlers/messages.js)': { http: true, load: [lib('index.js'), lib('bundles', 'handlers', 'messages.js')] },
+  'claim/start/complete/failDelivery (index.js + bundles/handlers/deliveries.js)': { http: true, load: [lib('index.js'), lib('bundles', 'handlers', 'deliveries.js')] },
   'index.js alone (every instance, before its first invocation)': { load: [lib('index.js')] },
-  'delivery triggers (index.js + triggers/deliveries.js)': { load: [lib('index.js'), lib('triggers', 'deliveries.js')] },
+  'delivery triggers (index.js + bundles/triggers/deliveries.js)': { load: [lib('index.js'), lib('bundles', 'triggers', 'deliveries.js')] },
 };
+
+/**
+ * What a loaded bundle inlines, from its source map: our modules as their tsc paths under lib/
+ * (src/http/multipart.ts -> http/multipart.js), so the per-function checks see through the bundle,
+ * and the npm packages it carries.
+ */
+const inlined = new Map();
+function bundleContents(ownPath) {
+  if (!inlined.has(ownPath)) {
+    const file = lib(ownPath);
+    const { sources } = JSON.parse(readFileSync(`${file}.map`, 'utf8'));
+    const src = join(ROOT, 'functions', 'src'); // the bundles are built from the sources in place
+    const own = [];
+    const packages = new Set();
+    for (const source of sources.map((s) => join(dirname(file), s))) {
+      const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
+      if (pkg) packages.add(pkg);
+      else own.push(relative(src, source).replace(/\.ts$/, '.js'));
+    }
+    inlined.set(ownPath, { own, packages: [...packages] });
+  }
+  return inlined.get(ownPath);
+}
 
 /** Runs in the fresh process: modules are resolved from functions/lib, as the runtime does. */
 const PROBE = `
@@ -75,6 +100,8 @@ const base = runs.baseline;
 const result = {};
 for (const name of names) {
   const r = runs[name];
+  // Each loaded bundle stands for the modules it inlines (the same in every repetition).
+  const bundles = [...new Set(r.flatMap((x) => x.own))].filter((m) => m.startsWith('bundles/')).map(bundleContents);
   result[name] = {
     modules: TARGETS[name].load,
     http: TARGETS[name].http === true,
@@ -91,8 +118,8 @@ for (const name of names) {
     rssRatio: summarize(r.map((x, i) => x.rss / base[i].rss)),
     heapRatio: summarize(r.map((x, i) => x.heapUsed / base[i].heapUsed)),
     // The same modules load in every repetition; the union would show it if they did not.
-    ownModules: [...new Set(r.flatMap((x) => x.own))].sort(),
-    busboyLoaded: r.some((x) => x.busboyLoaded),
+    ownModules: [...new Set([...r.flatMap((x) => x.own), ...bundles.flatMap((b) => b.own)])].sort(),
+    busboyLoaded: r.some((x) => x.busboyLoaded) || bundles.some((b) => b.packages.includes('busboy')),
     pubsubLoaded: r.some((x) => x.pubsubLoaded),
   };
 }

@@ -34,8 +34,10 @@ export function emulatorEnv(extra = {}) {
   };
 }
 
+/** The same two steps as `npm run build --workspace functions`: tsc into functions/lib, then the handler bundles. */
 export function buildFunctions() {
   execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(ROOT, 'functions', 'tsconfig.json')], { stdio: 'inherit', cwd: ROOT });
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'bundle-functions.mjs')], { stdio: 'inherit', cwd: ROOT });
 }
 
 export function firebaseBin() {

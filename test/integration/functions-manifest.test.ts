@@ -70,6 +70,28 @@ describe('functions manifest', () => {
   });
 });
 
+describe('handler bundles', () => {
+  // index.js requires each handler's esbuild bundle (lib/bundles/, scripts/bundle-functions.mjs);
+  // its types come from the source module, so check that the bundle exports the same functions.
+  const exportedFunctions = (path: string): string[] => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require(path) as Record<string, unknown>;
+    return Object.keys(mod).filter((k) => typeof mod[k] === 'function').sort();
+  };
+  const entry = readFileSync(join(ROOT, 'functions', 'lib', 'index.js'), 'utf8');
+  const required = [...entry.matchAll(/require\(['"]\.\/bundles\/([^'"]+)['"]\)/g)].map((m) => m[1] ?? '');
+
+  test('index.js requires a bundle for every lazily loaded handler module', () => {
+    expect(required.sort()).toEqual(['handlers/deliveries.js', 'handlers/messages.js', 'triggers/deliveries.js', 'triggers/integrations.js']);
+  });
+
+  test.each(required)('bundles/%s exports the functions of its source module', (path) => {
+    const lib = join(ROOT, 'functions', 'lib');
+    expect(exportedFunctions(join(lib, path)).length).toBeGreaterThan(0);
+    expect(exportedFunctions(join(lib, 'bundles', path))).toEqual(exportedFunctions(join(lib, path)));
+  });
+});
+
 describe('Hosting rewrites', () => {
   test('/v1/messages is rewritten to a function', () => {
     expect(functionRewrites.map((r) => r.source)).toContain('/v1/messages');

@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { db } from '../firebase';
 import {
   decideClaim,

@@ -6,7 +6,7 @@
  *
  * Pure: no Firebase, no I/O. Not imported by any function (index.ts), so it never runs in production.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { IMAGE_LIMITS, ACCEPTED_IMAGE_CONTENT_TYPES } from '../domain/images';
 import { LEASE_MS } from '../domain/delivery';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../http/pipeline';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { BadRequestError } from '../errors';
 
 /** Length in Unicode code points: every text limit of the spec counts characters, not UTF-16 units. */

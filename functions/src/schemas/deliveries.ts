@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { text } from './common';
 
 /** Delivery operation limits (spec 4.2-4.5 and 8). */

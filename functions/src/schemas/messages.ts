@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { text } from './common';
 
 /** Incoming message limits (spec 2.2 and 8, decisions 4). */
