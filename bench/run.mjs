@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench` (full, about 9 minutes on 2 cores) or `npm run bench -- --quick` (smoke, about
+ * `npm run bench` (full, about 6 minutes on 2 cores) or `npm run bench -- --quick` (smoke, about
  * 2 minutes, smaller sizes). Builds the functions and the SDK (into .local/bench/build, see
  * lib/build.mjs), runs the phases, and writes
  * bench/results/latest.{json,md} (quick: bench/results/quick.{json,md}). See bench/README.md.
