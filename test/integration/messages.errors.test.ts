@@ -126,6 +126,14 @@ describe('415 unsupported content types', () => {
     }
   });
 
+  test('a valueless Content-Type parameter (application/json; charset) is a 415 naming it, not an "empty body"', async () => {
+    const integ = await createTestIntegration();
+    const check = await guardNoWrites(integ);
+    const res = await postJson(MESSAGES_PATH, newMessage(), { key: integ.key, contentType: 'application/json; charset' });
+    expect(expectError(res, 415, 'unsupported_media_type')).toMatch(/parameter 'charset' is malformed/);
+    await check();
+  });
+
   test('application/json with an explicit utf-8 charset and odd casing is accepted', async () => {
     const integ = await createTestIntegration();
     const res = await postJson(MESSAGES_PATH, newMessage(), { key: integ.key, contentType: 'Application/JSON; Charset="UTF-8"' });

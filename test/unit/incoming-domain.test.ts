@@ -4,7 +4,7 @@ import { conversationIdFor, customerIdFor, deliveryIdFor, eventDocIdFor, message
 import { RateLimiter, take } from '../../functions/src/domain/rate-limit';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../functions/src/errors';
 import { toApiError } from '../../functions/src/http/respond';
-import { parseJsonBody } from '../../functions/src/http/pipeline';
+import { parseJsonBody, parseMediaType } from '../../functions/src/http/pipeline';
 import { codePointLength, parseOrThrow } from '../../functions/src/schemas/common';
 import { IncomingMessageSchema } from '../../functions/src/schemas/messages';
 
@@ -168,5 +168,30 @@ describe('error mapping', () => {
     expect(badValue).toMatchObject({ unexpected: true, error: { status: 503 } });
     // Same message, another code: not this case.
     expect(toApiError(Object.assign(new Error('Transaction is invalid or closed'), { code: 9 })).unexpected).toBe(true);
+  });
+});
+
+describe('Content-Type', () => {
+  const JSON_ONLY = ['application/json'] as const;
+  test('accepted: the type in any case, utf-8 charset quoted or not, an empty parameter', () => {
+    for (const value of ['application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json;']) {
+      expect(parseMediaType(value, JSON_ONLY)).toBe('application/json');
+    }
+  });
+
+  test.each([
+    ['missing', undefined, /Content-Type is required/],
+    ['another type', 'text/plain', /'text\/plain' is not supported/],
+    ['another charset', 'application/json; charset=iso-8859-1', /Only the utf-8 charset/],
+    ['a valueless parameter', 'application/json; charset', /parameter 'charset' is malformed/],
+    ['a parameter without a name', 'application/json; =utf-8', /parameter '=utf-8' is malformed/],
+  ])('415 unsupported_media_type: %s', (_what, value, message) => {
+    let thrown: unknown;
+    try {
+      parseMediaType(value, JSON_ONLY);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toMatchObject({ status: 415, code: 'unsupported_media_type', message: expect.stringMatching(message) });
   });
 });

@@ -45,7 +45,13 @@ function header(req: HttpRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function parseMediaType(contentType: string | undefined, accepts: readonly MediaType[]): MediaType {
+/**
+ * The accepted media type of a request's Content-Type, or a 415. Parameters must be `name=value`
+ * (an empty one, as in `application/json;`, is tolerated): a valueless `charset` would otherwise
+ * reach us as an empty body (the platform's body parser skips a header it cannot parse) and be
+ * answered with a misleading "must not be empty".
+ */
+export function parseMediaType(contentType: string | undefined, accepts: readonly MediaType[]): MediaType {
   const expected = accepts.join(' or ');
   if (contentType === undefined || contentType.trim() === '') {
     throw new UnsupportedMediaTypeError('unsupported_media_type', `Content-Type is required: use ${expected}.`);
@@ -54,6 +60,10 @@ function parseMediaType(contentType: string | undefined, accepts: readonly Media
   const mediaType = (type ?? '').toLowerCase();
   const accepted = accepts.find((a) => a === mediaType);
   if (!accepted) throw new UnsupportedMediaTypeError('unsupported_media_type', `Content-Type '${mediaType}' is not supported: use ${expected}.`);
+  const malformed = params.find((p) => p !== '' && !/^[^=\s]+=/.test(p));
+  if (malformed !== undefined) {
+    throw new UnsupportedMediaTypeError('unsupported_media_type', `Content-Type parameter '${malformed.slice(0, 40)}' is malformed: use name=value (e.g. charset=utf-8).`);
+  }
   const charset = params.find((p) => p.toLowerCase().startsWith('charset='));
   if (charset && !/^charset="?utf-8"?$/i.test(charset)) {
     throw new UnsupportedMediaTypeError('unsupported_media_type', 'Only the utf-8 charset is supported.');

@@ -124,7 +124,7 @@ export const ERROR_CODES = {
   },
   unsupported_media_type: {
     status: 415,
-    description: 'Missing or unsupported `Content-Type`, or a charset other than utf-8.',
+    description: 'Missing, unsupported or malformed `Content-Type` (e.g. a parameter without a value: `application/json; charset`), or a charset other than utf-8.',
     example: "Content-Type 'text/plain' is not supported: use application/json.",
   },
   rate_limited: {
