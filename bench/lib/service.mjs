@@ -24,7 +24,7 @@ export const { claimDelivery, startDelivery, completeDelivery, failDelivery } = 
 const { createIntegration } = lib('cli/integration-admin.js');
 const { sequenceReplies } = lib('store/replies.js');
 const { deliveryMirror, deliveryRef, deliveryQueueRef } = lib('store/deliveries.js');
-const { pendingKey } = lib('domain/delivery-queue.js');
+const { storedPending } = lib('domain/delivery-queue.js');
 const { newDelivery } = lib('domain/delivery.js');
 const { conversationIdFor, deliveryIdFor } = lib('domain/ids.js');
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
@@ -183,8 +183,9 @@ export async function newDeliveries(integration, conversations, perConversation,
  * Many conversations with `perConversation` deliveries each, written in bulk (BulkWriter, no
  * transaction): the conversation as the messages handler leaves it, the operator replies with
  * their delivery mirror, the deliveries and the conversation's queue document as the reply trigger
- * creates them (the service's own `newDelivery`, `deliveryRef`, `deliveryMirror`, `pendingKey`). For the fixtures that only need to exist:
- * one sequencing transaction per conversation is far too slow on the emulator for 1,000 of them.
+ * creates them (the service's own `newDelivery`, `deliveryRef`, `deliveryMirror`,
+ * `storedPending`). For the fixtures that only need to exist: one sequencing transaction per
+ * conversation is far too slow on the emulator for 1,000 of them.
  */
 export async function bulkDeliveries(integration, count, perConversation) {
   const { workspaceId, integrationId } = integration;
@@ -209,7 +210,7 @@ export async function bulkDeliveries(integration, count, perConversation) {
       deliveryIds.push(delivery.deliveryId);
     }
     // The queue document as sequencing leaves it: cursor and every delivery still pending.
-    const pending = Object.fromEntries(deliveryIds.map((id, k) => [pendingKey(k + 1), id]));
+    const pending = storedPending(new Map(deliveryIds.map((id, k) => [k + 1, id])));
     void writer.set(deliveryQueueRef(db(), workspaceId, conversationId), { nextSeq: perConversation + 1, lastReplyAt: Timestamp.fromMillis(now + perConversation - 1), lastReplyId: '', pending, updatedAt: at });
     result.push({ externalConversationId, conversationId, deliveryIds });
   }

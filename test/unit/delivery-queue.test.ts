@@ -5,7 +5,7 @@
  * compares the map with a model that keeps every delivery's status and answers by scanning them.
  */
 import fc from 'fast-check';
-import { hasUnfinishedBefore, head, parsePending, pendingKey, releaseFrom } from '../../functions/src/domain/delivery-queue';
+import { hasUnfinishedBefore, head, parsePending, pendingKey, releaseFrom, storedPending } from '../../functions/src/domain/delivery-queue';
 
 const map = (entries: Array<[number, string]>) => new Map(entries);
 
@@ -23,8 +23,12 @@ describe('parsePending', () => {
     expect(parsePending({ '0': 'd_zero', '-1': 'd_neg', '01': 'd_pad', '1.5': 'd_frac', x: 'd_x', '2': 7, '3': 'd_ok' })).toEqual(map([[3, 'd_ok']]));
   });
 
-  test('pendingKey round-trips through parsePending', () => {
+  test('pendingKey and storedPending round-trip through parsePending', () => {
     expect(parsePending({ [pendingKey(42)]: 'd' })).toEqual(map([[42, 'd']]));
+    const pending = map([[1, 'd_a'], [12, 'd_b']]);
+    expect(storedPending(pending)).toEqual({ '1': 'd_a', '12': 'd_b' });
+    expect(parsePending(storedPending(pending))).toEqual(pending);
+    expect(storedPending(new Map())).toEqual({});
   });
 });
 

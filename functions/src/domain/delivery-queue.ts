@@ -46,6 +46,11 @@ export function parsePending(value: unknown): PendingDeliveries | null {
 /** The stored form of one entry (Firestore map keys are strings). */
 export const pendingKey = (seq: number): string => String(seq);
 
+/** The stored form of a whole map (the inverse of `parsePending`). */
+export function storedPending(pending: PendingDeliveries): Record<string, string> {
+  return Object.fromEntries([...pending].map(([seq, deliveryId]) => [pendingKey(seq), deliveryId]));
+}
+
 /** True when a delivery earlier than `seq` in the conversation is not terminal. */
 export function hasUnfinishedBefore(pending: PendingDeliveries, seq: number): boolean {
   for (const other of pending.keys()) if (other < seq) return true;

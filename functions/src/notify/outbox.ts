@@ -41,17 +41,17 @@ function outboxIdOf(entry: OutboxEntry): string {
   return `${entry.deliveryId}@${entry.dueAt}`;
 }
 
-/**
- * Publishes one outbox entry if it is due, then deletes it. At-least-once: the entry is deleted
- * only after a successful publish, so a crash in between publishes it again (connectors dedupe by
- * claiming). Safe to call concurrently for the same entry.
- */
 /** Reads an entry's due time (null when it is gone). */
 export async function outboxDueAt(db: Firestore, outboxId: string): Promise<number | null> {
   const entry = (await outboxRef(db, outboxId).get()).data() as OutboxEntry | undefined;
   return entry ? entry.dueAt : null;
 }
 
+/**
+ * Publishes one outbox entry if it is due, then deletes it. At-least-once: the entry is deleted
+ * only after a successful publish, so a crash in between publishes it again (connectors dedupe by
+ * claiming). Safe to call concurrently for the same entry.
+ */
 export async function processOutboxEntry(db: Firestore, outboxId: string, now = Date.now()): Promise<OutboxOutcome> {
   const ref = outboxRef(db, outboxId);
   const snap = await ref.get();

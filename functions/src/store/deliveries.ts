@@ -1,6 +1,6 @@
 import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { decideWake, type Decision, type DeliveryRecord, type DeliveryStatus } from '../domain/delivery';
-import { parsePending, pendingKey, releaseFrom, type PendingDeliveries } from '../domain/delivery-queue';
+import { parsePending, pendingKey, releaseFrom, storedPending, type PendingDeliveries } from '../domain/delivery-queue';
 import { collectionQuery, QUERIES } from './queries';
 
 /**
@@ -122,8 +122,9 @@ export async function readOrdering(tx: Transaction, db: Firestore, d: DeliveryRe
 function writeQueue(tx: Transaction, queue: DeliveryQueueState, terminalSeq: number | null, now: number): void {
   const updatedAt = Timestamp.fromMillis(now);
   if (queue.rebuilt) {
-    const pending = Object.fromEntries([...queue.pending].filter(([seq]) => seq !== terminalSeq).map(([seq, id]) => [pendingKey(seq), id]));
-    tx.set(queue.ref, { pending, updatedAt }, { mergeFields: ['pending', 'updatedAt'] });
+    const pending = new Map(queue.pending);
+    if (terminalSeq !== null) pending.delete(terminalSeq);
+    tx.set(queue.ref, { pending: storedPending(pending), updatedAt }, { mergeFields: ['pending', 'updatedAt'] });
   } else if (terminalSeq !== null) {
     tx.set(queue.ref, { pending: { [pendingKey(terminalSeq)]: FieldValue.delete() }, updatedAt }, { merge: true });
   }

@@ -3,7 +3,7 @@ import { newDelivery } from '../domain/delivery';
 import { deliveryIdFor } from '../domain/ids';
 import { codePointLength } from '../schemas/common';
 import { integrationPath } from './integrations';
-import { pendingKey } from '../domain/delivery-queue';
+import { pendingKey, storedPending } from '../domain/delivery-queue';
 import { conversationDocRef, deliveryQueueRef, readDeliveryQueue, writeDelivery } from './deliveries';
 import { collectionQuery, QUERIES } from './queries';
 
@@ -59,10 +59,8 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
     const queue = queueSnap?.data() ?? {};
     // The conversation's unfinished deliveries (domain/delivery-queue.ts): each new delivery is
     // added in this transaction; a queue document from before the map existed is rebuilt first.
-    const ordering = await readDeliveryQueue(tx, db, workspaceId, conversationId, queueSnap, true);
-    const pendingEntries: Record<string, string> = ordering.rebuilt
-      ? Object.fromEntries([...ordering.pending].map(([seq, id]) => [pendingKey(seq), id]))
-      : {};
+    const queueState = await readDeliveryQueue(tx, db, workspaceId, conversationId, queueSnap, true);
+    const pendingEntries = queueState.rebuilt ? storedPending(queueState.pending) : {};
     const last: ReplyPosition | null = queue.lastReplyAt instanceof Timestamp ? { at: queue.lastReplyAt, id: String(queue.lastReplyId ?? '') } : null;
     const mine = positionOf(replySnap);
     // A reply without a `delivery` was never sequenced (sequencing writes the mirror in the same
