@@ -26,6 +26,7 @@ import {
   type DeliveryRecord,
   type FailOutcome,
 } from '../../functions/src/domain/delivery';
+import { prng } from '../support/prng';
 
 const T0 = 1_700_000_000_000;
 const RECIPIENT = { externalConversationId: 'ext', externalCustomerId: 'cust' };
@@ -36,18 +37,6 @@ function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
   }
   return value;
-}
-
-/** mulberry32 */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 class InvariantError extends Error {}

@@ -26,6 +26,7 @@ import { ConnectorApiError, ConnectorClient, ProviderRetryableError, type FetchL
 import { adminDb, apiBaseUrl, createTestIntegration, type TestIntegration } from '../helpers/stack';
 import { createTestTopic, fileFixture, sleep, type Notification, type TestTopic } from '../helpers/deliveries';
 import { FC_SEED, SOAK_SECONDS, envelopeCode, expectNoKeyMaterialInLogs, percentile, rawRequest, readEmulatorLog, sortedCounts, tally } from './support';
+import { prng } from '../../support/prng';
 
 const CONVERSATIONS = 24;
 const PRODUCERS = 4;
@@ -65,18 +66,6 @@ fileFixture(
     ({ topic, integration } = stack);
   },
 );
-
-/** mulberry32: a small seeded PRNG, so the traffic mix of a run can be reproduced. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Exchange {
   endpoint: string;
