@@ -19,8 +19,17 @@ const ConfigSchema = z.object({
   /** Where images go: Cloud Storage in deployments; a local directory under the emulators. */
   IMAGE_STORE: z.enum(['gcs', 'local']).optional(),
   LOCAL_IMAGE_DIR: z.string().min(1).optional(),
-  /** Cloud Storage bucket for images; defaults to the project's default bucket. */
+  /**
+   * Cloud Storage bucket for images, required with IMAGE_STORE=gcs (projects created since late
+   * 2024 have no default bucket). Missing, it does not stop the instance: messages with images
+   * are refused with 503 `image_store_unavailable` and an ERROR log naming it (storage/images.ts).
+   */
   IMAGE_BUCKET: z.string().min(1).optional(),
+  /**
+   * Every HTTP request is answered within this budget from its arrival: below Firebase Hosting's
+   * 60 s timeout, so a hung call ends in our 503 rather than the front end's HTML error page.
+   */
+  REQUEST_DEADLINE_MS: intFromEnv(1_000, 55_000).default(50_000),
   FUNCTIONS_EMULATOR: z.string().optional(),
   STORAGE_EMULATOR_HOST: z.string().optional(),
 });
@@ -30,6 +39,7 @@ export interface Config {
   keyCacheTtlMs: number;
   keyNegativeCacheTtlMs: number;
   eventRetentionMs: number;
+  requestDeadlineMs: number;
   imageStore: { kind: 'gcs'; bucket: string | undefined } | { kind: 'local'; dir: string };
 }
 
@@ -50,6 +60,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     keyNegativeCacheTtlMs: e.KEY_NEGATIVE_CACHE_TTL_MS,
     eventRetentionMs: e.EVENT_RETENTION_DAYS * 24 * 3600 * 1000,
+    requestDeadlineMs: e.REQUEST_DEADLINE_MS,
     imageStore:
       kind === 'local'
         ? { kind: 'local', dir: e.LOCAL_IMAGE_DIR ?? '.local/images' }

@@ -20,6 +20,7 @@ import { onDocumentCreated, onDocumentWritten } from 'firebase-functions/v2/fire
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { lazy } from './lazy';
+import { installRuntimeHooks } from './http/runtime';
 
 type Messages = typeof import('./handlers/messages');
 type Deliveries = typeof import('./handlers/deliveries');
@@ -31,6 +32,10 @@ const deliveryHandlers = (): Deliveries => require('./bundles/handlers/deliverie
 const deliveryTriggers = (): DeliveryTriggers => require('./bundles/triggers/deliveries.js');
 const integrationTriggers = (): IntegrationTriggers => require('./bundles/triggers/integrations.js');
 /* eslint-enable @typescript-eslint/no-require-imports */
+
+// Before the runtime builds its server (it loads this file first): body-parser failures get our
+// envelope, and requests carry their arrival time (http/runtime.ts).
+installRuntimeHooks();
 
 /** HTTP functions: Warsaw (spec section 8). */
 const REGION = 'europe-central2';

@@ -71,6 +71,8 @@ async function runOperation<R>(
     }
     const decision = decide(delivery, facts);
     const ordering = await readOrdering(tx, firestore, delivery, decision.effects.releasesNext, queue);
+    // Past the budget the client already has its 503: give up here, so nothing is committed.
+    context.deadline.assertTimeLeft();
     applyDecision(tx, firestore, delivery, decision, ordering, now, reason);
     deliveryStatus = decision.next?.status ?? delivery.status;
     return decision.response;

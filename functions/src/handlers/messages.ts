@@ -68,8 +68,8 @@ export async function handleIncomingMessage(request: ParsedRequest, context: Req
   }));
   const eventDocId = eventDocIdFor(integrationId, message.eventId);
   const record = () =>
-    db().runTransaction((tx) =>
-      acceptMessage(tx, db(), {
+    db().runTransaction(async (tx) => {
+      const outcome = await acceptMessage(tx, db(), {
         workspaceId,
         integrationId,
         eventId: message.eventId,
@@ -84,8 +84,11 @@ export async function handleIncomingMessage(request: ParsedRequest, context: Req
         images: stored,
         now: Date.now(),
         retentionMs: config().eventRetentionMs,
-      }),
-    );
+      });
+      // Past the budget the client already has its 503: give up here, so nothing is committed.
+      context.deadline.assertTimeLeft();
+      return outcome;
+    });
 
   // A retry or a conflicting reuse of the eventId is answered before anything is uploaded, so a
   // rejected request (409) stores no image and a duplicate does not upload again.

@@ -1,15 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import * as logger from 'firebase-functions/logger';
 import {
-  type ApiError,
+  ApiError,
   BadRequestError,
   MethodNotAllowedError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
 } from '../errors';
+import { config } from '../config';
 import type { AuthContext } from './auth';
+import { Deadline } from './deadline';
+import { newRequestId } from './request-id';
 import { sendError, sendResult, toApiError } from './respond';
-import type { HttpRequest, HttpResponse, HttpResult } from './types';
+import { RECEIVED_AT, type HttpRequest, type HttpResponse, type HttpResult } from './types';
 
 /** Spec 8: JSON request bodies are limited to 65536 bytes, measured on the raw bytes. */
 export const MAX_JSON_BYTES = 65_536;
@@ -21,6 +23,8 @@ export type MediaType = 'application/json' | 'multipart/form-data';
 export interface RequestContext {
   requestId: string;
   auth: AuthContext;
+  /** The request's time budget: call `deadline.assertTimeLeft()` right before committing a write. */
+  deadline: Deadline;
   /** Structured fields added by the handler to the request's log line (ids only, never secrets). */
   logFields: Record<string, string | number | boolean>;
 }
@@ -90,14 +94,14 @@ export function parseJsonBody(raw: Buffer, what = 'body'): unknown {
   }
 }
 
-function newRequestId(): string {
-  return `req_${randomBytes(12).toString('base64url')}`;
-}
+const errorName = (err: unknown): string => (err instanceof ApiError ? err.code : err instanceof Error ? err.name : typeof err);
 
 /**
  * Wraps an endpoint with the checks every endpoint shares, in this order: method (405), key
  * (401/403), content type (415), size (413), JSON syntax (400). Every error, expected or not,
  * leaves through `sendError`, so the envelope is uniform and no stack trace is ever sent.
+ * The whole request runs within its time budget (`REQUEST_DEADLINE_MS` from arrival): when the
+ * budget is spent first, the answer is our 503 `deadline_exceeded` (decisions 9).
  */
 export function endpoint(
   options: EndpointOptions,
@@ -106,11 +110,12 @@ export function endpoint(
   return async (req, res) => {
     const startedAt = performance.now();
     const requestId = newRequestId();
+    const deadline = new Deadline((req[RECEIVED_AT] ?? Date.now()) + config().requestDeadlineMs);
     res.setHeader('X-Request-Id', requestId);
     const logFields: RequestContext['logFields'] = {};
     let status = 500;
     let errorCode: string | undefined;
-    try {
+    const answer = async (): Promise<HttpResult> => {
       if (req.method !== 'POST') throw new MethodNotAllowedError('method_not_allowed', `${options.name} accepts POST only.`);
       const auth = await options.authenticate(header(req, 'authorization'));
       logFields.integrationId = auth.integrationId;
@@ -124,7 +129,19 @@ export function endpoint(
         throw new PayloadTooLargeError('payload_too_large', `Request body is ${rawBody.length} bytes; the limit for ${mediaType} is ${limit} bytes.`);
       }
       const json = mediaType === 'application/json' ? parseJsonBody(rawBody) : undefined;
-      const result = await handle({ mediaType, contentType, rawBody, json }, { requestId, auth, logFields });
+      return handle({ mediaType, contentType, rawBody, json }, { requestId, auth, deadline, logFields });
+    };
+    try {
+      const result = await deadline.race(answer(), (late) => {
+        // The client already has its 503. Work that still commits is found by the retry (same
+        // eventId / requestId / lease); work that gave up at `assertTimeLeft` wrote nothing.
+        logger.warn('request.finished_after_deadline', {
+          requestId,
+          endpoint: options.name,
+          ...logFields,
+          outcome: late.status === 'fulfilled' ? 'completed' : errorName(late.reason),
+        });
+      });
       status = result.status;
       sendResult(res, result);
     } catch (err) {
@@ -137,11 +154,11 @@ export function endpoint(
           requestId,
           endpoint: options.name,
           ...logFields,
-          errorName: err instanceof Error ? err.name : typeof err,
+          errorName: errorName(err),
           errorMessage: err instanceof Error ? err.message : String(err),
         });
       }
-      if (!res.headersSent) sendError(res, error as ApiError);
+      if (!res.headersSent) sendError(res, error);
     } finally {
       const fields = { requestId, endpoint: options.name, status, ...(errorCode ? { errorCode } : {}), ...logFields, durationMs: Math.round(performance.now() - startedAt) };
       if (status >= 500) logger.warn('request', fields);

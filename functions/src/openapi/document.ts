@@ -122,16 +122,6 @@ const STATUS_TEXT: Record<ErrorStatus, string> = {
   503: 'Temporarily unavailable: retry the same request after `Retry-After` seconds.',
 };
 
-/**
- * Errors the Cloud Functions runtime answers itself, before the service runs: its body parsers
- * (JSON, text, urlencoded, raw; 32 MB) reject these with an HTML page (see docs/decisions.md).
- */
-const PLATFORM_ERRORS: Partial<Record<ErrorStatus, string>> = {
-  400: 'an `application/json` body that is not a JSON object or array (malformed JSON, a bare scalar such as `123`, or bytes that do not decode in the declared charset), and a body that does not match its `Content-Encoding` (e.g. invalid gzip data); malformed JSON in the multipart `payload` field gets the envelope (`invalid_json`)',
-  413: 'a request body over 32 MB (the platform limit), and an `application/x-www-form-urlencoded` body with more than 1000 parameters',
-  415: 'a `charset` it does not know (e.g. `application/json; charset=latin1`), and a `Content-Encoding` other than gzip, deflate or identity',
-};
-
 /** Statuses whose codes are identical for every operation: one shared response component each. */
 const SHARED_ERROR_RESPONSES: Partial<Record<ErrorStatus, string>> = {
   401: 'Unauthorized',
@@ -157,19 +147,7 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): JsonOb
       ),
     },
   };
-  let description = `${STATUS_TEXT[status]}\n\n\`error.code\` is one of:\n\n${list}`;
-  const platform = PLATFORM_ERRORS[status];
-  if (platform !== undefined) {
-    description += `\n\nKnown platform limitation: the Cloud Functions runtime parses bodies before the service runs and answers these itself, with a \`text/html\` body (not the envelope) and no \`X-Request-Id\`: ${platform}.`;
-    headers['X-Request-Id'] = {
-      ...HEADERS.XRequestId,
-      required: false,
-      description: `Sent with every \`application/json\` error envelope; absent only on the platform's \`text/html\` ${status}.`,
-    };
-    content['text/html'] = {
-      schema: { type: 'string', description: `The platform's own error page (see above).` },
-    };
-  }
+  const description = `${STATUS_TEXT[status]}\n\n\`error.code\` is one of:\n\n${list}`;
   return { description, headers, content };
 }
 
@@ -243,7 +221,7 @@ const DESCRIPTION = `Server-to-server API of the support desk for connector back
 
 **Delivery flow.** A notification \`{deliveryId, workspaceId, integrationId, conversationId, messageId}\` is published to the integration's Pub/Sub topic per reply. The connector claims the delivery; if \`ready\`, it calls start, sends through the provider once when start says \`sending\`, then completes (or fails). Replies are ordered per conversation: \`skip\` with reason \`waiting_for_previous\` means acknowledge the notification; a new one comes when the previous reply finishes.
 
-**Errors.** Every error the service produces is \`{"error": {"code": "snake_case", "message": "..."}}\` (component \`Error\`); each response lists the codes it can carry. New codes may be added in a minor version: handle an unknown code by its HTTP status. On 429 and 503 wait \`Retry-After\` seconds and retry with the same \`eventId\` / \`requestId\` / lease; do not retry 400, 413 or 415 without correcting the request. Exceptions to the envelope: the Cloud Functions runtime parses request bodies before the service runs and answers a few malformed requests itself, with an HTML page and no \`X-Request-Id\` (unparseable JSON, a body over 32 MB, an unknown \`charset\` or \`Content-Encoding\`); the 400, 413 and 415 responses document this \`text/html\` variant. The HTTP infrastructure in front of the service may also answer statuses not listed here without the envelope, e.g. 431 for oversized request headers.
+**Errors.** Every error the service produces is \`{"error": {"code": "snake_case", "message": "..."}}\` (component \`Error\`); each response lists the codes it can carry. New codes may be added in a minor version: handle an unknown code by its HTTP status. On 429 and 503 wait \`Retry-After\` seconds and retry with the same \`eventId\` / \`requestId\` / lease; do not retry 400, 413 or 415 without correcting the request. This holds for bodies the functions runtime cannot parse too (malformed JSON, a bare JSON value, an unknown \`charset\` or \`Content-Encoding\`, a body over the runtime's size limit): they get the envelope with the right status and \`X-Request-Id\`. A request that cannot finish in time is answered 503 \`deadline_exceeded\` within 50 seconds of its arrival, before the front end's 60-second timeout. The HTTP infrastructure in front of the service may also answer statuses not listed here without the envelope, e.g. 431 for oversized request headers.
 
 **X-Request-Id.** Every response the service produces (every \`application/json\` response) carries an \`X-Request-Id\` header.
 
@@ -451,19 +429,16 @@ export function buildOpenApiDocument(): JsonObject {
     },
     servers: [
       {
-        url: '{base_url}',
-        description: 'The default host.',
-        variables: {
-          base_url: { default: 'http://127.0.0.1:5000', description: 'The base address given with the integration; the default is the local stack (`npm start`).' },
-        },
+        url: 'https://{site}.web.app',
+        description: 'The base host: the Firebase Hosting site of the deployment (or its custom domain).',
+        variables: { site: { default: 'support-desk', description: 'The Hosting site name given with the integration.' } },
       },
       {
-        url: '{fallback_base_url}',
-        description: 'An equivalent alternative host, with the same paths, for networks that cannot reach the default one.',
-        variables: {
-          fallback_base_url: { default: 'http://localhost:5000', description: 'The fallback address given with the integration; the default is the local stack under another name.' },
-        },
+        url: 'https://{site}.firebaseapp.com',
+        description: "The fallback host: the same Hosting site's firebaseapp.com domain, with the same paths, for networks that cannot reach the base host.",
+        variables: { site: { default: 'support-desk', description: 'The Hosting site name given with the integration.' } },
       },
+      { url: 'http://127.0.0.1:5000', description: 'The local stack (`npm start`).' },
     ],
     security: [{ integrationKey: [] }],
     tags: [

@@ -22,12 +22,12 @@ export interface ErrorCodeInfo {
 export const ERROR_CODES = {
   invalid_json: {
     status: 400,
-    description: 'The JSON body (or the multipart `payload` field) is empty, not valid UTF-8, or not valid JSON.',
+    description: 'The JSON body (or the multipart `payload` field) is empty, not valid UTF-8, or not valid JSON (including a bare JSON value such as `123`).',
     example: 'body: is not valid UTF-8.',
   },
   invalid_request: {
     status: 400,
-    description: 'The JSON does not match the request schema; the message names the offending field path.',
+    description: 'The JSON does not match the request schema (the message names the offending field path), or the body cannot be read (it ends before its `Content-Length`, or does not match its `Content-Encoding`).',
     example: "body: unknown property 'extra'",
   },
   invalid_multipart: {
@@ -124,7 +124,7 @@ export const ERROR_CODES = {
   },
   unsupported_media_type: {
     status: 415,
-    description: 'Missing, unsupported or malformed `Content-Type` (e.g. a parameter without a value: `application/json; charset`), or a charset other than utf-8.',
+    description: 'Missing, unsupported or malformed `Content-Type` (e.g. a parameter without a value: `application/json; charset`), a charset other than utf-8, or a `Content-Encoding` other than identity, gzip or deflate.',
     example: "Content-Type 'text/plain' is not supported: use application/json.",
   },
   rate_limited: {
@@ -141,6 +141,16 @@ export const ERROR_CODES = {
     status: 503,
     description: 'The delivery was failed with outcome `retry` and may not be claimed yet; `Retry-After` is the time to wait.',
     example: 'the delivery is waiting before its next attempt',
+  },
+  deadline_exceeded: {
+    status: 503,
+    description: 'The request could not be completed within its time budget (50 s from arrival, below the front end\'s 60 s timeout): a backend call was too slow. Retry with the same ids after `Retry-After`; a write that still landed is found by the retry (duplicate / idempotent answer).',
+    example: 'The request could not be completed in time; retry after the indicated delay with the same eventId, requestId or lease (retries are idempotent).',
+  },
+  image_store_unavailable: {
+    status: 503,
+    description: 'A message with images cannot be stored because the image store is not available (e.g. not configured). Messages without images are not affected. Retry with the same `eventId` and files after `Retry-After`.',
+    example: 'Images cannot be stored at the moment; retry later with the same eventId and files. Messages without images are not affected.',
   },
   temporarily_unavailable: {
     status: 503,
@@ -161,6 +171,7 @@ const COMMON: readonly ErrorCode[] = [
   'method_not_allowed',
   'payload_too_large',
   'unsupported_media_type',
+  'deadline_exceeded',
   'temporarily_unavailable',
 ];
 
@@ -178,6 +189,7 @@ export const OPERATION_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
     IMAGE_ERROR_CODES.tooLarge,
     IMAGE_ERROR_CODES.setTooLarge,
     'rate_limited',
+    'image_store_unavailable',
   ],
   claimDelivery: [...COMMON, 'delivery_not_found', 'lease_busy', 'retry_delayed'],
   startDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'delivery_finished'],

@@ -1,7 +1,9 @@
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import * as logger from 'firebase-functions/logger';
 import type { Config } from '../config';
+import { ServiceUnavailableError } from '../errors';
 
 /**
  * Where accepted images are stored. Paths are derived by the service from the content hash
@@ -14,11 +16,11 @@ export interface ImageStore {
 
 /** Cloud Storage, for deployments. `ifGenerationMatch: 0` makes a retry a no-op instead of a rewrite. */
 export class CloudStorageImageStore implements ImageStore {
-  constructor(private readonly bucketName: string | undefined) {}
+  constructor(private readonly bucketName: string) {}
 
   async put(path: string, bytes: Buffer, contentType: string): Promise<void> {
     const { getStorage } = await import('firebase-admin/storage');
-    const bucket = this.bucketName ? getStorage().bucket(this.bucketName) : getStorage().bucket();
+    const bucket = getStorage().bucket(this.bucketName);
     try {
       await bucket.file(path).save(bytes, { resumable: false, contentType, preconditionOpts: { ifGenerationMatch: 0 } });
     } catch (err) {
@@ -55,8 +57,29 @@ export class LocalDirectoryImageStore implements ImageStore {
   }
 }
 
+/** Seconds before a client retries a message with images when no bucket is configured (an operator must act). */
+export const IMAGE_STORE_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * A deployment without `IMAGE_BUCKET`. Failing at load time would crash-loop every instance and
+ * take text messages down with it; instead each message with images is refused with a 503 the
+ * connector retries (same eventId, same files), and each refusal logs an ERROR naming the setting.
+ */
+export class MisconfiguredImageStore implements ImageStore {
+  put(): Promise<void> {
+    logger.error('image_store.misconfigured', {
+      setting: 'IMAGE_BUCKET',
+      problem: 'IMAGE_BUCKET is not set: messages with images are refused with 503 image_store_unavailable until it names the images bucket (functions/.env, see docs/operations.md).',
+    });
+    return Promise.reject(
+      new ServiceUnavailableError('image_store_unavailable', 'Images cannot be stored at the moment; retry later with the same eventId and files. Messages without images are not affected.', IMAGE_STORE_RETRY_AFTER_SECONDS),
+    );
+  }
+}
+
 export function createImageStore(settings: Config['imageStore']): ImageStore {
-  return settings.kind === 'local' ? new LocalDirectoryImageStore(settings.dir) : new CloudStorageImageStore(settings.bucket);
+  if (settings.kind === 'local') return new LocalDirectoryImageStore(settings.dir);
+  return settings.bucket === undefined ? new MisconfiguredImageStore() : new CloudStorageImageStore(settings.bucket);
 }
 
 /** Content-addressed object path for an image of an integration. */

@@ -1,0 +1,163 @@
+/**
+ * The production runtime, locally: each built HTTP function served by Google's functions framework
+ * (`@google-cloud/functions-framework`, the version pinned in functions/package.json), one process
+ * per function as in production, with NODE_ENV=production, against whatever Firestore/Pub/Sub the
+ * environment names (the emulators, in tests and the bench).
+ *
+ * `startRouter` stands in for Firebase Hosting: it forwards the `/v1/...` paths of firebase.json's
+ * rewrites to the function processes, so the same HTTP tests can run against either runtime by
+ * changing only their base URL.
+ *
+ * Used by the framework phase of `npm test` (scripts/framework-phase.mjs), the deadline tests and
+ * the bench's multipart memory section.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ROOT } from './emulators.mjs';
+
+const FUNCTIONS_DIR = join(ROOT, 'functions');
+const requireFromFunctions = createRequire(join(FUNCTIONS_DIR, 'package.json'));
+
+/** The framework's CLI, resolved the way the deployed function resolves the package. */
+export const FRAMEWORK_MAIN = join(dirname(requireFromFunctions.resolve('@google-cloud/functions-framework')), 'main.js');
+
+/** Hosting's rewrites from firebase.json: `/v1/messages` -> `messages`, ... */
+export function hostingRewrites() {
+  const firebaseJson = JSON.parse(readFileSync(join(ROOT, 'firebase.json'), 'utf8'));
+  return firebaseJson.hosting.rewrites.map((r) => ({ path: r.source, target: r.function.functionId }));
+}
+
+/**
+ * The environment a deployed HTTP function sees, minus credentials: production mode, no emulator
+ * markers of the Functions emulator (firebase-functions behaves differently under them), the
+ * project, and `extra` (emulator hosts, image store, limits).
+ */
+export function frameworkEnv(target, extra = {}) {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) {
+    if (name === 'FUNCTIONS_EMULATOR' || name.startsWith('FIREBASE_EMULATOR') || name === 'FUNCTIONS_EMULATOR_HOST') delete env[name];
+  }
+  const projectId = extra.GCLOUD_PROJECT ?? env.GCLOUD_PROJECT ?? 'demo-support-desk';
+  return {
+    ...env,
+    NODE_ENV: 'production',
+    GCLOUD_PROJECT: projectId,
+    FIREBASE_CONFIG: JSON.stringify({ projectId }),
+    FUNCTION_TARGET: target,
+    K_SERVICE: target.toLowerCase(),
+    FUNCTION_SIGNATURE_TYPE: 'http',
+    METADATA_SERVER_DETECTION: 'none',
+    ...extra,
+  };
+}
+
+/**
+ * Starts `functions-framework --target=<target> --port=<port>` in functions/ (the built lib/), and
+ * resolves once it answers HTTP. Its output goes to `logFile` (and is kept for `output()`).
+ */
+export async function startFunction({ target, port, env = {}, logFile }) {
+  const child = spawn(process.execPath, [FRAMEWORK_MAIN, `--target=${target}`, `--port=${port}`, '--signature-type=http'], {
+    cwd: FUNCTIONS_DIR,
+    env: frameworkEnv(target, env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let log;
+  if (logFile) {
+    mkdirSync(join(logFile, '..'), { recursive: true });
+    log = createWriteStream(logFile, { flags: 'w' });
+  }
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on('data', (chunk) => {
+      output += chunk;
+      log?.write(chunk);
+    });
+  }
+  let exited = null;
+  child.on('exit', (code, signal) => {
+    exited = { code, signal };
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const startedAt = Date.now();
+  for (;;) {
+    if (exited) throw new Error(`functions-framework --target=${target} exited (${exited.code ?? exited.signal}) before serving:\n${output.slice(-2000)}`);
+    if (await answers(url)) break;
+    if (Date.now() - startedAt > 30_000) {
+      child.kill('SIGKILL');
+      throw new Error(`functions-framework --target=${target} did not answer on ${url} within 30 s:\n${output.slice(-2000)}`);
+    }
+    await sleep(100);
+  }
+  return {
+    target,
+    url,
+    pid: child.pid,
+    output: () => output,
+    async stop() {
+      if (exited) return;
+      const done = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await done;
+      clearTimeout(forced);
+      await new Promise((resolve) => (log ? log.end(resolve) : resolve()));
+    },
+  };
+}
+
+function answers(url) {
+  return new Promise((resolve) => {
+    const req = http.request(url, { method: 'GET', timeout: 1_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(true));
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
+    req.end();
+  });
+}
+
+/**
+ * A stand-in for Hosting's rewrites: forwards each route's path to its function's URL, streaming
+ * both ways (the body is not buffered here, as Hosting does not hand the function a parsed body).
+ * `routes`: [{ path: '/v1/messages', url: 'http://127.0.0.1:5101' }, ...].
+ */
+export function startRouter({ port, routes }) {
+  const byPath = new Map(routes.map((r) => [r.path, new URL(r.url)]));
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const target = byPath.get(path);
+    if (!target) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('no rewrite for this path');
+      return;
+    }
+    const upstream = http.request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: `${target.hostname}:${target.port}` } },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end('upstream failed');
+    });
+    req.pipe(upstream);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () => new Promise((done) => server.close(done)),
+      }),
+    );
+  });
+}
