@@ -1,7 +1,8 @@
 /**
- * Two projects: `unit` (pure logic, no emulators) and `integration` (real HTTP against the
- * official emulators started by scripts/test.mjs). @swc/jest transpiles TypeScript; `jose`,
- * pulled in by firebase-admin 14, is ESM-only and must be transformed too.
+ * Three projects: `unit` (pure logic, no emulators), `integration` (real HTTP against the
+ * official emulators started by scripts/test.mjs) and `framework` (the production runtime, see
+ * scripts/framework-phase.mjs). @swc/jest transpiles TypeScript; `jose`, pulled in by
+ * firebase-admin 14, is ESM-only and must be transformed too.
  */
 const transform = {
   '^.+\\.(t|j|mj)s$': [
@@ -26,5 +27,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/sdk/test/e2e/**/*.test.ts'],
       testTimeout: 60000,
     },
+    // Only in the framework phase (scripts/framework-phase.mjs): tests that start their own
+    // functions-framework processes (injected hangs, a missing image bucket).
+    { ...common, displayName: 'framework', testMatch: ['<rootDir>/test/framework/**/*.test.ts'], testTimeout: 120000 },
   ],
 };

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm test`: type check, lint, unit tests, then the integration suites against the official
- * emulators (real HTTP through Hosting and the Functions emulator). Fails on any failure.
- * Extra arguments are passed to both Jest runs (e.g. `npm test -- -t duplicate`).
+ * emulators (real HTTP through Hosting and the Functions emulator), then the HTTP contract suites
+ * again on the production runtime (functions framework, scripts/framework-phase.mjs). Fails on
+ * any failure. Extra arguments are passed to every Jest run (e.g. `npm test -- -t duplicate`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
@@ -19,9 +20,9 @@ const run = (cmd, args, env = process.env) => {
   }
 };
 
-// TEST_PHASES=integration skips the static checks and unit tests (quicker local iterations);
-// the default, and CI, runs everything.
-const phases = (process.env.TEST_PHASES ?? 'static,unit,integration').split(',');
+// TEST_PHASES=integration (or framework, or integration,framework) skips the static checks and
+// unit tests (quicker local iterations); the default, and CI, runs everything.
+const phases = (process.env.TEST_PHASES ?? 'static,unit,integration,framework').split(',');
 console.log('▶ build');
 buildFunctions();
 // The SDK's dist: the example connector (examples/connector) runs on the built package.
@@ -36,9 +37,9 @@ if (phases.includes('unit')) {
   console.log('▶ unit tests');
   run(bin('jest'), ['--selectProjects', 'unit', ...extra]);
 }
-if (!phases.includes('integration')) process.exit(0);
+if (!phases.includes('integration') && !phases.includes('framework')) process.exit(0);
 
-console.log('▶ integration tests (official emulators)');
+console.log('▶ integration tests (official emulators), then the framework phase');
 const imageDir = join(ROOT, '.local', 'test-images');
 rmSync(imageDir, { recursive: true, force: true });
 mkdirSync(imageDir, { recursive: true });
@@ -50,7 +51,10 @@ const env = emulatorEnv({
   // The default per-integration rate limit is raised for tests; the 429 test sets its own limit.
   MESSAGES_PER_MINUTE_DEFAULT: '100000',
 });
-const jestCommand = [bin('jest'), '--selectProjects', 'integration', '--runInBand', ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+const quote = (args) => args.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+const commands = [];
+if (phases.includes('integration')) commands.push(quote([bin('jest'), '--selectProjects', 'integration', '--runInBand', ...extra]));
+if (phases.includes('framework')) commands.push(quote([process.execPath, join(ROOT, 'scripts', 'framework-phase.mjs'), ...extra]));
 
 // Everything `emulators:exec` prints (the emulators, the functions' logs, Jest) is shown as usual
 // and also written to EMULATOR_LOG_FILE, so the security suite can check that no key material
@@ -59,7 +63,7 @@ const logDir = join(ROOT, '.local', 'test-logs');
 mkdirSync(logDir, { recursive: true });
 env.EMULATOR_LOG_FILE = join(logDir, 'emulators.log');
 const log = createWriteStream(env.EMULATOR_LOG_FILE, { flags: 'w' });
-const child = spawn(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, jestCommand], { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'pipe'] });
+const child = spawn(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, commands.join(' && ')], { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'pipe'] });
 for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
   from.on('data', (chunk) => {
     to.write(chunk);

@@ -24,7 +24,8 @@ const ConfigSchema = z.object({
    * 2024 have no default bucket). Missing, it does not stop the instance: messages with images
    * are refused with 503 `image_store_unavailable` and an ERROR log naming it (storage/images.ts).
    */
-  IMAGE_BUCKET: z.string().min(1).optional(),
+  // An empty `IMAGE_BUCKET=` line in functions/.env counts as missing, not as a bad value.
+  IMAGE_BUCKET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
   /**
    * Every HTTP request is answered within this budget from its arrival: below Firebase Hosting's
    * 60 s timeout, so a hung call ends in our 503 rather than the front end's HTML error page.

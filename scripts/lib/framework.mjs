@@ -14,6 +14,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -60,6 +61,8 @@ export function frameworkEnv(target, extra = {}) {
  * resolves once it answers HTTP. Its output goes to `logFile` (and is kept for `output()`).
  */
 export async function startFunction({ target, port, env = {}, logFile }) {
+  // A leftover process on the port would answer the readiness probe in this one's place.
+  await assertPortFree(port);
   const child = spawn(process.execPath, [FRAMEWORK_MAIN, `--target=${target}`, `--port=${port}`, '--signature-type=http'], {
     cwd: FUNCTIONS_DIR,
     env: frameworkEnv(target, env),
@@ -107,6 +110,14 @@ export async function startFunction({ target, port, env = {}, logFile }) {
       await new Promise((resolve) => (log ? log.end(resolve) : resolve()));
     },
   };
+}
+
+function assertPortFree(port) {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', () => reject(new Error(`port ${port} is in use (a leftover functions-framework or router process?)`)));
+    probe.listen(port, () => probe.close(resolve));
+  });
 }
 
 function answers(url) {

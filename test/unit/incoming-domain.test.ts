@@ -96,8 +96,20 @@ describe('config', () => {
       keyCacheTtlMs: 20_000,
       keyNegativeCacheTtlMs: 5_000,
       eventRetentionMs: 30 * 24 * 3600 * 1000,
+      requestDeadlineMs: 50_000,
       imageStore: { kind: 'gcs', bucket: undefined },
     });
+  });
+
+  test('the request deadline stays below the 60 s front-end timeout', () => {
+    expect(parseConfig({ REQUEST_DEADLINE_MS: '55000' }).requestDeadlineMs).toBe(55_000);
+    expect(() => parseConfig({ REQUEST_DEADLINE_MS: '60000' })).toThrow(/REQUEST_DEADLINE_MS/);
+    expect(() => parseConfig({ REQUEST_DEADLINE_MS: '0' })).toThrow(/REQUEST_DEADLINE_MS/);
+  });
+
+  test('an empty IMAGE_BUCKET counts as missing (a 503 at use, not a failed instance)', () => {
+    expect(parseConfig({ IMAGE_BUCKET: '' }).imageStore).toEqual({ kind: 'gcs', bucket: undefined });
+    expect(parseConfig({ IMAGE_BUCKET: 'b' }).imageStore).toEqual({ kind: 'gcs', bucket: 'b' });
   });
 
   test('local image store under the emulators without a Storage emulator', () => {

@@ -59,9 +59,11 @@ describe('the committed document', () => {
   test('info, servers, security and operation ids', () => {
     expect(fresh.openapi).toBe('3.1.0');
     expect((fresh.info as Obj).version).toBe('1.0.0');
-    expect((fresh.servers as Obj[]).map((s) => [s.url, Object.keys(s.variables as Obj)])).toEqual([
-      ['{base_url}', ['base_url']],
-      ['{fallback_base_url}', ['fallback_base_url']],
+    // The base host is the Hosting site; the fallback is the same site's firebaseapp.com domain.
+    expect((fresh.servers as Obj[]).map((s) => [s.url, Object.keys((s.variables ?? {}) as Obj)])).toEqual([
+      ['https://{site}.web.app', ['site']],
+      ['https://{site}.firebaseapp.com', ['site']],
+      ['http://127.0.0.1:5000', []],
     ]);
     expect(components.securitySchemes).toEqual({ integrationKey: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
     expect(fresh.security).toEqual([{ integrationKey: [] }]);
@@ -224,14 +226,15 @@ describe('assertResponseMatchesContract (the integration tests use it on every /
     ok('POST', '/v1/deliveries/claim', 503, { ...json, 'retry-after': '7' }, { error: { code: 'lease_busy', message: 'busy' } });
     ok('POST', '/v1/messages', 429, { ...json, 'retry-after': '1' }, { error: { code: 'rate_limited' } });
     ok('GET', '/v1/deliveries/fail', 405, { ...json, allow: 'POST' }, { error: { code: 'method_not_allowed', message: 'POST only' } });
-    ok('POST', '/v1/messages', 400, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>Bad Request</pre>');
     ok('POST', '/v1/messages?x=1', 413, json, { error: { code: 'images_too_large', message: 'x' } });
-    ok('POST', '/v1/deliveries/claim', 415, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>UnsupportedMediaTypeError</pre>');
-    ok('POST', '/v1/messages', 413, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>PayloadTooLargeError</pre>');
     ok('HEAD', '/v1/messages', 405, { ...json, allow: 'POST' }, '');
   });
 
   test('rejects what the document does not describe', () => {
+    // No platform exception any more: an HTML error page is a contract violation on every status.
+    violation('POST', '/v1/messages', 400, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>Bad Request</pre>', /X-Request-Id is missing|text\/html/);
+    violation('POST', '/v1/deliveries/claim', 415, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>x</pre>', /text\/html/);
+    violation('POST', '/v1/messages', 413, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>x</pre>', /text\/html/);
     violation('POST', '/v1/nope', 200, json, {}, /path \/v1\/nope is not in the OpenAPI document/);
     violation('GET', '/v1/messages', 200, json, {}, /method GET is not documented/);
     violation('POST', '/v1/deliveries/claim', 409, json, { error: { code: 'lease_lost' } }, /status 409 is not documented/);

@@ -8,8 +8,7 @@
  *  - the status is not documented for the operation;
  *  - a header the response declares as required is missing (e.g. `Retry-After` on 429/503), or a
  *    declared header's value does not match its schema; `X-Request-Id` must be present on every
- *    JSON response (the document: "every response the service produces carries X-Request-Id"; it
- *    is optional only on the platform's text/html 400);
+ *    response (the document: "every response the service produces carries X-Request-Id");
  *  - the Content-Type is not one the response documents, or the body does not match its schema.
  *
  * `send()` in ./stack.ts calls it for every `/v1/` response unless the caller passes

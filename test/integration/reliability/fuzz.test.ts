@@ -18,10 +18,10 @@
  *
  * The oracle is an independent restatement of the spec and decisions (not the service's zod
  * schemas): the exact status and code where the input decides them, otherwise the set of possible
- * ones. Never a 5xx; every 4xx is the error envelope with a request id, except the platform's own
- * answers documented in docs/decisions.md (the body parser's text/html 400/413/415 for
- * `application/json` it cannot parse, other charsets and content encodings; Node's HTTP server's
- * bare 431 for headers over 16 KB). Service answers are also checked against openapi/openapi.yaml.
+ * ones. Never a 5xx; every 4xx is the error envelope with a request id, including what the
+ * runtime's body parser refuses before the service runs (answered by our hook, http/runtime.ts);
+ * the one exception is Node's HTTP server's bare 431 for headers over 16 KB. Answers are also
+ * checked against openapi/openapi.yaml.
  *
  * Requests that must be rejected go to one integration whose workspace must stay exactly as it
  * was; requests that may be accepted go to another, reconciled exactly at the end (the documents
@@ -380,8 +380,11 @@ interface Expectation {
   status?: number;
   statuses?: readonly number[];
   code?: string;
-  /** The platform's body parser may answer first: text/html 400/413/415 (docs/decisions.md). */
-  platformHtml?: boolean;
+  /**
+   * The runtime's body parser may refuse the body before the service's own checks run: then the
+   * answer is one of PARSER_ANSWERS (still our envelope), whatever status the service would give.
+   */
+  parserFirst?: boolean;
   /** Headers over 16 KB: Node's HTTP server answers 431 before anything else. */
   headersTooLarge?: boolean;
   /** For a replayed message: the original answer (the retry must be 200 duplicate with these ids). */
@@ -479,9 +482,11 @@ function check(c: Case, res: RawResponse): string {
       if (res.status !== 405 || !res.headers.get('x-request-id')) fail('HEAD must be 405 with a request id');
       return '405 (HEAD)';
     }
-    const html = (res.headers.get('content-type') ?? '').startsWith('text/html');
-    if (e.platformHtml && html && [400, 413, 415].includes(res.status)) return `${res.status} platform text/html`;
     fail('a 4xx without the error envelope');
+  }
+  if (e.parserFirst && PARSER_ANSWERS.includes(`${res.status} ${code}`)) {
+    assertContract(c, res, where);
+    return `${res.status} ${code} (runtime parser)`;
   }
   if (e.status !== undefined && res.status !== e.status) fail(`expected ${e.status}${e.code ? ` ${e.code}` : ''}`);
   if (e.statuses !== undefined && !e.statuses.includes(res.status)) fail(`expected one of ${e.statuses.join(', ')}`);
@@ -498,13 +503,17 @@ function assertContract(c: Case, res: RawResponse, where: string): void {
   }
 }
 
+/** What the runtime hook answers for a body the runtime's parser refuses (http/runtime.ts). */
+const PARSER_ANSWERS = ['400 invalid_json', '400 invalid_request', '413 payload_too_large', '415 unsupported_media_type'];
+
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON'];
 
 /** Expectation for a JSON body that reached the service with an accepted content type. */
 function expectForJson(bytes: Buffer, value: unknown, valid: Expectation, classify: (v: unknown) => { status: number; code: string } | null): Expectation {
   if (bytes.length > 65_536) return { status: 413, code: 'payload_too_large' };
-  // body-parser (strict) refuses JSON that is not an object or array before the service runs.
-  if (!isPlainObject(value) && !Array.isArray(value)) return { status: 400, platformHtml: true };
+  // body-parser (strict) refuses JSON that is not an object or array before the service runs;
+  // the service would refuse it too: 400 invalid_json either way.
+  if (!isPlainObject(value) && !Array.isArray(value)) return { status: 400, code: 'invalid_json' };
   const problem = classify(value);
   return problem === null ? valid : problem;
 }
@@ -546,7 +555,7 @@ test(`POST /v1/messages with generated JSON bodies: exact 201 / 200 duplicate / 
       const bytes = mode === 'invalidUtf8' ? withInvalidUtf8(json, bad) : json;
       let expectation: Expectation;
       if (mode === 'invalidUtf8') {
-        expectation = bytes.length > 65_536 ? { status: 413, code: 'payload_too_large' } : { status: 400, code: 'invalid_json', platformHtml: true };
+        expectation = bytes.length > 65_536 ? { status: 413, code: 'payload_too_large' } : { status: 400, code: 'invalid_json' };
       } else {
         expectation = expectForJson(bytes, payload, { accepted: true }, (v) => {
           const verdict = classifyMessage(v, 0);
@@ -811,11 +820,11 @@ function predictTransport(path: string, method: string, auth: AuthVariant, conte
   // With a Content-Encoding, the platform's body parser (which matches every parseable content
   // type) inflates the body before the service runs and fails on these: only a 4xx may come back.
   if ((extra === 'gzip' || extra === 'bogusEncoding') && contentType !== null && !UNPARSEABLE_TYPES.includes(contentType)) {
-    return { statuses: [400, 401, 403, 405, 413, 415], platformHtml: true };
+    return { statuses: [400, 401, 403, 405, 413, 415], parserFirst: true };
   }
   const media = contentType === null ? '' : (contentType.split(';')[0] ?? '').trim().toLowerCase();
-  const platformHtml = extra === 'gzip' || extra === 'bogusEncoding' || ['application/json', 'text/plain', 'application/x-www-form-urlencoded'].includes(media);
-  const withPlatform = (e: Expectation): Expectation => (platformHtml ? { ...e, platformHtml } : e);
+  const parserFirst = extra === 'gzip' || extra === 'bogusEncoding' || ['application/json', 'text/plain', 'application/x-www-form-urlencoded'].includes(media);
+  const withPlatform = (e: Expectation): Expectation => (parserFirst ? { ...e, parserFirst } : e);
   if (method !== 'POST') return withPlatform({ status: 405, code: 'method_not_allowed' });
   if (auth.outcome !== 'ok') return withPlatform({ status: auth.outcome.status, code: auth.outcome.code });
   if (!mediaAccepted(contentType, path)) return withPlatform({ status: 415, code: 'unsupported_media_type' });

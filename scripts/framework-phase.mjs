@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+/**
+ * The framework phase of `npm test`: the HTTP contract suites again, this time against the
+ * production runtime. Runs inside `firebase emulators:exec` (scripts/test.mjs), after the
+ * emulator phase, so the Firestore and Pub/Sub emulators (and the emulated triggers that create
+ * deliveries) are up.
+ *
+ * Each HTTP function is served by Google's functions framework in its own process with
+ * NODE_ENV=production (scripts/lib/framework.mjs), behind a small router that applies
+ * firebase.json's Hosting rewrites. The suites below run unchanged with API_BASE_URL pointing at
+ * that router; test/framework/ adds what only this runtime can show (deadlines with injected
+ * hangs, a missing image bucket).
+ *
+ * Positional arguments filter the suites (regular expressions, like Jest's); arguments that start
+ * with '-' are passed to Jest.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from './lib/emulators.mjs';
+import { hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
+
+/** The suites that exercise what differs between runtimes: body parsing, every size limit, the envelope, the delivery operations. */
+export const FRAMEWORK_SUITES = [
+  'test/integration/runtime.envelope.test.ts',
+  'test/integration/messages.errors.test.ts',
+  'test/integration/messages.idempotency.test.ts',
+  'test/integration/messages.images.test.ts',
+  'test/integration/deliveries.operations.test.ts',
+  'test/integration/deliveries.validation.test.ts',
+  'test/integration/smoke.test.ts',
+  'test/framework/deadline.test.ts',
+  'test/framework/image-store.test.ts',
+];
+
+const ROUTER_PORT = Number(process.env.FRAMEWORK_ROUTER_PORT ?? 5200);
+const args = process.argv.slice(2);
+const flags = [];
+const filters = [];
+for (let i = 0; i < args.length; i++) {
+  const arg = args[i];
+  if (arg.startsWith('-')) {
+    flags.push(arg);
+    // Flags that take a separate value (`-t name`).
+    if (['-t', '--testNamePattern', '--seed', '--maxWorkers'].includes(arg) && i + 1 < args.length) flags.push(args[++i]);
+  } else filters.push(new RegExp(arg));
+}
+const suites = FRAMEWORK_SUITES.filter((s) => filters.length === 0 || filters.some((f) => f.test(s)));
+if (suites.length === 0) {
+  console.log('▶ framework phase: no suite matches the filter; skipped');
+  process.exit(0);
+}
+
+console.log(`▶ framework phase: ${suites.length} suites on @google-cloud/functions-framework (NODE_ENV=production)`);
+const logDir = join(ROOT, '.local', 'test-logs');
+const functionEnv = {
+  IMAGE_STORE: 'local',
+  ...(process.env.TEST_IMAGE_DIR ? { LOCAL_IMAGE_DIR: process.env.TEST_IMAGE_DIR } : {}),
+};
+const rewrites = hostingRewrites();
+const functions = [];
+let router;
+let status = 1;
+try {
+  for (const [i, { target }] of rewrites.entries()) {
+    functions.push(await startFunction({ target, port: ROUTER_PORT + 1 + i, env: functionEnv, logFile: join(logDir, `framework-${target}.log`) }));
+  }
+  router = await startRouter({ port: ROUTER_PORT, routes: rewrites.map((r, i) => ({ path: r.path, url: functions[i].url })) });
+  const messagesUrl = functions[rewrites.findIndex((r) => r.target === 'messages')].url;
+  // Asynchronous: the router lives in this process, so its event loop must keep running.
+  const jest = spawn(
+    join(ROOT, 'node_modules', '.bin', 'jest'),
+    ['--selectProjects', 'integration', 'framework', '--runInBand', '--runTestsByPath', ...suites, ...flags],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        API_BASE_URL: router.url,
+        // The one direct call of the suites (`${functionsUrl()}/messages`): the framework serves its function on every path.
+        FUNCTIONS_URL: messagesUrl,
+        TEST_RUNTIME: 'framework',
+      },
+    },
+  );
+  status = await new Promise((resolve) => jest.on('close', (code) => resolve(code ?? 1)));
+} finally {
+  await router?.close();
+  await Promise.all(functions.map((f) => f.stop()));
+}
+process.exit(status);

@@ -1,0 +1,107 @@
+/**
+ * The request deadline on the production runtime (decisions 9): whatever a request waits on, it
+ * is answered with our 503 `deadline_exceeded` envelope and `Retry-After` before Hosting's 60 s
+ * timeout, and work that goes on after that answer commits nothing.
+ *
+ * Hangs are injected where the service really waits, without test-only code in the functions:
+ * a TCP black hole as the Firestore host (every call hangs), a black hole as the Cloud Storage
+ * endpoint (an upload hangs), and a proxy to the real Firestore emulator that slows every round
+ * trip (the transaction is still running when the budget ends).
+ */
+import { randomUUID } from 'node:crypto';
+import { generateKey } from '../../functions/src/domain/keys';
+import { expectError, guardNoWrites } from '../integration/helpers/assertions';
+import { deliveryDoc, deliveryTestFile, eventually, replyAndSequence, sleep } from '../integration/helpers/deliveries';
+import { MESSAGES_PATH, newMessage } from '../integration/helpers/messages';
+import { createTestIntegration, firestoreEmulatorHost, messageParts, postJson, postMultipart, projectId, type ApiResponse } from '../integration/helpers/stack';
+import { blackHole, slowProxy, startFunction, type FrameworkFunction, type Hang } from './support';
+import { png } from '../unit/fixtures/image-bytes';
+
+jest.setTimeout(120_000);
+const file = deliveryTestFile();
+
+const running: Array<FrameworkFunction | Hang> = [];
+afterAll(async () => {
+  for (const r of running.reverse()) await ('stop' in r ? r.stop() : r.close());
+});
+const track = <T extends FrameworkFunction | Hang>(r: T): T => {
+  running.push(r);
+  return r;
+};
+
+async function timed(call: () => Promise<ApiResponse>): Promise<{ res: ApiResponse; ms: number }> {
+  const started = performance.now();
+  const res = await call();
+  return { res, ms: performance.now() - started };
+}
+
+function expectDeadlineExceeded(res: ApiResponse): void {
+  expectError(res, 503, 'deadline_exceeded');
+  expect(res.headers.get('retry-after')).toBe('5');
+}
+
+/** The `request.finished_after_deadline` line the function logs once the abandoned work ends. */
+function lateOutcome(fn: FrameworkFunction): Promise<string> {
+  return eventually(async () => /"message":"request.finished_after_deadline"[^\n]*|[^\n]*"request.finished_after_deadline"[^\n]*/.exec(fn.output())?.[0], 'the abandoned work to end', 90_000);
+}
+
+test('default budget: a Firestore that never answers gets our 503 before 55 s, not the front end timeout', async () => {
+  const hole = track(await blackHole());
+  const fn = track(await startFunction('messages', { FIRESTORE_EMULATOR_HOST: hole.host, GCLOUD_PROJECT: projectId() }));
+  const { res, ms } = await timed(() => postJson('/', newMessage(), { key: generateKey('sdk_test_'), baseUrl: fn.url, skipContractCheck: true }));
+  expectDeadlineExceeded(res);
+  expect(ms).toBeGreaterThanOrEqual(49_000);
+  expect(ms).toBeLessThan(55_000);
+  expect(hole.connections()).toBeGreaterThan(0);
+});
+
+describe('a short budget (REQUEST_DEADLINE_MS=2500)', () => {
+  test('an image upload that hangs: 503 in time, and the message is never recorded', async () => {
+    const storage = track(await blackHole());
+    const fn = track(
+      await startFunction('messages', {
+        REQUEST_DEADLINE_MS: '2500',
+        IMAGE_STORE: 'gcs',
+        IMAGE_BUCKET: 'deadline-test-bucket',
+        STORAGE_EMULATOR_HOST: `http://${storage.host}`,
+      }),
+    );
+    const integ = await createTestIntegration();
+    const check = await guardNoWrites(integ);
+    const { res, ms } = await timed(() =>
+      postMultipart('/', messageParts(newMessage(), [{ data: png(64, 64), contentType: 'image/png', filename: 'a.png' }]), { key: integ.key, baseUrl: fn.url, skipContractCheck: true }),
+    );
+    expectDeadlineExceeded(res);
+    expect(ms).toBeLessThan(10_000);
+    expect(storage.connections()).toBeGreaterThan(0);
+    // The upload still hangs; nothing may be recorded meanwhile.
+    await sleep(3_000);
+    await check();
+  });
+
+  test('a transaction still running when the budget ends is not committed', async () => {
+    const slow = track(await slowProxy(firestoreEmulatorHost(), 1_200));
+    const fn = track(await startFunction('messages', { REQUEST_DEADLINE_MS: '2500', FIRESTORE_EMULATOR_HOST: slow.host }));
+    const integ = await createTestIntegration();
+    const check = await guardNoWrites(integ);
+    const { res, ms } = await timed(() => postJson('/', newMessage(), { key: integ.key, baseUrl: fn.url, skipContractCheck: true }));
+    expectDeadlineExceeded(res);
+    expect(ms).toBeLessThan(10_000);
+    // The abandoned work reaches its commit point after the budget and gives up there.
+    expect(await lateOutcome(fn)).toContain('"outcome":"deadline_exceeded"');
+    await check();
+  });
+
+  test('a claim whose transaction outlives the budget leaves the delivery as it was', async () => {
+    const setup = await file.ownConversation();
+    const { deliveryId } = await replyAndSequence(setup, 'Reply under a slow backend');
+    const before = await deliveryDoc(setup, deliveryId);
+    const slow = track(await slowProxy(firestoreEmulatorHost(), 1_200));
+    const fn = track(await startFunction('claimDelivery', { REQUEST_DEADLINE_MS: '2500', FIRESTORE_EMULATOR_HOST: slow.host }));
+    const { res, ms } = await timed(() => postJson('/', { deliveryId, requestId: randomUUID() }, { key: setup.integration.key, baseUrl: fn.url, skipContractCheck: true }));
+    expectDeadlineExceeded(res);
+    expect(ms).toBeLessThan(10_000);
+    expect(await lateOutcome(fn)).toContain('"outcome":"deadline_exceeded"');
+    expect(await deliveryDoc(setup, deliveryId)).toEqual(before);
+  });
+});
