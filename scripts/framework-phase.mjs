@@ -15,6 +15,7 @@
  * with '-' are passed to Jest.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
@@ -45,6 +46,8 @@ for (let i = 0; i < args.length; i++) {
   } else filters.push(new RegExp(arg));
 }
 const suites = FRAMEWORK_SUITES.filter((s) => filters.length === 0 || filters.some((f) => f.test(s)));
+const missing = suites.filter((s) => !existsSync(join(ROOT, s)));
+if (missing.length > 0) throw new Error(`framework phase: no such suite: ${missing.join(', ')}`);
 if (suites.length === 0) {
   console.log('▶ framework phase: no suite matches the filter; skipped');
   process.exit(0);

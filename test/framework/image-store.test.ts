@@ -5,6 +5,7 @@
  * setting. Never a crash loop: the configuration is not fatal at load time.
  */
 import { expectAccepted, expectError } from '../integration/helpers/assertions';
+import { eventually } from '../integration/helpers/deliveries';
 import { newMessage } from '../integration/helpers/messages';
 import { closeStack, createTestIntegration, messageParts, postJson, postMultipart, workspaceDocPaths } from '../integration/helpers/stack';
 import { png } from '../unit/fixtures/image-bytes';
@@ -35,11 +36,14 @@ test('text messages are accepted; a message with images is a 503 naming no inter
   }
   expect(await workspaceDocPaths(integ.workspaceId)).toEqual(before);
 
-  const errors = fn.output().split('\n').filter((line) => line.includes('"image_store.misconfigured"'));
+  // The log travels through the process's stderr pipe, which may arrive after the HTTP answer.
+  // (At ERROR, firebase-functions' logger puts a stack trace into `message`, for Error Reporting.)
+  const errorLines = () => fn.output().split('\n').filter((line) => line.includes('image_store.misconfigured'));
+  const errors = await eventually(async () => (errorLines().length >= 2 ? errorLines() : undefined), 'two image_store.misconfigured log lines', 10_000);
   expect(errors).toHaveLength(2);
   for (const line of errors) {
     const entry = JSON.parse(line) as Record<string, unknown>;
-    expect(entry).toMatchObject({ severity: 'ERROR', setting: 'IMAGE_BUCKET' });
+    expect(entry).toMatchObject({ severity: 'ERROR', setting: 'IMAGE_BUCKET', message: expect.stringContaining('image_store.misconfigured') });
   }
   // Still the same healthy process: a text message after the refusals is accepted.
   expectAccepted(await postJson('/', newMessage(), { key: integ.key, baseUrl: fn.url, skipContractCheck: true }), 201);
