@@ -50,6 +50,12 @@ describe.each(ENDPOINTS)('%s', (path) => {
     await check();
   });
 
+  test('another method with a body the parser refuses: 405, as for any other method', async () => {
+    const res = await postJson(path, '{"eventId":', { raw: true, key: integ.key, method: 'PUT' });
+    await expectEnvelope(res, 405, 'method_not_allowed');
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
   test('malformed JSON without a key: still the envelope (never HTML)', async () => {
     const res = await postJson(path, '{"eventId":', { raw: true });
     expect([400, 401]).toContain(res.status);

@@ -22,7 +22,7 @@
 // a copy would not reach the runtime's own `http.createServer` call).
 import http from 'node:http';
 import * as logger from 'firebase-functions/logger';
-import { type ApiError, BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../errors';
+import { type ApiError, BadRequestError, MethodNotAllowedError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../errors';
 import { newRequestId } from './request-id';
 import { sendError, TRANSIENT_RETRY_AFTER_SECONDS } from './respond';
 import { RECEIVED_AT, type HttpRequest, type HttpResponse } from './types';
@@ -78,7 +78,8 @@ function answerUnreadableBody(err: unknown, req: ExpressishRequest, res: HttpRes
     return;
   }
   const requestId = newRequestId();
-  const error = apiErrorForUnreadableBody(err);
+  // The pipeline's order holds here too: a method other than POST is 405 whatever its body.
+  const error = req.method === 'POST' ? apiErrorForUnreadableBody(err) : new MethodNotAllowedError('method_not_allowed', 'Every endpoint accepts POST only.');
   res.setHeader('X-Request-Id', requestId);
   sendError(res, error);
   const fields = {
