@@ -57,8 +57,21 @@ const httpOptions: HttpsOptions = {
   timeoutSeconds: 60,
 };
 
-/** POST /v1/messages: incoming customer messages and service alerts. */
-export const messages = onRequest({ ...httpOptions, memory: '1GiB' }, lazy(() => messagesHandlers().incomingMessages));
+/**
+ * POST /v1/messages: incoming customer messages and service alerts.
+ *
+ * Memory and concurrency from the bench's "Multipart memory on the functions framework"
+ * (bench/results/latest.md): the runtime buffers each body (up to 21 MB) before our handler, and
+ * each maximum-size upload in flight adds about 1.2x its size to the process (the buffered body
+ * plus body-parser's transient chunks; our parser hands the images on as views of the body).
+ * Measured: idle ~170 MiB, 32 concurrent maximum uploads peak at ~950 MiB = 0.46 of 2 GiB; the
+ * margin up to 0.8 covers the Cloud Storage client's upload buffers, which the local image store
+ * of the bench does not have (at most one more copy: 32 x 2.2 x 21 MB + 170 MiB ≈ 0.8).
+ * Beyond 32 requests an instance gets no more: Cloud Run routes them to other instances, and
+ * 32 x 50 instances keeps the 1,600 concurrent requests of the other functions' 80 x 20.
+ * `cpu: 1` because concurrency above 1 needs a whole vCPU.
+ */
+export const messages = onRequest({ ...httpOptions, memory: '2GiB', cpu: 1, concurrency: 32, maxInstances: 50 }, lazy(() => messagesHandlers().incomingMessages));
 /** POST /v1/deliveries/claim */
 export const claimDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().claimDelivery));
 /** POST /v1/deliveries/start */

@@ -2,7 +2,7 @@
  * parseMultipart on hand-built bodies: part limits (a full message of payload + 3 images is
  * valid), and the payload's exact bytes, so invalid UTF-8 can be rejected strictly downstream.
  */
-import { parseMultipart } from '../../functions/src/http/multipart';
+import { joinChunks, parseMultipart } from '../../functions/src/http/multipart';
 import { ApiError } from '../../functions/src/errors';
 import { multipartBody, type MultipartPart } from '../integration/helpers/multipart';
 import { png } from './fixtures/image-bytes';
@@ -100,5 +100,30 @@ describe('parseMultipart: payload bytes', () => {
     expect((await parse([{ name: 'payload', data: of(65_536) }])).payload.length).toBe(65_536);
     const err = await rejection(parse([{ name: 'payload', data: of(65_537) }]));
     expect([err.status, err.code]).toEqual([413, 'payload_too_large']);
+  });
+});
+
+describe('images are views of the buffered body, not copies', () => {
+  test('a large image of a single-buffer body shares its memory and has its exact bytes', async () => {
+    const big = Buffer.alloc(3 * 1024 * 1024, 7);
+    const data = Buffer.concat([png(100, 100), big]);
+    const { body, contentType } = multipartBody([{ name: 'payload', data: '{}' }, { name: 'images', data, filename: 'a.png', contentType: 'image/png' }]);
+    const parsed = await parseMultipart(contentType, body);
+    const [img] = parsed.images;
+    expect(img?.equals(data)).toBe(true);
+    expect(img?.buffer).toBe(body.buffer);
+  });
+
+  test('joinChunks: consecutive views become one view; other chunks are concatenated', () => {
+    // Small buffers share Node's pool, so sharing is shown by writing through the source.
+    const whole = Buffer.from('abcdefgh');
+    const view = joinChunks([whole.subarray(1, 3), whole.subarray(3, 5), whole.subarray(5)], 7);
+    const gap = joinChunks([whole.subarray(0, 2), whole.subarray(3, 5)], 4);
+    expect([view.toString(), gap.toString()]).toEqual(['bcdefgh', 'abde']);
+    whole.write('X', 1);
+    expect([view.toString(), gap.toString()]).toEqual(['Xcdefgh', 'abde']);
+    const separate = joinChunks([Buffer.from('ab'), Buffer.from('cd')], 4);
+    expect(separate.toString()).toBe('abcd');
+    expect(joinChunks([], 0).length).toBe(0);
   });
 });

@@ -81,6 +81,22 @@ export async function parseMultipart(contentType: string, rawBody: Buffer): Prom
   return { payload: bytes, images };
 }
 
+/**
+ * One buffer of a file's chunks. Busboy is fed the whole buffered body at once, so the chunks are
+ * consecutive views of that body: then the file is one view too (no copy; a 20 MB upload would
+ * otherwise hold its images twice). Anything else (chunks from separate buffers) is concatenated.
+ */
+export function joinChunks(chunks: readonly Buffer[], size: number): Buffer {
+  const first = chunks[0];
+  if (first === undefined) return Buffer.alloc(0);
+  let end = first.byteOffset + first.length;
+  for (const chunk of chunks.slice(1)) {
+    if (chunk.buffer !== first.buffer || chunk.byteOffset !== end) return Buffer.concat(chunks, size);
+    end += chunk.length;
+  }
+  return Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
+}
+
 function parseParts(contentType: string, rawBody: Buffer): Promise<{ payload: RawPayload; images: Buffer[] }> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
@@ -137,7 +153,7 @@ function parseParts(contentType: string, rawBody: Buffer): Promise<{ payload: Ra
         if (truncated || size > IMAGE_LIMITS.maxBytesEach) {
           return fail(new PayloadTooLargeError('image_too_large', `images[${index}]: exceeds ${IMAGE_LIMITS.maxBytesEach} bytes.`));
         }
-        images[index] = Buffer.concat(chunks, size);
+        images[index] = joinChunks(chunks, size);
       });
       images.push(Buffer.alloc(0));
     });
