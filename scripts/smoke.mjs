@@ -14,12 +14,12 @@
  * Safe for production: one dedicated integration (its key), one fixed conversation, and images
  * whose bytes are deterministic: content-addressed storage keeps one copy however often it runs.
  * The key comes from SMOKE_INTEGRATION_KEY (preferred: never in a process list or a CI log) or
- * --key; only its non-secret prefix is printed. Zero dependencies (Node 22 built-ins).
+ * --key; only its non-secret prefix is printed. No packages: Node 22 built-ins and scripts/lib/png.mjs.
  * Exit codes: 0 all passed, 1 a check failed, 2 bad arguments.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { crc32 } from 'node:zlib';
+import { PNG_OVERHEAD_BYTES, pngWithData } from './lib/png.mjs';
 
 const USAGE = 'usage: npm run smoke -- --base URL [--fallback URL] [--key K]   (or the key in SMOKE_INTEGRATION_KEY)';
 const MAX_MULTIPART = 21 * 1024 * 1024;
@@ -63,25 +63,8 @@ function deterministicBytes(seed, length) {
   return out;
 }
 
-function pngChunk(type, data) {
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 0);
-  head.write(type, 4, 'latin1');
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])) >>> 0, 0);
-  return Buffer.concat([head, data, crc]);
-}
-
-/** A structurally valid PNG (IHDR, one IDAT, IEND) of `bytes` bytes claiming 4000 x 3000 pixels. */
-function png(seed, bytes) {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(4000, 0);
-  ihdr.writeUInt32BE(3000, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // RGB
-  const fixed = 8 + (12 + 13) + 12 + 12; // signature, IHDR, IDAT framing, IEND
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk('IHDR', ihdr), pngChunk('IDAT', deterministicBytes(seed, bytes - fixed)), pngChunk('IEND', Buffer.alloc(0))]);
-}
+/** A structurally valid PNG of exactly `bytes` bytes claiming 4000 x 3000 pixels. */
+const png = (seed, bytes) => pngWithData(4000, 3000, deterministicBytes(seed, bytes - PNG_OVERHEAD_BYTES));
 
 function multipart(payload, images) {
   const boundary = `smoke-${randomUUID()}`;
