@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { generateKey } from '../../functions/src/domain/keys';
 import { expectError, guardNoWrites } from '../integration/helpers/assertions';
 import { deliveryDoc, deliveryTestFile, eventually, replyAndSequence, sleep } from '../integration/helpers/deliveries';
-import { MESSAGES_PATH, newMessage } from '../integration/helpers/messages';
+import { newMessage } from '../integration/helpers/messages';
 import { createTestIntegration, firestoreEmulatorHost, messageParts, postJson, postMultipart, projectId, type ApiResponse } from '../integration/helpers/stack';
 import { blackHole, slowProxy, startFunction, type FrameworkFunction, type Hang } from './support';
 import { png } from '../unit/fixtures/image-bytes';
