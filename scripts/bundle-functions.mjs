@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 const FUNCTIONS = join(dirname(fileURLToPath(import.meta.url)), '..', 'functions');
 
 /** The modules index.ts requires lazily, relative to functions/src. Each becomes lib/bundles/<same path>.js. */
-export const BUNDLED_HANDLERS = ['handlers/messages.ts', 'handlers/deliveries.ts', 'triggers/deliveries.ts', 'triggers/integrations.ts'];
+export const BUNDLED_HANDLERS = ['messages/http.ts', 'deliveries/http.ts', 'deliveries/triggers.ts', 'integrations/triggers.ts'];
 /** Loaded from node_modules at run time: the platform firebase deploys and installs. */
 const EXTERNAL = ['firebase-functions', 'firebase-admin', '@google-cloud/*'];
 /** The only packages that may be inlined (streamsearch is busboy's own dependency). */
@@ -55,7 +55,7 @@ export async function bundleFunctions(libDir = join(FUNCTIONS, 'lib')) {
     sourcemap: true,
     external: EXTERNAL,
     tsconfig: join(FUNCTIONS, 'tsconfig.json'),
-    // errors.ts names each error after its class (`new.target.name`); esbuild would rename a class
+    // platform/errors.ts names each error after its class (`new.target.name`); esbuild would rename a class
     // whose name collides with another top-level name in the bundle.
     keepNames: true,
     metafile: true,

@@ -1,7 +1,7 @@
 /**
  * The bench's own build of the functions and the SDK, under .local/bench/build/ (gitignored):
- * the same `tsc` projects (functions/tsconfig.json, sdk/tsconfig.build.json) with another outDir,
- * and the functions' handler bundles (scripts/bundle-functions.mjs) in that outDir.
+ * the functions' build (scripts/lib/emulators.mjs `buildFunctions`) and the SDK's `tsc` project
+ * (sdk/tsconfig.build.json), each with another output directory.
  *
  * Why not functions/lib and sdk/dist in place: other runs share this checkout. The Functions
  * emulator watches its source directory and reloads on every file tsc rewrites, so building in
@@ -12,7 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../../scripts/lib/emulators.mjs';
+import { buildFunctions, ROOT } from '../../scripts/lib/emulators.mjs';
 
 export const BUILD_DIR = join(ROOT, '.local', 'bench', 'build');
 /** The functions source directory of the bench (package.json + lib/ + linked node_modules). */
@@ -30,10 +30,7 @@ function tsc(project, outDir) {
 export function build() {
   rmSync(BUILD_DIR, { recursive: true, force: true });
   mkdirSync(FUNCTIONS_DIR, { recursive: true });
-  tsc(join(ROOT, 'functions', 'tsconfig.json'), FUNCTIONS_LIB);
-  // The handler bundles index.js requires (the functions' build does the same in functions/lib).
-  const bundled = spawnSync(process.execPath, [join(ROOT, 'scripts', 'bundle-functions.mjs'), FUNCTIONS_LIB], { cwd: ROOT, stdio: 'inherit' });
-  if (bundled.status !== 0) throw new Error('scripts/bundle-functions.mjs failed');
+  buildFunctions(FUNCTIONS_LIB);
   cpSync(join(ROOT, 'functions', 'package.json'), join(FUNCTIONS_DIR, 'package.json'));
   for (const f of readdirSync(join(ROOT, 'functions')).filter((f) => f.startsWith('.env'))) cpSync(join(ROOT, 'functions', f), join(FUNCTIONS_DIR, f));
   if (existsSync(join(ROOT, 'functions', 'node_modules'))) symlinkSync(join(ROOT, 'functions', 'node_modules'), join(FUNCTIONS_DIR, 'node_modules'), 'dir');

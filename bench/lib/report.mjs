@@ -8,8 +8,10 @@ const fmt = (x, digits = 2) => (x === null || x === undefined || Number.isNaN(x)
 const spread = (s, digits = 2) => (s?.p25 !== undefined ? `${fmt(s.p25, digits)}–${fmt(s.p75, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})` : '–');
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const kb = (bytes) => `${(bytes / 1e3).toFixed(1)} kB`;
-/** What index.js alone may load: itself, the lazy wrapper, and the runtime hook (http/runtime.ts) with its small imports. */
-const INDEX_MODULES = ['index.js', 'lazy.js', 'http/runtime.js', 'http/request-id.js', 'http/respond.js', 'http/types.js', 'errors.js'];
+/** What index.js alone may load: itself, the lazy wrapper, the region, and the runtime hook (platform/http/runtime.ts) with its small imports. */
+const INDEX_MODULES = ['index.js', 'platform/lazy.js', 'platform/region.js', 'platform/http/runtime.js', 'platform/http/request-id.js', 'platform/http/respond.js', 'platform/http/types.js', 'platform/errors.js', 'platform/caught.js'];
+/** The code of the delivery and integration triggers, which no HTTP function needs. */
+const TRIGGER_CODE = ['deliveries/triggers.js', 'deliveries/outbox.js', 'deliveries/sweep.js', 'deliveries/publisher.js', 'deliveries/sequencing.js', 'integrations/triggers.js', 'integrations/topics.js', 'platform/pubsub.js'];
 const verdict = (ok) => (ok === null ? 'n/a' : ok ? '**met**' : '**missed**');
 
 /** Rows of the summary table: [#, figure, ratio summary, target, met, absolute figures]. */
@@ -77,16 +79,16 @@ function summaryRows(r) {
     }
     const http = targets.filter(([, c]) => c.http);
     add('5', '@google-cloud/pubsub loaded by the HTTP functions (require.cache)', null, 'no', http.every(([, c]) => !c.pubsubLoaded), http.map(([n, c]) => `${n.replace(/ \(.*/, '')}: ${c.pubsubLoaded ? 'yes' : 'no'}`).join('; '));
-    // Per-function loading (functions/src/lazy.ts): which of the service's own modules each target loaded.
+    // Per-function loading (functions/src/platform/lazy.ts): which of the service's own modules each target loaded.
     const own = (pick) => targets.find(([n]) => n.startsWith(pick))?.[1];
     const [indexOnly, msgs, deliveries, triggers] = ['index.js alone', 'messages', 'claim/', 'delivery triggers'].map(own);
     if ([indexOnly, msgs, deliveries, triggers].every((c) => c?.ownModules)) {
       const has = (c, prefix) => c.ownModules.some((m) => m.startsWith(prefix));
       const checks = [
         [`index.js alone: ${indexOnly.ownModules.join(', ')}`, indexOnly.ownModules.every((m) => INDEX_MODULES.includes(m))],
-        ['HTTP functions: no triggers/ or notify/ code', [msgs, deliveries].every((c) => !has(c, 'triggers/') && !has(c, 'notify/'))],
-        ['deliveries: no multipart, busboy or image code', !deliveries.busboyLoaded && !has(deliveries, 'http/multipart') && !has(deliveries, 'storage/') && !has(deliveries, 'domain/images')],
-        ['delivery triggers: no handlers/ or http/ code (beyond what index.js loads)', !has(triggers, 'handlers/') && !triggers.ownModules.some((m) => m.startsWith('http/') && !INDEX_MODULES.includes(m))],
+        ['HTTP functions: no trigger, outbox or publishing code', [msgs, deliveries].every((c) => !TRIGGER_CODE.some((m) => has(c, m)))],
+        ['deliveries: no messages/ code (multipart, busboy, images)', !deliveries.busboyLoaded && !has(deliveries, 'messages/')],
+        ['delivery triggers: no endpoint or pipeline code (beyond what index.js loads)', !has(triggers, 'deliveries/http') && !has(triggers, 'messages/') && !triggers.ownModules.some((m) => m.startsWith('platform/http/') && !INDEX_MODULES.includes(m))],
       ];
       add('5', 'Each function loads only its own code (require.cache)', null, 'yes', checks.every(([, ok]) => ok), checks.map(([what, ok]) => `${what}${ok ? '' : ' (NOT MET)'}`).join('; ') + `; own modules: messages ${msgs.ownModules.length}, deliveries ${deliveries.ownModules.length}, triggers ${triggers.ownModules.length}`);
     }

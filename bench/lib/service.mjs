@@ -18,15 +18,15 @@ process.env.GCLOUD_PROJECT ??= 'demo-support-desk';
 process.env.METADATA_SERVER_DETECTION ??= 'none';
 
 const lib = (path) => require(join(FUNCTIONS_LIB, path));
-export const { db } = lib('firebase.js');
-export const { incomingMessages } = lib('handlers/messages.js');
-export const { claimDelivery, startDelivery, completeDelivery, failDelivery } = lib('handlers/deliveries.js');
-const { createIntegration } = lib('cli/integration-admin.js');
-const { sequenceReplies } = lib('store/replies.js');
-const { deliveryMirror, deliveryRef, deliveryQueueRef } = lib('store/deliveries.js');
-const { storedPending } = lib('domain/delivery-queue.js');
-const { newDelivery } = lib('domain/delivery.js');
-const { conversationIdFor, deliveryIdFor } = lib('domain/ids.js');
+export const { db } = lib('platform/firebase.js');
+export const { incomingMessages } = lib('messages/http.js');
+export const { claimDelivery, startDelivery, completeDelivery, failDelivery } = lib('deliveries/http.js');
+const { createIntegration } = lib('integrations/admin.js');
+const { sequenceReplies } = lib('deliveries/sequencing.js');
+const { deliveryMirror, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');
+const { storedPending } = lib('deliveries/ordering.js');
+const { newDelivery } = lib('deliveries/record.js');
+const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 
 export const HANDLERS = {
@@ -218,7 +218,7 @@ export async function bulkDeliveries(integration, count, perConversation) {
   return result;
 }
 
-/** The conversation's queue document (store/deliveries.ts), which claim and complete read by id. */
+/** The conversation's queue document (deliveries/store.ts), which claim and complete read by id. */
 export function queueDocument(integration, conversationId) {
   return deliveryQueueRef(db(), integration.workspaceId, conversationId);
 }

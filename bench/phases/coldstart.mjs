@@ -24,15 +24,15 @@ import { summarize } from '../lib/stats.mjs';
 const lib = (...path) => join(FUNCTIONS_LIB, ...path);
 const TARGETS = {
   baseline: { load: ['firebase-functions/v2/https', 'firebase-admin/app', 'firebase-admin/firestore'] },
-  'messages (index.js + bundles/handlers/messages.js)': { http: true, load: [lib('index.js'), lib('bundles', 'handlers', 'messages.js')] },
-  'claim/start/complete/failDelivery (index.js + bundles/handlers/deliveries.js)': { http: true, load: [lib('index.js'), lib('bundles', 'handlers', 'deliveries.js')] },
+  'messages (index.js + bundles/messages/http.js)': { http: true, load: [lib('index.js'), lib('bundles', 'messages', 'http.js')] },
+  'claim/start/complete/failDelivery (index.js + bundles/deliveries/http.js)': { http: true, load: [lib('index.js'), lib('bundles', 'deliveries', 'http.js')] },
   'index.js alone (every instance, before its first invocation)': { load: [lib('index.js')] },
-  'delivery triggers (index.js + bundles/triggers/deliveries.js)': { load: [lib('index.js'), lib('bundles', 'triggers', 'deliveries.js')] },
+  'delivery triggers (index.js + bundles/deliveries/triggers.js)': { load: [lib('index.js'), lib('bundles', 'deliveries', 'triggers.js')] },
 };
 
 /**
  * What a loaded bundle inlines, from its source map: our modules as their tsc paths under lib/
- * (src/http/multipart.ts -> http/multipart.js), so the per-function checks see through the bundle,
+ * (src/messages/multipart.ts -> messages/multipart.js), so the per-function checks see through the bundle,
  * and the npm packages it carries.
  */
 const inlined = new Map();

@@ -38,8 +38,8 @@ const lib = join(ROOT, 'functions', 'lib');
 const endpoint = require(join(lib, 'index.js')).messages.__endpoint;
 const limitBytes = endpoint.availableMemoryMb * MB;
 const concurrency = endpoint.concurrency;
-const { createIntegration } = require(join(lib, 'cli', 'integration-admin.js'));
-const { db } = require(join(lib, 'firebase.js'));
+const { createIntegration } = require(join(lib, 'integrations', 'admin.js'));
+const { db } = require(join(lib, 'platform', 'firebase.js'));
 const { key } = await createIntegration(db(), { workspaceId: `ws-bench-${randomUUID().slice(0, 8)}`, name: 'bench framework', createdBy: 'bench', keyPrefix: 'sdk_test_' });
 
 const fn = await startFunction({

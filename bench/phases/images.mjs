@@ -1,5 +1,5 @@
 /**
- * Phase "images" (no emulator): image validation (functions/lib/domain/images.js `inspectImage`)
+ * Phase "images" (no emulator): image validation (functions/lib/messages/images.js `inspectImage`)
  * must not grow with the pixel count. Same-size PNG files whose headers claim 16x16, 6000x6000
  * (36 Mpx, the largest square accepted) and 16384x16384 (rejected: over 40 Mpx), timed in small
  * interleaved batches. Accepted ones against the 16x16 one, the rejected one against a 16x16 one
@@ -15,7 +15,7 @@ import { FUNCTIONS_LIB } from '../lib/build.mjs';
 import { log, output, pick } from '../lib/session.mjs';
 import { median, summarize } from '../lib/stats.mjs';
 
-const { inspectImage } = createRequire(import.meta.url)(join(FUNCTIONS_LIB, 'domain', 'images.js'));
+const { inspectImage } = createRequire(import.meta.url)(join(FUNCTIONS_LIB, 'messages', 'images.js'));
 
 /** A PNG whose IHDR declares an invalid bit depth (rejected as invalid_image, CRC recomputed). */
 function badBitDepth(width, height) {

@@ -19,8 +19,8 @@ import { call, callOk, db, incomingMessages } from '../lib/service.mjs';
 import { sleep } from '../lib/stats.mjs';
 
 const require = createRequire(import.meta.url);
-const { parseMultipart } = require(join(FUNCTIONS_LIB, 'http', 'multipart.js'));
-const { inspectImage } = require(join(FUNCTIONS_LIB, 'domain', 'images.js'));
+const { parseMultipart } = require(join(FUNCTIONS_LIB, 'messages', 'multipart.js'));
+const { inspectImage } = require(join(FUNCTIONS_LIB, 'messages', 'images.js'));
 const [key, out] = process.argv.slice(2);
 const EACH_IMAGE = 6_900_000;
 const cpuMs = (usage) => (usage.user + usage.system) / 1000;

@@ -19,32 +19,27 @@ import { onRequest, type HttpsOptions } from 'firebase-functions/v2/https';
 import { onDocumentCreated, onDocumentWritten } from 'firebase-functions/v2/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
-import { lazy } from './lazy';
-import { installRuntimeHooks } from './http/runtime';
+import { lazy } from './platform/lazy';
+import { installRuntimeHooks } from './platform/http/runtime';
+import { REGION } from './platform/region';
 
-type Messages = typeof import('./handlers/messages');
-type Deliveries = typeof import('./handlers/deliveries');
-type DeliveryTriggers = typeof import('./triggers/deliveries');
-type IntegrationTriggers = typeof import('./triggers/integrations');
-/* eslint-disable @typescript-eslint/no-require-imports -- required on first invocation, see lazy.ts */
-const messagesHandlers = (): Messages => require('./bundles/handlers/messages.js');
-const deliveryHandlers = (): Deliveries => require('./bundles/handlers/deliveries.js');
-const deliveryTriggers = (): DeliveryTriggers => require('./bundles/triggers/deliveries.js');
-const integrationTriggers = (): IntegrationTriggers => require('./bundles/triggers/integrations.js');
+type Messages = typeof import('./messages/http');
+type Deliveries = typeof import('./deliveries/http');
+type DeliveryTriggers = typeof import('./deliveries/triggers');
+type IntegrationTriggers = typeof import('./integrations/triggers');
+/* eslint-disable @typescript-eslint/no-require-imports -- required on first invocation, see platform/lazy.ts */
+const messagesHandlers = (): Messages => require('./bundles/messages/http.js');
+const deliveryHandlers = (): Deliveries => require('./bundles/deliveries/http.js');
+const deliveryTriggers = (): DeliveryTriggers => require('./bundles/deliveries/triggers.js');
+const integrationTriggers = (): IntegrationTriggers => require('./bundles/integrations/triggers.js');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 // Before the runtime builds its server (it loads this file first): body-parser failures get our
-// envelope, and requests carry their arrival time (http/runtime.ts).
+// envelope, and requests carry their arrival time (platform/http/runtime.ts).
 installRuntimeHooks();
 
-/** HTTP functions: Warsaw (spec section 8). */
-const REGION = 'europe-central2';
-/**
- * Triggers run in the Firestore database's location. Written out here rather than imported from
- * triggers/deliveries.ts (whose REGION addresses the publishDueNotification task queue) so that
- * declaring the triggers does not load their code; the functions manifest test checks they agree.
- */
-const TRIGGER_REGION = 'europe-central2';
+/** HTTP functions and triggers (in the Firestore database's location): Warsaw, platform/region.ts. */
+const TRIGGER_REGION = REGION;
 
 const httpOptions: HttpsOptions = {
   region: REGION,

@@ -1,6 +1,6 @@
 /** Shared bits of the local stack and the test runner: project, ports, env, build. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { offlineEmulatorEnv } from './emulator-env.mjs';
@@ -34,10 +34,16 @@ export function emulatorEnv(extra = {}) {
   };
 }
 
-/** The same two steps as `npm run build --workspace functions`: tsc into functions/lib, then the handler bundles. */
-export function buildFunctions() {
-  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(ROOT, 'functions', 'tsconfig.json')], { stdio: 'inherit', cwd: ROOT });
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'bundle-functions.mjs')], { stdio: 'inherit', cwd: ROOT });
+/**
+ * The functions build, the same two steps as `npm run build --workspace functions`: tsc into
+ * `libDir`, then the handler bundles into `libDir/bundles`. The one build the tests, the local
+ * stack and the bench (which builds into its own directory) share.
+ */
+export function buildFunctions(libDir = join(ROOT, 'functions', 'lib')) {
+  // From nothing: a module left over from an earlier layout would otherwise be deployed and loadable.
+  rmSync(libDir, { recursive: true, force: true });
+  execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(ROOT, 'functions', 'tsconfig.json'), '--outDir', libDir], { stdio: 'inherit', cwd: ROOT });
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'bundle-functions.mjs'), libDir], { stdio: 'inherit', cwd: ROOT });
 }
 
 export function firebaseBin() {

@@ -44,7 +44,7 @@ export async function seedDemo() {
   const { initializeApp, getApps } = require('firebase-admin/app');
   const { getFirestore } = require('firebase-admin/firestore');
   const { PubSub } = require('@google-cloud/pubsub');
-  const adminOps = require(join(ROOT, 'functions', 'lib', 'cli', 'integration-admin.js'));
+  const adminOps = require(join(ROOT, 'functions', 'lib', 'integrations', 'admin.js'));
   if (getApps().length === 0) initializeApp({ projectId: PROJECT_ID });
   const db = getFirestore();
 

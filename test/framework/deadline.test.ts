@@ -9,7 +9,7 @@
  * trip (the transaction is still running when the budget ends).
  */
 import { randomUUID } from 'node:crypto';
-import { generateKey } from '../../functions/src/domain/keys';
+import { generateKey } from '../../functions/src/integrations/keys';
 import { expectError, guardNoWrites } from '../integration/helpers/assertions';
 import { deliveryDoc, deliveryTestFile, eventually, replyAndSequence, sleep } from '../integration/helpers/deliveries';
 import { newMessage } from '../integration/helpers/messages';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { hashKey } from '../../functions/src/domain/keys';
+import { hashKey } from '../../functions/src/integrations/keys';
 import { adminDb, closeStack, integrationRef, postJson } from './helpers/stack';
 
 const run = promisify(execFile);

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, type Timestamp } from 'firebase-admin/firestore';
-import { deliveryIdFor } from '../../functions/src/domain/ids';
-import { OUTBOX } from '../../functions/src/store/deliveries';
-import { sequenceReplies } from '../../functions/src/store/replies';
+import { deliveryIdFor } from '../../functions/src/platform/ids';
+import { OUTBOX } from '../../functions/src/deliveries/store';
+import { sequenceReplies } from '../../functions/src/deliveries/sequencing';
 import { adminDb, createTestIntegration, projectId } from './helpers/stack';
 import {
   claimReady,

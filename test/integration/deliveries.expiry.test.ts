@@ -5,7 +5,7 @@
  * (`sweep` publishes with the real Pub/Sub client against the emulator).
  */
 import { randomUUID } from 'node:crypto';
-import { sweep } from '../../functions/src/notify/outbox';
+import { sweep } from '../../functions/src/deliveries/sweep';
 import { adminDb } from './helpers/stack';
 import {
   claimReady,

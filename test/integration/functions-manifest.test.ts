@@ -2,7 +2,7 @@
  * The deployed shape of the functions, read from the compiled entry point the way the Firebase CLI
  * reads it (each exported function carries its `__endpoint` manifest entry): every HTTP function
  * runs in europe-central2 (Warsaw, spec section 8), every trigger runs in the region
- * triggers/deliveries.ts addresses its task queue in, and every Hosting rewrite of firebase.json
+ * deliveries/triggers.ts addresses its task queue in, and every Hosting rewrite of firebase.json
  * names an exported HTTP function in that region.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -52,11 +52,11 @@ describe('functions manifest', () => {
     expect(endpoint.platform).toBe('gcfv2');
   });
 
-  test('the triggers run where triggers/deliveries.ts addresses the publishDueNotification task queue', () => {
+  test('the triggers run where deliveries/triggers.ts addresses the publishDueNotification task queue', () => {
     // index.ts writes the triggers' region out instead of importing it, so that declaring them does
     // not load their code: this is what keeps the two in step.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const triggers = require(join(ROOT, 'functions', 'lib', 'triggers', 'deliveries.js')) as { REGION: string; PUBLISH_TASK_FUNCTION: string };
+    const triggers = require(join(ROOT, 'functions', 'lib', 'deliveries', 'triggers.js')) as { REGION: string; PUBLISH_TASK_FUNCTION: string };
     expect(endpoints[triggers.PUBLISH_TASK_FUNCTION]?.taskQueueTrigger).toBeDefined();
     const triggerFunctions = Object.entries(endpoints).filter(([, e]) => e.httpsTrigger === undefined);
     expect(triggerFunctions.length).toBeGreaterThan(0);
@@ -82,7 +82,7 @@ describe('handler bundles', () => {
   const required = [...entry.matchAll(/require\(['"]\.\/bundles\/([^'"]+)['"]\)/g)].map((m) => m[1] ?? '');
 
   test('index.js requires a bundle for every lazily loaded handler module', () => {
-    expect(required.sort()).toEqual(['handlers/deliveries.js', 'handlers/messages.js', 'triggers/deliveries.js', 'triggers/integrations.js']);
+    expect(required.sort()).toEqual(['deliveries/http.js', 'deliveries/triggers.js', 'integrations/triggers.js', 'messages/http.js']);
   });
 
   test.each(required)('bundles/%s exports the functions of its source module', (path) => {

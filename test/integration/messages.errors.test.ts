@@ -4,7 +4,7 @@
  * After every rejected request nothing is written: no document besides the integration itself,
  * no image file.
  */
-import { generateKey } from '../../functions/src/domain/keys';
+import { generateKey } from '../../functions/src/integrations/keys';
 import { expectAccepted, expectError, guardNoWrites } from './helpers/assertions';
 import { MESSAGES_PATH, newMessage, readConversationDoc, readMessageDoc, repeatChar, type WireMessage } from './helpers/messages';
 import { apiBaseUrl, closeStack, createTestIntegration, postJson, request, workspaceDocPaths, type TestIntegration } from './helpers/stack';

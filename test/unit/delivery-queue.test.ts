@@ -1,11 +1,11 @@
 /**
- * Per-conversation ordering without queries (functions/src/domain/delivery-queue.ts): the
+ * Per-conversation ordering without queries (functions/src/deliveries/ordering.ts): the
  * `pending` map answers "is an earlier delivery unfinished?" and "whom does a terminal delivery
  * release?" exactly as the old queries over the deliveries collection did. The property test
  * compares the map with a model that keeps every delivery's status and answers by scanning them.
  */
 import fc from 'fast-check';
-import { hasUnfinishedBefore, head, parsePending, pendingKey, releaseFrom, storedPending } from '../../functions/src/domain/delivery-queue';
+import { hasUnfinishedBefore, head, parsePending, pendingKey, releaseFrom, storedPending } from '../../functions/src/deliveries/ordering';
 
 const map = (entries: Array<[number, string]>) => new Map(entries);
 

@@ -3,29 +3,31 @@
  * behaved, some late, some replaying old or foreign calls), the sweeper and the predecessor's wake
  * act on one delivery record in random order while time jumps around (including exactly onto
  * lease expiry and across the 24 h window). After every step the invariants of decisions.md
- * section 5, and of the rules documented in functions/src/domain/delivery.ts, are checked.
+ * section 5, and of the rules documented in functions/src/deliveries/state-machine.ts, are checked.
  * Deterministic: seeded PRNG; a failure names its seed and step.
  *
  * Invariants are checked with a tiny `check` (plain throw) rather than `expect` inside the hot
  * loop: ~25k steps with jest matchers take 20 s, with `check` well under a second.
  */
-import { ApiError, ConflictError, ServiceUnavailableError } from '../../functions/src/errors';
+import { ApiError, ConflictError, ServiceUnavailableError } from '../../functions/src/platform/errors';
 import {
   LEASE_MS,
   MAX_ATTEMPTS,
   RETRY_WINDOW_MS,
+  isTerminal,
+  newDelivery,
+  type Decision,
+  type DeliveryRecord,
+  type FailOutcome,
+} from '../../functions/src/deliveries/record';
+import {
   decideClaim,
   decideComplete,
   decideFail,
   decideLeaseExpiry,
   decideStart,
   decideWake,
-  isTerminal,
-  newDelivery,
-  type Decision,
-  type DeliveryRecord,
-  type FailOutcome,
-} from '../../functions/src/domain/delivery';
+} from '../../functions/src/deliveries/state-machine';
 import { prng } from '../support/prng';
 
 const T0 = 1_700_000_000_000;
@@ -260,7 +262,7 @@ function runModel(seed: number, steps: number, stats: Stats): void {
         }
         case 'wake': {
           decision = predecessorDone ? decideWake(before, now) : null;
-          if (decision !== null) check(before.waiting && decision.effects.notifyAt === now && decision.next?.waiting === false, 'wake re-publishes a waiting delivery');
+          if (decision !== null) check(before.waiting && decision.effects.notify?.at === now && decision.effects.notify.reason === 'wake' && decision.next?.waiting === false, 'wake re-publishes a waiting delivery');
           break;
         }
       }
@@ -299,7 +301,7 @@ function runModel(seed: number, steps: number, stats: Stats): void {
           }
         }
         if (next.status === 'queued' && before.status !== 'queued') {
-          const n = decision.effects.notifyAt;
+          const n = decision.effects.notify?.at ?? null;
           check(n !== null && n >= now && n === Math.max(now, next.notBefore ?? now), 'entering queued schedules its notification');
           check(next.attempts < MAX_ATTEMPTS && now - next.createdAt < RETRY_WINDOW_MS, 'requeued only within the retry budget');
         }

@@ -1,23 +1,16 @@
 /**
- * Delivery state machine (functions/src/domain/delivery.ts): spec section 3 and decisions.md
+ * Delivery state machine (functions/src/deliveries/state-machine.ts): spec section 3 and decisions.md
  * section 5, row by row, plus the boundaries and the decisions documented in the module header.
  * Every input record is deep-frozen, so any mutation by the code under test throws.
  */
-import { ApiError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../functions/src/errors';
+import { ApiError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../functions/src/platform/errors';
 import {
   BACKOFF_BASE_MS,
   BACKOFF_CAP_MS,
   LEASE_MS,
   MAX_ATTEMPTS,
   RETRY_WINDOW_MS,
-  applyLeaseExpiry,
   backoffMs,
-  decideClaim,
-  decideComplete,
-  decideFail,
-  decideLeaseExpiry,
-  decideStart,
-  decideWake,
   holdsLease,
   isLeaseLive,
   isTerminal,
@@ -25,12 +18,21 @@ import {
   recipientFor,
   retryBudgetSpent,
   visibleDelivery,
-  type ClaimInput,
   type DeliveryRecord,
   type DeliveryStatus,
-  type FailInput,
   type Recipient,
-} from '../../functions/src/domain/delivery';
+} from '../../functions/src/deliveries/record';
+import {
+  applyLeaseExpiry,
+  decideClaim,
+  decideComplete,
+  decideFail,
+  decideLeaseExpiry,
+  decideStart,
+  decideWake,
+  type ClaimInput,
+  type FailInput,
+} from '../../functions/src/deliveries/state-machine';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -290,7 +292,7 @@ describe('spec section 3 table', () => {
     const pred = decideComplete(sending(), { now: T0 + 10, leaseId: 'L1', providerMessageIds: ['p'] });
     expect(pred.effects.releasesNext).toBe(true);
     const wake = decideWake(deepFreeze(claim.next!), T0 + 11);
-    expect(wake?.effects.notifyAt).toBe(T0 + 11);
+    expect(wake?.effects.notify?.at).toBe(T0 + 11);
     expect(wake?.next?.waiting).toBe(false);
     // The re-published notification now claims ready.
     const again = decideClaim(deepFreeze(wake!.next!), claimIn(T0 + 12, { requestId: 'R2' }));
@@ -322,7 +324,7 @@ describe('spec section 3 table', () => {
 
   test('fail unknown: the provider call is not repeated automatically', () => {
     const r = decideFail(sending(), failIn(T0 + 1, { outcome: 'unknown', code: 'timeout' }));
-    expect(r.effects.notifyAt).toBeNull();
+    expect(r.effects.notify).toBeNull();
     const claim = decideClaim(deepFreeze(r.next!), claimIn(T0 + 10 * LEASE_MS, { requestId: 'R9', newLeaseId: 'L9' }));
     expect(claim.response).toEqual({ status: 'skip', reason: 'outcome_unknown' });
     expect(claim.next).toBeNull();
@@ -342,7 +344,7 @@ describe('claim', () => {
     const r = decideClaim(d, claimIn(T0 + 5000, { requestId: 'Rx', newLeaseId: 'Lx' }));
     expect(r.response).toEqual({ status: 'skip', reason });
     expect(r.next).toBeNull();
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
 
   test('terminal wins over an unfinished predecessor (checked first)', () => {
@@ -355,7 +357,7 @@ describe('claim', () => {
     const r = decideClaim(d, claimIn(T0 + 7, { predecessorUnfinished: true }));
     expect(r.response).toEqual({ status: 'skip', reason: 'waiting_for_previous' });
     expect(r.next).toEqual({ ...d, waiting: true, updatedAt: T0 + 7 });
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: false, notify: null });
 
     const again = decideClaim(deepFreeze(r.next!), claimIn(T0 + 8, { predecessorUnfinished: true, requestId: 'R2' }));
     expect(again.response).toEqual({ status: 'skip', reason: 'waiting_for_previous' });
@@ -377,7 +379,7 @@ describe('claim', () => {
       waiting: false,
       updatedAt: now,
     });
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
 
   test.each<['leased' | 'sending']>([['leased'], ['sending']])(
@@ -421,7 +423,7 @@ describe('claim', () => {
       expect(r.response).toMatchObject({ status: 'ready', leaseId: 'L2', leaseExpiresAt: now + LEASE_MS });
       expect(r.next).toMatchObject({ status: 'leased', attempts: 2, leaseHistory: ['L1', 'L2'] });
       expect(r.next?.lease).toEqual({ leaseId: 'L2', requestId, expiresAt: now + LEASE_MS, started: false });
-      expect(r.effects.notifyAt).toBeNull();
+      expect(r.effects.notify).toBeNull();
     }
   });
 
@@ -436,7 +438,7 @@ describe('claim', () => {
       leaseHistory: ['L1'],
       updatedAt: now,
     });
-    expect(r.effects).toEqual({ releasesNext: true, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: true, notify: null });
     // Same outcome as the sweeper's.
     expect(r.next).toEqual(decideLeaseExpiry(sending(), now)?.next);
   });
@@ -489,7 +491,7 @@ describe('start', () => {
     const r = decideStart(d, { now: T0 + 10, leaseId: 'L1' });
     expect(r.response).toEqual({ status: 'sending' });
     expect(r.next).toEqual({ ...d, status: 'sending', lease: { ...d.lease!, started: true }, updatedAt: T0 + 10 });
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
 
   test('start one millisecond before expiry still works', () => {
@@ -564,7 +566,7 @@ describe('complete', () => {
       providerMessageIds: ['p1', 'p2'],
       updatedAt: T0 + 50,
     });
-    expect(r.effects).toEqual({ releasesNext: true, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
 
   test('under the live lease without start: accepted (the lease holds it)', () => {
@@ -586,7 +588,7 @@ describe('complete', () => {
     const r = decideComplete(u, { now: T0 + LEASE_MS + 1, leaseId: 'L1', providerMessageIds: ['p'] });
     expect(r.response).toEqual({ status: 'sent' });
     expect(r.next).toMatchObject({ status: 'sent', error: null, completion: { leaseId: 'L1', providerMessageIds: ['p'] } });
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
 
   test('completion resolves the connector\'s own fail unknown (same lease): sent', () => {
@@ -628,7 +630,7 @@ describe('complete', () => {
     const r = decideComplete(s, { now: T0 + RETRY_WINDOW_MS * 2, leaseId: 'L1', providerMessageIds: ['p1'] });
     expect(r.response).toEqual({ status: 'sent' });
     expect(r.next).toBeNull();
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
 
   test.each<[string[]]>([[['p2']], [['p1', 'p2']], [[]]])('different ids %j after sent: 409 conflicting_completion', (ids) => {
@@ -695,14 +697,14 @@ describe('fail', () => {
       lastFail: { leaseId: 'L1', outcome: 'retry', code: 'provider_busy', responseStatus: 'queued' },
       updatedAt: now,
     });
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: now + 5000 });
+    expect(r.effects).toEqual({ releasesNext: false, notify: { at: now + 5000, reason: 'retry' } });
   });
 
   test('retry without retryAfterMs: jittered exponential backoff from the attempt count', () => {
     const now = T0 + 10;
     const first = decideFail(sending(), failIn(now, { random: 0 }));
     expect(first.next?.notBefore).toBe(now + 30_000);
-    expect(first.effects.notifyAt).toBe(now + 30_000);
+    expect(first.effects.notify?.at).toBe(now + 30_000);
     const third = decideFail(sending({ attempts: 3 }), failIn(now, { random: 0.5 }));
     expect(third.next?.notBefore).toBe(now + 150_000);
     const ninth = decideFail(sending({ attempts: 9 }), failIn(now, { random: 0.9999 }));
@@ -728,7 +730,7 @@ describe('fail', () => {
       lastFail: { leaseId: 'L1', outcome: 'retry', code: 'rate_limited', responseStatus: 'failed' },
       updatedAt: T0 + 1,
     });
-    expect(r.effects).toEqual({ releasesNext: true, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
 
   test('retry 1 ms before 24 h since creation: queued; at exactly 24 h: failed retry_exhausted', () => {
@@ -750,7 +752,7 @@ describe('fail', () => {
       lastFail: { leaseId: 'L1', outcome: 'failed', code: 'invalid_recipient', responseStatus: 'failed' },
       updatedAt: T0 + 3,
     });
-    expect(r.effects).toEqual({ releasesNext: true, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
 
   test('unknown: unknown, partial provider ids kept, next released', () => {
@@ -775,7 +777,7 @@ describe('fail', () => {
       const r = decideFail(finished('sent'), failIn(T0 + 5000, { outcome }));
       expect(r.response).toEqual({ status: 'sent' });
       expect(r.next).toBeNull();
-      expect(r.effects).toEqual({ releasesNext: false, notifyAt: null });
+      expect(r.effects).toEqual({ releasesNext: false, notify: null });
     },
   );
 
@@ -789,7 +791,7 @@ describe('fail', () => {
     const again = decideFail(after, failIn(T0 + 2, { outcome, random: 0.9 }));
     expect(again.response).toEqual({ status });
     expect(again.next).toBeNull();
-    expect(again.effects).toEqual({ releasesNext: false, notifyAt: null });
+    expect(again.effects).toEqual({ releasesNext: false, notify: null });
   });
 
   test('a repeated retry after the delivery was re-leased by someone else: still queued, no write', () => {
@@ -851,7 +853,7 @@ describe('fail', () => {
       const r = decideFail(sending(), failIn(late, { outcome: 'failed', code: 'blocked' }));
       expect(r.response).toEqual({ status: 'failed' });
       expect(r.next).toMatchObject({ status: 'failed', error: { outcome: 'failed', code: 'blocked' }, updatedAt: late });
-      expect(r.effects).toEqual({ releasesNext: true, notifyAt: null });
+      expect(r.effects).toEqual({ releasesNext: true, notify: null });
     });
 
     test('fail unknown after the sweeper ran: unknown with the connector code and partial ids, no re-release', () => {
@@ -872,7 +874,7 @@ describe('fail', () => {
       const r = decideFail(u, failIn(late, { outcome: 'retry' }));
       expect(r.response).toEqual({ status: 'unknown' });
       expect(r.next).toMatchObject({ status: 'unknown', error: { outcome: 'unknown', code: 'lease_expired_after_start' } });
-      expect(r.effects).toEqual({ releasesNext: false, notifyAt: null });
+      expect(r.effects).toEqual({ releasesNext: false, notify: null });
       const after = deepFreeze(r.next!);
       expect(decideFail(after, failIn(late + 1, { outcome: 'retry' })).next).toBeNull();
       expectApiError(
@@ -909,7 +911,7 @@ describe('decideLeaseExpiry (sweeper)', () => {
     const r = decideLeaseExpiry(d, now)!;
     expect(r.response).toBeNull();
     expect(r.next).toEqual({ ...d, status: 'queued', updatedAt: now });
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: now });
+    expect(r.effects).toEqual({ releasesNext: false, notify: { at: now, reason: 'lease_expired' } });
     expect(decideClaim(deepFreeze(r.next!), claimIn(now + 1, { requestId: 'R2', newLeaseId: 'L2' })).response.status).toBe('ready');
   });
 
@@ -923,7 +925,7 @@ describe('decideLeaseExpiry (sweeper)', () => {
       error: { outcome: 'unknown', code: 'lease_expired_after_start' },
       updatedAt: now,
     });
-    expect(r.effects).toEqual({ releasesNext: true, notifyAt: null });
+    expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
 
   test('leased, expired, retry budget spent (10 attempts or 24 h): failed retry_exhausted, next released', () => {
@@ -931,7 +933,7 @@ describe('decideLeaseExpiry (sweeper)', () => {
       const now = d.lease!.expiresAt;
       const r = decideLeaseExpiry(d, now)!;
       expect(r.next).toMatchObject({ status: 'failed', error: { outcome: 'failed', code: 'retry_exhausted' } });
-      expect(r.effects).toEqual({ releasesNext: true, notifyAt: null });
+      expect(r.effects).toEqual({ releasesNext: true, notify: null });
     }
     const r9 = decideLeaseExpiry(leased({ attempts: 9 }), T0 + LEASE_MS)!;
     expect(r9.next?.status).toBe('queued');
@@ -960,7 +962,7 @@ describe('decideWake', () => {
     const d = rec({ seq: 2, waiting: true });
     const r = decideWake(d, T0 + 9)!;
     expect(r.next).toEqual({ ...d, waiting: false, updatedAt: T0 + 9 });
-    expect(r.effects).toEqual({ releasesNext: false, notifyAt: T0 + 9 });
+    expect(r.effects).toEqual({ releasesNext: false, notify: { at: T0 + 9, reason: 'wake' } });
   });
 
   test('not waiting, or already terminal: nothing', () => {
@@ -986,7 +988,7 @@ describe('flows', () => {
     d = deepFreeze(done.next!);
     now += 100;
     expect(decideClaim(d, claimIn(now, { newLeaseId: 'B' })).response).toEqual({ status: 'skip', reason: 'already_sent' });
-    expect(decideStart(d, { now, leaseId: 'A' })).toEqual({ response: { status: 'sent' }, next: null, effects: { releasesNext: false, notifyAt: null } });
+    expect(decideStart(d, { now, leaseId: 'A' })).toEqual({ response: { status: 'sent' }, next: null, effects: { releasesNext: false, notify: null } });
     expect(decideComplete(d, { now, leaseId: 'A', providerMessageIds: ['pm'] }).next).toBeNull();
     expect(decideFail(d, failIn(now, { leaseId: 'A' })).next).toBeNull();
     expect(decideLeaseExpiry(d, now + 10 * LEASE_MS)).toBeNull();
@@ -1027,7 +1029,7 @@ describe('flows', () => {
     expect(f1.effects.releasesNext).toBe(true);
     d1 = deepFreeze(f1.next!);
     const wake = decideWake(d2, now)!;
-    expect(wake.effects.notifyAt).toBe(now);
+    expect(wake.effects.notify?.at).toBe(now);
     d2 = deepFreeze(wake.next!);
     const c2 = decideClaim(d2, claimIn(now + 1, { requestId: 'b2', newLeaseId: 'B', predecessorUnfinished: unfinished(d1) }));
     expect(c2.response.status).toBe('ready');

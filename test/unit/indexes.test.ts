@@ -1,12 +1,12 @@
 /**
  * firestore.indexes.json covers every query the service runs. The emulator never asks for an
  * index, production Firestore fails the query (FAILED_PRECONDITION), so this test is the only
- * guard. The queries come from functions/src/store/queries.ts, which the store code uses to build
+ * guard. The queries come from functions/src/platform/queries.ts, which the store code uses to build
  * them (checked below by scanning the sources for hand-built queries).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { QUERIES, type QuerySpec } from '../../functions/src/store/queries';
+import { QUERIES, type QuerySpec } from '../../functions/src/platform/queries';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -135,10 +135,10 @@ describe('firestore.indexes.json', () => {
   });
 });
 
-describe('queries are built only from functions/src/store/queries.ts', () => {
+describe('queries are built only from functions/src/platform/queries.ts', () => {
   const sources = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
-  const files = sources(join(ROOT, 'functions', 'src')).filter((f) => !f.endsWith(join('store', 'queries.ts')));
+  const files = sources(join(ROOT, 'functions', 'src')).filter((f) => !f.endsWith(join('platform', 'queries.ts')));
 
   test.each(files.map((f) => [relative(ROOT, f), f]))('%s builds no query by hand', (_name, file) => {
     const text = readFileSync(file, 'utf8');

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { displayPrefix, generateKey, hashKey, isWellFormedKey, keyFromAuthorizationHeader } from '../../functions/src/domain/keys';
-import { KeyResolver } from '../../functions/src/http/auth';
-import { ForbiddenError, UnauthorizedError } from '../../functions/src/errors';
-import type { IntegrationAuth } from '../../functions/src/store/integrations';
+import { displayPrefix, generateKey, hashKey, isWellFormedKey, keyFromAuthorizationHeader } from '../../functions/src/integrations/keys';
+import { KeyResolver, type IntegrationAuth } from '../../functions/src/integrations/auth';
+import { ForbiddenError, UnauthorizedError } from '../../functions/src/platform/errors';
 
 describe('integration keys', () => {
   test('generated keys carry the greppable prefix and 32 random bytes in base64url', () => {
@@ -45,10 +44,12 @@ function integration(overrides: Partial<IntegrationAuth> = {}): IntegrationAuth 
   return {
     workspaceId: 'ws',
     integrationId: 'int',
+    keyHash: 'hash',
     keyPrefix: 'sdk_live_AAAA',
+    previousKey: null,
     active: true,
     sourceEnabled: true,
-    replies: { enabled: false, topic: null },
+    replies: { enabled: false, topic: null, topicStatus: null, topicMessage: null, topicCheckedAt: null },
     messagesPerMinute: null,
     previousKeyExpiresAt: null,
     ...overrides,

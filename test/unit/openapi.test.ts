@@ -10,9 +10,9 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
-import * as errors from '../../functions/src/errors';
+import * as errors from '../../functions/src/platform/errors';
 import { IMAGE_ERROR_CODES } from '../../functions/src/domain/images';
-import { ClaimRequestSchema } from '../../functions/src/schemas/deliveries';
+import { ClaimRequestSchema } from '../../functions/src/deliveries/schemas';
 import { YAML_HEADER, YAML_OPTIONS, buildOpenApiDocument } from '../../functions/src/openapi/document';
 import { ERROR_CODES, OPERATION_ERROR_CODES } from '../../functions/src/openapi/error-codes';
 import { Contract, ContractViolation, OPENAPI_FILE } from '../integration/helpers/openapi';
@@ -133,7 +133,7 @@ describe('the committed document', () => {
     expect(checked).toBeGreaterThan(40);
   });
 
-  test('JSON Schema maxLength counts code points, like the service (text() in schemas/common.ts)', () => {
+  test('JSON Schema maxLength counts code points, like the service (text() in platform/schema.ts)', () => {
     const validate = contract.compile({ $ref: '#/components/schemas/ClaimRequest' });
     const accepts = (deliveryId: string) => ({ zod: ClaimRequestSchema.safeParse({ deliveryId, requestId: 'r' }).success, ajv: validate({ deliveryId, requestId: 'r' }) });
     expect(accepts('😀'.repeat(128))).toEqual({ zod: true, ajv: true });
@@ -168,7 +168,7 @@ describe('error codes', () => {
           const [, className, literal, imageKey] = m;
           const code = literal ?? IMAGE_ERROR_CODES[imageKey as keyof typeof IMAGE_ERROR_CODES];
           const Class = (errors as unknown as Record<string, new (code: string, message: string, retryAfter: number) => errors.ApiError>)[className as string];
-          if (Class === undefined) throw new Error(`${relative(ROOT, full)}: ${className} is not an ApiError subclass of functions/src/errors.ts`);
+          if (Class === undefined) throw new Error(`${relative(ROOT, full)}: ${className} is not an ApiError subclass of functions/src/platform/errors.ts`);
           const status = new Class(code as string, '', 1).status;
           found.set(code as string, (found.get(code as string) ?? new Set()).add(status));
         }

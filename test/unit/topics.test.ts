@@ -1,11 +1,11 @@
 /**
- * The replies topic check (functions/src/notify/topics.ts): classification with fake topics for
+ * The replies topic check (functions/src/integrations/topics.ts): classification with fake topics for
  * every Pub/Sub answer, including the permission paths the emulator cannot produce; when the
  * integrations trigger re-checks; what the outbox does with a recorded status.
  */
 import { Timestamp, type Firestore } from 'firebase-admin/firestore';
-import { PUBLISH_PERMISSION, TOPIC_RECHECK_AFTER_MS, classifyTopic, knownTopicProblem, type CheckableTopic } from '../../functions/src/notify/topics';
-import { topicToCheck } from '../../functions/src/triggers/integrations';
+import { PUBLISH_PERMISSION, TOPIC_RECHECK_AFTER_MS, classifyTopic, knownTopicProblem, type CheckableTopic } from '../../functions/src/integrations/topics';
+import { topicToCheck } from '../../functions/src/integrations/triggers';
 
 const TOPIC = 'projects/owner-project/topics/replies';
 

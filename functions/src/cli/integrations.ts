@@ -9,8 +9,9 @@
 import { parseArgs } from 'node:util';
 import { initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
-import { createIntegration, rotateKey, setActive } from './integration-admin';
-import type { KeyPrefix } from '../domain/keys';
+import { createIntegration, rotateKey, setActive } from '../integrations/admin';
+import type { KeyPrefix } from '../integrations/keys';
+import { errorMessage } from '../platform/caught';
 
 const USAGE = `usage: integrations <create|rotate|deactivate|activate> --workspace W [--integration I] [options]
   create      --name N [--topic projects/P/topics/T] [--id I] [--rate PER_MINUTE]
@@ -88,6 +89,6 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  console.error(`integrations: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`integrations: ${errorMessage(err)}`);
   process.exitCode = 1;
 });

@@ -8,8 +8,8 @@
  */
 import * as z from 'zod';
 import { IMAGE_LIMITS, ACCEPTED_IMAGE_CONTENT_TYPES } from '../domain/images';
-import { LEASE_MS } from '../domain/delivery';
-import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../http/pipeline';
+import { LEASE_MS } from '../deliveries/record';
+import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 import {
   ClaimRequestSchema,
   ClaimResponseSchema,
@@ -20,8 +20,8 @@ import {
   FailResponseSchema,
   StartRequestSchema,
   StartResponseSchema,
-} from '../schemas/deliveries';
-import { IncomingMessageResponseSchema, IncomingMessageSchema, MESSAGE_LIMITS } from '../schemas/messages';
+} from '../deliveries/schemas';
+import { IncomingMessageResponseSchema, IncomingMessageSchema, MESSAGE_LIMITS } from '../messages/schemas';
 import { ERROR_CODES, codesFor, type ErrorCode, type ErrorStatus } from './error-codes';
 
 export const OPENAPI_VERSION = '3.1.0';

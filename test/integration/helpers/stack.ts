@@ -10,9 +10,9 @@ import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
-import { createIntegration } from '../../../functions/src/cli/integration-admin';
+import { createIntegration } from '../../../functions/src/integrations/admin';
 import { multipartBody, type MultipartPart } from './multipart';
-import { db } from '../../../functions/src/firebase';
+import { db } from '../../../functions/src/platform/firebase';
 import { assertResponseMatchesContract } from './openapi';
 
 // ------------------------------------------------------------------------------------ environment

@@ -23,7 +23,7 @@
  * Across the file the provider is never called twice under one lease, and never again once a
  * delivery was started under an expired lease.
  */
-import { sweep } from '../../../functions/src/notify/outbox';
+import { sweep } from '../../../functions/src/deliveries/sweep';
 import { ConnectorClient, DeliveryReportError, type FetchLike } from '../../../sdk/src/index';
 import { adminDb, apiBaseUrl } from '../helpers/stack';
 import {

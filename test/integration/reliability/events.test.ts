@@ -17,11 +17,11 @@
 import { randomUUID } from 'node:crypto';
 import { FieldValue } from 'firebase-admin/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { deliveryIdFor } from '../../../functions/src/domain/ids';
-import { OUTBOX_STALE_AFTER_MS, sweep } from '../../../functions/src/notify/outbox';
-import { OUTBOX } from '../../../functions/src/store/deliveries';
-import { toApiError } from '../../../functions/src/http/respond';
-import { sequenceReplies } from '../../../functions/src/store/replies';
+import { deliveryIdFor } from '../../../functions/src/platform/ids';
+import { OUTBOX_STALE_AFTER_MS, sweep } from '../../../functions/src/deliveries/sweep';
+import { OUTBOX } from '../../../functions/src/deliveries/store';
+import { toApiError } from '../../../functions/src/platform/http/respond';
+import { sequenceReplies } from '../../../functions/src/deliveries/sequencing';
 import { ConnectorClient, type ProcessDeliveryResult } from '../../../sdk/src/index';
 import { adminDb, apiBaseUrl, createTestIntegration, integrationRef, projectId } from '../helpers/stack';
 import {

@@ -29,8 +29,8 @@
  */
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
-import { customerIdFor, eventDocIdFor } from '../../../functions/src/domain/ids';
-import { imagePath } from '../../../functions/src/storage/images';
+import { customerIdFor, eventDocIdFor } from '../../../functions/src/platform/ids';
+import { imagePath } from '../../../functions/src/messages/image-store';
 import { jpeg, png, webpAnimated, webpLossless, webpLossy } from '../../unit/fixtures/image-bytes';
 import { assertResponseMatchesContract } from '../helpers/openapi';
 import { closeStack, createTestIntegration, listImageFiles, workspaceDocPaths, type TestIntegration } from '../helpers/stack';

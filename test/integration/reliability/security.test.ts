@@ -13,7 +13,7 @@
  *    allow 30 s).
  */
 import { randomUUID } from 'node:crypto';
-import { rotateKey } from '../../../functions/src/cli/integration-admin';
+import { rotateKey } from '../../../functions/src/integrations/admin';
 import { adminDb, createTestIntegration, messageParts, multipartBody, postJson, workspaceDocPaths, type TestIntegration } from '../helpers/stack';
 import { claimReady, deliveryDoc, deliveryTestFile, expectApiError, expectOk, op, replyAndNotify } from '../helpers/deliveries';
 import { ENDPOINTS, expectNoKeyMaterialInLogs, findKeyMaterial, flushedEmulatorLog, rawRequest, redactLeaks, secretOf, withoutAccessLogUsers } from './support';

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FieldValue } from 'firebase-admin/firestore';
-import { sweep } from '../../../functions/src/notify/outbox';
+import { sweep } from '../../../functions/src/deliveries/sweep';
 import { ConnectorApiError, ConnectorClient, ProviderRetryableError, type FetchLike, type ProviderSendInput } from '../../../sdk/src/index';
 import { adminDb, apiBaseUrl, createTestIntegration, type TestIntegration } from '../helpers/stack';
 import { createTestTopic, fileFixture, sleep, type Notification, type TestTopic } from '../helpers/deliveries';

@@ -1,0 +1,46 @@
+import { errorCode, errorMessage, GRPC } from '../platform/caught';
+import { pubsub } from '../platform/pubsub';
+import { isValidTopicName, TOPIC_NAME_FORMAT } from '../integrations/model';
+
+/** The identifiers-only notification of spec 2.4. */
+export interface DeliveryNotification {
+  deliveryId: string;
+  workspaceId: string;
+  integrationId: string;
+  conversationId: string;
+  messageId: string;
+}
+
+/** `replies_disabled` is decided before publishing (no enabled topic); the others come from Pub/Sub. */
+export type PermanentPublishFailure = 'topic_not_found' | 'topic_permission_denied' | 'topic_invalid' | 'replies_disabled';
+export type PublishResult =
+  | { ok: true; messageId: string }
+  | { ok: false; permanent: true; code: PermanentPublishFailure; detail: string }
+  | { ok: false; permanent: false; detail: string };
+
+/** Pub/Sub answers that will not change by retrying: recorded on the delivery instead. */
+const PERMANENT: ReadonlyMap<unknown, PermanentPublishFailure> = new Map<unknown, PermanentPublishFailure>([
+  [GRPC.NOT_FOUND, 'topic_not_found'],
+  [GRPC.PERMISSION_DENIED, 'topic_permission_denied'],
+  [GRPC.INVALID_ARGUMENT, 'topic_invalid'],
+]);
+
+/**
+ * Publishes one notification to the integration owner's topic and classifies failure: a missing
+ * topic or permission is permanent (recorded, not retried forever); anything else is transient.
+ */
+export async function publishNotification(topicName: string, notification: DeliveryNotification): Promise<PublishResult> {
+  if (!isValidTopicName(topicName)) return { ok: false, permanent: true, code: 'topic_invalid', detail: `topic must be ${TOPIC_NAME_FORMAT}` };
+  try {
+    const topic = (await pubsub()).topic(topicName, { batching: { maxMessages: 1, maxMilliseconds: 0 } });
+    const messageId = await topic.publishMessage({
+      json: notification,
+      attributes: { deliveryId: notification.deliveryId, integrationId: notification.integrationId },
+    });
+    return { ok: true, messageId };
+  } catch (err) {
+    const code = PERMANENT.get(errorCode(err));
+    const detail = errorMessage(err);
+    return code === undefined ? { ok: false, permanent: false, detail } : { ok: false, permanent: true, code, detail };
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * The delivery record and the facts about it that every rule shares. Pure: no Firebase, no I/O,
+ * no clock (callers pass `now`). The rules that change a record are in ./state-machine.ts.
+ */
+import { NotFoundError } from '../platform/errors';
+
+/** Lease duration (spec 2.5). */
+export const LEASE_MS = 120_000;
+/** Leases granted before a `retry` (or an unstarted lease's expiry) fails the delivery. */
+export const MAX_ATTEMPTS = 10;
+/** Time since creation after which a `retry` (or an unstarted lease's expiry) fails the delivery. */
+export const RETRY_WINDOW_MS = 24 * 3600_000;
+/** First backoff step. */
+export const BACKOFF_BASE_MS = 30_000;
+/** Longest backoff. */
+export const BACKOFF_CAP_MS = 3_600_000;
+
+export type DeliveryStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
+export type TerminalStatus = 'sent' | 'failed' | 'unknown';
+export type FailOutcome = 'retry' | 'failed' | 'unknown';
+export type FailResponseStatus = 'queued' | 'failed' | 'unknown' | 'sent';
+
+/** The statuses a delivery can still leave (the sweeper and the queue rebuild look for these). */
+export const UNFINISHED_STATUSES: readonly DeliveryStatus[] = ['queued', 'leased', 'sending'];
+
+export interface DeliveryLease {
+  leaseId: string;
+  requestId: string;
+  expiresAt: number;
+  started: boolean;
+}
+
+/** Stored at `workspaces/{ws}/deliveries/{deliveryId}` (docs/data-model.md). Times: epoch ms. */
+export interface DeliveryRecord {
+  deliveryId: string;
+  workspaceId: string;
+  integrationId: string;
+  conversationId: string;
+  /** The operator reply's document id. */
+  messageId: string;
+  /** 1, 2, 3 ... per conversation, creation order. */
+  seq: number;
+  status: DeliveryStatus;
+  /** Copied from the reply at creation (replies are immutable). */
+  text: string;
+  /** Leases granted so far. */
+  attempts: number;
+  createdAt: number;
+  updatedAt: number;
+  /** Queued after a retry: not claimable before this. */
+  notBefore: number | null;
+  /** Current or last lease. */
+  lease: DeliveryLease | null;
+  /** Every leaseId ever granted (bounded: attempts <= MAX_ATTEMPTS). */
+  leaseHistory: string[];
+  /** A claim saw `waiting_for_previous`; wake on the predecessor's terminal transition. */
+  waiting: boolean;
+  completion: { leaseId: string; providerMessageIds: string[] } | null;
+  lastFail: {
+    leaseId: string;
+    outcome: FailOutcome;
+    code: string;
+    responseStatus: FailResponseStatus;
+  } | null;
+  /** From complete, or (partial) ids from fail failed/unknown. */
+  providerMessageIds: string[];
+  error: { outcome: string; code: string } | null;
+}
+
+/** Why a notification is (re-)published; kept on the outbox entry and in its log line. */
+export type NotificationReason = 'created' | 'wake' | 'retry' | 'lease_expired';
+
+/** Publish the delivery's notification at `at` (never earlier: see deliveries/outbox.ts). */
+export interface Notify {
+  at: number;
+  reason: NotificationReason;
+}
+
+export interface Effects {
+  /** The stored status went from non-terminal to terminal: release (wake) the next delivery. */
+  releasesNext: boolean;
+  /** Re-publish this delivery's notification (retry, expired lease, wake), or null. */
+  notify: Notify | null;
+}
+
+/** What a rule decided: the answer, the record to write (null: no write) and what follows from it. */
+export interface Decision<R> {
+  response: R;
+  /** The record to write, or null for no write. Never the same object as the input. */
+  next: DeliveryRecord | null;
+  effects: Effects;
+}
+
+export interface Recipient {
+  externalConversationId: string;
+  externalCustomerId: string;
+}
+
+export function isTerminal(status: DeliveryStatus): status is TerminalStatus {
+  return status === 'sent' || status === 'failed' || status === 'unknown';
+}
+
+/** A lease is live strictly before its expiry instant: at `now === expiresAt` it has expired. */
+export function isLeaseLive(lease: DeliveryLease | null, now: number): lease is DeliveryLease {
+  return lease !== null && now < lease.expiresAt;
+}
+
+/** True when `leaseId` currently holds the delivery: its current lease, live, leased or sending. */
+export function holdsLease(d: DeliveryRecord, leaseId: string, now: number): boolean {
+  return (d.status === 'leased' || d.status === 'sending') && d.lease?.leaseId === leaseId && isLeaseLive(d.lease, now);
+}
+
+/** True when `leaseId` was ever granted for this delivery (current or earlier lease). */
+export function everHeld(d: DeliveryRecord, leaseId: string): boolean {
+  return d.leaseHistory.includes(leaseId) || d.lease?.leaseId === leaseId;
+}
+
+/** The retry budget is spent: 10 leases granted, or 24 h since creation. */
+export function retryBudgetSpent(d: DeliveryRecord, now: number): boolean {
+  return d.attempts >= MAX_ATTEMPTS || now - d.createdAt >= RETRY_WINDOW_MS;
+}
+
+/**
+ * Backoff before attempt `attempt + 1`, after `attempt` leases (>= 1): 30 s doubling per attempt,
+ * plus 0..50 % jitter from `random` in [0, 1), clamped to [BACKOFF_BASE_MS, BACKOFF_CAP_MS].
+ */
+export function backoffMs(attempt: number, random: number): number {
+  const n = Number.isFinite(attempt) ? Math.max(1, Math.floor(attempt)) : 1;
+  const r = Number.isFinite(random) ? Math.min(Math.max(random, 0), 1) : 0;
+  // 2^(n-1) overflows nothing that matters: the cap applies long before precision does.
+  const nominal = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(n - 1, 30));
+  const jittered = Math.floor(nominal * (1 + r / 2));
+  return Math.min(BACKOFF_CAP_MS, Math.max(BACKOFF_BASE_MS, jittered));
+}
+
+/** spec 2.6 / decisions 5: the most recent customer sender, else the most recent sender. */
+export function recipientFor(conversation: {
+  externalConversationId: string;
+  lastCustomerExternalId?: string | null | undefined;
+  lastSenderExternalId: string;
+}): Recipient {
+  return {
+    externalConversationId: conversation.externalConversationId,
+    externalCustomerId: conversation.lastCustomerExternalId ?? conversation.lastSenderExternalId,
+  };
+}
+
+/**
+ * 404 for a missing delivery and for one of another integration or workspace (reported
+ * identically, decisions 1). Returns the record for chaining.
+ */
+export function visibleDelivery(
+  d: DeliveryRecord | null | undefined,
+  caller: { workspaceId: string; integrationId: string },
+): DeliveryRecord {
+  if (d === null || d === undefined || d.integrationId !== caller.integrationId || d.workspaceId !== caller.workspaceId) {
+    throw new NotFoundError('delivery_not_found', 'delivery not found');
+  }
+  return d;
+}
+
+/** A new delivery (status queued, no lease). Reply sequencing creates it idempotently. */
+export function newDelivery(input: {
+  deliveryId: string;
+  workspaceId: string;
+  integrationId: string;
+  conversationId: string;
+  messageId: string;
+  seq: number;
+  text: string;
+  now: number;
+}): DeliveryRecord {
+  return {
+    deliveryId: input.deliveryId,
+    workspaceId: input.workspaceId,
+    integrationId: input.integrationId,
+    conversationId: input.conversationId,
+    messageId: input.messageId,
+    seq: input.seq,
+    status: 'queued',
+    text: input.text,
+    attempts: 0,
+    createdAt: input.now,
+    updatedAt: input.now,
+    notBefore: null,
+    lease: null,
+    leaseHistory: [],
+    waiting: false,
+    completion: null,
+    lastFail: null,
+    providerMessageIds: [],
+    error: null,
+  };
+}

@@ -1,0 +1,82 @@
+import * as z from 'zod';
+import { text } from '../platform/schema';
+
+/** Delivery operation limits (spec 4.2-4.5 and 8). */
+export const DELIVERY_LIMITS = {
+  id: 128,
+  providerMessageId: 200,
+  providerMessageIds: 20,
+  failCode: 80,
+  retryAfterMs: 3_600_000,
+} as const;
+
+const id = () => text(1, DELIVERY_LIMITS.id);
+const providerMessageId = () => text(1, DELIVERY_LIMITS.providerMessageId);
+
+export const ClaimRequestSchema = z.strictObject({
+  deliveryId: id().describe('The delivery to claim (from the notification).'),
+  requestId: id().describe('Chosen by the connector per claim attempt; a retried claim with the same requestId gets the same lease.'),
+});
+
+const leaseId = () => id().describe('The leaseId of a `ready` claim.');
+
+export const StartRequestSchema = z.strictObject({
+  deliveryId: id(),
+  leaseId: leaseId(),
+});
+
+export const CompleteRequestSchema = z.strictObject({
+  deliveryId: id(),
+  leaseId: leaseId(),
+  providerMessageIds: z
+    .array(providerMessageId())
+    .min(1)
+    .max(DELIVERY_LIMITS.providerMessageIds)
+    .describe("The provider's ids of the sent message (several when an adapter split the text)."),
+});
+
+export const FailRequestSchema = z.strictObject({
+  deliveryId: id(),
+  leaseId: leaseId(),
+  outcome: z
+    .enum(['retry', 'failed', 'unknown'])
+    .describe('`retry` only after a definite temporary rejection; `failed` for a permanent failure; `unknown` for an ambiguous or partial send (never repeated automatically).'),
+  code: z
+    .string()
+    .max(DELIVERY_LIMITS.failCode)
+    .regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$')
+    .describe("The connector's own reason, e.g. `provider_timeout`."),
+  retryAfterMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(DELIVERY_LIMITS.retryAfterMs)
+    .optional()
+    .describe('For `retry`: not claimable again before this many milliseconds (default: exponential backoff from 30 s to 1 h).'),
+  providerMessageIds: z
+    .array(providerMessageId())
+    .max(DELIVERY_LIMITS.providerMessageIds)
+    .optional()
+    .describe('For `unknown` or `failed`: ids of the parts the provider did accept (partial sends).'),
+});
+
+export type ClaimRequest = z.output<typeof ClaimRequestSchema>;
+export type StartRequest = z.output<typeof StartRequestSchema>;
+export type CompleteRequest = z.output<typeof CompleteRequestSchema>;
+export type FailRequest = z.output<typeof FailRequestSchema>;
+
+const recipient = z.strictObject({ externalConversationId: z.string(), externalCustomerId: z.string() });
+export const ClaimResponseSchema = z.discriminatedUnion('status', [
+  z.strictObject({ status: z.literal('skip'), reason: z.string().describe('e.g. waiting_for_previous, already_sent, already_failed, outcome_unknown') }),
+  z.strictObject({
+    status: z.literal('ready'),
+    leaseId: z.string(),
+    leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
+    message: z.strictObject({ text: z.string(), recipient }),
+  }),
+]);
+export const StartResponseSchema = z.strictObject({
+  status: z.enum(['sending', 'sent']).describe('`sending`: call the provider now, once. `sent`: already sent, do not send again.'),
+});
+export const CompleteResponseSchema = z.strictObject({ status: z.literal('sent') });
+export const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });

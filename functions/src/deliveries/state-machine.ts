@@ -1,0 +1,391 @@
+/**
+ * The delivery state machine (spec section 3, decisions.md section 5) as pure functions: the
+ * caller reads the record inside a transaction, calls one `decide*` function with `now` (and fresh
+ * lease ids, a random number), writes `next` when it is not null and acts on `effects`
+ * (./transition.ts does all of that). Refusals are thrown as `ApiError`s and never ask for a write.
+ * Each rule's reasoning stands above its function; docs/decisions.md ("Delivery") sums them up.
+ */
+import { ConflictError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
+import {
+  LEASE_MS,
+  backoffMs,
+  everHeld,
+  holdsLease,
+  isLeaseLive,
+  isTerminal,
+  retryBudgetSpent,
+  type Decision,
+  type DeliveryRecord,
+  type Effects,
+  type FailOutcome,
+  type FailResponseStatus,
+  type Notify,
+  type Recipient,
+  type TerminalStatus,
+} from './record';
+
+export type SkipReason = 'already_sent' | 'already_failed' | 'outcome_unknown' | 'waiting_for_previous';
+
+export type ClaimResponse =
+  | { status: 'skip'; reason: SkipReason }
+  | {
+      status: 'ready';
+      leaseId: string;
+      leaseExpiresAt: number;
+      message: { text: string; recipient: Recipient };
+    };
+
+export interface StartResponse {
+  status: 'sending' | 'sent';
+}
+export interface CompleteResponse {
+  status: 'sent';
+}
+export interface FailResponse {
+  status: FailResponseStatus;
+}
+
+export interface ClaimInput {
+  now: number;
+  requestId: string;
+  /** A fresh, unguessable lease id (used only when a new lease is granted). */
+  newLeaseId: string;
+  /** An earlier delivery of the conversation is not terminal yet (./ordering.ts). */
+  predecessorUnfinished: boolean;
+  recipient: Recipient;
+}
+export interface StartInput {
+  now: number;
+  leaseId: string;
+}
+export interface CompleteInput {
+  now: number;
+  leaseId: string;
+  providerMessageIds: readonly string[];
+}
+export interface FailInput {
+  now: number;
+  leaseId: string;
+  outcome: FailOutcome;
+  code: string;
+  retryAfterMs?: number | undefined;
+  providerMessageIds?: readonly string[] | undefined;
+  /** Uniform in [0, 1), for backoff jitter. */
+  random: number;
+}
+
+/** `error.code` of a delivery whose lease expired after start: nobody knows whether it was sent. */
+const LEASE_EXPIRED_AFTER_START = 'lease_expired_after_start';
+/** `error.code` of a delivery whose retry budget (attempts, 24 h) is spent. */
+const RETRY_EXHAUSTED = 'retry_exhausted';
+
+const SKIP_REASON: Record<TerminalStatus, SkipReason> = {
+  sent: 'already_sent',
+  failed: 'already_failed',
+  unknown: 'outcome_unknown',
+};
+
+const NO_EFFECTS: Effects = { releasesNext: false, notify: null };
+
+/** The effects of writing `next` over `before`: a first terminal status releases the next delivery. */
+function effectsOf(before: DeliveryRecord, next: DeliveryRecord | null, notify: Notify | null = null): Effects {
+  return { releasesNext: next !== null && !isTerminal(before.status) && isTerminal(next.status), notify };
+}
+
+/** The decision to write `next` (or nothing, when null) and answer `response`. */
+function decided<R>(before: DeliveryRecord, response: R, next: DeliveryRecord | null, notify: Notify | null = null): Decision<R> {
+  return { response, next, effects: effectsOf(before, next, notify) };
+}
+
+const unchanged = <R>(response: R): Decision<R> => ({ response, next: null, effects: NO_EFFECTS });
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
+function leaseLost(): ConflictError {
+  return new ConflictError('lease_lost', 'the lease does not hold this delivery');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lease expiry
+
+/** The record as it is at `now`, and the expiry write it needs (null when nothing expired). */
+interface AtNow {
+  current: DeliveryRecord;
+  expiry: { next: DeliveryRecord; notify: Notify | null } | null;
+}
+
+/**
+ * Lease expiry, the one way it is applied: lazily at the start of every operation and by the
+ * sweeper alike, so correctness never depends on the sweeper having run.
+ *  - leased + expired  -> queued (claimable again; the sweeper re-publishes its notification), or
+ *                         failed `retry_exhausted` when the retry budget is spent (this keeps
+ *                         `attempts <= MAX_ATTEMPTS` and `leaseHistory` bounded);
+ *  - sending + expired -> unknown `lease_expired_after_start` (it may have been sent), which
+ *                         releases the next delivery.
+ * A leased/sending record without a lease (never written by this module) counts as expired.
+ */
+function atNow(d: DeliveryRecord, now: number): AtNow {
+  if ((d.status !== 'leased' && d.status !== 'sending') || isLeaseLive(d.lease, now)) return { current: d, expiry: null };
+  let next: DeliveryRecord;
+  let notify: Notify | null = null;
+  if (d.status === 'sending') {
+    next = { ...d, status: 'unknown', notBefore: null, error: { outcome: 'unknown', code: LEASE_EXPIRED_AFTER_START }, updatedAt: now };
+  } else if (retryBudgetSpent(d, now)) {
+    next = { ...d, status: 'failed', notBefore: null, error: { outcome: 'failed', code: RETRY_EXHAUSTED }, updatedAt: now };
+  } else {
+    next = { ...d, status: 'queued', notBefore: null, error: null, updatedAt: now };
+    notify = { at: now, reason: 'lease_expired' };
+  }
+  return { current: next, expiry: { next, notify } };
+}
+
+/** The record as it is at `now` once lease expiry is applied; the input object itself when nothing expired. */
+export function applyLeaseExpiry(d: DeliveryRecord, now: number): DeliveryRecord {
+  return atNow(d, now).current;
+}
+
+/** For the sweeper: the expiry write and its effects (notification, release), or null when nothing expired. */
+export function decideLeaseExpiry(d: DeliveryRecord, now: number): Decision<null> | null {
+  const { expiry } = atNow(d, now);
+  return expiry === null ? null : decided(d, null, expiry.next, expiry.notify);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wake
+
+/**
+ * The predecessor of `d` became terminal. A delivery whose claim was answered
+ * `waiting_for_previous` is `waiting`: clear the flag and re-publish its notification now, so its
+ * connector claims it again. Anything else: nothing to do (null).
+ */
+export function decideWake(d: DeliveryRecord, now: number): Decision<null> | null {
+  if (!d.waiting || isTerminal(d.status)) return null;
+  return { response: null, next: { ...d, waiting: false, updatedAt: now }, effects: { releasesNext: false, notify: { at: now, reason: 'wake' } } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// claim
+
+/**
+ * claim (spec 4.2):
+ *  - terminal -> `skip` with `already_sent` / `already_failed` / `outcome_unknown`;
+ *  - an earlier delivery of the conversation unfinished -> `skip` `waiting_for_previous`, and the
+ *    delivery is marked `waiting` (no write if already marked) so its predecessor wakes it;
+ *  - a retried claim (same requestId, live lease) gets the same lease with its original expiry
+ *    (never extended) and does not count as an attempt; another request -> 503 `lease_busy`;
+ *  - queued before `notBefore` -> 503 `retry_delayed`;
+ *  - otherwise a new 120 s lease (`attempts + 1`, `waiting` cleared). A claim is never refused for
+ *    age: a delivery whose connector was down for a day still gets its first attempt (the retry
+ *    budget is checked when a lease ends).
+ * A lease expiry found on the way is written even when the claim itself changes nothing.
+ */
+export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<ClaimResponse> {
+  const { now } = input;
+  const { current, expiry } = atNow(d, now);
+  const expiryWrite = expiry?.next ?? null;
+
+  if (isTerminal(current.status)) return decided(d, { status: 'skip', reason: SKIP_REASON[current.status] }, expiryWrite);
+
+  if (input.predecessorUnfinished) {
+    const next = current.waiting ? expiryWrite : { ...current, waiting: true, updatedAt: now };
+    return decided(d, { status: 'skip', reason: 'waiting_for_previous' }, next);
+  }
+
+  if ((current.status === 'leased' || current.status === 'sending') && isLeaseLive(current.lease, now)) {
+    const lease = current.lease;
+    if (lease.requestId === input.requestId) return unchanged(ready(current, lease.leaseId, lease.expiresAt, input.recipient));
+    throw new ServiceUnavailableError('lease_busy', 'the delivery is leased by another request', retryAfterSecondsFromMs(lease.expiresAt - now));
+  }
+
+  // Here the status is 'queued' (leased/sending without a live lease expired above).
+  if (current.notBefore !== null && current.notBefore > now) {
+    throw new ServiceUnavailableError('retry_delayed', 'the delivery is waiting before its next attempt', retryAfterSecondsFromMs(current.notBefore - now));
+  }
+  if (everHeld(current, input.newLeaseId)) {
+    // A programming error (lease ids are random); never hand out a lease id twice.
+    throw new Error('newLeaseId was already used for this delivery');
+  }
+  const expiresAt = now + LEASE_MS;
+  const next: DeliveryRecord = {
+    ...current,
+    status: 'leased',
+    attempts: current.attempts + 1,
+    notBefore: null,
+    lease: { leaseId: input.newLeaseId, requestId: input.requestId, expiresAt, started: false },
+    leaseHistory: [...current.leaseHistory, input.newLeaseId],
+    waiting: false,
+    error: null,
+    updatedAt: now,
+  };
+  return decided(d, ready(current, input.newLeaseId, expiresAt, input.recipient), next);
+}
+
+function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recipient: Recipient): ClaimResponse {
+  return {
+    status: 'ready',
+    leaseId,
+    leaseExpiresAt,
+    message: { text: d.text, recipient: { externalConversationId: recipient.externalConversationId, externalCustomerId: recipient.externalCustomerId } },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// start
+
+/**
+ * start (spec 4.3): a lease that never held the delivery -> 409 `lease_lost`; `sent` -> `sent`
+ * (do not send again); failed/unknown -> 409 `delivery_finished`; leased under the live current
+ * lease -> `sending`; already sending under it -> `sending` (no write); anything else -> 409
+ * `lease_lost`.
+ */
+export function decideStart(d: DeliveryRecord, input: StartInput): Decision<StartResponse> {
+  const { now, leaseId } = input;
+  if (!everHeld(d, leaseId)) throw leaseLost();
+  const current = applyLeaseExpiry(d, now);
+  if (current.status === 'sent') return unchanged({ status: 'sent' });
+  if (current.status === 'failed' || current.status === 'unknown') {
+    throw new ConflictError('delivery_finished', `the delivery already finished as ${current.status}`);
+  }
+  if (!holdsLease(current, leaseId, now) || current.lease === null) throw leaseLost();
+  if (current.status === 'sending') return unchanged({ status: 'sending' });
+  const next: DeliveryRecord = { ...current, status: 'sending', lease: { ...current.lease, started: true }, updatedAt: now };
+  return decided(d, { status: 'sending' }, next);
+}
+
+// ---------------------------------------------------------------------------------------------
+// complete
+
+/**
+ * complete (spec 4.4) is accepted from the LAST lease (`lease.leaseId`), live or expired, whatever
+ * the state, because a late completion is the truth: also over `unknown` (a completion resolves
+ * the ambiguity) and over a `failed` the service decided alone (retry budget spent on expiry).
+ *  - the same lease already reported a definite fail (`retry` or `failed`) -> 409
+ *    `conflicting_completion`: the connector contradicts itself and its first word stands;
+ *  - an older lease, or one that never held it -> 409 `lease_lost` (even after `sent`);
+ *  - after `sent`: same lease and same ids (same order) -> `sent`, no write; else 409
+ *    `conflicting_completion`.
+ * A late completion that turns `unknown` into `sent` does not release the next delivery again:
+ * it was released when this one first became terminal.
+ */
+export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decision<CompleteResponse> {
+  const { now, leaseId } = input;
+  if (!everHeld(d, leaseId)) throw leaseLost();
+  if (d.status === 'sent') {
+    if (d.completion?.leaseId === leaseId && sameIds(d.completion.providerMessageIds, input.providerMessageIds)) return unchanged({ status: 'sent' });
+    throw new ConflictError('conflicting_completion', 'the delivery was already completed differently');
+  }
+  const current = applyLeaseExpiry(d, now);
+  if (current.lease?.leaseId !== leaseId) throw leaseLost();
+  const lastFail = current.lastFail;
+  if (lastFail !== null && lastFail.leaseId === leaseId && lastFail.outcome !== 'unknown') {
+    throw new ConflictError('conflicting_completion', `this lease already reported the delivery as ${lastFail.outcome === 'retry' ? 'rejected' : 'failed'}`);
+  }
+  const ids = [...input.providerMessageIds];
+  const next: DeliveryRecord = {
+    ...current,
+    status: 'sent',
+    notBefore: null,
+    waiting: false,
+    completion: { leaseId, providerMessageIds: ids },
+    providerMessageIds: [...ids],
+    error: null,
+    updatedAt: now,
+  };
+  return decided(d, { status: 'sent' }, next);
+}
+
+// ---------------------------------------------------------------------------------------------
+// fail
+
+/**
+ * fail (spec 4.5):
+ *  - a lease that never held it -> 409 `lease_lost`; `sent` -> `sent`, no change;
+ *  - the same call repeated (same lease, outcome and code) -> the recorded answer, no write (only
+ *    the latest fail is remembered);
+ *  - under the live current lease: `retry` re-queues after `retryAfterMs` (0..1 h, validated by
+ *    the schema) or `backoffMs` (provider ids are ignored: a retry means nothing was sent), or
+ *    fails `retry_exhausted` when the budget is spent; `failed`/`unknown` end the delivery with
+ *    `{ outcome, code }` and any partial provider ids (the connector's own code stays in `lastFail`);
+ *  - otherwise a non-terminal delivery -> 409 `lease_lost` (e.g. an expired lease on `leased`),
+ *    and a terminal one -> 200 with its status, with one refinement: the lease cut off by
+ *    `lease_expired_after_start` may still say what happened. A late `failed` turns that `unknown`
+ *    into `failed`, a late `unknown` records its code and partial ids, a late `retry` leaves it
+ *    `unknown` (its successor was already released, so it cannot be re-queued). No re-release.
+ */
+export function decideFail(d: DeliveryRecord, input: FailInput): Decision<FailResponse> {
+  const { now, leaseId, outcome, code } = input;
+  if (!everHeld(d, leaseId)) throw leaseLost();
+  if (d.status === 'sent') return unchanged({ status: 'sent' });
+  const lastFail = d.lastFail;
+  if (lastFail !== null && lastFail.leaseId === leaseId && lastFail.outcome === outcome && lastFail.code === code) {
+    return unchanged({ status: lastFail.responseStatus });
+  }
+
+  const { current, expiry } = atNow(d, now);
+  // A live lease means nothing expired: `current` is `d`.
+  if (holdsLease(current, leaseId, now)) return failUnderLease(current, input);
+  if (!isTerminal(current.status)) throw leaseLost();
+
+  const cutOffWhileSending =
+    current.status === 'unknown' && current.error?.code === LEASE_EXPIRED_AFTER_START && current.lease?.leaseId === leaseId && lastFail?.leaseId !== leaseId;
+  if (cutOffWhileSending) {
+    const status: 'failed' | 'unknown' = outcome === 'failed' ? 'failed' : 'unknown';
+    const next: DeliveryRecord = {
+      ...current,
+      status,
+      error: outcome === 'retry' ? current.error : { outcome, code },
+      providerMessageIds: outcome !== 'retry' && input.providerMessageIds !== undefined ? [...input.providerMessageIds] : current.providerMessageIds,
+      lastFail: { leaseId, outcome, code, responseStatus: status },
+      updatedAt: now,
+    };
+    return decided(d, { status }, next);
+  }
+  // Any other lease that once held a finished delivery: its status; only a pending expiry is written.
+  return decided(d, { status: current.status }, expiry?.next ?? null);
+}
+
+function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailResponse> {
+  const { now, leaseId, outcome, code } = input;
+  if (outcome === 'retry' && retryBudgetSpent(d, now)) {
+    const next: DeliveryRecord = {
+      ...d,
+      status: 'failed',
+      notBefore: null,
+      error: { outcome: 'failed', code: RETRY_EXHAUSTED },
+      lastFail: { leaseId, outcome, code, responseStatus: 'failed' },
+      updatedAt: now,
+    };
+    return decided(d, { status: 'failed' }, next);
+  }
+  if (outcome === 'retry') {
+    const notBefore = now + Math.max(0, input.retryAfterMs ?? backoffMs(d.attempts, input.random));
+    const next: DeliveryRecord = { ...d, status: 'queued', notBefore, error: null, lastFail: { leaseId, outcome, code, responseStatus: 'queued' }, updatedAt: now };
+    return decided(d, { status: 'queued' }, next, { at: notBefore, reason: 'retry' });
+  }
+  const next: DeliveryRecord = {
+    ...d,
+    status: outcome,
+    notBefore: null,
+    error: { outcome, code },
+    providerMessageIds: input.providerMessageIds !== undefined ? [...input.providerMessageIds] : d.providerMessageIds,
+    lastFail: { leaseId, outcome, code, responseStatus: outcome },
+    updatedAt: now,
+  };
+  return decided(d, { status: outcome }, next);
+}
+
+// ---------------------------------------------------------------------------------------------
+// undeliverable
+
+/**
+ * The notification of `d` cannot be published for good (topic missing, no permission, replies
+ * disabled): record `code` as a failure so the reply shows why and the conversation is not
+ * blocked forever (decisions 5). A delivery a connector is working on under a live lease is left
+ * alone (it already has its notification); a terminal one too.
+ */
+export function decideUndeliverable(d: DeliveryRecord, code: string, now: number): Decision<null> | null {
+  if (isTerminal(d.status) || isLeaseLive(d.lease, now)) return null;
+  return decided(d, null, { ...d, status: 'failed', error: { outcome: 'failed', code }, waiting: false, notBefore: null, updatedAt: now });
+}

@@ -1,0 +1,159 @@
+/**
+ * Firestore access for deliveries: plain functions that take a Transaction. Reads of the records a
+ * delivery transaction needs (the delivery, its conversation's queue document, the conversation)
+ * and the writes that follow a decision (the record, the reply's mirror, the outbox entry, the
+ * queue). No decisions here: ./transition.ts orders these calls, ./state-machine.ts decides.
+ */
+import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { paths } from '../platform/paths';
+import { collectionQuery, QUERIES } from '../platform/queries';
+import { parsePending, pendingKey, storedPending, type PendingDeliveries } from './ordering';
+import { UNFINISHED_STATUSES, type DeliveryRecord, type NotificationReason, type Notify } from './record';
+
+export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
+export const deliveryQueueRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
+  db.doc(paths.deliveryQueue(workspaceId, conversationId));
+const replyRef = (db: Firestore, d: Pick<DeliveryRecord, 'workspaceId' | 'conversationId' | 'messageId'>): DocumentReference =>
+  db.doc(paths.message(d.workspaceId, d.conversationId, d.messageId));
+export const outboxRef = (db: Firestore, outboxId: string): DocumentReference => db.doc(paths.outboxEntry(outboxId));
+/** The top-level outbox collection's id (the sweeper's query and tests). */
+export const OUTBOX = paths.outbox();
+
+export interface OutboxEntry {
+  deliveryId: string;
+  workspaceId: string;
+  integrationId: string;
+  conversationId: string;
+  messageId: string;
+  reason: NotificationReason;
+  /** Epoch ms: not published before this time. */
+  dueAt: number;
+  attempts: number;
+  createdAt: number;
+}
+
+/** The deterministic outbox id of one notification: a retried transaction writes the same entry. */
+export const outboxIdFor = (entry: Pick<OutboxEntry, 'deliveryId' | 'dueAt'>): string => `${entry.deliveryId}@${entry.dueAt}`;
+
+export async function readDelivery(tx: Transaction, db: Firestore, workspaceId: string, deliveryId: string): Promise<DeliveryRecord | null> {
+  const snap = await tx.get(deliveryRef(db, workspaceId, deliveryId));
+  return snap.exists ? (snap.data() as DeliveryRecord) : null;
+}
+
+/**
+ * The ordering state of one conversation (./ordering.ts): its unfinished deliveries by seq, read
+ * from the queue document by id, never by a query.
+ */
+export interface DeliveryQueueState {
+  ref: DocumentReference;
+  pending: PendingDeliveries;
+  /**
+   * The stored document had no `pending` map (written before the map existed, or missing): it was
+   * rebuilt from the deliveries themselves and must be written back in this transaction.
+   */
+  rebuilt: boolean;
+}
+
+/**
+ * Reads a conversation's queue. A queue document without `pending` is rebuilt once, inside the
+ * transaction, from the conversation's unfinished deliveries (the only query left on the
+ * delivery path, run at most once per conversation); `absentIsEmpty` skips that for a
+ * conversation whose first reply is being sequenced (no document yet, so no deliveries either).
+ */
+export async function readDeliveryQueue(
+  tx: Transaction,
+  db: Firestore,
+  workspaceId: string,
+  conversationId: string,
+  snapshot?: DocumentSnapshot,
+  absentIsEmpty = false,
+): Promise<DeliveryQueueState> {
+  const ref = deliveryQueueRef(db, workspaceId, conversationId);
+  const snap = snapshot ?? (await tx.get(ref));
+  const stored = parsePending(snap.get('pending'));
+  if (stored) return { ref, pending: stored, rebuilt: false };
+  if (!snap.exists && absentIsEmpty) return { ref, pending: new Map(), rebuilt: false };
+  const deliveries = db.collection(paths.deliveries(workspaceId));
+  const query = collectionQuery(deliveries, QUERIES.unfinishedOfConversation, conversationId, UNFINISHED_STATUSES, Number.MAX_SAFE_INTEGER);
+  const pending = new Map<number, string>();
+  for (const doc of (await tx.get(query)).docs) {
+    const d = doc.data() as DeliveryRecord;
+    pending.set(d.seq, d.deliveryId);
+  }
+  return { ref, pending, rebuilt: true };
+}
+
+/**
+ * Writes the queue after a transition: drops `terminalSeq` from `pending` (when a delivery became
+ * terminal) and writes a rebuilt map back whole.
+ */
+export function writeQueue(tx: Transaction, queue: DeliveryQueueState, terminalSeq: number | null, now: number): void {
+  const updatedAt = Timestamp.fromMillis(now);
+  if (queue.rebuilt) {
+    const pending = new Map(queue.pending);
+    if (terminalSeq !== null) pending.delete(terminalSeq);
+    tx.set(queue.ref, { pending: storedPending(pending), updatedAt }, { mergeFields: ['pending', 'updatedAt'] });
+  } else if (terminalSeq !== null) {
+    tx.set(queue.ref, { pending: { [pendingKey(terminalSeq)]: FieldValue.delete() }, updatedAt }, { merge: true });
+  }
+}
+
+export interface ConversationFacts {
+  externalConversationId: string;
+  lastCustomerExternalId: string | null;
+  lastSenderExternalId: string;
+}
+
+export async function readConversation(tx: Transaction, db: Firestore, d: DeliveryRecord): Promise<ConversationFacts> {
+  const data = (await tx.get(db.doc(paths.conversation(d.workspaceId, d.conversationId)))).data() ?? {};
+  const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  return {
+    externalConversationId: str(data.externalConversationId) ?? '',
+    lastCustomerExternalId: str(data.lastCustomerExternalId),
+    lastSenderExternalId: str(data.lastSenderExternalId) ?? '',
+  };
+}
+
+/** What the console sees on the operator's reply (decisions 3). */
+export function deliveryMirror(d: DeliveryRecord, now: number): Record<string, unknown> {
+  const mirror: Record<string, unknown> = {
+    deliveryId: d.deliveryId,
+    status: d.status,
+    updatedAt: Timestamp.fromMillis(now),
+  };
+  if (d.providerMessageIds.length > 0) mirror.providerMessageIds = d.providerMessageIds;
+  if (d.error) mirror.error = d.error;
+  return mirror;
+}
+
+function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boolean {
+  return (
+    before === null ||
+    before.status !== next.status ||
+    JSON.stringify(before.error) !== JSON.stringify(next.error) ||
+    JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds)
+  );
+}
+
+/** Writes one record and what follows from it: the reply mirror and, when asked, a notification. */
+export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notify: Notify | null, now: number): void {
+  tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), next);
+  // `mergeFields` replaces the whole `delivery` map (a plain merge would keep a stale `error` or
+  // `providerMessageIds` from the previous mirror, e.g. `error` after unknown -> sent) and leaves
+  // the console's fields of the reply untouched.
+  if (mirrorChanged(before, next)) tx.set(replyRef(db, next), { delivery: deliveryMirror(next, now) }, { mergeFields: ['delivery'] });
+  if (notify !== null) {
+    const entry: OutboxEntry = {
+      deliveryId: next.deliveryId,
+      workspaceId: next.workspaceId,
+      integrationId: next.integrationId,
+      conversationId: next.conversationId,
+      messageId: next.messageId,
+      reason: notify.reason,
+      dueAt: notify.at,
+      attempts: 0,
+      createdAt: now,
+    };
+    tx.set(outboxRef(db, outboxIdFor(entry)), entry);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Authentication of connector calls: the bearer key -> its integration, through a per-instance
+ * cache (decisions 2).
+ */
+import { config } from '../platform/config';
+import { ForbiddenError, UnauthorizedError } from '../platform/errors';
+import { db } from '../platform/firebase';
+import { displayPrefix, hashKey, keyFromAuthorizationHeader } from './keys';
+import type { Integration } from './model';
+import { findIntegrationByKeyHash, integrationOf } from './store';
+
+/** What a key resolves to: its integration and, for the previous key of a rotation, when it stops working. */
+export interface IntegrationAuth extends Integration {
+  previousKeyExpiresAt: number | null;
+}
+
+export interface AuthContext extends IntegrationAuth {
+  /** Non-secret display prefix of the presented key, for logs. */
+  presentedKeyPrefix: string;
+}
+
+interface CacheEntry {
+  value: IntegrationAuth | null;
+  expiresAt: number;
+}
+
+const INVALID_KEY_MESSAGE = 'Missing, malformed, unknown or revoked integration key.';
+
+/**
+ * Per-instance cache of key lookups (decisions 2). Positive entries live `ttlMs` (<= 30 s, so a
+ * revocation or deactivation takes effect within 30 s); negative ones `negativeTtlMs`.
+ * Concurrent misses for the same key share one Firestore query.
+ */
+export class KeyResolver {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly inflight = new Map<string, Promise<IntegrationAuth | null>>();
+
+  /** @param findByKeyHash the store lookup (`findIntegrationByKeyHash` in production). */
+  constructor(
+    private readonly findByKeyHash: (keyHash: string) => Promise<IntegrationAuth | null>,
+    private readonly ttlMs: number,
+    private readonly negativeTtlMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  /** Resolves the `Authorization` header to an active integration or throws 401/403. */
+  async authenticate(authorization: string | undefined): Promise<AuthContext> {
+    const key = keyFromAuthorizationHeader(authorization);
+    if (key === undefined) throw new UnauthorizedError('invalid_key', INVALID_KEY_MESSAGE);
+    const integration = await this.lookup(hashKey(key));
+    const now = this.now();
+    if (!integration) throw new UnauthorizedError('invalid_key', INVALID_KEY_MESSAGE);
+    if (integration.previousKeyExpiresAt !== null && integration.previousKeyExpiresAt <= now) {
+      throw new UnauthorizedError('invalid_key', INVALID_KEY_MESSAGE);
+    }
+    if (!integration.active) throw new ForbiddenError('integration_inactive', 'This integration is inactive.');
+    if (!integration.sourceEnabled) throw new ForbiddenError('source_disabled', 'This source is disabled for the workspace.');
+    return { ...integration, presentedKeyPrefix: displayPrefix(key) };
+  }
+
+  private async lookup(keyHash: string): Promise<IntegrationAuth | null> {
+    const now = this.now();
+    const cached = this.cache.get(keyHash);
+    if (cached && cached.expiresAt > now) return cached.value;
+    const pending = this.inflight.get(keyHash);
+    if (pending) return pending;
+    const query = this.findByKeyHash(keyHash)
+      .then((value) => {
+        const ttl = value ? this.ttlMs : this.negativeTtlMs;
+        if (ttl > 0) this.remember(keyHash, { value, expiresAt: this.now() + ttl });
+        return value;
+      })
+      .finally(() => this.inflight.delete(keyHash));
+    this.inflight.set(keyHash, query);
+    return query;
+  }
+
+  private remember(keyHash: string, entry: CacheEntry): void {
+    this.cache.delete(keyHash);
+    this.cache.set(keyHash, entry);
+    if (this.cache.size > this.maxEntries) {
+      const oldest = this.cache.keys().next();
+      if (!oldest.done) this.cache.delete(oldest.value);
+    }
+  }
+}
+
+/** The store lookup behind the resolver: the integration of a key hash, or null (unknown or ambiguous). */
+export async function integrationAuthFor(keyHash: string): Promise<IntegrationAuth | null> {
+  const match = await findIntegrationByKeyHash(db(), keyHash);
+  const integration = match ? integrationOf(match.snap) : null;
+  if (!match || !integration) return null;
+  return { ...integration, previousKeyExpiresAt: match.viaPreviousKey ? (integration.previousKey?.expiresAt ?? null) : null };
+}
+
+/** The instance's resolver, created on first request: its cache lives as long as the instance. */
+let keyResolver: KeyResolver | undefined;
+
+/** Resolves a request's `Authorization` header (the endpoints' `authenticate`). */
+export function authenticate(authorization: string | undefined): Promise<AuthContext> {
+  keyResolver ??= new KeyResolver(integrationAuthFor, config().keyCacheTtlMs, config().keyNegativeCacheTtlMs);
+  return keyResolver.authenticate(authorization);
+}

@@ -1,0 +1,93 @@
+/**
+ * The integration document (docs/data-model.md), parsed in this one place. The console and the
+ * CLI write it, so every field is read defensively: an absent or malformed field gets the safe
+ * default, and only an explicit `true` enables anything (a broken document never opens access
+ * nor publishes). Pure: no Firebase.
+ */
+
+/** Outcome of the replies topic check (integrations/topics.ts), shown on the integration. */
+export type TopicStatus = 'ok' | 'not_found' | 'permission_denied' | 'invalid';
+const TOPIC_STATUSES: readonly TopicStatus[] = ['ok', 'not_found', 'permission_denied', 'invalid'];
+
+export interface RepliesSettings {
+  /** Replies are delivered only when enabled AND a topic is set. */
+  enabled: boolean;
+  topic: string | null;
+  /** Null until the topic was checked (or after the console cleared it to ask for a new check). */
+  topicStatus: TopicStatus | null;
+  topicMessage: string | null;
+  /** Epoch ms of the last check, or null. */
+  topicCheckedAt: number | null;
+}
+
+export interface Integration {
+  workspaceId: string;
+  integrationId: string;
+  active: boolean;
+  sourceEnabled: boolean;
+  /** SHA-256 (hex) of the current key; null when revoked. */
+  keyHash: string | null;
+  /** Non-secret display prefix of the current key, for logs. */
+  keyPrefix: string;
+  /** During a rotation overlap: the previous key's hash and when it stops working (epoch ms). */
+  previousKey: { hash: string; expiresAt: number | null } | null;
+  replies: RepliesSettings;
+  /** Incoming rate limit override, or null for the service default. */
+  messagesPerMinute: number | null;
+}
+
+const record = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+const stringOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** A Firestore Timestamp (anything with `toMillis`) or epoch ms, as epoch ms; null otherwise. */
+function millis(v: unknown): number | null {
+  if (typeof v === 'number') return v;
+  const toMillis = record(v).toMillis;
+  return typeof toMillis === 'function' ? (toMillis.call(v) as number) : null;
+}
+
+/** The replies part of an integration document. */
+export function parseReplies(value: unknown): RepliesSettings {
+  const replies = record(value);
+  return {
+    enabled: replies.enabled === true,
+    topic: stringOrNull(replies.topic),
+    topicStatus: TOPIC_STATUSES.find((s) => s === replies.topicStatus) ?? null,
+    topicMessage: stringOrNull(replies.topicMessage),
+    topicCheckedAt: millis(replies.topicCheckedAt),
+  };
+}
+
+/** Parses an integration document; null when there is none. */
+export function parseIntegration(workspaceId: string, integrationId: string, data: Record<string, unknown> | undefined): Integration | null {
+  if (data === undefined) return null;
+  const previous = record(data.previousKey);
+  const perMinute = record(data.limits).messagesPerMinute;
+  return {
+    workspaceId,
+    integrationId,
+    active: data.active === true,
+    sourceEnabled: data.sourceEnabled === true,
+    keyHash: stringOrNull(data.keyHash),
+    keyPrefix: stringOrNull(data.keyPrefix) ?? '',
+    previousKey: typeof previous.hash === 'string' ? { hash: previous.hash, expiresAt: typeof previous.expiresAt === 'number' ? previous.expiresAt : null } : null,
+    replies: parseReplies(data.replies),
+    messagesPerMinute: typeof perMinute === 'number' && Number.isInteger(perMinute) && perMinute > 0 ? perMinute : null,
+  };
+}
+
+/** The topic replies are published to, or null when replies are off (disabled or no topic). */
+export function repliesTopic(integration: Pick<Integration, 'replies'> | null): string | null {
+  return integration?.replies.enabled === true ? integration.replies.topic : null;
+}
+
+/**
+ * The one topic-name rule (firestore.rules applies the same one to the console's writes): a full
+ * Pub/Sub topic name with a valid project id (6-30 characters) and topic id (3-255, a letter first).
+ */
+const TOPIC_NAME = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][A-Za-z0-9._~%+-]{2,254}$/;
+export const TOPIC_NAME_FORMAT = 'projects/<project>/topics/<topic>';
+
+export function isValidTopicName(topic: string): boolean {
+  return TOPIC_NAME.test(topic);
+}

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Content fingerprint of an incoming event (decisions 4): every field after defaults, plus each
+ * image's SHA-256 and sniffed content type, in order. The eventId is the idempotency key, not
+ * content, so it is left out. Canonical JSON (sorted keys, explicit nulls) keeps it stable.
+ */
+export interface FingerprintInput {
+  externalConversationId: string;
+  sender: { externalId: string; displayName: string | null; kind: 'customer' | 'service' };
+  text: string | null;
+  images: ReadonlyArray<{ sha256: string; contentType: string }>;
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function fingerprint(input: FingerprintInput): string {
+  const doc = {
+    v: 1,
+    externalConversationId: input.externalConversationId,
+    sender: input.sender,
+    text: input.text,
+    images: input.images.map((i) => ({ sha256: i.sha256, contentType: i.contentType })),
+  };
+  return createHash('sha256').update(canonical(doc)).digest('hex');
+}
+

@@ -1,0 +1,121 @@
+import { config } from '../platform/config';
+import { BadRequestError, ConflictError, TooManyRequestsError, retryAfterSecondsFromMs } from '../platform/errors';
+import { db } from '../platform/firebase';
+import { endpoint, parseJsonBody, type ParsedRequest, type RequestContext } from '../platform/http/pipeline';
+import type { HttpResult } from '../platform/http/types';
+import { conversationIdFor, customerIdFor, eventDocIdFor, messageIdFor } from '../platform/ids';
+import { parseOrThrow } from '../platform/schema';
+import { authenticate } from '../integrations/auth';
+import { fingerprint } from './fingerprint';
+import { createImageStore, imagePath, type ImageStore } from './image-store';
+import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from '../domain/images';
+import { parseMultipart } from './multipart';
+import { RateLimiter } from './rate-limit';
+import { IncomingMessageSchema, type IncomingMessageResponse } from './schemas';
+import { acceptMessage, findExistingEvent, type StoredImage } from './store';
+
+/** Per-instance: created on first request, they live as long as the instance. */
+let imageStore: ImageStore | undefined;
+const images = (): ImageStore => (imageStore ??= createImageStore(config().imageStore));
+const rateLimiter = new RateLimiter();
+
+function enforceRateLimit(context: RequestContext): void {
+  const perMinute = context.auth.messagesPerMinute ?? config().messagesPerMinuteDefault;
+  const decision = rateLimiter.take(context.auth.integrationId, perMinute, Date.now());
+  if (!decision.allowed) {
+    throw new TooManyRequestsError(
+      'rate_limited',
+      `Incoming message rate limit of ${perMinute} per minute exceeded; retry with the same eventId after Retry-After.`,
+      retryAfterSecondsFromMs(decision.retryAfterMs),
+    );
+  }
+}
+
+async function readBody(request: ParsedRequest): Promise<{ payload: unknown; imageBytes: Buffer[] }> {
+  if (request.mediaType === 'application/json') return { payload: request.json, imageBytes: [] };
+  const multipart = await parseMultipart(request.contentType, request.rawBody);
+  return { payload: parseJsonBody(multipart.payload, 'payload'), imageBytes: multipart.images };
+}
+
+/**
+ * POST /v1/messages: validate everything first (nothing is written for a bad request), upload
+ * images to content-addressed paths, then record the message in one transaction.
+ */
+export async function handleIncomingMessage(request: ParsedRequest, context: RequestContext): Promise<HttpResult> {
+  enforceRateLimit(context);
+  const { payload, imageBytes } = await readBody(request);
+  const message = parseOrThrow(IncomingMessageSchema, payload);
+  assertImageCount(imageBytes.length);
+  const inspected: InspectedImage[] = imageBytes.map((bytes, i) => inspectImage(bytes, `images[${i}]`));
+  assertImageSet(inspected);
+  const text = message.message?.text !== undefined && message.message.text !== '' ? message.message.text : null;
+  if (text === null && inspected.length === 0) {
+    throw new BadRequestError('empty_message', 'message.text: required (non-empty) unless at least one image is attached.');
+  }
+
+  const { workspaceId, integrationId } = context.auth;
+  const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind };
+  const print = fingerprint({ externalConversationId: message.externalConversationId, sender, text, images: inspected });
+  const conversationId = conversationIdFor(integrationId, message.externalConversationId);
+  const messageId = messageIdFor(integrationId, message.eventId, print);
+  context.logFields.conversationId = conversationId;
+  context.logFields.messageId = messageId;
+
+  const stored: StoredImage[] = inspected.map((img) => ({
+    path: imagePath(workspaceId, integrationId, img.sha256, img.format),
+    sha256: img.sha256,
+    contentType: img.contentType,
+    width: img.width,
+    height: img.height,
+    bytes: img.bytes,
+  }));
+  const eventDocId = eventDocIdFor(integrationId, message.eventId);
+  const record = () =>
+    db().runTransaction(async (tx) => {
+      const outcome = await acceptMessage(tx, db(), {
+        workspaceId,
+        integrationId,
+        eventId: message.eventId,
+        eventDocId,
+        fingerprint: print,
+        conversationId,
+        messageId,
+        customerId: sender.kind === 'customer' ? customerIdFor(integrationId, sender.externalId) : null,
+        externalConversationId: message.externalConversationId,
+        sender,
+        text,
+        images: stored,
+        now: Date.now(),
+        retentionMs: config().eventRetentionMs,
+      });
+      // Past the budget the client already has its 503: give up here, so nothing is committed.
+      context.deadline.assertTimeLeft();
+      return outcome;
+    });
+
+  // A retry or a conflicting reuse of the eventId is answered before anything is uploaded, so a
+  // rejected request (409) stores no image and a duplicate does not upload again.
+  const known = stored.length > 0 ? await findExistingEvent(db(), workspaceId, eventDocId, print) : null;
+  if (known === null) {
+    // Uploaded before the transaction: if it fails, nothing was recorded and a retry re-uploads to
+    // the same paths. An orphaned image (upload done, then the transaction failed or a concurrent
+    // request with other content won the eventId) is harmless and re-used.
+    await Promise.all(stored.map((img, i) => images().put(img.path, imageBytes[i] ?? Buffer.alloc(0), img.contentType)));
+  }
+  const outcome = known ?? (await record());
+  if (outcome.kind === 'conflict') {
+    throw new ConflictError('event_conflict', `eventId '${message.eventId}' was already used with different content.`);
+  }
+  const body: IncomingMessageResponse = {
+    conversationId: outcome.conversationId,
+    messageId: outcome.messageId,
+    duplicate: outcome.kind === 'duplicate',
+  };
+  context.logFields.duplicate = body.duplicate;
+  return { status: outcome.kind === 'created' ? 201 : 200, body };
+}
+
+export const incomingMessages = endpoint(
+  { name: 'POST /v1/messages', accepts: ['application/json', 'multipart/form-data'], authenticate },
+  handleIncomingMessage,
+);

@@ -1,0 +1,41 @@
+import * as z from 'zod';
+import { text } from '../platform/schema';
+
+/** Incoming message limits (spec 2.2 and 8, decisions 4). */
+export const MESSAGE_LIMITS = {
+  eventId: 128,
+  externalConversationId: 256,
+  senderExternalId: 256,
+  displayName: 200,
+  text: 10_000,
+} as const;
+
+/** Wire shape of `POST /v1/messages` (JSON body, or the `payload` field of a multipart body). */
+export const IncomingMessageSchema = z
+  .strictObject({
+    eventId: text(1, MESSAGE_LIMITS.eventId).describe('Identifies the source event; stable across retries. The idempotency key.'),
+    externalConversationId: text(1, MESSAGE_LIMITS.externalConversationId).describe('Stable identifier of the external chat.'),
+    sender: z
+      .strictObject({
+        externalId: text(1, MESSAGE_LIMITS.senderExternalId).describe('Stable identifier of the sender.'),
+        displayName: text(0, MESSAGE_LIMITS.displayName).optional(),
+        kind: z.enum(['customer', 'service']).default('customer').describe('`service` for alerts.'),
+      })
+      .describe('Who sent the message.'),
+    message: z
+      .strictObject({
+        text: text(0, MESSAGE_LIMITS.text).optional().describe('At most 10000 characters (code points).'),
+      })
+      .optional(),
+  })
+  .describe('An incoming customer message or service alert.');
+
+export type IncomingMessage = z.output<typeof IncomingMessageSchema>;
+
+/** Success body of `POST /v1/messages` (201 new, 200 duplicate). */
+export const IncomingMessageResponseSchema = z.strictObject({
+  conversationId: z.string(),
+  messageId: z.string(),
+  duplicate: z.boolean(),
+});
+export type IncomingMessageResponse = z.output<typeof IncomingMessageResponseSchema>;

@@ -1,0 +1,125 @@
+/**
+ * Firestore access for incoming messages: the idempotency record, the message, its conversation
+ * and its customer, written in one transaction.
+ */
+import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { paths } from '../platform/paths';
+
+export interface StoredImage {
+  path: string;
+  sha256: string;
+  contentType: string;
+  width: number;
+  height: number;
+  bytes: number;
+}
+
+export interface AcceptMessageInput {
+  workspaceId: string;
+  integrationId: string;
+  eventId: string;
+  eventDocId: string;
+  fingerprint: string;
+  conversationId: string;
+  messageId: string;
+  customerId: string | null;
+  externalConversationId: string;
+  sender: { externalId: string; displayName: string | null; kind: 'customer' | 'service' };
+  text: string | null;
+  images: StoredImage[];
+  now: number;
+  retentionMs: number;
+}
+
+export type AcceptOutcome =
+  | { kind: 'created'; conversationId: string; messageId: string }
+  | { kind: 'duplicate'; conversationId: string; messageId: string }
+  | { kind: 'conflict' };
+
+const eventRef = (db: Firestore, workspaceId: string, eventDocId: string): DocumentReference => db.doc(paths.event(workspaceId, eventDocId));
+const conversationRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference => db.doc(paths.conversation(workspaceId, conversationId));
+const customerRef = (db: Firestore, workspaceId: string, customerId: string): DocumentReference => db.doc(paths.customer(workspaceId, customerId));
+
+/** The answer for an eventId that was already recorded: same content is a duplicate, other content a conflict. */
+function outcomeForExisting(existing: DocumentData, fingerprint: string): AcceptOutcome {
+  if (existing.fingerprint !== fingerprint) return { kind: 'conflict' };
+  return { kind: 'duplicate', conversationId: String(existing.conversationId), messageId: String(existing.messageId) };
+}
+
+/**
+ * Looks the event up outside a transaction (an event record never changes once written), so a
+ * retry or a conflicting reuse of an eventId is answered before any side effect such as an upload.
+ * Returns null when the event is new; the transaction still decides in that case.
+ */
+export async function findExistingEvent(db: Firestore, workspaceId: string, eventDocId: string, fingerprint: string): Promise<AcceptOutcome | null> {
+  const existing = (await eventRef(db, workspaceId, eventDocId).get()).data();
+  return existing ? outcomeForExisting(existing, fingerprint) : null;
+}
+
+/**
+ * Records an incoming message in one transaction: the idempotency record, the message, its
+ * conversation and its customer. All reads happen in one round trip before any write.
+ * Same eventId + same fingerprint -> duplicate (original ids); other fingerprint -> conflict.
+ */
+export async function acceptMessage(tx: Transaction, db: Firestore, input: AcceptMessageInput): Promise<AcceptOutcome> {
+  const evRef = eventRef(db, input.workspaceId, input.eventDocId);
+  const convRef = conversationRef(db, input.workspaceId, input.conversationId);
+  const custRef = input.customerId ? customerRef(db, input.workspaceId, input.customerId) : null;
+  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, custRef] : [evRef, convRef]));
+  const [eventSnap, convSnap, custSnap] = snaps;
+
+  const existing = eventSnap?.data();
+  if (existing) return outcomeForExisting(existing, input.fingerprint);
+
+  const now = Timestamp.fromMillis(input.now);
+  tx.create(evRef, {
+    integrationId: input.integrationId,
+    eventId: input.eventId,
+    fingerprint: input.fingerprint,
+    conversationId: input.conversationId,
+    messageId: input.messageId,
+    createdAt: now,
+    // TTL policy field (firestore.indexes.json): Firestore deletes the record after retention.
+    expireAt: Timestamp.fromMillis(input.now + input.retentionMs),
+  });
+
+  tx.set(db.doc(paths.message(input.workspaceId, input.conversationId, input.messageId)), {
+    direction: 'inbound',
+    integrationId: input.integrationId,
+    eventId: input.eventId,
+    kind: input.sender.kind === 'service' ? 'alert' : 'message',
+    text: input.text,
+    sender: {
+      externalId: input.sender.externalId,
+      displayName: input.sender.displayName,
+      kind: input.sender.kind,
+      customerId: input.customerId,
+    },
+    images: input.images,
+    createdAt: now,
+  });
+
+  const conversationUpdate: Record<string, unknown> = {
+    integrationId: input.integrationId,
+    externalConversationId: input.externalConversationId,
+    lastSenderExternalId: input.sender.externalId,
+    lastMessageAt: now,
+    updatedAt: now,
+  };
+  if (input.sender.kind === 'customer') conversationUpdate.lastCustomerExternalId = input.sender.externalId;
+  if (!convSnap?.exists) conversationUpdate.createdAt = now;
+  tx.set(convRef, conversationUpdate, { merge: true });
+
+  if (custRef) {
+    const customerUpdate: Record<string, unknown> = {
+      integrationId: input.integrationId,
+      externalId: input.sender.externalId,
+      lastSeenAt: now,
+      updatedAt: now,
+    };
+    if (input.sender.displayName !== null) customerUpdate.displayName = input.sender.displayName;
+    if (!custSnap?.exists) customerUpdate.createdAt = now;
+    tx.set(custRef, customerUpdate, { merge: true });
+  }
+  return { kind: 'created', conversationId: input.conversationId, messageId: input.messageId };
+}

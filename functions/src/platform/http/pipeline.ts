@@ -1,0 +1,169 @@
+import * as logger from 'firebase-functions/logger';
+import {
+  ApiError,
+  BadRequestError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+} from '../errors';
+import { errorMessage } from '../caught';
+import { config } from '../config';
+import type { AuthContext } from '../../integrations/auth';
+import { Deadline } from './deadline';
+import { newRequestId } from './request-id';
+import { sendError, sendResult, toApiError } from './respond';
+import { RECEIVED_AT, type HttpRequest, type HttpResponse, type HttpResult } from './types';
+
+/** Spec 8: JSON request bodies are limited to 65536 bytes, measured on the raw bytes. */
+export const MAX_JSON_BYTES = 65_536;
+/** Spec 8: a multipart request is at most 21 MB. */
+export const MAX_MULTIPART_BYTES = 21 * 1024 * 1024;
+
+export type MediaType = 'application/json' | 'multipart/form-data';
+
+export interface RequestContext {
+  requestId: string;
+  auth: AuthContext;
+  /** The request's time budget: call `deadline.assertTimeLeft()` right before committing a write. */
+  deadline: Deadline;
+  /** Structured fields added by the handler to the request's log line (ids only, never secrets). */
+  logFields: Record<string, string | number | boolean>;
+}
+
+export interface ParsedRequest {
+  mediaType: MediaType;
+  /** Full Content-Type header (multipart needs its boundary). */
+  contentType: string;
+  rawBody: Buffer;
+  /** The parsed JSON body, for `application/json`. */
+  json: unknown;
+}
+
+export interface EndpointOptions {
+  name: string;
+  accepts: readonly MediaType[];
+  authenticate: (authorization: string | undefined) => Promise<AuthContext>;
+}
+
+function header(req: HttpRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The accepted media type of a request's Content-Type, or a 415. Parameters must be `name=value`
+ * (an empty one, as in `application/json;`, is tolerated): a valueless `charset` would otherwise
+ * reach us as an empty body (the platform's body parser skips a header it cannot parse) and be
+ * answered with a misleading "must not be empty".
+ */
+export function parseMediaType(contentType: string | undefined, accepts: readonly MediaType[]): MediaType {
+  const expected = accepts.join(' or ');
+  if (contentType === undefined || contentType.trim() === '') {
+    throw new UnsupportedMediaTypeError('unsupported_media_type', `Content-Type is required: use ${expected}.`);
+  }
+  const [type, ...params] = contentType.split(';').map((p) => p.trim());
+  const mediaType = (type ?? '').toLowerCase();
+  const accepted = accepts.find((a) => a === mediaType);
+  if (!accepted) throw new UnsupportedMediaTypeError('unsupported_media_type', `Content-Type '${mediaType}' is not supported: use ${expected}.`);
+  const malformed = params.find((p) => p !== '' && !/^[^=\s]+=/.test(p));
+  if (malformed !== undefined) {
+    throw new UnsupportedMediaTypeError('unsupported_media_type', `Content-Type parameter '${malformed.slice(0, 40)}' is malformed: use name=value (e.g. charset=utf-8).`);
+  }
+  const charset = params.find((p) => p.toLowerCase().startsWith('charset='));
+  if (charset && !/^charset="?utf-8"?$/i.test(charset)) {
+    throw new UnsupportedMediaTypeError('unsupported_media_type', 'Only the utf-8 charset is supported.');
+  }
+  return accepted;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** Parses a JSON body strictly from its raw bytes: invalid UTF-8 and malformed JSON are 400s. */
+export function parseJsonBody(raw: Buffer, what = 'body'): unknown {
+  if (raw.length === 0) throw new BadRequestError('invalid_json', `${what}: must not be empty.`);
+  let textBody: string;
+  try {
+    textBody = strictUtf8.decode(raw);
+  } catch {
+    throw new BadRequestError('invalid_json', `${what}: is not valid UTF-8.`);
+  }
+  try {
+    return JSON.parse(textBody) as unknown;
+  } catch (err) {
+    const detail = err instanceof SyntaxError ? err.message : 'malformed';
+    throw new BadRequestError('invalid_json', `${what}: is not valid JSON (${detail}).`);
+  }
+}
+
+const errorName = (err: unknown): string => (err instanceof ApiError ? err.code : err instanceof Error ? err.name : typeof err);
+
+/**
+ * Wraps an endpoint with the checks every endpoint shares, in this order: method (405), key
+ * (401/403), content type (415), size (413), JSON syntax (400). Every error, expected or not,
+ * leaves through `sendError`, so the envelope is uniform and no stack trace is ever sent.
+ * The whole request runs within its time budget (`REQUEST_DEADLINE_MS` from arrival): when the
+ * budget is spent first, the answer is our 503 `deadline_exceeded` (decisions 9).
+ */
+export function endpoint(
+  options: EndpointOptions,
+  handle: (request: ParsedRequest, context: RequestContext) => Promise<HttpResult>,
+): (req: HttpRequest, res: HttpResponse) => Promise<void> {
+  return async (req, res) => {
+    const startedAt = performance.now();
+    const requestId = newRequestId();
+    const deadline = new Deadline((req[RECEIVED_AT] ?? Date.now()) + config().requestDeadlineMs);
+    res.setHeader('X-Request-Id', requestId);
+    const logFields: RequestContext['logFields'] = {};
+    let status = 500;
+    let errorCode: string | undefined;
+    const answer = async (): Promise<HttpResult> => {
+      if (req.method !== 'POST') throw new MethodNotAllowedError('method_not_allowed', `${options.name} accepts POST only.`);
+      const auth = await options.authenticate(header(req, 'authorization'));
+      logFields.integrationId = auth.integrationId;
+      logFields.workspaceId = auth.workspaceId;
+      logFields.keyPrefix = auth.presentedKeyPrefix;
+      const contentType = header(req, 'content-type') ?? '';
+      const mediaType = parseMediaType(contentType, options.accepts);
+      const rawBody = req.rawBody ?? Buffer.alloc(0);
+      const limit = mediaType === 'application/json' ? MAX_JSON_BYTES : MAX_MULTIPART_BYTES;
+      if (rawBody.length > limit) {
+        throw new PayloadTooLargeError('payload_too_large', `Request body is ${rawBody.length} bytes; the limit for ${mediaType} is ${limit} bytes.`);
+      }
+      const json = mediaType === 'application/json' ? parseJsonBody(rawBody) : undefined;
+      return handle({ mediaType, contentType, rawBody, json }, { requestId, auth, deadline, logFields });
+    };
+    try {
+      const result = await deadline.race(answer(), (late) => {
+        // The client already has its 503. Work that still commits is found by the retry (same
+        // eventId / requestId / lease); work that gave up at `assertTimeLeft` wrote nothing.
+        logger.warn('request.finished_after_deadline', {
+          requestId,
+          endpoint: options.name,
+          ...logFields,
+          outcome: late.status === 'fulfilled' ? 'completed' : errorName(late.reason),
+        });
+      });
+      status = result.status;
+      sendResult(res, result);
+    } catch (err) {
+      const { error, unexpected } = toApiError(err);
+      status = error.status;
+      errorCode = error.code;
+      if (unexpected) {
+        // Unexpected: log the error class and message (never the request body, never the key).
+        logger.error('request.unexpected_error', {
+          requestId,
+          endpoint: options.name,
+          ...logFields,
+          errorName: errorName(err),
+          errorMessage: errorMessage(err),
+        });
+      }
+      if (!res.headersSent) sendError(res, error);
+    } finally {
+      const fields = { requestId, endpoint: options.name, status, ...(errorCode ? { errorCode } : {}), ...logFields, durationMs: Math.round(performance.now() - startedAt) };
+      if (status >= 500) logger.warn('request', fields);
+      else logger.info('request', fields);
+    }
+  };
+}

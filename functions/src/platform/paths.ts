@@ -1,0 +1,25 @@
+/**
+ * Every Firestore document path the service reads or writes, built in this one place
+ * (docs/data-model.md describes the documents). Ids are the service's own (platform/ids.ts) or
+ * checked with `isStorableDocumentId` before they get here.
+ */
+const workspace = (workspaceId: string): string => `workspaces/${workspaceId}`;
+
+export const paths = {
+  integration: (workspaceId: string, integrationId: string): string => `${workspace(workspaceId)}/integrations/${integrationId}`,
+  integrations: (workspaceId: string): string => `${workspace(workspaceId)}/integrations`,
+  /** Idempotency record of one incoming event (TTL: `expireAt`). */
+  event: (workspaceId: string, eventDocId: string): string => `${workspace(workspaceId)}/events/${eventDocId}`,
+  customer: (workspaceId: string, customerId: string): string => `${workspace(workspaceId)}/customers/${customerId}`,
+  conversation: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/conversations/${conversationId}`,
+  /** A conversation's messages: inbound ones (written by the service) and operator replies (written by the console). */
+  messages: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/conversations/${conversationId}/messages`,
+  message: (workspaceId: string, conversationId: string, messageId: string): string => `${paths.messages(workspaceId, conversationId)}/${messageId}`,
+  deliveries: (workspaceId: string): string => `${workspace(workspaceId)}/deliveries`,
+  delivery: (workspaceId: string, deliveryId: string): string => `${paths.deliveries(workspaceId)}/${deliveryId}`,
+  /** Per-conversation sequencing and ordering state (deliveries/ordering.ts). */
+  deliveryQueue: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/deliveryQueues/${conversationId}`,
+  /** Notifications waiting to be published: top-level so that the sweeper can scan it. */
+  outbox: (): string => 'outbox',
+  outboxEntry: (outboxId: string): string => `outbox/${outboxId}`,
+};

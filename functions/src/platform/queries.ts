@@ -1,0 +1,116 @@
+import type { CollectionReference, Firestore, Query, WhereFilterOp } from 'firebase-admin/firestore';
+
+/**
+ * Every Firestore query the service runs, declared once. Feature code builds its queries ONLY from
+ * these specs (`collectionQuery` / `groupQuery`), and test/unit/indexes.test.ts checks each spec
+ * against firestore.indexes.json, so a query cannot need an index that is not declared (production
+ * Firestore rejects such a query with FAILED_PRECONDITION; the emulator does not, so only this test
+ * would notice). `limit` is not part of a spec: it never changes which index a query needs.
+ */
+
+export type QueryScope = 'COLLECTION' | 'COLLECTION_GROUP';
+
+export interface FilterSpec {
+  readonly field: string;
+  readonly op: WhereFilterOp;
+}
+
+export interface OrderSpec {
+  readonly field: string;
+  readonly direction: 'asc' | 'desc';
+}
+
+export interface QuerySpec {
+  /** The collection id (last path segment), as firestore.indexes.json names it (`collectionGroup`). */
+  readonly collection: string;
+  readonly scope: QueryScope;
+  /** Filters in the order they are applied; values are passed in the same order. */
+  readonly where: readonly FilterSpec[];
+  readonly orderBy: readonly OrderSpec[];
+}
+
+const eq = (field: string): FilterSpec => ({ field, op: '==' });
+const inList = (field: string): FilterSpec => ({ field, op: 'in' });
+const asc = (field: string): OrderSpec => ({ field, direction: 'asc' });
+
+export const QUERIES = {
+  /**
+   * deliveries/store.ts: the unfinished deliveries of a conversation (seq below a bound), to
+   * rebuild a queue document's `pending` map written before the map existed (once per conversation).
+   */
+  unfinishedOfConversation: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('conversationId'), inList('status'), { field: 'seq', op: '<' }],
+    orderBy: [],
+  },
+  /** deliveries/sweep.ts: leased/sending deliveries of every workspace whose lease has expired. */
+  expiredLeases: {
+    collection: 'deliveries',
+    scope: 'COLLECTION_GROUP',
+    where: [inList('status'), { field: 'lease.expiresAt', op: '<=' }],
+    orderBy: [],
+  },
+  /** deliveries/sweep.ts: overdue notifications (top-level `outbox`). */
+  overdueOutbox: {
+    collection: 'outbox',
+    scope: 'COLLECTION',
+    where: [{ field: 'dueAt', op: '<=' }],
+    orderBy: [asc('dueAt')],
+  },
+  /** deliveries/sequencing.ts: operator replies of a conversation, in reply order (first run). */
+  outboundReplies: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [eq('direction')],
+    orderBy: [asc('createdAt')],
+  },
+  /** deliveries/sequencing.ts: operator replies not older than the last sequenced one. */
+  outboundRepliesSince: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [eq('direction'), { field: 'createdAt', op: '>=' }],
+    orderBy: [asc('createdAt')],
+  },
+  /** integrations/store.ts: key lookup by the hash of the current key (every workspace). */
+  integrationByKeyHash: {
+    collection: 'integrations',
+    scope: 'COLLECTION_GROUP',
+    where: [eq('keyHash')],
+    orderBy: [],
+  },
+  /** integrations/store.ts: key lookup by the hash of the previous key (rotation overlap). */
+  integrationByPreviousKeyHash: {
+    collection: 'integrations',
+    scope: 'COLLECTION_GROUP',
+    where: [eq('previousKey.hash')],
+    orderBy: [],
+  },
+} as const satisfies Record<string, QuerySpec>;
+
+/** One value per filter of the spec, in order (a tuple as long as the spec's `where`). */
+type ValuesOf<W> = W extends readonly [] ? [] : W extends readonly [unknown, ...infer Rest] ? [unknown, ...ValuesOf<Rest>] : unknown[];
+type Values<S extends QuerySpec> = ValuesOf<S['where']>;
+
+function apply(base: Query, spec: QuerySpec, list: readonly unknown[]): Query {
+  if (list.length !== spec.where.length) {
+    throw new Error(`query on ${spec.collection}: expected ${spec.where.length} values, got ${list.length}`);
+  }
+  let query = base;
+  spec.where.forEach((filter, i) => {
+    query = query.where(filter.field, filter.op, list[i]);
+  });
+  for (const order of spec.orderBy) query = query.orderBy(order.field, order.direction);
+  return query;
+}
+
+/** A query of `spec` (scope COLLECTION) on one collection, which must be the spec's collection. */
+export function collectionQuery<S extends QuerySpec & { scope: 'COLLECTION' }>(collection: CollectionReference, spec: S, ...values: Values<S>): Query {
+  if (collection.id !== spec.collection) throw new Error(`query spec for '${spec.collection}' used on '${collection.id}'`);
+  return apply(collection, spec, values);
+}
+
+/** A collection-group query of `spec` (scope COLLECTION_GROUP) across every workspace. */
+export function groupQuery<S extends QuerySpec & { scope: 'COLLECTION_GROUP' }>(db: Firestore, spec: S, ...values: Values<S>): Query {
+  return apply(db.collectionGroup(spec.collection), spec, values);
+}
