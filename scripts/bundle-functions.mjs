@@ -55,8 +55,8 @@ export async function bundleFunctions(libDir = join(FUNCTIONS, 'lib')) {
     sourcemap: true,
     external: EXTERNAL,
     tsconfig: join(FUNCTIONS, 'tsconfig.json'),
-    // platform/errors.ts names each error after its class (`new.target.name`); esbuild would rename a class
-    // whose name collides with another top-level name in the bundle.
+    // Our error names are literals (platform/errors.ts); this keeps every other class and function
+    // name (e.g. a client library's error class, logged as `errorName`) as written.
     keepNames: true,
     metafile: true,
     logLevel: 'warning',

@@ -160,16 +160,9 @@ export function visibleDelivery(
 }
 
 /** A new delivery (status queued, no lease). Reply sequencing creates it idempotently. */
-export function newDelivery(input: {
-  deliveryId: string;
-  workspaceId: string;
-  integrationId: string;
-  conversationId: string;
-  messageId: string;
-  seq: number;
-  text: string;
-  now: number;
-}): DeliveryRecord {
+export function newDelivery(
+  input: Pick<DeliveryRecord, 'deliveryId' | 'workspaceId' | 'integrationId' | 'conversationId' | 'messageId' | 'seq' | 'text'> & { now: number },
+): DeliveryRecord {
   return {
     deliveryId: input.deliveryId,
     workspaceId: input.workspaceId,

@@ -175,7 +175,7 @@ function sharedErrorResponses(): JsonObject {
   return components;
 }
 
-function jsonResponse(description: string, schema: JsonObject, examples: Record<string, { summary: string; value: Json }>): JsonObject {
+function jsonResponse(description: string, schema: JsonObject, examples: Examples): JsonObject {
   return {
     description,
     headers: { 'X-Request-Id': headerRef('XRequestId') },
@@ -183,9 +183,41 @@ function jsonResponse(description: string, schema: JsonObject, examples: Record<
   };
 }
 
-function jsonRequest(description: string, schema: JsonObject, examples: Record<string, { summary: string; value: Json }>): JsonObject {
+function jsonRequest(description: string, schema: JsonObject, examples: Examples): JsonObject {
   const body: JsonObject = { required: true, content: { 'application/json': { schema, examples } } };
   return description === '' ? body : { description, ...body };
+}
+
+type Examples = Record<string, { summary: string; value: Json }>;
+
+/** One `POST /v1/deliveries/*` operation: a JSON request, a 200 JSON answer, the operation's errors. */
+interface DeliveryOperation {
+  operationId: string;
+  summary: string;
+  description: string;
+  request: { schema: string; examples: Examples };
+  response: { description: string; schema: string; examples: Examples };
+}
+
+/** Examples of a `{ status }` answer, one per status, by their summaries. */
+function statusExamples(summaries: Record<string, string>): Examples {
+  return Object.fromEntries(Object.entries(summaries).map(([status, summary]) => [status, { summary, value: { status } }]));
+}
+
+function deliveryPath(op: DeliveryOperation): JsonObject {
+  return {
+    post: {
+      operationId: op.operationId,
+      tags: ['deliveries'],
+      summary: op.summary,
+      description: op.description,
+      requestBody: jsonRequest('', schemaRef(op.request.schema), op.request.examples),
+      responses: {
+        '200': jsonResponse(op.response.description, schemaRef(op.response.schema), op.response.examples),
+        ...errorResponses(op.operationId),
+      },
+    },
+  };
 }
 
 // ------------------------------------------------------------------------------------ examples
@@ -334,91 +366,76 @@ export function buildOpenApiDocument(): JsonObject {
     },
   };
 
-  const claimPath: JsonObject = {
-    post: {
-      operationId: 'claimDelivery',
-      tags: ['deliveries'],
-      summary: 'Claim a delivery: read the reply and recipient under a lease',
-      description: `\`ready\`: a ${LEASE_MS / 1000}-second lease, the text and the recipient. A retried claim with the same \`requestId\` gets the same lease back; another \`requestId\` gets 503 \`lease_busy\` while the lease is live. \`skip\`: nothing to do now; \`reason\` is \`waiting_for_previous\` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), \`already_sent\`, \`already_failed\` or \`outcome_unknown\`.`,
-      requestBody: jsonRequest('', schemaRef('ClaimRequest'), {
-        claim: { summary: 'Claim', value: { deliveryId: DELIVERY_ID, requestId: 'claim-2b7f0c1e' } },
-      }),
-      responses: {
-        '200': jsonResponse('The claim result.', schemaRef('ClaimResponse'), {
-          ready: {
-            summary: 'Ready: send it',
-            value: {
-              status: 'ready',
-              leaseId: LEASE_ID,
-              leaseExpiresAt: 1767268920000,
-              message: { text: 'Your parcel left the warehouse today.', recipient: { externalConversationId: 'chat-42', externalCustomerId: 'cust-7' } },
-            },
+  const claimPath = deliveryPath({
+    operationId: 'claimDelivery',
+    summary: 'Claim a delivery: read the reply and recipient under a lease',
+    description: `\`ready\`: a ${LEASE_MS / 1000}-second lease, the text and the recipient. A retried claim with the same \`requestId\` gets the same lease back; another \`requestId\` gets 503 \`lease_busy\` while the lease is live. \`skip\`: nothing to do now; \`reason\` is \`waiting_for_previous\` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), \`already_sent\`, \`already_failed\` or \`outcome_unknown\`.`,
+    request: {
+      schema: 'ClaimRequest',
+      examples: { claim: { summary: 'Claim', value: { deliveryId: DELIVERY_ID, requestId: 'claim-2b7f0c1e' } } },
+    },
+    response: {
+      description: 'The claim result.',
+      schema: 'ClaimResponse',
+      examples: {
+        ready: {
+          summary: 'Ready: send it',
+          value: {
+            status: 'ready',
+            leaseId: LEASE_ID,
+            leaseExpiresAt: 1767268920000,
+            message: { text: 'Your parcel left the warehouse today.', recipient: { externalConversationId: 'chat-42', externalCustomerId: 'cust-7' } },
           },
-          waiting: { summary: 'Skip: an earlier reply is unfinished', value: { status: 'skip', reason: 'waiting_for_previous' } },
-          alreadySent: { summary: 'Skip: already sent', value: { status: 'skip', reason: 'already_sent' } },
-        }),
-        ...errorResponses('claimDelivery'),
+        },
+        waiting: { summary: 'Skip: an earlier reply is unfinished', value: { status: 'skip', reason: 'waiting_for_previous' } },
+        alreadySent: { summary: 'Skip: already sent', value: { status: 'skip', reason: 'already_sent' } },
       },
     },
-  };
+  });
 
-  const startPath: JsonObject = {
-    post: {
-      operationId: 'startDelivery',
-      tags: ['deliveries'],
-      summary: 'Record the intent to send, before contacting the provider',
-      description: 'Send through the provider only when the answer is `sending`. A retried start under the same lease answers `sending` again; `sent` means the delivery was already sent: do not send.',
-      requestBody: jsonRequest('', schemaRef('StartRequest'), { start: { summary: 'Start', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID } } }),
-      responses: {
-        '200': jsonResponse('The delivery status.', schemaRef('StartResponse'), {
-          sending: { summary: 'Send now', value: { status: 'sending' } },
-          sent: { summary: 'Already sent: do not send', value: { status: 'sent' } },
-        }),
-        ...errorResponses('startDelivery'),
-      },
+  const startPath = deliveryPath({
+    operationId: 'startDelivery',
+    summary: 'Record the intent to send, before contacting the provider',
+    description: 'Send through the provider only when the answer is `sending`. A retried start under the same lease answers `sending` again; `sent` means the delivery was already sent: do not send.',
+    request: { schema: 'StartRequest', examples: { start: { summary: 'Start', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID } } } },
+    response: {
+      description: 'The delivery status.',
+      schema: 'StartResponse',
+      examples: statusExamples({ sending: 'Send now', sent: 'Already sent: do not send' }),
     },
-  };
+  });
 
-  const completePath: JsonObject = {
-    post: {
-      operationId: 'completeDelivery',
-      tags: ['deliveries'],
-      summary: 'Report that the provider accepted the message',
-      description:
-        'Only after the provider actually accepted the message. Accepted from the lease that holds or last held the delivery, even after the lease expired. Idempotent for the same lease and the same ids; anything else after `sent` is 409 `conflicting_completion`.',
-      requestBody: jsonRequest('', schemaRef('CompleteRequest'), {
-        complete: { summary: 'Complete', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, providerMessageIds: ['wamid.HBgLMTU1NTAxMjM0NTY3FQIAERgSQzVGMjQ0'] } },
-      }),
-      responses: {
-        '200': jsonResponse('Sent.', schemaRef('CompleteResponse'), { sent: { summary: 'Sent', value: { status: 'sent' } } }),
-        ...errorResponses('completeDelivery'),
-      },
+  const completePath = deliveryPath({
+    operationId: 'completeDelivery',
+    summary: 'Report that the provider accepted the message',
+    description:
+      'Only after the provider actually accepted the message. Accepted from the lease that holds or last held the delivery, even after the lease expired. Idempotent for the same lease and the same ids; anything else after `sent` is 409 `conflicting_completion`.',
+    request: {
+      schema: 'CompleteRequest',
+      examples: { complete: { summary: 'Complete', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, providerMessageIds: ['wamid.HBgLMTU1NTAxMjM0NTY3FQIAERgSQzVGMjQ0'] } } },
     },
-  };
+    response: { description: 'Sent.', schema: 'CompleteResponse', examples: statusExamples({ sent: 'Sent' }) },
+  });
 
-  const failPath: JsonObject = {
-    post: {
-      operationId: 'failDelivery',
-      tags: ['deliveries'],
-      summary: 'Report a failed, rejected or ambiguous send',
-      description:
-        '`retry` (definite temporary rejection) queues the delivery again (`queued`), or `failed` once the retry budget is spent (10 attempts or 24 hours). `failed` answers `failed`; `unknown` answers `unknown` and the provider call is never repeated automatically. On an already sent delivery the answer is `sent` and nothing changes. The same call repeated under the same lease gets the same answer.',
-      requestBody: jsonRequest('', schemaRef('FailRequest'), {
+  const failPath = deliveryPath({
+    operationId: 'failDelivery',
+    summary: 'Report a failed, rejected or ambiguous send',
+    description:
+      '`retry` (definite temporary rejection) queues the delivery again (`queued`), or `failed` once the retry budget is spent (10 attempts or 24 hours). `failed` answers `failed`; `unknown` answers `unknown` and the provider call is never repeated automatically. On an already sent delivery the answer is `sent` and nothing changes. The same call repeated under the same lease gets the same answer.',
+    request: {
+      schema: 'FailRequest',
+      examples: {
         retry: { summary: 'Temporary rejection', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'retry', code: 'provider_throttled', retryAfterMs: 60000 } },
         unknown: { summary: 'Timeout: the provider may have accepted it', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'unknown', code: 'provider_timeout' } },
         failed: { summary: 'Permanent failure', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'failed', code: 'recipient_blocked' } },
-      }),
-      responses: {
-        '200': jsonResponse('The delivery status after the report.', schemaRef('FailResponse'), {
-          queued: { summary: 'Queued for another attempt', value: { status: 'queued' } },
-          failed: { summary: 'Failed for good', value: { status: 'failed' } },
-          unknown: { summary: 'Outcome unknown', value: { status: 'unknown' } },
-          sent: { summary: 'It was already sent', value: { status: 'sent' } },
-        }),
-        ...errorResponses('failDelivery'),
       },
     },
-  };
+    response: {
+      description: 'The delivery status after the report.',
+      schema: 'FailResponse',
+      examples: statusExamples({ queued: 'Queued for another attempt', failed: 'Failed for good', unknown: 'Outcome unknown', sent: 'It was already sent' }),
+    },
+  });
 
   return {
     openapi: OPENAPI_VERSION,
