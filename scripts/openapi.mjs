@@ -2,7 +2,7 @@
 /**
  * `npm run openapi`: builds the functions and (re)writes the OpenAPI document from the zod schemas
  * (functions/src/openapi/document.ts) to openapi/openapi.yaml and to the copy Hosting serves at
- * /openapi.yaml (hosting/public/openapi.yaml). Both files are committed; test/unit/openapi.test.ts
+ * /openapi.yaml (hosting/public/openapi.yaml). Both files are committed; test/unit/openapi/document.test.ts
  * fails when either differs from a fresh build. `--check` only compares and exits 1 on a difference.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';

@@ -5,7 +5,7 @@
  * copied onto a second integration never authenticates anyone and is revoked.
  *
  * The permission paths (testIamPermissions is UNIMPLEMENTED on the emulator) are unit-tested with
- * fake topics in test/unit/topics.test.ts.
+ * fake topics in test/unit/integrations/topics.test.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';

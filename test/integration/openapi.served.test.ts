@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document is served read-only by Hosting at `{base}/openapi.yaml`, byte for byte the
- * committed openapi/openapi.yaml (test/unit/openapi.test.ts checks that it equals a fresh build).
+ * committed openapi/openapi.yaml (test/unit/openapi/document.test.ts checks that it equals a fresh build).
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';

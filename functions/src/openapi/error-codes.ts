@@ -2,9 +2,9 @@
  * Every `error.code` the service emits, with its HTTP status, and which operation can answer
  * with which code. This is what the OpenAPI document lists per operation and status.
  *
- * Collected from the code: `new <Status>Error('<code>'` in functions/src (http/, handlers/,
- * domain/, schemas/). test/unit/openapi.test.ts scans the sources and fails when a code is thrown
- * that is not listed here (or listed here but no longer thrown), and when the status differs.
+ * Collected from the code: `new <Status>Error('<code>'` anywhere in functions/src but cli/.
+ * test/unit/openapi/document.test.ts scans the sources and fails when a code is thrown that is not
+ * listed here (or listed here but no longer thrown), and when the status differs.
  */
 import { IMAGE_ERROR_CODES, IMAGE_LIMITS } from '../domain/images';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';

@@ -2,7 +2,7 @@ import type { CollectionReference, Firestore, Query, WhereFilterOp } from 'fireb
 
 /**
  * Every Firestore query the service runs, declared once. Feature code builds its queries ONLY from
- * these specs (`collectionQuery` / `groupQuery`), and test/unit/indexes.test.ts checks each spec
+ * these specs (`collectionQuery` / `groupQuery`), and test/unit/platform/queries.test.ts checks each spec
  * against firestore.indexes.json, so a query cannot need an index that is not declared (production
  * Firestore rejects such a query with FAILED_PRECONDITION; the emulator does not, so only this test
  * would notice). `limit` is not part of a spec: it never changes which index a query needs.

@@ -2,7 +2,7 @@
  * isStorableDocumentId: which client-supplied ids can be looked up as Firestore documents at all
  * (the delivery operations answer 404 for the others without a lookup).
  */
-import { conversationIdFor, deliveryIdFor, isStorableDocumentId } from '../../functions/src/platform/ids';
+import { conversationIdFor, deliveryIdFor, isStorableDocumentId } from '../../../functions/src/platform/ids';
 
 test('ids the service mints, and ordinary client strings, are storable', () => {
   expect(isStorableDocumentId(deliveryIdFor(conversationIdFor('i', 'c'), 'm'))).toBe(true);

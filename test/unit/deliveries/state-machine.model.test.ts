@@ -9,7 +9,7 @@
  * Invariants are checked with a tiny `check` (plain throw) rather than `expect` inside the hot
  * loop: ~25k steps with jest matchers take 20 s, with `check` well under a second.
  */
-import { ApiError, ConflictError, ServiceUnavailableError } from '../../functions/src/platform/errors';
+import { ApiError, ConflictError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
 import {
   LEASE_MS,
   MAX_ATTEMPTS,
@@ -19,7 +19,7 @@ import {
   type Decision,
   type DeliveryRecord,
   type FailOutcome,
-} from '../../functions/src/deliveries/record';
+} from '../../../functions/src/deliveries/record';
 import {
   decideClaim,
   decideComplete,
@@ -27,8 +27,8 @@ import {
   decideLeaseExpiry,
   decideStart,
   decideWake,
-} from '../../functions/src/deliveries/state-machine';
-import { prng } from '../support/prng';
+} from '../../../functions/src/deliveries/state-machine';
+import { prng } from '../../support/prng';
 
 const T0 = 1_700_000_000_000;
 const RECIPIENT = { externalConversationId: 'ext', externalCustomerId: 'cust' };

@@ -5,14 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FUNCTIONS_LOCKFILE, edgesOf, renderFunctionsLockfile, resolveIn } from '../../scripts/functions-lockfile.mjs';
+import { FUNCTIONS_LOCKFILE, edgesOf, renderFunctionsLockfile, resolveIn } from '../../../scripts/functions-lockfile.mjs';
 
 type Entry = { version?: string; optional?: boolean; dev?: boolean } & Record<string, unknown>;
 interface Lock {
   packages: Record<string, Entry>;
 }
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 const committed = readFileSync(FUNCTIONS_LOCKFILE, 'utf8');
 const functionsLock = JSON.parse(committed) as Lock;
 const rootLock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Lock;

@@ -10,14 +10,14 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
-import * as errors from '../../functions/src/platform/errors';
-import { IMAGE_ERROR_CODES } from '../../functions/src/domain/images';
-import { ClaimRequestSchema } from '../../functions/src/deliveries/schemas';
-import { YAML_HEADER, YAML_OPTIONS, buildOpenApiDocument } from '../../functions/src/openapi/document';
-import { ERROR_CODES, OPERATION_ERROR_CODES } from '../../functions/src/openapi/error-codes';
-import { Contract, ContractViolation, OPENAPI_FILE } from '../integration/helpers/openapi';
+import * as errors from '../../../functions/src/platform/errors';
+import { IMAGE_ERROR_CODES } from '../../../functions/src/domain/images';
+import { ClaimRequestSchema } from '../../../functions/src/deliveries/schemas';
+import { YAML_HEADER, YAML_OPTIONS, buildOpenApiDocument } from '../../../functions/src/openapi/document';
+import { ERROR_CODES, OPERATION_ERROR_CODES } from '../../../functions/src/openapi/error-codes';
+import { Contract, ContractViolation, OPENAPI_FILE } from '../../integration/helpers/openapi';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 const SERVED_FILE = join(ROOT, 'hosting', 'public', 'openapi.yaml');
 
 type Obj = Record<string, unknown>;

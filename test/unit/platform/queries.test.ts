@@ -6,9 +6,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { QUERIES, type QuerySpec } from '../../functions/src/platform/queries';
+import { QUERIES, type QuerySpec } from '../../../functions/src/platform/queries';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 
 type Order = 'ASCENDING' | 'DESCENDING';
 type Scope = 'COLLECTION' | 'COLLECTION_GROUP';

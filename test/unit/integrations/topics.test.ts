@@ -4,8 +4,8 @@
  * integrations trigger re-checks; what the outbox does with a recorded status.
  */
 import { Timestamp, type Firestore } from 'firebase-admin/firestore';
-import { PUBLISH_PERMISSION, TOPIC_RECHECK_AFTER_MS, classifyTopic, knownTopicProblem, type CheckableTopic } from '../../functions/src/integrations/topics';
-import { topicToCheck } from '../../functions/src/integrations/triggers';
+import { PUBLISH_PERMISSION, TOPIC_RECHECK_AFTER_MS, classifyTopic, knownTopicProblem, type CheckableTopic } from '../../../functions/src/integrations/topics';
+import { topicToCheck } from '../../../functions/src/integrations/triggers';
 
 const TOPIC = 'projects/owner-project/topics/replies';
 

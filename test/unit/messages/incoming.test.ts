@@ -1,12 +1,12 @@
-import { parseConfig } from '../../functions/src/platform/config';
-import { fingerprint } from '../../functions/src/messages/fingerprint';
-import { conversationIdFor, customerIdFor, deliveryIdFor, eventDocIdFor, messageIdFor } from '../../functions/src/platform/ids';
-import { RateLimiter, take } from '../../functions/src/messages/rate-limit';
-import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../functions/src/platform/errors';
-import { toApiError } from '../../functions/src/platform/http/respond';
-import { parseJsonBody, parseMediaType } from '../../functions/src/platform/http/pipeline';
-import { codePointLength, parseOrThrow } from '../../functions/src/platform/schema';
-import { IncomingMessageSchema } from '../../functions/src/messages/schemas';
+import { parseConfig } from '../../../functions/src/platform/config';
+import { fingerprint } from '../../../functions/src/messages/fingerprint';
+import { conversationIdFor, customerIdFor, deliveryIdFor, eventDocIdFor, messageIdFor } from '../../../functions/src/platform/ids';
+import { RateLimiter, take } from '../../../functions/src/messages/rate-limit';
+import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
+import { toApiError } from '../../../functions/src/platform/http/respond';
+import { parseJsonBody, parseMediaType } from '../../../functions/src/platform/http/pipeline';
+import { codePointLength, parseOrThrow } from '../../../functions/src/platform/schema';
+import { IncomingMessageSchema } from '../../../functions/src/messages/schemas';
 
 const base = {
   externalConversationId: 'chat-1',

@@ -2,9 +2,9 @@
  * Pure parts of the runtime contract (decisions 9): how a body-parser failure maps to our errors,
  * and the request deadline.
  */
-import { BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../../functions/src/platform/errors';
-import { Deadline, DEADLINE_RETRY_AFTER_SECONDS } from '../../functions/src/platform/http/deadline';
-import { apiErrorForUnreadableBody } from '../../functions/src/platform/http/runtime';
+import { BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../../../functions/src/platform/errors';
+import { Deadline, DEADLINE_RETRY_AFTER_SECONDS } from '../../../functions/src/platform/http/deadline';
+import { apiErrorForUnreadableBody } from '../../../functions/src/platform/http/runtime';
 
 describe('apiErrorForUnreadableBody', () => {
   test.each([
