@@ -22,13 +22,13 @@ import { hostingRewrites, startFunction, startRouter } from './lib/framework.mjs
 
 /** The suites that exercise what differs between runtimes: body parsing, every size limit, the envelope, the delivery operations. */
 export const FRAMEWORK_SUITES = [
-  'test/integration/runtime.envelope.test.ts',
-  'test/integration/messages.errors.test.ts',
-  'test/integration/messages.idempotency.test.ts',
-  'test/integration/messages.images.test.ts',
-  'test/integration/deliveries.operations.test.ts',
-  'test/integration/deliveries.validation.test.ts',
-  'test/integration/smoke.test.ts',
+  'test/integration/platform/runtime-envelope.test.ts',
+  'test/integration/messages/errors.test.ts',
+  'test/integration/messages/idempotency.test.ts',
+  'test/integration/messages/images.test.ts',
+  'test/integration/deliveries/operations.test.ts',
+  'test/integration/deliveries/validation.test.ts',
+  'test/integration/platform/smoke.test.ts',
   'test/framework/deadline.test.ts',
   'test/framework/image-store.test.ts',
 ];

@@ -6,9 +6,9 @@
  * path. Every endpoint, because each is its own function (its own runtime process in production).
  */
 import { gzipSync } from 'node:zlib';
-import { expectAccepted, expectError, guardNoWrites } from './helpers/assertions';
-import { MESSAGES_PATH, newMessage } from './helpers/messages';
-import { closeStack, createTestIntegration, postJson, type ApiResponse, type TestIntegration } from './helpers/stack';
+import { expectAccepted, expectError, guardNoWrites } from '../helpers/assertions';
+import { MESSAGES_PATH, newMessage } from '../helpers/messages';
+import { closeStack, createTestIntegration, postJson, type ApiResponse, type TestIntegration } from '../helpers/stack';
 
 jest.setTimeout(120_000);
 afterAll(closeStack);

@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { hashKey } from '../../functions/src/integrations/keys';
-import { adminDb, closeStack, integrationRef, postJson } from './helpers/stack';
+import { hashKey } from '../../../functions/src/integrations/keys';
+import { adminDb, closeStack, integrationRef, postJson } from '../helpers/stack';
 
 const run = promisify(execFile);
-const CLI = join(__dirname, '..', '..', 'functions', 'lib', 'cli', 'integrations.js');
+const CLI = join(__dirname, '..', '..', '..', 'functions', 'lib', 'cli', 'integrations.js');
 
 async function cli(...args: string[]): Promise<Record<string, unknown>> {
   const { stdout } = await run(process.execPath, [CLI, ...args, '--json'], { env: process.env });

@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
-import { createTestIntegration, integrationRef, postJson, projectId, type TestIntegration } from './helpers/stack';
-import { createTestTopic, deliveryTestFile, eventually, setupConversation, waitForMirror, writeReply, type TestTopic } from './helpers/deliveries';
+import { createTestIntegration, integrationRef, postJson, projectId, type TestIntegration } from '../helpers/stack';
+import { createTestTopic, deliveryTestFile, eventually, setupConversation, waitForMirror, writeReply, type TestTopic } from '../helpers/deliveries';
 
 const file = deliveryTestFile();
 const freshTopic = async (): Promise<TestTopic> => file.track(await createTestTopic());

@@ -22,7 +22,7 @@ import {
   replyAndNotify,
   retryAfterSeconds,
   waitForNotifications,
-} from './helpers/deliveries';
+} from '../helpers/deliveries';
 
 // Each test has an integration and topic of its own: its subscription carries only its notifications.
 const { ownConversation: conversation } = deliveryTestFile();

@@ -4,10 +4,10 @@
  * After every rejected request nothing is written: no document besides the integration itself,
  * no image file.
  */
-import { generateKey } from '../../functions/src/integrations/keys';
-import { expectAccepted, expectError, guardNoWrites } from './helpers/assertions';
-import { MESSAGES_PATH, newMessage, readConversationDoc, readMessageDoc, repeatChar, type WireMessage } from './helpers/messages';
-import { apiBaseUrl, closeStack, createTestIntegration, postJson, request, workspaceDocPaths, type TestIntegration } from './helpers/stack';
+import { generateKey } from '../../../functions/src/integrations/keys';
+import { expectAccepted, expectError, guardNoWrites } from '../helpers/assertions';
+import { MESSAGES_PATH, newMessage, readConversationDoc, readMessageDoc, repeatChar, type WireMessage } from '../helpers/messages';
+import { apiBaseUrl, closeStack, createTestIntegration, postJson, request, workspaceDocPaths, type TestIntegration } from '../helpers/stack';
 
 jest.setTimeout(60_000);
 afterAll(closeStack);

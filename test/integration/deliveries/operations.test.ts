@@ -19,7 +19,7 @@ import {
   setLeaseExpiry,
   sharedConversationFixture,
   waitForMirror,
-} from './helpers/deliveries';
+} from '../helpers/deliveries';
 
 let key: string;
 const { conversation } = sharedConversationFixture((first) => {

@@ -5,8 +5,8 @@
  * (`sweep` publishes with the real Pub/Sub client against the emulator).
  */
 import { randomUUID } from 'node:crypto';
-import { sweep } from '../../functions/src/deliveries/sweep';
-import { adminDb } from './helpers/stack';
+import { sweep } from '../../../functions/src/deliveries/sweep';
+import { adminDb } from '../helpers/stack';
 import {
   claimReady,
   deliveryDoc,
@@ -21,7 +21,7 @@ import {
   sharedConversationFixture,
   waitForNotifications,
   type TestTopic,
-} from './helpers/deliveries';
+} from '../helpers/deliveries';
 
 let topic: TestTopic;
 let key: string;

@@ -4,7 +4,7 @@
  * 404 for a foreign delivery exactly like an unknown one.
  */
 import { randomUUID } from 'node:crypto';
-import { createTestIntegration, postJson, type ApiResponse, type TestIntegration } from './helpers/stack';
+import { createTestIntegration, postJson, type ApiResponse, type TestIntegration } from '../helpers/stack';
 import {
   claimReady,
   deliveryDoc,
@@ -16,7 +16,7 @@ import {
   replyAndNotify,
   sharedConversationFixture,
   type ConversationSetup,
-} from './helpers/deliveries';
+} from '../helpers/deliveries';
 
 type OpName = 'claim' | 'start' | 'complete' | 'fail';
 const OPS: OpName[] = ['claim', 'start', 'complete', 'fail'];

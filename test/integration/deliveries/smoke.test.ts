@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { op, sharedConversationFixture, waitForMirror, writeReply, type ConversationSetup } from './helpers/deliveries';
+import { op, sharedConversationFixture, waitForMirror, writeReply, type ConversationSetup } from '../helpers/deliveries';
 
 let setup: ConversationSetup;
 sharedConversationFixture((first) => {

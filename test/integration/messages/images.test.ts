@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { expectAccepted, expectError, guardNoWrites } from './helpers/assertions';
-import { MESSAGES_PATH, newMessage, readMessageDoc, type WireMessage } from './helpers/messages';
+import { expectAccepted, expectError, guardNoWrites } from '../helpers/assertions';
+import { MESSAGES_PATH, newMessage, readMessageDoc, type WireMessage } from '../helpers/messages';
 import {
   closeStack,
   createTestIntegration,
@@ -18,8 +18,8 @@ import {
   type ImagePart,
   type MultipartPart,
   type TestIntegration,
-} from './helpers/stack';
-import { jpeg, png, webpAnimated, webpExtended, webpLossless, webpLossy } from '../unit/fixtures/image-bytes';
+} from '../helpers/stack';
+import { jpeg, png, webpAnimated, webpExtended, webpLossless, webpLossy } from '../../unit/fixtures/image-bytes';
 
 jest.setTimeout(60_000);
 afterAll(closeStack);

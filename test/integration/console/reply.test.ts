@@ -13,8 +13,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initializeTestEnvironment, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
 import { addDoc, collection, doc, getDoc, serverTimestamp, updateDoc, type Firestore } from 'firebase/firestore';
-import { adminDb, firestoreEmulatorHost, projectId } from './helpers/stack';
-import { eventually, op, sharedConversationFixture, type ConversationSetup } from './helpers/deliveries';
+import { adminDb, firestoreEmulatorHost, projectId } from '../helpers/stack';
+import { eventually, op, sharedConversationFixture, type ConversationSetup } from '../helpers/deliveries';
 
 let env: RulesTestEnvironment;
 let setup: ConversationSetup;
@@ -29,7 +29,7 @@ beforeAll(async () => {
   const [host, port] = firestoreEmulatorHost().split(':');
   env = await initializeTestEnvironment({
     projectId: projectId(),
-    firestore: { rules: readFileSync(join(__dirname, '..', '..', 'firestore.rules'), 'utf8'), host: host ?? '127.0.0.1', port: Number(port) },
+    firestore: { rules: readFileSync(join(__dirname, '..', '..', '..', 'firestore.rules'), 'utf8'), host: host ?? '127.0.0.1', port: Number(port) },
   });
   // Provisioning (Admin SDK) makes the signed-in user an operator of the workspace.
   await adminDb().collection('workspaces').doc(setup.integration.workspaceId).collection('members').doc(uid).set({ role: 'operator' });

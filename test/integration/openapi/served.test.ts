@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { OPENAPI_FILE } from './helpers/openapi';
-import { apiBaseUrl } from './helpers/stack';
+import { OPENAPI_FILE } from '../helpers/openapi';
+import { apiBaseUrl } from '../helpers/stack';
 
 test('GET {base}/openapi.yaml serves the committed document', async () => {
   const res = await fetch(`${apiBaseUrl()}/openapi.yaml`);

@@ -3,10 +3,10 @@
  * every path answers for other methods really looks as documented (with `Allow: POST`; HEAD
  * without a body). Every request here goes through `send()`, so each response is also validated
  * against openapi/openapi.yaml. (Bodies the runtime's parser refuses get the envelope like any
- * other error: runtime.envelope.test.ts.)
+ * other error: platform/runtime-envelope.test.ts.)
  */
-import { ContractViolation } from './helpers/openapi';
-import { closeStack, createTestIntegration, request, type TestIntegration } from './helpers/stack';
+import { ContractViolation } from '../helpers/openapi';
+import { closeStack, createTestIntegration, request, type TestIntegration } from '../helpers/stack';
 
 afterAll(closeStack);
 

@@ -5,9 +5,9 @@
  * by rewriting `expiresAt` takes effect within the key cache TTL (<= 30 s, decisions 2).
  */
 import { randomUUID } from 'node:crypto';
-import { rotateKey } from '../../functions/src/integrations/admin';
-import { adminDb, closeStack, createTestIntegration, integrationRef, postJson, type ApiResponse } from './helpers/stack';
-import { eventually, sleep } from './helpers/deliveries';
+import { rotateKey } from '../../../functions/src/integrations/admin';
+import { adminDb, closeStack, createTestIntegration, integrationRef, postJson, type ApiResponse } from '../helpers/stack';
+import { eventually, sleep } from '../helpers/deliveries';
 
 afterAll(async () => {
   await closeStack();

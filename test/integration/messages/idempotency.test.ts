@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { expectAccepted, expectError, expectRequestId } from './helpers/assertions';
-import { MESSAGES_PATH, findCustomers, listMessageDocs, newMessage, readConversationDoc, readMessageDoc } from './helpers/messages';
+import { expectAccepted, expectError, expectRequestId } from '../helpers/assertions';
+import { MESSAGES_PATH, findCustomers, listMessageDocs, newMessage, readConversationDoc, readMessageDoc } from '../helpers/messages';
 import {
   closeStack,
   createTestIntegration,
@@ -17,8 +17,8 @@ import {
   postJson,
   postMultipart,
   workspaceDocPaths,
-} from './helpers/stack';
-import { jpeg, png } from '../unit/fixtures/image-bytes';
+} from '../helpers/stack';
+import { jpeg, png } from '../../unit/fixtures/image-bytes';
 
 jest.setTimeout(60_000);
 afterAll(closeStack);

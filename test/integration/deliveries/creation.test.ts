@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, type Timestamp } from 'firebase-admin/firestore';
-import { deliveryIdFor } from '../../functions/src/platform/ids';
-import { OUTBOX } from '../../functions/src/deliveries/store';
-import { sequenceReplies } from '../../functions/src/deliveries/sequencing';
-import { adminDb, createTestIntegration, projectId } from './helpers/stack';
+import { deliveryIdFor } from '../../../functions/src/platform/ids';
+import { OUTBOX } from '../../../functions/src/deliveries/store';
+import { sequenceReplies } from '../../../functions/src/deliveries/sequencing';
+import { adminDb, createTestIntegration, projectId } from '../helpers/stack';
 import {
   claimReady,
   conversationDeliveries,
@@ -21,7 +21,7 @@ import {
   waitForMirror,
   writeReply,
   type ConversationSetup,
-} from './helpers/deliveries';
+} from '../helpers/deliveries';
 
 const { ownConversation: conversation } = deliveryTestFile();
 

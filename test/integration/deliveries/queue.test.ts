@@ -6,7 +6,7 @@
  */
 import { FieldValue } from 'firebase-admin/firestore';
 import { PubSub } from '@google-cloud/pubsub';
-import { adminDb, projectId } from './helpers/stack';
+import { adminDb, projectId } from '../helpers/stack';
 import {
   claimReady,
   deliverFully,
@@ -20,7 +20,7 @@ import {
   waitForNotifications,
   writeReply,
   type ConversationSetup,
-} from './helpers/deliveries';
+} from '../helpers/deliveries';
 
 // The first test of a run pays the functions' cold starts (about 10 s each on a busy machine).
 jest.setTimeout(180_000);

@@ -6,12 +6,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { apiBaseUrl, closeStack, createTestIntegration } from './helpers/stack';
+import { apiBaseUrl, closeStack, createTestIntegration } from '../helpers/stack';
 
 jest.setTimeout(180_000);
 afterAll(closeStack);
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 
 function smoke(args: string[], key: string) {
   const result = spawnSync(process.execPath, [join(ROOT, 'scripts', 'smoke.mjs'), ...args], {

@@ -21,7 +21,7 @@ import {
   writeReply,
   type Notification,
   type ReadyClaim,
-} from './helpers/deliveries';
+} from '../helpers/deliveries';
 
 // Each test has an integration and topic of its own: its subscription carries only its notifications.
 const { ownConversation: conversation } = deliveryTestFile();
