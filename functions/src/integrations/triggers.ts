@@ -26,12 +26,26 @@ async function checkRepliesTopic(params: Params, topic: string): Promise<void> {
 /**
  * A key hash must belong to one integration only. The console writes hashes, so an admin could
  * copy another integration's hash (current or previous); the key lookup fails closed while two
- * integrations share one, and this revokes the newcomer's (the document whose hash just changed).
+ * integrations share one, and this revokes the newcomer's: the document whose hash just changed,
+ * when another integration held the hash before that write.
+ *
+ * "Before" is read from the other document's last update: older than this write, it held the hash
+ * first. Newer, it may be the copy itself, whose own trigger revokes it; triggers run late and in
+ * any order, so the original's creation trigger can run after a copy was made, and must then not
+ * revoke the original. (If the original was updated for another reason after the copy, neither
+ * trigger revokes: the key keeps failing closed and `integration.key_hash_ambiguous` is logged
+ * until an admin rotates one of the keys.)
  */
-async function guardKeyHash(ref: DocumentReference, params: Params, before: DocumentData | undefined, after: DocumentData): Promise<void> {
-  const keyHash = after.keyHash;
+async function guardKeyHash(ref: DocumentReference, params: Params, before: DocumentData | undefined, after: DocumentSnapshot): Promise<void> {
+  const keyHash = after.get('keyHash') as unknown;
   if (typeof keyHash !== 'string' || keyHash === before?.keyHash) return;
-  const others = (await integrationsWithKeyHash(db(), keyHash, 3)).map((m) => m.snap.ref.path).filter((path) => path !== ref.path);
+  const writtenAt = after.updateTime?.toMillis() ?? Number.POSITIVE_INFINITY;
+  const holders = (await integrationsWithKeyHash(db(), keyHash, 3)).filter((m) => m.snap.ref.path !== ref.path);
+  const heldBefore = holders.filter((m) => (m.snap.updateTime?.toMillis() ?? 0) <= writtenAt);
+  const others = heldBefore.map((m) => m.snap.ref.path);
+  if (holders.length > heldBefore.length) {
+    logger.warn('integration.key_hash_shared', { ...params, newer: holders.filter((m) => !heldBefore.includes(m)).map((m) => m.snap.ref.path) });
+  }
   await db().runTransaction(async (tx) => {
     const snap = await tx.get(ref);
     if (snap.get('keyHash') !== keyHash) return; // re-keyed meanwhile: that change is checked on its own
@@ -61,7 +75,7 @@ export async function onIntegrationChanged(event: IntegrationEvent): Promise<voi
   const topic = topicToCheck(before, data);
   const results = await Promise.allSettled([
     topic !== null ? checkRepliesTopic(event.params, topic) : Promise.resolve(),
-    guardKeyHash(after.ref, event.params, before, data),
+    guardKeyHash(after.ref, event.params, before, after),
   ]);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
