@@ -8,7 +8,7 @@ import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
 import { fingerprint } from './fingerprint';
 import { createImageStore, imagePath, type ImageStore } from './image-store';
-import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from '../domain/images';
+import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from './images';
 import { parseMultipart } from './multipart';
 import { RateLimiter } from './rate-limit';
 import { IncomingMessageSchema, type IncomingMessageResponse } from './schemas';

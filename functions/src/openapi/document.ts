@@ -7,7 +7,7 @@
  * Pure: no Firebase, no I/O. Not imported by any function (index.ts), so it never runs in production.
  */
 import * as z from 'zod';
-import { IMAGE_LIMITS, ACCEPTED_IMAGE_CONTENT_TYPES } from '../domain/images';
+import { IMAGE_LIMITS, ACCEPTED_IMAGE_CONTENT_TYPES } from '../messages/images';
 import { LEASE_MS } from '../deliveries/record';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 import {

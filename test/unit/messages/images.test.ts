@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError, BadRequestError, PayloadTooLargeError } from '../../functions/src/platform/errors';
+import { ApiError, BadRequestError, PayloadTooLargeError } from '../../../functions/src/platform/errors';
 import {
   ACCEPTED_IMAGE_CONTENT_TYPES,
   IMAGE_CONTENT_TYPES,
@@ -9,7 +9,7 @@ import {
   assertImageSet,
   inspectImage,
   type InspectedImage,
-} from '../../functions/src/domain/images';
+} from '../../../functions/src/messages/images';
 import {
   JPEG_APP0_JFIF,
   JPEG_DHT,
@@ -31,7 +31,7 @@ import {
   webpExtended,
   webpLossless,
   webpLossy,
-} from './fixtures/image-bytes';
+} from '../fixtures/image-bytes';
 
 const MB = 1024 * 1024;
 /** sha256 of the 65-byte 1x1 PNG below, computed independently (Python hashlib). */

@@ -2,10 +2,10 @@
  * parseMultipart on hand-built bodies: part limits (a full message of payload + 3 images is
  * valid), and the payload's exact bytes, so invalid UTF-8 can be rejected strictly downstream.
  */
-import { joinChunks, parseMultipart } from '../../functions/src/messages/multipart';
-import { ApiError } from '../../functions/src/platform/errors';
-import { multipartBody, type MultipartPart } from '../integration/helpers/multipart';
-import { png } from './fixtures/image-bytes';
+import { joinChunks, parseMultipart } from '../../../functions/src/messages/multipart';
+import { ApiError } from '../../../functions/src/platform/errors';
+import { multipartBody, type MultipartPart } from '../../integration/helpers/multipart';
+import { png } from '../fixtures/image-bytes';
 
 const parse = (parts: MultipartPart[]) => {
   const { body, contentType } = multipartBody(parts);

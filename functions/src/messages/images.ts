@@ -17,7 +17,7 @@
  * - 413 `images_too_large`           all images together over `maxBytesTotal`
  */
 import { createHash } from 'node:crypto';
-import { BadRequestError, PayloadTooLargeError } from '../errors';
+import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
 
 export const IMAGE_LIMITS = {
   maxImages: 3,
