@@ -5,6 +5,21 @@
  * type is never trusted), dimensions come from the container/bitstream headers only, and pixels
  * are never decoded, so a 100-byte file that claims 16384x16384 costs a few microseconds.
  *
+ * Who does what. `image-size` reads the dimensions of PNG (IHDR) and WebP (VP8, VP8L, VP8X canvas)
+ * files and names the formats we refuse (GIF, BMP, TIFF, HEIF, ...). What it does not do stays
+ * here, by hand, each with a test in test/unit/messages/images.test.ts:
+ * - the accepted formats' magic bytes (image-size takes any `FF D8` as JPEG, a PNG signature
+ *   followed by `CgBI` as PNG, and throws on others instead of saying "not an image");
+ * - integrity: PNG's IHDR must be first, 13 bytes long, with a valid CRC, colour type, bit depth
+ *   and methods; WebP's RIFF size, chunk sizes, VP8 key frame and start code, VP8L signature and
+ *   version; truncation anywhere before the dimensions (image-size reads past the end as zeros);
+ * - animated WebP (the VP8X flag, `ANIM`/`ANMF` chunks) and a VP8X canvas that disagrees with
+ *   its image data;
+ * - JPEG as a whole: image-size reads only baseline/extended/progressive frames (SOF0-2), expects
+ *   the first segment right after SOI and mis-steps on fill bytes, so the marker walk to the first
+ *   frame header (any SOFn) and its length checks are ours;
+ * - the limits (sides, pixels, bytes), which are the service's.
+ *
  * Accepted: PNG, JPEG (any SOF frame type) and static WebP (lossy `VP8 `, lossless `VP8L`, and
  * extended `VP8X` without the animation flag and without `ANIM`/`ANMF` chunks).
  *
@@ -17,6 +32,21 @@
  * - 413 `images_too_large`           all images together over `maxBytesTotal`
  */
 import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { BMP } from 'image-size/types/bmp';
+import { GIF } from 'image-size/types/gif';
+import { HEIF } from 'image-size/types/heif';
+import { ICNS } from 'image-size/types/icns';
+import { ICO } from 'image-size/types/ico';
+import { J2C } from 'image-size/types/j2c';
+import { JP2 } from 'image-size/types/jp2';
+import { JXL } from 'image-size/types/jxl';
+import { PNG } from 'image-size/types/png';
+import { PSD } from 'image-size/types/psd';
+import { SVG } from 'image-size/types/svg';
+import { TIFF } from 'image-size/types/tiff';
+import { WEBP } from 'image-size/types/webp';
+import type { IImage } from 'image-size/types/interface';
 import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
 
 export const IMAGE_LIMITS = {
@@ -86,13 +116,13 @@ export function inspectImage(bytes: Uint8Array, fieldPath: string): InspectedIma
 
   const format = sniffFormat(bytes);
   if (format === null) {
-    const other = sniffOtherFormat(bytes);
+    const other = otherFormatName(bytes);
     const what = other === null ? 'not a recognized image format' : `a ${other} image`;
     throw new BadRequestError(IMAGE_ERROR_CODES.unsupported, `${fieldPath}: file is ${what}; ${ACCEPTED}`);
   }
 
   const reader = new HeaderReader(bytes, fieldPath, format);
-  const dims = format === 'png' ? readPng(reader) : format === 'jpeg' ? readJpeg(reader) : readWebp(reader);
+  const dims = format === 'jpeg' ? readJpegFrame(reader) : format === 'png' ? pngSize(reader) : webpSize(reader);
   checkDimensions(dims, fieldPath, format);
 
   return {
@@ -155,16 +185,31 @@ function sniffFormat(b: Uint8Array): ImageFormat | null {
   return null;
 }
 
-/** Only used to make the `unsupported_image` message more helpful. */
-function sniffOtherFormat(b: Uint8Array): string | null {
-  const head = ascii(b, 0, Math.min(b.length, 12));
-  if (head.startsWith('GIF87a') || head.startsWith('GIF89a')) return 'GIF';
-  if (head.startsWith('BM') && b.length >= 14) return 'BMP';
-  if (head.startsWith('II*\0') || head.startsWith('MM\0*')) return 'TIFF';
-  if (head.length >= 12 && head.slice(4, 8) === 'ftyp') {
-    const brand = head.slice(8, 12);
-    if (brand.startsWith('avi')) return 'AVIF';
-    if (brand.startsWith('hei') || brand.startsWith('hev') || brand === 'mif1' || brand === 'msf1') return 'HEIF';
+/** Formats we refuse, as image-size recognises them: only used to make the `unsupported_image` message helpful. */
+const OTHER_FORMATS: ReadonlyArray<readonly [string, IImage]> = [
+  ['GIF', GIF],
+  ['BMP', BMP],
+  ['TIFF', TIFF],
+  ['HEIF', HEIF],
+  ['JPEG 2000', JP2],
+  ['JPEG 2000', J2C],
+  ['JPEG XL', JXL],
+  ['Photoshop', PSD],
+  ['ICNS', ICNS],
+  ['ICO', ICO],
+  ['SVG', SVG],
+];
+
+function otherFormatName(b: Uint8Array): string | null {
+  for (const [name, handler] of OTHER_FORMATS) {
+    let matches = false;
+    try {
+      matches = handler.validate(b);
+    } catch {
+      // Some validators read past the end of a short input: no match.
+    }
+    // HEIF is a container: its brand tells AVIF (an AV1 image) from HEIC/HEIF.
+    if (matches) return name === 'HEIF' && ascii(b, 8, 3) === 'avi' ? 'AVIF' : name;
   }
   return null;
 }
@@ -175,7 +220,7 @@ function sniffOtherFormat(b: Uint8Array): string | null {
 class HeaderReader {
   constructor(
     readonly b: Uint8Array,
-    private readonly fieldPath: string,
+    readonly fieldPath: string,
     private readonly format: ImageFormat,
   ) {}
 
@@ -201,6 +246,20 @@ class HeaderReader {
       IMAGE_ERROR_CODES.unsupported,
       `${this.fieldPath}: animated WebP is not supported (${detail}); ${ACCEPTED}`,
     );
+  }
+
+  /**
+   * The dimensions image-size reads with `handler`, once our checks made sure the header is whole
+   * (image-size's readers do not stop at the end of a view). What it refuses is an invalid image.
+   */
+  sizeBy(handler: IImage): Dimensions {
+    let size: { width: number; height: number };
+    try {
+      size = handler.calculate(this.b);
+    } catch (err) {
+      throw this.invalid(err instanceof Error ? err.message : 'unreadable dimensions');
+    }
+    return { width: size.width, height: size.height };
   }
 
   /** Throws `truncated()` unless `n` bytes are available at `at`. */
@@ -241,23 +300,8 @@ class HeaderReader {
 }
 
 // ---------------------------------------------------------------------------------------------
-// PNG: signature, then IHDR must be the first chunk (length 13, valid CRC).
-
-const CRC_TABLE: Uint32Array = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32(b: Uint8Array, start: number, end: number): number {
-  let c = 0xffffffff;
-  for (let i = start; i < end; i++) c = (CRC_TABLE[(c ^ (b[i] as number)) & 0xff] as number) ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
+// PNG: signature, then IHDR must be the first chunk (length 13, valid CRC). image-size reads the
+// dimensions from it once it is known to be whole and valid.
 
 /** Allowed bit depths per PNG colour type. */
 const PNG_BIT_DEPTHS: ReadonlyMap<number, readonly number[]> = new Map([
@@ -268,19 +312,14 @@ const PNG_BIT_DEPTHS: ReadonlyMap<number, readonly number[]> = new Map([
   [6, [8, 16]],
 ]);
 
-function readPng(r: HeaderReader): Dimensions {
+function pngSize(r: HeaderReader): Dimensions {
   // 8 signature + 4 length + 4 type + 13 data + 4 CRC = 33 bytes
   r.need(8, 8);
   if (ascii(r.b, 12, 4) !== 'IHDR') throw r.invalid('the first chunk is not IHDR');
   const length = r.u32be(8);
   if (length !== 13) throw r.invalid(`the IHDR chunk has length ${length}, expected 13`);
   r.need(8, 25);
-  const crc = r.u32be(29);
-  if (crc32(r.b, 12, 29) !== crc) throw r.invalid('the IHDR chunk has a bad CRC');
-
-  const width = r.u32be(16);
-  const height = r.u32be(20);
-  if (width > 0x7fffffff || height > 0x7fffffff) throw r.invalid('the IHDR dimensions are out of range');
+  if (crc32(r.b.subarray(12, 29)) !== r.u32be(29)) throw r.invalid('the IHDR chunk has a bad CRC');
   const bitDepth = r.u8(24);
   const colorType = r.u8(25);
   const allowed = PNG_BIT_DEPTHS.get(colorType);
@@ -289,7 +328,9 @@ function readPng(r: HeaderReader): Dimensions {
   if (r.u8(26) !== 0 || r.u8(27) !== 0 || r.u8(28) > 1) {
     throw r.invalid('unknown compression, filter or interlace method');
   }
-  return { width, height };
+  const size = r.sizeBy(PNG);
+  if (size.width > 0x7fffffff || size.height > 0x7fffffff) throw r.invalid('the IHDR dimensions are out of range');
+  return size;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,7 +341,7 @@ function isSofMarker(m: number): boolean {
   return m >= 0xc0 && m <= 0xcf && m !== 0xc4 && m !== 0xc8 && m !== 0xcc;
 }
 
-function readJpeg(r: HeaderReader): Dimensions {
+function readJpegFrame(r: HeaderReader): Dimensions {
   const b = r.b;
   const len = b.length;
   let pos = 2; // after SOI (FF D8)
@@ -342,11 +383,17 @@ function readJpeg(r: HeaderReader): Dimensions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// WebP: RIFF container, chunk walk (headers only), VP8 / VP8L / VP8X dimensions.
+// WebP: RIFF container, chunk walk (headers only). Ours: sizes, key frame and signatures,
+// animation, and the VP8L (lossless) dimensions; image-size reads the VP8 (lossy) and VP8X
+// (canvas) dimensions of a chunk once it is known whole. Not VP8L: image-size takes a lossless
+// header whose bytes 3-5 read 9D 01 2A (the lossy start code) for a broken lossy one, which is
+// what every lossless image 1653 to 1656 pixels high followed by the byte 0x2A looks like.
 
 const VP8X_FLAG_ANIMATION = 0x02;
+/** Where image-size reads a WebP's first chunk: right after `RIFF<size>WEBP`. */
+const FIRST_CHUNK = 12;
 
-function readVp8(r: HeaderReader, data: number, size: number): Dimensions {
+function checkVp8(r: HeaderReader, data: number, size: number): void {
   // frame tag (3 bytes), start code 9D 01 2A, width (14 bits + 2 scale), height (14 bits + 2 scale)
   if (size < 10) throw r.invalid('the VP8 chunk is too short for a frame header');
   const tag = r.u24le(data);
@@ -357,14 +404,9 @@ function readVp8(r: HeaderReader, data: number, size: number): Dimensions {
   if (r.u8(data + 3) !== 0x9d || r.u8(data + 4) !== 0x01 || r.u8(data + 5) !== 0x2a) {
     throw r.invalid('bad VP8 start code');
   }
-  return { width: u14le(r, data + 6), height: u14le(r, data + 8) };
 }
 
-function u14le(r: HeaderReader, at: number): number {
-  return (r.u8(at) | (r.u8(at + 1) << 8)) & 0x3fff;
-}
-
-function readVp8l(r: HeaderReader, data: number, size: number): Dimensions {
+function vp8lSize(r: HeaderReader, data: number, size: number): Dimensions {
   // signature 0x2F, then 32 bits LE: width-1 (14), height-1 (14), alpha (1), version (3)
   if (size < 5) throw r.invalid('the VP8L chunk is too short for a header');
   if (r.u8(data) !== 0x2f) throw r.invalid('bad VP8L signature');
@@ -373,50 +415,51 @@ function readVp8l(r: HeaderReader, data: number, size: number): Dimensions {
   return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
 }
 
-function readWebp(r: HeaderReader): Dimensions {
+/** The dimensions of the image data chunk at `chunk`: VP8L ours, VP8 as image-size reads a file that starts with it. */
+function bitstreamSize(r: HeaderReader, chunk: number): Dimensions {
+  if (ascii(r.b, chunk, 4) === 'VP8L') return vp8lSize(r, chunk + 8, r.u32le(chunk + 4));
+  return new HeaderReader(r.b.subarray(chunk - FIRST_CHUNK), r.fieldPath, 'webp').sizeBy(WEBP);
+}
+
+function webpSize(r: HeaderReader): Dimensions {
   const riffSize = r.u32le(4);
   if (riffSize < 4) throw r.invalid(`RIFF size ${riffSize} is too small`);
   const end = 8 + riffSize;
   if (end > r.length) throw r.invalid(`the file is truncated (RIFF size says ${end} bytes, got ${r.length})`);
 
-  let canvas: Dimensions | null = null; // set for VP8X
-  let simple: Dimensions | null = null; // set for a simple (VP8 / VP8L first) file
-  let bitstream: Dimensions | null = null; // first VP8/VP8L inside a VP8X file
-  let first = true;
-  let pos = 12;
+  let extended = false; // the first chunk is VP8X
+  let bitstreamChunk: number | null = null; // the first VP8/VP8L chunk inside a VP8X file
+  let pos = FIRST_CHUNK;
   while (pos + 8 <= end) {
     const fourcc = ascii(r.b, pos, 4);
     const size = r.u32le(pos + 4);
     const data = pos + 8;
     if (data + size > end) throw r.invalid(`the ${fourcc.trim() || 'chunk'} chunk is truncated`);
-
     if (fourcc === 'ANIM' || fourcc === 'ANMF') throw r.animated(`${fourcc} chunk`);
-    if (first) {
-      first = false;
-      if (fourcc === 'VP8 ') simple = readVp8(r, data, size);
-      else if (fourcc === 'VP8L') simple = readVp8l(r, data, size);
-      else if (fourcc === 'VP8X') {
-        if (size < 10) throw r.invalid('the VP8X chunk is too short');
-        if ((r.u8(data) & VP8X_FLAG_ANIMATION) !== 0) throw r.animated('the VP8X animation flag is set');
-        canvas = { width: r.u24le(data + 4) + 1, height: r.u24le(data + 7) + 1 };
-      } else {
-        throw r.invalid(`the first chunk is ${JSON.stringify(fourcc)}, expected "VP8 ", "VP8L" or "VP8X"`);
-      }
-    } else if (canvas !== null && bitstream === null && (fourcc === 'VP8 ' || fourcc === 'VP8L')) {
-      bitstream = fourcc === 'VP8 ' ? readVp8(r, data, size) : readVp8l(r, data, size);
+    const first = pos === FIRST_CHUNK;
+    if (fourcc === 'VP8 ' && (first || (extended && bitstreamChunk === null))) checkVp8(r, data, size);
+    else if (fourcc === 'VP8L' && (first || (extended && bitstreamChunk === null))) vp8lSize(r, data, size);
+    else if (fourcc === 'VP8X' && first) {
+      if (size < 10) throw r.invalid('the VP8X chunk is too short');
+      if ((r.u8(data) & VP8X_FLAG_ANIMATION) !== 0) throw r.animated('the VP8X animation flag is set');
+    } else if (first) {
+      throw r.invalid(`the first chunk is ${JSON.stringify(fourcc)}, expected "VP8 ", "VP8L" or "VP8X"`);
     }
+    if (first) extended = fourcc === 'VP8X';
+    else if (extended && bitstreamChunk === null && (fourcc === 'VP8 ' || fourcc === 'VP8L')) bitstreamChunk = pos;
     pos = data + size + (size & 1); // chunks are padded to an even size
   }
 
-  if (first) throw r.invalid('the file has no chunks');
-  if (simple !== null) return simple;
-  if (canvas === null || bitstream === null) throw r.invalid('the VP8X file has no VP8 or VP8L image data');
-  if (bitstream.width !== canvas.width || bitstream.height !== canvas.height) {
-    throw r.invalid(
-      `the canvas is ${canvas.width}x${canvas.height} but the image data is ${bitstream.width}x${bitstream.height}`,
-    );
+  if (pos === FIRST_CHUNK) throw r.invalid('the file has no chunks');
+  // A simple file's dimensions are its bitstream's; an extended file's are its canvas.
+  if (!extended) return bitstreamSize(r, FIRST_CHUNK);
+  const size = r.sizeBy(WEBP);
+  if (bitstreamChunk === null) throw r.invalid('the VP8X file has no VP8 or VP8L image data');
+  const image = bitstreamSize(r, bitstreamChunk);
+  if (image.width !== size.width || image.height !== size.height) {
+    throw r.invalid(`the canvas is ${size.width}x${size.height} but the image data is ${image.width}x${image.height}`);
   }
-  return canvas;
+  return size;
 }
 
 // ---------------------------------------------------------------------------------------------

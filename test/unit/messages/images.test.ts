@@ -605,3 +605,34 @@ describe('assertImageSet / assertImageCount', () => {
     expectApiError(() => assertImageSet([...set, set[0] as InspectedImage]), { status: 400, code: 'too_many_images' });
   });
 });
+
+describe('where image-size is used and where it is not (messages/images.ts header)', () => {
+  it('a lossless WebP 1653-1656 px high whose bitstream continues with 0x2A is accepted (image-size would call it a broken lossy header)', () => {
+    for (const height of [1653, 1654, 1655, 1656]) {
+      const data = vp8lData(100, height);
+      data[5] = 0x2a; // bytes 3-5 now read 9D 01 2A: the lossy start code
+      const bytes = webpContainer([riffChunk('VP8L', data)]);
+      expect(inspectImage(bytes, 'images[0]')).toMatchObject({ format: 'webp', width: 100, height });
+      const extended = webpContainer([riffChunk('VP8X', vp8xData(100, height)), riffChunk('VP8L', data)]);
+      expect(inspectImage(extended, 'images[0]')).toMatchObject({ format: 'webp', width: 100, height });
+    }
+  });
+
+  it.each([
+    ['Photoshop', Buffer.concat([Buffer.from('8BPS'), Buffer.alloc(30)])],
+    ['ICNS', Buffer.concat([Buffer.from('icns'), Buffer.alloc(30)])],
+    ['SVG', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>')],
+    ['HEIF', Buffer.concat([Buffer.from([0, 0, 0, 0x1c]), Buffer.from('ftypheic'), Buffer.alloc(20)])],
+  ])('names a refused %s file (as image-size recognises it)', (name, bytes) => {
+    const err = expectApiError(() => inspectImage(bytes, 'images[0]'), unsupported());
+    expect(err.message).toContain(`a ${name} image`);
+  });
+
+  it('never reads past the end of a view of a larger buffer (images are views of the request body)', () => {
+    const body = Buffer.concat([png(100, 50), Buffer.alloc(64, 0xff)]);
+    const truncated = body.subarray(0, 20); // the IHDR is cut; the bytes after the view are not the image
+    expectApiError(() => inspectImage(truncated, 'images[0]'), invalid());
+    const lossy = Buffer.concat([webpLossy(30, 40), Buffer.alloc(64, 0x7f)]);
+    expect(inspectImage(lossy.subarray(0, webpLossy(30, 40).length), 'images[0]')).toMatchObject({ width: 30, height: 40 });
+  });
+});
