@@ -66,6 +66,14 @@ function summaryRows(r) {
       if (name === c.against) continue;
       add('4', `inspectImage: ${name} / ${c.against}`, c.ratio, '~1 (<= 1.2)', c.ratio.median <= 1.2, `${fmt(c.micros.median, 1)} µs`);
     }
+    const ba = r.images.beforeAfter;
+    for (const [name, c] of Object.entries(ba?.cases ?? {})) {
+      const same = c.verdicts.after === c.verdicts.before;
+      // Header-only files show the header work alone (reported); a 1 MB file is what a request carries.
+      const whole = name.includes('MB');
+      const target = whole ? '~1 (<= 1.2), same verdict' : 'report, same verdict';
+      add('4', `inspectImage before/after: ${name}, with image-size / hand-written parsers (${ba.rev})`, c.ratio, target, same && (!whole || c.ratio.median <= 1.2), `${fmt(c.micros.median, 1)} µs; ${c.verdicts.after}${same ? '' : ` (was ${c.verdicts.before})`}`);
+    }
   }
   if (r.coldstart) {
     const targets = Object.entries(r.coldstart.targets).filter(([name]) => name !== 'baseline');

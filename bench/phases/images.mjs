@@ -5,17 +5,50 @@
  * interleaved batches. Accepted ones against the 16x16 one, the rejected one against a 16x16 one
  * rejected for another header reason (a rejection builds an error: that costs the same whatever
  * the pixel count, and is not what is compared). Target: ratio ~1.
+ *
+ * Before/after: the same cases, plus a lossy WebP and a JPEG, timed in the same batches against
+ * `inspectImage` as it was at BENCH_IMAGES_BASELINE (default 2a8d1e5: the hand-written header
+ * parsers, before image-size read the dimensions), built from git into the bench's build
+ * directory. Skipped with a log line when that revision is not in the clone.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { buildSync } from 'esbuild';
 import { performance } from 'node:perf_hooks';
 import { crc32 } from 'node:zlib';
-import { png } from '../lib/images.mjs';
-import { FUNCTIONS_LIB } from '../lib/build.mjs';
+import { jpeg, png, webpLossy } from '../lib/images.mjs';
+import { BUILD_DIR, FUNCTIONS_LIB } from '../lib/build.mjs';
+import { ROOT } from '../../scripts/lib/emulators.mjs';
 import { log, output, pick } from '../lib/session.mjs';
 import { median, summarize } from '../lib/stats.mjs';
 
-const { inspectImage } = createRequire(import.meta.url)(join(FUNCTIONS_LIB, 'messages', 'images.js'));
+const require = createRequire(import.meta.url);
+const { inspectImage } = require(join(FUNCTIONS_LIB, 'messages', 'images.js'));
+
+const BASELINE_REV = process.env.BENCH_IMAGES_BASELINE ?? '2a8d1e5';
+/** The baseline's sources: its images module and the errors module it imports, at their paths then. */
+const BASELINE_SOURCES = ['functions/src/domain/images.ts', 'functions/src/errors.ts'];
+
+/** `inspectImage` of the baseline revision, bundled from git; null when the revision is not here. */
+function baselineInspect(rev) {
+  const dir = join(BUILD_DIR, 'images-baseline', rev);
+  try {
+    for (const path of BASELINE_SOURCES) {
+      const file = join(dir, path);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, execFileSync('git', ['show', `${rev}:${path}`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }));
+    }
+  } catch {
+    log(`images: baseline ${rev} not found in this clone, before/after skipped`);
+    return null;
+  }
+  const outfile = join(dir, 'images.cjs');
+  buildSync({ entryPoints: [join(dir, BASELINE_SOURCES[0])], bundle: true, platform: 'node', format: 'cjs', target: 'node22', outfile, logLevel: 'warning' });
+  return require(outfile).inspectImage;
+}
+const before = baselineInspect(BASELINE_REV);
 
 /** A PNG whose IHDR declares an invalid bit depth (rejected as invalid_image, CRC recomputed). */
 function badBitDepth(width, height) {
@@ -39,14 +72,23 @@ const BASELINE = {
   '16384x16384 rejected (image_too_large_dimensions)': '16x16 rejected (invalid bit depth)',
 };
 
-function inspect(bytes) {
+function inspectWith(fn, bytes) {
   try {
-    inspectImage(bytes, 'images[0]');
+    fn(bytes, 'images[0]');
     return 'accepted';
   } catch (err) {
     return err.code;
   }
 }
+const inspect = (bytes) => inspectWith(inspectImage, bytes);
+
+/**
+ * Before/after cases: the pixel-count ones and one of each other accepted kind, all header-only
+ * files (a few hundred bytes: the header work is all there is), and a 1 MB PNG, where hashing the
+ * file is most of the work, as it is for a real photo.
+ */
+const PHOTO = 'PNG 1200x900, 1 MB';
+const COMPARED = { ...CASES, 'JPEG 640x480': jpeg(640, 480), 'WebP lossy 640x480': webpLossy(640, 480), [PHOTO]: png(1200, 900, 1_000_000) };
 
 const verdicts = Object.fromEntries(Object.entries(CASES).map(([name, bytes]) => [name, inspect(bytes)]));
 const names = Object.keys(CASES);
@@ -71,8 +113,38 @@ for (let rep = 0; rep < reps; rep++) {
 }
 log(`images: ${reps} x ${samplesPerRep} x ${BATCH} calls per header`);
 
+/** Per case, after / before, timed in alternating batches of the same bytes. */
+function compareWithBaseline() {
+  if (before === null) return null;
+  const cases = {};
+  for (const [name, bytes] of Object.entries(COMPARED)) {
+    const verdicts = { after: inspect(bytes), before: inspectWith(before, bytes) };
+    const batch = bytes.length > 100_000 ? 2 : BATCH; // hashing 1 MB takes ~2 ms
+    const ratios = [];
+    const afterMicros = [];
+    for (let rep = 0; rep < reps; rep++) {
+      const a = [];
+      const b = [];
+      for (let s = 0; s < samplesPerRep; s++) {
+        for (const [fn, into] of s % 2 === 0 ? [[inspectImage, a], [before, b]] : [[before, b], [inspectImage, a]]) {
+          const t0 = performance.now();
+          for (let i = 0; i < batch; i++) inspectWith(fn, bytes);
+          into.push(((performance.now() - t0) * 1000) / batch);
+        }
+      }
+      ratios.push(median(a) / median(b));
+      afterMicros.push(median(a));
+    }
+    cases[name] = { verdicts, ratio: summarize(ratios), micros: summarize(afterMicros, 2) };
+  }
+  return { rev: BASELINE_REV, cases };
+}
+for (let i = 0; i < 2000 && before !== null; i++) for (const [name, bytes] of Object.entries(COMPARED)) if (name !== PHOTO || i < 20) inspectWith(before, bytes); // warm-up (JIT)
+const beforeAfter = compareWithBaseline();
+
 output({
   fileBytes: CASES['16x16'].length,
+  beforeAfter,
   cases: Object.fromEntries(
     names.map((n) => {
       const base = perRep[BASELINE[n]];

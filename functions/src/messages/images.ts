@@ -418,7 +418,7 @@ function vp8lSize(r: HeaderReader, data: number, size: number): Dimensions {
 /** The dimensions of the image data chunk at `chunk`: VP8L ours, VP8 as image-size reads a file that starts with it. */
 function bitstreamSize(r: HeaderReader, chunk: number): Dimensions {
   if (ascii(r.b, chunk, 4) === 'VP8L') return vp8lSize(r, chunk + 8, r.u32le(chunk + 4));
-  return new HeaderReader(r.b.subarray(chunk - FIRST_CHUNK), r.fieldPath, 'webp').sizeBy(WEBP);
+  return chunk === FIRST_CHUNK ? r.sizeBy(WEBP) : new HeaderReader(r.b.subarray(chunk - FIRST_CHUNK), r.fieldPath, 'webp').sizeBy(WEBP);
 }
 
 function webpSize(r: HeaderReader): Dimensions {
