@@ -2,25 +2,31 @@
 /**
  * `npm run openapi`: builds the functions and (re)writes the OpenAPI document from the zod schemas
  * (functions/src/openapi/document.ts) to openapi/openapi.yaml and to the copy Hosting serves at
- * /openapi.yaml (hosting/public/openapi.yaml). Both files are committed; test/unit/openapi/document.test.ts
- * fails when either differs from a fresh build. `--check` only compares and exits 1 on a difference.
+ * /openapi.yaml (hosting/public/openapi.yaml), and the SDK's request limits generated from it
+ * (sdk/src/internal/limits.generated.ts, scripts/sdk-limits.mjs). All are committed;
+ * test/unit/openapi/document.test.ts and sdk/test/unit/surface.test.ts fail when one differs from
+ * a fresh build. `--check` only compares and exits 1 on a difference.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { stringify } from 'yaml';
 import { ROOT, buildFunctions } from './lib/emulators.mjs';
-
-const OUTPUTS = [join(ROOT, 'openapi', 'openapi.yaml'), join(ROOT, 'hosting', 'public', 'openapi.yaml')];
+import { generate as generateSdkLimits, LIMITS_FILE } from './sdk-limits.mjs';
 
 const check = process.argv.includes('--check');
 buildFunctions();
 const require = createRequire(import.meta.url);
 const { buildOpenApiDocument, YAML_OPTIONS, YAML_HEADER } = require(join(ROOT, 'functions', 'lib', 'openapi', 'document.js'));
 const text = YAML_HEADER + stringify(buildOpenApiDocument(), YAML_OPTIONS);
+const OUTPUTS = [
+  [join(ROOT, 'openapi', 'openapi.yaml'), text],
+  [join(ROOT, 'hosting', 'public', 'openapi.yaml'), text],
+  [LIMITS_FILE, generateSdkLimits(text)],
+];
 
 let stale = 0;
-for (const file of OUTPUTS) {
+for (const [file, text] of OUTPUTS) {
   let current;
   try {
     current = readFileSync(file, 'utf8');

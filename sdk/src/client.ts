@@ -1,8 +1,8 @@
-import { DeliveriesApi } from './deliveries.js';
-import { defaultSleep, type FetchLike, normalizeBaseUrl, type SleepFn, Transport } from './http.js';
-import { MessagesApi } from './messages.js';
-import { processDelivery, type ProcessDeliveryOptions, type ProcessDeliveryResult, type ProviderSend } from './process.js';
-import { DEFAULT_TIMEOUT_MS, resolveRetryPolicy, type RetryOptions, type RetryPolicy } from './retry.js';
+import { DeliveriesApi } from './internal/deliveries.js';
+import { defaultSleep, type FetchLike, normalizeBaseUrl, type SleepFn, Transport } from './internal/transport.js';
+import { MessagesApi } from './internal/messages.js';
+import { processDelivery, type ProcessDeliveryOptions, type ProcessDeliveryResult, type ProviderSend } from './internal/process.js';
+import { DEFAULT_TIMEOUT_MS, resolveRetryPolicy, type RetryOptions, type RetryPolicy } from './internal/retry.js';
 import type { DeliveryNotification } from './types.js';
 import { SDK_VERSION } from './version.js';
 
@@ -79,17 +79,17 @@ export class ConnectorClient {
   }
 
   get baseUrl(): string {
-    return this.#transport.baseUrl;
+    return this.#transport.settings.baseUrl;
   }
   get fallbackBaseUrl(): string | undefined {
-    return this.#transport.fallbackBaseUrl;
+    return this.#transport.settings.fallbackBaseUrl;
   }
   get timeoutMs(): number {
-    return this.#transport.timeoutMs;
+    return this.#transport.settings.timeoutMs;
   }
   /** The effective retry policy (frozen). */
   get retry(): RetryPolicy {
-    return this.#transport.retry;
+    return this.#transport.settings.retry;
   }
 
   /**

@@ -4,11 +4,14 @@
  * and 2xx answers the SDK cannot understand. Messages never contain the integration key.
  */
 
-/** Base class of every error thrown by this SDK. */
+/**
+ * Base class of every error thrown by this SDK. Every class names itself with a literal `name`
+ * (not the class's own name, which a minifier may change), so `err.name` is stable in logs.
+ */
 export class ConnectorError extends Error {
+  override readonly name: string = 'ConnectorError';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
   }
 }
 
@@ -35,68 +38,54 @@ export interface ConnectorApiErrorDetails {
 
 /** A call to the service failed: an error answer, a transport failure, or an unreadable success. */
 export class ConnectorApiError extends ConnectorError {
+  override readonly name: string = 'ConnectorApiError';
   /** HTTP status, or `undefined` when no HTTP answer arrived (see `ConnectorNetworkError`). */
-  readonly status: number | undefined;
+  declare readonly status: number | undefined;
   /** Stable snake_case code: the envelope's `error.code` (e.g. `lease_lost`), or `http_<status>` when the body had none. */
-  readonly code: string;
+  declare readonly code: string;
   /** Milliseconds from `Retry-After` on the last answer (uncapped), if it had one. */
-  readonly retryAfterMs: number | undefined;
+  declare readonly retryAfterMs: number | undefined;
   /** `X-Request-Id` of the last answer, if any. */
-  readonly requestId: string | undefined;
-  readonly method: string;
-  readonly path: string;
-  readonly attempts: number;
+  declare readonly requestId: string | undefined;
+  declare readonly method: string;
+  declare readonly path: string;
+  declare readonly attempts: number;
 
   constructor(details: ConnectorApiErrorDetails) {
     const what = details.status === undefined ? details.code : `${details.status} ${details.code}`;
     const tail = details.detail ? `: ${details.detail}` : '';
     super(`${details.method} ${details.path} failed with ${what}${tail}`, 'cause' in details ? { cause: details.cause } : undefined);
-    this.status = details.status;
-    this.code = details.code;
-    this.retryAfterMs = details.retryAfterMs;
-    this.requestId = details.requestId;
-    this.method = details.method;
-    this.path = details.path;
-    this.attempts = details.attempts;
+    const { status, code, retryAfterMs, requestId, method, path, attempts } = details;
+    Object.assign(this, { status, code, retryAfterMs, requestId, method, path, attempts });
   }
 }
 
+/** A `ConnectorApiError` subclass for one documented HTTP status, with its literal name. */
+function statusError<S extends number>(name: string) {
+  return class extends ConnectorApiError {
+    declare readonly status: S;
+    override readonly name: string = name;
+  };
+}
+
 /** 400: invalid input. Permanent: never retried; fix the request. */
-export class BadRequestError extends ConnectorApiError {
-  declare readonly status: 400;
-}
+export class BadRequestError extends statusError<400>('BadRequestError') {}
 /** 401: invalid, unknown or revoked integration key. Never retried. */
-export class UnauthorizedError extends ConnectorApiError {
-  declare readonly status: 401;
-}
+export class UnauthorizedError extends statusError<401>('UnauthorizedError') {}
 /** 403: inactive integration or disabled source. Never retried. */
-export class ForbiddenError extends ConnectorApiError {
-  declare readonly status: 403;
-}
+export class ForbiddenError extends statusError<403>('ForbiddenError') {}
 /** 404: missing delivery, or one that belongs to another integration. Never retried. */
-export class NotFoundError extends ConnectorApiError {
-  declare readonly status: 404;
-}
+export class NotFoundError extends statusError<404>('NotFoundError') {}
 /** 409: lease lost / conflicting completion / finished delivery, or an `eventId` reused with other content. Never retried. */
-export class ConflictError extends ConnectorApiError {
-  declare readonly status: 409;
-}
+export class ConflictError extends statusError<409>('ConflictError') {}
 /** 413: JSON over 64 KB, or image / multipart size limits exceeded. Never retried. */
-export class PayloadTooLargeError extends ConnectorApiError {
-  declare readonly status: 413;
-}
+export class PayloadTooLargeError extends statusError<413>('PayloadTooLargeError') {}
 /** 415: unsupported content type. Never retried. */
-export class UnsupportedMediaTypeError extends ConnectorApiError {
-  declare readonly status: 415;
-}
+export class UnsupportedMediaTypeError extends statusError<415>('UnsupportedMediaTypeError') {}
 /** 429: incoming rate limit; thrown once the retries (which honour `Retry-After`) are used up. */
-export class TooManyRequestsError extends ConnectorApiError {
-  declare readonly status: 429;
-}
+export class TooManyRequestsError extends statusError<429>('TooManyRequestsError') {}
 /** 503: busy lease, delayed retry or temporary failure; thrown once the retries are used up. */
-export class ServiceUnavailableError extends ConnectorApiError {
-  declare readonly status: 503;
-}
+export class ServiceUnavailableError extends statusError<503>('ServiceUnavailableError') {}
 
 /**
  * No HTTP answer arrived: connection refused, DNS failure, reset, TLS failure...
@@ -104,6 +93,7 @@ export class ServiceUnavailableError extends ConnectorApiError {
  * (connection refused, DNS failure): the only case in which the fallback host is tried.
  */
 export class ConnectorNetworkError extends ConnectorApiError {
+  override readonly name: string = 'ConnectorNetworkError';
   declare readonly status: undefined;
   readonly requestMayHaveArrived: boolean;
   constructor(details: ConnectorApiErrorDetails & { requestMayHaveArrived: boolean }) {
@@ -113,13 +103,18 @@ export class ConnectorNetworkError extends ConnectorApiError {
 }
 
 /** No complete answer within `timeoutMs`. The request may have arrived and been processed. */
-export class ConnectorTimeoutError extends ConnectorNetworkError {}
+export class ConnectorTimeoutError extends ConnectorNetworkError {
+  override readonly name: string = 'ConnectorTimeoutError';
+}
 
 /** A 2xx answer whose body is not what the contract describes (not JSON, or missing fields). Not retried. */
-export class UnexpectedResponseError extends ConnectorApiError {}
+export class UnexpectedResponseError extends ConnectorApiError {
+  override readonly name: string = 'UnexpectedResponseError';
+}
 
 /** The data of a Pub/Sub message is not a delivery notification (spec 2.4). */
 export class InvalidNotificationError extends ConnectorError {
+  override readonly name: string = 'InvalidNotificationError';
   readonly code = 'invalid_notification';
 }
 
@@ -130,16 +125,17 @@ export class InvalidNotificationError extends ConnectorError {
  * (a late completion under the same lease is accepted), and do not send again.
  */
 export class DeliveryReportError extends ConnectorError {
-  readonly step: 'complete' | 'fail';
-  readonly deliveryId: string;
-  readonly leaseId: string;
+  override readonly name: string = 'DeliveryReportError';
+  declare readonly step: 'complete' | 'fail';
+  declare readonly deliveryId: string;
+  declare readonly leaseId: string;
   /** Ids the provider returned (complete) or the partial ids reported (fail). */
-  readonly providerMessageIds: readonly string[];
+  declare readonly providerMessageIds: readonly string[];
   /** For `step: 'fail'`: the outcome and code that could not be reported. */
-  readonly outcome: 'retry' | 'failed' | 'unknown' | undefined;
-  readonly failCode: string | undefined;
+  declare readonly outcome: 'retry' | 'failed' | 'unknown' | undefined;
+  declare readonly failCode: string | undefined;
   /** For `step: 'fail'`: what the provider threw. */
-  readonly providerError: unknown;
+  declare readonly providerError: unknown;
 
   constructor(init: {
     step: 'complete' | 'fail';
@@ -153,13 +149,8 @@ export class DeliveryReportError extends ConnectorError {
   }) {
     const what = init.step === 'complete' ? 'the provider sent the message but complete' : `fail (${init.outcome ?? '?'}, ${init.failCode ?? '?'})`;
     super(`delivery ${init.deliveryId}: ${what} could not be reported`, { cause: init.cause });
-    this.step = init.step;
-    this.deliveryId = init.deliveryId;
-    this.leaseId = init.leaseId;
-    this.providerMessageIds = init.providerMessageIds;
-    this.outcome = init.outcome;
-    this.failCode = init.failCode;
-    this.providerError = init.providerError;
+    const { step, deliveryId, leaseId, providerMessageIds, outcome, failCode, providerError } = init;
+    Object.assign(this, { step, deliveryId, leaseId, providerMessageIds, outcome, failCode, providerError });
   }
 }
 
@@ -175,6 +166,7 @@ export interface ProviderErrorOptions {
  * and did not accept the message): reported as fail outcome `retry`, so the service re-queues it.
  */
 export class ProviderRetryableError extends ConnectorError {
+  override readonly name: string = 'ProviderRetryableError';
   readonly code: string | undefined;
   /** When to try again (0 to 3600000 ms); absent: the service's own backoff. */
   readonly retryAfterMs: number | undefined;
@@ -187,6 +179,7 @@ export class ProviderRetryableError extends ConnectorError {
 
 /** Throw from your provider `send` for a permanent rejection (invalid recipient, blocked...): fail outcome `failed`. */
 export class ProviderPermanentError extends ConnectorError {
+  override readonly name: string = 'ProviderPermanentError';
   readonly code: string | undefined;
   constructor(message: string, options: ProviderErrorOptions = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined);
@@ -200,6 +193,7 @@ export class ProviderPermanentError extends ConnectorError {
  * not repeat the send. Any other error thrown by `send` is treated the same way.
  */
 export class ProviderUnknownOutcomeError extends ConnectorError {
+  override readonly name: string = 'ProviderUnknownOutcomeError';
   readonly code: string | undefined;
   /** Ids of the parts that were accepted (partial send), reported to the service. */
   readonly providerMessageIds: readonly string[];

@@ -1,4 +1,4 @@
-import { isConnectFailure as isConnectFailureForTest } from '../../src/http.js';
+import { isConnectFailure as isConnectFailureForTest } from '../../src/internal/transport.js';
 import { ConnectorClient, ConnectorNetworkError, ConnectorTimeoutError } from '../../src/index.js';
 import { closedPortUrl, errorReply, fakeSleep, KEY, reply, startServer, type TestServer } from './helpers/server.js';
 

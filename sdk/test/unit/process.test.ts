@@ -7,8 +7,8 @@ import {
   ProviderRetryableError,
   type ProviderSendInput,
   ProviderUnknownOutcomeError,
-  toFailCode,
 } from '../../src/index.js';
+import { toFailCode } from '../../src/internal/process.js';
 import { errorReply, fakeSleep, KEY, type RecordedRequest, reply, startServer, type TestServer } from './helpers/server.js';
 
 const READY = {

@@ -1,19 +1,18 @@
 import {
   BACKOFF_BASE_MS,
   BACKOFF_MAX_MS,
-  backoffDelayMs,
   ConnectorClient,
   ConnectorNetworkError,
   ConnectorTimeoutError,
   DEFAULT_RETRY_LIMIT,
   MAX_RETRY_AFTER_MS,
   NEVER_RETRY_STATUSES,
-  parseRetryAfterMs,
   RETRY_METHODS,
   RETRY_STATUSES,
   ServiceUnavailableError,
   TooManyRequestsError,
 } from '../../src/index.js';
+import { backoffDelayMs, parseRetryAfterMs } from '../../src/internal/retry.js';
 import { closedPortUrl, errorReply, fakeSleep, KEY, reply, startServer, type TestServer } from './helpers/server.js';
 
 const ok = { conversationId: 'c_1', messageId: 'm_1', duplicate: false };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { UnexpectedResponseError } from './errors.js';
-import type { CallOptions, Transport } from './http.js';
-import type { ImageInput, SendMessageInput, SendMessageResult } from './types.js';
+import type { ImageInput, SendMessageInput, SendMessageResult } from '../types.js';
+import { readAnswer } from './response.js';
+import type { CallOptions, Transport } from './transport.js';
 
 const PATH = '/v1/messages';
 
@@ -61,20 +61,16 @@ export class MessagesApi {
       payload = { form };
     }
     const answer = await this.#transport.post(PATH, payload, options);
-
-    const body = answer.body as { conversationId?: unknown; messageId?: unknown; duplicate?: unknown } | null;
-    if (typeof body !== 'object' || body === null || typeof body.conversationId !== 'string' || typeof body.messageId !== 'string') {
-      throw new UnexpectedResponseError({
-        status: answer.status,
-        code: 'unexpected_response',
-        detail: 'expected { conversationId, messageId, duplicate }',
-        requestId: answer.requestId,
-        method: 'POST',
-        path: PATH,
-        attempts: answer.attempts,
-      });
-    }
-    const duplicate = typeof body.duplicate === 'boolean' ? body.duplicate : answer.status === 200;
-    return { conversationId: body.conversationId, messageId: body.messageId, duplicate, eventId };
+    return readAnswer(answer, PATH, '{ conversationId, messageId, duplicate }', (body) =>
+      typeof body.conversationId === 'string' && typeof body.messageId === 'string'
+        ? {
+            conversationId: body.conversationId,
+            messageId: body.messageId,
+            // An answer without `duplicate` is read from its status: 201 new, 200 duplicate.
+            duplicate: typeof body.duplicate === 'boolean' ? body.duplicate : answer.status === 200,
+            eventId,
+          }
+        : undefined,
+    );
   }
 }

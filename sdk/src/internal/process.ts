@@ -3,19 +3,11 @@
  * claim; if ready, start; if start says `sending`, call the provider ONCE; then complete with
  * the provider's ids, or fail with an outcome derived from what the provider threw.
  */
-import { DeliveryReportError, ProviderPermanentError, ProviderRetryableError, ProviderUnknownOutcomeError } from './errors.js';
+import { DeliveryReportError, ProviderPermanentError, ProviderRetryableError, ProviderUnknownOutcomeError } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
-import type { DeliveryNotification, FailOutcome, FailResult, Recipient } from './types.js';
+import { FAIL_CODE_MAX_LENGTH, FAIL_CODE_PATTERN, MAX_FAIL_RETRY_AFTER_MS, MAX_PROVIDER_MESSAGE_ID_LENGTH, MAX_PROVIDER_MESSAGE_IDS } from './limits.generated.js';
+import type { DeliveryNotification, FailOutcome, FailResult, Recipient } from '../types.js';
 
-/** Pattern of the `code` of a fail report (spec 4.5). */
-export const FAIL_CODE_PATTERN = /^[a-z][a-z0-9_]*$/;
-/** Longest `code` of a fail report. */
-export const FAIL_CODE_MAX_LENGTH = 80;
-/** Largest `retryAfterMs` of a fail report (one hour). */
-export const MAX_FAIL_RETRY_AFTER_MS = 3_600_000;
-/** At most this many provider message ids per report, each 1 to `MAX_PROVIDER_MESSAGE_ID_LENGTH` characters. */
-export const MAX_PROVIDER_MESSAGE_IDS = 20;
-export const MAX_PROVIDER_MESSAGE_ID_LENGTH = 200;
 /**
  * Default limit for the provider `send` (leaves 30 s of the 120 s lease to report the result).
  * When it passes, the `signal` given to `send` aborts and the outcome is reported as `unknown`.
@@ -74,7 +66,7 @@ export type ProcessDeliveryResult =
       error: unknown;
     };
 
-/** Makes any text a valid fail code (`^[a-z][a-z0-9_]*$`, at most 80 characters); `fallback` when nothing usable is left. */
+/** Makes any text a valid fail code (`FAIL_CODE_PATTERN`, at most `FAIL_CODE_MAX_LENGTH` characters); `fallback` when nothing usable is left. */
 export function toFailCode(code: string | undefined, fallback: string): string {
   if (typeof code !== 'string') return fallback;
   let c = code
@@ -198,7 +190,7 @@ export async function processDelivery(
     // The provider said "success" but gave ids complete cannot carry: the message probably went
     // out, so report it as unknown (never complete without valid ids, never send again).
     const valid = ids.filter(isProviderMessageId).slice(0, MAX_PROVIDER_MESSAGE_IDS);
-    const error = new ProviderUnknownOutcomeError('provider send returned no valid providerMessageIds (1 to 20 strings of 1 to 200 characters)', {
+    const error = new ProviderUnknownOutcomeError(`provider send returned no valid providerMessageIds (1 to ${MAX_PROVIDER_MESSAGE_IDS} strings of 1 to ${MAX_PROVIDER_MESSAGE_ID_LENGTH} characters)`, {
       code: 'invalid_provider_result',
       providerMessageIds: valid,
     });

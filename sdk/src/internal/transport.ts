@@ -15,9 +15,9 @@ import {
   ServiceUnavailableError,
   TooManyRequestsError,
   UnauthorizedError,
-  UnexpectedResponseError,
   UnsupportedMediaTypeError,
-} from './errors.js';
+} from '../errors.js';
+import { parseSuccess, type ApiAnswer } from './response.js';
 import { backoffDelayMs, NEVER_RETRY_STATUSES, parseRetryAfterMs, type RetryPolicy } from './retry.js';
 
 /** A `fetch`-compatible function (the global `fetch` by default). */
@@ -42,13 +42,6 @@ export interface TransportConfig {
   now: () => number;
   random: () => number;
   userAgent: string;
-}
-
-export interface ApiAnswer {
-  status: number;
-  body: unknown;
-  requestId: string | undefined;
-  attempts: number;
 }
 
 interface RawAnswer {
@@ -165,17 +158,10 @@ export class Transport {
     this.#config = rest;
   }
 
-  get baseUrl(): string {
-    return this.#config.baseUrl;
-  }
-  get fallbackBaseUrl(): string | undefined {
-    return this.#config.fallbackBaseUrl;
-  }
-  get timeoutMs(): number {
-    return this.#config.timeoutMs;
-  }
-  get retry(): RetryPolicy {
-    return this.#config.retry;
+  /** The settings the client shows (never the key). */
+  get settings(): Pick<TransportConfig, 'baseUrl' | 'fallbackBaseUrl' | 'timeoutMs' | 'retry'> {
+    const { baseUrl, fallbackBaseUrl, timeoutMs, retry } = this.#config;
+    return { baseUrl, fallbackBaseUrl, timeoutMs, retry };
   }
 
   /** Removes the key from a text that is about to leave the SDK (defence in depth). */
@@ -224,13 +210,7 @@ export class Transport {
       }
 
       const requestId = raw.headers.get('x-request-id') ?? undefined;
-      if (raw.status >= 200 && raw.status < 300) {
-        try {
-          return { status: raw.status, body: JSON.parse(raw.text) as unknown, requestId, attempts };
-        } catch {
-          throw new UnexpectedResponseError({ status: raw.status, code: 'invalid_json', detail: 'the success answer is not JSON', requestId, method, path, attempts });
-        }
-      }
+      if (raw.status >= 200 && raw.status < 300) return parseSuccess(raw.status, raw.text, { method, path, requestId, attempts });
 
       const error = this.#httpError(raw, requestId, method, path, attempts, now());
       const retryable = retry.statuses.includes(raw.status) && !NEVER_RETRY_STATUSES.includes(raw.status);

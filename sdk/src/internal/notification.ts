@@ -2,16 +2,15 @@
  * Delivery notifications arrive through Pub/Sub, either pushed to your HTTPS endpoint or pulled
  * by a subscriber. Both carry the JSON of spec 2.4 in the message data.
  */
-import { InvalidNotificationError } from './errors.js';
-import type { DeliveryNotification } from './types.js';
+import { InvalidNotificationError } from '../errors.js';
+import type { DeliveryNotification } from '../types.js';
+import { MAX_DELIVERY_ID_LENGTH } from './limits.generated.js';
+import { isObject } from './response.js';
 
 const FIELDS = ['deliveryId', 'workspaceId', 'integrationId', 'conversationId', 'messageId'] as const;
 const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function decodeBase64(text: string, where: string): Uint8Array {
   const compact = text.replace(/\s+/g, '');
@@ -21,7 +20,7 @@ function decodeBase64(text: string, where: string): Uint8Array {
 
 /**
  * Validates decoded notification JSON: the five identifiers must be non-empty strings
- * (`deliveryId` at most 128 characters). Unknown extra fields are ignored.
+ * (`deliveryId` at most `MAX_DELIVERY_ID_LENGTH` characters). Unknown extra fields are ignored.
  */
 export function parseNotificationJson(value: unknown): DeliveryNotification {
   if (!isObject(value)) throw new InvalidNotificationError('notification data must be a JSON object');
@@ -30,7 +29,7 @@ export function parseNotificationJson(value: unknown): DeliveryNotification {
     if (typeof v !== 'string' || v === '') throw new InvalidNotificationError(`notification field ${field} must be a non-empty string`);
   }
   const n = value as Record<(typeof FIELDS)[number], string>;
-  if ([...n.deliveryId].length > 128) throw new InvalidNotificationError('notification field deliveryId must be at most 128 characters');
+  if ([...n.deliveryId].length > MAX_DELIVERY_ID_LENGTH) throw new InvalidNotificationError(`notification field deliveryId must be at most ${MAX_DELIVERY_ID_LENGTH} characters`);
   return { deliveryId: n.deliveryId, workspaceId: n.workspaceId, integrationId: n.integrationId, conversationId: n.conversationId, messageId: n.messageId };
 }
 
