@@ -15,7 +15,8 @@
  *   node scripts/functions-lockfile.mjs           write functions/package-lock.json
  *   node scripts/functions-lockfile.mjs --check   exit 1 when the committed file is stale (CI, predeploy)
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeOrCheck } from './lib/generated-file.mjs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -95,21 +96,7 @@ export function renderFunctionsLockfile() {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const fresh = renderFunctionsLockfile();
-  if (process.argv.includes('--check')) {
-    let committed = '';
-    try {
-      committed = readFileSync(FUNCTIONS_LOCKFILE, 'utf8');
-    } catch {
-      // missing: stale by definition
-    }
-    if (committed !== fresh) {
-      console.error('functions/package-lock.json does not match the root package-lock.json: run `node scripts/functions-lockfile.mjs` and commit it.');
-      process.exit(1);
-    }
-    console.log('functions/package-lock.json matches the tested install.');
-  } else {
-    writeFileSync(FUNCTIONS_LOCKFILE, fresh);
-    console.log(`wrote functions/package-lock.json (${Object.keys(JSON.parse(fresh).packages).length - 1} packages)`);
-  }
+  const check = process.argv.includes('--check');
+  const ok = writeOrCheck(FUNCTIONS_LOCKFILE, renderFunctionsLockfile(), { check, howToFix: 'it must match the root package-lock.json: run `node scripts/functions-lockfile.mjs` and commit it' });
+  process.exit(ok ? 0 : 1);
 }

@@ -7,14 +7,13 @@
  * test/unit/openapi/document.test.ts and sdk/test/unit/surface.test.ts fail when one differs from
  * a fresh build. `--check` only compares and exits 1 on a difference.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ROOT, buildFunctions } from './lib/emulators.mjs';
+import { writeOrCheck } from './lib/generated-file.mjs';
 import { generate as generateSdkLimits, LIMITS_FILE } from './sdk-limits.mjs';
 
-const check = process.argv.includes('--check');
 buildFunctions();
 const require = createRequire(import.meta.url);
 const { buildOpenApiDocument, YAML_OPTIONS, YAML_HEADER } = require(join(ROOT, 'functions', 'lib', 'openapi', 'document.js'));
@@ -25,24 +24,6 @@ const OUTPUTS = [
   [LIMITS_FILE, generateSdkLimits(text)],
 ];
 
-let stale = 0;
-for (const [file, text] of OUTPUTS) {
-  let current;
-  try {
-    current = readFileSync(file, 'utf8');
-  } catch {
-    current = undefined;
-  }
-  const name = relative(ROOT, file);
-  if (current === text) {
-    console.log(`${name}: up to date`);
-  } else if (check) {
-    stale++;
-    console.error(`${name}: differs from a fresh build (run npm run openapi)`);
-  } else {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
-    console.log(`${name}: written`);
-  }
-}
-process.exit(stale === 0 ? 0 : 1);
+const check = process.argv.includes('--check');
+const fresh = OUTPUTS.map(([file, text]) => writeOrCheck(file, text, { check, howToFix: 'run npm run openapi' }));
+process.exit(fresh.every(Boolean) ? 0 : 1);

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
  * The SDK's request limits, generated from the OpenAPI document (the contract) instead of copied
- * by hand: writes sdk/src/internal/limits.generated.ts. The SDK's build runs it first;
- * `--check` exits 1 when the committed file differs from a fresh generation (a unit test runs
- * that, so a changed limit cannot ship in the document without reaching the SDK).
+ * by hand: writes sdk/src/internal/limits.generated.ts. The repository's build (`npm run build`)
+ * and `npm run openapi` run it; the file is committed, so the SDK package still builds on its own
+ * with plain `tsc`. `--check` exits 1 when the committed file differs from a fresh generation (a
+ * unit test runs that, so a changed limit cannot ship in the document without reaching the SDK).
  *
  * Usage: node scripts/sdk-limits.mjs [--check]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeOrCheck } from './lib/generated-file.mjs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
@@ -51,21 +53,6 @@ export function generate(openapiYaml = readFileSync(OPENAPI, 'utf8')) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const fresh = generate();
-  if (process.argv.includes('--check')) {
-    let committed = '';
-    try {
-      committed = readFileSync(LIMITS_FILE, 'utf8');
-    } catch {
-      // missing: differs
-    }
-    if (committed !== fresh) {
-      console.error('sdk/src/internal/limits.generated.ts differs from openapi/openapi.yaml: run `node scripts/sdk-limits.mjs` and commit it.');
-      process.exit(1);
-    }
-    console.log('sdk/src/internal/limits.generated.ts matches openapi/openapi.yaml.');
-  } else {
-    writeFileSync(LIMITS_FILE, fresh);
-    console.log('sdk/src/internal/limits.generated.ts: written');
-  }
+  const ok = writeOrCheck(LIMITS_FILE, generate(), { check: process.argv.includes('--check'), howToFix: 'run `node scripts/sdk-limits.mjs` and commit it' });
+  process.exit(ok ? 0 : 1);
 }

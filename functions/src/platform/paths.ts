@@ -1,6 +1,7 @@
 /**
  * Every Firestore document path the service reads or writes, built in this one place
- * (docs/data-model.md describes the documents). Ids are the service's own (platform/ids.ts) or
+ * (docs/data-model.md describes the documents). The triggers' document patterns in index.ts stay
+ * string literals: firebase-functions derives the type of each event's `params` from the literal. Ids are the service's own (platform/ids.ts) or
  * checked with `isStorableDocumentId` before they get here.
  */
 const workspace = (workspaceId: string): string => `workspaces/${workspaceId}`;
