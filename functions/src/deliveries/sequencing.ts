@@ -14,7 +14,7 @@ import { newDelivery } from './record';
 import { deliveryQueueRef, readDeliveryQueue, writeDelivery } from './store';
 
 /** Spec 1 and 8: replies are text only, up to 10000 characters. */
-export const MAX_REPLY_CHARACTERS = 10_000;
+const MAX_REPLY_CHARACTERS = 10_000;
 /** How many undelivered replies one trigger run may sequence at once. */
 const PENDING_SCAN_LIMIT = 100;
 

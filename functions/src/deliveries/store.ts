@@ -33,7 +33,7 @@ export interface OutboxEntry {
 }
 
 /** The deterministic outbox id of one notification: a retried transaction writes the same entry. */
-export const outboxIdFor = (entry: Pick<OutboxEntry, 'deliveryId' | 'dueAt'>): string => `${entry.deliveryId}@${entry.dueAt}`;
+const outboxIdFor = (entry: Pick<OutboxEntry, 'deliveryId' | 'dueAt'>): string => `${entry.deliveryId}@${entry.dueAt}`;
 
 export async function readDelivery(tx: Transaction, db: Firestore, workspaceId: string, deliveryId: string): Promise<DeliveryRecord | null> {
   const snap = await tx.get(deliveryRef(db, workspaceId, deliveryId));

@@ -8,7 +8,7 @@ import { displayPrefix, generateKey, hashKey, type KeyPrefix } from './keys';
 import { isValidTopicName, TOPIC_NAME_FORMAT } from './model';
 
 /** Default overlap during which a rotated-out key keeps working (issue: rotation with overlap). */
-export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 export interface CreateIntegrationInput {
   workspaceId: string;

@@ -87,7 +87,7 @@ export class KeyResolver {
 }
 
 /** The store lookup behind the resolver: the integration of a key hash, or null (unknown or ambiguous). */
-export async function integrationAuthFor(keyHash: string): Promise<IntegrationAuth | null> {
+async function integrationAuthFor(keyHash: string): Promise<IntegrationAuth | null> {
   const match = await findIntegrationByKeyHash(db(), keyHash);
   const integration = match ? integrationOf(match.snap) : null;
   if (!match || !integration) return null;

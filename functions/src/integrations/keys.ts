@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
  * Integration keys (decisions 2): a greppable prefix plus 32 bytes of CSPRNG output in base64url.
  * Only SHA-256(key) in hex is ever stored; the display prefix (prefix + 4 characters) is safe to log.
  */
-export const KEY_PREFIXES = ['sdk_live_', 'sdk_test_'] as const;
+const KEY_PREFIXES = ['sdk_live_', 'sdk_test_'] as const;
 export type KeyPrefix = (typeof KEY_PREFIXES)[number];
 const KEY_PATTERN = /^sdk_(live|test)_[A-Za-z0-9_-]{43}$/;
 const DISPLAY_SECRET_CHARS = 4;

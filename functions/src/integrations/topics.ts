@@ -93,7 +93,7 @@ export async function classifyTopic(name: string, topic: CheckableTopic, options
   return { status: 'permission_denied', message: messages.denied(name) };
 }
 
-export const underEmulator = (): boolean => Boolean(process.env.PUBSUB_EMULATOR_HOST) || process.env.FUNCTIONS_EMULATOR === 'true';
+const underEmulator = (): boolean => Boolean(process.env.PUBSUB_EMULATOR_HOST) || process.env.FUNCTIONS_EMULATOR === 'true';
 
 /** Checks a topic with the service's own credentials (@google-cloud/pubsub is loaded lazily). */
 export async function checkTopic(name: string): Promise<TopicCheck> {

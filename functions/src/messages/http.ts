@@ -41,7 +41,7 @@ async function readBody(request: ParsedRequest): Promise<{ payload: unknown; ima
  * POST /v1/messages: validate everything first (nothing is written for a bad request), upload
  * images to content-addressed paths, then record the message in one transaction.
  */
-export async function handleIncomingMessage(request: ParsedRequest, context: RequestContext): Promise<HttpResult> {
+async function handleIncomingMessage(request: ParsedRequest, context: RequestContext): Promise<HttpResult> {
   enforceRateLimit(context);
   const { payload, imageBytes } = await readBody(request);
   const message = parseOrThrow(IncomingMessageSchema, payload);

@@ -16,7 +16,7 @@ export interface ImageStore {
 }
 
 /** Cloud Storage, for deployments. `ifGenerationMatch: 0` makes a retry a no-op instead of a rewrite. */
-export class CloudStorageImageStore implements ImageStore {
+class CloudStorageImageStore implements ImageStore {
   constructor(private readonly bucketName: string) {}
 
   async put(path: string, bytes: Buffer, contentType: string): Promise<void> {
@@ -36,7 +36,7 @@ export class CloudStorageImageStore implements ImageStore {
  * A local directory, used under the emulators when no Storage emulator runs (it cannot start
  * offline). Writes go to a temp file then rename, so a crash never leaves a partial image.
  */
-export class LocalDirectoryImageStore implements ImageStore {
+class LocalDirectoryImageStore implements ImageStore {
   private readonly root: string;
   constructor(root: string) {
     this.root = resolve(root);
@@ -59,14 +59,14 @@ export class LocalDirectoryImageStore implements ImageStore {
 }
 
 /** Seconds before a client retries a message with images when no bucket is configured (an operator must act). */
-export const IMAGE_STORE_RETRY_AFTER_SECONDS = 60;
+const IMAGE_STORE_RETRY_AFTER_SECONDS = 60;
 
 /**
  * A deployment without `IMAGE_BUCKET`. Failing at load time would crash-loop every instance and
  * take text messages down with it; instead each message with images is refused with a 503 the
  * connector retries (same eventId, same files), and each refusal logs an ERROR naming the setting.
  */
-export class MisconfiguredImageStore implements ImageStore {
+class MisconfiguredImageStore implements ImageStore {
   put(): Promise<void> {
     logger.error('image_store.misconfigured', {
       setting: 'IMAGE_BUCKET',

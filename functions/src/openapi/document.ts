@@ -24,8 +24,8 @@ import {
 import { IncomingMessageResponseSchema, IncomingMessageSchema, MESSAGE_LIMITS } from '../messages/schemas';
 import { ERROR_CODES, codesFor, type ErrorCode, type ErrorStatus } from './error-codes';
 
-export const OPENAPI_VERSION = '3.1.0';
-export const API_VERSION = '1.0.0';
+const OPENAPI_VERSION = '3.1.0';
+const API_VERSION = '1.0.0';
 
 /** Options for the `yaml` package's `stringify` (shared by the generator and the equality test). */
 export const YAML_OPTIONS = { aliasDuplicateObjects: false, lineWidth: 0, indent: 2 } as const;

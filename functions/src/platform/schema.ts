@@ -22,7 +22,7 @@ export function text(min: number, max: number) {
 }
 
 /** Renders the first zod issue as `path: message` (decisions 6: 400s name the offending field). */
-export function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.ZodError): string {
   const issues = error.issues.slice(0, 5).map((issue) => {
     const path = issue.path.length === 0 ? 'body' : issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
     if (issue.code === 'unrecognized_keys') return `${path}: unknown propert${issue.keys.length === 1 ? 'y' : 'ies'} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;

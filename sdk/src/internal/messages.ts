@@ -19,7 +19,7 @@ function toBlob(image: ImageInput): Blob {
 }
 
 /** Builds the wire body of `POST /v1/messages` (spec 2.2): `text` becomes `message.text`. */
-export function toWireMessage(input: SendMessageInput, eventId: string): Record<string, unknown> {
+function toWireMessage(input: SendMessageInput, eventId: string): Record<string, unknown> {
   const sender: Record<string, unknown> = { externalId: input.sender.externalId };
   if (input.sender.displayName !== undefined) sender.displayName = input.sender.displayName;
   if (input.sender.kind !== undefined) sender.kind = input.sender.kind;

@@ -97,7 +97,7 @@ interface FailReport {
 }
 
 /** Maps what the provider threw to a fail report (spec 4.6 rules 3 and 4). */
-export function classifyProviderError(err: unknown): FailReport {
+function classifyProviderError(err: unknown): FailReport {
   if (err instanceof ProviderRetryableError || named(err, 'ProviderRetryableError')) {
     const e = err as ProviderRetryableError;
     const report: FailReport = { outcome: 'retry', code: toFailCode(e.code, 'provider_temporary') };

@@ -3,7 +3,7 @@ import { ServiceUnavailableError } from '../errors';
 /** Seconds a client waits after a request ran out of time (the backend was slow; give it a moment). */
 export const DEADLINE_RETRY_AFTER_SECONDS = 5;
 
-export function deadlineExceeded(): ServiceUnavailableError {
+function deadlineExceeded(): ServiceUnavailableError {
   return new ServiceUnavailableError(
     'deadline_exceeded',
     'The request could not be completed in time; retry after the indicated delay with the same eventId, requestId or lease (retries are idempotent).',
