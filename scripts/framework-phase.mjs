@@ -28,6 +28,7 @@ export const FRAMEWORK_SUITES = [
   'test/integration/messages/images.test.ts',
   'test/integration/deliveries/operations.test.ts',
   'test/integration/deliveries/validation.test.ts',
+  'test/integration/deliveries/receipts.test.ts',
   'test/integration/platform/smoke.test.ts',
   'test/framework/deadline.test.ts',
   'test/framework/image-store.test.ts',

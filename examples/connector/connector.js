@@ -101,7 +101,8 @@ export function isTransient(err) {
 
 /**
  * Handles one pulled Pub/Sub message and says what to do with it; never throws.
- *   { action: 'ack',  notification, result }   processDelivery finished (skipped / already_sent / sent / failed)
+ *   { action: 'ack',  notification, result }   processDelivery finished (skipped / already_sent / sent / failed);
+ *                                               after `sent`, also `receipt` ('delivered') or `receiptError`
  *   { action: 'ack',  error }                   the data is not a notification (it will never parse)
  *   { action: 'nack', notification, error }     transient error: redeliver (safe: every call is idempotent)
  *   { action: 'ack',  notification, error }     401/403/404/409 or a DeliveryReportError: redelivery would not help
@@ -117,7 +118,17 @@ export async function handleMessage(client, message, send, { providerTimeoutMs }
   try {
     const options = providerTimeoutMs === undefined ? {} : { providerTimeoutMs };
     const result = await client.processDelivery(notification, send, options);
-    return { action: 'ack', notification, result };
+    if (result.kind !== 'sent') return { action: 'ack', notification, result };
+    // The fake channel delivers at once, so its "delivered" receipt is reported right away. A real
+    // connector reports receipts from its channel's delivery/read webhooks, whenever they come
+    // (any order, retries welcome: receipts only move forward). A failed receipt never undoes
+    // the delivery, so it is logged and the notification acked all the same.
+    try {
+      await client.deliveries.receipt({ deliveryId: result.deliveryId, status: 'delivered', providerMessageId: result.providerMessageIds[0] });
+      return { action: 'ack', notification, result, receipt: 'delivered' };
+    } catch (receiptError) {
+      return { action: 'ack', notification, result, receiptError };
+    }
   } catch (error) {
     return { action: isTransient(error) ? 'nack' : 'ack', notification, error };
   }
@@ -256,7 +267,10 @@ export function printEvent(event, { out = console.log, err = console.error } = {
       return;
     case 'delivery': {
       const id = event.notification?.deliveryId ?? '(unparsable message)';
-      if (event.result !== undefined) out(`[connector] delivery ${id}: ${describeResult(event.result)}`);
+      if (event.result !== undefined) {
+        out(`[connector] delivery ${id}: ${describeResult(event.result)}${event.receipt ? `; receipt: ${event.receipt}` : ''}`);
+        if (event.receiptError !== undefined) err(`[connector] delivery ${id}: the receipt could not be reported: ${describeError(event.receiptError)}`);
+      }
       else if (event.error instanceof DeliveryReportError && event.error.step === 'complete') {
         // The message WAS sent: a real connector stores these ids and calls deliveries.complete
         // again later (a late completion under the same lease is accepted). Never send again.

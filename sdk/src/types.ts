@@ -115,6 +115,25 @@ export interface FailResult {
   status: 'queued' | 'failed' | 'unknown' | 'sent';
 }
 
+/** What the channel said about a sent reply: reached the recipient, read, or failed after all. */
+export type ReceiptStatus = 'delivered' | 'read' | 'failed';
+
+export interface ReceiptInput {
+  deliveryId: string;
+  status: ReceiptStatus;
+  /** Required with `failed`: snake_case, `^[a-z][a-z0-9_]*$`, at most 80 characters. */
+  code?: string;
+  /** When it happened by the channel's clock (epoch ms); default: when the service receives it. */
+  at?: number;
+  /** Which provider message it is about (1 to 200 characters), when the reply went out in parts. */
+  providerMessageId?: string;
+}
+
+/** Receipts never change the delivery: it stays `sent`. */
+export interface ReceiptResult {
+  status: 'sent';
+}
+
 /** The delivery notification published to the integration's topic (spec 2.4): identifiers only. */
 export interface DeliveryNotification {
   deliveryId: string;

@@ -7,8 +7,8 @@ import type { HttpResult } from '../platform/http/types';
 import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
 import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
-import { ClaimRequestSchema, CompleteRequestSchema, FailRequestSchema, StartRequestSchema } from './schemas';
-import { decideClaim, decideComplete, decideFail, decideStart } from './state-machine';
+import { ClaimRequestSchema, CompleteRequestSchema, FailRequestSchema, ReceiptRequestSchema, StartRequestSchema } from './schemas';
+import { decideClaim, decideComplete, decideFail, decideReceipt, decideStart } from './state-machine';
 import { runTransition, type TransitionFacts } from './transition';
 
 /** Unguessable lease ids: holding one is what authorises start/complete/fail. */
@@ -80,5 +80,12 @@ export const failDelivery = deliveryEndpoint('POST /v1/deliveries/fail', FailReq
       providerMessageIds: body.providerMessageIds,
       random: randomInt(0, 1_000_000) / 1_000_000,
     }),
+  ),
+);
+
+/** POST /v1/deliveries/receipt (reportDeliveryReceipt): the channel's word after `sent` (decisions 8). */
+export const reportDeliveryReceipt = deliveryEndpoint('POST /v1/deliveries/receipt', ReceiptRequestSchema, (body, context) =>
+  operate(context, body.deliveryId, (d, { now }) =>
+    decideReceipt(d, { now, status: body.status, code: body.code, at: body.at, providerMessageId: body.providerMessageId }),
   ),
 );

@@ -65,6 +65,18 @@ export interface DeliveryRecord {
   /** From complete, or (partial) ids from fail failed/unknown. */
   providerMessageIds: string[];
   error: { outcome: string; code: string } | null;
+  /** What the channel reported after `sent` (decisions 8); absent on records written before receipts. */
+  receipt?: DeliveryReceipt | null;
+}
+
+export type ReceiptStatus = 'delivered' | 'read' | 'failed';
+
+/** The channel's latest word on a sent message: `at` is the channel's time when it gave one (epoch ms). */
+export interface DeliveryReceipt {
+  status: ReceiptStatus;
+  at: number;
+  code: string | null;
+  providerMessageId: string | null;
 }
 
 /** Why a notification is (re-)published; kept on the outbox entry and in its log line. */
@@ -183,5 +195,6 @@ export function newDelivery(
     lastFail: null,
     providerMessageIds: [],
     error: null,
+    receipt: null,
   };
 }

@@ -12,6 +12,12 @@ export const DELIVERY_LIMITS = {
 
 const id = () => text(1, DELIVERY_LIMITS.id);
 const providerMessageId = () => text(1, DELIVERY_LIMITS.providerMessageId);
+/** The connector's own reason (spec 4.5): snake_case, at most 80 characters. */
+const failCode = () =>
+  z
+    .string()
+    .max(DELIVERY_LIMITS.failCode)
+    .regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$');
 
 export const ClaimRequestSchema = z.strictObject({
   deliveryId: id().describe('The delivery to claim (from the notification).'),
@@ -41,10 +47,7 @@ export const FailRequestSchema = z.strictObject({
   outcome: z
     .enum(['retry', 'failed', 'unknown'])
     .describe('`retry` only after a definite temporary rejection; `failed` for a permanent failure; `unknown` for an ambiguous or partial send (never repeated automatically).'),
-  code: z
-    .string()
-    .max(DELIVERY_LIMITS.failCode)
-    .regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$')
+  code: failCode()
     .describe("The connector's own reason, e.g. `provider_timeout`."),
   retryAfterMs: z
     .number()
@@ -59,6 +62,17 @@ export const FailRequestSchema = z.strictObject({
     .optional()
     .describe('For `unknown` or `failed`: ids of the parts the provider did accept (partial sends).'),
 });
+
+/** decisions 8: what the channel reported after `sent`. */
+export const ReceiptRequestSchema = z
+  .strictObject({
+    deliveryId: id(),
+    status: z.enum(['delivered', 'read', 'failed']).describe('`delivered` to the recipient, `read` by them, or `failed` after the provider had accepted it.'),
+    code: failCode().optional().describe('Required when `status` is `failed`: why, e.g. `recipient_unreachable`.'),
+    at: z.number().int().min(0).optional().describe("When it happened by the channel's clock, Unix epoch milliseconds (default: when the service receives the receipt)."),
+    providerMessageId: providerMessageId().optional().describe('Which provider message it is about, when the reply was sent in several parts.'),
+  })
+  .refine((r) => r.status !== 'failed' || r.code !== undefined, { message: 'required when status is failed', path: ['code'] });
 
 export type ClaimRequest = z.output<typeof ClaimRequestSchema>;
 export type StartRequest = z.output<typeof StartRequestSchema>;
@@ -80,3 +94,4 @@ export const StartResponseSchema = z.strictObject({
 });
 export const CompleteResponseSchema = z.strictObject({ status: z.literal('sent') });
 export const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });
+export const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describe('Receipts never change the delivery: it stays `sent`.') });

@@ -20,6 +20,7 @@ import {
   type FailOutcome,
   type FailResponseStatus,
   type Notify,
+  type ReceiptStatus,
   type Recipient,
   type TerminalStatus,
 } from './record';
@@ -43,6 +44,9 @@ export interface CompleteResponse {
 }
 export interface FailResponse {
   status: FailResponseStatus;
+}
+export interface ReceiptResponse {
+  status: 'sent';
 }
 
 export interface ClaimInput {
@@ -72,6 +76,15 @@ export interface FailInput {
   providerMessageIds?: readonly string[] | undefined;
   /** Uniform in [0, 1), for backoff jitter. */
   random: number;
+}
+export interface ReceiptInput {
+  now: number;
+  status: ReceiptStatus;
+  /** Required (by the schema) for `failed`. */
+  code?: string | undefined;
+  /** The channel's time of the event; `now` when absent. */
+  at?: number | undefined;
+  providerMessageId?: string | undefined;
 }
 
 /** `error.code` of a delivery whose lease expired after start: nobody knows whether it was sent. */
@@ -388,4 +401,26 @@ function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailRespo
 export function decideUndeliverable(d: DeliveryRecord, code: string, now: number): Decision<null> | null {
   if (isTerminal(d.status) || isLeaseLive(d.lease, now)) return null;
   return decided(d, null, { ...d, status: 'failed', error: { outcome: 'failed', code }, waiting: false, notBefore: null, updatedAt: now });
+}
+
+// ---------------------------------------------------------------------------------------------
+// receipt
+
+/**
+ * receipt (decisions 8): what the channel said after `sent`. Only a `sent` delivery takes one
+ * (409 `delivery_not_sent` otherwise: its outcome is not known, or it failed); no lease is needed,
+ * and the delivery's status never changes. Receipts only move forward:
+ *  - none yet -> any receipt;
+ *  - `delivered` -> `read` or `failed` (the channel gave up after accepting it);
+ *  - `read` is final (a late `delivered` or `failed` changes nothing), and so is `failed` (the
+ *    channel's first failure stands; it is what the operator needs to see);
+ *  - the same status again changes nothing, so a retried report is idempotent.
+ */
+export function decideReceipt(d: DeliveryRecord, input: ReceiptInput): Decision<ReceiptResponse> {
+  if (d.status !== 'sent') throw new ConflictError('delivery_not_sent', `the delivery is ${d.status}: receipts are taken for sent deliveries only`);
+  const current = d.receipt?.status;
+  const advances = current === undefined || (current === 'delivered' && input.status !== 'delivered');
+  if (!advances) return unchanged({ status: 'sent' });
+  const receipt = { status: input.status, at: input.at ?? input.now, code: input.code ?? null, providerMessageId: input.providerMessageId ?? null };
+  return decided(d, { status: 'sent' }, { ...d, receipt, updatedAt: input.now });
 }

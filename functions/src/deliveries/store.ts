@@ -123,6 +123,10 @@ export function deliveryMirror(d: DeliveryRecord, now: number): Record<string, u
   };
   if (d.providerMessageIds.length > 0) mirror.providerMessageIds = d.providerMessageIds;
   if (d.error) mirror.error = d.error;
+  if (d.receipt) {
+    const { status, at, code } = d.receipt;
+    mirror.receipt = code === null ? { status, at: Timestamp.fromMillis(at) } : { status, at: Timestamp.fromMillis(at), code };
+  }
   return mirror;
 }
 
@@ -131,7 +135,8 @@ function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boo
     before === null ||
     before.status !== next.status ||
     JSON.stringify(before.error) !== JSON.stringify(next.error) ||
-    JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds)
+    JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds) ||
+    JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null)
   );
 }
 

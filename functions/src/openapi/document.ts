@@ -18,6 +18,8 @@ import {
   DELIVERY_LIMITS,
   FailRequestSchema,
   FailResponseSchema,
+  ReceiptRequestSchema,
+  ReceiptResponseSchema,
   StartRequestSchema,
   StartResponseSchema,
 } from '../deliveries/schemas';
@@ -130,7 +132,7 @@ const SHARED_ERROR_RESPONSES: Partial<Record<ErrorStatus, string>> = {
   415: 'UnsupportedMediaType',
 };
 
-const OPERATION_IDS = ['sendMessage', 'claimDelivery', 'startDelivery', 'completeDelivery', 'failDelivery'] as const;
+const OPERATION_IDS = ['sendMessage', 'claimDelivery', 'startDelivery', 'completeDelivery', 'failDelivery', 'reportDeliveryReceipt'] as const;
 
 function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): JsonObject {
   const headers: JsonObject = { 'X-Request-Id': headerRef('XRequestId') };
@@ -140,7 +142,9 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): JsonOb
   const content: JsonObject = {
     'application/json': {
       schema: {
-        allOf: [schemaRef('Error'), { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: [...codes] } } } } }],
+        // `message` is listed again here although `Error` has it: validators that read `additionalProperties: false` under
+        // `allOf` as "nothing this branch does not name" (Redocly's example check) would otherwise reject every example.
+        allOf: [schemaRef('Error'), { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: [...codes] }, message: { type: 'string' } } } } }],
       },
       examples: Object.fromEntries(
         codes.map((code) => [code, { summary: ERROR_CODES[code].description, value: { error: { code, message: ERROR_CODES[code].example } } }]),
@@ -301,6 +305,8 @@ export function buildOpenApiDocument(): JsonObject {
     CompleteResponse: jsonSchema(CompleteResponseSchema, 'output'),
     FailRequest: jsonSchema(FailRequestSchema, 'input'),
     FailResponse: jsonSchema(FailResponseSchema, 'output'),
+    ReceiptRequest: jsonSchema(ReceiptRequestSchema, 'input'),
+    ReceiptResponse: jsonSchema(ReceiptResponseSchema, 'output'),
     Error: jsonSchema(ErrorEnvelopeSchema, 'output'),
   };
 
@@ -437,12 +443,30 @@ export function buildOpenApiDocument(): JsonObject {
     },
   });
 
+  const receiptPath = deliveryPath({
+    operationId: 'reportDeliveryReceipt',
+    summary: "Report the channel's receipt for a sent reply",
+    description:
+      'What the channel said after the provider accepted the message: `delivered`, `read`, or `failed` (with a `code`). Only for a `sent` delivery (409 `delivery_not_sent` otherwise); no lease is needed. Receipts never change the delivery, which stays `sent`, and only move forward: `read` is final and a later `delivered` changes nothing; `failed` after `delivered` is recorded; the same receipt again changes nothing. The console shows the latest as `delivery.receipt` on the reply.',
+    request: {
+      schema: 'ReceiptRequest',
+      examples: {
+        delivered: { summary: 'Delivered', value: { deliveryId: DELIVERY_ID, status: 'delivered', at: 1767268925000 } },
+        read: { summary: 'Read', value: { deliveryId: DELIVERY_ID, status: 'read', at: 1767268990000 } },
+        failed: { summary: 'Failed after acceptance', value: { deliveryId: DELIVERY_ID, status: 'failed', code: 'recipient_unreachable' } },
+      },
+    },
+    response: { description: 'Recorded (or already known).', schema: 'ReceiptResponse', examples: statusExamples({ sent: 'The delivery stays sent' }) },
+  });
+
   return {
     openapi: OPENAPI_VERSION,
     info: {
       title: 'Support desk connector API',
       version: API_VERSION,
       description: DESCRIPTION,
+      // Not open source: the contract is for the connectors of this support desk (package.json: UNLICENSED).
+      license: { name: 'Proprietary (UNLICENSED): for connectors of this support desk', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [
       {
@@ -460,7 +484,7 @@ export function buildOpenApiDocument(): JsonObject {
     security: [{ integrationKey: [] }],
     tags: [
       { name: 'messages', description: 'Incoming customer messages and service alerts.' },
-      { name: 'deliveries', description: 'Delivery of operator replies through the connector (claim, start, complete, fail).' },
+      { name: 'deliveries', description: 'Delivery of operator replies through the connector (claim, start, complete, fail) and the channel receipts that follow.' },
     ],
     paths: {
       '/v1/messages': messages,
@@ -468,6 +492,7 @@ export function buildOpenApiDocument(): JsonObject {
       '/v1/deliveries/start': startPath,
       '/v1/deliveries/complete': completePath,
       '/v1/deliveries/fail': failPath,
+      '/v1/deliveries/receipt': receiptPath,
     },
     components: {
       schemas,

@@ -96,6 +96,11 @@ export const ERROR_CODES = {
     description: 'The lease does not hold the delivery (expired, replaced by a newer lease, or never held it).',
     example: 'the lease does not hold this delivery',
   },
+  delivery_not_sent: {
+    status: 409,
+    description: 'A receipt for a delivery that is not `sent` (still queued or being sent, failed, or outcome unknown): receipts are taken for sent deliveries only.',
+    example: 'the delivery is queued: receipts are taken for sent deliveries only',
+  },
   delivery_finished: {
     status: 409,
     description: 'start on a delivery that already finished as `failed` or `unknown`: do not send.',
@@ -195,6 +200,7 @@ export const OPERATION_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
   startDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'delivery_finished'],
   completeDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'conflicting_completion'],
   failDelivery: [...COMMON, 'delivery_not_found', 'lease_lost'],
+  reportDeliveryReceipt: [...COMMON, 'delivery_not_found', 'delivery_not_sent'],
 };
 
 /** The codes of `operationId` for one status, in catalogue order. */

@@ -7,6 +7,8 @@ import type {
   FailInput,
   FailResult,
   LeaseInput,
+  ReceiptInput,
+  ReceiptResult,
   StartResult,
 } from '../types.js';
 import { isObject, readAnswer, readStatus, type Json } from './response.js';
@@ -26,7 +28,7 @@ function claimResult(b: Json): ClaimResult | undefined {
   };
 }
 
-/** `client.deliveries`: the four delivery operations of spec section 4, one HTTP call each (plus retries). */
+/** `client.deliveries`: the delivery operations (spec section 4 and receipts), one HTTP call each (plus retries). */
 export class DeliveriesApi {
   readonly #transport: Transport;
 
@@ -69,5 +71,20 @@ export class DeliveriesApi {
     if (input.providerMessageIds !== undefined) json.providerMessageIds = [...input.providerMessageIds];
     const answer = await this.#transport.post(path, { json }, options);
     return readStatus(answer, path, ['queued', 'failed', 'unknown', 'sent'] as const);
+  }
+
+  /**
+   * Reports what the channel said after the provider accepted the message (`delivered`, `read`,
+   * or `failed` with a `code`). Only for a delivery that is `sent`; safe to repeat, and receipts
+   * only move forward (a late `delivered` after `read` changes nothing).
+   */
+  async receipt(input: ReceiptInput, options: CallOptions = {}): Promise<ReceiptResult> {
+    const path = '/v1/deliveries/receipt';
+    const json: Json = { deliveryId: input.deliveryId, status: input.status };
+    if (input.code !== undefined) json.code = input.code;
+    if (input.at !== undefined) json.at = input.at;
+    if (input.providerMessageId !== undefined) json.providerMessageId = input.providerMessageId;
+    const answer = await this.#transport.post(path, { json }, options);
+    return readStatus(answer, path, ['sent'] as const);
   }
 }

@@ -32,6 +32,7 @@ interface ExampleEvent {
   notification?: { deliveryId: string; messageId: string };
   result?: { kind: string; [k: string]: unknown };
   error?: Error & { code?: string };
+  receipt?: string;
 }
 interface ExampleModule {
   loadConfig(env: Record<string, string | undefined>): Record<string, unknown>;
@@ -113,9 +114,10 @@ test('the processing loop (imported): startup message, replies delivered through
     // A reply is delivered through the fake provider and completed.
     const replyId = await writeReply(conversation, 'Your parcel is on its way.');
     const delivered = await deliveryOf(replyId);
-    expect(delivered).toMatchObject({ action: 'ack', result: { kind: 'sent', providerMessageIds: [expect.stringMatching(/^fake-1-/)] } });
+    expect(delivered).toMatchObject({ action: 'ack', result: { kind: 'sent', providerMessageIds: [expect.stringMatching(/^fake-1-/)] }, receipt: 'delivered' });
     expect(printed).toEqual([expect.stringContaining(`to ${env.EXTERNAL_CONVERSATION_ID} (customer example-customer-7): "Your parcel is on its way." -> fake-1-`)]);
-    await waitForMirror(conversation, replyId, (m) => m.status === 'sent');
+    const mirror = await waitForMirror(conversation, replyId, (m) => m.status === 'sent' && m.receipt !== undefined);
+    expect(mirror.receipt).toMatchObject({ status: 'delivered' });
 
     // A reply the fake provider rejects permanently is reported as failed (and acked).
     const blockedId = await writeReply(conversation, 'Hello? #blocked');
@@ -173,7 +175,7 @@ test('main.js runs as a real process on the built SDK: message at startup, reply
     const [, conversationId] = await output.waitFor(/^\[connector\] incoming message accepted: conversationId=(\S+) messageId=\S+ duplicate=false/);
     const replyId = await writeReply({ integration, conversationId: conversationId! }, 'Hi from the operator!');
     await output.waitFor(new RegExp(`^\\[fake-provider\\] to ${env.EXTERNAL_CONVERSATION_ID} \\(customer example-customer-7\\): "Hi from the operator!" -> fake-1-`));
-    await output.waitFor(/^\[connector\] delivery d_\S+: sent \(provider ids: fake-1-/);
+    await output.waitFor(/^\[connector\] delivery d_\S+: sent \(provider ids: fake-1-\S+\); receipt: delivered$/);
     await waitForMirror({ integration, conversationId: conversationId! }, replyId, (m) => m.status === 'sent');
   } finally {
     child.kill('SIGINT');

@@ -111,3 +111,27 @@ describe('deliveries.start / complete / fail', () => {
     expect(server.requests.every((r) => r.path === '/v1/deliveries/fail')).toBe(true);
   });
 });
+
+describe('deliveries.receipt', () => {
+  test('sends exactly the given fields to /v1/deliveries/receipt and returns { status: sent }', async () => {
+    server.setHandler((_req, res) => reply(res, 200, { status: 'sent' }));
+    await expect(client.deliveries.receipt({ deliveryId: 'd_1', status: 'read', at: 1_900_000_000_000 })).resolves.toEqual({ status: 'sent' });
+    await client.deliveries.receipt({ deliveryId: 'd_1', status: 'failed', code: 'recipient_unreachable', providerMessageId: 'p-2' });
+    expect(server.requests.map((r) => [r.path, r.json])).toEqual([
+      ['/v1/deliveries/receipt', { deliveryId: 'd_1', status: 'read', at: 1_900_000_000_000 }],
+      ['/v1/deliveries/receipt', { deliveryId: 'd_1', status: 'failed', code: 'recipient_unreachable', providerMessageId: 'p-2' }],
+    ]);
+  });
+
+  test('409 delivery_not_sent is a ConflictError, not retried', async () => {
+    server.setHandler((_req, res) => errorReply(res, 409, 'delivery_not_sent', 'the delivery is queued: receipts are taken for sent deliveries only'));
+    await expect(client.deliveries.receipt({ deliveryId: 'd_1', status: 'delivered' })).rejects.toMatchObject({ name: 'ConflictError', status: 409, code: 'delivery_not_sent' });
+    expect(server.requests).toHaveLength(1);
+    expect(delays).toEqual([]);
+  });
+
+  test('an answer other than { status: sent } is an UnexpectedResponseError', async () => {
+    server.setHandler((_req, res) => reply(res, 200, { status: 'queued' }));
+    await expect(client.deliveries.receipt({ deliveryId: 'd_1', status: 'delivered' })).rejects.toMatchObject({ name: 'UnexpectedResponseError', code: 'unexpected_response' });
+  });
+});

@@ -28,6 +28,7 @@ import {
   decideComplete,
   decideFail,
   decideLeaseExpiry,
+  decideReceipt,
   decideStart,
   decideWake,
   type ClaimInput,
@@ -1052,5 +1053,62 @@ describe('flows', () => {
       expect(w!.updatedAt).toBe(now);
       expect(Object.isFrozen(w)).toBe(false);
     }
+  });
+});
+
+describe('decideReceipt (decisions 8)', () => {
+  const sent = (): DeliveryRecord => {
+    const d = sending();
+    return deepFreeze(decideComplete(d, { now: T0 + 5, leaseId: 'L1', providerMessageIds: ['p1'] }).next!);
+  };
+  const receipt = (d: DeliveryRecord, now: number, status: 'delivered' | 'read' | 'failed', extra: { code?: string; at?: number; providerMessageId?: string } = {}) =>
+    decideReceipt(d, { now, status, ...extra });
+
+  test('delivered then read: both recorded, the delivery stays sent, nothing is released or notified', () => {
+    const delivered = receipt(sent(), T0 + 10, 'delivered', { at: T0 + 8, providerMessageId: 'p1' });
+    expect(delivered.response).toEqual({ status: 'sent' });
+    expect(delivered.next).toMatchObject({ status: 'sent', receipt: { status: 'delivered', at: T0 + 8, code: null, providerMessageId: 'p1' }, updatedAt: T0 + 10 });
+    expect(delivered.effects).toEqual({ releasesNext: false, notify: null });
+    const read = receipt(deepFreeze(delivered.next!), T0 + 20, 'read');
+    expect(read.next?.receipt).toEqual({ status: 'read', at: T0 + 20, code: null, providerMessageId: null });
+  });
+
+  test('read then delivered: no regression (no write)', () => {
+    const read = deepFreeze(receipt(sent(), T0 + 10, 'read').next!);
+    expect(receipt(read, T0 + 11, 'delivered')).toEqual({ response: { status: 'sent' }, next: null, effects: { releasesNext: false, notify: null } });
+    expect(receipt(read, T0 + 11, 'failed', { code: 'x' }).next).toBeNull();
+  });
+
+  test('failed after delivered is recorded with its code, and then stands', () => {
+    const delivered = deepFreeze(receipt(sent(), T0 + 10, 'delivered').next!);
+    const failed = deepFreeze(receipt(delivered, T0 + 12, 'failed', { code: 'recipient_unreachable' }).next!);
+    expect(failed.receipt).toMatchObject({ status: 'failed', code: 'recipient_unreachable' });
+    expect(failed.status).toBe('sent');
+    expect(receipt(failed, T0 + 13, 'read').next).toBeNull();
+    expect(receipt(failed, T0 + 13, 'delivered').next).toBeNull();
+  });
+
+  test('the same receipt again is idempotent (no write)', () => {
+    const delivered = deepFreeze(receipt(sent(), T0 + 10, 'delivered').next!);
+    expect(receipt(delivered, T0 + 30, 'delivered').next).toBeNull();
+  });
+
+  test('a record written before receipts existed (no field) takes its first receipt', () => {
+    const { receipt: _none, ...old } = sent();
+    expect(receipt(deepFreeze(old as DeliveryRecord), T0 + 10, 'read').next?.receipt?.status).toBe('read');
+  });
+
+  test.each(['queued', 'leased', 'sending', 'failed', 'unknown'] as const)('%s: 409 delivery_not_sent, no write', (status) => {
+    const d = status === 'sending' ? sending() : status === 'leased' ? leased() : rec({ status });
+    const err = (() => {
+      try {
+        receipt(d, T0 + 10, 'delivered');
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(err).toBeInstanceOf(ConflictError);
+    expect(err).toMatchObject({ status: 409, code: 'delivery_not_sent' });
   });
 });
