@@ -67,32 +67,6 @@ export interface DeliveryRecord {
   error: { outcome: string; code: string } | null;
   /** What the channel reported after `sent` (decisions 8); absent on records written before receipts. */
   receipt?: DeliveryReceipt | null;
-  /**
-   * What happened, oldest first (decisions 7: every lease and every reported outcome), at most
-   * ATTEMPT_LOG_LIMIT entries; absent on records written before the log existed.
-   */
-  attemptLog?: AttemptEntry[];
-}
-
-export type AttemptEvent = 'claimed' | 'started' | 'retry' | 'failed' | 'unknown' | 'sent' | 'lease_expired' | 'renotified';
-
-/** One line of the attempt log; `code` for outcomes that have one. Times: epoch ms. */
-export interface AttemptEntry {
-  at: number;
-  event: AttemptEvent;
-  code?: string;
-}
-
-/**
- * The log keeps the newest entries: 10 leases (MAX_ATTEMPTS) of at most 4 events each (claimed,
- * started, an outcome, lease_expired) fit, with room for re-notifications.
- */
-export const ATTEMPT_LOG_LIMIT = 50;
-
-/** `d` with `event` appended to its attempt log (the oldest entries dropped past the limit). */
-export function withAttempt(d: DeliveryRecord, at: number, event: AttemptEvent, code?: string): DeliveryRecord {
-  const entry: AttemptEntry = code === undefined ? { at, event } : { at, event, code };
-  return { ...d, attemptLog: [...(d.attemptLog ?? []), entry].slice(-ATTEMPT_LOG_LIMIT) };
 }
 
 export type ReceiptStatus = 'delivered' | 'read' | 'failed';
@@ -222,6 +196,5 @@ export function newDelivery(
     providerMessageIds: [],
     error: null,
     receipt: null,
-    attemptLog: [],
   };
 }

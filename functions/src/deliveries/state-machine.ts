@@ -14,7 +14,6 @@ import {
   isLeaseLive,
   isTerminal,
   retryBudgetSpent,
-  withAttempt,
   type Decision,
   type DeliveryRecord,
   type Effects,
@@ -145,11 +144,11 @@ function atNow(d: DeliveryRecord, now: number): AtNow {
   let next: DeliveryRecord;
   let notify: Notify | null = null;
   if (d.status === 'sending') {
-    next = withAttempt({ ...d, status: 'unknown', notBefore: null, error: { outcome: 'unknown', code: LEASE_EXPIRED_AFTER_START }, updatedAt: now }, now, 'lease_expired', LEASE_EXPIRED_AFTER_START);
+    next = { ...d, status: 'unknown', notBefore: null, error: { outcome: 'unknown', code: LEASE_EXPIRED_AFTER_START }, updatedAt: now };
   } else if (retryBudgetSpent(d, now)) {
-    next = withAttempt({ ...d, status: 'failed', notBefore: null, error: { outcome: 'failed', code: RETRY_EXHAUSTED }, updatedAt: now }, now, 'lease_expired', RETRY_EXHAUSTED);
+    next = { ...d, status: 'failed', notBefore: null, error: { outcome: 'failed', code: RETRY_EXHAUSTED }, updatedAt: now };
   } else {
-    next = withAttempt({ ...d, status: 'queued', notBefore: null, error: null, updatedAt: now }, now, 'lease_expired');
+    next = { ...d, status: 'queued', notBefore: null, error: null, updatedAt: now };
     notify = { at: now, reason: 'lease_expired' };
   }
   return { current: next, expiry: { next, notify } };
@@ -233,7 +232,7 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
     error: null,
     updatedAt: now,
   };
-  return decided(d, ready(current, input.newLeaseId, expiresAt, input.recipient), withAttempt(next, now, 'claimed'));
+  return decided(d, ready(current, input.newLeaseId, expiresAt, input.recipient), next);
 }
 
 function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recipient: Recipient): ClaimResponse {
@@ -265,7 +264,7 @@ export function decideStart(d: DeliveryRecord, input: StartInput): Decision<Star
   if (!holdsLease(current, leaseId, now) || current.lease === null) throw leaseLost();
   if (current.status === 'sending') return unchanged({ status: 'sending' });
   const next: DeliveryRecord = { ...current, status: 'sending', lease: { ...current.lease, started: true }, updatedAt: now };
-  return decided(d, { status: 'sending' }, withAttempt(next, now, 'started'));
+  return decided(d, { status: 'sending' }, next);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,7 +306,7 @@ export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decisio
     error: null,
     updatedAt: now,
   };
-  return decided(d, { status: 'sent' }, withAttempt(next, now, 'sent'));
+  return decided(d, { status: 'sent' }, next);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,7 +353,7 @@ export function decideFail(d: DeliveryRecord, input: FailInput): Decision<FailRe
       lastFail: { leaseId, outcome, code, responseStatus: status },
       updatedAt: now,
     };
-    return decided(d, { status }, withAttempt(next, now, outcome, code));
+    return decided(d, { status }, next);
   }
   // Any other lease that once held a finished delivery: its status; only a pending expiry is written.
   return decided(d, { status: current.status }, expiry?.next ?? null);
@@ -371,12 +370,12 @@ function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailRespo
       lastFail: { leaseId, outcome, code, responseStatus: 'failed' },
       updatedAt: now,
     };
-    return decided(d, { status: 'failed' }, withAttempt(next, now, 'retry', code));
+    return decided(d, { status: 'failed' }, next);
   }
   if (outcome === 'retry') {
     const notBefore = now + Math.max(0, input.retryAfterMs ?? backoffMs(d.attempts, input.random));
     const next: DeliveryRecord = { ...d, status: 'queued', notBefore, error: null, lastFail: { leaseId, outcome, code, responseStatus: 'queued' }, updatedAt: now };
-    return decided(d, { status: 'queued' }, withAttempt(next, now, 'retry', code), { at: notBefore, reason: 'retry' });
+    return decided(d, { status: 'queued' }, next, { at: notBefore, reason: 'retry' });
   }
   const next: DeliveryRecord = {
     ...d,
@@ -387,7 +386,7 @@ function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailRespo
     lastFail: { leaseId, outcome, code, responseStatus: outcome },
     updatedAt: now,
   };
-  return decided(d, { status: outcome }, withAttempt(next, now, outcome, code));
+  return decided(d, { status: outcome }, next);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -401,7 +400,7 @@ function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailRespo
  */
 export function decideUndeliverable(d: DeliveryRecord, code: string, now: number): Decision<null> | null {
   if (isTerminal(d.status) || isLeaseLive(d.lease, now)) return null;
-  return decided(d, null, withAttempt({ ...d, status: 'failed', error: { outcome: 'failed', code }, waiting: false, notBefore: null, updatedAt: now }, now, 'failed', code));
+  return decided(d, null, { ...d, status: 'failed', error: { outcome: 'failed', code }, waiting: false, notBefore: null, updatedAt: now });
 }
 
 // ---------------------------------------------------------------------------------------------

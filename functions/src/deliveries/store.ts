@@ -123,8 +123,6 @@ export function deliveryMirror(d: DeliveryRecord, now: number): Record<string, u
   };
   if (d.providerMessageIds.length > 0) mirror.providerMessageIds = d.providerMessageIds;
   if (d.error) mirror.error = d.error;
-  const log = d.attemptLog ?? [];
-  if (log.length > 0) mirror.attempts = log.map(({ at, event, code }) => (code === undefined ? { at: Timestamp.fromMillis(at), event } : { at: Timestamp.fromMillis(at), event, code }));
   if (d.receipt) {
     const { status, at, code } = d.receipt;
     mirror.receipt = code === null ? { status, at: Timestamp.fromMillis(at) } : { status, at: Timestamp.fromMillis(at), code };
@@ -138,8 +136,7 @@ function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boo
     before.status !== next.status ||
     JSON.stringify(before.error) !== JSON.stringify(next.error) ||
     JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds) ||
-    JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null) ||
-    JSON.stringify(before.attemptLog?.at(-1) ?? null) !== JSON.stringify(next.attemptLog?.at(-1) ?? null)
+    JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null)
   );
 }
 

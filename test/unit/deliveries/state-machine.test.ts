@@ -5,7 +5,6 @@
  */
 import { ApiError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
 import {
-  ATTEMPT_LOG_LIMIT,
   BACKOFF_BASE_MS,
   BACKOFF_CAP_MS,
   LEASE_MS,
@@ -30,7 +29,6 @@ import {
   decideFail,
   decideLeaseExpiry,
   decideReceipt,
-  decideUndeliverable,
   decideStart,
   decideWake,
   type ClaimInput,
@@ -381,7 +379,6 @@ describe('claim', () => {
       notBefore: null,
       waiting: false,
       updatedAt: now,
-      attemptLog: [...(d.attemptLog ?? []), { at: now, event: 'claimed' }],
     });
     expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
@@ -494,7 +491,7 @@ describe('start', () => {
     const d = leased();
     const r = decideStart(d, { now: T0 + 10, leaseId: 'L1' });
     expect(r.response).toEqual({ status: 'sending' });
-    expect(r.next).toEqual({ ...d, status: 'sending', lease: { ...d.lease!, started: true }, updatedAt: T0 + 10, attemptLog: [...(d.attemptLog ?? []), { at: T0 + 10, event: 'started' }] });
+    expect(r.next).toEqual({ ...d, status: 'sending', lease: { ...d.lease!, started: true }, updatedAt: T0 + 10 });
     expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
 
@@ -569,7 +566,6 @@ describe('complete', () => {
       completion: { leaseId: 'L1', providerMessageIds: ['p1', 'p2'] },
       providerMessageIds: ['p1', 'p2'],
       updatedAt: T0 + 50,
-      attemptLog: [...(d.attemptLog ?? []), { at: T0 + 50, event: 'sent' }],
     });
     expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
@@ -701,7 +697,6 @@ describe('fail', () => {
       error: null,
       lastFail: { leaseId: 'L1', outcome: 'retry', code: 'provider_busy', responseStatus: 'queued' },
       updatedAt: now,
-      attemptLog: [...(d.attemptLog ?? []), { at: now, event: 'retry', code: 'provider_busy' }],
     });
     expect(r.effects).toEqual({ releasesNext: false, notify: { at: now + 5000, reason: 'retry' } });
   });
@@ -735,7 +730,6 @@ describe('fail', () => {
       error: { outcome: 'failed', code: 'retry_exhausted' },
       lastFail: { leaseId: 'L1', outcome: 'retry', code: 'rate_limited', responseStatus: 'failed' },
       updatedAt: T0 + 1,
-      attemptLog: [...(d.attemptLog ?? []), { at: T0 + 1, event: 'retry', code: 'rate_limited' }],
     });
     expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
@@ -758,7 +752,6 @@ describe('fail', () => {
       error: { outcome: 'failed', code: 'invalid_recipient' },
       lastFail: { leaseId: 'L1', outcome: 'failed', code: 'invalid_recipient', responseStatus: 'failed' },
       updatedAt: T0 + 3,
-      attemptLog: [...(d.attemptLog ?? []), { at: T0 + 3, event: 'failed', code: 'invalid_recipient' }],
     });
     expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
@@ -918,7 +911,7 @@ describe('decideLeaseExpiry (sweeper)', () => {
     const now = T0 + LEASE_MS;
     const r = decideLeaseExpiry(d, now)!;
     expect(r.response).toBeNull();
-    expect(r.next).toEqual({ ...d, status: 'queued', updatedAt: now, attemptLog: [...(d.attemptLog ?? []), { at: now, event: 'lease_expired' }] });
+    expect(r.next).toEqual({ ...d, status: 'queued', updatedAt: now });
     expect(r.effects).toEqual({ releasesNext: false, notify: { at: now, reason: 'lease_expired' } });
     expect(decideClaim(deepFreeze(r.next!), claimIn(now + 1, { requestId: 'R2', newLeaseId: 'L2' })).response.status).toBe('ready');
   });
@@ -932,7 +925,6 @@ describe('decideLeaseExpiry (sweeper)', () => {
       status: 'unknown',
       error: { outcome: 'unknown', code: 'lease_expired_after_start' },
       updatedAt: now,
-      attemptLog: [...(d.attemptLog ?? []), { at: now, event: 'lease_expired', code: 'lease_expired_after_start' }],
     });
     expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
@@ -1118,49 +1110,5 @@ describe('decideReceipt (decisions 8)', () => {
     })();
     expect(err).toBeInstanceOf(ConflictError);
     expect(err).toMatchObject({ status: 409, code: 'delivery_not_sent' });
-  });
-});
-
-describe('attempt log (decisions 7)', () => {
-  test('a delivery retried once, then sent: every lease and every outcome, in order, with codes', () => {
-    let d = rec();
-    const step = (next: DeliveryRecord | null): DeliveryRecord => deepFreeze(next!);
-    d = step(decideClaim(d, claimIn(T0 + 1, { requestId: 'R1', newLeaseId: 'L1' })).next);
-    d = step(decideStart(d, { now: T0 + 2, leaseId: 'L1' }).next);
-    d = step(decideFail(d, { now: T0 + 3, leaseId: 'L1', outcome: 'retry', code: 'provider_busy', retryAfterMs: 0, random: 0 }).next);
-    d = step(decideClaim(d, claimIn(T0 + 4, { requestId: 'R2', newLeaseId: 'L2' })).next);
-    d = step(decideLeaseExpiry(d, T0 + 4 + LEASE_MS)!.next);
-    d = step(decideClaim(d, claimIn(T0 + 5 + LEASE_MS, { requestId: 'R3', newLeaseId: 'L3' })).next);
-    d = step(decideStart(d, { now: T0 + 6 + LEASE_MS, leaseId: 'L3' }).next);
-    d = step(decideComplete(d, { now: T0 + 7 + LEASE_MS, leaseId: 'L3', providerMessageIds: ['p'] }).next);
-    expect(d.attemptLog).toEqual([
-      { at: T0 + 1, event: 'claimed' },
-      { at: T0 + 2, event: 'started' },
-      { at: T0 + 3, event: 'retry', code: 'provider_busy' },
-      { at: T0 + 4, event: 'claimed' },
-      { at: T0 + 4 + LEASE_MS, event: 'lease_expired' },
-      { at: T0 + 5 + LEASE_MS, event: 'claimed' },
-      { at: T0 + 6 + LEASE_MS, event: 'started' },
-      { at: T0 + 7 + LEASE_MS, event: 'sent' },
-    ]);
-  });
-
-  test('an expiry found by a claim is logged before the new lease; undeliverable is a failed entry with its code', () => {
-    const claimed = decideClaim(leased(), claimIn(T0 + LEASE_MS, { requestId: 'R9', newLeaseId: 'L9' })).next!;
-    expect(claimed.attemptLog?.map((e) => e.event)).toEqual(['lease_expired', 'claimed']);
-    expect(decideUndeliverable(rec(), 'topic_not_found', T0 + 1)?.next?.attemptLog).toEqual([{ at: T0 + 1, event: 'failed', code: 'topic_not_found' }]);
-  });
-
-  test('the log is bounded: the newest ATTEMPT_LOG_LIMIT entries are kept', () => {
-    const full = rec({ attemptLog: Array.from({ length: ATTEMPT_LOG_LIMIT }, (_, i) => ({ at: i, event: 'claimed' as const })) });
-    const next = decideClaim(full, claimIn(T0 + 1, { requestId: 'R', newLeaseId: 'LX' })).next!;
-    expect(next.attemptLog).toHaveLength(ATTEMPT_LOG_LIMIT);
-    expect(next.attemptLog?.[0]).toEqual({ at: 1, event: 'claimed' });
-    expect(next.attemptLog?.at(-1)).toEqual({ at: T0 + 1, event: 'claimed' });
-  });
-
-  test('a record from before the log existed (no field) starts one', () => {
-    const { attemptLog: _none, ...old } = rec();
-    expect(decideClaim(deepFreeze(old as DeliveryRecord), claimIn(T0 + 1)).next?.attemptLog).toEqual([{ at: T0 + 1, event: 'claimed' }]);
   });
 });
