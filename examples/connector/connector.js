@@ -11,6 +11,7 @@
  * file only wires it to Pub/Sub and to a provider.
  */
 import { randomUUID } from 'node:crypto';
+import { clearInterval, setInterval } from 'node:timers';
 import { PubSub } from '@google-cloud/pubsub';
 import {
   ConnectorApiError,
@@ -49,6 +50,9 @@ export function loadConfig(env = process.env) {
   const integrationKey = nonEmpty(env.INTEGRATION_KEY);
   if (integrationKey === undefined) throw new ConfigError('INTEGRATION_KEY is required (`npm start` prints the demo key)');
   const projectId = nonEmpty(env.GCLOUD_PROJECT) ?? DEFAULTS.projectId;
+  const interval = nonEmpty(env.CATCH_UP_INTERVAL_MS);
+  const catchUpIntervalMs = interval === undefined ? DEFAULT_CATCH_UP_INTERVAL_MS : Number(interval);
+  if (!(Number.isInteger(catchUpIntervalMs) && catchUpIntervalMs >= 1000)) throw new ConfigError('CATCH_UP_INTERVAL_MS must be an integer of at least 1000');
   const timeout = nonEmpty(env.PROVIDER_TIMEOUT_MS);
   const providerTimeoutMs = timeout === undefined ? undefined : Number(timeout);
   if (providerTimeoutMs !== undefined && !(Number.isInteger(providerTimeoutMs) && providerTimeoutMs > 0)) {
@@ -66,8 +70,12 @@ export function loadConfig(env = process.env) {
     // STARTUP_TEXT="" skips the startup message.
     startupText: env.STARTUP_TEXT ?? DEFAULTS.startupText,
     providerTimeoutMs,
+    catchUpIntervalMs,
   };
 }
+
+/** How often the example asks for deliveries it was not notified of (besides once at start-up). */
+export const DEFAULT_CATCH_UP_INTERVAL_MS = 5 * 60_000;
 
 /**
  * A fake channel adapter: prints each reply and returns a made-up provider message id. To see
@@ -115,6 +123,11 @@ export async function handleMessage(client, message, send, { providerTimeoutMs }
     if (error instanceof InvalidNotificationError) return { action: 'ack', error };
     return { action: 'nack', error };
   }
+  return handleNotification(client, notification, send, { providerTimeoutMs });
+}
+
+/** One delivery (from a notification or the catch-up list) -> processDelivery; never throws. */
+export async function handleNotification(client, notification, send, { providerTimeoutMs } = {}) {
   try {
     const options = providerTimeoutMs === undefined ? {} : { providerTimeoutMs };
     const result = await client.processDelivery(notification, send, options);
@@ -138,11 +151,43 @@ export async function handleMessage(client, message, send, { providerTimeoutMs }
  * The processing loop: every message of `subscription` (a @google-cloud/pubsub Subscription) goes
  * through `handleMessage`, then is acked or nacked. `onEvent` receives
  * `{ type: 'delivery', action, notification?, result?, error? }` and
- * `{ type: 'subscription_error', error }`. `stop()` waits for the deliveries in progress, then
+ * `{ type: 'subscription_error', error }`; the catch-up (`deliveries.pending()` at start-up and
+ * every `catchUpIntervalMs`) reports its deliveries as `delivery` events with `via: 'catch_up'`,
+ * then `{ type: 'catch_up', count }` when it found any. `stop()` waits for the deliveries in progress, then
  * closes the subscription (flushing the acks).
  */
-export function startConnector({ client, subscription, send, onEvent = printEvent, providerTimeoutMs }) {
+export function startConnector({ client, subscription, send, onEvent = printEvent, providerTimeoutMs, catchUpIntervalMs = DEFAULT_CATCH_UP_INTERVAL_MS }) {
   const inFlight = new Set();
+  const track = (task) => {
+    inFlight.add(task);
+    task.finally(() => inFlight.delete(task));
+  };
+  // Catch-up: the deliveries we can claim now, whether or not a notification reached us (a
+  // subscription created late, or one that expired). A delivery also notified meanwhile is
+  // harmless: the second processDelivery gets `skip` or is refused by the lease.
+  let catchingUp = false;
+  const catchUp = () => {
+    if (catchingUp) return;
+    catchingUp = true;
+    track(
+      (async () => {
+        let count = 0;
+        for await (const page of client.deliveries.pending()) {
+          for (const notification of page.deliveries) {
+            count++;
+            onEvent({ type: 'delivery', via: 'catch_up', ...(await handleNotification(client, notification, send, { providerTimeoutMs })) });
+          }
+        }
+        if (count > 0) onEvent({ type: 'catch_up', count });
+      })()
+        .catch((error) => onEvent({ type: 'catch_up_error', error }))
+        .finally(() => {
+          catchingUp = false;
+        }),
+    );
+  };
+  catchUp();
+  const timer = setInterval(catchUp, catchUpIntervalMs);
   const onMessage = (message) => {
     const task = handleMessage(client, message, send, { providerTimeoutMs })
       .then((outcome) => {
@@ -150,15 +195,15 @@ export function startConnector({ client, subscription, send, onEvent = printEven
         else message.nack();
         onEvent({ type: 'delivery', ...outcome });
       })
-      .catch((error) => onEvent({ type: 'subscription_error', error }))
-      .finally(() => inFlight.delete(task));
-    inFlight.add(task);
+      .catch((error) => onEvent({ type: 'subscription_error', error }));
+    track(task);
   };
   const onError = (error) => onEvent({ type: 'subscription_error', error });
   subscription.on('message', onMessage);
   subscription.on('error', onError);
   return {
     async stop() {
+      clearInterval(timer);
       subscription.removeListener('message', onMessage);
       await Promise.allSettled([...inFlight]);
       await subscription.close();
@@ -208,7 +253,7 @@ export async function runConnector(config, deps = {}) {
       onEvent({ type: 'incoming', externalConversationId: config.externalConversationId, ...incoming });
     }
 
-    const loop = startConnector({ client, subscription, send, onEvent, providerTimeoutMs: config.providerTimeoutMs });
+    const loop = startConnector({ client, subscription, send, onEvent, providerTimeoutMs: config.providerTimeoutMs, catchUpIntervalMs: config.catchUpIntervalMs });
     onEvent({ type: 'listening', subscription: subscription.name });
     return {
       client,
@@ -280,6 +325,12 @@ export function printEvent(event, { out = console.log, err = console.error } = {
     }
     case 'subscription_error':
       err(`[connector] subscription error: ${describeError(event.error)}`);
+      return;
+    case 'catch_up':
+      out(`[connector] caught up: ${event.count} deliver${event.count === 1 ? 'y' : 'ies'} found without a notification`);
+      return;
+    case 'catch_up_error':
+      err(`[connector] catch-up failed (tried again later): ${describeError(event.error)}`);
       return;
     case 'stopped':
       out('[connector] stopped');

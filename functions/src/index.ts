@@ -75,6 +75,8 @@ export const startDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, laz
 export const completeDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().completeDelivery));
 /** POST /v1/deliveries/fail */
 export const failDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().failDelivery));
+/** POST /v1/deliveries/pending */
+export const listPendingDeliveries = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().listPendingDeliveries));
 /** POST /v1/deliveries/receipt */
 export const reportDeliveryReceipt = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().reportDeliveryReceipt));
 

@@ -115,6 +115,21 @@ export interface FailResult {
   status: 'queued' | 'failed' | 'unknown' | 'sent';
 }
 
+/** Options of `deliveries.pending()`. */
+export interface PendingOptions {
+  /** Page size, 1 to 100 (default 50). */
+  limit?: number;
+  /** Aborts the listing (also a call in progress). */
+  signal?: AbortSignal;
+}
+
+/** One page of the catch-up list: claimable deliveries, oldest first, each exactly a notification. */
+export interface PendingPage {
+  deliveries: DeliveryNotification[];
+  /** The cursor of the next page, or null on the last one (the iterator follows it for you). */
+  nextCursor: string | null;
+}
+
 /** What the channel said about a sent reply: reached the recipient, read, or failed after all. */
 export type ReceiptStatus = 'delivered' | 'read' | 'failed';
 

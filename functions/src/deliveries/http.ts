@@ -7,7 +7,8 @@ import type { HttpResult } from '../platform/http/types';
 import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
 import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
-import { ClaimRequestSchema, CompleteRequestSchema, FailRequestSchema, ReceiptRequestSchema, StartRequestSchema } from './schemas';
+import { pendingPage } from './pending';
+import { ClaimRequestSchema, CompleteRequestSchema, FailRequestSchema, PendingRequestSchema, ReceiptRequestSchema, StartRequestSchema } from './schemas';
 import { decideClaim, decideComplete, decideFail, decideReceipt, decideStart } from './state-machine';
 import { runTransition, type TransitionFacts } from './transition';
 
@@ -89,3 +90,10 @@ export const reportDeliveryReceipt = deliveryEndpoint('POST /v1/deliveries/recei
     decideReceipt(d, { now, status: body.status, code: body.code, at: body.at, providerMessageId: body.providerMessageId }),
   ),
 );
+
+/** POST /v1/deliveries/pending (listPendingDeliveries): the catch-up list (decisions 7). */
+export const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', PendingRequestSchema, async (body, context) => {
+  const page = await pendingPage(db(), context.auth, { limit: body.limit, cursor: body.cursor, now: Date.now() });
+  context.logFields.pendingCount = page.deliveries.length;
+  return page;
+});

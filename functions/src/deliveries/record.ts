@@ -67,6 +67,29 @@ export interface DeliveryRecord {
   error: { outcome: string; code: string } | null;
   /** What the channel reported after `sent` (decisions 8); absent on records written before receipts. */
   receipt?: DeliveryReceipt | null;
+  /**
+   * The first unfinished delivery of its conversation (nothing before it blocks it). Set when it
+   * is created as such, released by its predecessor, or claimed; it never goes back.
+   */
+  head?: boolean;
+  /**
+   * Since when a connector may claim it (queued, head, due): the order of the catch-up list
+   * (`POST /v1/deliveries/pending`). Absent otherwise, so that only claimable deliveries are in
+   * its index and the list's cost does not grow with finished ones. Written by `withPendingAt`.
+   */
+  pendingAt?: number;
+}
+
+/**
+ * `next` with its `pendingAt`: kept from `before` while it stays claimable with the same due time
+ * (so a delivery keeps its place in the list), set to when it becomes claimable (`now`, or its
+ * retry time), and removed when it is not claimable.
+ */
+export function withPendingAt(before: DeliveryRecord | null, next: DeliveryRecord, now: number): DeliveryRecord {
+  const { pendingAt: _old, ...rest } = next;
+  if (next.status !== 'queued' || next.head !== true) return rest;
+  const unchanged = before !== null && before.status === 'queued' && before.head === true && before.pendingAt !== undefined && before.notBefore === next.notBefore;
+  return { ...rest, pendingAt: unchanged ? (before.pendingAt as number) : Math.max(now, next.notBefore ?? now) };
 }
 
 export type ReceiptStatus = 'delivered' | 'read' | 'failed';

@@ -74,6 +74,12 @@ export const ReceiptRequestSchema = z
   })
   .refine((r) => r.status !== 'failed' || r.code !== undefined, { message: 'required when status is failed', path: ['code'] });
 
+/** decisions 7: the catch-up list of claimable deliveries. */
+export const PendingRequestSchema = z.strictObject({
+  limit: z.number().int().min(1).max(100).default(50).describe('Page size (default 50).'),
+  cursor: text(1, 512).optional().describe('`nextCursor` of the previous page; omit for the first page.'),
+});
+
 export type ClaimRequest = z.output<typeof ClaimRequestSchema>;
 export type StartRequest = z.output<typeof StartRequestSchema>;
 export type CompleteRequest = z.output<typeof CompleteRequestSchema>;
@@ -94,4 +100,9 @@ export const StartResponseSchema = z.strictObject({
 });
 export const CompleteResponseSchema = z.strictObject({ status: z.literal('sent') });
 export const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });
+const notification = z.strictObject({ deliveryId: z.string(), workspaceId: z.string(), integrationId: z.string(), conversationId: z.string(), messageId: z.string() });
+export const PendingResponseSchema = z.strictObject({
+  deliveries: z.array(notification).describe('Claimable now, oldest first; each item is exactly a delivery notification (spec 2.4).'),
+  nextCursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.'),
+});
 export const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describe('Receipts never change the delivery: it stays `sent`.') });

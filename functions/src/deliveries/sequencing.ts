@@ -116,7 +116,9 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
         text,
         now,
       });
-      writeDelivery(tx, db, null, delivery, { at: now, reason: 'created' }, now);
+      // The first unfinished delivery of the conversation is its head: claimable, in the catch-up list.
+      const head = queueState.pending.size === 0 && Object.keys(pendingEntries).length === 0;
+      writeDelivery(tx, db, null, head ? { ...delivery, head } : delivery, { at: now, reason: 'created' }, now);
       pendingEntries[pendingKey(delivery.seq)] = delivery.deliveryId;
       result.created.push(delivery.deliveryId);
     }

@@ -169,13 +169,15 @@ export function decideLeaseExpiry(d: DeliveryRecord, now: number): Decision<null
 // Wake
 
 /**
- * The predecessor of `d` became terminal. A delivery whose claim was answered
- * `waiting_for_previous` is `waiting`: clear the flag and re-publish its notification now, so its
- * connector claims it again. Anything else: nothing to do (null).
+ * The predecessor of `d` became terminal, so `d` is now the first unfinished delivery of its
+ * conversation: mark it `head` (it joins the catch-up list when queued). A delivery whose claim
+ * was answered `waiting_for_previous` is `waiting`: clear the flag and re-publish its notification
+ * now, so its connector claims it again. Terminal, or already head and not waiting: null.
  */
 export function decideWake(d: DeliveryRecord, now: number): Decision<null> | null {
-  if (!d.waiting || isTerminal(d.status)) return null;
-  return { response: null, next: { ...d, waiting: false, updatedAt: now }, effects: { releasesNext: false, notify: { at: now, reason: 'wake' } } };
+  if (isTerminal(d.status) || (d.head === true && !d.waiting)) return null;
+  const notify = d.waiting ? ({ at: now, reason: 'wake' } as const) : null;
+  return { response: null, next: { ...d, head: true, waiting: false, updatedAt: now }, effects: { releasesNext: false, notify } };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -229,6 +231,8 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
     lease: { leaseId: input.newLeaseId, requestId: input.requestId, expiresAt, started: false },
     leaseHistory: [...current.leaseHistory, input.newLeaseId],
     waiting: false,
+    // A granted claim proves nothing earlier is unfinished (records from before `head` learn it here).
+    head: true,
     error: null,
     updatedAt: now,
   };

@@ -8,7 +8,7 @@ import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, t
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { parsePending, pendingKey, storedPending, type PendingDeliveries } from './ordering';
-import { UNFINISHED_STATUSES, type DeliveryRecord, type NotificationReason, type Notify } from './record';
+import { UNFINISHED_STATUSES, withPendingAt, type DeliveryRecord, type NotificationReason, type Notify } from './record';
 
 export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
 export const deliveryQueueRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
@@ -142,7 +142,7 @@ function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boo
 
 /** Writes one record and what follows from it: the reply mirror and, when asked, a notification. */
 export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notify: Notify | null, now: number): void {
-  tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), next);
+  tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), withPendingAt(before, next, now));
   // `mergeFields` replaces the whole `delivery` map (a plain merge would keep a stale `error` or
   // `providerMessageIds` from the previous mirror, e.g. `error` after unknown -> sent) and leaves
   // the console's fields of the reply untouched.

@@ -18,6 +18,8 @@ import {
   DELIVERY_LIMITS,
   FailRequestSchema,
   FailResponseSchema,
+  PendingRequestSchema,
+  PendingResponseSchema,
   ReceiptRequestSchema,
   ReceiptResponseSchema,
   StartRequestSchema,
@@ -132,7 +134,7 @@ const SHARED_ERROR_RESPONSES: Partial<Record<ErrorStatus, string>> = {
   415: 'UnsupportedMediaType',
 };
 
-const OPERATION_IDS = ['sendMessage', 'claimDelivery', 'startDelivery', 'completeDelivery', 'failDelivery', 'reportDeliveryReceipt'] as const;
+const OPERATION_IDS = ['sendMessage', 'claimDelivery', 'startDelivery', 'completeDelivery', 'failDelivery', 'listPendingDeliveries', 'reportDeliveryReceipt'] as const;
 
 function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): JsonObject {
   const headers: JsonObject = { 'X-Request-Id': headerRef('XRequestId') };
@@ -305,6 +307,8 @@ export function buildOpenApiDocument(): JsonObject {
     CompleteResponse: jsonSchema(CompleteResponseSchema, 'output'),
     FailRequest: jsonSchema(FailRequestSchema, 'input'),
     FailResponse: jsonSchema(FailResponseSchema, 'output'),
+    PendingRequest: jsonSchema(PendingRequestSchema, 'input'),
+    PendingResponse: jsonSchema(PendingResponseSchema, 'output'),
     ReceiptRequest: jsonSchema(ReceiptRequestSchema, 'input'),
     ReceiptResponse: jsonSchema(ReceiptResponseSchema, 'output'),
     Error: jsonSchema(ErrorEnvelopeSchema, 'output'),
@@ -443,6 +447,28 @@ export function buildOpenApiDocument(): JsonObject {
     },
   });
 
+  const pendingPath = deliveryPath({
+    operationId: 'listPendingDeliveries',
+    summary: 'List the deliveries you can claim now (catch-up)',
+    description:
+      "Your integration's deliveries that are claimable now (queued, due, first unfinished reply of their conversation), oldest first, each exactly the notification of spec 2.4: claim them as if notified. Call it at start-up and every few minutes, so a lost notification (a subscription created late, deleted or expired) never blocks a conversation. Page with `nextCursor` until it is null; deliveries that arrive meanwhile come after the current position (no duplicates, no gaps). A claimed delivery leaves the list; one that becomes claimable again comes back. The cost does not grow with finished deliveries.",
+    request: {
+      schema: 'PendingRequest',
+      examples: { first: { summary: 'First page', value: { limit: 50 } }, next: { summary: 'Next page', value: { limit: 50, cursor: 'eyJ2IjoxLCJvIjoiLi4uIn0' } } },
+    },
+    response: {
+      description: 'One page of the list.',
+      schema: 'PendingResponse',
+      examples: {
+        page: {
+          summary: 'A page, more to come',
+          value: { deliveries: [{ deliveryId: DELIVERY_ID, workspaceId: 'ws_acme', integrationId: 'int_telegram', conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', messageId: 'r_7Jq2' }], nextCursor: 'eyJ2IjoxLCJvIjoiLi4uIn0' },
+        },
+        empty: { summary: 'Nothing to catch up', value: { deliveries: [], nextCursor: null } },
+      },
+    },
+  });
+
   const receiptPath = deliveryPath({
     operationId: 'reportDeliveryReceipt',
     summary: "Report the channel's receipt for a sent reply",
@@ -492,6 +518,7 @@ export function buildOpenApiDocument(): JsonObject {
       '/v1/deliveries/start': startPath,
       '/v1/deliveries/complete': completePath,
       '/v1/deliveries/fail': failPath,
+      '/v1/deliveries/pending': pendingPath,
       '/v1/deliveries/receipt': receiptPath,
     },
     components: {

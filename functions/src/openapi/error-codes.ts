@@ -96,6 +96,11 @@ export const ERROR_CODES = {
     description: 'The lease does not hold the delivery (expired, replaced by a newer lease, or never held it).',
     example: 'the lease does not hold this delivery',
   },
+  invalid_cursor: {
+    status: 400,
+    description: 'The `cursor` is not a `nextCursor` of this integration\'s list (malformed, or from another integration): start again without one.',
+    example: 'cursor: not a cursor of this list; start again without one.',
+  },
   delivery_not_sent: {
     status: 409,
     description: 'A receipt for a delivery that is not `sent` (still queued or being sent, failed, or outcome unknown): receipts are taken for sent deliveries only.',
@@ -200,6 +205,7 @@ export const OPERATION_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
   startDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'delivery_finished'],
   completeDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'conflicting_completion'],
   failDelivery: [...COMMON, 'delivery_not_found', 'lease_lost'],
+  listPendingDeliveries: [...COMMON, 'invalid_cursor'],
   reportDeliveryReceipt: [...COMMON, 'delivery_not_found', 'delivery_not_sent'],
 };
 

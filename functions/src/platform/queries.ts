@@ -44,6 +44,17 @@ export const QUERIES = {
     where: [eq('conversationId'), inList('status'), { field: 'seq', op: '<' }],
     orderBy: [],
   },
+  /**
+   * deliveries/pending.ts: the claimable deliveries of one integration, oldest first (the
+   * catch-up list). Only claimable deliveries have `pendingAt`, so finished ones are not in the
+   * index; `__name__` breaks ties, for the cursor.
+   */
+  pendingOfIntegration: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), { field: 'pendingAt', op: '<=' }],
+    orderBy: [asc('pendingAt'), asc('__name__')],
+  },
   /** deliveries/sweep.ts: leased/sending deliveries of every workspace whose lease has expired. */
   expiredLeases: {
     collection: 'deliveries',

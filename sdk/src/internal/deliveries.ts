@@ -7,12 +7,22 @@ import type {
   FailInput,
   FailResult,
   LeaseInput,
+  PendingOptions,
+  PendingPage,
   ReceiptInput,
   ReceiptResult,
   StartResult,
 } from '../types.js';
+import { readNotification } from './notification.js';
 import { isObject, readAnswer, readStatus, type Json } from './response.js';
 import type { CallOptions, Transport } from './transport.js';
+
+/** A page of the catch-up list, every item a valid notification. */
+function pendingPage(b: Json): PendingPage | undefined {
+  if (!Array.isArray(b.deliveries) || !(b.nextCursor === null || (typeof b.nextCursor === 'string' && b.nextCursor !== ''))) return undefined;
+  const deliveries = b.deliveries.map((item: unknown) => readNotification(item));
+  return deliveries.every((d) => d !== undefined) ? { deliveries, nextCursor: b.nextCursor } : undefined;
+}
 
 /** The claim answer: `skip` with a reason, or `ready` with the lease and the message. */
 function claimResult(b: Json): ClaimResult | undefined {
@@ -71,6 +81,33 @@ export class DeliveriesApi {
     if (input.providerMessageIds !== undefined) json.providerMessageIds = [...input.providerMessageIds];
     const answer = await this.#transport.post(path, { json }, options);
     return readStatus(answer, path, ['queued', 'failed', 'unknown', 'sent'] as const);
+  }
+
+  /**
+   * The deliveries you can claim now, oldest first, page by page: an async iterator that follows
+   * the cursors until the last page. Call it at start-up and every few minutes, and claim each
+   * item as if it had been notified (e.g. with `processDelivery`), so that a lost notification
+   * never blocks a conversation. Deliveries that arrive while you page come after the current
+   * position; a claimed one leaves the list.
+   *
+   * ```ts
+   * for await (const page of client.deliveries.pending()) {
+   *   for (const notification of page.deliveries) await client.processDelivery(notification, send);
+   * }
+   * ```
+   */
+  async *pending(options: PendingOptions = {}): AsyncGenerator<PendingPage, void, undefined> {
+    const path = '/v1/deliveries/pending';
+    let cursor: string | null = null;
+    do {
+      const json: Json = {};
+      if (options.limit !== undefined) json.limit = options.limit;
+      if (cursor !== null) json.cursor = cursor;
+      const answer = await this.#transport.post(path, { json }, options.signal === undefined ? {} : { signal: options.signal });
+      const page = readAnswer(answer, path, '{ deliveries: [notification], nextCursor: string | null }', pendingPage);
+      yield page;
+      cursor = page.nextCursor;
+    } while (cursor !== null);
   }
 
   /**

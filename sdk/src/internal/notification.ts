@@ -33,6 +33,16 @@ export function parseNotificationJson(value: unknown): DeliveryNotification {
   return { deliveryId: n.deliveryId, workspaceId: n.workspaceId, integrationId: n.integrationId, conversationId: n.conversationId, messageId: n.messageId };
 }
 
+/** The notification `value` is, or undefined when it is not one (for answers that carry notifications). */
+export function readNotification(value: unknown): DeliveryNotification | undefined {
+  try {
+    return parseNotificationJson(value);
+  } catch (err) {
+    if (err instanceof InvalidNotificationError) return undefined;
+    throw err;
+  }
+}
+
 function parseDataBytes(bytes: Uint8Array): DeliveryNotification {
   let text: string;
   try {

@@ -15,12 +15,15 @@ import {
   createRawTopic,
   createTestIntegration,
   eventually,
+  sdkClient,
+  startConversation,
   waitForMirror,
   writeReply,
   type RawTopic,
   type TestIntegration,
 } from './helpers';
 import { projectId } from '../../../test/integration/helpers/stack';
+import { pubsubClient } from '../../../test/integration/helpers/deliveries';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const EXAMPLE_DIR = join(ROOT, 'examples', 'connector');
@@ -33,6 +36,7 @@ interface ExampleEvent {
   result?: { kind: string; [k: string]: unknown };
   error?: Error & { code?: string };
   receipt?: string;
+  via?: string;
 }
 interface ExampleModule {
   loadConfig(env: Record<string, string | undefined>): Record<string, unknown>;
@@ -109,7 +113,8 @@ test('the processing loop (imported): startup message, replies delivered through
     const conversation = { integration, conversationId: incoming.conversationId };
 
     const deliveryOf = (replyId: string) =>
-      eventually(async () => events.find((e) => e.type === 'delivery' && e.notification?.messageId === replyId), `the example's delivery of ${replyId}`, 20_000);
+      // The notification's delivery (the start-up catch-up may see a fresh reply too; it then skips it).
+      eventually(async () => events.find((e) => e.type === 'delivery' && e.via === undefined && e.notification?.messageId === replyId), `the example's delivery of ${replyId}`, 20_000);
 
     // A reply is delivered through the fake provider and completed.
     const replyId = await writeReply(conversation, 'Your parcel is on its way.');
@@ -163,6 +168,42 @@ function lines(child: ChildProcessWithoutNullStreams) {
     describe,
   };
 }
+
+test('a reply notified while no subscription existed is delivered by the catch-up at start-up, and its conversation goes on', async () => {
+  // Replies go to a topic nobody subscribes to yet: Pub/Sub drops their notifications.
+  const name = `late-sub-${randomUUID()}`;
+  const [lateTopic] = await pubsubClient().createTopic(name);
+  const late = await createTestIntegration({ topic: `projects/${projectId()}/topics/${name}` });
+  try {
+    const { conversationId } = await startConversation(sdkClient(late.key), late);
+    const conversation = { integration: late, conversationId };
+    const lost = await writeReply(conversation, 'You missed this one.');
+    await waitForMirror(conversation, lost, (m) => m.status === 'queued');
+    // The connector's subscription is created now, after the notification was published.
+    const [subscription] = await lateTopic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
+    const example = await importExample();
+    const events: ExampleEvent[] = [];
+    const connector = await example.runConnector(
+      example.loadConfig({ ...exampleEnv({ STARTUP_TEXT: '' }), INTEGRATION_KEY: late.key, SUBSCRIPTION: `${name}-sub` }),
+      { send: example.createFakeProvider({ write: () => undefined }), onEvent: (event) => events.push(event) },
+    );
+    try {
+      const caughtUp = await eventually(async () => events.find((e) => e.type === 'delivery' && e.notification?.messageId === lost), 'the catch-up delivery', 30_000);
+      expect(caughtUp).toMatchObject({ via: 'catch_up', action: 'ack', result: { kind: 'sent' } });
+      await waitForMirror(conversation, lost, (m) => m.status === 'sent');
+      // The next reply of the conversation is notified to the new subscription and delivered.
+      const next = await writeReply(conversation, 'And this one arrives normally.');
+      const delivered = await eventually(async () => events.find((e) => e.type === 'delivery' && e.notification?.messageId === next), 'the next delivery', 30_000);
+      expect(delivered).toMatchObject({ action: 'ack', result: { kind: 'sent' } });
+      expect(delivered.via).toBeUndefined();
+    } finally {
+      await connector.stop();
+      await subscription.delete().catch(() => undefined);
+    }
+  } finally {
+    await lateTopic.delete().catch(() => undefined);
+  }
+});
 
 test('main.js runs as a real process on the built SDK: message at startup, reply printed by the fake provider, clean stop on SIGINT', async () => {
   expect({ built: existsSync(join(ROOT, 'sdk', 'dist', 'index.js')), hint: 'npm run build --workspace sdk (npm test builds it)' }).toMatchObject({ built: true });

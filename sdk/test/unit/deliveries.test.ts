@@ -135,3 +135,37 @@ describe('deliveries.receipt', () => {
     await expect(client.deliveries.receipt({ deliveryId: 'd_1', status: 'delivered' })).rejects.toMatchObject({ name: 'UnexpectedResponseError', code: 'unexpected_response' });
   });
 });
+
+describe('deliveries.pending', () => {
+  const n = (id: string) => ({ deliveryId: id, workspaceId: 'ws', integrationId: 'int', conversationId: 'c', messageId: `m-${id}` });
+
+  test('iterates over the pages, sending each nextCursor back, until it is null', async () => {
+    const pages = [
+      { deliveries: [n('d1'), n('d2')], nextCursor: 'c1' },
+      { deliveries: [n('d3')], nextCursor: 'c2' },
+      { deliveries: [], nextCursor: null },
+    ];
+    server.setHandler((_req, res) => reply(res, 200, pages.shift()));
+    const seen: string[][] = [];
+    for await (const page of client.deliveries.pending({ limit: 2 })) seen.push(page.deliveries.map((d) => d.deliveryId));
+    expect(seen).toEqual([['d1', 'd2'], ['d3'], []]);
+    expect(server.requests.map((r) => [r.path, r.json])).toEqual([
+      ['/v1/deliveries/pending', { limit: 2 }],
+      ['/v1/deliveries/pending', { limit: 2, cursor: 'c1' }],
+      ['/v1/deliveries/pending', { limit: 2, cursor: 'c2' }],
+    ]);
+  });
+
+  test('an item that is not a notification, or a missing nextCursor, is an UnexpectedResponseError', async () => {
+    server.setHandler((_req, res) => reply(res, 200, { deliveries: [{ deliveryId: 'd1' }], nextCursor: null }));
+    await expect(client.deliveries.pending().next()).rejects.toMatchObject({ name: 'UnexpectedResponseError' });
+    server.setHandler((_req, res) => reply(res, 200, { deliveries: [] }));
+    await expect(client.deliveries.pending().next()).rejects.toMatchObject({ name: 'UnexpectedResponseError' });
+  });
+
+  test('400 invalid_cursor is a BadRequestError (not retried)', async () => {
+    server.setHandler((_req, res) => errorReply(res, 400, 'invalid_cursor', 'cursor: not a cursor of this list'));
+    await expect(client.deliveries.pending().next()).rejects.toMatchObject({ name: 'BadRequestError', code: 'invalid_cursor' });
+    expect(server.requests).toHaveLength(1);
+  });
+});

@@ -262,7 +262,10 @@ function runModel(seed: number, steps: number, stats: Stats): void {
         }
         case 'wake': {
           decision = predecessorDone ? decideWake(before, now) : null;
-          if (decision !== null) check(before.waiting && decision.effects.notify?.at === now && decision.effects.notify.reason === 'wake' && decision.next?.waiting === false, 'wake re-publishes a waiting delivery');
+          if (decision !== null) {
+            check(decision.next?.head === true && decision.next.waiting === false, 'wake marks the head and clears waiting');
+            check(before.waiting ? decision.effects.notify?.at === now && decision.effects.notify.reason === 'wake' : decision.effects.notify === null, 'wake re-publishes exactly a waiting delivery');
+          }
           break;
         }
       }

@@ -378,6 +378,7 @@ describe('claim', () => {
       lease: { leaseId: 'c', requestId: 'R3', expiresAt: now + LEASE_MS, started: false },
       notBefore: null,
       waiting: false,
+      head: true,
       updatedAt: now,
     });
     expect(r.effects).toEqual({ releasesNext: false, notify: null });
@@ -962,12 +963,17 @@ describe('decideWake', () => {
   test('a waiting delivery: flag cleared, notification re-published now', () => {
     const d = rec({ seq: 2, waiting: true });
     const r = decideWake(d, T0 + 9)!;
-    expect(r.next).toEqual({ ...d, waiting: false, updatedAt: T0 + 9 });
+    expect(r.next).toEqual({ ...d, head: true, waiting: false, updatedAt: T0 + 9 });
     expect(r.effects).toEqual({ releasesNext: false, notify: { at: T0 + 9, reason: 'wake' } });
   });
 
-  test('not waiting, or already terminal: nothing', () => {
-    expect(decideWake(rec({ seq: 2 }), T0)).toBeNull();
+  test('not waiting: marked head (joins the catch-up list), no notification', () => {
+    const d = rec({ seq: 2 });
+    expect(decideWake(d, T0 + 3)).toEqual({ response: null, next: { ...d, head: true, waiting: false, updatedAt: T0 + 3 }, effects: { releasesNext: false, notify: null } });
+  });
+
+  test('already head and not waiting, or already terminal: nothing', () => {
+    expect(decideWake(rec({ seq: 2, head: true }), T0)).toBeNull();
     expect(decideWake(rec({ ...finished('failed'), waiting: true }), T0)).toBeNull();
   });
 });

@@ -73,6 +73,7 @@ describe('the committed document', () => {
       'post /v1/deliveries/start startDelivery',
       'post /v1/deliveries/complete completeDelivery',
       'post /v1/deliveries/fail failDelivery',
+      'post /v1/deliveries/pending listPendingDeliveries',
       'post /v1/deliveries/receipt reportDeliveryReceipt',
     ]);
   });

@@ -51,8 +51,9 @@ function requirementOf(spec: QuerySpec): Requirement {
     else throw new Error(`operator ${f.op} is not modelled by this test`);
   }
   // Firestore sorts by the explicit orderBy, then implicitly by each inequality field (ascending).
+  // ... and last by `__name__`, which every index has: an explicit `__name__` needs nothing more.
   const sort: Array<{ field: string; order: Order }> = spec.orderBy
-    .filter((o) => !equality.includes(o.field))
+    .filter((o) => !equality.includes(o.field) && o.field !== '__name__')
     .map((o) => ({ field: o.field, order: o.direction === 'asc' ? 'ASCENDING' : 'DESCENDING' }));
   for (const field of range) if (!sort.some((s) => s.field === field)) sort.push({ field, order: 'ASCENDING' });
 
