@@ -49,6 +49,12 @@ function summaryRows(r) {
     add('3', 'Throughput: deliveries/s / (raw tx/s, 4 loops / 3), the floor of 3 transactions per delivery', t.ratioToRawDeliveries, 'report', null, `by tenth of the drain: ${t.deliveriesPerSecondByTenth ? spread(t.deliveriesPerSecondByTenth, 2) : '–'} deliveries/s`);
     add('3', `Throughput: all ${t.replies} replies sequenced (triggers) and drained (connectors)${t.scaledDown ? ' (quick: scaled down)' : ''}`, null, `${t.replies} sent`, t.sequencingFinished && t.drainFinished && t.orderViolations === 0, `sequenced ${t.sequenced}/${t.replies} in ${fmt(t.sequencingSeconds, 0)} s; sent ${t.delivered}/${t.replies} in ${fmt(t.drainSeconds, 0)} s${t.drainFinished ? '' : ' (time limit)'}; ${t.orderViolations} order violations`);
   }
+  if (r.store?.pending) {
+    const [small, large] = r.store.pending;
+    if (small && large) {
+      add('3', `Catch-up list (a page of 10), ${large.finishedPerConversation} vs ${small.finishedPerConversation} finished deliveries per conversation: time`, large.timeRatio, '~1 (flat: <= 1.25)', large.timeRatio.median <= 1.25, `${fmt(large.ms.median, 1)} vs ${fmt(small.ms.median, 1)} ms; docs read ${large.docsRead.median} vs ${small.docsRead.median}`);
+    }
+  }
   if (r.store?.multipart) {
     const m = r.store.multipart;
     add('4', `Multipart (3 images, ${mb(m.requestBytes)}): handler CPU per MB / SHA-256 CPU per MB`, m.cpuRatio, 'report (floor 1)', null, `${fmt(m.handlerCpuMsPerMB.median, 1)} vs ${fmt(m.sha256CpuMsPerMB.median, 1)} ms/MB` + (m.multipartParseCpuRatio ? `; of which multipart parsing ${fmt(m.multipartParseCpuRatio.median)}x, image inspection (hashing) ${fmt(m.inspectImagesCpuRatio.median)}x` : ''));

@@ -20,12 +20,12 @@ process.env.METADATA_SERVER_DETECTION ??= 'none';
 const lib = (path) => require(join(FUNCTIONS_LIB, path));
 export const { db } = lib('platform/firebase.js');
 export const { incomingMessages } = lib('messages/http.js');
-export const { claimDelivery, startDelivery, completeDelivery, failDelivery } = lib('deliveries/http.js');
+export const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js');
 const { createIntegration } = lib('integrations/admin.js');
 const { sequenceReplies } = lib('deliveries/sequencing.js');
 const { deliveryMirror, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');
 const { storedPending } = lib('deliveries/ordering.js');
-const { newDelivery } = lib('deliveries/record.js');
+const { newDelivery, withPendingAt } = lib('deliveries/record.js');
 const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 
@@ -216,6 +216,28 @@ export async function bulkDeliveries(integration, count, perConversation) {
   }
   await writer.close();
   return result;
+}
+
+/**
+ * `conversations` conversations of one integration, each with `finished` sent deliveries and one
+ * claimable (queued, head) delivery after them, written in bulk as the service would leave them.
+ * For the catch-up list: what it reads must not grow with the finished ones.
+ */
+export async function bulkFinishedThenPending(integration, conversations, finished) {
+  const { workspaceId, integrationId } = integration;
+  const writer = db().bulkWriter();
+  writer.onWriteError((err) => err.failedAttempts < 10);
+  const now = Date.now();
+  for (let i = 0; i < conversations; i++) {
+    const conversationId = conversationIdFor(integrationId, `chat-catch-up-${randomUUID().slice(0, 12)}`);
+    for (let k = 0; k <= finished; k++) {
+      const messageId = `r-${k}-${randomUUID().slice(0, 8)}`;
+      const base = newDelivery({ deliveryId: deliveryIdFor(conversationId, messageId), workspaceId, integrationId, conversationId, messageId, seq: k + 1, text: 'hi', now: now - (finished - k) });
+      const record = k < finished ? { ...base, status: 'sent', head: true } : withPendingAt(null, { ...base, head: true }, now - conversations + i);
+      void writer.set(deliveryRef(db(), workspaceId, record.deliveryId), record);
+    }
+  }
+  await writer.close();
 }
 
 /** The conversation's queue document (deliveries/store.ts), which claim and complete read by id. */

@@ -6,6 +6,8 @@
  *   cold and warm key lookup (target: one transaction per operation, 0 reads for a warm key);
  * - scale: cost per delivery (claim + start + complete) with 10, 100, 1,000 conversations in the
  *   workspace (target: flat);
+ * - pending: the catch-up list (a page of 10 claimable deliveries) with 10 vs 1,000 finished
+ *   deliveries per conversation before them (target: flat);
  * - multipart: CPU time per MB of a 3-image (~20 MB) message against SHA-256 of the same bytes,
  *   and peak extra memory against the request size (target <= 2x).
  */
@@ -17,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
 import { multipartMessage, png } from '../lib/images.mjs';
 import { BENCH_DIR } from '../lib/stack-config.mjs';
-import { bulkDeliveries, call, callOk, db, HANDLERS, incomingMessages, messageBody, newConversations, newDeliveries, newIntegration, queueDocument, retrying } from '../lib/service.mjs';
+import { bulkDeliveries, bulkFinishedThenPending, call, callOk, db, HANDLERS, incomingMessages, listPendingDeliveries, messageBody, newConversations, newDeliveries, newIntegration, queueDocument, retrying } from '../lib/service.mjs';
 import { log, pick, runSections } from '../lib/session.mjs';
 import { median, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
@@ -219,6 +221,35 @@ async function scale() {
   return result;
 }
 
+// ------------------------------------------------------------------------------------ pending
+
+/** The catch-up list's cost as finished deliveries pile up: 10 conversations, each with one claimable delivery. */
+async function pending() {
+  const sizes = [10, pick(1000, 200)];
+  const lists = [];
+  for (const finished of sizes) {
+    const integration = await newIntegration(TOPIC);
+    await bulkFinishedThenPending(integration, 10, finished);
+    lists.push({ finished, integration, ms: [], counts: [] });
+  }
+  const list = async (w) => {
+    const m = await measure(() => callOk(listPendingDeliveries, { key: w.integration.key, body: { limit: 10 } }, [200]));
+    if (m.value.deliveries.length !== 10) throw new Error(`pending listed ${m.value.deliveries.length} of 10`);
+    return m;
+  };
+  for (const w of lists) for (let i = 0; i < 5; i++) await list(w); // warm-up, key caches
+  for (let round = 0; round < pick(30, 10); round++) {
+    for (let k = 0; k < lists.length; k++) {
+      const w = lists[(round + k) % lists.length];
+      const m = await list(w);
+      w.ms.push(m.ms);
+      w.counts.push(m.counts.docsRead);
+    }
+  }
+  const base = lists[0];
+  return lists.map((w) => ({ finishedPerConversation: w.finished, ms: summarize(w.ms), timeRatio: summarize(w.ms.map((v, i) => v / base.ms[i])), docsRead: summarize(w.counts) }));
+}
+
 // ------------------------------------------------------------------------------------ multipart
 
 /**
@@ -250,4 +281,4 @@ async function multipart() {
 
 // ------------------------------------------------------------------------------------ main
 
-await runSections('store', { counts, multipart, scale }, { extra: () => ({ retried503 }), close: () => db().terminate() });
+await runSections('store', { counts, multipart, scale, pending }, { extra: () => ({ retried503 }), close: () => db().terminate() });
