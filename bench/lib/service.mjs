@@ -27,6 +27,13 @@ const { deliveryMirror, deliveryRef, deliveryQueueRef } = lib('deliveries/store.
 const { storedPending } = lib('deliveries/ordering.js');
 const { newDelivery, withPendingAt } = lib('deliveries/record.js');
 const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
+const { collectionQuery, QUERIES } = lib('platform/queries.js');
+const { paths } = lib('platform/paths.js');
+
+/** The catch-up list's own Firestore query (a page of `limit` + 1), run directly: no handler, no auth. */
+export function pendingQuery(integration, limit, now = Date.now()) {
+  return collectionQuery(db().collection(paths.deliveries(integration.workspaceId)), QUERIES.pendingOfIntegration, integration.integrationId, now).limit(limit + 1).get();
+}
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 
 export const HANDLERS = {
