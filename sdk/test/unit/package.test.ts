@@ -1,6 +1,6 @@
 /** Package shape: zero runtime dependencies, ESM with types, Node 22.12+, version in sync. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { SDK_VERSION } from '../../src/index.js';
 
 const sdkDir = join(__dirname, '..', '..');
@@ -13,13 +13,17 @@ test('has zero runtime dependencies', () => {
   }
 });
 
-test('sources import only node: built-ins and relative .js modules', () => {
+test('sources import only node: built-ins and relative .js modules inside src', () => {
   const srcDir = join(sdkDir, 'src');
-  for (const file of readdirSync(srcDir).filter((f) => f.endsWith('.ts'))) {
+  // Recursive: the implementation lives in src/internal/, and the published files keep this layout.
+  const files = readdirSync(srcDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  expect(files).toEqual(expect.arrayContaining(['index.ts', join('internal', 'transport.ts')]));
+  for (const file of files) {
     const text = readFileSync(join(srcDir, file), 'utf8');
     for (const m of text.matchAll(/(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]/g)) {
       const spec = m[1]!;
-      const ok = spec.startsWith('node:') || (spec.startsWith('./') && spec.endsWith('.js'));
+      const target = resolve(srcDir, dirname(file), spec);
+      const ok = spec.startsWith('node:') || (/^\.\.?\//.test(spec) && spec.endsWith('.js') && !relative(srcDir, target).startsWith('..'));
       if (!ok) throw new Error(`${file} imports ${spec}`);
     }
   }
