@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FieldValue } from 'firebase-admin/firestore';
+import { LEASE_MS } from '../../../functions/src/deliveries/record';
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { ConnectorApiError, ConnectorClient, ProviderRetryableError, type FetchLike, type ProviderSendInput } from '../../../sdk/src/index';
 import { adminDb, apiBaseUrl, createTestIntegration, type TestIntegration } from '../helpers/stack';
@@ -40,9 +41,17 @@ const CONNECTORS = 4;
 const REPLY_EVERY_MS = 600;
 /** The every-minute sweeper, compressed (the emulators do not run scheduled functions). */
 const SWEEP_EVERY_MS = 10_000;
-/** The drain ends when every reply is terminal, when nothing progressed for this long, or at DRAIN_LIMIT_MS. */
-const DRAIN_STALL_MS = 45_000;
-const DRAIN_LIMIT_MS = 150_000;
+/**
+ * The drain ends when every reply is terminal, when nothing progressed for this long, or at
+ * DRAIN_LIMIT_MS. The stall allowance covers the slowest recovery the protocol has: a claim that
+ * committed while its answer was lost (the SDK gave up after its retries under emulator lock
+ * contention) leaves a lease nobody uses; a new claim gets 503 `lease_busy` until the lease
+ * expires (LEASE_MS), then the sweeper re-queues and re-notifies it. With a 45 s allowance a CI
+ * run once stopped draining with one reply unfinished (its diagnostics were not kept: they are part
+ * of the assertion now); a shorter allowance than this path needs cannot tell slow from lost.
+ */
+const DRAIN_STALL_MS = LEASE_MS + 2 * SWEEP_EVERY_MS + 20_000;
+const DRAIN_LIMIT_MS = DRAIN_STALL_MS + 60_000;
 /**
  * The 503s the protocol documents (decisions 4-5, docs/operations.md), all with Retry-After and
  * safe to retry: a busy lease, a retry not yet due, and backend contention. The last one shows up
@@ -53,7 +62,7 @@ const DRAIN_LIMIT_MS = 150_000;
  */
 const RETRYABLE_503 = new Set(['lease_busy', 'retry_delayed', 'temporarily_unavailable']);
 
-jest.setTimeout((SOAK_SECONDS + 240) * 1000);
+jest.setTimeout(SOAK_SECONDS * 1000 + DRAIN_LIMIT_MS + 120_000);
 
 let topic: TestTopic;
 let integration: TestIntegration;
@@ -327,7 +336,8 @@ test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full de
 
   // ---------------------------------------------------------------- reconcile
   const ws = adminDb().collection('workspaces').doc(integration.workspaceId);
-  const stuck = replies.filter((_, i) => mirrors[i]?.status !== 'sent').map((r, i) => `${r.text}: ${mirrors[i]?.status ?? 'no delivery'}`);
+  // Index into `mirrors` by the reply's own position (not the filtered one).
+  const stuck = replies.flatMap((r, i) => (mirrors[i]?.status === 'sent' ? [] : [`${r.text}: ${mirrors[i]?.status ?? 'no delivery'} (${mirrors[i]?.deliveryId ?? '-'})`]));
   // Incoming: one message, one event record per accepted event; customers per distinct customer.
   const [events, customers, deliveries] = await Promise.all([ws.collection('events').count().get(), ws.collection('customers').count().get(), ws.collection('deliveries').count().get()]);
   let inbound = 0;
@@ -364,7 +374,7 @@ test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full de
       const show = (d: Record<string, unknown> | undefined) =>
         d === undefined
           ? 'none'
-          : `seq ${String(d.seq)} ${String(d.status)} waiting=${String(d.waiting)} attempts=${String(d.attempts)} notBefore=${d.notBefore === null ? '-' : `${(d.notBefore as number) - now}ms`} lease=${d.lease ? `${(d.lease as { expiresAt: number }).expiresAt - now}ms` : '-'} updated=${now - (d.updatedAt as number)}ms ago`;
+          : `${String(d.deliveryId)} seq ${String(d.seq)} ${String(d.status)} head=${String(d.head)} waiting=${String(d.waiting)} attempts=${String(d.attempts)} notBefore=${d.notBefore === null ? '-' : `${(d.notBefore as number) - now}ms`} lease=${d.lease ? `${(d.lease as { expiresAt: number }).expiresAt - now}ms` : '-'} updated=${now - (d.updatedAt as number)}ms ago`;
       diagnostics.push(`${conversationId}: ${list.length - head} unfinished; previous: ${show(list[head - 1])}; head: ${show(list[head])}; next: ${show(list[head + 1])}`);
     }
     const outbox = await adminDb().collection('outbox').where('workspaceId', '==', integration.workspaceId).get();
@@ -445,7 +455,8 @@ test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full de
   expect({ inbound, events: events.data().count, missingMessages }).toEqual({ inbound: counts.created, events: counts.created, missingMessages: 0 });
   expect(customers.data().count).toBe(new Set(accepted.filter((m) => m.kind === 'customer').map((m) => m.senderId)).size);
   // Outgoing: all terminal, all sent, once each, in order.
-  expect(stuck).toEqual([]);
+  // The diagnostics go into the failure itself: CI keeps the failure summary, not the whole log.
+  expect({ stuck, diagnostics: stuck.length > 0 ? diagnostics : [] }).toEqual({ stuck: [], diagnostics: [] });
   expect(deliveries.data().count).toBe(replies.length);
   expect(doubled).toEqual([]);
   expect(okSends).toHaveLength(replies.length);
