@@ -50,6 +50,9 @@ const env = emulatorEnv({
   FUNCTIONS_URL,
   // The default per-integration rate limit is raised for tests; the 429 test sets its own limit.
   MESSAGES_PER_MINUTE_DEFAULT: '100000',
+  // A short unclaimed expiry (decisions 7), so that its test shows the configured value at work
+  // (test/integration/deliveries/liveness.test.ts); nothing else stays claimable that long.
+  UNCLAIMED_EXPIRY: '20m',
 });
 const quote = (args) => args.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
 const commands = [];

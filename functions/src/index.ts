@@ -16,7 +16,7 @@
  * types are those of the source module each bundle is built from.
  */
 import { onRequest, type HttpsOptions } from 'firebase-functions/v2/https';
-import { onDocumentCreated, onDocumentWritten } from 'firebase-functions/v2/firestore';
+import { onDocumentCreated, onDocumentUpdated, onDocumentWritten } from 'firebase-functions/v2/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { lazy } from './platform/lazy';
@@ -84,6 +84,14 @@ export const reportDeliveryReceipt = onRequest({ ...httpOptions, memory: '256MiB
 export const onReplyWritten = onDocumentCreated(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
   lazy(() => deliveryTriggers().onReplyCreated),
+);
+/**
+ * Operator resend of a failed/unknown reply (`resend` written by the console) -> a new delivery.
+ * Fires on every message update, the service's own mirror writes included: those return at once.
+ */
+export const onReplyResend = onDocumentUpdated(
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
+  lazy(() => deliveryTriggers().onReplyUpdated),
 );
 /** Transactional outbox -> the owner's Pub/Sub topic (at least once). */
 export const publishNotifications = onDocumentCreated(

@@ -15,6 +15,15 @@ export const BACKOFF_BASE_MS = 30_000;
 /** Longest backoff. */
 export const BACKOFF_CAP_MS = 3_600_000;
 
+/** Re-notification of a claimable, unclaimed delivery (decisions 7): first after 5 minutes ... */
+export const RENOTIFY_FIRST_MS = 5 * 60_000;
+/** ... then the interval doubles up to 1 hour. */
+export const RENOTIFY_MAX_INTERVAL_MS = 3_600_000;
+/** `error.code` of a delivery nobody claimed within the unclaimed expiry (decisions 7). */
+export const NOT_CLAIMED = 'not_claimed';
+/** Attempt log entries kept per delivery (the latest ones; decisions 7 "bounded"). */
+export const ATTEMPT_LOG_LIMIT = 50;
+
 export type DeliveryStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
 export type TerminalStatus = 'sent' | 'failed' | 'unknown';
 export type FailOutcome = 'retry' | 'failed' | 'unknown';
@@ -78,6 +87,69 @@ export interface DeliveryRecord {
    * its index and the list's cost does not grow with finished ones. Written by `withPendingAt`.
    */
   pendingAt?: number;
+  /**
+   * While claimable (exactly when `pendingAt` is set): when the next liveness check is due
+   * (re-notification, or the unclaimed expiry at `expiresAt`) and the re-notification interval
+   * that led to it. Mirrored by one document in `deliveryChecks/` that the sweeper finds by its
+   * due time (./liveness.ts). Written by `withLiveness`.
+   */
+  liveness?: Liveness;
+  /** What happened to the delivery, oldest first, the latest ATTEMPT_LOG_LIMIT entries (decisions 7). */
+  attemptLog?: AttemptEntry[];
+  /** Set on a delivery created by an operator's resend: how the one it replaces ended (decisions 7). */
+  previous?: PreviousDelivery;
+}
+
+/** The outcome of the delivery a resend replaced, shown on the reply as `delivery.previous`. */
+export interface PreviousDelivery {
+  /** Null when the reply had been refused without a delivery (e.g. `replies_disabled`). */
+  deliveryId: string | null;
+  status: 'failed' | 'unknown';
+  error: { outcome: string; code: string } | null;
+  providerMessageIds: string[];
+  attemptLog: AttemptEntry[];
+  updatedAt: number;
+}
+
+export interface Liveness {
+  /** Epoch ms of the next check. */
+  checkAt: number;
+  /** The interval that ends at `checkAt` (RENOTIFY_FIRST_MS for the first check). */
+  intervalMs: number;
+  /** `pendingAt` + the unclaimed expiry: the check at this time fails the delivery `not_claimed`. */
+  expiresAt: number;
+}
+
+export type AttemptEvent = 'claimed' | 'started' | 'retry' | 'failed' | 'unknown' | 'sent' | 'lease_expired' | 'renotified';
+
+/** One attempt log entry: `code` is the connector's or the service's code, when there is one. */
+export interface AttemptEntry {
+  at: number;
+  event: AttemptEvent;
+  code?: string;
+}
+
+/** `d` with `event` appended to its attempt log (the oldest entries beyond ATTEMPT_LOG_LIMIT dropped). */
+export function withAttempt(d: DeliveryRecord, at: number, event: AttemptEvent, code?: string | null): DeliveryRecord {
+  const entry: AttemptEntry = code === undefined || code === null ? { at, event } : { at, event, code };
+  const log = [...(d.attemptLog ?? []), entry];
+  return { ...d, attemptLog: log.length > ATTEMPT_LOG_LIMIT ? log.slice(log.length - ATTEMPT_LOG_LIMIT) : log };
+}
+
+/**
+ * `next` with its liveness schedule (decisions 7): none unless claimable (`pendingAt` set); the
+ * one `next` carries while it stays claimable since the same time (a check decision advances it);
+ * otherwise a fresh one, whenever the delivery becomes claimable: first check RENOTIFY_FIRST_MS
+ * after `pendingAt` (or at the expiry, if that is sooner), expiry `unclaimedExpiryMs` after it.
+ * A claim takes a lease, which ends claimability and with it the schedule: the next claimable
+ * period starts again at 5 minutes.
+ */
+export function withLiveness(before: DeliveryRecord | null, next: DeliveryRecord, unclaimedExpiryMs: number): DeliveryRecord {
+  const { liveness: _old, ...rest } = next;
+  if (next.pendingAt === undefined) return rest;
+  if (next.liveness !== undefined && before?.pendingAt === next.pendingAt) return next;
+  const expiresAt = next.pendingAt + unclaimedExpiryMs;
+  return { ...rest, liveness: { checkAt: Math.min(next.pendingAt + RENOTIFY_FIRST_MS, expiresAt), intervalMs: RENOTIFY_FIRST_MS, expiresAt } };
 }
 
 /**
@@ -103,7 +175,7 @@ export interface DeliveryReceipt {
 }
 
 /** Why a notification is (re-)published; kept on the outbox entry and in its log line. */
-export type NotificationReason = 'created' | 'wake' | 'retry' | 'lease_expired';
+export type NotificationReason = 'created' | 'wake' | 'retry' | 'lease_expired' | 'renotified' | 'resend';
 
 /** Publish the delivery's notification at `at` (never earlier: see deliveries/outbox.ts). */
 export interface Notify {

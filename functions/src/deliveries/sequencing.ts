@@ -2,7 +2,7 @@
  * Reply sequencing: an operator reply written by the console becomes a delivery with the next
  * `seq` of its conversation and a `created` notification (decisions 5, "Ordering").
  */
-import { Timestamp, type DocumentSnapshot, type Firestore } from 'firebase-admin/firestore';
+import { Timestamp, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { deliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
@@ -23,7 +23,7 @@ interface ReplyPosition {
   id: string;
 }
 
-function isOperatorReply(data: Record<string, unknown> | undefined): boolean {
+export function isOperatorReply(data: Record<string, unknown> | undefined): boolean {
   const author = data?.author as { type?: unknown } | undefined;
   return data?.direction === 'outbound' && author?.type === 'operator';
 }
@@ -40,8 +40,22 @@ function compare(a: ReplyPosition, b: ReplyPosition): number {
   return byTime !== 0 ? byTime : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-function failureMirror(code: string, now: number): Record<string, unknown> {
+/** The mirror of a reply refused without a delivery. */
+export function failureMirror(code: string, now: number): Record<string, unknown> {
   return { status: 'failed', error: { outcome: 'failed', code }, updatedAt: Timestamp.fromMillis(now) };
+}
+
+/** Why a reply cannot become a delivery (`replies_disabled`, `invalid_reply`), or null when it can. */
+export function replyRejection(text: unknown, repliesEnabled: boolean): 'replies_disabled' | 'invalid_reply' | null {
+  if (!repliesEnabled) return 'replies_disabled';
+  if (typeof text !== 'string' || text.length === 0 || codePointLength(text) > MAX_REPLY_CHARACTERS) return 'invalid_reply';
+  return null;
+}
+
+/** Whether the integration of a conversation (read in the transaction) takes replies. */
+export async function repliesEnabledFor(tx: Transaction, db: Firestore, workspaceId: string, integrationId: unknown): Promise<boolean> {
+  const snap = typeof integrationId === 'string' ? await tx.get(integrationRef(db, workspaceId, integrationId)) : null;
+  return repliesTopic(snap ? integrationOf(snap) : null) !== null;
 }
 
 export type ReplySequencingResult = { created: string[]; rejected: Array<{ messageId: string; code: string }> };
@@ -76,8 +90,7 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
     const late = last !== null && compare(mine, last) <= 0;
 
     const integrationId = conversationSnap?.get('integrationId') as unknown;
-    const integrationSnap = typeof integrationId === 'string' ? await tx.get(integrationRef(db, workspaceId, integrationId)) : null;
-    const repliesEnabled = repliesTopic(integrationSnap ? integrationOf(integrationSnap) : null) !== null;
+    const repliesEnabled = await repliesEnabledFor(tx, db, workspaceId, integrationId);
 
     const messages = db.collection(paths.messages(workspaceId, conversationId));
     const pendingQuery = last
@@ -96,11 +109,7 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
     let nextSeq = typeof queue.nextSeq === 'number' ? queue.nextSeq : 1;
     for (const { snap } of pending) {
       const text = snap.get('text') as unknown;
-      const code = !repliesEnabled
-        ? 'replies_disabled'
-        : typeof text !== 'string' || text.length === 0 || codePointLength(text) > MAX_REPLY_CHARACTERS
-          ? 'invalid_reply'
-          : null;
+      const code = replyRejection(text, repliesEnabled);
       if (code !== null || typeof integrationId !== 'string' || typeof text !== 'string') {
         tx.set(snap.ref, { delivery: failureMirror(code ?? 'replies_disabled', now) }, { merge: true });
         result.rejected.push({ messageId: snap.id, code: code ?? 'replies_disabled' });

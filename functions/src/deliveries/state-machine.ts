@@ -13,7 +13,10 @@ import {
   holdsLease,
   isLeaseLive,
   isTerminal,
+  NOT_CLAIMED,
+  RENOTIFY_MAX_INTERVAL_MS,
   retryBudgetSpent,
+  withAttempt,
   type Decision,
   type DeliveryRecord,
   type Effects,
@@ -144,11 +147,11 @@ function atNow(d: DeliveryRecord, now: number): AtNow {
   let next: DeliveryRecord;
   let notify: Notify | null = null;
   if (d.status === 'sending') {
-    next = { ...d, status: 'unknown', notBefore: null, error: { outcome: 'unknown', code: LEASE_EXPIRED_AFTER_START }, updatedAt: now };
+    next = withAttempt({ ...d, status: 'unknown', notBefore: null, error: { outcome: 'unknown', code: LEASE_EXPIRED_AFTER_START }, updatedAt: now }, now, 'lease_expired', LEASE_EXPIRED_AFTER_START);
   } else if (retryBudgetSpent(d, now)) {
-    next = { ...d, status: 'failed', notBefore: null, error: { outcome: 'failed', code: RETRY_EXHAUSTED }, updatedAt: now };
+    next = withAttempt({ ...d, status: 'failed', notBefore: null, error: { outcome: 'failed', code: RETRY_EXHAUSTED }, updatedAt: now }, now, 'lease_expired', RETRY_EXHAUSTED);
   } else {
-    next = { ...d, status: 'queued', notBefore: null, error: null, updatedAt: now };
+    next = withAttempt({ ...d, status: 'queued', notBefore: null, error: null, updatedAt: now }, now, 'lease_expired');
     notify = { at: now, reason: 'lease_expired' };
   }
   return { current: next, expiry: { next, notify } };
@@ -223,7 +226,7 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
     throw new Error('newLeaseId was already used for this delivery');
   }
   const expiresAt = now + LEASE_MS;
-  const next: DeliveryRecord = {
+  const granted: DeliveryRecord = {
     ...current,
     status: 'leased',
     attempts: current.attempts + 1,
@@ -236,7 +239,7 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
     error: null,
     updatedAt: now,
   };
-  return decided(d, ready(current, input.newLeaseId, expiresAt, input.recipient), next);
+  return decided(d, ready(current, input.newLeaseId, expiresAt, input.recipient), withAttempt(granted, now, 'claimed'));
 }
 
 function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recipient: Recipient): ClaimResponse {
@@ -268,7 +271,7 @@ export function decideStart(d: DeliveryRecord, input: StartInput): Decision<Star
   if (!holdsLease(current, leaseId, now) || current.lease === null) throw leaseLost();
   if (current.status === 'sending') return unchanged({ status: 'sending' });
   const next: DeliveryRecord = { ...current, status: 'sending', lease: { ...current.lease, started: true }, updatedAt: now };
-  return decided(d, { status: 'sending' }, next);
+  return decided(d, { status: 'sending' }, withAttempt(next, now, 'started'));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,7 +313,7 @@ export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decisio
     error: null,
     updatedAt: now,
   };
-  return decided(d, { status: 'sent' }, next);
+  return decided(d, { status: 'sent' }, withAttempt(next, now, 'sent'));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,7 +360,7 @@ export function decideFail(d: DeliveryRecord, input: FailInput): Decision<FailRe
       lastFail: { leaseId, outcome, code, responseStatus: status },
       updatedAt: now,
     };
-    return decided(d, { status }, next);
+    return decided(d, { status }, withAttempt(next, now, outcome, code));
   }
   // Any other lease that once held a finished delivery: its status; only a pending expiry is written.
   return decided(d, { status: current.status }, expiry?.next ?? null);
@@ -365,24 +368,25 @@ export function decideFail(d: DeliveryRecord, input: FailInput): Decision<FailRe
 
 function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailResponse> {
   const { now, leaseId, outcome, code } = input;
+  const reported = withAttempt(d, now, outcome, code);
   if (outcome === 'retry' && retryBudgetSpent(d, now)) {
     const next: DeliveryRecord = {
-      ...d,
+      ...reported,
       status: 'failed',
       notBefore: null,
       error: { outcome: 'failed', code: RETRY_EXHAUSTED },
       lastFail: { leaseId, outcome, code, responseStatus: 'failed' },
       updatedAt: now,
     };
-    return decided(d, { status: 'failed' }, next);
+    return decided(d, { status: 'failed' }, withAttempt(next, now, 'failed', RETRY_EXHAUSTED));
   }
   if (outcome === 'retry') {
     const notBefore = now + Math.max(0, input.retryAfterMs ?? backoffMs(d.attempts, input.random));
-    const next: DeliveryRecord = { ...d, status: 'queued', notBefore, error: null, lastFail: { leaseId, outcome, code, responseStatus: 'queued' }, updatedAt: now };
+    const next: DeliveryRecord = { ...reported, status: 'queued', notBefore, error: null, lastFail: { leaseId, outcome, code, responseStatus: 'queued' }, updatedAt: now };
     return decided(d, { status: 'queued' }, next, { at: notBefore, reason: 'retry' });
   }
   const next: DeliveryRecord = {
-    ...d,
+    ...reported,
     status: outcome,
     notBefore: null,
     error: { outcome, code },
@@ -404,7 +408,32 @@ function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailRespo
  */
 export function decideUndeliverable(d: DeliveryRecord, code: string, now: number): Decision<null> | null {
   if (isTerminal(d.status) || isLeaseLive(d.lease, now)) return null;
-  return decided(d, null, { ...d, status: 'failed', error: { outcome: 'failed', code }, waiting: false, notBefore: null, updatedAt: now });
+  return decided(d, null, withAttempt({ ...d, status: 'failed', error: { outcome: 'failed', code }, waiting: false, notBefore: null, updatedAt: now }, now, 'failed', code));
+}
+
+// ---------------------------------------------------------------------------------------------
+// liveness (decisions 7)
+
+/**
+ * The liveness check due at `checkAt` (the sweeper found its document). It applies only while the
+ * delivery is still claimable and still carries that check (any claim, or any other change of
+ * claimability, replaced or ended the schedule: the check is stale and does nothing):
+ *  - the check at the unclaimed expiry -> `failed` with `not_claimed`, which releases the next
+ *    delivery of the conversation;
+ *  - otherwise -> re-publish its notification now (`renotified`) and schedule the next check
+ *    after twice the interval (at most RENOTIFY_MAX_INTERVAL_MS), never later than the expiry.
+ * The next check counts from `checkAt`, not from `now`: a late sweep does not stretch the schedule.
+ */
+export function decideLivenessCheck(d: DeliveryRecord, checkAt: number, now: number): Decision<null> | null {
+  const liveness = d.liveness;
+  if (d.status !== 'queued' || d.pendingAt === undefined || liveness === undefined || liveness.checkAt !== checkAt) return null;
+  if (checkAt >= liveness.expiresAt) {
+    const next: DeliveryRecord = { ...d, status: 'failed', notBefore: null, waiting: false, error: { outcome: 'failed', code: NOT_CLAIMED }, updatedAt: now };
+    return decided(d, null, withAttempt(next, now, 'failed', NOT_CLAIMED));
+  }
+  const intervalMs = Math.min(liveness.intervalMs * 2, RENOTIFY_MAX_INTERVAL_MS);
+  const next: DeliveryRecord = { ...d, liveness: { ...liveness, intervalMs, checkAt: Math.min(checkAt + intervalMs, liveness.expiresAt) }, updatedAt: now };
+  return decided(d, null, withAttempt(next, now, 'renotified'), { at: now, reason: 'renotified' });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, t
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { parsePending, pendingKey, storedPending, type PendingDeliveries } from './ordering';
-import { UNFINISHED_STATUSES, withPendingAt, type DeliveryRecord, type NotificationReason, type Notify } from './record';
+import { config } from '../platform/config';
+import { UNFINISHED_STATUSES, withLiveness, withPendingAt, type AttemptEntry, type DeliveryRecord, type NotificationReason, type Notify } from './record';
 
 export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
 export const deliveryQueueRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
@@ -31,6 +32,28 @@ export interface OutboxEntry {
   attempts: number;
   createdAt: number;
 }
+
+/** Liveness check documents are spread over this many shards (the sweeper queries each). */
+export const CHECK_SHARDS = 16;
+
+/** A claimable delivery's next liveness check (`deliveryChecks/{deliveryId}`, ./liveness.ts). */
+export interface DeliveryCheck {
+  workspaceId: string;
+  deliveryId: string;
+  /** Epoch ms: the record's `liveness.checkAt`. */
+  dueAt: number;
+  /** 0 .. CHECK_SHARDS-1, from the delivery id (deterministic, evenly spread: ids are hashes). */
+  shard: number;
+}
+
+/** The shard of a delivery's check: the sum of its id's character codes, modulo CHECK_SHARDS. */
+export function checkShardOf(deliveryId: string): number {
+  let sum = 0;
+  for (let i = 0; i < deliveryId.length; i++) sum += deliveryId.charCodeAt(i);
+  return sum % CHECK_SHARDS;
+}
+
+export const deliveryCheckRef = (db: Firestore, deliveryId: string): DocumentReference => db.doc(paths.deliveryCheck(deliveryId));
 
 /** The deterministic outbox id of one notification: a retried transaction writes the same entry. */
 const outboxIdFor = (entry: Pick<OutboxEntry, 'deliveryId' | 'dueAt'>): string => `${entry.deliveryId}@${entry.dueAt}`;
@@ -114,6 +137,9 @@ export async function readConversation(tx: Transaction, db: Firestore, d: Delive
   };
 }
 
+const attemptsMirror = (log: readonly AttemptEntry[]): Array<Record<string, unknown>> =>
+  log.map(({ at, event, code }) => (code === undefined ? { at: Timestamp.fromMillis(at), event } : { at: Timestamp.fromMillis(at), event, code }));
+
 /** What the console sees on the operator's reply (decisions 3). */
 export function deliveryMirror(d: DeliveryRecord, now: number): Record<string, unknown> {
   const mirror: Record<string, unknown> = {
@@ -127,6 +153,16 @@ export function deliveryMirror(d: DeliveryRecord, now: number): Record<string, u
     const { status, at, code } = d.receipt;
     mirror.receipt = code === null ? { status, at: Timestamp.fromMillis(at) } : { status, at: Timestamp.fromMillis(at), code };
   }
+  if (d.attemptLog !== undefined && d.attemptLog.length > 0) mirror.attempts = attemptsMirror(d.attemptLog);
+  if (d.previous !== undefined) {
+    const p = d.previous;
+    const previous: Record<string, unknown> = { status: p.status, updatedAt: Timestamp.fromMillis(p.updatedAt) };
+    if (p.deliveryId !== null) previous.deliveryId = p.deliveryId;
+    if (p.error !== null) previous.error = p.error;
+    if (p.providerMessageIds.length > 0) previous.providerMessageIds = p.providerMessageIds;
+    if (p.attemptLog.length > 0) previous.attempts = attemptsMirror(p.attemptLog);
+    mirror.previous = previous;
+  }
   return mirror;
 }
 
@@ -136,17 +172,31 @@ function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boo
     before.status !== next.status ||
     JSON.stringify(before.error) !== JSON.stringify(next.error) ||
     JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds) ||
-    JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null)
+    JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null) ||
+    JSON.stringify(before.attemptLog ?? []) !== JSON.stringify(next.attemptLog ?? [])
   );
 }
 
-/** Writes one record and what follows from it: the reply mirror and, when asked, a notification. */
+/**
+ * Writes one record and what follows from it: its derived fields (`pendingAt`, `liveness`), its
+ * liveness check document (set when the check moves, deleted when the schedule ends: blind
+ * writes, no read), the reply mirror and, when asked, a notification.
+ */
 export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notify: Notify | null, now: number): void {
-  tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), withPendingAt(before, next, now));
+  const stored = withLiveness(before, withPendingAt(before, next, now), config().unclaimedExpiryMs);
+  tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), stored);
+  const checkBefore = before?.liveness?.checkAt;
+  const checkAfter = stored.liveness?.checkAt;
+  if (checkAfter !== undefined && checkAfter !== checkBefore) {
+    const check: DeliveryCheck = { workspaceId: next.workspaceId, deliveryId: next.deliveryId, dueAt: checkAfter, shard: checkShardOf(next.deliveryId) };
+    tx.set(deliveryCheckRef(db, next.deliveryId), check);
+  } else if (checkAfter === undefined && checkBefore !== undefined) {
+    tx.delete(deliveryCheckRef(db, next.deliveryId));
+  }
   // `mergeFields` replaces the whole `delivery` map (a plain merge would keep a stale `error` or
   // `providerMessageIds` from the previous mirror, e.g. `error` after unknown -> sent) and leaves
   // the console's fields of the reply untouched.
-  if (mirrorChanged(before, next)) tx.set(replyRef(db, next), { delivery: deliveryMirror(next, now) }, { mergeFields: ['delivery'] });
+  if (mirrorChanged(before, stored)) tx.set(replyRef(db, next), { delivery: deliveryMirror(stored, now) }, { mergeFields: ['delivery'] });
   if (notify !== null) {
     const entry: OutboxEntry = {
       deliveryId: next.deliveryId,

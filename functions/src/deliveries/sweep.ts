@@ -1,9 +1,11 @@
 /**
- * The safety net, run every minute (decisions 5): publishes outbox entries their trigger or task
- * missed, and applies lease expiry to deliveries nobody touched, within about a minute.
+ * The safety net, run every minute (decisions 5 and 7): publishes outbox entries their trigger or
+ * task missed, applies lease expiry to deliveries nobody touched, and runs the due liveness checks
+ * (re-notification, unclaimed expiry: ./liveness.ts), each within about a minute.
  */
 import type { Firestore } from 'firebase-admin/firestore';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
+import { runDueChecks } from './liveness';
 import { processOutboxEntry } from './outbox';
 import { UNFINISHED_STATUSES, type DeliveryRecord } from './record';
 import { decideLeaseExpiry } from './state-machine';
@@ -15,7 +17,17 @@ export const OUTBOX_STALE_AFTER_MS = 15_000;
 /** Entries and deliveries handled per run: a backlog larger than this drains over several minutes. */
 const SWEEP_BATCH = 200;
 
-export async function sweep(db: Firestore, now = Date.now()): Promise<{ notifications: number; expiredLeases: number }> {
+/** Liveness checks handled per shard and run (16 shards: up to 800 a minute). */
+const CHECKS_PER_SHARD = 50;
+
+export interface SweepResult {
+  notifications: number;
+  expiredLeases: number;
+  renotified: number;
+  notClaimed: number;
+}
+
+export async function sweep(db: Firestore, now = Date.now()): Promise<SweepResult> {
   const overdue = await collectionQuery(db.collection(OUTBOX), QUERIES.overdueOutbox, now - OUTBOX_STALE_AFTER_MS).limit(SWEEP_BATCH).get();
   let notifications = 0;
   for (const doc of overdue.docs) {
@@ -31,5 +43,6 @@ export async function sweep(db: Firestore, now = Date.now()): Promise<{ notifica
     const { decision } = await runTransition(db, { workspaceId, deliveryId, decide: (d, facts) => decideLeaseExpiry(d, facts.now) });
     if (decision !== null) expiredLeases++;
   }
-  return { notifications, expiredLeases };
+  const checks = await runDueChecks(db, now, CHECKS_PER_SHARD);
+  return { notifications, expiredLeases, renotified: checks.renotified, notClaimed: checks.expired };
 }

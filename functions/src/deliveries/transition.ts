@@ -38,8 +38,8 @@ export interface Transition<R> {
   decide(d: DeliveryRecord, facts: TransitionFacts): Decision<R> | null;
   /** Last step before the writes: e.g. give up when the request's deadline has passed. */
   beforeWrite?(): void;
-  /** Further writes of the same transaction (the outbox deletes the entry it handled). */
-  alsoWrite?(tx: Transaction): void;
+  /** Further writes of the same transaction, knowing what was read and decided (the outbox deletes the entry it handled). */
+  alsoWrite?(tx: Transaction, outcome: TransitionOutcome<R>): void;
 }
 
 export interface TransitionOutcome<R> {
@@ -58,8 +58,9 @@ export function runTransition<R>(db: Firestore, transition: Transition<R>): Prom
     const found = await readDelivery(tx, db, transition.workspaceId, transition.deliveryId);
     const before = transition.caller ? visibleDelivery(found, transition.caller) : found;
     if (before === null) {
-      transition.alsoWrite?.(tx);
-      return { before, decision: null };
+      const outcome: TransitionOutcome<R> = { before, decision: null };
+      transition.alsoWrite?.(tx, outcome);
+      return outcome;
     }
 
     let facts: TransitionFacts = { now, predecessorUnfinished: false, recipient: NOBODY };
@@ -87,7 +88,8 @@ export function runTransition<R>(db: Firestore, transition: Transition<R>): Prom
     if (queue) writeQueue(tx, queue, decision?.effects.releasesNext ? before.seq : null, now);
     const wake = released ? decideWake(released, now) : null;
     if (released && wake?.next) writeDelivery(tx, db, released, wake.next, wake.effects.notify, now);
-    transition.alsoWrite?.(tx);
-    return { before, decision };
+    const outcome: TransitionOutcome<R> = { before, decision };
+    transition.alsoWrite?.(tx, outcome);
+    return outcome;
   });
 }

@@ -1,10 +1,12 @@
 import * as logger from 'firebase-functions/logger';
-import type { FirestoreEvent, QueryDocumentSnapshot } from 'firebase-functions/v2/firestore';
+import { Timestamp } from 'firebase-admin/firestore';
+import type { Change, FirestoreEvent, QueryDocumentSnapshot } from 'firebase-functions/v2/firestore';
 import type { Request as TaskRequest } from 'firebase-functions/v2/tasks';
 import { db } from '../platform/firebase';
 import { errorCode, errorMessage } from '../platform/caught';
 import { REGION } from '../platform/region';
 import { outboxDueAt, processOutboxEntry } from './outbox';
+import { resendReply } from './resend';
 import { sequenceReplies } from './sequencing';
 import type { OutboxEntry } from './store';
 import { sweep } from './sweep';
@@ -23,6 +25,30 @@ export async function onReplyCreated(event: DocEvent<{ workspaceId: string; conv
   if (data?.direction !== 'outbound') return;
   const result = await sequenceReplies(db(), workspaceId, conversationId, messageId);
   logger.info('reply.sequenced', { workspaceId, conversationId, messageId, created: result.created, rejected: result.rejected });
+}
+
+type ReplyChange = FirestoreEvent<Change<QueryDocumentSnapshot> | undefined, { workspaceId: string; conversationId: string; messageId: string }>;
+
+/** The same resend request (the console writes `requestedAt` as the server time, so a new request differs). */
+function sameRequest(a: unknown, b: unknown): boolean {
+  const x = a as { requestedAt?: unknown; uid?: unknown } | undefined;
+  const y = b as { requestedAt?: unknown; uid?: unknown } | undefined;
+  if (x === undefined || y === undefined) return x === y;
+  const sameTime = x.requestedAt instanceof Timestamp && y.requestedAt instanceof Timestamp ? x.requestedAt.isEqual(y.requestedAt) : x.requestedAt === y.requestedAt;
+  return sameTime && x.uid === y.uid;
+}
+
+/**
+ * A message changed. Only a new `resend` request on an operator reply matters (decisions 7); every
+ * other update (the service's own mirror writes, most of them) returns at once.
+ */
+export async function onReplyUpdated(event: ReplyChange): Promise<void> {
+  const before = event.data?.before.data();
+  const after = event.data?.after.data();
+  if (after?.resend === undefined || sameRequest(before?.resend, after.resend)) return;
+  const { workspaceId, conversationId, messageId } = event.params;
+  const outcome = await resendReply(db(), workspaceId, conversationId, messageId);
+  logger.info('reply.resend', { workspaceId, conversationId, messageId, ...outcome });
 }
 
 /** Task ids allow [A-Za-z0-9_-] only; the outbox id contains '@'. */

@@ -7,6 +7,15 @@ import * as z from 'zod';
  */
 const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+const DURATION_UNITS_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** A duration such as `24h`, `90m`, `3600s` or `2d` (a whole number and one unit), in ms, within [min, max]. */
+const durationFromEnv = (minMs: number, maxMs: number) =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,6}[smhd]$/, 'a whole number and a unit: s, m, h or d (e.g. 24h)')
+    .transform((v) => Number(v.slice(0, -1)) * DURATION_UNITS_MS[v.slice(-1) as keyof typeof DURATION_UNITS_MS])
+    .refine((ms) => ms >= minMs && ms <= maxMs, `between ${minMs / 60_000} minutes and ${maxMs / 86_400_000} days`);
+
 const ConfigSchema = z.object({
   /** Default incoming rate limit per integration per instance; an integration may override it. */
   MESSAGES_PER_MINUTE_DEFAULT: intFromEnv(1, 1_000_000).default(1200),
@@ -31,6 +40,11 @@ const ConfigSchema = z.object({
    * 60 s timeout, so a hung call ends in our 503 rather than the front end's HTML error page.
    */
   REQUEST_DEADLINE_MS: intFromEnv(1_000, 55_000).default(50_000),
+  /**
+   * A claimable delivery nobody claims for this long fails `not_claimed` and releases the next
+   * reply (decisions 7). At least 10 minutes (two re-notifications), at most 30 days.
+   */
+  UNCLAIMED_EXPIRY: durationFromEnv(10 * 60_000, 30 * 86_400_000).prefault('24h'),
   FUNCTIONS_EMULATOR: z.string().optional(),
   STORAGE_EMULATOR_HOST: z.string().optional(),
 });
@@ -41,6 +55,7 @@ export interface Config {
   keyNegativeCacheTtlMs: number;
   eventRetentionMs: number;
   requestDeadlineMs: number;
+  unclaimedExpiryMs: number;
   imageStore: { kind: 'gcs'; bucket: string | undefined } | { kind: 'local'; dir: string };
 }
 
@@ -62,6 +77,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     keyNegativeCacheTtlMs: e.KEY_NEGATIVE_CACHE_TTL_MS,
     eventRetentionMs: e.EVENT_RETENTION_DAYS * 24 * 3600 * 1000,
     requestDeadlineMs: e.REQUEST_DEADLINE_MS,
+    unclaimedExpiryMs: e.UNCLAIMED_EXPIRY,
     imageStore:
       kind === 'local'
         ? { kind: 'local', dir: e.LOCAL_IMAGE_DIR ?? '.local/images' }

@@ -27,6 +27,14 @@ export const deliveryIdFor = (conversationId: string, replyMessageId: string): s
   digestId('d_', [conversationId, replyMessageId]);
 
 /**
+ * The delivery an operator's resend creates for a reply whose delivery `previousDeliveryId` ended
+ * failed/unknown (null: the reply was refused without a delivery). One per previous delivery, so
+ * a repeated request or a retried trigger finds it instead of creating a second one.
+ */
+export const resendDeliveryIdFor = (conversationId: string, replyMessageId: string, previousDeliveryId: string | null): string =>
+  digestId('d_', [conversationId, replyMessageId, 'resend', previousDeliveryId ?? '']);
+
+/**
  * True when `id` can name a Firestore document as it is: not empty, no '/', not '.' or '..', not
  * `__…__` (reserved), at most 1500 bytes. Every id the service mints can; a client-supplied id
  * that cannot was never stored, so it is not found (instead of an error from the Firestore client).

@@ -23,4 +23,7 @@ export const paths = {
   /** Notifications waiting to be published: top-level so that the sweeper can scan it. */
   outbox: (): string => 'outbox',
   outboxEntry: (outboxId: string): string => `outbox/${outboxId}`,
+  /** The next liveness check of each claimable delivery (deliveries/liveness.ts): top-level, sharded, for the sweeper. */
+  deliveryChecks: (): string => 'deliveryChecks',
+  deliveryCheck: (deliveryId: string): string => `deliveryChecks/${deliveryId}`,
 };

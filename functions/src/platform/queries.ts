@@ -69,6 +69,17 @@ export const QUERIES = {
     where: [{ field: 'dueAt', op: '<=' }],
     orderBy: [asc('dueAt')],
   },
+  /**
+   * deliveries/liveness.ts: due liveness checks of one shard, oldest first. The shard leads the
+   * index, so the due times of new checks are spread over CHECK_SHARDS index ranges instead of
+   * all landing at the end of one (the hot-spot rule for time fields, decisions 10).
+   */
+  dueChecksOfShard: {
+    collection: 'deliveryChecks',
+    scope: 'COLLECTION',
+    where: [eq('shard'), { field: 'dueAt', op: '<=' }],
+    orderBy: [asc('dueAt')],
+  },
   /** deliveries/sequencing.ts: operator replies of a conversation, in reply order (first run). */
   outboundReplies: {
     collection: 'messages',

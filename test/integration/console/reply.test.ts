@@ -65,7 +65,18 @@ test('a reply written by a signed-in operator with the client SDK is notified, d
     const delivery = (await getDoc(doc(messages, reply.id))).get('delivery') as { status?: string } | undefined;
     return delivery?.status === 'sent' ? delivery : undefined;
   }, 'the sent mirror, read by the console');
-  expect(mirror).toEqual({ deliveryId, status: 'sent', providerMessageIds: ['prov-1'], updatedAt: expect.anything() });
+  expect(mirror).toEqual({
+    deliveryId,
+    status: 'sent',
+    providerMessageIds: ['prov-1'],
+    updatedAt: expect.anything(),
+    // The attempt log, as the console shows it (decisions 7).
+    attempts: [
+      { at: expect.anything(), event: 'claimed' },
+      { at: expect.anything(), event: 'started' },
+      { at: expect.anything(), event: 'sent' },
+    ],
+  });
 
   // And cannot edit it afterwards.
   await expect(updateDoc(doc(messages, reply.id), { text: 'edited' })).rejects.toMatchObject({ code: 'permission-denied' });

@@ -98,12 +98,20 @@ beforeEach(async () => {
         ...reply('oscar', { createdAt: now }),
         delivery: { deliveryId: 'd_1', status: 'sent', updatedAt: now },
       });
+      // Replies whose deliveries ended failed / unknown / are still queued: the resend rule's cases.
+      for (const [id, status] of [['r-failed', 'failed'], ['r-unknown', 'unknown'], ['r-queued', 'queued']] as const) {
+        await setDoc(doc(db, 'workspaces', ws, 'conversations', CONV, 'messages', id), {
+          ...reply('oscar', { createdAt: now }),
+          delivery: { deliveryId: `d_${id}`, status, updatedAt: now, ...(status === 'queued' ? {} : { error: { outcome: status, code: 'provider_rejected' } }) },
+        });
+      }
       await setDoc(doc(db, 'workspaces', ws, 'customers', 'u_1'), { integrationId: INTEGRATION, externalId: 'cust-1' });
       await setDoc(doc(db, 'workspaces', ws, 'events', 'e_1'), { eventId: 'evt-1' });
       await setDoc(doc(db, 'workspaces', ws, 'deliveries', 'd_1'), { status: 'sent', text: 'We are on it!' });
       await setDoc(doc(db, 'workspaces', ws, 'deliveryQueues', CONV), { nextSeq: 2 });
     }
     await setDoc(doc(db, 'outbox', 'd_1@1'), { deliveryId: 'd_1' });
+    await setDoc(doc(db, 'deliveryChecks', 'd_1'), { deliveryId: 'd_1', workspaceId: WS, dueAt: 1, shard: 0 });
   });
 });
 
@@ -338,7 +346,41 @@ describe('operator replies: create', () => {
     await assertFails(setDoc(doc(replies(operator()), 'r'.repeat(129)), reply('oscar')));
   });
 
-  test('replies are immutable for clients: no update (text or delivery), no delete, no overwrite', async () => {
+  test('resend (decisions 7): a member may write exactly { requestedAt: server time, uid: self } on a failed or unknown reply', async () => {
+    for (const [db, uid] of [[operator(), 'oscar'], [admin(), 'alice']] as const) {
+      await assertSucceeds(updateDoc(doc(replies(db), 'r-failed'), { resend: { requestedAt: serverTimestamp(), uid } }));
+      await assertSucceeds(updateDoc(doc(replies(db), 'r-unknown'), { resend: { requestedAt: serverTimestamp(), uid } }));
+    }
+  });
+
+  test.each([
+    ['a sent reply', 'r-1', { resend: { requestedAt: serverTimestamp(), uid: 'oscar' } }],
+    ['a reply still queued', 'r-queued', { resend: { requestedAt: serverTimestamp(), uid: 'oscar' } }],
+    ['an incoming message', 'm_in', { resend: { requestedAt: serverTimestamp(), uid: 'oscar' } }],
+    ['another uid', 'r-failed', { resend: { requestedAt: serverTimestamp(), uid: 'alice' } }],
+    ['a client clock', 'r-failed', { resend: { requestedAt: Timestamp.fromMillis(Date.now()), uid: 'oscar' } }],
+    ['an extra resend field', 'r-failed', { resend: { requestedAt: serverTimestamp(), uid: 'oscar', note: 'again' } }],
+    ['a missing requestedAt', 'r-failed', { resend: { uid: 'oscar' } }],
+    ['a resend that is not a map', 'r-failed', { resend: true }],
+    ['the text changed with it', 'r-failed', { resend: { requestedAt: serverTimestamp(), uid: 'oscar' }, text: 'edited' }],
+    ['the delivery changed with it', 'r-failed', { resend: { requestedAt: serverTimestamp(), uid: 'oscar' }, 'delivery.status': 'queued' }],
+    ['another field only', 'r-failed', { note: 'hello' }],
+  ])('resend denied: %s', async (_what, id, update) => {
+    await assertFails(updateDoc(doc(replies(operator()), id), update));
+  });
+
+  test('resend denied to non-members, other workspaces and anonymous users; no delete of a resend', async () => {
+    const request = (uid: string) => ({ resend: { requestedAt: serverTimestamp(), uid } });
+    await assertFails(updateDoc(doc(replies(viewer()), 'r-failed'), request('vera')));
+    await assertFails(updateDoc(doc(replies(stranger()), 'r-failed'), request('sam')));
+    await assertFails(updateDoc(doc(replies(otherAdmin()), 'r-failed'), request('bob')));
+    await assertFails(updateDoc(doc(replies(anonymous()), 'r-failed'), { resend: { requestedAt: serverTimestamp(), uid: null } }));
+    await assertSucceeds(updateDoc(doc(replies(operator()), 'r-failed'), request('oscar')));
+    await assertFails(updateDoc(doc(replies(operator()), 'r-failed'), { resend: deleteField() }));
+    await assertFails(deleteDoc(doc(replies(operator()), 'r-failed')));
+  });
+
+  test('replies are otherwise immutable for clients: no update (text or delivery), no delete, no overwrite', async () => {
     for (const db of [operator(), admin()]) {
       await assertFails(updateDoc(doc(replies(db), 'r-1'), { text: 'edited' }));
       await assertFails(updateDoc(doc(replies(db), 'r-1'), { 'delivery.status': 'failed' }));
@@ -355,6 +397,7 @@ describe('service-owned collections', () => {
     ['deliveries', ['workspaces', WS, 'deliveries', 'd_1']],
     ['deliveryQueues', ['workspaces', WS, 'deliveryQueues', CONV]],
     ['outbox', ['outbox', 'd_1@1']],
+    ['deliveryChecks', ['deliveryChecks', 'd_1']],
   ];
 
   test.each(serviceDocs)('%s: no client reads (get or list) or writes, not even a workspace admin', async (_name, path) => {

@@ -178,7 +178,13 @@ test('a missing topic is recorded (failed / topic_not_found) on the delivery and
   const first = await writeReply(setup, 'published into the void');
   const mirror = await waitForMirror(setup, first, (m) => m.status === 'failed');
   const deliveryId = deliveryIdFor(setup.conversationId, first);
-  expect(mirror).toEqual({ deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'topic_not_found' } });
+  expect(mirror).toEqual({
+    deliveryId,
+    status: 'failed',
+    updatedAt: expect.anything(),
+    error: { outcome: 'failed', code: 'topic_not_found' },
+    attempts: [{ at: expect.anything(), event: 'failed', code: 'topic_not_found' }],
+  });
   expect((await conversationDeliveries(setup))[0]).toMatchObject({ deliveryId, status: 'failed', error: { outcome: 'failed', code: 'topic_not_found' } });
   await expectSkip(key, deliveryId, 'already_failed');
   // Not retried forever: the outbox entry is gone.

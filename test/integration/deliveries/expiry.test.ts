@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { adminDb } from '../helpers/stack';
 import {
+  attemptEvents,
   claimReady,
   deliveryDoc,
   expectApiError,
@@ -97,7 +98,8 @@ test('after start, by the sweeper: unknown / lease_expired_after_start (mirrored
   await sweep(adminDb());
   expect(await deliveryDoc(setup, a.deliveryId)).toMatchObject({ status: 'unknown', error: { outcome: 'unknown', code: 'lease_expired_after_start' } });
   const mirror = await mirrorOnceStatus(setup, a.messageId, 'unknown');
-  expect(mirror).toEqual({ deliveryId: a.deliveryId, status: 'unknown', updatedAt: expect.anything(), error: { outcome: 'unknown', code: 'lease_expired_after_start' } });
+  expect(mirror).toEqual({ deliveryId: a.deliveryId, status: 'unknown', updatedAt: expect.anything(), error: { outcome: 'unknown', code: 'lease_expired_after_start' }, attempts: expect.any(Array) });
+  expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start']);
   await expectSkip(key, a.deliveryId, 'outcome_unknown');
   expectApiError(await op('start', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), 409, 'delivery_finished');
 
@@ -107,7 +109,9 @@ test('after start, by the sweeper: unknown / lease_expired_after_start (mirrored
 
   // The vanished connector comes back: the provider had accepted A. Late completion is the truth.
   expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a-1'] }), { status: 'sent' });
-  expect(await mirrorOnceStatus(setup, a.messageId, 'sent')).toEqual({ deliveryId: a.deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['a-1'] });
+  const sent = await mirrorOnceStatus(setup, a.messageId, 'sent');
+  expect(sent).toEqual({ deliveryId: a.deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['a-1'], attempts: expect.any(Array) });
+  expect(attemptEvents(sent)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start', 'sent']);
   // B is unaffected (it was released once, and still holds its lease).
   expect(await deliveryDoc(setup, b.deliveryId)).toMatchObject({ status: 'leased', lease: { leaseId: claimB.leaseId } });
 });
@@ -130,11 +134,15 @@ test('after start, lazily on claim: outcome_unknown, the next reply is released;
 
   // The cut-off lease reports a definite failure: failed, with its code.
   expectOk(await op('fail', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, outcome: 'failed', code: 'provider_rejected' }), { status: 'failed' });
-  expect(await mirrorOnceStatus(setup, a.messageId, 'failed')).toEqual({
+  const failed = await mirrorOnceStatus(setup, a.messageId, 'failed');
+  expect(failed).toEqual({
     deliveryId: a.deliveryId,
     status: 'failed',
     updatedAt: expect.anything(),
     error: { outcome: 'failed', code: 'provider_rejected' },
+    attempts: expect.any(Array),
   });
+  // Expiry applied by the claim, then the cut-off lease's own late word.
+  expect(attemptEvents(failed)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start', 'failed:provider_rejected']);
   await expectSkip(key, a.deliveryId, 'already_failed');
 });

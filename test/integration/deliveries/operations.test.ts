@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  attemptEvents,
   claimReady,
   deliveryDoc,
   deliveryDocRef,
@@ -119,7 +120,8 @@ test('complete: sent and mirrored; idempotent for the same lease and ids; other 
   const ids = ['msg-1', 'msg-2'];
   expectOk(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: ids }), { status: 'sent' });
   const mirror = await mirrorOnceStatus(setup, messageId, 'sent');
-  expect(Object.keys(mirror).sort()).toEqual(['deliveryId', 'providerMessageIds', 'status', 'updatedAt']);
+  expect(Object.keys(mirror).sort()).toEqual(['attempts', 'deliveryId', 'providerMessageIds', 'status', 'updatedAt']);
+  expect(attemptEvents(mirror)).toEqual(['claimed', 'lease_expired', 'claimed', 'started', 'sent']);
   expect(mirror).toMatchObject({ deliveryId, status: 'sent', providerMessageIds: ids });
   const stored = await deliveryDoc(setup, deliveryId);
 
@@ -157,7 +159,8 @@ test('fail failed -> failed (mirrored with its code); repeated -> same answer; t
   expect(await deliveryDoc(setup, deliveryId)).toEqual(stored);
 
   const mirror = await mirrorOnceStatus(setup, messageId, 'failed');
-  expect(mirror).toEqual({ deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'recipient_blocked' } });
+  expect(mirror).toEqual({ deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'recipient_blocked' }, attempts: expect.any(Array) });
+  expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'failed:recipient_blocked']);
   await expectSkip(key, deliveryId, 'already_failed');
   expectApiError(await op('start', key, { deliveryId, leaseId: claim.leaseId }), 409, 'delivery_finished');
   // A completion contradicting this lease's own definite failure is refused.
@@ -182,14 +185,17 @@ test('fail unknown -> unknown with the partial provider ids kept and mirrored; c
     updatedAt: expect.anything(),
     providerMessageIds: ['part-1'],
     error: { outcome: 'unknown', code: 'provider_timeout' },
+    attempts: expect.any(Array),
   });
+  expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'unknown:provider_timeout']);
   await expectSkip(key, deliveryId, 'outcome_unknown');
   expectApiError(await op('start', key, { deliveryId, leaseId: claim.leaseId }), 409, 'delivery_finished');
 
   // The connector later learns the provider did accept both parts: complete is the truth.
   expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['part-1', 'part-2'] }), { status: 'sent' });
   const sent = await mirrorOnceStatus(setup, messageId, 'sent');
-  expect(sent).toEqual({ deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['part-1', 'part-2'] });
+  expect(sent).toEqual({ deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['part-1', 'part-2'], attempts: expect.any(Array) });
+  expect(attemptEvents(sent)).toEqual(['claimed', 'started', 'unknown:provider_timeout', 'sent']);
   await expectSkip(key, deliveryId, 'already_sent');
 });
 

@@ -283,6 +283,12 @@ export async function expectSkip(key: string, deliveryId: string, reason: string
 }
 
 /** Every notification received so far for one delivery (the topic's list is never cleared). */
+/** A reply mirror's attempt log as `event` or `event:code` strings, oldest first (decisions 7). */
+export function attemptEvents(mirror: DocumentData | undefined): string[] {
+  const attempts = (mirror?.attempts ?? []) as Array<{ event: string; code?: string }>;
+  return attempts.map((a) => (a.code === undefined ? a.event : `${a.event}:${a.code}`));
+}
+
 export function notificationsFor(topic: TestTopic, deliveryId: string): Notification[] {
   return topic.received.filter((n) => n.deliveryId === deliveryId);
 }

@@ -380,6 +380,7 @@ describe('claim', () => {
       waiting: false,
       head: true,
       updatedAt: now,
+      attemptLog: [{ at: now, event: 'claimed' }],
     });
     expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
@@ -492,7 +493,7 @@ describe('start', () => {
     const d = leased();
     const r = decideStart(d, { now: T0 + 10, leaseId: 'L1' });
     expect(r.response).toEqual({ status: 'sending' });
-    expect(r.next).toEqual({ ...d, status: 'sending', lease: { ...d.lease!, started: true }, updatedAt: T0 + 10 });
+    expect(r.next).toEqual({ ...d, status: 'sending', lease: { ...d.lease!, started: true }, updatedAt: T0 + 10, attemptLog: [{ at: T0 + 10, event: 'started' }] });
     expect(r.effects).toEqual({ releasesNext: false, notify: null });
   });
 
@@ -567,6 +568,7 @@ describe('complete', () => {
       completion: { leaseId: 'L1', providerMessageIds: ['p1', 'p2'] },
       providerMessageIds: ['p1', 'p2'],
       updatedAt: T0 + 50,
+      attemptLog: [{ at: T0 + 50, event: 'sent' }],
     });
     expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
@@ -698,6 +700,7 @@ describe('fail', () => {
       error: null,
       lastFail: { leaseId: 'L1', outcome: 'retry', code: 'provider_busy', responseStatus: 'queued' },
       updatedAt: now,
+      attemptLog: [{ at: now, event: 'retry', code: 'provider_busy' }],
     });
     expect(r.effects).toEqual({ releasesNext: false, notify: { at: now + 5000, reason: 'retry' } });
   });
@@ -731,6 +734,11 @@ describe('fail', () => {
       error: { outcome: 'failed', code: 'retry_exhausted' },
       lastFail: { leaseId: 'L1', outcome: 'retry', code: 'rate_limited', responseStatus: 'failed' },
       updatedAt: T0 + 1,
+      // What the connector reported, then what the service decided.
+      attemptLog: [
+        { at: T0 + 1, event: 'retry', code: 'rate_limited' },
+        { at: T0 + 1, event: 'failed', code: 'retry_exhausted' },
+      ],
     });
     expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
@@ -753,6 +761,7 @@ describe('fail', () => {
       error: { outcome: 'failed', code: 'invalid_recipient' },
       lastFail: { leaseId: 'L1', outcome: 'failed', code: 'invalid_recipient', responseStatus: 'failed' },
       updatedAt: T0 + 3,
+      attemptLog: [{ at: T0 + 3, event: 'failed', code: 'invalid_recipient' }],
     });
     expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });
@@ -912,7 +921,7 @@ describe('decideLeaseExpiry (sweeper)', () => {
     const now = T0 + LEASE_MS;
     const r = decideLeaseExpiry(d, now)!;
     expect(r.response).toBeNull();
-    expect(r.next).toEqual({ ...d, status: 'queued', updatedAt: now });
+    expect(r.next).toEqual({ ...d, status: 'queued', updatedAt: now, attemptLog: [{ at: now, event: 'lease_expired' }] });
     expect(r.effects).toEqual({ releasesNext: false, notify: { at: now, reason: 'lease_expired' } });
     expect(decideClaim(deepFreeze(r.next!), claimIn(now + 1, { requestId: 'R2', newLeaseId: 'L2' })).response.status).toBe('ready');
   });
@@ -926,6 +935,7 @@ describe('decideLeaseExpiry (sweeper)', () => {
       status: 'unknown',
       error: { outcome: 'unknown', code: 'lease_expired_after_start' },
       updatedAt: now,
+      attemptLog: [{ at: now, event: 'lease_expired', code: 'lease_expired_after_start' }],
     });
     expect(r.effects).toEqual({ releasesNext: true, notify: null });
   });

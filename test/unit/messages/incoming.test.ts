@@ -97,6 +97,7 @@ describe('config', () => {
       keyNegativeCacheTtlMs: 5_000,
       eventRetentionMs: 30 * 24 * 3600 * 1000,
       requestDeadlineMs: 50_000,
+      unclaimedExpiryMs: 24 * 3600 * 1000,
       imageStore: { kind: 'gcs', bucket: undefined },
     });
   });
@@ -105,6 +106,16 @@ describe('config', () => {
     expect(parseConfig({ REQUEST_DEADLINE_MS: '55000' }).requestDeadlineMs).toBe(55_000);
     expect(() => parseConfig({ REQUEST_DEADLINE_MS: '60000' })).toThrow(/REQUEST_DEADLINE_MS/);
     expect(() => parseConfig({ REQUEST_DEADLINE_MS: '0' })).toThrow(/REQUEST_DEADLINE_MS/);
+  });
+
+  test('UNCLAIMED_EXPIRY is a duration with a unit, from 10 minutes to 30 days', () => {
+    expect(parseConfig({ UNCLAIMED_EXPIRY: '20m' }).unclaimedExpiryMs).toBe(20 * 60_000);
+    expect(parseConfig({ UNCLAIMED_EXPIRY: '36h' }).unclaimedExpiryMs).toBe(36 * 3600_000);
+    expect(parseConfig({ UNCLAIMED_EXPIRY: '30d' }).unclaimedExpiryMs).toBe(30 * 86_400_000);
+    expect(parseConfig({ UNCLAIMED_EXPIRY: '600s' }).unclaimedExpiryMs).toBe(600_000);
+    for (const bad of ['9m', '31d', '24', '1.5h', 'h', '0h', '-1h', '24 h']) {
+      expect(() => parseConfig({ UNCLAIMED_EXPIRY: bad })).toThrow(/UNCLAIMED_EXPIRY/);
+    }
   });
 
   test('an empty IMAGE_BUCKET counts as missing (a 503 at use, not a failed instance)', () => {
