@@ -23,16 +23,16 @@ export const { incomingMessages } = lib('messages/http.js');
 export const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js');
 const { createIntegration } = lib('integrations/admin.js');
 const { sequenceReplies } = lib('deliveries/sequencing.js');
-const { deliveryMirror, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');
+const { deliveryCheckOf, deliveryCheckRef, deliveryMirror, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');
 const { storedPending } = lib('deliveries/ordering.js');
-const { newDelivery, withPendingAt } = lib('deliveries/record.js');
+const { newDelivery, withLiveness, withPendingAt } = lib('deliveries/record.js');
 const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
 const { collectionQuery, QUERIES } = lib('platform/queries.js');
 const { paths } = lib('platform/paths.js');
 
 /** The catch-up list's own Firestore query (a page of `limit` + 1), run directly: no handler, no auth. */
 export function pendingQuery(integration, limit, now = Date.now()) {
-  return collectionQuery(db().collection(paths.deliveries(integration.workspaceId)), QUERIES.pendingOfIntegration, integration.integrationId, now).limit(limit + 1).get();
+  return collectionQuery(db().collection(paths.deliveryChecks()), QUERIES.pendingOfIntegration, integration.workspaceId, integration.integrationId, now).limit(limit + 1).get();
 }
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 
@@ -240,8 +240,11 @@ export async function bulkFinishedThenPending(integration, conversations, finish
     for (let k = 0; k <= finished; k++) {
       const messageId = `r-${k}-${randomUUID().slice(0, 8)}`;
       const base = newDelivery({ deliveryId: deliveryIdFor(conversationId, messageId), workspaceId, integrationId, conversationId, messageId, seq: k + 1, text: 'hi', now: now - (finished - k) });
-      const record = k < finished ? { ...base, status: 'sent', head: true } : withPendingAt(null, { ...base, head: true }, now - conversations + i);
+      // As writeDelivery stores them: a claimable one with its schedule and its check document.
+      const record = k < finished ? { ...base, status: 'sent', head: true } : withLiveness(null, withPendingAt(null, { ...base, head: true }, now - conversations + i), 24 * 3_600_000);
       void writer.set(deliveryRef(db(), workspaceId, record.deliveryId), record);
+      const check = deliveryCheckOf(record);
+      if (check !== null) void writer.set(deliveryCheckRef(db(), record.deliveryId), check);
     }
   }
   await writer.close();

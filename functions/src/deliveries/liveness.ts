@@ -1,8 +1,9 @@
 /**
  * Liveness (decisions 7: nothing blocks a conversation forever). A delivery that is claimable
  * (queued, due, first unfinished of its conversation) carries a schedule (`liveness` on the record,
- * ./record.ts `withLiveness`) and one check document `deliveryChecks/{deliveryId}` with the next
- * check's due time, written in the same transaction as the record (./store.ts `writeDelivery`).
+ * ./record.ts `withLiveness`) and one document `deliveryChecks/{deliveryId}` with the next check's
+ * due time (also its catch-up list entry: ./pending.ts), written in the same transaction as the
+ * record (./store.ts `writeDelivery`).
  * A claim ends the schedule and deletes the document, so on the normal path a check costs one
  * write and one delete, and the sweeper never sees it.
  *
@@ -16,7 +17,7 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { decideLivenessCheck } from './state-machine';
-import { CHECK_SHARDS, deliveryCheckRef, type DeliveryCheck } from './store';
+import { CHECK_SHARDS, deliveryCheckOf, deliveryCheckRef, type DeliveryCheck } from './store';
 import { runTransition } from './transition';
 
 export interface LivenessSweep {
@@ -45,9 +46,9 @@ export async function runDueChecks(db: Firestore, now: number, perShard: number)
       // document went with the schedule; a leftover one is removed so it is not read again.
       alsoWrite: (tx, outcome) => {
         if (outcome.decision === null && outcome.before?.liveness?.checkAt !== check.dueAt) {
-          const current = outcome.before?.liveness?.checkAt;
-          if (current === undefined) tx.delete(deliveryCheckRef(db, check.deliveryId));
-          else tx.set(deliveryCheckRef(db, check.deliveryId), { ...check, dueAt: current });
+          const current = outcome.before === null ? null : deliveryCheckOf(outcome.before);
+          if (current === null) tx.delete(deliveryCheckRef(db, check.deliveryId));
+          else tx.set(deliveryCheckRef(db, check.deliveryId), current);
         }
       },
     });

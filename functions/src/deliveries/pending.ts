@@ -3,7 +3,8 @@
  * that are claimable now, oldest first, a page at a time behind an opaque cursor. A connector
  * that lost notifications (subscription created late, deleted, expired) finds its work here.
  *
- * Only claimable deliveries carry `pendingAt` (./record.ts `withPendingAt`), so the query reads
+ * It reads `deliveryChecks/` (./store.ts `DeliveryCheck`): one document per claimable delivery,
+ * carrying its notification's ids and `pendingAt` (./record.ts `withPendingAt`), so the query reads
  * one index range of the caller's integration and never a finished delivery. New deliveries get a
  * later `pendingAt` and appear after the current position: paging while they arrive has no
  * duplicates and no gaps. A delivery that is claimed leaves the list; one that becomes claimable
@@ -15,7 +16,7 @@ import { BadRequestError } from '../platform/errors';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import type { DeliveryNotification } from './publisher';
-import type { DeliveryRecord } from './record';
+import type { DeliveryCheck } from './store';
 
 export interface PendingPage {
   deliveries: DeliveryNotification[];
@@ -68,14 +69,14 @@ export async function pendingPage(
   options: { limit: number; cursor?: string | undefined; now: number },
 ): Promise<PendingPage> {
   const after = options.cursor === undefined ? null : decodeCursor(owner, options.cursor);
-  let query = collectionQuery(db.collection(paths.deliveries(owner.workspaceId)), QUERIES.pendingOfIntegration, owner.integrationId, options.now);
+  let query = collectionQuery(db.collection(paths.deliveryChecks()), QUERIES.pendingOfIntegration, owner.workspaceId, owner.integrationId, options.now);
   if (after !== null) query = query.startAfter(after.pendingAt, after.deliveryId);
   // One more than asked tells whether there is a next page.
   const docs = (await query.limit(options.limit + 1).get()).docs;
-  const page = docs.slice(0, options.limit).map((doc) => doc.data() as DeliveryRecord);
+  const page = docs.slice(0, options.limit).map((doc) => doc.data() as DeliveryCheck);
   const last = page.at(-1);
   return {
     deliveries: page.map((d) => ({ deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId })),
-    nextCursor: docs.length > options.limit && last?.pendingAt !== undefined ? encodeCursor(owner, { pendingAt: last.pendingAt, deliveryId: last.deliveryId }) : null,
+    nextCursor: docs.length > options.limit && last !== undefined ? encodeCursor(owner, { pendingAt: last.pendingAt, deliveryId: last.deliveryId }) : null,
   };
 }

@@ -36,14 +36,32 @@ export interface OutboxEntry {
 /** Liveness check documents are spread over this many shards (the sweeper queries each). */
 export const CHECK_SHARDS = 16;
 
-/** A claimable delivery's next liveness check (`deliveryChecks/{deliveryId}`, ./liveness.ts). */
+/**
+ * One claimable delivery (`deliveryChecks/{deliveryId}`): exists exactly while the record is
+ * claimable (has `pendingAt` and `liveness`). It is the delivery's entry in the catch-up list
+ * (./pending.ts, by integration and `pendingAt`) and its next liveness check (./liveness.ts, by
+ * shard and `dueAt`). A collection of claimable deliveries only: neither query ever passes over a
+ * finished delivery, on production indexes or on the emulator's scans alike.
+ */
 export interface DeliveryCheck {
   workspaceId: string;
+  integrationId: string;
   deliveryId: string;
+  conversationId: string;
+  messageId: string;
+  /** The record's `pendingAt`: claimable since (the catch-up list's order). */
+  pendingAt: number;
   /** Epoch ms: the record's `liveness.checkAt`. */
   dueAt: number;
   /** 0 .. CHECK_SHARDS-1, from the delivery id (deterministic, evenly spread: ids are hashes). */
   shard: number;
+}
+
+/** The check document of a stored record, or null when it is not claimable. */
+export function deliveryCheckOf(d: DeliveryRecord): DeliveryCheck | null {
+  if (d.pendingAt === undefined || d.liveness === undefined) return null;
+  const { workspaceId, integrationId, deliveryId, conversationId, messageId, pendingAt } = d;
+  return { workspaceId, integrationId, deliveryId, conversationId, messageId, pendingAt, dueAt: d.liveness.checkAt, shard: checkShardOf(deliveryId) };
 }
 
 /** The shard of a delivery's check: the sum of its id's character codes, modulo CHECK_SHARDS. */
@@ -185,12 +203,11 @@ function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boo
 export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notify: Notify | null, now: number): void {
   const stored = withLiveness(before, withPendingAt(before, next, now), config().unclaimedExpiryMs);
   tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), stored);
-  const checkBefore = before?.liveness?.checkAt;
-  const checkAfter = stored.liveness?.checkAt;
-  if (checkAfter !== undefined && checkAfter !== checkBefore) {
-    const check: DeliveryCheck = { workspaceId: next.workspaceId, deliveryId: next.deliveryId, dueAt: checkAfter, shard: checkShardOf(next.deliveryId) };
-    tx.set(deliveryCheckRef(db, next.deliveryId), check);
-  } else if (checkAfter === undefined && checkBefore !== undefined) {
+  const checkBefore = before === null ? null : deliveryCheckOf(before);
+  const checkAfter = deliveryCheckOf(stored);
+  if (checkAfter !== null && (checkAfter.dueAt !== checkBefore?.dueAt || checkAfter.pendingAt !== checkBefore.pendingAt)) {
+    tx.set(deliveryCheckRef(db, next.deliveryId), checkAfter);
+  } else if (checkAfter === null && checkBefore !== null) {
     tx.delete(deliveryCheckRef(db, next.deliveryId));
   }
   // `mergeFields` replaces the whole `delivery` map (a plain merge would keep a stale `error` or

@@ -46,13 +46,14 @@ export const QUERIES = {
   },
   /**
    * deliveries/pending.ts: the claimable deliveries of one integration, oldest first (the
-   * catch-up list). Only claimable deliveries have `pendingAt`, so finished ones are not in the
-   * index; `__name__` breaks ties, for the cursor.
+   * catch-up list), from `deliveryChecks` (claimable deliveries only, so finished ones are never
+   * passed over); one index range per integration; `__name__` (the delivery id) breaks ties, for
+   * the cursor.
    */
   pendingOfIntegration: {
-    collection: 'deliveries',
+    collection: 'deliveryChecks',
     scope: 'COLLECTION',
-    where: [eq('integrationId'), { field: 'pendingAt', op: '<=' }],
+    where: [eq('workspaceId'), eq('integrationId'), { field: 'pendingAt', op: '<=' }],
     orderBy: [asc('pendingAt'), asc('__name__')],
   },
   /** deliveries/sweep.ts: leased/sending deliveries of every workspace whose lease has expired. */
