@@ -12,6 +12,8 @@ const kb = (bytes) => `${(bytes / 1e3).toFixed(1)} kB`;
 const INDEX_MODULES = ['index.js', 'platform/lazy.js', 'platform/region.js', 'platform/http/runtime.js', 'platform/http/request-id.js', 'platform/http/respond.js', 'platform/http/types.js', 'platform/errors.js', 'platform/caught.js'];
 /** The code of the delivery and integration triggers, which no HTTP function needs. */
 const TRIGGER_CODE = ['deliveries/triggers.js', 'deliveries/outbox.js', 'deliveries/sweep.js', 'deliveries/publisher.js', 'deliveries/sequencing.js', 'integrations/triggers.js', 'integrations/topics.js', 'platform/pubsub.js'];
+/** The spread fields of a ratio summary, for a row whose headline is another figure of the same run. */
+const pairedSpread = (s) => (s ? { p25: s.p25, p75: s.p75, min: s.min, max: s.max } : {});
 const verdict = (ok) => (ok === null ? 'n/a' : ok ? '**met**' : '**missed**');
 
 /** Rows of the summary table: [#, figure, ratio summary, target, met, absolute figures]. */
@@ -48,6 +50,14 @@ function summaryRows(r) {
     add('3', `Throughput: deliveries/s / raw direct transactions/s, 4 loops (${t.replies} replies, ${t.conversations} conversations, ${t.connectors} connectors)`, t.ratioToRawTx, 'report', null, `${fmt(t.deliveriesPerSecond, 2)} deliveries/s vs ${fmt(raw.fourLoops.median, 1)} tx/s (1 loop: ${fmt(raw.oneLoop.median, 1)}; 4 loops of start only: ${fmt(raw.fourLoopsStartOnly.median, 1)})`, 3);
     add('3', 'Throughput: deliveries/s / (raw tx/s, 4 loops / 3), the floor of 3 transactions per delivery', t.ratioToRawDeliveries, 'report', null, `by tenth of the drain: ${t.deliveriesPerSecondByTenth ? spread(t.deliveriesPerSecondByTenth, 2) : '–'} deliveries/s`);
     add('3', `Throughput: all ${t.replies} replies sequenced (triggers) and drained (connectors)${t.scaledDown ? ' (quick: scaled down)' : ''}`, null, `${t.replies} sent`, t.sequencingFinished && t.drainFinished && t.orderViolations === 0, `sequenced ${t.sequenced}/${t.replies} in ${fmt(t.sequencingSeconds, 0)} s; sent ${t.delivered}/${t.replies} in ${fmt(t.drainSeconds, 0)} s${t.drainFinished ? '' : ' (time limit)'}; ${t.orderViolations} order violations`);
+  }
+  if (r.stack?.replyLatency) {
+    const l = r.stack.replyLatency;
+    add('3', `Reply written -> notification pulled / floor (a document -> one trigger that only publishes -> pulled), p50 of ${l.rounds} rounds`, { median: l.ratioP50, ...pairedSpread(l.pairedRatio) }, '<= 1.3', l.ratioP50 <= 1.3, `p50 ${fmt(l.replyMs.median, 1)} vs ${fmt(l.floorMs.median, 1)} ms; p95 ${fmt(l.replyP95Ms, 1)} vs ${fmt(l.floorP95Ms, 1)} ms (ratio ${fmt(l.ratioP95)}); spread: the paired per-round ratios`);
+  }
+  if (r.stack?.throughput?.notificationToSentMs) {
+    const t = r.stack.throughput;
+    add('3', 'Under load (the drain): notification -> sent with processDelivery and a zero-latency provider / 3 sequential round trips to the no-op function (same drain), p50', { median: t.notificationToSentRatioP50 }, 'report', null, `p50 ${fmt(t.notificationToSentMs.median, 1)} vs ${fmt(t.noopTripleMs.median, 1)} ms; p95 ${fmt(t.notificationToSentP95Ms, 1)} vs ${fmt(t.noopTripleP95Ms, 1)} ms`);
   }
   if (r.store?.pending) {
     const [small, large] = r.store.pending;

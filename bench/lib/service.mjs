@@ -22,7 +22,7 @@ export const { db } = lib('platform/firebase.js');
 export const { incomingMessages } = lib('messages/http.js');
 export const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js');
 const { createIntegration } = lib('integrations/admin.js');
-const { sequenceReplies } = lib('deliveries/sequencing.js');
+const { sequenceAndPublish, sequenceReplies } = lib('deliveries/sequencing.js');
 const { deliveryCheckOf, deliveryCheckRef, deliveryMirror, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');
 const { storedPending } = lib('deliveries/ordering.js');
 const { newDelivery, withLiveness, withPendingAt } = lib('deliveries/record.js');
@@ -174,7 +174,11 @@ export async function writeReplies(integration, conversationId, count, text = (i
 export async function newDeliveries(integration, conversations, perConversation, concurrency = 4) {
   return mapLimit(conversations, concurrency, async (c) => {
     const replyIds = await writeReplies(integration, c.conversationId, perConversation);
-    const { created } = await retrying(() => sequenceReplies(db(), integration.workspaceId, c.conversationId, replyIds[replyIds.length - 1]));
+    // With Pub/Sub (stack session) as the reply trigger does: sequence, then publish what it
+    // committed (the outbox trigger leaves those entries to their writer). Without (store session),
+    // sequencing only: nothing there publishes.
+    const sequence = process.env.PUBSUB_EMULATOR_HOST ? sequenceAndPublish : sequenceReplies;
+    const { created } = await retrying(() => sequence(db(), integration.workspaceId, c.conversationId, replyIds[replyIds.length - 1]));
     if (created.length === perConversation) return { ...c, deliveryIds: created };
     // The emulated reply trigger got there first (stack session): read them back, in seq order.
     const deliveries = await retrying(() =>

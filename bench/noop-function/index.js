@@ -6,11 +6,23 @@
  * - benchNoop: answers a fixed JSON. The overhead figures divide by it.
  * - benchNoopLogged: the same plus one structured log line shaped like the service's request
  *   log, to show how much of the overhead is the emulator's handling of a log line.
+ * - benchFloorPublish: a Firestore trigger that publishes one message and does nothing else, the
+ *   floor of "operator reply written -> notification pulled" (a document written -> one trigger ->
+ *   one publish -> pulled): the service's reply trigger does its sequencing transaction on top.
  */
 const { randomBytes } = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const logger = require('firebase-functions/logger');
 const { onRequest } = require('firebase-functions/v2/https');
+const { onDocumentCreated } = require('firebase-functions/v2/firestore');
+
+let pubsub;
+/** Created on first use, like the service's own client (functions/src/platform/pubsub.ts). */
+function pubsubClient() {
+  const { PubSub } = require('@google-cloud/pubsub');
+  pubsub ??= new PubSub();
+  return pubsub;
+}
 
 const OPTIONS = { region: 'europe-central2', cors: false, invoker: 'public', concurrency: 80, maxInstances: 20, timeoutSeconds: 60, memory: '256MiB' };
 const ANSWER = JSON.stringify({ status: 'ok' });
@@ -34,4 +46,11 @@ module.exports.benchNoopLogged = onRequest(OPTIONS, (req, res) => {
     keyPrefix: 'sdk_test_AAAA',
     durationMs: Math.round(performance.now() - startedAt),
   });
+});
+
+module.exports.benchFloorPublish = onDocumentCreated({ region: 'europe-central2', document: 'benchFloor/{id}' }, async (event) => {
+  const data = event.data?.data();
+  if (typeof data?.topic !== 'string') return;
+  // The same batching settings as the service's publisher (functions/src/deliveries/publisher.ts).
+  await pubsubClient().topic(data.topic, { batching: { maxMessages: 1, maxMilliseconds: 0 } }).publishMessage({ json: { floorId: event.params.id } });
 });

@@ -5,9 +5,15 @@
  * - overhead: median latency of each operation through Hosting -> function, divided by
  *   (the no-op function through the same path) + (the same reads and writes as one direct Admin
  *   SDK transaction, replayed from what the handler did in-process). Target <= 1.3.
+ * - replyLatency: an operator reply written -> its notification pulled from a real subscription,
+ *   against a floor in the same run: a document written -> a no-op Firestore trigger that publishes
+ *   one message (bench-noop `benchFloorPublish`) -> pulled. Target p50 ratio <= 1.3; p95 reported.
  * - throughput: replies written as the console writes them, drained by 4 connectors using the
  *   SDK's `processDelivery` on notifications pulled from a real Pub/Sub subscription; against raw
- *   direct transactions per second (4 concurrent) in the same session.
+ *   direct transactions per second (4 concurrent) in the same session. Also, per delivery, the
+ *   time from the notification that led to `sent` to `sent` (claim, start, a zero-latency
+ *   provider, complete), against three sequential round trips to the no-op function measured
+ *   during the same drain.
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -24,6 +30,7 @@ import { clearInterval, setInterval } from 'node:timers';
 
 const require = createRequire(import.meta.url);
 const { Duration, PubSub } = require(require.resolve('@google-cloud/pubsub', { paths: [FUNCTIONS_LIB] }));
+const { FieldValue } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 const { ConnectorClient, parsePulledNotification } = await import(pathToFileURL(SDK_ENTRY).href);
 
 const PROJECT = process.env.GCLOUD_PROJECT;
@@ -52,6 +59,8 @@ async function post(path, key, body) {
   const text = await res.text();
   return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
 }
+
+const percentileOf = (values, q) => (values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]);
 
 async function timed(fn) {
   const t0 = performance.now();
@@ -279,6 +288,7 @@ async function throughput() {
 
   // Stage 2: 4 connectors drain the subscription with processDelivery.
   const sentAt = new Map();
+  const notificationToSent = [];
   const outcomes = { sent: 0, skipped: 0, already_sent: 0, failed: 0, errors: 0 };
   let done;
   let inFlight = 0;
@@ -295,12 +305,14 @@ async function throughput() {
       maxAckDeadline: ACK_DEADLINE,
     });
     subscriber.on('message', async (message) => {
+      const receivedAt = performance.now();
       inFlight++;
       try {
         const result = await client.processDelivery(parsePulledNotification(message), ({ deliveryId }) => ({ providerMessageIds: [`p-${deliveryId}`] }));
         outcomes[result.kind === 'skipped' ? 'skipped' : result.kind]++;
         if (result.kind === 'sent' && !sentAt.has(result.deliveryId)) {
           sentAt.set(result.deliveryId, performance.now());
+          notificationToSent.push(performance.now() - receivedAt);
           if (sentAt.size === total) done();
         }
         message.ack();
@@ -315,7 +327,21 @@ async function throughput() {
     subscribers.push(subscriber);
   }
   const progress = setInterval(() => log(`throughput: ${sentAt.size}/${total} sent`), 15_000);
+  // The baseline of notification -> sent: three sequential round trips to the no-op function, in a
+  // loop beside the connectors, so that both see the same load.
+  const noopTriples = [];
+  let draining = true;
+  const noopLoop = (async () => {
+    while (draining) {
+      const t = performance.now();
+      for (let i = 0; i < 3; i++) await post(NOOP_PATH, integration.key, {});
+      noopTriples.push(performance.now() - t);
+      await sleep(200);
+    }
+  })();
   const finished = await Promise.race([allSent.then(() => true), sleep(drainBoxMs).then(() => false)]);
+  draining = false;
+  await noopLoop;
   clearInterval(progress);
   const drainMs = performance.now() - t1;
   // What the rate counts: deliveries sent within the limit. Calls still in flight then are let
@@ -369,11 +395,92 @@ async function throughput() {
     // A delivery needs at least 3 operations (claim, start, complete): the floor is raw / 3.
     ratioToRawDeliveries: summarize(raw.mix4.map((r) => deliveriesPerSecond / (r / 3))),
     processDeliveryOutcomes: outcomes,
+    notificationToSentMs: summarize(notificationToSent, 1),
+    notificationToSentP95Ms: Number(percentileOf(notificationToSent, 0.95).toFixed(1)),
+    noopTripleMs: summarize(noopTriples, 1),
+    noopTripleP95Ms: Number(percentileOf(noopTriples, 0.95).toFixed(1)),
+    notificationToSentRatioP50: Number((median(notificationToSent) / median(noopTriples)).toFixed(2)),
     statusSentInFirestore: records.filter((d) => d.status === 'sent').length,
     orderViolations,
   };
 }
 
+// ------------------------------------------------------------------------------------ reply latency
+
+/**
+ * Reply written -> notification pulled, paired round by round with the floor (document written ->
+ * one trigger -> one publish -> pulled), both on one topic with one streaming-pull subscriber.
+ */
+async function replyLatency() {
+  const rounds = pick(30, 10);
+  const warmup = 3;
+  const topic = await newTopic(true);
+  const integration = await newIntegration(topic.path);
+  const [conversation] = await newConversations(integration, 1);
+  const waiting = new Map();
+  const subscriber = new PubSub({ projectId: PROJECT }).subscription(topic.subscription.name, { minAckDeadline: ACK_DEADLINE, maxAckDeadline: ACK_DEADLINE });
+  subscriber.on('message', (message) => {
+    const at = performance.now();
+    message.ack();
+    const body = JSON.parse(message.data.toString('utf8'));
+    const key = body.floorId ?? body.messageId;
+    waiting.get(key)?.(at);
+  });
+  const arrival = (key, timeoutMs = 60_000) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`replyLatency: nothing pulled for ${key} in ${timeoutMs / 1000} s`)), timeoutMs);
+      waiting.set(key, (at) => {
+        clearTimeout(timer);
+        waiting.delete(key);
+        resolve(at);
+      });
+    });
+  const floorOnce = async () => {
+    const ref = db().collection('benchFloor').doc();
+    const pulled = arrival(ref.id);
+    const t0 = performance.now();
+    await ref.create({ topic: topic.path });
+    return (await pulled) - t0;
+  };
+  const replyOnce = async () => {
+    const ref = db().collection('workspaces').doc(integration.workspaceId).collection('conversations').doc(conversation.conversationId).collection('messages').doc();
+    const pulled = arrival(ref.id);
+    const t0 = performance.now();
+    await ref.create({ direction: 'outbound', author: { type: 'operator', uid: 'bench-operator' }, text: 'Reply latency probe', createdAt: FieldValue.serverTimestamp() });
+    return (await pulled) - t0;
+  };
+  const floor = [];
+  const reply = [];
+  for (let round = 0; round < warmup + rounds; round++) {
+    // Alternate which goes first, and let the triggers settle in between.
+    let floorMs;
+    let replyMs;
+    if (round % 2 === 0) {
+      floorMs = await floorOnce();
+      replyMs = await replyOnce();
+    } else {
+      replyMs = await replyOnce();
+      floorMs = await floorOnce();
+    }
+    await sleep(300);
+    if (round < warmup) continue;
+    floor.push(floorMs);
+    reply.push(replyMs);
+  }
+  await subscriber.close();
+  log(`replyLatency: reply p50 ${median(reply).toFixed(0)} ms, floor p50 ${median(floor).toFixed(0)} ms`);
+  return {
+    rounds,
+    replyMs: summarize(reply, 1),
+    floorMs: summarize(floor, 1),
+    replyP95Ms: Number(percentileOf(reply, 0.95).toFixed(1)),
+    floorP95Ms: Number(percentileOf(floor, 0.95).toFixed(1)),
+    ratioP50: Number((median(reply) / median(floor)).toFixed(2)),
+    ratioP95: Number((percentileOf(reply, 0.95) / percentileOf(floor, 0.95)).toFixed(2)),
+    pairedRatio: summarize(reply.map((r, i) => r / floor[i])),
+  };
+}
+
 // ------------------------------------------------------------------------------------ main
 
-await runSections('stack', { overhead, throughput }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });
+await runSections('stack', { overhead, replyLatency, throughput }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });

@@ -1,60 +1,64 @@
 /**
- * Liveness (decisions 7: nothing blocks a conversation forever). A delivery that is claimable
- * (queued, due, first unfinished of its conversation) carries a schedule (`liveness` on the record,
- * ./record.ts `withLiveness`) and one document `deliveryChecks/{deliveryId}` with the next check's
- * due time (also its catch-up list entry: ./pending.ts), written in the same transaction as the
- * record (./store.ts `writeDelivery`).
- * A claim ends the schedule and deletes the document, so on the normal path a check costs one
- * write and one delete, and the sweeper never sees it.
- *
- * The sweeper (every minute) reads the due checks shard by shard and applies each in one delivery
- * transition (./state-machine.ts `decideLivenessCheck`): a re-notification through the outbox, or
- * the unclaimed expiry. No collection-wide index on a time field: the checks' index leads with the
- * shard (CHECK_SHARDS ranges), and `deliveryChecks` holds only claimable deliveries, so its size is
- * the backlog of unclaimed work, not the history.
+ * The time-based duties of unfinished deliveries (decisions 5 and 7; docs/capacity.md). Each
+ * delivery with something due has one document `deliveryChecks/{deliveryId}` (./store.ts
+ * `DeliveryCheck`), written in the same transaction as the record (./store.ts `writeDelivery`):
+ *  - claimable (queued, due, first of its conversation): its next liveness check: re-notify, or
+ *    fail it `not_claimed` at the unclaimed expiry (./record.ts `withLiveness`);
+ *  - leased or sending: its lease's expiry.
+ * The sweeper (every minute) reads the due documents shard by shard and applies each in one
+ * delivery transition. No index on a time field spans the project: the index leads with the shard
+ * (QUEUE_SHARDS ranges), and the collection holds only deliveries with a duty, not the history.
  */
 import type { Firestore } from 'firebase-admin/firestore';
+import { config } from '../platform/config';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
-import { decideLivenessCheck } from './state-machine';
-import { CHECK_SHARDS, deliveryCheckOf, deliveryCheckRef, type DeliveryCheck } from './store';
+import { allShards, forEachLimit, SWEEP_CONCURRENCY } from '../platform/shards';
+import type { DeliveryRecord } from './record';
+import { decideLeaseExpiry, decideLivenessCheck } from './state-machine';
+import { deliveryCheckOf, deliveryCheckRef, type DeliveryCheck } from './store';
 import { runTransition } from './transition';
 
-export interface LivenessSweep {
+export interface DueChecksResult {
   renotified: number;
-  expired: number;
+  notClaimed: number;
+  expiredLeases: number;
+}
+
+/** The duty `check` stands for, applied to the record as it is now; null when it is stale or not due. */
+function decideCheck(d: DeliveryRecord, check: DeliveryCheck, now: number) {
+  if (d.status === 'leased' || d.status === 'sending') return d.lease?.expiresAt === check.dueAt ? decideLeaseExpiry(d, now) : null;
+  return decideLivenessCheck(d, check.dueAt, now);
 }
 
 /**
  * Applies the checks due at `now`, at most `perShard` of each shard per run (a larger backlog
  * drains over the next runs). A check whose delivery moved on (claimed, finished, rescheduled)
- * does nothing; its document is then brought in line with the record (normally already gone).
+ * does nothing; its document is then brought in line with the record (normally it already is).
  */
-export async function runDueChecks(db: Firestore, now: number, perShard: number): Promise<LivenessSweep> {
+export async function runDueChecks(db: Firestore, now: number, perShard: number): Promise<DueChecksResult> {
   const checks = db.collection(paths.deliveryChecks());
-  const shards = await Promise.all(
-    Array.from({ length: CHECK_SHARDS }, (_, shard) => collectionQuery(checks, QUERIES.dueChecksOfShard, shard, now).limit(perShard).get()),
-  );
-  const result: LivenessSweep = { renotified: 0, expired: 0 };
-  for (const doc of shards.flatMap((s) => s.docs)) {
+  const shards = await Promise.all(allShards(config().queueShards).map((shard) => collectionQuery(checks, QUERIES.dueChecksOfShard, shard, now).limit(perShard).get()));
+  const result: DueChecksResult = { renotified: 0, notClaimed: 0, expiredLeases: 0 };
+  // Independent deliveries: a few transactions at a time (a backlog after an outage drains in
+  // minutes, not hours; docs/capacity.md, "Sweeper").
+  await forEachLimit(shards.flatMap((s) => s.docs), SWEEP_CONCURRENCY, async (doc) => {
     const check = doc.data() as DeliveryCheck;
     const { before, decision } = await runTransition(db, {
       workspaceId: check.workspaceId,
       deliveryId: check.deliveryId,
-      decide: (d, facts) => decideLivenessCheck(d, check.dueAt, facts.now),
-      // Nothing decided: the record no longer carries this check (or is gone). Normally the
-      // document went with the schedule; a leftover one is removed so it is not read again.
+      decide: (d, facts) => decideCheck(d, check, facts.now),
       alsoWrite: (tx, outcome) => {
-        if (outcome.decision === null && outcome.before?.liveness?.checkAt !== check.dueAt) {
-          const current = outcome.before === null ? null : deliveryCheckOf(outcome.before);
-          if (current === null) tx.delete(deliveryCheckRef(db, check.deliveryId));
-          else tx.set(deliveryCheckRef(db, check.deliveryId), current);
-        }
+        if (outcome.decision !== null) return;
+        const current = outcome.before === null ? null : deliveryCheckOf(outcome.before);
+        if (current === null) tx.delete(deliveryCheckRef(db, check.deliveryId));
+        else if (current.dueAt !== check.dueAt) tx.set(deliveryCheckRef(db, check.deliveryId), current);
       },
     });
-    if (decision === null || before === null) continue;
-    if (decision.next?.status === 'failed') result.expired++;
+    if (decision === null || before === null || decision.next === null) return;
+    if (before.status === 'leased' || before.status === 'sending') result.expiredLeases++;
+    else if (decision.next.status === 'failed') result.notClaimed++;
     else result.renotified++;
-  }
+  });
   return result;
 }

@@ -5,6 +5,7 @@
  */
 import * as logger from 'firebase-functions/logger';
 import type { Firestore } from 'firebase-admin/firestore';
+import { errorMessage, retryTransient } from '../platform/caught';
 import { repliesTopic } from '../integrations/model';
 import { readIntegration } from '../integrations/store';
 import { knownTopicProblem, recordPublishFailure } from '../integrations/topics';
@@ -36,6 +37,26 @@ async function markUndeliverable(db: Firestore, outboxId: string, entry: OutboxE
     decide: (d, { now }) => decideUndeliverable(d, code, now),
     alsoWrite: (tx) => tx.delete(outboxRef(db, outboxId)),
   });
+}
+
+/**
+ * Publishes notifications its caller has just committed (entries written with `inline`: reply
+ * sequencing, resend), instead of waiting for a trigger's hop: one trigger from the operator's
+ * reply to the connector (docs/capacity.md; bench, "Reply to notification"). The entry stays the
+ * safety net: it is deleted only after the publish, and if this instance dies first the sweeper
+ * publishes it (its trigger leaves `inline` entries to their writer). A failure is logged and left
+ * to the sweeper.
+ */
+export async function publishCommitted(db: Firestore, outboxIds: readonly string[]): Promise<void> {
+  await Promise.all(
+    outboxIds.map(async (outboxId) => {
+      try {
+        await retryTransient(() => processOutboxEntry(db, outboxId));
+      } catch (err) {
+        logger.warn('notification.inline_publish_failed', { outboxId, detail: errorMessage(err) });
+      }
+    }),
+  );
 }
 
 /** Reads an entry's due time (null when it is gone). */

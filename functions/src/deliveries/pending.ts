@@ -14,7 +14,9 @@ import { createHash } from 'node:crypto';
 import type { Firestore } from 'firebase-admin/firestore';
 import { BadRequestError } from '../platform/errors';
 import { paths } from '../platform/paths';
+import { config } from '../platform/config';
 import { collectionQuery, QUERIES } from '../platform/queries';
+import { allShards } from '../platform/shards';
 import type { DeliveryNotification } from './publisher';
 import type { DeliveryCheck } from './store';
 
@@ -62,21 +64,44 @@ export function decodeCursor(owner: { workspaceId: string; integrationId: string
   return { pendingAt: c.t as number, deliveryId: c.d as string };
 }
 
-/** One page of the list at `now` (read outside any transaction: it is a snapshot for the connector). */
+/** Catch-up list order: `pendingAt`, then the delivery id (Firestore's `__name__` order for these ids). */
+function byPosition(a: Position, b: Position): number {
+  return a.pendingAt - b.pendingAt || (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0);
+}
+
+/**
+ * The first `count` entries of several lists that are each already in list order (one per list
+ * shard): what one query over an unsharded index would have returned.
+ */
+export function mergeShardPages<T extends Position>(pages: ReadonlyArray<readonly T[]>, count: number): T[] {
+  return pages.flat().sort(byPosition).slice(0, count);
+}
+
+/**
+ * One page of the list at `now` (read outside any transaction: it is a snapshot for the
+ * connector). The list's index is sharded (LIST_SHARDS, docs/capacity.md): each shard is read from
+ * the cursor on, one more than asked (which tells whether there is a next page), and merged.
+ */
 export async function pendingPage(
   db: Firestore,
   owner: { workspaceId: string; integrationId: string },
   options: { limit: number; cursor?: string | undefined; now: number },
 ): Promise<PendingPage> {
   const after = options.cursor === undefined ? null : decodeCursor(owner, options.cursor);
-  let query = collectionQuery(db.collection(paths.deliveryChecks()), QUERIES.pendingOfIntegration, owner.workspaceId, owner.integrationId, options.now);
-  if (after !== null) query = query.startAfter(after.pendingAt, after.deliveryId);
-  // One more than asked tells whether there is a next page.
-  const docs = (await query.limit(options.limit + 1).get()).docs;
-  const page = docs.slice(0, options.limit).map((doc) => doc.data() as DeliveryCheck);
+  const checks = db.collection(paths.deliveryChecks());
+  const pages = await Promise.all(
+    allShards(config().listShards).map(async (listShard) => {
+      let query = collectionQuery(checks, QUERIES.pendingOfIntegration, owner.workspaceId, owner.integrationId, listShard, options.now);
+      if (after !== null) query = query.startAfter(after.pendingAt, after.deliveryId);
+      const docs = (await query.limit(options.limit + 1).get()).docs;
+      return docs.map((doc) => doc.data() as DeliveryCheck & Position);
+    }),
+  );
+  const merged = mergeShardPages(pages, options.limit + 1);
+  const page = merged.slice(0, options.limit);
   const last = page.at(-1);
   return {
     deliveries: page.map((d) => ({ deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId })),
-    nextCursor: docs.length > options.limit && last !== undefined ? encodeCursor(owner, { pendingAt: last.pendingAt, deliveryId: last.deliveryId }) : null,
+    nextCursor: merged.length > options.limit && last !== undefined ? encodeCursor(owner, { pendingAt: last.pendingAt, deliveryId: last.deliveryId }) : null,
   };
 }

@@ -181,6 +181,8 @@ export type NotificationReason = 'created' | 'wake' | 'retry' | 'lease_expired' 
 export interface Notify {
   at: number;
   reason: NotificationReason;
+  /** The writer publishes it itself right after the commit (deliveries/outbox.ts `publishCommitted`). */
+  inline?: true;
 }
 
 export interface Effects {

@@ -18,7 +18,7 @@ import { failureMirror, isOperatorReply, repliesEnabledFor, replyRejection } fro
 import { deliveryQueueRef, readDelivery, readDeliveryQueue, writeDelivery } from './store';
 
 export type ResendOutcome =
-  | { kind: 'created'; deliveryId: string; previousDeliveryId: string | null }
+  | { kind: 'created'; deliveryId: string; previousDeliveryId: string | null; outboxId: string | null }
   | { kind: 'refused'; code: 'replies_disabled' | 'invalid_reply' }
   /** Nothing to do: no request, not an operator reply, its delivery is not failed/unknown, or already resent. */
   | { kind: 'ignored'; reason: 'no_request' | 'not_finished' | 'already_resent' };
@@ -95,9 +95,9 @@ export async function resendReply(db: Firestore, workspaceId: string, conversati
       // At the end of the queue: it is the head only when nothing else is unfinished.
       ...(queue.pending.size === 0 ? { head: true } : {}),
     };
-    writeDelivery(tx, db, null, delivery, { at: now, reason: 'resend' }, now);
+    const outboxId = writeDelivery(tx, db, null, delivery, { at: now, reason: 'resend', inline: true }, now);
     const pending = { ...(queue.rebuilt ? storedPending(queue.pending) : {}), [pendingKey(seq)]: deliveryId };
     tx.set(queueRef, { nextSeq: seq + 1, pending, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
-    return { kind: 'created', deliveryId, previousDeliveryId: previousId };
+    return { kind: 'created', deliveryId, previousDeliveryId: previousId, outboxId };
   });
 }

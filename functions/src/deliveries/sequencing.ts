@@ -6,12 +6,25 @@ import { Timestamp, type DocumentSnapshot, type Firestore, type Transaction } fr
 import { deliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
+import { retryTransient } from '../platform/caught';
 import { codePointLength } from '../platform/schema';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { pendingKey, storedPending } from './ordering';
+import { publishCommitted } from './outbox';
 import { newDelivery } from './record';
 import { deliveryQueueRef, readDeliveryQueue, writeDelivery } from './store';
+
+/**
+ * The reply trigger's whole work: sequence the reply (and any earlier unsequenced one), then
+ * publish the notifications just committed, without waiting for the outbox trigger. A transaction
+ * dropped under contention is run again here (it wrote nothing), not left to the trigger's redelivery.
+ */
+export async function sequenceAndPublish(db: Firestore, workspaceId: string, conversationId: string, messageId: string): Promise<ReplySequencingResult> {
+  const result = await retryTransient(() => sequenceReplies(db, workspaceId, conversationId, messageId));
+  await publishCommitted(db, result.outboxIds);
+  return result;
+}
 
 /** Spec 1 and 8: replies are text only, up to 10000 characters. */
 const MAX_REPLY_CHARACTERS = 10_000;
@@ -58,7 +71,12 @@ export async function repliesEnabledFor(tx: Transaction, db: Firestore, workspac
   return repliesTopic(snap ? integrationOf(snap) : null) !== null;
 }
 
-export type ReplySequencingResult = { created: string[]; rejected: Array<{ messageId: string; code: string }> };
+export type ReplySequencingResult = {
+  created: string[];
+  rejected: Array<{ messageId: string; code: string }>;
+  /** The `created` notifications' outbox entries, for the trigger to publish right after the commit. */
+  outboxIds: string[];
+};
 
 /**
  * Creates the deliveries for a newly written operator reply, exactly once even if the trigger
@@ -70,7 +88,7 @@ export type ReplySequencingResult = { created: string[]; rejected: Array<{ messa
 export async function sequenceReplies(db: Firestore, workspaceId: string, conversationId: string, messageId: string): Promise<ReplySequencingResult> {
   return db.runTransaction(async (tx) => {
     const now = Date.now();
-    const result: ReplySequencingResult = { created: [], rejected: [] };
+    const result: ReplySequencingResult = { created: [], rejected: [], outboxIds: [] };
     const conversationRef = db.doc(paths.conversation(workspaceId, conversationId));
     const queueRef = deliveryQueueRef(db, workspaceId, conversationId);
     const [replySnap, queueSnap, conversationSnap] = await tx.getAll(db.doc(paths.message(workspaceId, conversationId, messageId)), queueRef, conversationRef);
@@ -127,7 +145,8 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
       });
       // The first unfinished delivery of the conversation is its head: claimable, in the catch-up list.
       const head = queueState.pending.size === 0 && Object.keys(pendingEntries).length === 0;
-      writeDelivery(tx, db, null, head ? { ...delivery, head } : delivery, { at: now, reason: 'created' }, now);
+      const outboxId = writeDelivery(tx, db, null, head ? { ...delivery, head } : delivery, { at: now, reason: 'created', inline: true }, now);
+      if (outboxId !== null) result.outboxIds.push(outboxId);
       pendingEntries[pendingKey(delivery.seq)] = delivery.deliveryId;
       result.created.push(delivery.deliveryId);
     }

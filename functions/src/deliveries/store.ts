@@ -9,7 +9,8 @@ import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { parsePending, pendingKey, storedPending, type PendingDeliveries } from './ordering';
 import { config } from '../platform/config';
-import { UNFINISHED_STATUSES, withLiveness, withPendingAt, type AttemptEntry, type DeliveryRecord, type NotificationReason, type Notify } from './record';
+import { shardOf } from '../platform/shards';
+import { UNFINISHED_STATUSES, withLiveness, withPendingAt, type AttemptEntry, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
 
 export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
 export const deliveryQueueRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
@@ -31,17 +32,22 @@ export interface OutboxEntry {
   dueAt: number;
   attempts: number;
   createdAt: number;
+  /** 0 .. QUEUE_SHARDS-1 from the delivery id: the sweeper's index leads with it (docs/capacity.md). */
+  shard: number;
+  /** Its writer publishes it right after the commit (./outbox.ts `publishCommitted`); the trigger leaves it. */
+  inline?: true;
 }
 
-/** Liveness check documents are spread over this many shards (the sweeper queries each). */
-export const CHECK_SHARDS = 16;
-
 /**
- * One claimable delivery (`deliveryChecks/{deliveryId}`): exists exactly while the record is
- * claimable (has `pendingAt` and `liveness`). It is the delivery's entry in the catch-up list
- * (./pending.ts, by integration and `pendingAt`) and its next liveness check (./liveness.ts, by
- * shard and `dueAt`). A collection of claimable deliveries only: neither query ever passes over a
- * finished delivery, on production indexes or on the emulator's scans alike.
+ * The time-based duty of one unfinished delivery (`deliveryChecks/{deliveryId}`), due at `dueAt`:
+ *  - while it is claimable (has `pendingAt` and `liveness`): its next liveness check
+ *    (./liveness.ts), and its entry in the catch-up list (./pending.ts, by integration, list shard
+ *    and `pendingAt`; only these documents carry `pendingAt`);
+ *  - while it holds a lease (leased, sending): the lease's expiry, which the sweeper applies.
+ * Absent otherwise (waiting behind another delivery, or finished). So the collection holds only
+ * deliveries with something due, and neither query ever passes over a finished one, on production
+ * indexes or on the emulator's scans alike. The sweeper's index leads with `shard`, the list's
+ * with the integration and `listShard` (docs/capacity.md).
  */
 export interface DeliveryCheck {
   workspaceId: string;
@@ -49,26 +55,26 @@ export interface DeliveryCheck {
   deliveryId: string;
   conversationId: string;
   messageId: string;
-  /** The record's `pendingAt`: claimable since (the catch-up list's order). */
-  pendingAt: number;
-  /** Epoch ms: the record's `liveness.checkAt`. */
+  /** The record's `pendingAt` (claimable since, the catch-up list's order); only while claimable. */
+  pendingAt?: number;
+  /** Epoch ms: the record's `liveness.checkAt`, or its lease's `expiresAt`. */
   dueAt: number;
-  /** 0 .. CHECK_SHARDS-1, from the delivery id (deterministic, evenly spread: ids are hashes). */
+  /** 0 .. QUEUE_SHARDS-1 from the delivery id. */
   shard: number;
+  /** 0 .. LIST_SHARDS-1 from the delivery id. */
+  listShard: number;
 }
 
-/** The check document of a stored record, or null when it is not claimable. */
+/** The check document of a stored record, or null when nothing about it is due. */
 export function deliveryCheckOf(d: DeliveryRecord): DeliveryCheck | null {
-  if (d.pendingAt === undefined || d.liveness === undefined) return null;
-  const { workspaceId, integrationId, deliveryId, conversationId, messageId, pendingAt } = d;
-  return { workspaceId, integrationId, deliveryId, conversationId, messageId, pendingAt, dueAt: d.liveness.checkAt, shard: checkShardOf(deliveryId) };
-}
-
-/** The shard of a delivery's check: the sum of its id's character codes, modulo CHECK_SHARDS. */
-export function checkShardOf(deliveryId: string): number {
-  let sum = 0;
-  for (let i = 0; i < deliveryId.length; i++) sum += deliveryId.charCodeAt(i);
-  return sum % CHECK_SHARDS;
+  const claimable = d.pendingAt !== undefined && d.liveness !== undefined;
+  const leased = (d.status === 'leased' || d.status === 'sending') && d.lease !== null;
+  if (!claimable && !leased) return null;
+  const { workspaceId, integrationId, deliveryId, conversationId, messageId } = d;
+  const { queueShards, listShards } = config();
+  const common = { workspaceId, integrationId, deliveryId, conversationId, messageId, shard: shardOf(deliveryId, queueShards), listShard: shardOf(deliveryId, listShards) };
+  if (claimable) return { ...common, pendingAt: d.pendingAt as number, dueAt: (d.liveness as Liveness).checkAt };
+  return { ...common, dueAt: (d.lease as DeliveryLease).expiresAt };
 }
 
 export const deliveryCheckRef = (db: Firestore, deliveryId: string): DocumentReference => db.doc(paths.deliveryCheck(deliveryId));
@@ -198,14 +204,15 @@ function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boo
 /**
  * Writes one record and what follows from it: its derived fields (`pendingAt`, `liveness`), its
  * liveness check document (set when the check moves, deleted when the schedule ends: blind
- * writes, no read), the reply mirror and, when asked, a notification.
+ * writes, no read), the reply mirror and, when asked, a notification. Returns the notification's
+ * outbox id (null without one), for a caller that publishes it itself once the transaction commits.
  */
-export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notify: Notify | null, now: number): void {
+export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notify: Notify | null, now: number): string | null {
   const stored = withLiveness(before, withPendingAt(before, next, now), config().unclaimedExpiryMs);
   tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), stored);
   const checkBefore = before === null ? null : deliveryCheckOf(before);
   const checkAfter = deliveryCheckOf(stored);
-  if (checkAfter !== null && (checkAfter.dueAt !== checkBefore?.dueAt || checkAfter.pendingAt !== checkBefore.pendingAt)) {
+  if (checkAfter !== null && (checkAfter.dueAt !== checkBefore?.dueAt || checkAfter.pendingAt !== checkBefore.pendingAt || checkAfter.shard !== checkBefore.shard)) {
     tx.set(deliveryCheckRef(db, next.deliveryId), checkAfter);
   } else if (checkAfter === null && checkBefore !== null) {
     tx.delete(deliveryCheckRef(db, next.deliveryId));
@@ -225,7 +232,12 @@ export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRe
       dueAt: notify.at,
       attempts: 0,
       createdAt: now,
+      shard: shardOf(next.deliveryId, config().queueShards),
+      ...(notify.inline === true ? { inline: true as const } : {}),
     };
-    tx.set(outboxRef(db, outboxIdFor(entry)), entry);
+    const outboxId = outboxIdFor(entry);
+    tx.set(outboxRef(db, outboxId), entry);
+    return outboxId;
   }
+  return null;
 }

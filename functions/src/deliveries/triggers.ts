@@ -3,11 +3,11 @@ import { Timestamp } from 'firebase-admin/firestore';
 import type { Change, FirestoreEvent, QueryDocumentSnapshot } from 'firebase-functions/v2/firestore';
 import type { Request as TaskRequest } from 'firebase-functions/v2/tasks';
 import { db } from '../platform/firebase';
-import { errorCode, errorMessage } from '../platform/caught';
+import { errorCode, errorMessage, retryTransient } from '../platform/caught';
 import { REGION } from '../platform/region';
-import { outboxDueAt, processOutboxEntry } from './outbox';
+import { outboxDueAt, processOutboxEntry, publishCommitted } from './outbox';
 import { resendReply } from './resend';
-import { sequenceReplies } from './sequencing';
+import { sequenceAndPublish } from './sequencing';
 import type { OutboxEntry } from './store';
 import { sweep } from './sweep';
 
@@ -23,7 +23,7 @@ export async function onReplyCreated(event: DocEvent<{ workspaceId: string; conv
   const { workspaceId, conversationId, messageId } = event.params;
   const data = event.data?.data();
   if (data?.direction !== 'outbound') return;
-  const result = await sequenceReplies(db(), workspaceId, conversationId, messageId);
+  const result = await sequenceAndPublish(db(), workspaceId, conversationId, messageId);
   logger.info('reply.sequenced', { workspaceId, conversationId, messageId, created: result.created, rejected: result.rejected });
 }
 
@@ -47,8 +47,9 @@ export async function onReplyUpdated(event: ReplyChange): Promise<void> {
   const after = event.data?.after.data();
   if (after?.resend === undefined || sameRequest(before?.resend, after.resend)) return;
   const { workspaceId, conversationId, messageId } = event.params;
-  const outcome = await resendReply(db(), workspaceId, conversationId, messageId);
+  const outcome = await retryTransient(() => resendReply(db(), workspaceId, conversationId, messageId));
   logger.info('reply.resend', { workspaceId, conversationId, messageId, ...outcome });
+  if (outcome.kind === 'created' && outcome.outboxId !== null) await publishCommitted(db(), [outcome.outboxId]);
 }
 
 /** Task ids allow [A-Za-z0-9_-] only; the outbox id contains '@'. */
@@ -62,7 +63,10 @@ export async function onOutboxCreated(event: DocEvent<{ outboxId: string }>): Pr
   const { outboxId } = event.params;
   const entry = event.data?.data() as OutboxEntry | undefined;
   if (!entry) return;
-  const outcome = await processOutboxEntry(db(), outboxId);
+  // Its writer publishes it right after the commit (`publishCommitted`); publishing here too would
+  // race it and often send the notification twice. If the writer died first, the sweeper has it.
+  if (entry.inline === true) return;
+  const outcome = await retryTransient(() => processOutboxEntry(db(), outboxId));
   if (outcome !== 'not_due') return;
   const { getFunctions } = await import('firebase-admin/functions');
   try {

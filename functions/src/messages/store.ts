@@ -4,6 +4,8 @@
  */
 import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
+import { config } from '../platform/config';
+import { shardOf } from '../platform/shards';
 
 export interface StoredImage {
   path: string;
@@ -107,7 +109,11 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     updatedAt: now,
   };
   if (input.sender.kind === 'customer') conversationUpdate.lastCustomerExternalId = input.sender.externalId;
-  if (!convSnap?.exists) conversationUpdate.createdAt = now;
+  if (!convSnap?.exists) {
+    conversationUpdate.createdAt = now;
+    // The console's conversation list reads one index range per list shard (docs/capacity.md).
+    conversationUpdate.listShard = shardOf(input.conversationId, config().listShards);
+  }
   tx.set(convRef, conversationUpdate, { merge: true });
 
   if (custRef) {

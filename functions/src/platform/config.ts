@@ -45,6 +45,16 @@ const ConfigSchema = z.object({
    * reply (decisions 7). At least 10 minutes (two re-notifications), at most 30 days.
    */
   UNCLAIMED_EXPIRY: durationFromEnv(10 * 60_000, 30 * 86_400_000).prefault('24h'),
+  /**
+   * Shards of the queue-like indexes the sweeper reads (outbox, delivery checks): each is one index
+   * range of ~500 writes/s (docs/capacity.md). Raise only, never lower (platform/shards.ts).
+   */
+  QUEUE_SHARDS: intFromEnv(1, 1024).default(64),
+  /**
+   * Shards of the per-integration catch-up list index and the per-workspace conversation list
+   * (docs/capacity.md); a page of either reads every shard. Raise only, never lower.
+   */
+  LIST_SHARDS: intFromEnv(1, 64).default(8),
   FUNCTIONS_EMULATOR: z.string().optional(),
   STORAGE_EMULATOR_HOST: z.string().optional(),
 });
@@ -56,6 +66,8 @@ export interface Config {
   eventRetentionMs: number;
   requestDeadlineMs: number;
   unclaimedExpiryMs: number;
+  queueShards: number;
+  listShards: number;
   imageStore: { kind: 'gcs'; bucket: string | undefined } | { kind: 'local'; dir: string };
 }
 
@@ -78,6 +90,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     eventRetentionMs: e.EVENT_RETENTION_DAYS * 24 * 3600 * 1000,
     requestDeadlineMs: e.REQUEST_DEADLINE_MS,
     unclaimedExpiryMs: e.UNCLAIMED_EXPIRY,
+    queueShards: e.QUEUE_SHARDS,
+    listShards: e.LIST_SHARDS,
     imageStore:
       kind === 'local'
         ? { kind: 'local', dir: e.LOCAL_IMAGE_DIR ?? '.local/images' }

@@ -53,27 +53,20 @@ export const QUERIES = {
   pendingOfIntegration: {
     collection: 'deliveryChecks',
     scope: 'COLLECTION',
-    where: [eq('workspaceId'), eq('integrationId'), { field: 'pendingAt', op: '<=' }],
+    where: [eq('workspaceId'), eq('integrationId'), eq('listShard'), { field: 'pendingAt', op: '<=' }],
     orderBy: [asc('pendingAt'), asc('__name__')],
   },
-  /** deliveries/sweep.ts: leased/sending deliveries of every workspace whose lease has expired. */
-  expiredLeases: {
-    collection: 'deliveries',
-    scope: 'COLLECTION_GROUP',
-    where: [inList('status'), { field: 'lease.expiresAt', op: '<=' }],
-    orderBy: [],
-  },
-  /** deliveries/sweep.ts: overdue notifications (top-level `outbox`). */
-  overdueOutbox: {
+  /** deliveries/sweep.ts: overdue notifications of one shard (top-level `outbox`), oldest first. */
+  overdueOutboxOfShard: {
     collection: 'outbox',
     scope: 'COLLECTION',
-    where: [{ field: 'dueAt', op: '<=' }],
+    where: [eq('shard'), { field: 'dueAt', op: '<=' }],
     orderBy: [asc('dueAt')],
   },
   /**
-   * deliveries/liveness.ts: due liveness checks of one shard, oldest first. The shard leads the
-   * index, so the due times of new checks are spread over CHECK_SHARDS index ranges instead of
-   * all landing at the end of one (the hot-spot rule for time fields, decisions 10).
+   * deliveries/liveness.ts: due checks (liveness, lease expiry) of one shard, oldest first. The
+   * shard leads the index, so the due times of new checks are spread over QUEUE_SHARDS index
+   * ranges instead of all landing at the end of one (docs/capacity.md).
    */
   dueChecksOfShard: {
     collection: 'deliveryChecks',
@@ -108,6 +101,31 @@ export const QUERIES = {
     scope: 'COLLECTION_GROUP',
     where: [eq('previousKey.hash')],
     orderBy: [],
+  },
+} as const satisfies Record<string, QuerySpec>;
+
+/**
+ * The queries the workspace console runs with the client SDK under firestore.rules (the console
+ * contract, docs/data-model.md). The service never runs them; they are here so that the index
+ * checks (test/unit/platform/queries.test.ts, capacity.test.ts) cover them too.
+ */
+export const CONSOLE_QUERIES = {
+  /**
+   * The conversation list, most recent first: one query per list shard (LIST_SHARDS), merged by
+   * the console, so that a busy workspace's `lastMessageAt` writes spread over that many ranges.
+   */
+  recentConversationsOfShard: {
+    collection: 'conversations',
+    scope: 'COLLECTION',
+    where: [eq('listShard')],
+    orderBy: [{ field: 'lastMessageAt', direction: 'desc' }],
+  },
+  /** A conversation's thread, oldest first (per conversation: no partition needed). */
+  threadOfConversation: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [],
+    orderBy: [asc('createdAt')],
   },
 } as const satisfies Record<string, QuerySpec>;
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { FieldValue, type Timestamp } from 'firebase-admin/firestore';
 import { deliveryIdFor } from '../../../functions/src/platform/ids';
 import { OUTBOX } from '../../../functions/src/deliveries/store';
-import { sequenceReplies } from '../../../functions/src/deliveries/sequencing';
+import { sequenceAndPublish } from '../../../functions/src/deliveries/sequencing';
 import { adminDb, createTestIntegration, projectId } from '../helpers/stack';
 import {
   claimReady,
@@ -64,12 +64,12 @@ test('the trigger running again for a reply (sequentially and concurrently) crea
   const ws = setup.integration.workspaceId;
 
   // Re-run after the trigger ran: nothing.
-  expect(await sequenceReplies(adminDb(), ws, setup.conversationId, messageId)).toEqual({ created: [], rejected: [] });
+  expect(await sequenceAndPublish(adminDb(), ws, setup.conversationId, messageId)).toEqual({ created: [], rejected: [], outboxIds: [] });
   // Twice concurrently: nothing.
-  const again = await Promise.all([0, 1].map(() => sequenceReplies(adminDb(), ws, setup.conversationId, messageId)));
+  const again = await Promise.all([0, 1].map(() => sequenceAndPublish(adminDb(), ws, setup.conversationId, messageId)));
   expect(again).toEqual([
-    { created: [], rejected: [] },
-    { created: [], rejected: [] },
+    { created: [], rejected: [], outboxIds: [] },
+    { created: [], rejected: [], outboxIds: [] },
   ]);
   expect(await outboxEntriesFor(deliveryId)).toBe(0);
   const deliveries = await conversationDeliveries(setup);
@@ -78,7 +78,7 @@ test('the trigger running again for a reply (sequentially and concurrently) crea
 
   // A new reply racing its own trigger with two more in-process runs: still exactly one delivery, seq 2.
   const second = await writeReply(setup, 'raced');
-  const raced = await Promise.all([0, 1].map(() => sequenceReplies(adminDb(), ws, setup.conversationId, second)));
+  const raced = await Promise.all([0, 1].map(() => sequenceAndPublish(adminDb(), ws, setup.conversationId, second)));
   const createdByUs = raced.flatMap((r) => r.created);
   expect(createdByUs.length).toBeLessThanOrEqual(1);
   await waitForMirror(setup, second);
@@ -108,12 +108,14 @@ test('out of order: sequencing the second reply first still gives the first repl
   const ws = setup.integration.workspaceId;
 
   // The later reply's trigger runs first: it sequences both, in reply order.
-  expect(await sequenceReplies(adminDb(), ws, setup.conversationId, second)).toEqual({
+  expect(await sequenceAndPublish(adminDb(), ws, setup.conversationId, second)).toEqual({
     created: [deliveryIdFor(setup.conversationId, first), deliveryIdFor(setup.conversationId, second)],
     rejected: [],
+    // Each new delivery's `created` notification, which the trigger publishes right after the commit.
+    outboxIds: [expect.stringMatching(new RegExp(`^${deliveryIdFor(setup.conversationId, first)}@\\d+$`)), expect.stringMatching(new RegExp(`^${deliveryIdFor(setup.conversationId, second)}@\\d+$`))],
   });
   // The earlier reply's trigger comes late: nothing left to do.
-  expect(await sequenceReplies(adminDb(), ws, setup.conversationId, first)).toEqual({ created: [], rejected: [] });
+  expect(await sequenceAndPublish(adminDb(), ws, setup.conversationId, first)).toEqual({ created: [], rejected: [], outboxIds: [] });
   const deliveries = await conversationDeliveries(setup);
   expect(deliveries.map((d) => [d.messageId, d.seq])).toEqual([
     [first, 1],
@@ -150,7 +152,7 @@ test('a reply that shows up after later replies were sequenced is still delivere
   const { messageId: onTime } = await replyAndNotify(setup, 'on time');
   await late.update({ direction: 'outbound' });
   // Its trigger runs now.
-  const result = await sequenceReplies(adminDb(), ws, setup.conversationId, late.id);
+  const result = await sequenceAndPublish(adminDb(), ws, setup.conversationId, late.id);
   expect(result.created).toEqual([deliveryIdFor(setup.conversationId, late.id)]);
   expect((await conversationDeliveries(setup)).map((d) => [d.messageId, d.seq])).toEqual([
     [onTime, 1],

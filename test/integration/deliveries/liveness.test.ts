@@ -39,6 +39,13 @@ const file = deliveryTestFile();
 
 const checkRef = (deliveryId: string) => adminDb().collection('deliveryChecks').doc(deliveryId);
 
+/** While leased, the check document is due at the lease's expiry and is not in the catch-up list (no `pendingAt`). */
+async function expectLeaseCheck(deliveryId: string, leaseExpiresAt: number): Promise<void> {
+  const check = (await checkRef(deliveryId).get()).data();
+  expect(check).toMatchObject({ deliveryId, dueAt: leaseExpiresAt });
+  expect(check).not.toHaveProperty('pendingAt');
+}
+
 /** Moves a claimable delivery's claimable period `byMs` into the past, as if that time had passed. */
 async function rewindClaimable(setup: Pick<ConversationSetup, 'integration'>, deliveryId: string, byMs: number): Promise<void> {
   await adminDb().runTransaction(async (tx) => {
@@ -115,10 +122,12 @@ test('a reply notified while no subscription existed is delivered by re-notifica
   expect(renotified.liveness).toMatchObject({ intervalMs: 10 * MIN, checkAt: record.pendingAt - 5 * MIN - 1_000 + 15 * MIN });
   expect(events(await waitForMirror(setup, first.messageId, (m) => events(m).includes('renotified')))).toEqual(['renotified']);
 
-  // The connector works it: the schedule ends with the claim (record and check document).
+  // The connector works it: the schedule ends with the claim. The check document now stands for
+  // the lease's expiry, and without `pendingAt` it has left the catch-up list.
   const claim = await claimReady(integration.key, first.deliveryId);
-  expect((await deliveryDoc(setup, first.deliveryId)).liveness).toBeUndefined();
-  expect((await checkRef(first.deliveryId).get()).exists).toBe(false);
+  const leased = await deliveryDoc(setup, first.deliveryId);
+  expect(leased.liveness).toBeUndefined();
+  await expectLeaseCheck(first.deliveryId, leased.lease.expiresAt);
   expectOk(await op('start', integration.key, { deliveryId: first.deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
   expectOk(await op('complete', integration.key, { deliveryId: first.deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-first'] }), { status: 'sent' });
 
@@ -169,7 +178,7 @@ test('a claim ends the schedule; when the lease expires unused the delivery is c
   const setup = await file.ownConversation();
   const { deliveryId } = await replyAndNotify(setup, 'claimed, then abandoned');
   await claimReady(setup.integration.key, deliveryId);
-  expect((await checkRef(deliveryId).get()).exists).toBe(false);
+  await expectLeaseCheck(deliveryId, (await deliveryDoc(setup, deliveryId)).lease.expiresAt);
   await setLeaseExpiry(setup, deliveryId);
   const before = Date.now();
   await sweep(adminDb());

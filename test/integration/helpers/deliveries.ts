@@ -343,10 +343,14 @@ export async function conversationDeliveries(setup: Pick<ConversationSetup, 'int
 
 /**
  * Test fixture for time: moves the current lease's expiry to `expiresAt` (default: 1 s ago), as if
- * the 120 s had passed. The state machine compares it with the server clock.
+ * the 120 s had passed: on the record (the state machine compares it with the server clock) and on
+ * its check document (`deliveryChecks/`, where the sweeper finds due lease expiries), together.
  */
 export async function setLeaseExpiry(setup: Pick<ConversationSetup, 'integration'>, deliveryId: string, expiresAt = Date.now() - 1_000): Promise<void> {
-  await deliveryDocRef(setup.integration.workspaceId, deliveryId).update({ 'lease.expiresAt': expiresAt });
+  const batch = adminDb().batch();
+  batch.update(deliveryDocRef(setup.integration.workspaceId, deliveryId), { 'lease.expiresAt': expiresAt });
+  batch.update(adminDb().collection('deliveryChecks').doc(deliveryId), { dueAt: expiresAt });
+  await batch.commit();
 }
 
 /** The reply mirror of a reply once `predicate` holds (polls). */

@@ -2,7 +2,7 @@
  * At-least-once events (issue 8.3): every trigger and every Pub/Sub message may come twice, late
  * or never, and the service must still deliver each reply once, in order.
  *
- *  - the reply trigger delivered twice and out of order: `sequenceReplies` (the trigger's work)
+ *  - the reply trigger delivered twice and out of order: `sequenceAndPublish` (the trigger's work)
  *    run in-process for every reply of a conversation, twice each, concurrently and in reverse
  *    order, also racing the real trigger: one delivery per reply, seq in reply order;
  *  - Pub/Sub duplicates: one notification processed by several connectors at once and again
@@ -21,7 +21,7 @@ import { deliveryIdFor } from '../../../functions/src/platform/ids';
 import { OUTBOX_STALE_AFTER_MS, sweep } from '../../../functions/src/deliveries/sweep';
 import { OUTBOX } from '../../../functions/src/deliveries/store';
 import { toApiError } from '../../../functions/src/platform/http/respond';
-import { sequenceReplies } from '../../../functions/src/deliveries/sequencing';
+import { sequenceAndPublish } from '../../../functions/src/deliveries/sequencing';
 import { ConnectorClient, type ProcessDeliveryResult } from '../../../sdk/src/index';
 import { adminDb, apiBaseUrl, createTestIntegration, integrationRef, projectId } from '../helpers/stack';
 import {
@@ -46,10 +46,10 @@ import {
  * transient error (the emulator aborts or drops contended transactions: ten runs race here) is
  * run again; anything else fails the test.
  */
-async function triggerRun(workspaceId: string, conversationId: string, messageId: string): ReturnType<typeof sequenceReplies> {
+async function triggerRun(workspaceId: string, conversationId: string, messageId: string): ReturnType<typeof sequenceAndPublish> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await sequenceReplies(adminDb(), workspaceId, conversationId, messageId);
+      return await sequenceAndPublish(adminDb(), workspaceId, conversationId, messageId);
     } catch (err) {
       if (toApiError(err).unexpected || attempt >= 5) throw err;
       await sleep(200 * attempt);

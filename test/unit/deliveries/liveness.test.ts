@@ -15,7 +15,7 @@ import {
   type DeliveryRecord,
 } from '../../../functions/src/deliveries/record';
 import { decideClaim, decideLivenessCheck } from '../../../functions/src/deliveries/state-machine';
-import { CHECK_SHARDS, checkShardOf } from '../../../functions/src/deliveries/store';
+import { shardOf } from '../../../functions/src/platform/shards';
 import { deliveryIdFor } from '../../../functions/src/platform/ids';
 
 const T0 = 1_700_000_000_000;
@@ -146,15 +146,18 @@ describe('attempt log', () => {
   });
 });
 
-describe('check shards', () => {
+describe('shards', () => {
   test('deterministic, in range, and spread over every shard by real delivery ids', () => {
-    const counts = new Array<number>(CHECK_SHARDS).fill(0);
-    for (let i = 0; i < 1_600; i++) {
-      const id = deliveryIdFor(`c_${i % 40}`, `m_${i}`);
-      const shard = checkShardOf(id);
-      expect(checkShardOf(id)).toBe(shard);
-      counts[shard] = (counts[shard] ?? 0) + 1;
+    for (const count of [8, 64]) {
+      const counts = new Array<number>(count).fill(0);
+      const n = count * 100;
+      for (let i = 0; i < n; i++) {
+        const id = deliveryIdFor(`c_${i % 40}`, `m_${i}`);
+        const shard = shardOf(id, count);
+        expect(shardOf(id, count)).toBe(shard);
+        counts[shard] = (counts[shard] ?? 0) + 1;
+      }
+      expect(counts.every((c) => c >= 50 && c <= 150)).toBe(true);
     }
-    expect(counts.every((n) => n >= 50 && n <= 150)).toBe(true);
   });
 });

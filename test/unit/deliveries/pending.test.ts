@@ -3,7 +3,7 @@
  * moves (deliveries/record.ts `withPendingAt`), and the opaque cursor (deliveries/pending.ts).
  */
 import { ApiError } from '../../../functions/src/platform/errors';
-import { decodeCursor, encodeCursor } from '../../../functions/src/deliveries/pending';
+import { decodeCursor, encodeCursor, mergeShardPages } from '../../../functions/src/deliveries/pending';
 import { newDelivery, withPendingAt, type DeliveryRecord } from '../../../functions/src/deliveries/record';
 
 const T0 = 1_700_000_000_000;
@@ -72,5 +72,39 @@ describe('cursor', () => {
     ['negative time', Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(encodeCursor(owner, { pendingAt: 1, deliveryId: 'd' }), 'base64url').toString()), t: -1 })).toString('base64url')],
   ])('%s: 400 invalid_cursor', (_name, cursor) => {
     expectInvalid(() => decodeCursor(owner, cursor));
+  });
+});
+
+describe('mergeShardPages (the list is read shard by shard: docs/capacity.md)', () => {
+  const at = (pendingAt: number, deliveryId: string) => ({ pendingAt, deliveryId });
+  test('the first n of the union, in list order: time, then id', () => {
+    const shards = [
+      [at(1, 'd_b'), at(4, 'd_a'), at(9, 'd_z')],
+      [at(1, 'd_a'), at(2, 'd_c')],
+      [],
+      [at(3, 'd_x'), at(4, 'd_0')],
+    ];
+    expect(mergeShardPages(shards, 5)).toEqual([at(1, 'd_a'), at(1, 'd_b'), at(2, 'd_c'), at(3, 'd_x'), at(4, 'd_0')]);
+    expect(mergeShardPages(shards, 100)).toHaveLength(7);
+    expect(mergeShardPages([[], []], 3)).toEqual([]);
+  });
+
+  test('paging by the cursor over merged shards: every item once, in order', () => {
+    // 4 shards of 25 items each with interleaved times; pages of 7 follow the last position.
+    const all = Array.from({ length: 100 }, (_, i) => at(Math.floor(i / 3), `d_${String(i).padStart(3, '0')}`));
+    const shards = [0, 1, 2, 3].map((k) => all.filter((_, i) => i % 4 === k));
+    const seen: string[] = [];
+    type Item = { pendingAt: number; deliveryId: string };
+    let after: Item | null = null;
+    for (;;) {
+      const from: Item | null = after;
+      const rest: Item[][] = shards.map((s) => s.filter((x) => from === null || x.pendingAt > from.pendingAt || (x.pendingAt === from.pendingAt && x.deliveryId > from.deliveryId)).slice(0, 8));
+      const merged: Item[] = mergeShardPages(rest, 8);
+      const page: Item[] = merged.slice(0, 7);
+      seen.push(...page.map((x) => x.deliveryId));
+      if (merged.length <= 7) break;
+      after = page.at(-1) ?? null;
+    }
+    expect(seen).toEqual(all.map((x) => x.deliveryId));
   });
 });

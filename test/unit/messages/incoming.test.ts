@@ -98,6 +98,8 @@ describe('config', () => {
       eventRetentionMs: 30 * 24 * 3600 * 1000,
       requestDeadlineMs: 50_000,
       unclaimedExpiryMs: 24 * 3600 * 1000,
+      queueShards: 64,
+      listShards: 8,
       imageStore: { kind: 'gcs', bucket: undefined },
     });
   });

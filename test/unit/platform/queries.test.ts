@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { QUERIES, type QuerySpec } from '../../../functions/src/platform/queries';
+import { CONSOLE_QUERIES, QUERIES, type QuerySpec } from '../../../functions/src/platform/queries';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -97,7 +97,8 @@ function missingIndexes(file: IndexFile, spec: QuerySpec): string[] {
 }
 
 const indexFile = JSON.parse(readFileSync(join(ROOT, 'firestore.indexes.json'), 'utf8')) as IndexFile;
-const specs = Object.entries(QUERIES) as Array<[string, QuerySpec]>;
+// The service's queries and the console contract's (both must be served by declared indexes).
+const specs = [...Object.entries(QUERIES), ...Object.entries(CONSOLE_QUERIES)] as Array<[string, QuerySpec]>;
 
 describe('firestore.indexes.json', () => {
   test.each(specs)('query %s is served by a declared index', (_name, spec) => {
@@ -125,11 +126,16 @@ describe('firestore.indexes.json', () => {
   test('the checker is not vacuous: without the declared indexes the queries are reported', () => {
     const empty: IndexFile = { indexes: [], fieldOverrides: [] };
     expect(missingIndexes(empty, QUERIES.unfinishedOfConversation)).toEqual(['composite index on deliveries (COLLECTION): conversationId ==, status ==, seq ASCENDING']);
-    expect(missingIndexes(empty, QUERIES.expiredLeases)).toHaveLength(1);
+    expect(missingIndexes(empty, QUERIES.overdueOutboxOfShard)).toHaveLength(1);
+    expect(missingIndexes(empty, QUERIES.pendingOfIntegration)).toEqual(['composite index on deliveryChecks (COLLECTION): workspaceId ==, integrationId ==, listShard ==, pendingAt ASCENDING']);
     expect(missingIndexes(empty, QUERIES.outboundRepliesSince)).toHaveLength(1);
     // Collection-group single-field queries need an explicit override; collection scope is automatic.
     expect(missingIndexes(empty, QUERIES.integrationByKeyHash)).toEqual(['single-field index integrations.keyHash ASCENDING (COLLECTION_GROUP)']);
-    expect(missingIndexes(empty, QUERIES.overdueOutbox)).toEqual([]);
+    const singleRange: QuerySpec = { collection: 'messages', scope: 'COLLECTION', where: [{ field: 'createdAt', op: '<=' }], orderBy: [] };
+    expect(missingIndexes(empty, singleRange)).toEqual([]);
+    // ... unless the field is exempted from indexing (docs/capacity.md exempts unqueried time fields).
+    const exempted: IndexFile = { indexes: [], fieldOverrides: [{ collectionGroup: 'messages', fieldPath: 'createdAt', indexes: [] }] };
+    expect(missingIndexes(exempted, singleRange)).toEqual(['single-field index messages.createdAt ASCENDING (COLLECTION)']);
     // A descending sort is not served by an ascending index.
     const desc: QuerySpec = { ...QUERIES.unfinishedOfConversation, where: QUERIES.unfinishedOfConversation.where.slice(0, 2), orderBy: [{ field: 'seq', direction: 'desc' }] };
     expect(missingIndexes(indexFile, desc)).toHaveLength(1);

@@ -1,25 +1,9 @@
 import { ApiError, ServiceUnavailableError } from '../errors';
-import { errorCode, GRPC } from '../caught';
+import { isTransientFailure } from '../caught';
 import type { HttpResponse, HttpResult } from './types';
-
-/** gRPC status codes that mean "try again". */
-const TRANSIENT_GRPC_CODES: ReadonlySet<unknown> = new Set([GRPC.ABORTED, GRPC.UNAVAILABLE, GRPC.DEADLINE_EXCEEDED, GRPC.RESOURCE_EXHAUSTED, GRPC.CANCELLED, GRPC.INTERNAL, GRPC.UNKNOWN]);
 
 /** Seconds a client should wait after a transient backend failure (contention clears quickly). */
 export const TRANSIENT_RETRY_AFTER_SECONDS = 1;
-
-/**
- * INVALID_ARGUMENT is normally a bug, except when the backend dropped the transaction itself: the
- * emulator under lock contention ("Transaction is invalid or closed") and Firestore after a
- * transaction's time limit ("The referenced transaction has expired or is no longer valid"). The
- * transaction wrote nothing, so retrying the request is safe: a 503 like contention, not an
- * unexpected error.
- */
-const DROPPED_TRANSACTION = /transaction is invalid or closed|transaction has expired or is no longer valid/i;
-
-function isDroppedTransaction(err: unknown, code: unknown): boolean {
-  return code === GRPC.INVALID_ARGUMENT && err instanceof Error && DROPPED_TRANSACTION.test(err.message);
-}
 
 /**
  * Maps anything thrown to an ApiError. Unknown failures become 503 (never 500): every write of
@@ -27,8 +11,7 @@ function isDroppedTransaction(err: unknown, code: unknown): boolean {
  */
 export function toApiError(err: unknown): { error: ApiError; unexpected: boolean } {
   if (err instanceof ApiError) return { error: err, unexpected: false };
-  const code = errorCode(err);
-  if (TRANSIENT_GRPC_CODES.has(code) || isDroppedTransaction(err, code)) {
+  if (isTransientFailure(err)) {
     return {
       error: new ServiceUnavailableError('temporarily_unavailable', 'The backend is busy; retry after the indicated delay.', TRANSIENT_RETRY_AFTER_SECONDS),
       unexpected: false,
