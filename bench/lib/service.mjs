@@ -27,12 +27,11 @@ const { deliveryCheckOf, deliveryCheckRef, deliveryMirror, deliveryRef, delivery
 const { storedPending } = lib('deliveries/ordering.js');
 const { newDelivery, withLiveness, withPendingAt } = lib('deliveries/record.js');
 const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
-const { collectionQuery, QUERIES } = lib('platform/queries.js');
-const { paths } = lib('platform/paths.js');
+const { pendingPage } = lib('deliveries/pending.js');
 
-/** The catch-up list's own Firestore query (a page of `limit` + 1), run directly: no handler, no auth. */
+/** The catch-up list's own Firestore reads (one query per list shard, merged), run directly: no handler, no auth. */
 export function pendingQuery(integration, limit, now = Date.now()) {
-  return collectionQuery(db().collection(paths.deliveryChecks()), QUERIES.pendingOfIntegration, integration.workspaceId, integration.integrationId, now).limit(limit + 1).get();
+  return pendingPage(db(), integration, { limit, now });
 }
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 
