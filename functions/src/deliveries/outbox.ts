@@ -11,6 +11,7 @@ import { readIntegration } from '../integrations/store';
 import { knownTopicProblem, recordPublishFailure } from '../integrations/topics';
 import { publishNotification, type DeliveryNotification, type PermanentPublishFailure, type PublishResult } from './publisher';
 import { decideUndeliverable } from './state-machine';
+import type { NotificationReason } from './record';
 import { outboxRef, type OutboxEntry } from './store';
 import { runTransition } from './transition';
 
@@ -40,23 +41,48 @@ async function markUndeliverable(db: Firestore, outboxId: string, entry: OutboxE
 }
 
 /**
+ * A notification its writer has just committed: the outbox entry's id and, when the writer read
+ * the integration's topic in the same transaction and it is not known to be broken, what to
+ * publish, so that nothing needs reading again on the way to the connector.
+ */
+export interface CommittedNotification {
+  outboxId: string;
+  publish?: { topic: string; reason: NotificationReason; notification: DeliveryNotification };
+}
+
+/**
  * Publishes notifications its caller has just committed (entries written with `inline`: reply
  * sequencing, resend), instead of waiting for a trigger's hop: one trigger from the operator's
  * reply to the connector (docs/capacity.md; bench, "Reply to notification"). The entry stays the
  * safety net: it is deleted only after the publish, and if this instance dies first the sweeper
- * publishes it (its trigger leaves `inline` entries to their writer). A failure is logged and left
- * to the sweeper.
+ * publishes it (its trigger leaves `inline` entries to their writer). A notification without
+ * `publish`, or whose direct publish failed, takes the entry's usual path (read, check the topic,
+ * publish, or record the failure); an error there is logged and left to the sweeper.
  */
-export async function publishCommitted(db: Firestore, outboxIds: readonly string[]): Promise<void> {
+export async function publishCommitted(db: Firestore, committed: readonly CommittedNotification[]): Promise<void> {
   await Promise.all(
-    outboxIds.map(async (outboxId) => {
+    committed.map(async ({ outboxId, publish }) => {
       try {
+        if (publish !== undefined && (await publishDirect(db, outboxId, publish))) return;
         await retryTransient(() => processOutboxEntry(db, outboxId));
       } catch (err) {
         logger.warn('notification.inline_publish_failed', { outboxId, detail: errorMessage(err) });
       }
     }),
   );
+}
+
+/**
+ * Publishes what the writer read in its transaction, then deletes the entry. False when the publish
+ * failed: the caller hands the entry to `processOutboxEntry`, which classifies and records failures
+ * (a publish that failed ambiguously may then arrive twice: connectors dedupe by claiming).
+ */
+async function publishDirect(db: Firestore, outboxId: string, { topic, reason, notification }: NonNullable<CommittedNotification['publish']>): Promise<boolean> {
+  const result = await publishNotification(topic, notification);
+  if (!result.ok) return false;
+  await outboxRef(db, outboxId).delete();
+  logger.info('notification.published', { outboxId, deliveryId: notification.deliveryId, integrationId: notification.integrationId, reason, pubsubMessageId: result.messageId });
+  return true;
 }
 
 /** Reads an entry's due time (null when it is gone). */

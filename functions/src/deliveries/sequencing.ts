@@ -2,7 +2,7 @@
  * Reply sequencing: an operator reply written by the console becomes a delivery with the next
  * `seq` of its conversation and a `created` notification (decisions 5, "Ordering").
  */
-import { Timestamp, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { Timestamp, type DocumentSnapshot, type Firestore, type QuerySnapshot, type Transaction } from 'firebase-admin/firestore';
 import { deliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
@@ -11,18 +11,20 @@ import { codePointLength } from '../platform/schema';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { pendingKey, storedPending } from './ordering';
-import { publishCommitted } from './outbox';
+import { publishCommitted, type CommittedNotification } from './outbox';
 import { newDelivery } from './record';
 import { deliveryQueueRef, readDeliveryQueue, writeDelivery } from './store';
 
 /**
  * The reply trigger's whole work: sequence the reply (and any earlier unsequenced one), then
- * publish the notifications just committed, without waiting for the outbox trigger. A transaction
- * dropped under contention is run again here (it wrote nothing), not left to the trigger's redelivery.
+ * publish the notifications just committed, without waiting for the outbox trigger and without
+ * reading again what the transaction read. A transaction dropped under contention is run again
+ * here (it wrote nothing), not left to the trigger's redelivery. `createdAt` is the reply's, from
+ * the trigger's event (see `sequenceReplies`).
  */
-export async function sequenceAndPublish(db: Firestore, workspaceId: string, conversationId: string, messageId: string): Promise<ReplySequencingResult> {
-  const result = await retryTransient(() => sequenceReplies(db, workspaceId, conversationId, messageId));
-  await publishCommitted(db, result.outboxIds);
+export async function sequenceAndPublish(db: Firestore, workspaceId: string, conversationId: string, messageId: string, createdAt?: unknown): Promise<ReplySequencingResult> {
+  const { committed, ...result } = await retryTransient(() => sequenceReplies(db, workspaceId, conversationId, messageId, createdAt));
+  await publishCommitted(db, committed);
   return result;
 }
 
@@ -34,6 +36,26 @@ const PENDING_SCAN_LIMIT = 100;
 interface ReplyPosition {
   at: Timestamp;
   id: string;
+}
+
+/** How many of the most recent replies the first read wave fetches (usually: this one and the one before). */
+const RECENT_REPLIES = 5;
+
+/**
+ * conversation -> integration, remembered per instance: a conversation's integration never changes
+ * (the conversation id is derived from it), so a warm instance reads the integration document in
+ * the transaction's first wave instead of after the conversation's.
+ */
+const integrationOfConversation = new Map<string, string>();
+const MAX_REMEMBERED_CONVERSATIONS = 10_000;
+
+function rememberIntegration(conversationKey: string, integrationId: string): void {
+  if (integrationOfConversation.has(conversationKey)) return;
+  if (integrationOfConversation.size >= MAX_REMEMBERED_CONVERSATIONS) {
+    const oldest = integrationOfConversation.keys().next();
+    if (oldest.done !== true) integrationOfConversation.delete(oldest.value);
+  }
+  integrationOfConversation.set(conversationKey, integrationId);
 }
 
 export function isOperatorReply(data: Record<string, unknown> | undefined): boolean {
@@ -48,9 +70,58 @@ function positionOf(snap: DocumentSnapshot): ReplyPosition {
   return { at, id: snap.id };
 }
 
+const compareTimes = (a: Timestamp, b: Timestamp): number => a.seconds - b.seconds || a.nanoseconds - b.nanoseconds;
+
 function compare(a: ReplyPosition, b: ReplyPosition): number {
-  const byTime = a.at.toMillis() - b.at.toMillis() || a.at.nanoseconds - b.at.nanoseconds;
+  const byTime = compareTimes(a.at, b.at);
   return byTime !== 0 ? byTime : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+type PendingReply = { snap: DocumentSnapshot; position: ReplyPosition };
+
+/** Operator replies not yet sequenced, after `last` and up to `mine`, in reply order. */
+function unsequencedBetween(snaps: readonly DocumentSnapshot[], last: ReplyPosition | null, mine: ReplyPosition): PendingReply[] {
+  return snaps
+    .filter((s) => isOperatorReply(s.data()) && s.get('delivery') === undefined)
+    .map((snap) => ({ snap, position: positionOf(snap) }))
+    .filter(({ position }) => (last === null || compare(position, last) > 0) && compare(position, mine) <= 0)
+    .sort((a, b) => compare(a.position, b.position));
+}
+
+/**
+ * The most recent operator replies at or before the one being sequenced (its `createdAt` from the
+ * trigger's event), newest first; null without a usable `createdAt`. Read beside the transaction,
+ * not in it: the transaction's reads are serialised until its first one returns, and this read
+ * needs no lock. What it shows is sound against the queue document, which the transaction does
+ * read: every reply after the queue's `lastReplyAt` is unsequenced (sequencing advances it in the
+ * same transaction), replies are immutable, and a reply committed after this one carries a later
+ * server timestamp, so none can appear inside the range once this reply's trigger runs.
+ */
+async function recentReplies(db: Firestore, workspaceId: string, conversationId: string, createdAt: unknown): Promise<QuerySnapshot | null> {
+  const at = asTimestamp(createdAt);
+  if (at === null) return null;
+  const messages = db.collection(paths.messages(workspaceId, conversationId));
+  return collectionQuery(messages, QUERIES.recentOutboundReplies, 'outbound', at).limit(RECENT_REPLIES).get();
+}
+
+/** The trigger's `createdAt` (a Timestamp, possibly of another copy of the class) as a Timestamp. */
+function asTimestamp(value: unknown): Timestamp | null {
+  if (value instanceof Timestamp) return value;
+  const v = value as { seconds?: unknown; nanoseconds?: unknown } | null | undefined;
+  return typeof v?.seconds === 'number' && typeof v.nanoseconds === 'number' ? new Timestamp(v.seconds, v.nanoseconds) : null;
+}
+
+/**
+ * The unsequenced replies up to `mine` as the recent replies show them, or null when they do not
+ * cover everything since `last`: a full page whose oldest reply is not strictly older than `last`
+ * (replies sharing the edge's time may continue beyond the page), or a full page and nothing
+ * sequenced yet. The exact query then runs in the transaction.
+ */
+function unsequencedFromRecent(recent: QuerySnapshot, last: ReplyPosition | null, mine: ReplyPosition): PendingReply[] | null {
+  const docs = recent.docs;
+  const oldest = docs[docs.length - 1];
+  if (docs.length >= RECENT_REPLIES && oldest !== undefined && (last === null || compareTimes(positionOf(oldest).at, last.at) >= 0)) return null;
+  return unsequencedBetween(docs, last, mine);
 }
 
 /** The mirror of a reply refused without a delivery. */
@@ -74,7 +145,7 @@ export async function repliesEnabledFor(tx: Transaction, db: Firestore, workspac
 export type ReplySequencingResult = {
   created: string[];
   rejected: Array<{ messageId: string; code: string }>;
-  /** The `created` notifications' outbox entries, for the trigger to publish right after the commit. */
+  /** The `created` notifications' outbox entries, published right after the commit. */
   outboxIds: string[];
 };
 
@@ -84,19 +155,47 @@ export type ReplySequencingResult = {
  * the conversation up to this one, in reply order (createdAt, then id), so a late trigger for an
  * earlier reply can never put it behind a later one. Each delivery gets the next `seq` of its
  * conversation and a `created` notification in the outbox; the reply gets its `delivery` mirror.
+ *
+ * One read wave in the usual case (the reply-to-connector latency, docs/capacity.md): the reply,
+ * the queue document and the integration (its id remembered per conversation) in one `getAll`,
+ * with the recent replies read beside it. A cold instance reads the conversation first, and a
+ * burst of unsequenced replies larger than the recent page takes the exact query in the transaction.
  */
-export async function sequenceReplies(db: Firestore, workspaceId: string, conversationId: string, messageId: string): Promise<ReplySequencingResult> {
+export async function sequenceReplies(
+  db: Firestore,
+  workspaceId: string,
+  conversationId: string,
+  messageId: string,
+  createdAt?: unknown,
+): Promise<ReplySequencingResult & { committed: CommittedNotification[] }> {
+  const conversationKey = `${workspaceId}/${conversationId}`;
   return db.runTransaction(async (tx) => {
     const now = Date.now();
-    const result: ReplySequencingResult = { created: [], rejected: [], outboxIds: [] };
+    const result: ReplySequencingResult & { committed: CommittedNotification[] } = { created: [], rejected: [], outboxIds: [], committed: [] };
+    const knownIntegrationId = integrationOfConversation.get(conversationKey);
     const conversationRef = db.doc(paths.conversation(workspaceId, conversationId));
     const queueRef = deliveryQueueRef(db, workspaceId, conversationId);
-    const [replySnap, queueSnap, conversationSnap] = await tx.getAll(db.doc(paths.message(workspaceId, conversationId, messageId)), queueRef, conversationRef);
+    const thirdRef = knownIntegrationId === undefined ? conversationRef : integrationRef(db, workspaceId, knownIntegrationId);
+    const [[replySnap, queueSnap, thirdSnap], recent] = await Promise.all([
+      tx.getAll(db.doc(paths.message(workspaceId, conversationId, messageId)), queueRef, thirdRef),
+      recentReplies(db, workspaceId, conversationId, createdAt),
+    ]);
     if (!replySnap?.exists || !isOperatorReply(replySnap.data()) || replySnap.get('delivery') !== undefined) return result;
 
+    const integrationId = knownIntegrationId ?? (thirdSnap?.get('integrationId') as unknown);
+    const integrationSnap =
+      knownIntegrationId !== undefined ? thirdSnap : typeof integrationId === 'string' ? await tx.get(integrationRef(db, workspaceId, integrationId)) : undefined;
+    if (typeof integrationId === 'string') rememberIntegration(conversationKey, integrationId);
+    const integration = integrationSnap?.exists === true ? integrationOf(integrationSnap) : null;
+    const topic = repliesTopic(integration);
+    const repliesEnabled = topic !== null;
+    // Published without reading again only to a topic not known to be broken (./outbox.ts).
+    const topicStatus = integration?.replies.topicStatus ?? null;
+    const directTopic = topic !== null && (topicStatus === null || topicStatus === 'ok') ? topic : null;
+
     const queue = queueSnap?.data() ?? {};
-    // The conversation's unfinished deliveries (domain/delivery-queue.ts): each new delivery is
-    // added in this transaction; a queue document from before the map existed is rebuilt first.
+    // The conversation's unfinished deliveries (./ordering.ts): each new delivery is added in this
+    // transaction; a queue document from before the map existed is rebuilt first.
     const queueState = await readDeliveryQueue(tx, db, workspaceId, conversationId, queueSnap, true);
     const pendingEntries = queueState.rebuilt ? storedPending(queueState.pending) : {};
     const last: ReplyPosition | null = queue.lastReplyAt instanceof Timestamp ? { at: queue.lastReplyAt, id: String(queue.lastReplyId ?? '') } : null;
@@ -107,20 +206,19 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
     // of being dropped silently.
     const late = last !== null && compare(mine, last) <= 0;
 
-    const integrationId = conversationSnap?.get('integrationId') as unknown;
-    const repliesEnabled = await repliesEnabledFor(tx, db, workspaceId, integrationId);
-
-    const messages = db.collection(paths.messages(workspaceId, conversationId));
-    const pendingQuery = last
-      ? collectionQuery(messages, QUERIES.outboundRepliesSince, 'outbound', last.at)
-      : collectionQuery(messages, QUERIES.outboundReplies, 'outbound');
-    const pending: Array<{ snap: DocumentSnapshot; position: ReplyPosition }> = late
-      ? []
-      : (await tx.get(pendingQuery.limit(PENDING_SCAN_LIMIT))).docs
-          .filter((s) => isOperatorReply(s.data()) && s.get('delivery') === undefined)
-          .map((snap) => ({ snap, position: positionOf(snap) }))
-          .filter(({ position }) => (last === null || compare(position, last) > 0) && compare(position, mine) <= 0)
-          .sort((a, b) => compare(a.position, b.position));
+    let pending: PendingReply[] = [];
+    if (!late) {
+      const fromRecent = recent === null ? null : unsequencedFromRecent(recent, last, mine);
+      if (fromRecent !== null) {
+        pending = fromRecent;
+      } else {
+        const messages = db.collection(paths.messages(workspaceId, conversationId));
+        const pendingQuery = last
+          ? collectionQuery(messages, QUERIES.outboundRepliesSince, 'outbound', last.at)
+          : collectionQuery(messages, QUERIES.outboundReplies, 'outbound');
+        pending = unsequencedBetween((await tx.get(pendingQuery.limit(PENDING_SCAN_LIMIT))).docs, last, mine);
+      }
+    }
     // The reply that fired may lack a `createdAt` the query can see (defensive): sequence it last.
     if (!pending.some(({ snap }) => snap.id === messageId)) pending.push({ snap: replySnap, position: mine });
 
@@ -146,7 +244,11 @@ export async function sequenceReplies(db: Firestore, workspaceId: string, conver
       // The first unfinished delivery of the conversation is its head: claimable, in the catch-up list.
       const head = queueState.pending.size === 0 && Object.keys(pendingEntries).length === 0;
       const outboxId = writeDelivery(tx, db, null, head ? { ...delivery, head } : delivery, { at: now, reason: 'created', inline: true }, now);
-      if (outboxId !== null) result.outboxIds.push(outboxId);
+      if (outboxId !== null) {
+        result.outboxIds.push(outboxId);
+        const notification = { deliveryId: delivery.deliveryId, workspaceId, integrationId, conversationId, messageId: snap.id };
+        result.committed.push(directTopic === null ? { outboxId } : { outboxId, publish: { topic: directTopic, reason: 'created', notification } });
+      }
       pendingEntries[pendingKey(delivery.seq)] = delivery.deliveryId;
       result.created.push(delivery.deliveryId);
     }

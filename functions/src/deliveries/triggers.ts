@@ -23,7 +23,7 @@ export async function onReplyCreated(event: DocEvent<{ workspaceId: string; conv
   const { workspaceId, conversationId, messageId } = event.params;
   const data = event.data?.data();
   if (data?.direction !== 'outbound') return;
-  const result = await sequenceAndPublish(db(), workspaceId, conversationId, messageId);
+  const result = await sequenceAndPublish(db(), workspaceId, conversationId, messageId, data.createdAt);
   logger.info('reply.sequenced', { workspaceId, conversationId, messageId, created: result.created, rejected: result.rejected });
 }
 
@@ -49,7 +49,7 @@ export async function onReplyUpdated(event: ReplyChange): Promise<void> {
   const { workspaceId, conversationId, messageId } = event.params;
   const outcome = await retryTransient(() => resendReply(db(), workspaceId, conversationId, messageId));
   logger.info('reply.resend', { workspaceId, conversationId, messageId, ...outcome });
-  if (outcome.kind === 'created' && outcome.outboxId !== null) await publishCommitted(db(), [outcome.outboxId]);
+  if (outcome.kind === 'created' && outcome.outboxId !== null) await publishCommitted(db(), [{ outboxId: outcome.outboxId }]);
 }
 
 /** Task ids allow [A-Za-z0-9_-] only; the outbox id contains '@'. */

@@ -32,6 +32,7 @@ export interface QuerySpec {
 const eq = (field: string): FilterSpec => ({ field, op: '==' });
 const inList = (field: string): FilterSpec => ({ field, op: 'in' });
 const asc = (field: string): OrderSpec => ({ field, direction: 'asc' });
+const desc = (field: string): OrderSpec => ({ field, direction: 'desc' });
 
 export const QUERIES = {
   /**
@@ -88,6 +89,18 @@ export const QUERIES = {
     where: [eq('direction'), { field: 'createdAt', op: '>=' }],
     orderBy: [asc('createdAt')],
   },
+  /**
+   * deliveries/sequencing.ts: the most recent operator replies at or before the one being
+   * sequenced, newest first (a few, with `limit`), read beside the transaction's first reads so
+   * that sequencing needs no second read wave when they show everything since the last sequenced
+   * reply (the usual case).
+   */
+  recentOutboundReplies: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [eq('direction'), { field: 'createdAt', op: '<=' }],
+    orderBy: [desc('createdAt')],
+  },
   /** integrations/store.ts: key lookup by the hash of the current key (every workspace). */
   integrationByKeyHash: {
     collection: 'integrations',
@@ -118,7 +131,7 @@ export const CONSOLE_QUERIES = {
     collection: 'conversations',
     scope: 'COLLECTION',
     where: [eq('listShard')],
-    orderBy: [{ field: 'lastMessageAt', direction: 'desc' }],
+    orderBy: [desc('lastMessageAt')],
   },
   /** A conversation's thread, oldest first (per conversation: no partition needed). */
   threadOfConversation: {

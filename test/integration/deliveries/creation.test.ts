@@ -94,38 +94,63 @@ test('the trigger running again for a reply (sequentially and concurrently) crea
   expect(setup.topic.received.filter((n) => n.messageId === second)).toHaveLength(1);
 });
 
-test('out of order: sequencing the second reply first still gives the first reply seq 1 (seq order == createdAt order)', async () => {
-  const setup = await conversation();
-  const key = setup.integration.key;
-  // Both replies are written while invisible to the reply trigger (it only reacts to a new
-  // outbound message), then turned into operator replies: we decide which "trigger" runs first.
-  const refs = [messagesOf(setup).doc(), messagesOf(setup).doc()];
+/** Operator replies written while invisible to the reply trigger, then made visible: the test decides which "trigger" runs when. */
+async function hiddenReplies(setup: ConversationSetup, count: number): Promise<Array<{ id: string; createdAt: Timestamp }>> {
+  const refs = Array.from({ length: count }, () => messagesOf(setup).doc());
   for (const [i, ref] of refs.entries()) {
     await ref.create({ direction: 'draft', author: { type: 'operator', uid: 'operator-1' }, text: `reply ${i + 1}`, createdAt: FieldValue.serverTimestamp() });
   }
   for (const ref of refs) await ref.update({ direction: 'outbound' });
-  const [first, second] = refs.map((r) => r.id) as [string, string];
-  const ws = setup.integration.workspaceId;
+  return Promise.all(refs.map(async (ref) => ({ id: ref.id, createdAt: (await ref.get()).get('createdAt') as Timestamp })));
+}
 
-  // The later reply's trigger runs first: it sequences both, in reply order.
-  expect(await sequenceAndPublish(adminDb(), ws, setup.conversationId, second)).toEqual({
-    created: [deliveryIdFor(setup.conversationId, first), deliveryIdFor(setup.conversationId, second)],
-    rejected: [],
-    // Each new delivery's `created` notification, which the trigger publishes right after the commit.
-    outboxIds: [expect.stringMatching(new RegExp(`^${deliveryIdFor(setup.conversationId, first)}@\\d+$`)), expect.stringMatching(new RegExp(`^${deliveryIdFor(setup.conversationId, second)}@\\d+$`))],
+// The trigger passes the reply's `createdAt` from its event, and sequencing then reads the recent
+// replies beside its transaction; without it (or when that page cannot show everything since the
+// last sequenced reply) the exact query runs in the transaction. Both must give the same order.
+describe.each([
+  ['with the event createdAt (recent replies read beside the transaction)', true],
+  ['without it (the exact query in the transaction)', false],
+])('sequencing %s', (_name, withCreatedAt) => {
+  test('out of order: sequencing the second reply first still gives the first reply seq 1 (seq order == createdAt order)', async () => {
+    const setup = await conversation();
+    const key = setup.integration.key;
+    const [first, second] = (await hiddenReplies(setup, 2)) as [{ id: string; createdAt: Timestamp }, { id: string; createdAt: Timestamp }];
+    const ws = setup.integration.workspaceId;
+    const run = (reply: { id: string; createdAt: Timestamp }) => sequenceAndPublish(adminDb(), ws, setup.conversationId, reply.id, withCreatedAt ? reply.createdAt : undefined);
+
+    // The later reply's trigger runs first: it sequences both, in reply order.
+    expect(await run(second)).toEqual({
+      created: [deliveryIdFor(setup.conversationId, first.id), deliveryIdFor(setup.conversationId, second.id)],
+      rejected: [],
+      // Each new delivery's `created` notification, which the trigger publishes right after the commit.
+      outboxIds: [expect.stringMatching(new RegExp(`^${deliveryIdFor(setup.conversationId, first.id)}@\\d+$`)), expect.stringMatching(new RegExp(`^${deliveryIdFor(setup.conversationId, second.id)}@\\d+$`))],
+    });
+    // The earlier reply's trigger comes late: nothing left to do.
+    expect(await run(first)).toEqual({ created: [], rejected: [], outboxIds: [] });
+    const deliveries = await conversationDeliveries(setup);
+    expect(deliveries.map((d) => [d.messageId, d.seq])).toEqual([
+      [first.id, 1],
+      [second.id, 2],
+    ]);
+    // Both notifications were published and their outbox entries deleted (the safety net is gone once published).
+    await eventually(async () => (setup.topic.received.filter((n) => n.conversationId === setup.conversationId).length >= 2 ? true : undefined), 'both notifications');
+    await eventually(async () => ((await outboxEntriesFor(deliveryIdFor(setup.conversationId, second.id))) === 0 ? true : undefined), 'outbox entry deleted');
+    // And the order holds for the connector: the second waits for the first.
+    await expectSkip(key, deliveryIdFor(setup.conversationId, second.id), 'waiting_for_previous');
+    await deliverFully(key, deliveryIdFor(setup.conversationId, first.id));
+    await claimReady(key, deliveryIdFor(setup.conversationId, second.id));
   });
-  // The earlier reply's trigger comes late: nothing left to do.
-  expect(await sequenceAndPublish(adminDb(), ws, setup.conversationId, first)).toEqual({ created: [], rejected: [], outboxIds: [] });
-  const deliveries = await conversationDeliveries(setup);
-  expect(deliveries.map((d) => [d.messageId, d.seq])).toEqual([
-    [first, 1],
-    [second, 2],
-  ]);
-  // And the order holds for the connector: the second waits for the first.
-  await eventually(async () => (setup.topic.received.filter((n) => n.conversationId === setup.conversationId).length >= 2 ? true : undefined), 'both notifications');
-  await expectSkip(key, deliveryIdFor(setup.conversationId, second), 'waiting_for_previous');
-  await deliverFully(key, deliveryIdFor(setup.conversationId, first));
-  await claimReady(key, deliveryIdFor(setup.conversationId, second));
+
+  test('a burst of unsequenced replies larger than the recent page: all of them, in reply order, by the last one\'s trigger', async () => {
+    const setup = await conversation();
+    // One reply sequenced first, so the burst lies after a known last position.
+    const { messageId: before } = await replyAndNotify(setup, 'before the burst');
+    const burst = await hiddenReplies(setup, 8);
+    const lastOfBurst = burst[burst.length - 1] as { id: string; createdAt: Timestamp };
+    const result = await sequenceAndPublish(adminDb(), setup.integration.workspaceId, setup.conversationId, lastOfBurst.id, withCreatedAt ? lastOfBurst.createdAt : undefined);
+    expect(result.created).toEqual(burst.map((r) => deliveryIdFor(setup.conversationId, r.id)));
+    expect((await conversationDeliveries(setup)).map((d) => [d.messageId, d.seq])).toEqual([[before, 1], ...burst.map((r, i) => [r.id, i + 2])]);
+  });
 });
 
 test('replies written in quick succession with the real triggers: seq order == createdAt order, one delivery each', async () => {
