@@ -28,6 +28,8 @@ const { storedPending } = lib('deliveries/ordering.js');
 const { newDelivery, withLiveness, withPendingAt } = lib('deliveries/record.js');
 const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
 const { pendingPage } = lib('deliveries/pending.js');
+const { shardOf } = lib('platform/shards.js');
+const { config } = lib('platform/config.js');
 
 /** The catch-up list's own Firestore reads (one query per list shard, merged), run directly: no handler, no auth. */
 export function pendingQuery(integration, limit, now = Date.now()) {
@@ -241,7 +243,11 @@ export async function bulkFinishedThenPending(integration, conversations, finish
   for (let i = 0; i < conversations; i++) {
     const conversationId = conversationIdFor(integrationId, `chat-catch-up-${randomUUID().slice(0, 12)}`);
     for (let k = 0; k <= finished; k++) {
-      const messageId = `r-${k}-${randomUUID().slice(0, 8)}`;
+      // The claimable delivery of conversation i lies in list shard i mod LIST_SHARDS, so every
+      // workspace size spreads its claimable deliveries over the list shards alike, and the docs a
+      // page reads (one per delivery, one per empty shard) compare exactly between sizes.
+      let messageId = `r-${k}-${randomUUID().slice(0, 8)}`;
+      while (k === finished && shardOf(deliveryIdFor(conversationId, messageId), config().listShards) !== i % config().listShards) messageId = `r-${k}-${randomUUID().slice(0, 8)}`;
       const base = newDelivery({ deliveryId: deliveryIdFor(conversationId, messageId), workspaceId, integrationId, conversationId, messageId, seq: k + 1, text: 'hi', now: now - (finished - k) });
       // As writeDelivery stores them: a claimable one with its schedule and its check document.
       const record = k < finished ? { ...base, status: 'sent', head: true } : withLiveness(null, withPendingAt(null, { ...base, head: true }, now - conversations + i), 24 * 3_600_000);
