@@ -6,6 +6,7 @@ import { db } from '../platform/firebase';
 import { errorCode, errorMessage, retryTransient } from '../platform/caught';
 import { REGION } from '../platform/region';
 import { cancelReply } from './cancel';
+import { rollUpHealth } from './health-rollup';
 import { outboxDueAt, processOutboxEntry, publishCommitted } from './outbox';
 import { resendReply } from './resend';
 import { sequenceAndPublish } from './sequencing';
@@ -113,4 +114,10 @@ export async function onPublishDue(request: TaskRequest<{ outboxId?: unknown }>)
 export async function onSweep(): Promise<void> {
   const result = await sweep(db());
   logger.info('sweep.done', result);
+}
+
+/** Every minute: integration health for the console (decisions 10), at most one write per integration. */
+export async function onHealthRollUp(): Promise<void> {
+  const result = await rollUpHealth(db(), Date.now(), (owner, err) => logger.warn('health.rollup_failed', { ...owner, detail: errorMessage(err) }));
+  logger.info('health.rollup_done', result);
 }
