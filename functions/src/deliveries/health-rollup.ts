@@ -133,6 +133,7 @@ export async function rollUpHealth(db: Firestore, now = Date.now(), onError: (ow
       return workspaceId === undefined ? [] : [{ workspaceId, integrationId: doc.id }];
     });
     result.integrations += owners.length;
+    if (owners.length === 0) continue;
     const previous = await db.getAll(...owners.map((o) => integrationHealthRef(db, o.workspaceId, o.integrationId)));
     const due = owners.filter((o, i) => rollUpDue(o, previousOf(previous[i]?.data()), now));
     await forEachLimit(due, ROLLUP_CONCURRENCY, async (o) => {
