@@ -86,8 +86,10 @@ export const onReplyWritten = onDocumentCreated(
   lazy(() => deliveryTriggers().onReplyCreated),
 );
 /**
- * Operator resend of a failed/unknown reply (`resend` written by the console) -> a new delivery.
- * Fires on every message update, the service's own mirror writes included: those return at once.
+ * Console requests on a reply: cancel (recall before send, decisions 10) and resend of a
+ * failed/unknown reply (decisions 7). One trigger, dispatched by what changed (the name is the
+ * deployed one from when it handled resend alone). Fires on every message update, the service's
+ * own mirror writes included: those return at once.
  */
 export const onReplyResend = onDocumentUpdated(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
@@ -107,6 +109,14 @@ export const publishDueNotification = onTaskDispatched(
 export const sweepDeliveries = onSchedule(
   { region: TRIGGER_REGION, schedule: 'every 1 minutes', timeoutSeconds: 120 },
   lazy(() => deliveryTriggers().onSweep),
+);
+/**
+ * Integration health for the console (`integrationHealth/{integrationId}`), every minute: counts,
+ * oldest claimable, last sent, last error; at most one write per integration per minute.
+ */
+export const rollUpIntegrationHealth = onSchedule(
+  { region: TRIGGER_REGION, schedule: 'every 1 minutes', timeoutSeconds: 120 },
+  lazy(() => deliveryTriggers().onHealthRollUp),
 );
 /** Integration created or changed (console/CLI): replies topic check (`replies.topicStatus`), key-hash uniqueness. */
 export const onIntegrationWritten = onDocumentWritten(

@@ -21,6 +21,8 @@ export const RENOTIFY_FIRST_MS = 5 * 60_000;
 export const RENOTIFY_MAX_INTERVAL_MS = 3_600_000;
 /** `error.code` of a delivery nobody claimed within the unclaimed expiry (decisions 7). */
 export const NOT_CLAIMED = 'not_claimed';
+/** `error.code` of a delivery the operator recalled before it was sent (decisions 10). */
+export const CANCELLED = 'cancelled';
 /** Attempt log entries kept per delivery (the latest ones; decisions 7 "bounded"). */
 export const ATTEMPT_LOG_LIMIT = 50;
 
@@ -98,6 +100,27 @@ export interface DeliveryRecord {
   attemptLog?: AttemptEntry[];
   /** Set on a delivery created by an operator's resend: how the one it replaces ended (decisions 7). */
   previous?: PreviousDelivery;
+  /** The answer to the operator's latest recall request (decisions 10), mirrored as `delivery.cancel`. */
+  cancel?: DeliveryCancel;
+  /**
+   * Derived on every write (./store.ts `writeDelivery`, `withOutcomeTimes`), for the integration
+   * health roll-up (./health.ts): the list shard of the id (LIST_SHARDS), when it first became
+   * `sent`, and when it last ended with an error (failed/unknown, not counting `cancelled`).
+   */
+  listShard?: number;
+  sentAt?: number;
+  errorAt?: number;
+}
+
+/**
+ * The answer to a recall request: `cancelled` (it was queued or leased but not started, and is now
+ * failed `cancelled`) or `too_late` (sending or finished: nothing changed). `requestedAt` (epoch ms
+ * of the console's request) makes a repeated trigger for the same request a no-op.
+ */
+export interface DeliveryCancel {
+  status: 'cancelled' | 'too_late';
+  requestedAt: number;
+  at: number;
 }
 
 /** The outcome of the delivery a resend replaced, shown on the reply as `delivery.previous`. */
@@ -150,6 +173,26 @@ export function withLiveness(before: DeliveryRecord | null, next: DeliveryRecord
   if (next.liveness !== undefined && before?.pendingAt === next.pendingAt) return next;
   const expiresAt = next.pendingAt + unclaimedExpiryMs;
   return { ...rest, liveness: { checkAt: Math.min(next.pendingAt + RENOTIFY_FIRST_MS, expiresAt), intervalMs: RENOTIFY_FIRST_MS, expiresAt } };
+}
+
+/**
+ * `next` with the times the integration health roll-up orders by (./health.ts): `sentAt` from its
+ * first `sent` (kept afterwards; a record from before the field takes its last change), and
+ * `errorAt` whenever it ends `failed` or `unknown` with a new status or error. `cancelled` is not
+ * an error of the integration (the operator recalled it), so it sets no `errorAt`; and a late
+ * completion that turns `unknown` into `sent` drops `errorAt` (the ambiguity is resolved).
+ */
+export function withOutcomeTimes(before: DeliveryRecord | null, next: DeliveryRecord, now: number): DeliveryRecord {
+  if (next.status === 'sent') {
+    const { errorAt: _resolved, ...rest } = next;
+    const sentAt = next.sentAt ?? (before?.status === 'sent' ? before.updatedAt : now);
+    return { ...rest, sentAt };
+  }
+  if ((next.status === 'failed' || next.status === 'unknown') && next.error?.code !== CANCELLED) {
+    const changed = before === null || before.status !== next.status || JSON.stringify(before.error) !== JSON.stringify(next.error);
+    if (changed) return { ...next, errorAt: now };
+  }
+  return next;
 }
 
 /**

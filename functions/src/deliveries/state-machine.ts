@@ -7,6 +7,7 @@
  */
 import { ConflictError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
 import {
+  CANCELLED,
   LEASE_MS,
   backoffMs,
   everHeld,
@@ -51,6 +52,9 @@ export interface FailResponse {
 export interface ReceiptResponse {
   status: 'sent';
 }
+export interface CancelResponse {
+  status: 'cancelled' | 'too_late';
+}
 
 export interface ClaimInput {
   now: number;
@@ -88,6 +92,12 @@ export interface ReceiptInput {
   /** The channel's time of the event; `now` when absent. */
   at?: number | undefined;
   providerMessageId?: string | undefined;
+}
+
+export interface CancelInput {
+  now: number;
+  /** Epoch ms of the console's request (`cancel.requestedAt` on the reply): identifies the request. */
+  requestedAt: number;
 }
 
 /** `error.code` of a delivery whose lease expired after start: nobody knows whether it was sent. */
@@ -434,6 +444,45 @@ export function decideLivenessCheck(d: DeliveryRecord, checkAt: number, now: num
   const intervalMs = Math.min(liveness.intervalMs * 2, RENOTIFY_MAX_INTERVAL_MS);
   const next: DeliveryRecord = { ...d, liveness: { ...liveness, intervalMs, checkAt: Math.min(checkAt + intervalMs, liveness.expiresAt) }, updatedAt: now };
   return decided(d, null, withAttempt(next, now, 'renotified'), { at: now, reason: 'renotified' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// cancel (decisions 10: recall before send)
+
+/**
+ * cancel: a workspace member asked that the reply not be sent (`cancel` on the reply; the reply
+ * trigger runs this on the reply's current delivery). Lease expiry is applied first, as everywhere.
+ *  - the same request again (a redelivered trigger: same `requestedAt`) -> the recorded answer, no
+ *    write; a delivery already cancelled by an earlier request -> `cancelled`, no write;
+ *  - `queued` (due or not, head or waiting behind another), or `leased` (a lease that has not
+ *    started: the connector has not said it is calling the provider) -> `failed` with code
+ *    `cancelled`, logged as a `failed` attempt. Like every terminal transition this releases the
+ *    next reply of the conversation and ends its liveness checks; the lease stays recorded, so a
+ *    later start under it gets 409 `delivery_finished` (`decideStart`) and the connector drops it;
+ *  - `sending` (the provider may be accepting it right now) or terminal -> `too_late`: the status
+ *    does not change; only the answer is recorded (`cancel`), which the reply mirror shows.
+ * The answer is kept on the record (`cancel: { status, requestedAt, at }`), so every later mirror
+ * write still shows it.
+ */
+export function decideCancel(d: DeliveryRecord, input: CancelInput): Decision<CancelResponse> {
+  const { now, requestedAt } = input;
+  if (d.cancel !== undefined && d.cancel.requestedAt === requestedAt) return unchanged({ status: d.cancel.status });
+  if (d.status === 'failed' && d.error?.code === CANCELLED) return unchanged({ status: 'cancelled' });
+  const current = applyLeaseExpiry(d, now);
+  if (current.status === 'queued' || current.status === 'leased') {
+    const next: DeliveryRecord = {
+      ...current,
+      status: 'failed',
+      notBefore: null,
+      waiting: false,
+      error: { outcome: 'failed', code: CANCELLED },
+      cancel: { status: 'cancelled', requestedAt, at: now },
+      updatedAt: now,
+    };
+    return decided(d, { status: 'cancelled' }, withAttempt(next, now, 'failed', CANCELLED));
+  }
+  // sending or terminal (possibly just now, by an expiry: then that expiry is written with it).
+  return decided(d, { status: 'too_late' }, { ...current, cancel: { status: 'too_late', requestedAt, at: now }, updatedAt: now });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import { collectionQuery, QUERIES } from '../platform/queries';
 import { parsePending, pendingKey, storedPending, type PendingDeliveries } from './ordering';
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
-import { UNFINISHED_STATUSES, withLiveness, withPendingAt, type AttemptEntry, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
+import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type AttemptEntry, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
 
 export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
 export const deliveryQueueRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
@@ -178,6 +178,7 @@ export function deliveryMirror(d: DeliveryRecord, now: number): Record<string, u
     mirror.receipt = code === null ? { status, at: Timestamp.fromMillis(at) } : { status, at: Timestamp.fromMillis(at), code };
   }
   if (d.attemptLog !== undefined && d.attemptLog.length > 0) mirror.attempts = attemptsMirror(d.attemptLog);
+  if (d.cancel !== undefined) mirror.cancel = { status: d.cancel.status, at: Timestamp.fromMillis(d.cancel.at) };
   if (d.previous !== undefined) {
     const p = d.previous;
     const previous: Record<string, unknown> = { status: p.status, updatedAt: Timestamp.fromMillis(p.updatedAt) };
@@ -197,18 +198,21 @@ function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boo
     JSON.stringify(before.error) !== JSON.stringify(next.error) ||
     JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds) ||
     JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null) ||
-    JSON.stringify(before.attemptLog ?? []) !== JSON.stringify(next.attemptLog ?? [])
+    JSON.stringify(before.attemptLog ?? []) !== JSON.stringify(next.attemptLog ?? []) ||
+    JSON.stringify(before.cancel ?? null) !== JSON.stringify(next.cancel ?? null)
   );
 }
 
 /**
- * Writes one record and what follows from it: its derived fields (`pendingAt`, `liveness`), its
+ * Writes one record and what follows from it: its derived fields (`pendingAt`, `liveness`, and for
+ * the health roll-up `listShard`, `sentAt`, `errorAt`), its
  * liveness check document (set when the check moves, deleted when the schedule ends: blind
  * writes, no read), the reply mirror and, when asked, a notification. Returns the notification's
  * outbox id (null without one), for a caller that publishes it itself once the transaction commits.
  */
 export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notify: Notify | null, now: number): string | null {
-  const stored = withLiveness(before, withPendingAt(before, next, now), config().unclaimedExpiryMs);
+  const derived = withOutcomeTimes(before, withLiveness(before, withPendingAt(before, next, now), config().unclaimedExpiryMs), now);
+  const stored: DeliveryRecord = { ...derived, listShard: shardOf(next.deliveryId, config().listShards) };
   tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), stored);
   const checkBefore = before === null ? null : deliveryCheckOf(before);
   const checkAfter = deliveryCheckOf(stored);

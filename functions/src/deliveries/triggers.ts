@@ -5,6 +5,8 @@ import type { Request as TaskRequest } from 'firebase-functions/v2/tasks';
 import { db } from '../platform/firebase';
 import { errorCode, errorMessage, retryTransient } from '../platform/caught';
 import { REGION } from '../platform/region';
+import { cancelReply } from './cancel';
+import { rollUpHealth } from './health-rollup';
 import { outboxDueAt, processOutboxEntry, publishCommitted } from './outbox';
 import { resendReply } from './resend';
 import { sequenceAndPublish } from './sequencing';
@@ -29,7 +31,7 @@ export async function onReplyCreated(event: DocEvent<{ workspaceId: string; conv
 
 type ReplyChange = FirestoreEvent<Change<QueryDocumentSnapshot> | undefined, { workspaceId: string; conversationId: string; messageId: string }>;
 
-/** The same resend request (the console writes `requestedAt` as the server time, so a new request differs). */
+/** The same resend or cancel request (the console writes `requestedAt` as the server time, so a new request differs). */
 function sameRequest(a: unknown, b: unknown): boolean {
   const x = a as { requestedAt?: unknown; uid?: unknown } | undefined;
   const y = b as { requestedAt?: unknown; uid?: unknown } | undefined;
@@ -39,17 +41,28 @@ function sameRequest(a: unknown, b: unknown): boolean {
 }
 
 /**
- * A message changed. Only a new `resend` request on an operator reply matters (decisions 7); every
- * other update (the service's own mirror writes, most of them) returns at once.
+ * A message changed. One trigger for every console request on a reply, dispatched by what changed:
+ * a new `cancel` request (decisions 10: recall before send) and a new `resend` request (decisions
+ * 7), detected the same way (the request differs from the one before). Every other update (the
+ * service's own mirror writes, most of them) returns at once. Should one write carry both (rules
+ * allow one field per write, so only the Admin SDK could), the cancel is applied first.
  */
 export async function onReplyUpdated(event: ReplyChange): Promise<void> {
   const before = event.data?.before.data();
   const after = event.data?.after.data();
-  if (after?.resend === undefined || sameRequest(before?.resend, after.resend)) return;
+  const newCancel = after?.cancel !== undefined && !sameRequest(before?.cancel, after.cancel);
+  const newResend = after?.resend !== undefined && !sameRequest(before?.resend, after.resend);
+  if (!newCancel && !newResend) return;
   const { workspaceId, conversationId, messageId } = event.params;
-  const outcome = await retryTransient(() => resendReply(db(), workspaceId, conversationId, messageId));
-  logger.info('reply.resend', { workspaceId, conversationId, messageId, ...outcome });
-  if (outcome.kind === 'created' && outcome.outboxId !== null) await publishCommitted(db(), [{ outboxId: outcome.outboxId }]);
+  if (newCancel) {
+    const outcome = await retryTransient(() => cancelReply(db(), workspaceId, messageId, after));
+    logger.info('reply.cancel', { workspaceId, conversationId, messageId, ...outcome });
+  }
+  if (newResend) {
+    const outcome = await retryTransient(() => resendReply(db(), workspaceId, conversationId, messageId));
+    logger.info('reply.resend', { workspaceId, conversationId, messageId, ...outcome });
+    if (outcome.kind === 'created' && outcome.outboxId !== null) await publishCommitted(db(), [{ outboxId: outcome.outboxId }]);
+  }
 }
 
 /** Task ids allow [A-Za-z0-9_-] only; the outbox id contains '@'. */
@@ -101,4 +114,10 @@ export async function onPublishDue(request: TaskRequest<{ outboxId?: unknown }>)
 export async function onSweep(): Promise<void> {
   const result = await sweep(db());
   logger.info('sweep.done', result);
+}
+
+/** Every minute: integration health for the console (decisions 10), at most one write per integration. */
+export async function onHealthRollUp(): Promise<void> {
+  const result = await rollUpHealth(db(), Date.now(), (owner, err) => logger.warn('health.rollup_failed', { ...owner, detail: errorMessage(err) }));
+  logger.info('health.rollup_done', result);
 }

@@ -9,6 +9,8 @@ const workspace = (workspaceId: string): string => `workspaces/${workspaceId}`;
 export const paths = {
   integration: (workspaceId: string, integrationId: string): string => `${workspace(workspaceId)}/integrations/${integrationId}`,
   integrations: (workspaceId: string): string => `${workspace(workspaceId)}/integrations`,
+  /** The integration's health for the console (deliveries/health-rollup.ts), beside it: writing the integration fires its trigger. */
+  integrationHealth: (workspaceId: string, integrationId: string): string => `${workspace(workspaceId)}/integrationHealth/${integrationId}`,
   /** Idempotency record of one incoming event (TTL: `expireAt`). */
   event: (workspaceId: string, eventDocId: string): string => `${workspace(workspaceId)}/events/${eventDocId}`,
   customer: (workspaceId: string, customerId: string): string => `${workspace(workspaceId)}/customers/${customerId}`,

@@ -75,6 +75,38 @@ export const QUERIES = {
     where: [eq('shard'), { field: 'dueAt', op: '<=' }],
     orderBy: [asc('dueAt')],
   },
+  /**
+   * deliveries/health-rollup.ts: count() of an integration's deliveries in one status created since
+   * a time (the health window), over a chunk of list shards (`in`, at most 30): the index leads with
+   * the integration, the status and the list shard, so new deliveries spread over LIST_SHARDS ranges.
+   */
+  deliveriesOfStatusSince: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), eq('status'), inList('listShard'), { field: 'createdAt', op: '>=' }],
+    orderBy: [],
+  },
+  /** deliveries/health-rollup.ts: an integration's latest `sent` delivery in one list shard (limit 1). */
+  lastSentOfShard: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), eq('listShard')],
+    orderBy: [desc('sentAt')],
+  },
+  /** deliveries/health-rollup.ts: an integration's latest delivery ended with an error in one list shard (limit 1). */
+  lastErrorOfShard: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), eq('listShard')],
+    orderBy: [desc('errorAt')],
+  },
+  /** deliveries/health-rollup.ts: every integration of every workspace, a page at a time (document order; no index). */
+  allIntegrations: {
+    collection: 'integrations',
+    scope: 'COLLECTION_GROUP',
+    where: [],
+    orderBy: [],
+  },
   /** deliveries/sequencing.ts: operator replies of a conversation, in reply order (first run). */
   outboundReplies: {
     collection: 'messages',

@@ -105,6 +105,9 @@ beforeEach(async () => {
           delivery: { deliveryId: `d_${id}`, status, updatedAt: now, ...(status === 'queued' ? {} : { error: { outcome: status, code: 'provider_rejected' } }) },
         });
       }
+      // A reply the service has not sequenced yet (no `delivery` mirror): nothing to recall.
+      await setDoc(doc(db, 'workspaces', ws, 'conversations', CONV, 'messages', 'r-new'), reply('oscar', { createdAt: now }));
+      await setDoc(doc(db, 'workspaces', ws, 'integrationHealth', INTEGRATION), { integrationId: INTEGRATION, counts: { sent: 1 }, computedAt: now });
       await setDoc(doc(db, 'workspaces', ws, 'customers', 'u_1'), { integrationId: INTEGRATION, externalId: 'cust-1' });
       await setDoc(doc(db, 'workspaces', ws, 'events', 'e_1'), { eventId: 'evt-1' });
       await setDoc(doc(db, 'workspaces', ws, 'deliveries', 'd_1'), { status: 'sent', text: 'We are on it!' });
@@ -380,13 +383,83 @@ describe('operator replies: create', () => {
     await assertFails(deleteDoc(doc(replies(operator()), 'r-failed')));
   });
 
+  test('cancel (decisions 10): a member may write exactly { requestedAt: server time, uid: self } on an operator reply with a delivery, in any status, and ask again', async () => {
+    for (const [db, uid] of [[operator(), 'oscar'], [admin(), 'alice']] as const) {
+      for (const id of ['r-queued', 'r-1', 'r-failed', 'r-unknown']) {
+        await assertSucceeds(updateDoc(doc(replies(db), id), { cancel: { requestedAt: serverTimestamp(), uid } }));
+      }
+    }
+    // A cancel request does not stand in the way of a resend, nor the other way round.
+    await assertSucceeds(updateDoc(doc(replies(operator()), 'r-failed'), { resend: { requestedAt: serverTimestamp(), uid: 'oscar' } }));
+    await assertSucceeds(updateDoc(doc(replies(operator()), 'r-failed'), { cancel: { requestedAt: serverTimestamp(), uid: 'oscar' } }));
+  });
+
+  test.each([
+    ['a reply not sequenced yet (no delivery mirror)', 'r-new', { cancel: { requestedAt: serverTimestamp(), uid: 'oscar' } }],
+    ['an incoming message', 'm_in', { cancel: { requestedAt: serverTimestamp(), uid: 'oscar' } }],
+    ['another uid', 'r-queued', { cancel: { requestedAt: serverTimestamp(), uid: 'alice' } }],
+    ['a client clock', 'r-queued', { cancel: { requestedAt: Timestamp.fromMillis(Date.now()), uid: 'oscar' } }],
+    ['an extra cancel field', 'r-queued', { cancel: { requestedAt: serverTimestamp(), uid: 'oscar', reason: 'typo' } }],
+    ['a missing requestedAt', 'r-queued', { cancel: { uid: 'oscar' } }],
+    ['a missing uid', 'r-queued', { cancel: { requestedAt: serverTimestamp() } }],
+    ['a cancel that is not a map', 'r-queued', { cancel: true }],
+    ['the text changed with it', 'r-queued', { cancel: { requestedAt: serverTimestamp(), uid: 'oscar' }, text: 'edited' }],
+    ['the delivery changed with it', 'r-queued', { cancel: { requestedAt: serverTimestamp(), uid: 'oscar' }, 'delivery.status': 'failed' }],
+    ['the delivery cancel answer forged', 'r-queued', { 'delivery.cancel': { status: 'cancelled' } }],
+    ['a resend with it', 'r-failed', { cancel: { requestedAt: serverTimestamp(), uid: 'oscar' }, resend: { requestedAt: serverTimestamp(), uid: 'oscar' } }],
+    ['the author changed with it', 'r-queued', { cancel: { requestedAt: serverTimestamp(), uid: 'oscar' }, author: { type: 'operator', uid: 'alice' } }],
+  ])('cancel denied: %s', async (_what, id, update) => {
+    await assertFails(updateDoc(doc(replies(operator()), id), update));
+  });
+
+  test('cancel denied to non-members, other workspaces, unknown roles and anonymous users; no delete of a cancel', async () => {
+    const request = (uid: string) => ({ cancel: { requestedAt: serverTimestamp(), uid } });
+    await assertFails(updateDoc(doc(replies(viewer()), 'r-queued'), request('vera')));
+    await assertFails(updateDoc(doc(replies(stranger()), 'r-queued'), request('sam')));
+    await assertFails(updateDoc(doc(replies(otherAdmin()), 'r-queued'), request('bob')));
+    await assertFails(updateDoc(doc(replies(otherAdmin(), CONV, OTHER_WS), 'r-queued'), request('oscar')));
+    await assertFails(updateDoc(doc(replies(operator(), CONV, OTHER_WS), 'r-queued'), request('oscar')));
+    await assertFails(updateDoc(doc(replies(anonymous()), 'r-queued'), { cancel: { requestedAt: serverTimestamp(), uid: null } }));
+    await assertSucceeds(updateDoc(doc(replies(operator()), 'r-queued'), request('oscar')));
+    await assertFails(updateDoc(doc(replies(operator()), 'r-queued'), { cancel: deleteField() }));
+    await assertFails(deleteDoc(doc(replies(operator()), 'r-queued')));
+  });
+
   test('replies are otherwise immutable for clients: no update (text or delivery), no delete, no overwrite', async () => {
     for (const db of [operator(), admin()]) {
       await assertFails(updateDoc(doc(replies(db), 'r-1'), { text: 'edited' }));
       await assertFails(updateDoc(doc(replies(db), 'r-1'), { 'delivery.status': 'failed' }));
       await assertFails(updateDoc(doc(replies(db), 'r-1'), { delivery: deleteField() }));
+      await assertFails(updateDoc(doc(replies(db), 'r-1'), { note: 'hello' }));
+      await assertFails(updateDoc(doc(replies(db), 'r-1'), { createdAt: serverTimestamp() }));
       await assertFails(setDoc(doc(replies(db), 'r-1'), reply('oscar')));
       await assertFails(deleteDoc(doc(replies(db), 'r-1')));
+    }
+  });
+});
+
+describe('integration health (decisions 10)', () => {
+  const health = (db: Firestore, ws = WS) => doc(db, 'workspaces', ws, 'integrationHealth', INTEGRATION);
+
+  test('members read their workspace integration health (get and list)', async () => {
+    for (const db of [operator(), admin()]) {
+      const snap = await assertSucceeds(getDoc(health(db)));
+      expect(snap.get('counts.sent')).toBe(1);
+      await assertSucceeds(getDocs(collection(db, 'workspaces', WS, 'integrationHealth')));
+    }
+  });
+
+  test('other workspaces, strangers, unknown roles and anonymous users read none of it; nobody writes it', async () => {
+    for (const db of [otherAdmin(), stranger(), viewer(), anonymous()]) {
+      await assertFails(getDoc(health(db)));
+      await assertFails(getDocs(collection(db, 'workspaces', WS, 'integrationHealth')));
+    }
+    await assertFails(getDoc(health(admin(), OTHER_WS)));
+    for (const db of [admin(), operator(), stranger(), anonymous()]) {
+      await assertFails(setDoc(health(db), { counts: { sent: 1000 } }));
+      await assertFails(updateDoc(health(db), { 'counts.sent': 0 }));
+      await assertFails(deleteDoc(health(db)));
+      await assertFails(setDoc(doc(db, 'workspaces', WS, 'integrationHealth', 'new-one'), { counts: {} }));
     }
   });
 });

@@ -18,12 +18,14 @@ import {
   recipientFor,
   retryBudgetSpent,
   visibleDelivery,
+  withOutcomeTimes,
   type DeliveryRecord,
   type DeliveryStatus,
   type Recipient,
 } from '../../../functions/src/deliveries/record';
 import {
   applyLeaseExpiry,
+  decideCancel,
   decideClaim,
   decideComplete,
   decideFail,
@@ -1126,5 +1128,116 @@ describe('decideReceipt (decisions 8)', () => {
     })();
     expect(err).toBeInstanceOf(ConflictError);
     expect(err).toMatchObject({ status: 409, code: 'delivery_not_sent' });
+  });
+});
+
+describe('decideCancel (decisions 10: recall before send)', () => {
+  const REQ = T0 + 500;
+  const cancelIn = (now: number, requestedAt = REQ) => ({ now, requestedAt });
+
+  test('queued -> failed `cancelled`: releases the next reply, logged as a failed attempt, no notification', () => {
+    const d = rec({ head: true, attemptLog: [{ at: T0, event: 'renotified' }] });
+    const result = decideCancel(d, cancelIn(T0 + 1000));
+    expect(result.response).toEqual({ status: 'cancelled' });
+    expect(result.next).toMatchObject({
+      status: 'failed',
+      error: { outcome: 'failed', code: 'cancelled' },
+      cancel: { status: 'cancelled', requestedAt: REQ, at: T0 + 1000 },
+      notBefore: null,
+      waiting: false,
+      updatedAt: T0 + 1000,
+    });
+    expect(result.next?.attemptLog).toEqual([{ at: T0, event: 'renotified' }, { at: T0 + 1000, event: 'failed', code: 'cancelled' }]);
+    expect(result.effects).toEqual({ releasesNext: true, notify: null });
+  });
+
+  test('queued waiting for a retry time, or waiting behind an earlier reply: cancelled too', () => {
+    expect(decideCancel(rec({ notBefore: T0 + 60_000 }), cancelIn(T0 + 1000)).next).toMatchObject({ status: 'failed', notBefore: null });
+    expect(decideCancel(rec({ waiting: true }), cancelIn(T0 + 1000)).next).toMatchObject({ status: 'failed', waiting: false });
+  });
+
+  test('leased, lease not started -> cancelled; the lease stays recorded, so its start is 409 delivery_finished', () => {
+    const d = leased();
+    const result = decideCancel(d, cancelIn(T0 + 1000));
+    expect(result.response).toEqual({ status: 'cancelled' });
+    expect(result.effects.releasesNext).toBe(true);
+    const cancelled = deepFreeze(result.next!);
+    expect(cancelled.lease).toEqual(d.lease);
+    expectApiError(() => decideStart(cancelled, { now: T0 + 2000, leaseId: 'L1' }), ConflictError, 'delivery_finished');
+    // A claim now is skipped as failed.
+    expect(decideClaim(cancelled, claimIn(T0 + 3000)).response).toEqual({ status: 'skip', reason: 'already_failed' });
+  });
+
+  test('leased with an expired lease: the expiry (back to queued) applies first, then it is cancelled', () => {
+    const result = decideCancel(leased(), cancelIn(T0 + LEASE_MS + 1));
+    expect(result.response).toEqual({ status: 'cancelled' });
+    expect(result.next?.attemptLog?.map((e) => e.event)).toEqual(['lease_expired', 'failed']);
+    expect(result.effects).toEqual({ releasesNext: true, notify: null });
+  });
+
+  test('sending -> too_late: the status does not change, the answer is recorded, nothing released', () => {
+    const d = sending();
+    const result = decideCancel(d, cancelIn(T0 + 1000));
+    expect(result.response).toEqual({ status: 'too_late' });
+    expect(result.next).toEqual({ ...d, cancel: { status: 'too_late', requestedAt: REQ, at: T0 + 1000 }, updatedAt: T0 + 1000 });
+    expect(result.effects).toEqual({ releasesNext: false, notify: null });
+    // The connector carries on: its completion is accepted and the answer stays.
+    const sent = decideComplete(deepFreeze(result.next!), { now: T0 + 2000, leaseId: 'L1', providerMessageIds: ['p1'] }).next;
+    expect(sent).toMatchObject({ status: 'sent', cancel: { status: 'too_late' } });
+  });
+
+  test('sending with an expired lease: the expiry to unknown is written with the answer (and releases the next)', () => {
+    const result = decideCancel(sending(), cancelIn(T0 + LEASE_MS + 1));
+    expect(result.response).toEqual({ status: 'too_late' });
+    expect(result.next).toMatchObject({ status: 'unknown', error: { code: 'lease_expired_after_start' }, cancel: { status: 'too_late' } });
+    expect(result.effects.releasesNext).toBe(true);
+  });
+
+  test.each(['sent', 'failed', 'unknown'] as const)('%s -> too_late, status unchanged, nothing released', (status) => {
+    const d = finished(status);
+    const result = decideCancel(d, cancelIn(T0 + 5000));
+    expect(result.response).toEqual({ status: 'too_late' });
+    expect(result.next).toMatchObject({ status, error: d.error, cancel: { status: 'too_late', requestedAt: REQ } });
+    expect(result.effects).toEqual({ releasesNext: false, notify: null });
+  });
+
+  test('the same request again (redelivered trigger): the recorded answer, no write', () => {
+    const cancelled = deepFreeze(decideCancel(rec(), cancelIn(T0 + 1000)).next!);
+    expect(decideCancel(cancelled, cancelIn(T0 + 9000))).toEqual({ response: { status: 'cancelled' }, next: null, effects: { releasesNext: false, notify: null } });
+    const tooLate = deepFreeze(decideCancel(sending(), cancelIn(T0 + 1000)).next!);
+    expect(decideCancel(tooLate, cancelIn(T0 + 9000))).toEqual({ response: { status: 'too_late' }, next: null, effects: { releasesNext: false, notify: null } });
+  });
+
+  test('a new request on a delivery already cancelled: still cancelled, no write; on a sending one: answered again', () => {
+    const cancelled = deepFreeze(decideCancel(rec(), cancelIn(T0 + 1000)).next!);
+    expect(decideCancel(cancelled, cancelIn(T0 + 9000, T0 + 8000))).toEqual({ response: { status: 'cancelled' }, next: null, effects: { releasesNext: false, notify: null } });
+    const tooLate = deepFreeze(decideCancel(sending(), cancelIn(T0 + 1000)).next!);
+    expect(decideCancel(tooLate, cancelIn(T0 + 9000, T0 + 8000)).next?.cancel).toEqual({ status: 'too_late', requestedAt: T0 + 8000, at: T0 + 9000 });
+  });
+});
+
+describe('withOutcomeTimes (the health roll-up\'s sentAt / errorAt)', () => {
+  test('sentAt on the first sent, kept afterwards; a late completion of unknown drops errorAt', () => {
+    const s = sending();
+    const sent = withOutcomeTimes(s, decideComplete(s, { now: T0 + 10, leaseId: 'L1', providerMessageIds: ['p'] }).next!, T0 + 10);
+    expect(sent.sentAt).toBe(T0 + 10);
+    expect(withOutcomeTimes(sent, { ...sent, receipt: { status: 'read', at: T0 + 50, code: null, providerMessageId: null }, updatedAt: T0 + 50 }, T0 + 50).sentAt).toBe(T0 + 10);
+    const unknown = withOutcomeTimes(s, { ...s, status: 'unknown', error: { outcome: 'unknown', code: 'timeout' } }, T0 + 20);
+    expect(unknown.errorAt).toBe(T0 + 20);
+    const resolved = withOutcomeTimes(unknown, { ...unknown, status: 'sent', error: null }, T0 + 30);
+    expect(resolved).toMatchObject({ sentAt: T0 + 30 });
+    expect(resolved).not.toHaveProperty('errorAt');
+    // A record sent before the field existed takes its last change.
+    const { sentAt: _none, ...old } = sent;
+    expect(withOutcomeTimes(old, { ...old, updatedAt: T0 + 99 }, T0 + 99).sentAt).toBe(old.updatedAt);
+  });
+
+  test('errorAt when it ends failed/unknown with a new error, not on a rewrite of the same, never for cancelled', () => {
+    const failed = withOutcomeTimes(rec(), { ...rec(), status: 'failed', error: { outcome: 'failed', code: 'not_claimed' } }, T0 + 5);
+    expect(failed.errorAt).toBe(T0 + 5);
+    expect(withOutcomeTimes(failed, { ...failed, updatedAt: T0 + 9 }, T0 + 9).errorAt).toBe(T0 + 5);
+    const cancelled = withOutcomeTimes(rec(), { ...rec(), status: 'failed', error: { outcome: 'failed', code: 'cancelled' } }, T0 + 5);
+    expect(cancelled).not.toHaveProperty('errorAt');
+    expect(withOutcomeTimes(rec(), { ...rec(), status: 'leased' }, T0 + 5)).not.toHaveProperty('errorAt');
   });
 });

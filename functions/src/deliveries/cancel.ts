@@ -1,0 +1,44 @@
+/**
+ * Recall before send (decisions 10): a workspace member writes `cancel: { requestedAt, uid }` on an
+ * operator reply (firestore.rules allows exactly that, once the reply has its `delivery` mirror).
+ * The reply's update trigger calls `cancelReply`, which runs the one delivery transition
+ * (./transition.ts) on the reply's current delivery with `decideCancel` (./state-machine.ts):
+ * queued or leased-not-started -> failed `cancelled` (releasing the next reply), sending or
+ * finished -> unchanged, the answer `too_late` recorded for the mirror (`delivery.cancel`).
+ *
+ * Idempotent: the request's `requestedAt` is kept with the answer on the record, so a redelivered
+ * trigger for the same request writes nothing. A reply without a delivery (replies disabled, an
+ * invalid reply) changes nothing.
+ */
+import { Timestamp, type Firestore } from 'firebase-admin/firestore';
+import type { CancelResponse } from './state-machine';
+import { decideCancel } from './state-machine';
+import { isOperatorReply } from './sequencing';
+import { runTransition } from './transition';
+
+export type CancelOutcome =
+  | { kind: 'decided'; deliveryId: string; status: CancelResponse['status']; written: boolean }
+  /** Nothing to do: not an operator reply or no valid request; or the reply has no delivery. */
+  | { kind: 'ignored'; reason: 'no_request' | 'no_delivery' };
+
+/**
+ * Applies the cancel request on `reply` (the reply document's data as the trigger saw it after
+ * the console's write) to the delivery its mirror names.
+ */
+export async function cancelReply(db: Firestore, workspaceId: string, messageId: string, reply: Record<string, unknown> | undefined): Promise<CancelOutcome> {
+  const request = reply?.cancel as { requestedAt?: unknown } | undefined;
+  if (reply === undefined || !isOperatorReply(reply) || !(request?.requestedAt instanceof Timestamp)) return { kind: 'ignored', reason: 'no_request' };
+  const requestedAt = request.requestedAt.toMillis();
+  const mirror = reply.delivery as { deliveryId?: unknown } | undefined;
+  if (typeof mirror?.deliveryId !== 'string') return { kind: 'ignored', reason: 'no_delivery' };
+  const deliveryId = mirror.deliveryId;
+
+  const { before, decision } = await runTransition(db, {
+    workspaceId,
+    deliveryId,
+    // The mirror is the service's own write, but a record of another reply is never touched.
+    decide: (d, facts) => (d.messageId === messageId ? decideCancel(d, { now: facts.now, requestedAt }) : null),
+  });
+  if (before === null || decision === null) return { kind: 'ignored', reason: 'no_delivery' };
+  return { kind: 'decided', deliveryId, status: decision.response.status, written: decision.next !== null };
+}

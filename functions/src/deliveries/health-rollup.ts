@@ -1,0 +1,151 @@
+/**
+ * Integration health roll-up (decisions 10; the arithmetic and the schedule rules are ./health.ts).
+ * Every minute (index.ts `rollUpIntegrationHealth`) it pages through the integrations, reads their
+ * last health documents by id, and for each one due (./health.ts `rollUpDue`) runs a handful of
+ * aggregation and limit-1 queries and writes ONE document,
+ * `workspaces/{ws}/integrationHealth/{integrationId}`:
+ *  - counts by status of the deliveries created in the last 24 h: one count() per status over
+ *    each chunk of list shards (`deliveriesOfStatusSince`);
+ *  - the oldest claimable delivery: the catch-up list's query, limit 1, per list shard
+ *    (`pendingOfIntegration`, the same index as `POST /v1/deliveries/pending`);
+ *  - the latest `sent` and the latest error: limit 1 per list shard on `sentAt` / `errorAt`, which
+ *    every delivery write derives (./record.ts `withOutcomeTimes`).
+ * No delivery operation writes the health document or the integration document; cost and
+ * ceilings are in docs/capacity.md ("Integration health").
+ */
+import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Query, type QueryDocumentSnapshot } from 'firebase-admin/firestore';
+import { config } from '../platform/config';
+import { paths } from '../platform/paths';
+import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
+import { allShards, forEachLimit } from '../platform/shards';
+import { HEALTH_STATUSES, HEALTH_WINDOW_MS, inChunks, rollUpDue, summarizeHealth, type HealthQueryResults, type IntegrationHealth, type PreviousHealth } from './health';
+import type { DeliveryRecord, DeliveryStatus } from './record';
+import type { DeliveryCheck } from './store';
+
+/** Integrations listed per page. */
+const PAGE = 300;
+/** Integrations rolled up at a time (each runs its queries in parallel). */
+const ROLLUP_CONCURRENCY = 8;
+
+export const integrationHealthRef = (db: Firestore, workspaceId: string, integrationId: string): DocumentReference =>
+  db.doc(paths.integrationHealth(workspaceId, integrationId));
+
+const ts = (ms: number): Timestamp => Timestamp.fromMillis(ms);
+
+/** The stored document (the console contract, docs/data-model.md): times as Timestamps. */
+export function healthDocument(h: IntegrationHealth): Record<string, unknown> {
+  return {
+    workspaceId: h.workspaceId,
+    integrationId: h.integrationId,
+    computedAt: ts(h.computedAt),
+    windowStartAt: ts(h.windowStartAt),
+    counts: h.counts,
+    total: h.total,
+    oldestClaimable: h.oldestClaimable === null ? null : { deliveryId: h.oldestClaimable.deliveryId, since: ts(h.oldestClaimable.since), ageSeconds: Math.floor(h.oldestClaimable.ageMs / 1000) },
+    lastSent: h.lastSent === null ? null : { deliveryId: h.lastSent.deliveryId, at: ts(h.lastSent.at) },
+    lastError: h.lastError === null ? null : { deliveryId: h.lastError.deliveryId, at: ts(h.lastError.at), status: h.lastError.status, code: h.lastError.code },
+    active: h.active,
+  };
+}
+
+/** Runs the queries of one integration's health at `now` (reads only). */
+export async function computeIntegrationHealth(db: Firestore, workspaceId: string, integrationId: string, now: number): Promise<IntegrationHealth> {
+  const deliveries = db.collection(paths.deliveries(workspaceId));
+  const checks = db.collection(paths.deliveryChecks());
+  const shards = allShards(config().listShards);
+  const since = now - HEALTH_WINDOW_MS;
+
+  const countsOf = async (status: DeliveryStatus): Promise<number[]> =>
+    Promise.all(
+      inChunks(shards).map(async (chunk) => {
+        const snap = await collectionQuery(deliveries, QUERIES.deliveriesOfStatusSince, integrationId, status, chunk, since).count().get();
+        return snap.data().count;
+      }),
+    );
+  const firstOf = async <T>(query: Query, map: (data: DocumentData) => T): Promise<T | null> => {
+    const doc = (await query.limit(1).get()).docs[0];
+    return doc === undefined ? null : map(doc.data());
+  };
+
+  const [counts, oldestClaimable, lastSent, lastError] = await Promise.all([
+    Promise.all(HEALTH_STATUSES.map(async (s) => [s, await countsOf(s)] as const)),
+    Promise.all(
+      shards.map((shard) =>
+        firstOf(collectionQuery(checks, QUERIES.pendingOfIntegration, workspaceId, integrationId, shard, now), (c) => {
+          const check = c as DeliveryCheck;
+          return { deliveryId: check.deliveryId, pendingAt: check.pendingAt as number };
+        }),
+      ),
+    ),
+    Promise.all(
+      shards.map((shard) =>
+        firstOf(collectionQuery(deliveries, QUERIES.lastSentOfShard, integrationId, shard), (d) => ({ deliveryId: (d as DeliveryRecord).deliveryId, sentAt: (d as DeliveryRecord).sentAt as number })),
+      ),
+    ),
+    Promise.all(
+      shards.map((shard) =>
+        firstOf(collectionQuery(deliveries, QUERIES.lastErrorOfShard, integrationId, shard), (data) => {
+          const d = data as DeliveryRecord;
+          return { deliveryId: d.deliveryId, errorAt: d.errorAt as number, status: d.status, code: d.error?.code ?? 'unknown' };
+        }),
+      ),
+    ),
+  ]);
+  const results: HealthQueryResults = { now, counts: Object.fromEntries(counts) as Record<DeliveryStatus, number[]>, oldestClaimable, lastSent, lastError };
+  return summarizeHealth({ workspaceId, integrationId }, results);
+}
+
+/** Computes and writes one integration's health (one write). */
+export async function rollUpIntegration(db: Firestore, workspaceId: string, integrationId: string, now: number): Promise<IntegrationHealth> {
+  const health = await computeIntegrationHealth(db, workspaceId, integrationId, now);
+  await integrationHealthRef(db, workspaceId, integrationId).set(healthDocument(health));
+  return health;
+}
+
+function previousOf(data: DocumentData | undefined): PreviousHealth | null {
+  const computedAt = data?.computedAt as unknown;
+  if (!(computedAt instanceof Timestamp)) return null;
+  return { computedAt: computedAt.toMillis(), active: data?.active === true };
+}
+
+export interface HealthRollUpResult {
+  integrations: number;
+  rolledUp: number;
+  active: number;
+}
+
+/**
+ * The scheduled run: every integration (a page at a time), its previous health read by id, and a
+ * roll-up for those due at `now`. A failing integration is logged by the caller's error and does
+ * not stop the others (the next minute tries again).
+ */
+export async function rollUpHealth(db: Firestore, now = Date.now(), onError: (owner: { workspaceId: string; integrationId: string }, err: unknown) => void = () => {}): Promise<HealthRollUpResult> {
+  const result: HealthRollUpResult = { integrations: 0, rolledUp: 0, active: 0 };
+  let cursor: QueryDocumentSnapshot | undefined;
+  for (;;) {
+    let query = groupQuery(db, QUERIES.allIntegrations).select().limit(PAGE);
+    if (cursor !== undefined) query = query.startAfter(cursor);
+    const page = (await query.get()).docs;
+    if (page.length === 0) break;
+    cursor = page.at(-1);
+    const owners = page.flatMap((doc) => {
+      const workspaceId = doc.ref.parent.parent?.id;
+      return workspaceId === undefined ? [] : [{ workspaceId, integrationId: doc.id }];
+    });
+    result.integrations += owners.length;
+    if (owners.length === 0) continue;
+    const previous = await db.getAll(...owners.map((o) => integrationHealthRef(db, o.workspaceId, o.integrationId)));
+    const due = owners.filter((o, i) => rollUpDue(o, previousOf(previous[i]?.data()), now));
+    await forEachLimit(due, ROLLUP_CONCURRENCY, async (o) => {
+      try {
+        const health = await rollUpIntegration(db, o.workspaceId, o.integrationId, now);
+        result.rolledUp++;
+        if (health.active) result.active++;
+      } catch (err) {
+        onError(o, err);
+      }
+    });
+    if (page.length < PAGE) break;
+  }
+  return result;
+}
