@@ -33,7 +33,7 @@ export const COLLECTIONS = {
   messages: { partition: 'conversation', monotonic: ['createdAt', 'delivery.updatedAt', 'resend.requestedAt'] },
   deliveries: {
     partition: 'workspace',
-    monotonic: ['createdAt', 'updatedAt', 'notBefore', 'pendingAt', 'lease.expiresAt', 'liveness.checkAt', 'liveness.expiresAt', 'receipt.at', 'attemptLog', 'previous.updatedAt'],
+    monotonic: ['createdAt', 'updatedAt', 'notBefore', 'pendingAt', 'lease.expiresAt', 'lease.claimedAt', 'liveness.checkAt', 'liveness.expiresAt', 'receipt.at', 'attemptLog', 'previous.updatedAt'],
   },
   deliveryQueues: { partition: 'workspace', monotonic: ['lastReplyAt', 'updatedAt'] },
   outbox: { partition: 'project', monotonic: ['dueAt', 'createdAt', 'nextAttemptAt'] },
