@@ -201,8 +201,9 @@ export function decideWake(d: DeliveryRecord, now: number): Decision<null> | nul
  *  - terminal -> `skip` with `already_sent` / `already_failed` / `outcome_unknown`;
  *  - an earlier delivery of the conversation unfinished -> `skip` `waiting_for_previous`, and the
  *    delivery is marked `waiting` (no write if already marked) so its predecessor wakes it;
- *  - a retried claim (same requestId, live lease) gets the same lease with its original expiry
- *    (never extended) and does not count as an attempt; another request -> 503 `lease_busy`;
+ *  - a retried claim (same requestId, live lease) gets the same lease with its current expiry
+ *    (the claim's or the latest `extend`'s; a retried claim never extends it itself) and does not
+ *    count as an attempt; another request -> 503 `lease_busy`;
  *  - queued before `notBefore` -> 503 `retry_delayed`;
  *  - otherwise a new 120 s lease (`attempts + 1`, `waiting` cleared). A claim is never refused for
  *    age: a delivery whose connector was down for a day still gets its first attempt (the retry
