@@ -27,6 +27,7 @@ export const FRAMEWORK_SUITES = [
   'test/integration/messages/idempotency.test.ts',
   'test/integration/messages/images.test.ts',
   'test/integration/deliveries/operations.test.ts',
+  'test/integration/deliveries/extend.test.ts',
   'test/integration/deliveries/validation.test.ts',
   'test/integration/deliveries/receipts.test.ts',
   'test/integration/platform/smoke.test.ts',

@@ -26,7 +26,7 @@ const OPENAPI = join(ROOT, 'openapi', 'openapi.yaml');
 const LIMITS = [
   [
     'MAX_DELIVERY_ID_LENGTH',
-    ['ClaimRequest.properties.deliveryId.maxLength', 'StartRequest.properties.deliveryId.maxLength', 'CompleteRequest.properties.deliveryId.maxLength', 'FailRequest.properties.deliveryId.maxLength', 'ReceiptRequest.properties.deliveryId.maxLength'],
+    ['ClaimRequest.properties.deliveryId.maxLength', 'StartRequest.properties.deliveryId.maxLength', 'CompleteRequest.properties.deliveryId.maxLength', 'FailRequest.properties.deliveryId.maxLength', 'ReceiptRequest.properties.deliveryId.maxLength', 'ExtendRequest.properties.deliveryId.maxLength'],
     'Longest `deliveryId` (characters).',
   ],
   ['FAIL_CODE_PATTERN', ['FailRequest.properties.code.pattern'], 'Pattern of the `code` of a fail report.'],

@@ -71,6 +71,8 @@ export const messages = onRequest({ ...httpOptions, memory: '2GiB', cpu: 1, conc
 export const claimDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().claimDelivery));
 /** POST /v1/deliveries/start */
 export const startDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().startDelivery));
+/** POST /v1/deliveries/extend */
+export const extendDeliveryLease = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().extendDeliveryLease));
 /** POST /v1/deliveries/complete */
 export const completeDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().completeDelivery));
 /** POST /v1/deliveries/fail */

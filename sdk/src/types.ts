@@ -72,7 +72,7 @@ export interface ClaimSkip {
 export interface ClaimReady {
   status: 'ready';
   leaseId: string;
-  /** Epoch ms; a lease lasts 120 seconds from claim. */
+  /** Epoch ms; a lease lasts 120 seconds from claim (or from its latest extension). */
   leaseExpiresAt: number;
   message: ReplyMessage;
 }
@@ -82,6 +82,12 @@ export type ClaimResult = ClaimSkip | ClaimReady;
 export interface LeaseInput {
   deliveryId: string;
   leaseId: string;
+}
+
+/** The answer of `deliveries.extend`: the lease's new expiry. */
+export interface ExtendResult {
+  /** Epoch ms: 120 seconds from the extension, never later than 15 minutes after the claim. */
+  leaseExpiresAt: number;
 }
 
 /** `sending`: send through the provider now. `sent`: already sent, do NOT send. */

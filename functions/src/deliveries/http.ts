@@ -8,8 +8,8 @@ import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
 import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
 import { pendingPage } from './pending';
-import { ClaimRequestSchema, CompleteRequestSchema, FailRequestSchema, PendingRequestSchema, ReceiptRequestSchema, StartRequestSchema } from './schemas';
-import { decideClaim, decideComplete, decideFail, decideReceipt, decideStart } from './state-machine';
+import { ClaimRequestSchema, CompleteRequestSchema, ExtendRequestSchema, FailRequestSchema, PendingRequestSchema, ReceiptRequestSchema, StartRequestSchema } from './schemas';
+import { decideClaim, decideComplete, decideExtend, decideFail, decideReceipt, decideStart } from './state-machine';
 import { runTransition, type TransitionFacts } from './transition';
 
 /** Unguessable lease ids: holding one is what authorises start/complete/fail. */
@@ -60,6 +60,11 @@ export const claimDelivery = deliveryEndpoint('POST /v1/deliveries/claim', Claim
 /** POST /v1/deliveries/start (startDelivery). */
 export const startDelivery = deliveryEndpoint('POST /v1/deliveries/start', StartRequestSchema, (body, context) =>
   operate(context, body.deliveryId, (d, { now }) => decideStart(d, { now, leaseId: body.leaseId })),
+);
+
+/** POST /v1/deliveries/extend (extendDeliveryLease): more time under the live current lease (decisions 10). */
+export const extendDeliveryLease = deliveryEndpoint('POST /v1/deliveries/extend', ExtendRequestSchema, (body, context) =>
+  operate(context, body.deliveryId, (d, { now }) => decideExtend(d, { now, leaseId: body.leaseId })),
 );
 
 /** POST /v1/deliveries/complete (completeDelivery). */

@@ -4,8 +4,10 @@
  */
 import { NotFoundError } from '../platform/errors';
 
-/** Lease duration (spec 2.5). */
+/** Lease duration (spec 2.5): a claim grants this much, and so does each extension (decisions 10). */
 export const LEASE_MS = 120_000;
+/** A lease may live at most this long after its claim, extensions included (decisions 10). */
+export const LEASE_MAX_MS = 15 * 60_000;
 /** Leases granted before a `retry` (or an unstarted lease's expiry) fails the delivery. */
 export const MAX_ATTEMPTS = 10;
 /** Time since creation after which a `retry` (or an unstarted lease's expiry) fails the delivery. */
@@ -39,6 +41,17 @@ export interface DeliveryLease {
   requestId: string;
   expiresAt: number;
   started: boolean;
+  /**
+   * When the claim granted it (epoch ms): extensions end at `claimedAt + LEASE_MAX_MS`. Absent on
+   * leases granted before extensions existed; those were never extended, so `leaseClaimedAt`
+   * derives it from their expiry.
+   */
+  claimedAt?: number;
+}
+
+/** When `lease` was granted by its claim (see `DeliveryLease.claimedAt`). */
+export function leaseClaimedAt(lease: DeliveryLease): number {
+  return lease.claimedAt ?? lease.expiresAt - LEASE_MS;
 }
 
 /** Stored at `workspaces/{ws}/deliveries/{deliveryId}` (docs/data-model.md). Times: epoch ms. */

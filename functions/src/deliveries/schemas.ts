@@ -31,6 +31,12 @@ export const StartRequestSchema = z.strictObject({
   leaseId: leaseId(),
 });
 
+/** decisions 10: more time for a long provider call, under the live current lease. */
+export const ExtendRequestSchema = z.strictObject({
+  deliveryId: id(),
+  leaseId: leaseId(),
+});
+
 export const CompleteRequestSchema = z.strictObject({
   deliveryId: id(),
   leaseId: leaseId(),
@@ -82,6 +88,7 @@ export const PendingRequestSchema = z.strictObject({
 
 export type ClaimRequest = z.output<typeof ClaimRequestSchema>;
 export type StartRequest = z.output<typeof StartRequestSchema>;
+export type ExtendRequest = z.output<typeof ExtendRequestSchema>;
 export type CompleteRequest = z.output<typeof CompleteRequestSchema>;
 export type FailRequest = z.output<typeof FailRequestSchema>;
 
@@ -97,6 +104,9 @@ export const ClaimResponseSchema = z.discriminatedUnion('status', [
 ]);
 export const StartResponseSchema = z.strictObject({
   status: z.enum(['sending', 'sent']).describe('`sending`: call the provider now, once. `sent`: already sent, do not send again.'),
+});
+export const ExtendResponseSchema = z.strictObject({
+  leaseExpiresAt: z.number().int().describe('The new expiry of the lease, Unix epoch milliseconds (like `leaseExpiresAt` of claim).'),
 });
 export const CompleteResponseSchema = z.strictObject({ status: z.literal('sent') });
 export const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });

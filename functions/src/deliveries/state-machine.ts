@@ -8,12 +8,14 @@
 import { ConflictError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
 import {
   CANCELLED,
+  LEASE_MAX_MS,
   LEASE_MS,
   backoffMs,
   everHeld,
   holdsLease,
   isLeaseLive,
   isTerminal,
+  leaseClaimedAt,
   NOT_CLAIMED,
   RENOTIFY_MAX_INTERVAL_MS,
   retryBudgetSpent,
@@ -55,6 +57,10 @@ export interface ReceiptResponse {
 export interface CancelResponse {
   status: 'cancelled' | 'too_late';
 }
+export interface ExtendResponse {
+  /** The lease's new expiry, epoch ms (the same form as claim's `leaseExpiresAt`). */
+  leaseExpiresAt: number;
+}
 
 export interface ClaimInput {
   now: number;
@@ -66,6 +72,10 @@ export interface ClaimInput {
   recipient: Recipient;
 }
 export interface StartInput {
+  now: number;
+  leaseId: string;
+}
+export interface ExtendInput {
   now: number;
   leaseId: string;
 }
@@ -201,8 +211,9 @@ export function decideWake(d: DeliveryRecord, now: number): Decision<null> | nul
  *  - terminal -> `skip` with `already_sent` / `already_failed` / `outcome_unknown`;
  *  - an earlier delivery of the conversation unfinished -> `skip` `waiting_for_previous`, and the
  *    delivery is marked `waiting` (no write if already marked) so its predecessor wakes it;
- *  - a retried claim (same requestId, live lease) gets the same lease with its original expiry
- *    (never extended) and does not count as an attempt; another request -> 503 `lease_busy`;
+ *  - a retried claim (same requestId, live lease) gets the same lease with its current expiry
+ *    (the claim's or the latest `extend`'s; a retried claim never extends it itself) and does not
+ *    count as an attempt; another request -> 503 `lease_busy`;
  *  - queued before `notBefore` -> 503 `retry_delayed`;
  *  - otherwise a new 120 s lease (`attempts + 1`, `waiting` cleared). A claim is never refused for
  *    age: a delivery whose connector was down for a day still gets its first attempt (the retry
@@ -241,7 +252,7 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
     status: 'leased',
     attempts: current.attempts + 1,
     notBefore: null,
-    lease: { leaseId: input.newLeaseId, requestId: input.requestId, expiresAt, started: false },
+    lease: { leaseId: input.newLeaseId, requestId: input.requestId, expiresAt, started: false, claimedAt: now },
     leaseHistory: [...current.leaseHistory, input.newLeaseId],
     waiting: false,
     // A granted claim proves nothing earlier is unfinished (records from before `head` learn it here).
@@ -282,6 +293,41 @@ export function decideStart(d: DeliveryRecord, input: StartInput): Decision<Star
   if (current.status === 'sending') return unchanged({ status: 'sending' });
   const next: DeliveryRecord = { ...current, status: 'sending', lease: { ...current.lease, started: true }, updatedAt: now };
   return decided(d, { status: 'sending' }, withAttempt(next, now, 'started'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// extend
+
+/**
+ * extend (decisions 10): a connector whose provider call runs long keeps its lease.
+ *  - a lease that never held the delivery -> 409 `lease_lost`;
+ *  - a terminal delivery -> 409 `delivery_finished` (whichever lease asks: there is nothing left
+ *    to hold; a stored `unknown` after an expiry while sending answers this too);
+ *  - not the live current lease of a `leased` or `sending` delivery (expired, or replaced by a
+ *    newer lease) -> 409 `lease_lost`. An expired lease is never revived, even when nothing else
+ *    happened since: the sweeper may already have acted on the expiry, and a refusal writes nothing;
+ *  - otherwise the lease ends at `now + LEASE_MS`, but never later than `claimedAt + LEASE_MAX_MS`
+ *    (15 minutes after its claim in total): the granted expiry is clamped to that cap, and only
+ *    when no time at all can be added (the expiry already is the cap) the answer is 409
+ *    `lease_limit_reached`. An extension never shortens a lease (a retried extend answers the
+ *    current expiry without a write). Status, attempts and the attempt log do not change, so the
+ *    reply's mirror is not rewritten; the lease's check document moves with the new expiry (the
+ *    sweeper applies the expiry it finds on the record, ./liveness.ts).
+ */
+export function decideExtend(d: DeliveryRecord, input: ExtendInput): Decision<ExtendResponse> {
+  const { now, leaseId } = input;
+  if (!everHeld(d, leaseId)) throw leaseLost();
+  if (isTerminal(d.status)) throw new ConflictError('delivery_finished', `the delivery already finished as ${d.status}`);
+  if (!holdsLease(d, leaseId, now) || d.lease === null) throw leaseLost();
+  const lease = d.lease;
+  const capAt = leaseClaimedAt(lease) + LEASE_MAX_MS;
+  if (lease.expiresAt >= capAt) {
+    throw new ConflictError('lease_limit_reached', `a lease lives at most ${LEASE_MAX_MS / 60_000} minutes after its claim: finish, or report the outcome`);
+  }
+  const expiresAt = Math.min(now + LEASE_MS, capAt);
+  if (expiresAt <= lease.expiresAt) return unchanged({ leaseExpiresAt: lease.expiresAt });
+  const next: DeliveryRecord = { ...d, lease: { ...lease, expiresAt, claimedAt: leaseClaimedAt(lease) }, updatedAt: now };
+  return decided(d, { leaseExpiresAt: expiresAt }, next);
 }
 
 // ---------------------------------------------------------------------------------------------

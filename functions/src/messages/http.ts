@@ -1,5 +1,5 @@
 import { config } from '../platform/config';
-import { BadRequestError, ConflictError, TooManyRequestsError, retryAfterSecondsFromMs } from '../platform/errors';
+import { BadRequestError, ConflictError, TooManyRequestsError } from '../platform/errors';
 import { db } from '../platform/firebase';
 import { endpoint, parseJsonBody, type ParsedRequest, type RequestContext } from '../platform/http/pipeline';
 import type { HttpResult } from '../platform/http/types';
@@ -10,7 +10,8 @@ import { fingerprint } from './fingerprint';
 import { createImageStore, imagePath, type ImageStore } from './image-store';
 import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from './images';
 import { parseMultipart } from './multipart';
-import { RateLimiter } from './rate-limit';
+import type { AuthContext } from '../integrations/auth';
+import { RateLimiter, type RateLimitState } from './rate-limit';
 import { IncomingMessageSchema, type IncomingMessageResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
 
@@ -19,14 +20,30 @@ let imageStore: ImageStore | undefined;
 const images = (): ImageStore => (imageStore ??= createImageStore(config().imageStore));
 const rateLimiter = new RateLimiter();
 
+const perMinuteOf = (auth: AuthContext): number => auth.messagesPerMinute ?? config().messagesPerMinuteDefault;
+
+/** The `RateLimit-*` headers (decisions 10; docs/decisions.md "Rate-limit headers"). */
+const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({
+  'RateLimit-Limit': String(state.limit),
+  'RateLimit-Remaining': String(state.remaining),
+  'RateLimit-Reset': String(state.resetSeconds),
+});
+
+/** As soon as the key is known: the bucket as it is, so an answer refused before the limiter runs (415, 413, 400) carries the headers too. */
+function announceRateLimit(auth: AuthContext, setHeaders: RequestContext['setHeaders']): void {
+  setHeaders(rateLimitHeaders(rateLimiter.peek(auth.integrationId, perMinuteOf(auth), Date.now())));
+}
+
 function enforceRateLimit(context: RequestContext): void {
-  const perMinute = context.auth.messagesPerMinute ?? config().messagesPerMinuteDefault;
-  const decision = rateLimiter.take(context.auth.integrationId, perMinute, Date.now());
+  const perMinute = perMinuteOf(context.auth);
+  const { decision, state } = rateLimiter.consume(context.auth.integrationId, perMinute, Date.now());
+  context.setHeaders(rateLimitHeaders(state));
   if (!decision.allowed) {
+    // Retry-After is `RateLimit-Reset` itself (with no token left, the time to the next one), so the two always agree.
     throw new TooManyRequestsError(
       'rate_limited',
       `Incoming message rate limit of ${perMinute} per minute exceeded; retry with the same eventId after Retry-After.`,
-      retryAfterSecondsFromMs(decision.retryAfterMs),
+      state.resetSeconds,
     );
   }
 }
@@ -116,6 +133,6 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
 }
 
 export const incomingMessages = endpoint(
-  { name: 'POST /v1/messages', accepts: ['application/json', 'multipart/form-data'], authenticate },
+  { name: 'POST /v1/messages', accepts: ['application/json', 'multipart/form-data'], authenticate, afterAuthenticate: announceRateLimit },
   handleIncomingMessage,
 );

@@ -1,3 +1,5 @@
+import { retryAfterSecondsFromMs } from '../platform/errors';
+
 /**
  * Token bucket per integration, per instance. A shared counter document would serialise every
  * incoming message of an integration on one Firestore document (about 1 write/s sustained), so the
@@ -11,13 +13,39 @@ export interface Bucket {
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
 
+/**
+ * What the `RateLimit-*` headers of a `/v1/messages` answer say (decisions 10, docs/decisions.md
+ * "Rate-limit headers"), about this instance's bucket of the integration:
+ *  - `limit`: the per-minute budget (the bucket's capacity);
+ *  - `remaining`: whole tokens left now (after this request's own token, when it took one);
+ *  - `resetSeconds`: seconds until the bucket is full again; when no whole token is left, until
+ *    the next one (so it is exactly the `Retry-After` of a 429, computed the same way).
+ */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+/** The state of a bucket holding `tokens` (already refilled to `now`). */
+export function stateOf(tokens: number, perMinute: number): RateLimitState {
+  const refillPerMs = perMinute / 60_000;
+  const remaining = Math.max(0, Math.floor(tokens));
+  const resetSeconds = remaining >= 1 ? Math.max(0, Math.ceil((perMinute - tokens) / refillPerMs / 1000)) : retryAfterSecondsFromMs(Math.ceil((1 - tokens) / refillPerMs));
+  return { limit: perMinute, remaining, resetSeconds };
+}
+
+/** The tokens of `bucket` at `now` (a missing bucket is full). */
+function tokensAt(bucket: Bucket | undefined, perMinute: number, now: number): number {
+  if (bucket === undefined) return perMinute;
+  const elapsed = Math.max(0, now - bucket.updatedAt);
+  return Math.min(perMinute, bucket.tokens + elapsed * (perMinute / 60_000));
+}
+
 /** Capacity is one minute's worth (bursts up to the per-minute limit are fine); refill is continuous. */
 export function take(bucket: Bucket | undefined, perMinute: number, now: number): { bucket: Bucket; decision: RateDecision } {
-  const capacity = perMinute;
   const refillPerMs = perMinute / 60_000;
-  const current = bucket ?? { tokens: capacity, updatedAt: now };
-  const elapsed = Math.max(0, now - current.updatedAt);
-  const tokens = Math.min(capacity, current.tokens + elapsed * refillPerMs);
+  const tokens = tokensAt(bucket, perMinute, now);
   if (tokens >= 1) {
     return { bucket: { tokens: tokens - 1, updatedAt: now }, decision: { allowed: true } };
   }
@@ -31,6 +59,11 @@ export class RateLimiter {
   constructor(private readonly maxBuckets = 10_000) {}
 
   take(key: string, perMinute: number, now: number): RateDecision {
+    return this.consume(key, perMinute, now).decision;
+  }
+
+  /** Takes a token for `key` when one is left; the decision and the state after it (for the headers). */
+  consume(key: string, perMinute: number, now: number): { decision: RateDecision; state: RateLimitState } {
     const result = take(this.buckets.get(key), perMinute, now);
     this.buckets.delete(key); // re-insert to keep Map order = least recently used first
     this.buckets.set(key, result.bucket);
@@ -38,6 +71,11 @@ export class RateLimiter {
       const oldest = this.buckets.keys().next();
       if (!oldest.done) this.buckets.delete(oldest.value);
     }
-    return result.decision;
+    return { decision: result.decision, state: stateOf(result.bucket.tokens, perMinute) };
+  }
+
+  /** The state of `key`'s bucket at `now`, without taking a token (answers refused before the limiter ran). */
+  peek(key: string, perMinute: number, now: number): RateLimitState {
+    return stateOf(tokensAt(this.buckets.get(key), perMinute, now), perMinute);
   }
 }

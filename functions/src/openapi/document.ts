@@ -8,7 +8,7 @@
  */
 import * as z from 'zod';
 import { IMAGE_LIMITS, ACCEPTED_IMAGE_CONTENT_TYPES } from '../messages/images';
-import { LEASE_MS } from '../deliveries/record';
+import { LEASE_MAX_MS, LEASE_MS } from '../deliveries/record';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 import {
   ClaimRequestSchema,
@@ -16,6 +16,8 @@ import {
   CompleteRequestSchema,
   CompleteResponseSchema,
   DELIVERY_LIMITS,
+  ExtendRequestSchema,
+  ExtendResponseSchema,
   FailRequestSchema,
   FailResponseSchema,
   PendingRequestSchema,
@@ -111,7 +113,38 @@ const HEADERS: Record<string, JsonObject> = {
     schema: { type: 'string', const: 'POST' },
     example: 'POST',
   },
+  RateLimitLimit: {
+    description: "The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance.",
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+    example: 1200,
+  },
+  RateLimitRemaining: {
+    description: 'Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+    example: 1187,
+  },
+  RateLimitReset: {
+    description: 'Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`).',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+    example: 1,
+  },
 };
+
+/** The rate-limit headers of `/v1/messages` (decisions 10); `required` false where an answer can come before the key is known. */
+function rateLimitHeaders(required: boolean): JsonObject {
+  const names = { 'RateLimit-Limit': 'RateLimitLimit', 'RateLimit-Remaining': 'RateLimitRemaining', 'RateLimit-Reset': 'RateLimitReset' } as const;
+  const out: JsonObject = {};
+  for (const [header, component] of Object.entries(names)) {
+    const { example: _example, ...rest } = HEADERS[component] as JsonObject;
+    out[header] = required
+      ? headerRef(component)
+      : { ...rest, required: false, description: `${String(rest.description)} Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key).` };
+  }
+  return out;
+}
 
 const STATUS_TEXT: Record<ErrorStatus, string> = {
   400: 'Invalid input. Do not retry without correcting the request.',
@@ -134,10 +167,10 @@ const SHARED_ERROR_RESPONSES: Partial<Record<ErrorStatus, string>> = {
   415: 'UnsupportedMediaType',
 };
 
-const OPERATION_IDS = ['sendMessage', 'claimDelivery', 'startDelivery', 'completeDelivery', 'failDelivery', 'listPendingDeliveries', 'reportDeliveryReceipt'] as const;
+const OPERATION_IDS = ['sendMessage', 'claimDelivery', 'startDelivery', 'extendDeliveryLease', 'completeDelivery', 'failDelivery', 'listPendingDeliveries', 'reportDeliveryReceipt'] as const;
 
-function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): JsonObject {
-  const headers: JsonObject = { 'X-Request-Id': headerRef('XRequestId') };
+function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[], extraHeaders: JsonObject = {}): JsonObject {
+  const headers: JsonObject = { 'X-Request-Id': headerRef('XRequestId'), ...extraHeaders };
   if (status === 429 || status === 503) headers['Retry-After'] = headerRef('RetryAfter');
   if (status === 405) headers.Allow = headerRef('Allow');
   const list = codes.map((code) => `- \`${code}\`: ${ERROR_CODES[code].description}`).join('\n');
@@ -157,15 +190,31 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]): JsonOb
   return { description, headers, content };
 }
 
-function errorResponses(operationId: string): JsonObject {
+/**
+ * The error responses of `operationId`. `headersFor(status)` adds headers to a status (then its
+ * response is the operation's own, not the shared component); undefined keeps the shared one.
+ */
+function errorResponses(operationId: string, headersFor: (status: ErrorStatus) => JsonObject | undefined = () => undefined): JsonObject {
   const responses: JsonObject = {};
   for (const status of [400, 401, 403, 404, 405, 409, 413, 415, 429, 503] as const) {
     const codes = codesFor(operationId, status);
     if (codes.length === 0) continue;
     const shared = SHARED_ERROR_RESPONSES[status];
-    responses[String(status)] = shared === undefined ? errorResponse(status, codes) : responseRef(shared);
+    const extra = headersFor(status);
+    responses[String(status)] = shared === undefined || extra !== undefined ? errorResponse(status, codes, extra) : responseRef(shared);
   }
   return responses;
+}
+
+/**
+ * Which `/v1/messages` errors carry the rate-limit headers: every answer after the key was
+ * accepted. 401 and 403 (the key refused) and 405 (checked before the key) do not; 409 and 429
+ * only come from the handler, after the key, so they always do; the others may also come from
+ * the runtime's body parser or a failed key lookup, before any integration is known.
+ */
+function messageErrorHeaders(status: ErrorStatus): JsonObject | undefined {
+  if (status === 401 || status === 403 || status === 405) return undefined;
+  return rateLimitHeaders(status === 409 || status === 429);
 }
 
 function sharedErrorResponses(): JsonObject {
@@ -181,10 +230,10 @@ function sharedErrorResponses(): JsonObject {
   return components;
 }
 
-function jsonResponse(description: string, schema: JsonObject, examples: Examples): JsonObject {
+function jsonResponse(description: string, schema: JsonObject, examples: Examples, extraHeaders: JsonObject = {}): JsonObject {
   return {
     description,
-    headers: { 'X-Request-Id': headerRef('XRequestId') },
+    headers: { 'X-Request-Id': headerRef('XRequestId'), ...extraHeaders },
     content: { 'application/json': { schema, examples } },
   };
 }
@@ -248,7 +297,7 @@ const LIMITS_TABLE = [
   `| Images per message | ${IMAGE_LIMITS.maxImages}; ${ACCEPTED_IMAGE_CONTENT_TYPES.join(', ')} (static WebP only) |`,
   `| Image size | ${IMAGE_LIMITS.maxBytesEach} bytes (10 MB) each, ${IMAGE_LIMITS.maxBytesTotal} bytes (20 MB) together |`,
   `| Image dimensions | ${IMAGE_LIMITS.maxSide} pixels per side, ${IMAGE_LIMITS.maxPixels} pixels in total |`,
-  `| Lease | ${LEASE_MS / 1000} seconds from claim |`,
+  `| Lease | ${LEASE_MS / 1000} seconds from claim or extension; at most ${LEASE_MAX_MS / 60_000} minutes after the claim in total |`,
   `| deliveryId, requestId, leaseId | 1 to ${DELIVERY_LIMITS.id} characters |`,
   `| providerMessageIds | complete: 1 to ${DELIVERY_LIMITS.providerMessageIds} items; fail: 0 to ${DELIVERY_LIMITS.providerMessageIds}; each 1 to ${DELIVERY_LIMITS.providerMessageId} characters |`,
 ].join('\n');
@@ -257,9 +306,11 @@ const DESCRIPTION = `Server-to-server API of the support desk for connector back
 
 **Authentication.** Every call sends \`Authorization: Bearer <integration key>\`. The key determines the workspace and the source; no project or workspace id is sent. Keep it server-side.
 
-**Delivery flow.** A notification \`{deliveryId, workspaceId, integrationId, conversationId, messageId}\` is published to the integration's Pub/Sub topic per reply. The connector claims the delivery; if \`ready\`, it calls start, sends through the provider once when start says \`sending\`, then completes (or fails). Replies are ordered per conversation: \`skip\` with reason \`waiting_for_previous\` means acknowledge the notification; a new one comes when the previous reply finishes.
+**Delivery flow.** A notification \`{deliveryId, workspaceId, integrationId, conversationId, messageId}\` is published to the integration's Pub/Sub topic per reply. The connector claims the delivery; if \`ready\`, it calls start, sends through the provider once when start says \`sending\`, then completes (or fails). A provider call that runs longer than half the lease extends it (\`POST /v1/deliveries/extend\`, up to ${LEASE_MAX_MS / 60_000} minutes after the claim). Replies are ordered per conversation: \`skip\` with reason \`waiting_for_previous\` means acknowledge the notification; a new one comes when the previous reply finishes.
 
 **Errors.** Every error the service produces is \`{"error": {"code": "snake_case", "message": "..."}}\` (component \`Error\`); each response lists the codes it can carry. New codes may be added in a minor version: handle an unknown code by its HTTP status. On 429 and 503 wait \`Retry-After\` seconds and retry with the same \`eventId\` / \`requestId\` / lease; do not retry 400, 413 or 415 without correcting the request. This holds for bodies the functions runtime cannot parse too (malformed JSON, a bare JSON value, an unknown \`charset\` or \`Content-Encoding\`, a body over the runtime's size limit): they get the envelope with the right status and \`X-Request-Id\`. A request that cannot finish in time is answered 503 \`deadline_exceeded\` within 50 seconds of its arrival, before the front end's 60-second timeout. The HTTP infrastructure in front of the service may also answer statuses not listed here without the envelope, e.g. 431 for oversized request headers.
+
+**Rate limit.** Every \`/v1/messages\` response after the key was accepted carries \`RateLimit-Limit\` (the integration's budget per minute), \`RateLimit-Remaining\` (messages this service instance still accepts now) and \`RateLimit-Reset\` (seconds until the budget is full again, or, at 0 remaining, until the next message is accepted; on a 429 it equals \`Retry-After\`). The budget is kept per service instance, so the headers describe the instance that answered: treat them as a pacing hint, and \`Retry-After\` on a 429 as the rule.
 
 **X-Request-Id.** Every response the service produces (every \`application/json\` response) carries an \`X-Request-Id\` header.
 
@@ -303,6 +354,8 @@ export function buildOpenApiDocument(): JsonObject {
     ...claim.options,
     StartRequest: jsonSchema(StartRequestSchema, 'input'),
     StartResponse: jsonSchema(StartResponseSchema, 'output'),
+    ExtendRequest: jsonSchema(ExtendRequestSchema, 'input'),
+    ExtendResponse: jsonSchema(ExtendResponseSchema, 'output'),
     CompleteRequest: jsonSchema(CompleteRequestSchema, 'input'),
     CompleteResponse: jsonSchema(CompleteResponseSchema, 'output'),
     FailRequest: jsonSchema(FailRequestSchema, 'input'),
@@ -365,13 +418,15 @@ export function buildOpenApiDocument(): JsonObject {
           'A new event: the message was recorded.',
           { allOf: [schemaRef('IncomingMessageResponse'), { type: 'object', properties: { duplicate: { const: false } } }] },
           { created: { summary: 'Created', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', messageId: 'm_Hk4tN8qWb2ZyLc6RfPx0VmJa7sEdU3iO', duplicate: false } } },
+          rateLimitHeaders(true),
         ),
         '200': jsonResponse(
           'An identical retry of an earlier event: the original ids, nothing new was written.',
           { allOf: [schemaRef('IncomingMessageResponse'), { type: 'object', properties: { duplicate: { const: true } } }] },
           { duplicate: { summary: 'Duplicate', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', messageId: 'm_Hk4tN8qWb2ZyLc6RfPx0VmJa7sEdU3iO', duplicate: true } } },
+          rateLimitHeaders(true),
         ),
-        ...errorResponses('sendMessage'),
+        ...errorResponses('sendMessage', messageErrorHeaders),
       },
     },
   };
@@ -412,6 +467,18 @@ export function buildOpenApiDocument(): JsonObject {
       description: 'The delivery status.',
       schema: 'StartResponse',
       examples: statusExamples({ sending: 'Send now', sent: 'Already sent: do not send' }),
+    },
+  });
+
+  const extendPath = deliveryPath({
+    operationId: 'extendDeliveryLease',
+    summary: 'Extend the lease while the provider call is still running',
+    description: `Under the live current lease of a delivery that is \`leased\` or \`sending\`: the lease now ends ${LEASE_MS / 1000} seconds from now (\`leaseExpiresAt\`, epoch ms), but never later than ${LEASE_MAX_MS / 60_000} minutes after its claim: the granted expiry is clamped to that cap, and once the lease already ends there, the answer is 409 \`lease_limit_reached\`. Extend when half of the remaining lease has passed and the provider call is still running (the SDK's \`processDelivery\` does). An expired lease, or one that a newer lease replaced, is 409 \`lease_lost\` (an expired lease is never revived); a finished delivery is 409 \`delivery_finished\`. After any refusal, let a running provider call finish and report its outcome as usual: complete is accepted from the last lease even after it expired. Safe to repeat: an extend never shortens the lease.`,
+    request: { schema: 'ExtendRequest', examples: { extend: { summary: 'Extend', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID } } } },
+    response: {
+      description: 'The lease is extended.',
+      schema: 'ExtendResponse',
+      examples: { extended: { summary: 'Extended', value: { leaseExpiresAt: 1767268980000 } } },
     },
   });
 
@@ -510,12 +577,13 @@ export function buildOpenApiDocument(): JsonObject {
     security: [{ integrationKey: [] }],
     tags: [
       { name: 'messages', description: 'Incoming customer messages and service alerts.' },
-      { name: 'deliveries', description: 'Delivery of operator replies through the connector (claim, start, complete, fail) and the channel receipts that follow.' },
+      { name: 'deliveries', description: 'Delivery of operator replies through the connector (claim, start, extend, complete, fail) and the channel receipts that follow.' },
     ],
     paths: {
       '/v1/messages': messages,
       '/v1/deliveries/claim': claimPath,
       '/v1/deliveries/start': startPath,
+      '/v1/deliveries/extend': extendPath,
       '/v1/deliveries/complete': completePath,
       '/v1/deliveries/fail': failPath,
       '/v1/deliveries/pending': pendingPath,

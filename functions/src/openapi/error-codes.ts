@@ -108,8 +108,13 @@ export const ERROR_CODES = {
   },
   delivery_finished: {
     status: 409,
-    description: 'start on a delivery that already finished as `failed` or `unknown`: do not send.',
+    description: 'start or extend on a delivery that already finished (start: as `failed` or `unknown`; extend: in any terminal status): do not send.',
     example: 'the delivery already finished as failed',
+  },
+  lease_limit_reached: {
+    status: 409,
+    description: 'extend on a lease whose expiry already is 15 minutes after its claim, the most a lease may live: no time can be added. Finish the provider call and report the outcome (complete is accepted even after the lease expired).',
+    example: 'a lease lives at most 15 minutes after its claim: finish, or report the outcome',
   },
   conflicting_completion: {
     status: 409,
@@ -203,6 +208,7 @@ export const OPERATION_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
   ],
   claimDelivery: [...COMMON, 'delivery_not_found', 'lease_busy', 'retry_delayed'],
   startDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'delivery_finished'],
+  extendDeliveryLease: [...COMMON, 'delivery_not_found', 'lease_lost', 'delivery_finished', 'lease_limit_reached'],
   completeDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'conflicting_completion'],
   failDelivery: [...COMMON, 'delivery_not_found', 'lease_lost'],
   listPendingDeliveries: [...COMMON, 'invalid_cursor'],

@@ -39,6 +39,7 @@ export const COLLECTIONS = {
       'notBefore',
       'pendingAt',
       'lease.expiresAt',
+      'lease.claimedAt',
       'liveness.checkAt',
       'liveness.expiresAt',
       'receipt.at',

@@ -4,6 +4,7 @@ import type {
   ClaimResult,
   CompleteInput,
   CompleteResult,
+  ExtendResult,
   FailInput,
   FailResult,
   LeaseInput,
@@ -63,6 +64,21 @@ export class DeliveriesApi {
     const path = '/v1/deliveries/start';
     const answer = await this.#transport.post(path, { json: { deliveryId: input.deliveryId, leaseId: input.leaseId } }, options);
     return readStatus(answer, path, ['sending', 'sent'] as const);
+  }
+
+  /**
+   * Extends the lease while the provider call is still running: the lease then ends 120 seconds
+   * from now, but never later than 15 minutes after its claim. Only under the live current lease
+   * of a delivery that is leased or sending; otherwise a `ConflictError` with code `lease_lost`
+   * (expired or replaced), `delivery_finished`, or `lease_limit_reached` (the lease already ends
+   * 15 minutes after its claim). `processDelivery` calls it for you.
+   */
+  async extend(input: LeaseInput, options: CallOptions = {}): Promise<ExtendResult> {
+    const path = '/v1/deliveries/extend';
+    const answer = await this.#transport.post(path, { json: { deliveryId: input.deliveryId, leaseId: input.leaseId } }, options);
+    return readAnswer(answer, path, '{ leaseExpiresAt }', (b) =>
+      typeof b.leaseExpiresAt === 'number' && Number.isFinite(b.leaseExpiresAt) ? { leaseExpiresAt: b.leaseExpiresAt } : undefined,
+    );
   }
 
   /** Reports a send the provider accepted. Only call it when the provider actually accepted the message. */

@@ -3,7 +3,7 @@
  * claim; if ready, start; if start says `sending`, call the provider ONCE; then complete with
  * the provider's ids, or fail with an outcome derived from what the provider threw.
  */
-import { DeliveryReportError, ProviderPermanentError, ProviderRetryableError, ProviderUnknownOutcomeError } from '../errors.js';
+import { ConnectorApiError, DeliveryReportError, ProviderPermanentError, ProviderRetryableError, ProviderUnknownOutcomeError } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
 import { FAIL_CODE_MAX_LENGTH, FAIL_CODE_PATTERN, MAX_FAIL_RETRY_AFTER_MS, MAX_PROVIDER_MESSAGE_ID_LENGTH, MAX_PROVIDER_MESSAGE_IDS } from './limits.generated.js';
 import type { DeliveryNotification, FailOutcome, FailResult, Recipient } from '../types.js';
@@ -38,8 +38,19 @@ export type ProviderSendResult = { providerMessageIds: readonly string[] } | rea
 export type ProviderSend = (input: ProviderSendInput) => Promise<ProviderSendResult> | ProviderSendResult;
 
 export interface ProcessDeliveryOptions {
-  /** Limit for the provider call; default `DEFAULT_PROVIDER_TIMEOUT_MS`. */
+  /**
+   * Limit for the provider call; default `DEFAULT_PROVIDER_TIMEOUT_MS`. While the call runs, the
+   * lease is extended (see `extendLease`), so a longer limit is fine up to about 15 minutes, the
+   * most a lease may live after its claim.
+   */
   providerTimeoutMs?: number;
+  /**
+   * Extend the lease while the provider call runs (default true): whenever half of the remaining
+   * lease has passed, `deliveries.extend` is called, again and again until the call ends. When the
+   * service refuses (`lease_lost`, `lease_limit_reached`, `delivery_finished`) extending stops; the
+   * provider call is left to finish and its outcome is reported as usual.
+   */
+  extendLease?: boolean;
   /** `requestId` of the claim; generated when omitted. */
   requestId?: string;
 }
@@ -139,6 +150,48 @@ async function callProvider(send: ProviderSend, input: Omit<ProviderSendInput, '
   }
 }
 
+/** Never schedule extensions closer together than this (a lease that seems already over, e.g. a skewed clock). */
+const MIN_EXTEND_DELAY_MS = 1_000;
+/** setTimeout's largest delay (a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Keeps the lease alive while the provider call runs: an extension at half of the remaining
+ * lease, then again at half of what the extension granted, until `stop()`. A refusal (any 4xx:
+ * the lease is lost, at its 15-minute limit, or the delivery finished) ends it; a failure after
+ * the transport's own retries (network, 503) tries again at half of the time left, while some is.
+ * Never throws, and leaves nothing running after `stop()`.
+ */
+function keepLeaseAlive(deliveries: DeliveriesApi, deliveryId: string, leaseId: string, leaseExpiresAt: number): { stop(): void } {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let expiresAt = leaseExpiresAt;
+  const schedule = (): void => {
+    if (controller.signal.aborted) return;
+    const left = expiresAt - Date.now();
+    timer = setTimeout(() => void extendOnce(), Math.min(MAX_TIMER_MS, Math.max(MIN_EXTEND_DELAY_MS, Math.floor(left / 2))));
+  };
+  const extendOnce = async (): Promise<void> => {
+    try {
+      const answer = await deliveries.extend({ deliveryId, leaseId }, { signal: controller.signal });
+      expiresAt = Math.max(expiresAt, answer.leaseExpiresAt);
+      schedule();
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      const refused = err instanceof ConnectorApiError && typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.status !== 429;
+      // Refused: the lease cannot be kept; the provider call goes on and its outcome is reported as usual.
+      if (!refused && expiresAt - Date.now() > MIN_EXTEND_DELAY_MS) schedule();
+    }
+  };
+  schedule();
+  return {
+    stop() {
+      clearTimeout(timer);
+      controller.abort(new Error('the provider call ended: no more lease extensions'));
+    },
+  };
+}
+
 export async function processDelivery(
   deliveries: DeliveriesApi,
   notificationOrDeliveryId: DeliveryNotification | Pick<DeliveryNotification, 'deliveryId'> | string,
@@ -178,10 +231,13 @@ export async function processDelivery(
   };
 
   let result: ProviderSendResult;
+  const keeper = options.extendLease === false ? undefined : keepLeaseAlive(deliveries, deliveryId, leaseId, claim.leaseExpiresAt);
   try {
     result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient }, timeoutMs);
   } catch (err) {
     return await reportFailure(classifyProviderError(err), err);
+  } finally {
+    keeper?.stop();
   }
 
   const raw: unknown = Array.isArray(result) ? result : (result as { providerMessageIds?: unknown } | null)?.providerMessageIds;

@@ -148,9 +148,23 @@ const STATUS_ERRORS: ReadonlyMap<number, new (d: ConnectorApiErrorDetails) => Co
   [503, ServiceUnavailableError],
 ]);
 
+/**
+ * When an answer says `RateLimit-Remaining: 0`, the epoch ms before which the next call to its
+ * path should not be sent (`RateLimit-Reset` seconds, capped like `Retry-After`); null otherwise.
+ */
+export function pauseUntil(headers: Headers, now: number, maxWaitMs: number): number | null {
+  const remaining = headers.get('ratelimit-remaining');
+  if (remaining === null || !/^\s*0+\s*$/.test(remaining)) return null;
+  const resetMs = parseRetryAfterMs(headers.get('ratelimit-reset'), now);
+  if (resetMs === undefined || resetMs <= 0) return null;
+  return now + Math.min(resetMs, maxWaitMs);
+}
+
 export class Transport {
   readonly #key: string;
   readonly #config: Omit<TransportConfig, 'integrationKey'>;
+  /** Per path: do not send before this epoch ms (the service said no budget is left; see `pauseUntil`). */
+  readonly #pausedUntil = new Map<string, number>();
 
   constructor(config: TransportConfig) {
     const { integrationKey, ...rest } = config;
@@ -196,6 +210,10 @@ export class Transport {
     const canRetry = (attempts: number): boolean => retry.methods.includes(method) && attempts <= retry.limit;
     const payload = 'json' in body ? JSON.stringify(body.json) : body.form;
 
+    // The last answer on this path said its budget is spent: wait for it instead of sending into a 429.
+    const pauseMs = this.#pauseLeft(path);
+    if (pauseMs > 0) await this.#wait(sleep, pauseMs, signal);
+
     for (let attempts = 1; ; attempts++) {
       signal?.throwIfAborted();
       let raw: RawAnswer;
@@ -209,6 +227,10 @@ export class Transport {
         throw err;
       }
 
+      const until = pauseUntil(raw.headers, now(), retry.maxRetryAfterMs);
+      if (until === null) this.#pausedUntil.delete(path);
+      else this.#pausedUntil.set(path, until);
+
       const requestId = raw.headers.get('x-request-id') ?? undefined;
       if (raw.status >= 200 && raw.status < 300) return parseSuccess(raw.status, raw.text, { method, path, requestId, attempts });
 
@@ -216,11 +238,21 @@ export class Transport {
       const retryable = retry.statuses.includes(raw.status) && !NEVER_RETRY_STATUSES.includes(raw.status);
       if (retryable && canRetry(attempts)) {
         const delay = error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, retry.maxRetryAfterMs) : backoffDelayMs(attempts, retry, random);
-        await this.#wait(sleep, delay, signal);
+        // One wait covers both: the retry's own delay and a spent rate-limit budget (on a 429 they are equal).
+        await this.#wait(sleep, Math.max(delay, this.#pauseLeft(path)), signal);
         continue;
       }
       throw error;
     }
+  }
+
+  /**
+   * Milliseconds to wait before sending to `path` (0 when not paused). Concurrent calls all wait;
+   * the next answer on the path replaces the pause (or ends it).
+   */
+  #pauseLeft(path: string): number {
+    const until = this.#pausedUntil.get(path);
+    return until === undefined ? 0 : Math.max(0, until - this.#config.now());
   }
 
   async #wait(sleep: SleepFn, ms: number, signal: AbortSignal | undefined): Promise<void> {

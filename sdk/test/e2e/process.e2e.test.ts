@@ -11,7 +11,8 @@ import {
   type ConnectorClient,
   type ProviderSendInput,
 } from '../../src/index.js';
-import { readDeliveryDoc, sdkDeliveryFixture, startConversation, waitForMirror, writeReply, type RawTopic, type TestIntegration } from './helpers';
+import { sweep } from '../../../functions/src/deliveries/sweep';
+import { adminDb, eventually, readDeliveryDoc, sdkDeliveryFixture, startConversation, waitForMirror, writeReply, type RawTopic, type TestIntegration } from './helpers';
 
 // The first calls of a run meet cold functions in the emulator; triggers and Pub/Sub add seconds.
 jest.setTimeout(120_000);
@@ -149,3 +150,42 @@ test('replies are delivered in order: the second waits (skipped waiting_for_prev
   expect(await client.processDelivery(n2again, record.send)).toMatchObject({ kind: 'sent' });
   expect(sentTexts).toEqual(['First reply', 'Second reply']);
 });
+
+/**
+ * A provider call longer than half the lease, with the real 120 s lease (about a minute): the SDK
+ * extends the lease through POST /v1/deliveries/extend while the call runs. Once it has, the
+ * sweeper is run as of the ORIGINAL expiry: without the extension the delivery would become
+ * `unknown` (lease_expired_after_start) there; with it, it stays `sending` and ends `sent` with no
+ * expiry in its attempt log. (The SDK's timing with short leases is in sdk/test/unit/process.test.ts.)
+ */
+test('a slow provider (longer than half the lease): the lease is extended while it runs, the original expiry passes harmlessly, sent', async () => {
+  const { conversation, replyId, notification } = await newDelivery('Large attachment, slow channel');
+  let originalExpiry = 0;
+  let sweptAtOriginalExpiry: Record<string, unknown> | undefined;
+  const p = provider(async ({ leaseExpiresAt }) => {
+    originalExpiry = leaseExpiresAt;
+    // The SDK extends at half of the remaining lease (~60 s): wait until the stored lease moved.
+    const extendedTo = await eventually(
+      async () => {
+        const lease = (await readDeliveryDoc(integration.workspaceId, notification.deliveryId))?.lease as { expiresAt: number } | undefined;
+        return lease !== undefined && lease.expiresAt > leaseExpiresAt ? lease.expiresAt : undefined;
+      },
+      'the SDK to extend the lease',
+      100_000,
+    );
+    expect(extendedTo).toBeGreaterThan(leaseExpiresAt + 30_000);
+    await sweep(adminDb(), leaseExpiresAt + 1_000);
+    sweptAtOriginalExpiry = await readDeliveryDoc(integration.workspaceId, notification.deliveryId);
+    return ['tg-slow'];
+  });
+  const started = Date.now();
+  const result = await client.processDelivery(notification, p.send, { providerTimeoutMs: 110_000 });
+  expect(Date.now() - started).toBeGreaterThan(55_000);
+  expect(result).toEqual({ kind: 'sent', deliveryId: notification.deliveryId, leaseId: expect.any(String), providerMessageIds: ['tg-slow'] });
+  expect(sweptAtOriginalExpiry).toMatchObject({ status: 'sending' });
+  const doc = await readDeliveryDoc(integration.workspaceId, notification.deliveryId);
+  expect(doc).toMatchObject({ status: 'sent', attempts: 1, providerMessageIds: ['tg-slow'] });
+  expect((doc?.lease as { expiresAt: number }).expiresAt).toBeGreaterThan(originalExpiry);
+  expect(((doc?.attemptLog ?? []) as Array<{ event: string }>).map((e) => e.event)).toEqual(['claimed', 'started', 'sent']);
+  expect(await waitForMirror(conversation, replyId, (m) => m.status === 'sent')).toMatchObject({ providerMessageIds: ['tg-slow'] });
+}, 150_000);

@@ -112,6 +112,30 @@ describe('deliveries.start / complete / fail', () => {
   });
 });
 
+describe('deliveries.extend', () => {
+  test('sends exactly { deliveryId, leaseId } to /v1/deliveries/extend and returns the new expiry', async () => {
+    server.setHandler((_req, res) => reply(res, 200, { leaseExpiresAt: 1_900_000_240_000 }));
+    await expect(client.deliveries.extend({ deliveryId: 'd', leaseId: 'l' })).resolves.toEqual({ leaseExpiresAt: 1_900_000_240_000 });
+    expect(server.requests.map((r) => [r.path, r.json])).toEqual([['/v1/deliveries/extend', { deliveryId: 'd', leaseId: 'l' }]]);
+  });
+
+  test.each(['lease_lost', 'lease_limit_reached', 'delivery_finished'])('409 %s is a ConflictError with its code, not retried', async (code) => {
+    server.setHandler((_req, res) => errorReply(res, 409, code));
+    await expect(client.deliveries.extend({ deliveryId: 'd', leaseId: 'l' })).rejects.toMatchObject({ name: 'ConflictError', status: 409, code });
+    expect(server.requests).toHaveLength(1);
+    expect(delays).toEqual([]);
+  });
+
+  test('503 is retried with the same body; an answer without a numeric leaseExpiresAt is an UnexpectedResponseError', async () => {
+    server.setHandler((_req, res, i) => (i === 0 ? errorReply(res, 503, 'temporarily_unavailable', 'busy', { 'retry-after': '1' }) : reply(res, 200, { leaseExpiresAt: 5 })));
+    await expect(client.deliveries.extend({ deliveryId: 'd', leaseId: 'l' })).resolves.toEqual({ leaseExpiresAt: 5 });
+    expect(server.requests.map((r) => r.json)).toEqual([{ deliveryId: 'd', leaseId: 'l' }, { deliveryId: 'd', leaseId: 'l' }]);
+    expect(delays).toEqual([1000]);
+    server.setHandler((_req, res) => reply(res, 200, { leaseExpiresAt: 'soon' }));
+    await expect(client.deliveries.extend({ deliveryId: 'd', leaseId: 'l' })).rejects.toMatchObject({ name: 'UnexpectedResponseError', code: 'unexpected_response' });
+  });
+});
+
 describe('deliveries.receipt', () => {
   test('sends exactly the given fields to /v1/deliveries/receipt and returns { status: sent }', async () => {
     server.setHandler((_req, res) => reply(res, 200, { status: 'sent' }));

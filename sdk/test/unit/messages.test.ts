@@ -174,3 +174,68 @@ describe('messages.send with images (multipart)', () => {
     expect(server.requests[0]?.headers['content-type']).toBe('application/json');
   });
 });
+
+/**
+ * The RateLimit-* headers of /v1/messages: at `RateLimit-Remaining: 0` the next message waits
+ * `RateLimit-Reset` seconds (capped like Retry-After) instead of being sent into a 429. A fixed
+ * clock makes the waits exact; the fake sleep records them.
+ */
+describe('messages.send honours the rate-limit headers', () => {
+  const NOW = 1_800_000_000_000;
+  const created = { conversationId: 'c', messageId: 'm', duplicate: false };
+  const limits = (remaining: number, reset: number) => ({ 'ratelimit-limit': '60', 'ratelimit-remaining': String(remaining), 'ratelimit-reset': String(reset) });
+  const message = () => ({ externalConversationId: 'chat-1', sender: { externalId: 'u-1' }, text: 'hi' });
+  let paced: ConnectorClient;
+  let waits: number[];
+  beforeEach(() => {
+    const s = fakeSleep();
+    waits = s.delays;
+    paced = new ConnectorClient({ integrationKey: KEY, baseUrl: server.url, sleep: s.sleep, now: () => NOW });
+  });
+
+  test('Remaining 0 on a 201: the next message waits Reset seconds before it is sent; Remaining > 0: no wait', async () => {
+    server.setHandler((_req, res, i) => reply(res, 201, created, i === 0 ? limits(0, 7) : limits(5, 3)));
+    await paced.messages.send(message());
+    expect(waits).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+    await paced.messages.send(message());
+    expect(waits).toEqual([7000]);
+    expect(server.requests).toHaveLength(2);
+    await paced.messages.send(message());
+    expect(waits).toEqual([7000]);
+  });
+
+  test('the wait is capped like Retry-After (maxRetryAfterMs)', async () => {
+    server.setHandler((_req, res) => reply(res, 201, created, limits(0, 3600)));
+    await paced.messages.send(message());
+    await paced.messages.send(message());
+    expect(waits).toEqual([30_000]);
+    const strict = new ConnectorClient({ integrationKey: KEY, baseUrl: server.url, sleep: async (ms) => void waits.push(ms), now: () => NOW, retry: { maxRetryAfterMs: 2_000 } });
+    await strict.messages.send(message());
+    await strict.messages.send(message());
+    expect(waits).toEqual([30_000, 2_000]);
+  });
+
+  test('a 400 with Remaining 0 pauses the next message too (the budget is per integration, whatever the answer)', async () => {
+    server.setHandler((_req, res, i) => (i === 0 ? errorReply(res, 400, 'invalid_request', 'x', limits(0, 2)) : reply(res, 201, created, limits(1, 1))));
+    await expect(paced.messages.send(message())).rejects.toMatchObject({ status: 400 });
+    await paced.messages.send(message());
+    expect(waits).toEqual([2000]);
+  });
+
+  test('a 429 (Remaining 0, Reset = Retry-After) is waited for once, not twice', async () => {
+    server.setHandler((_req, res, i) =>
+      i === 0 ? errorReply(res, 429, 'rate_limited', 'x', { ...limits(0, 4), 'retry-after': '4' }) : reply(res, 201, created, limits(10, 1)),
+    );
+    await paced.messages.send(message());
+    expect(waits).toEqual([4000]);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  test('only the path that said so is paused: delivery calls are not', async () => {
+    server.setHandler((req, res) => (req.path === '/v1/messages' ? reply(res, 201, created, limits(0, 9)) : reply(res, 200, { status: 'sending' })));
+    await paced.messages.send(message());
+    await paced.deliveries.start({ deliveryId: 'd', leaseId: 'l' });
+    expect(waits).toEqual([]);
+  });
+});

@@ -19,7 +19,7 @@ const READY = {
 };
 const NOTIFICATION = { deliveryId: 'd_1', workspaceId: 'ws', integrationId: 'int', conversationId: 'c_1', messageId: 'm_1' };
 
-type Routes = Partial<Record<'claim' | 'start' | 'complete' | 'fail', (req: RecordedRequest, res: import('node:http').ServerResponse, n: number) => void>>;
+type Routes = Partial<Record<'claim' | 'start' | 'extend' | 'complete' | 'fail', (req: RecordedRequest, res: import('node:http').ServerResponse, n: number) => void>>;
 
 let server: TestServer;
 let client: ConnectorClient;
@@ -260,6 +260,98 @@ describe('processDelivery', () => {
     await expect(client.processDelivery('d', () => ['x'], { providerTimeoutMs: 0 })).rejects.toThrow(RangeError);
     expect(server.requests).toHaveLength(0);
   });
+});
+
+/**
+ * Automatic lease extension, with real time and short leases: the local server grants leases of
+ * LEASE ms (claim and extend answer like the service, `now + LEASE`) and records when each call
+ * arrived, so the test sees whether every extension came while the lease was still live.
+ */
+describe('processDelivery keeps the lease alive while the provider call runs', () => {
+  const LEASE = 2_400;
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** A lease-keeping server: claim and extend grant `now + LEASE`; `extendAnswer` may refuse the n-th extend. */
+  function leaseServer(extendAnswer?: (res: import('node:http').ServerResponse, n: number) => boolean) {
+    const log = { expiresAt: 0, extends: [] as Array<{ at: number; liveBefore: boolean }>, completeAt: 0 };
+    serve({
+      claim: (_req, res) => {
+        log.expiresAt = Date.now() + LEASE;
+        reply(res, 200, { ...READY, leaseExpiresAt: log.expiresAt });
+      },
+      extend: (_req, res, n) => {
+        const at = Date.now();
+        log.extends.push({ at, liveBefore: at < log.expiresAt });
+        if (extendAnswer?.(res, n)) return;
+        log.expiresAt = at + LEASE;
+        reply(res, 200, { leaseExpiresAt: log.expiresAt });
+      },
+      complete: (_req, res) => {
+        log.completeAt = Date.now();
+        reply(res, 200, { status: 'sent' });
+      },
+    });
+    return log;
+  }
+
+  test('a provider call longer than the lease: extended at half of the remaining lease, each time while live; sent; no extension after the end', async () => {
+    const log = leaseServer();
+    const started = Date.now();
+    const result = await client.processDelivery(NOTIFICATION, async () => {
+      await sleep(LEASE + 1_000);
+      return ['wamid.slow'];
+    });
+    expect(result).toEqual<ProcessDeliveryResult>({ kind: 'sent', deliveryId: 'd_1', leaseId: 'lease-1', providerMessageIds: ['wamid.slow'] });
+    // Half of 2.4 s, then half of each new lease: at about 1.2 s and 2.4 s of a 3.4 s call.
+    expect(log.extends.length).toBeGreaterThanOrEqual(2);
+    expect(log.extends.every((e) => e.liveBefore)).toBe(true);
+    expect((log.extends[0]?.at ?? 0) - started).toBeGreaterThanOrEqual(LEASE / 2 - 300);
+    expect((log.extends[0]?.at ?? 0) - started).toBeLessThan(LEASE);
+    expect(log.completeAt).toBeLessThan(log.expiresAt);
+    expect(body('extend')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1' });
+    const count = log.extends.length;
+    await sleep(LEASE);
+    expect(log.extends).toHaveLength(count);
+    expect(calls().filter((c) => c !== 'extend')).toEqual(['claim', 'start', 'complete']);
+  }, 20_000);
+
+  test.each(['lease_lost', 'lease_limit_reached'])('extend answered %s: no further extension, the provider call finishes and is reported as usual', async (code) => {
+    const log = leaseServer((res) => {
+      errorReply(res, 409, code);
+      return true;
+    });
+    const result = await client.processDelivery(NOTIFICATION, async () => {
+      await sleep(LEASE + 500);
+      return ['wamid.late'];
+    });
+    expect(result).toMatchObject({ kind: 'sent', providerMessageIds: ['wamid.late'] });
+    expect(log.extends).toHaveLength(1);
+    expect(calls()).toEqual(['claim', 'start', 'extend', 'complete']);
+  }, 20_000);
+
+  test('a provider error while extending: the failure is reported as usual and extending stops', async () => {
+    const log = leaseServer();
+    const result = await client.processDelivery(NOTIFICATION, async () => {
+      await sleep(LEASE / 2 + 400);
+      throw new ProviderPermanentError('blocked', { code: 'recipient_blocked' });
+    });
+    expect(result).toMatchObject({ kind: 'failed', outcome: 'failed', code: 'recipient_blocked' });
+    expect(log.extends).toHaveLength(1);
+    await sleep(LEASE);
+    expect(log.extends).toHaveLength(1);
+  }, 20_000);
+
+  test('a short provider call never extends; extendLease: false never extends', async () => {
+    leaseServer();
+    await client.processDelivery(NOTIFICATION, async () => ['quick']);
+    expect(calls()).toEqual(['claim', 'start', 'complete']);
+    server.requests.length = 0;
+    await client.processDelivery(NOTIFICATION, async () => {
+      await sleep(LEASE / 2 + 300);
+      return ['slow'];
+    }, { extendLease: false });
+    expect(calls()).toEqual(['claim', 'start', 'complete']);
+  }, 20_000);
 });
 
 describe('toFailCode', () => {

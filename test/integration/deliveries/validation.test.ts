@@ -1,5 +1,5 @@
 /**
- * Request validation, authentication and tenancy of the four delivery operations (spec 4.2-4.5,
+ * Request validation, authentication and tenancy of the lease-holding delivery operations (claim, start, extend, complete, fail) (spec 4.2-4.5,
  * 5, 7 and 8): every bound at its limit and one past it, strict bodies, JSON only, 401/403, and
  * 404 for a foreign delivery exactly like an unknown one.
  */
@@ -18,8 +18,8 @@ import {
   type ConversationSetup,
 } from '../helpers/deliveries';
 
-type OpName = 'claim' | 'start' | 'complete' | 'fail';
-const OPS: OpName[] = ['claim', 'start', 'complete', 'fail'];
+type OpName = 'claim' | 'start' | 'extend' | 'complete' | 'fail';
+const OPS: OpName[] = ['claim', 'start', 'extend', 'complete', 'fail'];
 
 let setup: ConversationSetup;
 let key: string;
@@ -33,6 +33,7 @@ function validBody(name: OpName, overrides: Record<string, unknown> = {}): Recor
   const base: Record<OpName, Record<string, unknown>> = {
     claim: { deliveryId: 'd_unknown', requestId: 'r-1' },
     start: { deliveryId: 'd_unknown', leaseId: 'l-1' },
+    extend: { deliveryId: 'd_unknown', leaseId: 'l-1' },
     complete: { deliveryId: 'd_unknown', leaseId: 'l-1', providerMessageIds: ['p-1'] },
     fail: { deliveryId: 'd_unknown', leaseId: 'l-1', outcome: 'failed', code: 'provider_error' },
   };
@@ -99,7 +100,7 @@ test('400 for extra properties, missing fields and wrong types on every operatio
   }
   const { requestId: _r, ...claimWithoutRequest } = validBody('claim');
   cases.push({ name: 'claim', body: claimWithoutRequest, field: 'requestId' });
-  for (const name of ['start', 'complete', 'fail'] as const) {
+  for (const name of ['start', 'extend', 'complete', 'fail'] as const) {
     const { leaseId: _l, ...withoutLease } = validBody(name);
     cases.push({ name, body: withoutLease, field: 'leaseId' });
     cases.push({ name, body: validBody(name, { leaseId: null }), field: 'leaseId' });
@@ -121,7 +122,7 @@ test('bounds of spec 4.2-4.5 / 8 at the limit (accepted) and one past it (400)',
   for (const name of OPS) over.push({ name, body: validBody(name, { deliveryId: s(129) }), field: 'deliveryId' });
   over.push({ name: 'claim', body: validBody('claim', { requestId: s(129) }), field: 'requestId' });
   over.push({ name: 'claim', body: validBody('claim', { requestId: '' }), field: 'requestId' });
-  for (const name of ['start', 'complete', 'fail'] as const) {
+  for (const name of ['start', 'extend', 'complete', 'fail'] as const) {
     over.push({ name, body: validBody(name, { leaseId: s(129) }), field: 'leaseId' });
     over.push({ name, body: validBody(name, { leaseId: '' }), field: 'leaseId' });
   }
@@ -154,6 +155,7 @@ test('bounds of spec 4.2-4.5 / 8 at the limit (accepted) and one past it (400)',
   const claim = await claimReady(key, a.deliveryId, s(128, 'r'));
   expectOk(await op('claim', key, { deliveryId: a.deliveryId, requestId: s(128, 'r') }), claim);
   expectApiError(await op('start', key, { deliveryId: a.deliveryId, leaseId: s(128, 'l') }), 409, 'lease_lost');
+  expectApiError(await op('extend', key, { deliveryId: a.deliveryId, leaseId: s(128, 'l') }), 409, 'lease_lost');
   expectOk(await op('start', key, { deliveryId: a.deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
   const twentyIds = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')}${s(198, 'x')}`);
   expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claim.leaseId, providerMessageIds: twentyIds }), { status: 'sent' });
@@ -182,6 +184,7 @@ test('a delivery of another integration (other workspace, or same workspace) is 
   const bodies = (id: string): Record<OpName, Record<string, unknown>> => ({
     claim: { deliveryId: id, requestId: randomUUID() },
     start: { deliveryId: id, leaseId: owner.leaseId },
+    extend: { deliveryId: id, leaseId: owner.leaseId },
     complete: { deliveryId: id, leaseId: owner.leaseId, providerMessageIds: ['p'] },
     fail: { deliveryId: id, leaseId: owner.leaseId, outcome: 'failed', code: 'stolen' },
   });

@@ -11,6 +11,7 @@
  */
 import { ApiError, ConflictError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
 import {
+  LEASE_MAX_MS,
   LEASE_MS,
   MAX_ATTEMPTS,
   RETRY_WINDOW_MS,
@@ -23,6 +24,7 @@ import {
 import {
   decideClaim,
   decideComplete,
+  decideExtend,
   decideFail,
   decideLeaseExpiry,
   decideStart,
@@ -43,7 +45,7 @@ function deepFreeze<T>(value: T): T {
 
 class InvariantError extends Error {}
 
-type Op = 'advance' | 'claim' | 'start' | 'complete' | 'fail' | 'sweep' | 'wake';
+type Op = 'advance' | 'claim' | 'start' | 'extend' | 'complete' | 'fail' | 'sweep' | 'wake';
 
 /** Errors each operation may legitimately throw; anything else breaks the run. */
 const ALLOWED: Partial<Record<Op, Array<[abstract new (...a: never[]) => ApiError, string]>>> = {
@@ -54,6 +56,11 @@ const ALLOWED: Partial<Record<Op, Array<[abstract new (...a: never[]) => ApiErro
   start: [
     [ConflictError, 'lease_lost'],
     [ConflictError, 'delivery_finished'],
+  ],
+  extend: [
+    [ConflictError, 'lease_lost'],
+    [ConflictError, 'delivery_finished'],
+    [ConflictError, 'lease_limit_reached'],
   ],
   complete: [
     [ConflictError, 'lease_lost'],
@@ -69,6 +76,7 @@ interface Stats {
   lateCompleteOverUnknown: number;
   lateCompleteAfterExpiry: number;
   retriedClaims: number;
+  extensions: number;
   releases: number;
   exhausted: number;
 }
@@ -93,6 +101,7 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 function runModel(seed: number, steps: number, stats: Stats): void {
   const rnd = prng(seed);
+  const xrnd = prng(seed + 1_000_003);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
   let step = 0;
   const check = (cond: boolean, what: string): void => {
@@ -146,9 +155,25 @@ function runModel(seed: number, steps: number, stats: Stats): void {
       return pick([...issued.keys(), 'never-issued']);
     };
 
-    const roll = rnd();
-    const op: Op =
-      roll < 0.18 ? 'advance' : roll < 0.38 ? 'claim' : roll < 0.55 ? 'start' : roll < 0.7 ? 'complete' : roll < 0.88 ? 'fail' : roll < 0.97 ? 'sweep' : 'wake';
+    // Extensions draw from their own stream, so the other operations keep the random sequence
+    // (and the coverage) they had before extend existed.
+    const extendStep = xrnd() < 0.08;
+    const roll = extendStep ? 0 : rnd();
+    const op: Op = extendStep
+      ? 'extend'
+      : roll < 0.18
+        ? 'advance'
+        : roll < 0.38
+          ? 'claim'
+          : roll < 0.55
+            ? 'start'
+            : roll < 0.7
+              ? 'complete'
+              : roll < 0.88
+                ? 'fail'
+                : roll < 0.97
+                  ? 'sweep'
+                  : 'wake';
     bump(stats.ops, op);
     let decision: Decision<unknown> | null = null;
     let usedLease: string | null = null;
@@ -207,6 +232,44 @@ function runModel(seed: number, steps: number, stats: Stats): void {
           } else {
             check(after.status === 'sent', 'start answers sent only when sent');
           }
+          break;
+        }
+        case 'extend': {
+          const mine = c.leases[c.leases.length - 1];
+          usedLease = xrnd() < 0.1 || mine === undefined ? 'never-issued' : xrnd() < 0.8 ? mine : ([...issued.keys()][Math.floor(xrnd() * issued.size)] ?? 'never-issued');
+          // Mostly one call; sometimes a long provider call that extends every half lease until the 15-minute cap refuses.
+          const calls = xrnd() < 0.2 ? 20 : 1;
+          let current = before;
+          for (let i = 0; i < calls; i++) {
+            const at = i === 0 ? now : now + LEASE_MS / 2;
+            let de: Decision<{ leaseExpiresAt: number }>;
+            try {
+              de = decideExtend(current, { now: at, leaseId: usedLease });
+            } catch (e) {
+              // The first refusal is the step's error; a later one ends the long call (the extensions so far stand).
+              if (i === 0 || !(e instanceof ConflictError)) throw e;
+              bump(stats.errors, `extend:${e.code}`);
+              check(e.code === 'lease_limit_reached', `a long call under a live lease ends only at the cap (${e.code})`);
+              break;
+            }
+            now = at;
+            const after = de.next ?? current;
+            check(holdsNow(current, usedLease, now), 'extend succeeds only under the live current lease');
+            check(after.status === current.status && (after.status === 'leased' || after.status === 'sending'), 'extend keeps a leased/sending status');
+            check(after.lease?.leaseId === usedLease && after.lease.expiresAt === de.response.leaseExpiresAt, 'extend answers the stored expiry');
+            check(after.lease!.expiresAt > now && after.lease!.expiresAt <= now + LEASE_MS, 'extended lease is live and at most 120 s ahead');
+            check(after.lease!.expiresAt >= current.lease!.expiresAt, 'extend never shortens a lease');
+            const claimedAt = after.lease!.claimedAt ?? after.lease!.expiresAt - LEASE_MS;
+            check(after.lease!.expiresAt <= claimedAt + LEASE_MAX_MS, 'a lease never lives past 15 minutes after its claim');
+            check(after.attempts === current.attempts && sameJson(after.leaseHistory, current.leaseHistory), 'extend is not an attempt');
+            check(!de.effects.releasesNext && de.effects.notify === null, 'extend has no effects');
+            issued.set(usedLease, after.lease!.expiresAt);
+            if (de.next !== null) {
+              stats.extensions++;
+              current = deepFreeze(de.next);
+            }
+          }
+          decision = current === before ? null : { response: null, next: current, effects: { releasesNext: false, notify: null } };
           break;
         }
         case 'complete': {
@@ -277,7 +340,8 @@ function runModel(seed: number, steps: number, stats: Stats): void {
       decision = null; // a throwing call writes nothing
       if (e instanceof ServiceUnavailableError) check((e.retryAfterSeconds ?? 0) >= 1, 'Retry-After at least 1 s');
       if (before.status === 'sent' && usedLease !== null && before.leaseHistory.includes(usedLease)) {
-        check(e.code === 'conflicting_completion', 'a sent delivery only refuses a different completion');
+        if (op === 'extend') check(e.code === 'delivery_finished', 'extend on a sent delivery: delivery_finished');
+        else check(e.code === 'conflicting_completion', 'a sent delivery only refuses a different completion');
       }
     }
 
@@ -334,6 +398,7 @@ describe('delivery state machine, model-based', () => {
     lateCompleteOverUnknown: 0,
     lateCompleteAfterExpiry: 0,
     retriedClaims: 0,
+    extensions: 0,
     releases: 0,
     exhausted: 0,
   };
@@ -348,7 +413,7 @@ describe('delivery state machine, model-based', () => {
     for (const s of ['queued', 'leased', 'sending', 'sent', 'failed', 'unknown']) {
       expect({ [s]: (stats.reached[s] ?? 0) > 0 }).toEqual({ [s]: true });
     }
-    for (const o of ['advance', 'claim', 'start', 'complete', 'fail', 'sweep', 'wake']) {
+    for (const o of ['advance', 'claim', 'start', 'extend', 'complete', 'fail', 'sweep', 'wake']) {
       expect(stats.ops[o] ?? 0).toBeGreaterThan(50);
     }
     for (const e of [
@@ -356,6 +421,9 @@ describe('delivery state machine, model-based', () => {
       'claim:retry_delayed',
       'start:lease_lost',
       'start:delivery_finished',
+      'extend:lease_lost',
+      'extend:delivery_finished',
+      'extend:lease_limit_reached',
       'complete:lease_lost',
       'complete:conflicting_completion',
       'fail:lease_lost',
@@ -365,6 +433,7 @@ describe('delivery state machine, model-based', () => {
     expect(stats.lateCompleteOverUnknown).toBeGreaterThan(0);
     expect(stats.lateCompleteAfterExpiry).toBeGreaterThan(0);
     expect(stats.retriedClaims).toBeGreaterThan(0);
+    expect(stats.extensions).toBeGreaterThan(0);
     expect(stats.releases).toBeGreaterThan(100);
     expect(stats.exhausted).toBeGreaterThan(0);
   });

@@ -7,6 +7,7 @@ import { ApiError, ConflictError, NotFoundError, ServiceUnavailableError } from 
 import {
   BACKOFF_BASE_MS,
   BACKOFF_CAP_MS,
+  LEASE_MAX_MS,
   LEASE_MS,
   MAX_ATTEMPTS,
   RETRY_WINDOW_MS,
@@ -28,6 +29,7 @@ import {
   decideCancel,
   decideClaim,
   decideComplete,
+  decideExtend,
   decideFail,
   decideLeaseExpiry,
   decideReceipt,
@@ -377,7 +379,7 @@ describe('claim', () => {
       status: 'leased',
       attempts: 3,
       leaseHistory: ['a', 'b', 'c'],
-      lease: { leaseId: 'c', requestId: 'R3', expiresAt: now + LEASE_MS, started: false },
+      lease: { leaseId: 'c', requestId: 'R3', expiresAt: now + LEASE_MS, started: false, claimedAt: now },
       notBefore: null,
       waiting: false,
       head: true,
@@ -427,7 +429,7 @@ describe('claim', () => {
       const r = decideClaim(leased(), claimIn(now, { requestId, newLeaseId: 'L2' }));
       expect(r.response).toMatchObject({ status: 'ready', leaseId: 'L2', leaseExpiresAt: now + LEASE_MS });
       expect(r.next).toMatchObject({ status: 'leased', attempts: 2, leaseHistory: ['L1', 'L2'] });
-      expect(r.next?.lease).toEqual({ leaseId: 'L2', requestId, expiresAt: now + LEASE_MS, started: false });
+      expect(r.next?.lease).toEqual({ leaseId: 'L2', requestId, expiresAt: now + LEASE_MS, started: false, claimedAt: now });
       expect(r.effects.notify).toBeNull();
     }
   });
@@ -558,6 +560,74 @@ describe('start', () => {
 
 // ---------------------------------------------------------------------------------------------
 // complete
+
+describe('extend (decisions 10)', () => {
+  test('under the live current lease, leased or sending: expiry now + 120 s, claim time kept, nothing else changes', () => {
+    for (const d of [leased(), sending()]) {
+      const now = T0 + 60_000;
+      const r = decideExtend(d, { now, leaseId: 'L1' });
+      expect(r.response).toEqual({ leaseExpiresAt: now + LEASE_MS });
+      expect(r.next).toEqual({ ...d, lease: { ...d.lease!, expiresAt: now + LEASE_MS, claimedAt: T0 }, updatedAt: now });
+      expect(r.effects).toEqual({ releasesNext: false, notify: null });
+    }
+  });
+
+  test('repeated extensions keep the lease live past the first expiry; the lease still holds for start and complete', () => {
+    let d = leased();
+    let now = T0;
+    for (let i = 0; i < 3; i++) {
+      now += LEASE_MS / 2;
+      d = deepFreeze(decideExtend(d, { now, leaseId: 'L1' }).next!);
+    }
+    expect(now).toBeGreaterThan(T0 + LEASE_MS);
+    expect(d.lease!.expiresAt).toBe(now + LEASE_MS);
+    expect(decideLeaseExpiry(d, T0 + LEASE_MS + 1)).toBeNull();
+    const started = decideStart(d, { now, leaseId: 'L1' });
+    expect(started.response).toEqual({ status: 'sending' });
+    expect(decideComplete(deepFreeze(started.next!), { now: now + 1, leaseId: 'L1', providerMessageIds: ['p'] }).response).toEqual({ status: 'sent' });
+  });
+
+  test('at most 15 minutes after the claim: the expiry is clamped to the cap, then 409 lease_limit_reached', () => {
+    const claimedAt = T0;
+    const d = leased({ extra: { lease: { leaseId: 'L1', requestId: 'R1', expiresAt: claimedAt + LEASE_MAX_MS - 30_000, started: true, claimedAt }, status: 'sending' } });
+    const now = claimedAt + LEASE_MAX_MS - 60_000;
+    const r = decideExtend(d, { now, leaseId: 'L1' });
+    expect(r.response).toEqual({ leaseExpiresAt: claimedAt + LEASE_MAX_MS });
+    const capped = deepFreeze(r.next!);
+    expect(capped.lease!.expiresAt).toBe(claimedAt + LEASE_MAX_MS);
+    expectApiError(() => decideExtend(capped, { now: now + 1_000, leaseId: 'L1' }), ConflictError, 'lease_limit_reached');
+  });
+
+  test('a lease from before claimedAt existed counts from its first expiry minus 120 s', () => {
+    const d = leased({ at: T0 });
+    expect(d.lease!.claimedAt).toBeUndefined();
+    const atCap = deepFreeze({ ...d, lease: { ...d.lease!, expiresAt: T0 + LEASE_MAX_MS, claimedAt: T0 } });
+    expectApiError(() => decideExtend(atCap, { now: T0 + LEASE_MAX_MS - 1, leaseId: 'L1' }), ConflictError, 'lease_limit_reached');
+    expect(decideExtend(d, { now: T0 + 1, leaseId: 'L1' }).next?.lease?.claimedAt).toBe(T0);
+  });
+
+  test('a retried extend in the same instant answers the current expiry without a write', () => {
+    const d = leased();
+    const r = decideExtend(d, { now: T0, leaseId: 'L1' });
+    expect(r).toEqual({ response: { leaseExpiresAt: T0 + LEASE_MS }, next: null, effects: { releasesNext: false, notify: null } });
+  });
+
+  test('409 lease_lost: a lease that never held it, an older lease, an expired lease (never revived, leased or sending)', () => {
+    expectApiError(() => decideExtend(leased(), { now: T0 + 1, leaseId: 'nope' }), ConflictError, 'lease_lost');
+    expectApiError(() => decideExtend(leased({ leaseId: 'L2', attempts: 2, extra: { leaseHistory: ['L1', 'L2'] } }), { now: T0 + 1, leaseId: 'L1' }), ConflictError, 'lease_lost');
+    expectApiError(() => decideExtend(leased(), { now: T0 + LEASE_MS, leaseId: 'L1' }), ConflictError, 'lease_lost');
+    expectApiError(() => decideExtend(sending(), { now: T0 + LEASE_MS + 5, leaseId: 'L1' }), ConflictError, 'lease_lost');
+    expectApiError(() => decideExtend(rec({ status: 'queued', attempts: 1, leaseHistory: ['L1'], lease: { leaseId: 'L1', requestId: 'R1', expiresAt: T0, started: false } }), { now: T0 + 1, leaseId: 'L1' }), ConflictError, 'lease_lost');
+  });
+
+  test('409 delivery_finished on a terminal delivery for any lease that held it; a stranger still gets lease_lost', () => {
+    for (const status of ['sent', 'failed', 'unknown'] as const) {
+      const d = deepFreeze({ ...sending(), status, error: status === 'sent' ? null : { outcome: status, code: 'x' } });
+      expectApiError(() => decideExtend(d, { now: T0 + 1, leaseId: 'L1' }), ConflictError, 'delivery_finished');
+      expectApiError(() => decideExtend(d, { now: T0 + 1, leaseId: 'nope' }), ConflictError, 'lease_lost');
+    }
+  });
+});
 
 describe('complete', () => {
   test('under the live lease after start: sent, ids recorded, next one released', () => {

@@ -1,7 +1,8 @@
 import { parseConfig } from '../../../functions/src/platform/config';
 import { fingerprint } from '../../../functions/src/messages/fingerprint';
 import { conversationIdFor, customerIdFor, deliveryIdFor, eventDocIdFor, messageIdFor } from '../../../functions/src/platform/ids';
-import { RateLimiter, take } from '../../../functions/src/messages/rate-limit';
+import { RateLimiter, stateOf, take } from '../../../functions/src/messages/rate-limit';
+import { retryAfterSecondsFromMs } from '../../../functions/src/platform/errors';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
 import { toApiError } from '../../../functions/src/platform/http/respond';
 import { parseJsonBody, parseMediaType } from '../../../functions/src/platform/http/pipeline';
@@ -76,6 +77,22 @@ describe('rate limit token bucket', () => {
     expect(first.bucket.tokens).toBe(59);
     const later = take(first.bucket, 60, 10 * 60_000);
     expect(later.bucket.tokens).toBe(59);
+  });
+
+  test('the RateLimit state: Limit is the budget, Remaining the whole tokens left, Reset the seconds to full (or to the next token at 0, equal to Retry-After)', () => {
+    const limiter = new RateLimiter();
+    // 3 per minute: one token per 20 s.
+    expect(limiter.peek('int', 3, 0)).toEqual({ limit: 3, remaining: 3, resetSeconds: 0 });
+    expect(limiter.consume('int', 3, 0)).toEqual({ decision: { allowed: true }, state: { limit: 3, remaining: 2, resetSeconds: 20 } });
+    expect(limiter.consume('int', 3, 0).state).toEqual({ limit: 3, remaining: 1, resetSeconds: 40 });
+    expect(limiter.consume('int', 3, 0).state).toEqual({ limit: 3, remaining: 0, resetSeconds: 20 });
+    const refused = limiter.consume('int', 3, 5_000);
+    expect(refused.decision).toEqual({ allowed: false, retryAfterMs: 15_000 });
+    expect(refused.state).toEqual({ limit: 3, remaining: 0, resetSeconds: retryAfterSecondsFromMs(15_000) });
+    // Peeking takes nothing: 10.5 s later still no whole token, 0.5 s to the next one (rounded up to 1).
+    expect(limiter.peek('int', 3, 19_500)).toEqual({ limit: 3, remaining: 0, resetSeconds: 1 });
+    expect(limiter.peek('int', 3, 20_000)).toEqual({ limit: 3, remaining: 1, resetSeconds: 40 });
+    expect(stateOf(0.25, 60)).toEqual({ limit: 60, remaining: 0, resetSeconds: 1 });
   });
 
   test('evicts least recently used buckets beyond its bound', () => {

@@ -71,6 +71,7 @@ describe('the committed document', () => {
       'post /v1/messages sendMessage',
       'post /v1/deliveries/claim claimDelivery',
       'post /v1/deliveries/start startDelivery',
+      'post /v1/deliveries/extend extendDeliveryLease',
       'post /v1/deliveries/complete completeDelivery',
       'post /v1/deliveries/fail failDelivery',
       'post /v1/deliveries/pending listPendingDeliveries',
@@ -221,12 +222,17 @@ describe('assertResponseMatchesContract (the integration tests use it on every /
     expect((thrown as Error).message).toMatch(pattern);
   };
 
+  const rate = { 'ratelimit-limit': '60', 'ratelimit-remaining': '59', 'ratelimit-reset': '1' };
   test('accepts documented responses', () => {
-    ok('POST', '/v1/messages', 201, json, { conversationId: 'c', messageId: 'm', duplicate: false });
-    ok('POST', '/v1/messages', 200, json, { conversationId: 'c', messageId: 'm', duplicate: true });
+    ok('POST', '/v1/messages', 201, { ...json, ...rate }, { conversationId: 'c', messageId: 'm', duplicate: false });
+    ok('POST', '/v1/messages', 200, { ...json, ...rate }, { conversationId: 'c', messageId: 'm', duplicate: true });
+    ok('POST', '/v1/messages', 400, { ...json, ...rate }, { error: { code: 'invalid_request', message: 'x' } });
+    ok('POST', '/v1/messages', 400, json, { error: { code: 'invalid_json', message: 'from the runtime, before the key' } });
+    ok('POST', '/v1/deliveries/extend', 200, json, { leaseExpiresAt: 1767268980000 });
+    ok('POST', '/v1/deliveries/extend', 409, json, { error: { code: 'lease_limit_reached', message: 'x' } });
     ok('POST', '/v1/deliveries/claim', 200, json, { status: 'skip', reason: 'waiting_for_previous' });
     ok('POST', '/v1/deliveries/claim', 503, { ...json, 'retry-after': '7' }, { error: { code: 'lease_busy', message: 'busy' } });
-    ok('POST', '/v1/messages', 429, { ...json, 'retry-after': '1' }, { error: { code: 'rate_limited' } });
+    ok('POST', '/v1/messages', 429, { ...json, ...rate, 'ratelimit-remaining': '0', 'retry-after': '1' }, { error: { code: 'rate_limited' } });
     ok('GET', '/v1/deliveries/fail', 405, { ...json, allow: 'POST' }, { error: { code: 'method_not_allowed', message: 'POST only' } });
     ok('POST', '/v1/messages?x=1', 413, json, { error: { code: 'images_too_large', message: 'x' } });
     ok('HEAD', '/v1/messages', 405, { ...json, allow: 'POST' }, '');
@@ -238,6 +244,10 @@ describe('assertResponseMatchesContract (the integration tests use it on every /
     violation('POST', '/v1/deliveries/claim', 415, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>x</pre>', /text\/html/);
     violation('POST', '/v1/messages', 413, { 'content-type': 'text/html; charset=utf-8' }, '<!DOCTYPE html><pre>x</pre>', /text\/html/);
     violation('POST', '/v1/nope', 200, json, {}, /path \/v1\/nope is not in the OpenAPI document/);
+    // The rate-limit headers are required where the key is always known, and typed wherever they appear.
+    violation('POST', '/v1/messages', 201, json, { conversationId: 'c', messageId: 'm', duplicate: false }, /RateLimit-Limit is missing/);
+    violation('POST', '/v1/messages', 429, { ...json, 'retry-after': '1' }, { error: { code: 'rate_limited' } }, /RateLimit-Remaining is missing/);
+    violation('POST', '/v1/messages', 400, { ...json, ...rate, 'ratelimit-reset': 'soon' }, { error: { code: 'invalid_request', message: 'x' } }, /RateLimit-Reset/);
     violation('GET', '/v1/messages', 200, json, {}, /method GET is not documented/);
     violation('POST', '/v1/deliveries/claim', 409, json, { error: { code: 'lease_lost' } }, /status 409 is not documented/);
     violation('POST', '/v1/deliveries/claim', 200, json, { status: 'ready', leaseId: 'l' }, /body does not match/);

@@ -28,6 +28,8 @@ export interface RequestContext {
   deadline: Deadline;
   /** Structured fields added by the handler to the request's log line (ids only, never secrets). */
   logFields: Record<string, string | number | boolean>;
+  /** Sets headers on the answer, whatever it turns out to be (ignored once an answer was sent, e.g. after the deadline's 503). */
+  setHeaders: (headers: Readonly<Record<string, string>>) => void;
 }
 
 export interface ParsedRequest {
@@ -43,6 +45,11 @@ export interface EndpointOptions {
   name: string;
   accepts: readonly MediaType[];
   authenticate: (authorization: string | undefined) => Promise<AuthContext>;
+  /**
+   * Runs right after the key is accepted, before any other check: headers it sets are on every
+   * answer from then on, errors included (the rate-limit headers of /v1/messages).
+   */
+  afterAuthenticate?: (auth: AuthContext, setHeaders: RequestContext['setHeaders']) => void;
 }
 
 function header(req: HttpRequest, name: string): string | undefined {
@@ -114,6 +121,10 @@ export function endpoint(
     const deadline = new Deadline((req[RECEIVED_AT] ?? Date.now()) + config().requestDeadlineMs);
     res.setHeader('X-Request-Id', requestId);
     const logFields: RequestContext['logFields'] = {};
+    const setHeaders: RequestContext['setHeaders'] = (headers) => {
+      if (res.headersSent) return;
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    };
     let status = 500;
     let errorCode: string | undefined;
     const answer = async (): Promise<HttpResult> => {
@@ -122,6 +133,7 @@ export function endpoint(
       logFields.integrationId = auth.integrationId;
       logFields.workspaceId = auth.workspaceId;
       logFields.keyPrefix = auth.presentedKeyPrefix;
+      options.afterAuthenticate?.(auth, setHeaders);
       const contentType = header(req, 'content-type') ?? '';
       const mediaType = parseMediaType(contentType, options.accepts);
       const rawBody = req.rawBody ?? Buffer.alloc(0);
@@ -130,7 +142,7 @@ export function endpoint(
         throw new PayloadTooLargeError('payload_too_large', `Request body is ${rawBody.length} bytes; the limit for ${mediaType} is ${limit} bytes.`);
       }
       const json = mediaType === 'application/json' ? parseJsonBody(rawBody) : undefined;
-      return handle({ mediaType, contentType, rawBody, json }, { requestId, auth, deadline, logFields });
+      return handle({ mediaType, contentType, rawBody, json }, { requestId, auth, deadline, logFields, setHeaders });
     };
     try {
       const result = await deadline.race(answer(), (late) => {
