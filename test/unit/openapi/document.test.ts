@@ -105,6 +105,19 @@ describe('the committed document', () => {
     expect(components.schemas?.ClaimResponse).toMatchObject({ discriminator: { propertyName: 'status' } });
   });
 
+  test('request schemas state their defaults in prose, never as `default` (generated clients would make those fields required)', () => {
+    const requestSchemas = Object.entries(components.schemas ?? {}).filter(([name]) => name.endsWith('Request') || name.startsWith('IncomingMessage') && !name.endsWith('Response'));
+    expect(requestSchemas.map(([name]) => name)).toEqual(expect.arrayContaining(['IncomingMessage', 'ClaimRequest', 'PendingRequest']));
+    const defaults = (node: unknown, at: string): string[] =>
+      typeof node !== 'object' || node === null
+        ? []
+        : Object.entries(node).flatMap(([key, value]) => (key === 'default' ? [at] : defaults(value, `${at}.${key}`)));
+    expect(requestSchemas.flatMap(([name, schema]) => defaults(schema, name))).toEqual([]);
+    const sender = (components.schemas?.IncomingMessage as { properties: Record<string, { properties: Record<string, Obj> }> }).properties.sender;
+    expect(sender?.properties.kind).toMatchObject({ description: expect.stringContaining('Default: `"customer"`') });
+    expect((components.schemas?.PendingRequest as { properties: Record<string, Obj> }).properties.limit).toMatchObject({ description: expect.stringMatching(/default 50/) });
+  });
+
   test('every schema compiles (ajv, JSON Schema 2020-12, strict) and every example matches its schema', () => {
     let checked = 0;
     const check = (what: string, schema: Obj, examples: Obj | undefined) => {
