@@ -5,16 +5,11 @@
 import { collection, limit, onSnapshot, orderBy, query, where, type Timestamp, type Unsubscribe } from 'firebase/firestore';
 import { h, notice, replace } from './dom';
 import { describeError } from './errors';
-import { formatTime, mergeByRecency } from './format';
+import { formatTime, LIST_SHARDS, mergeByRecency } from './format';
 import type { View } from './main';
 import type { Session } from './session';
 import { threadView } from './thread';
 
-/**
- * The service's LIST_SHARDS (functions/src/platform/config.ts, default 8): the console must read
- * every shard. test/unit/console/format.test.ts keeps the two equal.
- */
-export const LIST_SHARDS = 8;
 /** Conversations shown (the most recent across all shards). */
 const PAGE = 50;
 

@@ -3,6 +3,12 @@
  * test/unit/console/format.test.ts.
  */
 
+/**
+ * The service's LIST_SHARDS (functions/src/platform/config.ts, default 8): the console reads every
+ * shard of the conversation list. test/unit/console/format.test.ts keeps the two equal.
+ */
+export const LIST_SHARDS = 8;
+
 /** The reply limit, in Unicode code points (spec; firestore.rules counts the same way). */
 export const MAX_REPLY_CODE_POINTS = 10000;
 

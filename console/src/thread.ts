@@ -80,7 +80,7 @@ export function threadView(session: Session, conversationId: string): View {
   const composeError = h('div', { id: 'compose-error' });
   const form = h(
     'form',
-    { class: 'compose', 'aria-label': 'Reply' },
+    { class: 'compose', 'aria-label': 'Compose a reply' },
     h('label', { for: 'reply-text' }, 'Reply'),
     text,
     h('div', { class: 'row' }, counter, h('span', { id: 'reply-hint', class: 'muted' }, 'Ctrl+Enter sends'), send),
