@@ -257,7 +257,8 @@ test('a failed reply shows its code; Resend gets it sent and keeps the failure a
   await phone.goto(`${apiBaseUrl()}/console/?workspace=${encodeURIComponent(workspaceId)}#/conversations/${conversationId}`);
   await phone.locator('li.message.outbound[data-status="sent"]', { hasText: 'confirm your address' }).waitFor();
   await expect(phone.getByRole('link', { name: '← All conversations' }).isVisible()).resolves.toBe(true);
-  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  // Evaluated in the page (a string: this file is type-checked without the DOM library).
+  const overflow = await phone.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
   expect(overflow).toBeLessThanOrEqual(0);
   await phone.locator('#messages li').last().scrollIntoViewIfNeeded();
   await shot(phone, 'conversations-phone');
