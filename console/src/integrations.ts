@@ -110,9 +110,10 @@ export function integrationsView(session: Session): View {
             createdAt: serverTimestamp(),
             createdBy: user.uid,
           });
+          const created = name.value.trim();
           form.reset();
           replace(error);
-          showKey(`Key for “${name.value.trim() || 'the new integration'}”`, issued);
+          showKey(`Key for “${created}”`, issued);
           announce('Integration created; its key is shown once.');
         } catch (err) {
           replace(error, notice('error', describeError(err, ADMINS_ONLY)));

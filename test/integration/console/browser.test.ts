@@ -23,7 +23,7 @@ import { connectFirestoreEmulator, doc, getFirestore, serverTimestamp, setDoc, t
 import type { DocumentReference } from 'firebase-admin/firestore';
 import { ConnectorClient, ProviderPermanentError, type ProviderSendInput } from '../../../sdk/src/index.js';
 import { adminDb, apiBaseUrl, closeStack, firestoreEmulatorHost, projectId } from '../helpers/stack';
-import { closePubSub, createTestTopic, sleep, type TestTopic } from '../helpers/deliveries';
+import { closePubSub, createTestTopic, eventually, sleep, type TestTopic } from '../helpers/deliveries';
 import { png } from '../../unit/fixtures/image-bytes';
 import { hashKey } from '../../../functions/src/integrations/keys';
 
@@ -71,10 +71,11 @@ async function newPage(context?: BrowserContext): Promise<Page> {
   return page;
 }
 
-async function shot(page: Page, name: string): Promise<void> {
+async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
   if (!SCREENSHOTS) return;
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+  // A key shown once is masked: even a throwaway emulator key is not committed in an image.
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: options.fullPage ?? false, mask: [page.locator('#new-key')], maskColor: '#c9d3cc' });
 }
 
 async function signIn(page: Page, user: { email: string; password: string }): Promise<void> {
@@ -181,7 +182,8 @@ test('an admin signs in, creates an integration and reads its key once; only its
   // The service's topic check shows up live.
   const card = adminPage.locator(`[data-integration="${integrationId}"]`);
   await card.locator('.badge-topic-ok').waitFor();
-  await shot(adminPage, 'integrations-key-once');
+  await expect(adminPage.getByRole('heading', { name: 'Key for “Telegram bot”' }).isVisible()).resolves.toBe(true);
+  await shot(adminPage, 'integrations-key-once', { fullPage: true });
 
   // Shown once: "Done" removes it from the page, and a reload does not bring it back.
   await adminPage.getByRole('button', { name: 'Done, hide the key' }).click();
@@ -197,10 +199,11 @@ test('deactivate and activate go through the rules and show live', async () => {
   const ref = adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`);
   await card.getByRole('button', { name: 'Deactivate' }).click();
   await card.getByText('inactive', { exact: true }).waitFor();
-  expect((await ref.get()).get('active')).toBe(false);
+  // The badge changes at once (the SDK's local view); the server has it once the write is acknowledged.
+  await eventually(async () => ((await ref.get()).get('active') === false ? true : undefined), 'the deactivation in Firestore');
   await card.getByRole('button', { name: 'Activate' }).click();
   await card.getByText('active', { exact: true }).waitFor();
-  expect((await ref.get()).get('active')).toBe(true);
+  await eventually(async () => ((await ref.get()).get('active') === true ? true : undefined), 'the activation in Firestore');
 });
 
 test('a message posted with the SDK appears live in the list and the thread', async () => {
