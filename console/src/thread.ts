@@ -200,7 +200,7 @@ export function threadView(session: Session, conversationId: string): View {
             'ul',
             { class: 'images', 'aria-label': 'Images' },
             ...images.map((img) =>
-              h('li', { class: 'image-meta' }, `🖼 ${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}`, h('code', { class: 'wrap', title: img.path ?? '' }, ` ${(img.sha256 ?? '').slice(0, 12)}`)),
+              h('li', { class: 'image-meta' }, `Image: ${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}`, h('code', { class: 'wrap', title: img.path ?? '' }, ` ${(img.sha256 ?? '').slice(0, 12)}`)),
             ),
           )
         : null,
