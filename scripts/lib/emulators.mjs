@@ -21,7 +21,10 @@ export const HOSTS = {
 export const REGION = 'europe-central2';
 export const BASE_URL = `http://${HOSTS.hosting}`;
 export const FUNCTIONS_URL = `http://${HOSTS.functions}/${PROJECT_ID}/${REGION}`;
-export const EMULATORS = 'functions,firestore,pubsub,hosting,tasks,auth';
+/** The service's emulators (what the bench runs: it does not need the console's sign-in). */
+export const SERVICE_EMULATORS = 'functions,firestore,pubsub,hosting,tasks';
+/** The local stack and the tests: the service plus the Auth emulator the console signs in with. */
+export const EMULATORS = `${SERVICE_EMULATORS},auth`;
 /** The workspace console, served by Hosting next to the API. */
 export const CONSOLE_URL = `${BASE_URL}/console/`;
 

@@ -257,6 +257,8 @@ test('a failed reply shows its code; Resend gets it sent and keeps the failure a
   const reply = adminPage.locator('li.message.outbound', { hasText: 'confirm your address' });
   await adminPage.locator('li.message.outbound[data-status="failed"]', { hasText: 'confirm your address' }).waitFor();
   await reply.getByText('recipient_blocked').first().waitFor();
+  await reply.getByText(/Attempt log/).click();
+  await shot(adminPage, 'reply-failed');
   await reply.getByRole('button', { name: 'Resend' }).click();
   await adminPage.locator('li.message.outbound[data-status="sent"]', { hasText: 'confirm your address' }).waitFor();
   await reply.getByText('Before the resend: failed').waitFor();
