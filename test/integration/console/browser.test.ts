@@ -9,7 +9,8 @@
  *   -> a message posted with the SDK appears live -> a reply reaches `sent`
  *   -> a reply fails, its code is shown, Resend gets it `sent`
  *   -> an operator sees integrations read-only and the rules deny its admin writes
- *   -> the key is nowhere in plain text (Firestore, the browser console, the emulator log).
+ *   -> the admin ends a rotation overlap early and re-keys (the new key shown once)
+ *   -> the keys are nowhere in plain text (Firestore, the browser console, the emulator log).
  *
  * CONSOLE_SCREENSHOTS=<dir> also saves the screenshots docs/screenshots/ holds.
  */
@@ -41,6 +42,8 @@ let topic: TestTopic;
 const browserLog: string[] = [];
 let adminPage: Page;
 let key = '';
+/** The key after the console's re-key. */
+let rekeyed = '';
 let integrationId = '';
 let conversationId = '';
 const connector = { running: false, loop: Promise.resolve(), failedOnce: new Set<string>(), sent: 0, errors: [] as string[] };
@@ -327,6 +330,29 @@ test('an operator sees integrations read-only, and the rules deny its admin writ
   await page.context().close();
 });
 
+test('an admin ends a CLI rotation overlap early and re-keys (no overlap); the new key is shown once', async () => {
+  const ref = adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`);
+  // What the CLI's rotate --overlap-hours leaves behind (Admin SDK, as functions/src/integrations/admin.ts).
+  await ref.update({ previousKey: { hash: 'c'.repeat(64), prefix: 'sdk_test_prev', expiresAt: Date.now() + 3_600_000 } });
+  await adminPage.getByRole('link', { name: 'Integrations' }).click();
+  const card = adminPage.locator(`[data-integration="${integrationId}"]`);
+  await card.getByText('Previous key').waitFor();
+  await card.getByRole('button', { name: 'End overlap now' }).click();
+  await eventually(async () => ((await ref.get()).get('previousKey') === undefined ? true : undefined), 'previousKey removed');
+  await expect(card.getByText('Previous key').count()).resolves.toBe(0);
+
+  adminPage.once('dialog', (dialog) => void dialog.accept());
+  await card.getByRole('button', { name: 'Re-key' }).click();
+  await adminPage.getByRole('heading', { name: 'New key for “Telegram bot”' }).waitFor();
+  rekeyed = (await adminPage.locator('#new-key').textContent()) ?? '';
+  expect(rekeyed).toMatch(/^sdk_test_[A-Za-z0-9_-]{43}$/);
+  expect(rekeyed).not.toBe(key);
+  await eventually(async () => ((await ref.get()).get('keyHash') === hashKey(rekeyed) ? true : undefined), 'the new key hash');
+  expect((await ref.get()).get('keyPrefix')).toBe(rekeyed.slice(0, 13));
+  await adminPage.getByRole('button', { name: 'Done, hide the key' }).click();
+  await expect(adminPage.content()).resolves.not.toContain(rekeyed);
+});
+
 /** Every document under the workspace, recursively. */
 async function allDocuments(root: DocumentReference): Promise<Array<{ path: string; data: unknown }>> {
   const out: Array<{ path: string; data: unknown }> = [];
@@ -340,17 +366,18 @@ async function allDocuments(root: DocumentReference): Promise<Array<{ path: stri
 
 test('the key is never stored or logged in plain text by the console', async () => {
   expect(key).not.toBe('');
-  const secret = key.slice('sdk_test_'.length);
+  expect(rekeyed).not.toBe('');
+  const secrets = [key, rekeyed].map((k) => k.slice('sdk_test_'.length));
   const docs = await allDocuments(adminDb().collection('workspaces').doc(workspaceId));
   expect(docs.length).toBeGreaterThan(5);
-  for (const d of docs) expect(JSON.stringify(d.data)).not.toContain(secret);
-  expect(JSON.stringify(docs)).toContain(hashKey(key));
+  for (const d of docs) for (const secret of secrets) expect(JSON.stringify(d.data)).not.toContain(secret);
+  expect(JSON.stringify(docs)).toContain(hashKey(rekeyed));
 
-  expect(browserLog.join('\n')).not.toContain(secret);
+  for (const secret of secrets) expect(browserLog.join('\n')).not.toContain(secret);
   const logFile = process.env.EMULATOR_LOG_FILE;
   if (!logFile) throw new Error('EMULATOR_LOG_FILE is not set (npm test sets it)');
   await sleep(500); // let the log stream catch up
   const log = readFileSync(logFile, 'utf8');
   expect(log.length).toBeGreaterThan(0);
-  expect(log).not.toContain(secret);
+  for (const secret of secrets) expect(log).not.toContain(secret);
 });
