@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
-import { EMULATORS, PROJECT_ID, ROOT, emulatorEnv, firebaseBin } from '../scripts/lib/emulators.mjs';
+import { SERVICE_EMULATORS, PROJECT_ID, ROOT, emulatorEnv, firebaseBin } from '../scripts/lib/emulators.mjs';
 import { build } from './lib/build.mjs';
 import { renderMarkdown } from './lib/report.mjs';
 import { BENCH_DIR, writeBenchConfig } from './lib/stack-config.mjs';
@@ -126,7 +126,7 @@ if (wanted('sdk')) runNode('sdk', 'sdk.mjs');
 const sessions = [];
 if (wanted('store')) sessions.push({ name: 'store', nodeFlags: '--expose-gc', firebaseArgs: ['--only', 'firestore'] });
 if (wanted('framework')) sessions.push({ name: 'framework', firebaseArgs: ['--only', 'firestore'] });
-if (wanted('stack')) sessions.push({ name: 'stack', firebaseArgs: ['--config', writeBenchConfig(), '--only', EMULATORS] });
+if (wanted('stack')) sessions.push({ name: 'stack', firebaseArgs: ['--config', writeBenchConfig(), '--only', SERVICE_EMULATORS] });
 if (sessions.length > 0) await emulatorSessions(sessions, (quick ? 420_000 : 720_000) + (fullDrain ? 1_800_000 : 0));
 
 const parts = {};

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm start`: the whole local stack on the official emulators (offline-capable), seeded with a
- * demo workspace, an integration, its Pub/Sub topic and a pull subscription. Prints the base URL,
- * the integration key and the command to pull notifications. Ctrl-C stops everything.
+ * demo workspace, an integration, its Pub/Sub topic and a pull subscription, and two console users
+ * (an admin and an operator). Prints the console URL and logins, the base URL, the integration key
+ * and the commands to run the example connector or pull notifications. Ctrl-C stops everything.
  *
  *   npm start                 clean start (default)
  *   npm start -- --persist    keep emulator data in .local/emulator-data between runs
@@ -10,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BASE_URL, EMULATORS, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
+import { BASE_URL, CONSOLE_URL, EMULATORS, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
 import { seedDemo, waitForStack } from './lib/seed.mjs';
 
 const persist = process.argv.includes('--persist');
@@ -62,6 +63,10 @@ try {
 ==================================================================
  Local stack is up (project ${PROJECT_ID}, functions in europe-central2)
 
+ Console:          ${CONSOLE_URL}
+${demo.logins.map((l) => `   ${l.role.padEnd(9)} ${l.email} / ${l.password}`).join('\n')}
+                   (workspace ${demo.workspaceId})
+
  Base URL:         ${BASE_URL}
  Integration key:  ${demo.key}
                    (workspace ${demo.workspaceId}, integration ${demo.integrationId})
@@ -72,7 +77,10 @@ try {
      -H "Authorization: Bearer ${demo.key}" -H 'Content-Type: application/json' \\
      -d '{"eventId":"evt-1","externalConversationId":"chat-1","sender":{"externalId":"cust-1"},"message":{"text":"Hello"}}'
 
- Pull delivery notifications:
+ Deliver replies written in the console (example connector; it also posts a first message):
+   INTEGRATION_KEY=${demo.key} npm run example:connector
+
+ Pull delivery notifications yourself instead:
    npm run pull -- --subscription ${demo.subscription}
 
  Images are stored in ${imageDir} (no Storage emulator offline).

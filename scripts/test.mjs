@@ -30,6 +30,8 @@ run(bin('tsc'), ['-p', join(ROOT, 'sdk', 'tsconfig.build.json')]);
 if (phases.includes('static')) {
   console.log('▶ type check');
   run(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
+  // The console (console/src) is browser code: its own tsconfig with the DOM library.
+  run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
   console.log('▶ lint');
   run(bin('eslint'), ['.']);
 }

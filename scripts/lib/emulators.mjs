@@ -14,13 +14,19 @@ export const HOSTS = {
   hosting: hostPort('hosting'),
   functions: hostPort('functions'),
   firestore: hostPort('firestore'),
+  auth: hostPort('auth'),
   pubsub: hostPort('pubsub'),
   hub: hostPort('hub'),
 };
 export const REGION = 'europe-central2';
 export const BASE_URL = `http://${HOSTS.hosting}`;
 export const FUNCTIONS_URL = `http://${HOSTS.functions}/${PROJECT_ID}/${REGION}`;
-export const EMULATORS = 'functions,firestore,pubsub,hosting,tasks';
+/** The service's emulators (what the bench runs: it does not need the console's sign-in). */
+export const SERVICE_EMULATORS = 'functions,firestore,pubsub,hosting,tasks';
+/** The local stack and the tests: the service plus the Auth emulator the console signs in with. */
+export const EMULATORS = `${SERVICE_EMULATORS},auth`;
+/** The workspace console, served by Hosting next to the API. */
+export const CONSOLE_URL = `${BASE_URL}/console/`;
 
 /** Everything the emulators and the functions they run need, offline or not. */
 export function emulatorEnv(extra = {}) {
@@ -37,9 +43,12 @@ export function emulatorEnv(extra = {}) {
 /**
  * The functions build, the same two steps as `npm run build --workspace functions`: tsc into
  * `libDir`, then the handler bundles into `libDir/bundles`. The one build the tests, the local
- * stack and the bench (which builds into its own directory) share.
+ * stack and the bench (which builds into its own directory) share. It also builds the console
+ * bundle Hosting serves at /console/ (scripts/build-console.mjs), so every stack serves the
+ * current console.
  */
 export function buildFunctions(libDir = join(ROOT, 'functions', 'lib')) {
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { stdio: 'inherit', cwd: ROOT });
   // From nothing: a module left over from an earlier layout would otherwise be deployed and loadable.
   rmSync(libDir, { recursive: true, force: true });
   execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(ROOT, 'functions', 'tsconfig.json'), '--outDir', libDir], { stdio: 'inherit', cwd: ROOT });

@@ -9,7 +9,32 @@ export const DEMO = {
   integrationId: 'demo-connector',
   topicName: 'connector-notifications',
   subscriptionName: 'connector-notifications-pull',
+  // Console logins (Auth emulator only; local demo passwords, never a real account).
+  users: [
+    { email: 'admin@demo.test', password: 'demo-admin-password', role: 'admin' },
+    { email: 'operator@demo.test', password: 'demo-operator-password', role: 'operator' },
+  ],
 };
+
+/**
+ * Creates an email/password user on the Auth emulator (or finds the existing one, with persisted
+ * data) and returns its uid. The emulator accepts any API key.
+ */
+export async function emulatorUser(email, password) {
+  const base = `http://${HOSTS.auth}/identitytoolkit.googleapis.com/v1/accounts`;
+  const call = async (op) => {
+    const res = await fetch(`${base}:${op}?key=local-emulator-api-key`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email, password, returnSecureToken: true }),
+    });
+    return { ok: res.ok, body: await res.json() };
+  };
+  let result = await call('signUp');
+  if (!result.ok && result.body?.error?.message === 'EMAIL_EXISTS') result = await call('signInWithPassword');
+  if (!result.ok) throw new Error(`Auth emulator: cannot create ${email}: ${JSON.stringify(result.body?.error ?? result.body)}`);
+  return result.body.localId;
+}
 
 /** Points this process's Google clients at the emulators. */
 export function useEmulators() {
@@ -74,5 +99,13 @@ export async function seedDemo() {
     issued = await adminOps.rotateKey(db, DEMO.workspaceId, DEMO.integrationId, 'sdk_test_', 0);
   }
   await pubsub.close();
-  return { ...issued, topic: topicPath, subscription: DEMO.subscriptionName };
+
+  // Console users: an Auth account each and their membership (provisioning, Admin SDK).
+  const logins = [];
+  for (const user of DEMO.users) {
+    const uid = await emulatorUser(user.email, user.password);
+    await db.collection('workspaces').doc(DEMO.workspaceId).collection('members').doc(uid).set({ role: user.role, email: user.email });
+    logins.push({ ...user, uid });
+  }
+  return { ...issued, topic: topicPath, subscription: DEMO.subscriptionName, logins };
 }

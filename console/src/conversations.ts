@@ -1,0 +1,127 @@
+/**
+ * Conversations: the live list (LIST_SHARDS queries merged client-side, docs/data-model.md) and,
+ * beside it (or instead of it at phone width), the selected conversation's thread (thread.ts).
+ */
+import { collection, limit, onSnapshot, orderBy, query, where, type Timestamp, type Unsubscribe } from 'firebase/firestore';
+import { h, notice, replace } from './dom';
+import { describeError } from './errors';
+import { formatTime, LIST_SHARDS, mergeByRecency } from './format';
+import type { View } from './main';
+import type { Session } from './session';
+import { threadView } from './thread';
+
+/** Conversations shown (the most recent across all shards). */
+const PAGE = 50;
+
+interface Row {
+  id: string;
+  lastMessageAtMs: number;
+  externalConversationId: string;
+  integrationId: string;
+  lastSender: string;
+}
+
+const millis = (t: unknown): number => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : 0);
+
+export function conversationsView(session: Session): View {
+  const db = session.services.db;
+  const base = collection(db, 'workspaces', session.workspaceId, 'conversations');
+  const list = h('ul', { class: 'conversation-list', id: 'conversation-list', 'aria-label': 'Conversations, most recent first' });
+  const listState = h('div', {}, notice('loading', 'Loading conversations…'));
+  const threadPane = h('section', { class: 'thread-pane', 'aria-label': 'Conversation' });
+  const el = h(
+    'div',
+    { class: 'conversations' },
+    h('section', { class: 'list-pane', 'aria-labelledby': 'conversations-title' }, h('h1', { id: 'conversations-title' }, 'Conversations'), listState, list),
+    threadPane,
+  );
+
+  let selected: string | undefined;
+  let thread: View | undefined;
+  const shards: Row[][] = Array.from({ length: LIST_SHARDS }, () => []);
+  const loaded = new Set<number>();
+  let failed: string | undefined;
+
+  function renderList(): void {
+    if (failed) {
+      replace(listState, notice('error', failed));
+      return;
+    }
+    if (loaded.size < LIST_SHARDS) return;
+    const rows = mergeByRecency(shards, PAGE);
+    replace(listState, rows.length === 0 ? notice('empty', 'No conversations yet. They appear here when a connector posts the first message.') : null);
+    replace(
+      list,
+      ...rows.map((row) =>
+        h(
+          'li',
+          {},
+          h(
+            'a',
+            { href: `#/conversations/${encodeURIComponent(row.id)}`, class: 'conversation', 'data-conversation': row.id, 'aria-current': row.id === selected ? 'true' : undefined },
+            h('span', { class: 'title' }, row.externalConversationId),
+            h('span', { class: 'meta' }, `${row.lastSender} · ${row.integrationId}`),
+            h('time', { class: 'meta', datetime: new Date(row.lastMessageAtMs).toISOString() }, formatTime(row.lastMessageAtMs)),
+          ),
+        ),
+      ),
+    );
+  }
+
+  const unsubscribers: Unsubscribe[] = [];
+  for (let k = 0; k < LIST_SHARDS; k++) {
+    const q = query(base, where('listShard', '==', k), orderBy('lastMessageAt', 'desc'), limit(PAGE));
+    unsubscribers.push(
+      onSnapshot(
+        q,
+        (snap) => {
+          shards[k] = snap.docs.map((d) => {
+            const data = d.data({ serverTimestamps: 'estimate' });
+            return {
+              id: d.id,
+              lastMessageAtMs: millis(data.lastMessageAt),
+              externalConversationId: String(data.externalConversationId ?? d.id),
+              integrationId: String(data.integrationId ?? ''),
+              lastSender: String(data.lastSenderExternalId ?? ''),
+            };
+          });
+          loaded.add(k);
+          renderList();
+        },
+        (err) => {
+          failed = describeError(err, 'only members of the workspace may read its conversations');
+          renderList();
+        },
+      ),
+    );
+  }
+
+  function select(conversationId: string | undefined): void {
+    if (conversationId === selected && thread) return;
+    thread?.destroy();
+    thread = undefined;
+    selected = conversationId;
+    el.classList.toggle('has-thread', conversationId !== undefined);
+    for (const a of list.querySelectorAll<HTMLAnchorElement>('a[data-conversation]')) {
+      if (a.dataset.conversation === selected) a.setAttribute('aria-current', 'true');
+      else a.removeAttribute('aria-current');
+    }
+    if (conversationId === undefined) {
+      replace(threadPane, notice('empty', 'Select a conversation to read it and reply.'));
+      return;
+    }
+    thread = threadView(session, conversationId);
+    replace(threadPane, thread.el);
+  }
+
+  return {
+    el,
+    route(parts) {
+      select(parts[0]);
+    },
+    destroy() {
+      thread?.destroy();
+      for (const u of unsubscribers) u();
+    },
+  };
+}

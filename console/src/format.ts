@@ -1,0 +1,84 @@
+/**
+ * Pure helpers of the console (no DOM, no Firebase): counting, labels and merging. Unit-tested in
+ * test/unit/console/format.test.ts.
+ */
+
+/**
+ * The service's LIST_SHARDS (functions/src/platform/config.ts, default 8): the console reads every
+ * shard of the conversation list. test/unit/console/format.test.ts keeps the two equal.
+ */
+export const LIST_SHARDS = 8;
+
+/** The reply limit, in Unicode code points (spec; firestore.rules counts the same way). */
+export const MAX_REPLY_CODE_POINTS = 10000;
+
+/** Code points, not UTF-16 units: an emoji counts 1, as the rules and the service count it. */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+
+/** Why a reply cannot be sent yet, or undefined when it can. */
+export function replyProblem(text: string): string | undefined {
+  const n = codePointLength(text);
+  if (text.trim() === '') return 'Write a reply first.';
+  if (n > MAX_REPLY_CODE_POINTS) return `Too long by ${n - MAX_REPLY_CODE_POINTS} characters (at most ${MAX_REPLY_CODE_POINTS}).`;
+  return undefined;
+}
+
+/** The topic pattern of firestore.rules and the admin CLI (a full match). */
+export const TOPIC_PATTERN = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][A-Za-z0-9._~%+-]{2,254}$/;
+
+export type DeliveryStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
+
+/** Human label of a delivery status; `pending` = the service has not mirrored a delivery yet. */
+export function statusLabel(status: DeliveryStatus | 'pending'): string {
+  switch (status) {
+    case 'pending':
+      return 'submitted';
+    case 'queued':
+      return 'queued';
+    case 'leased':
+      return 'claimed by the connector';
+    case 'sending':
+      return 'sending';
+    case 'sent':
+      return 'sent';
+    case 'failed':
+      return 'failed';
+    case 'unknown':
+      return 'unknown (may or may not have reached the customer)';
+  }
+}
+
+/** Statuses on which firestore.rules let a member request a resend. */
+export function canResend(status: string | undefined): boolean {
+  return status === 'failed' || status === 'unknown';
+}
+
+/**
+ * Merges the per-shard conversation lists (each already most recent first) into one list, most
+ * recent first, at most `limit` long. Ties keep a stable order by id.
+ */
+export function mergeByRecency<T extends { id: string; lastMessageAtMs: number }>(shards: ReadonlyArray<ReadonlyArray<T>>, limit: number): T[] {
+  return shards
+    .flat()
+    .sort((a, b) => b.lastMessageAtMs - a.lastMessageAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit);
+}
+
+/** 1234 -> "1.2 KB"; for image metadata. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** A short local date-time, or an em dash for a missing time. */
+export function formatTime(ms: number | undefined, now: number = Date.now()): string {
+  if (ms === undefined) return '—';
+  const d = new Date(ms);
+  const sameDay = new Date(now).toDateString() === d.toDateString();
+  return sameDay ? d.toLocaleTimeString() : d.toLocaleString();
+}

@@ -1,0 +1,235 @@
+/**
+ * Integrations: every member sees the list (status, key prefix, replies topic and the service's
+ * topic check); admins create, deactivate/activate, re-key and end a CLI rotation's overlap early.
+ * The key is minted in the browser (keys.ts), shown once, and only its hash is written
+ * (docs/data-model.md, "Integrations"). Writes are exactly what firestore.rules accept.
+ */
+import { collection, deleteField, doc, onSnapshot, serverTimestamp, setDoc, updateDoc, type DocumentData, type Timestamp } from 'firebase/firestore';
+import { announce, h, notice, replace } from './dom';
+import { describeError } from './errors';
+import { formatTime, TOPIC_PATTERN } from './format';
+import { issueKey, type IssuedKey } from './keys';
+import type { View } from './main';
+import type { Session } from './session';
+
+const ADMINS_ONLY = 'only workspace admins may create or change integrations, and only the fields the contract lists';
+
+interface IntegrationRow {
+  id: string;
+  data: DocumentData;
+}
+
+const millis = (t: unknown): number | undefined => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : undefined);
+
+export function integrationsView(session: Session): View {
+  const { services, user, role } = session;
+  const db = services.db;
+  const isAdmin = role === 'admin';
+  const col = collection(db, 'workspaces', session.workspaceId, 'integrations');
+
+  const keyPanel = h('div', { id: 'key-panel' });
+  const list = h('div', { id: 'integration-list', 'aria-busy': 'true' }, notice('loading', 'Loading integrations…'));
+
+  /** Shows a freshly minted key once; "Done" (or leaving the view) removes it from the page. */
+  function showKey(title: string, issued: IssuedKey): void {
+    const copied = h('span', { class: 'muted', role: 'status' });
+    const code = h('code', { id: 'new-key', class: 'key' }, issued.key);
+    const copy = h('button', { type: 'button', id: 'copy-key' }, 'Copy key');
+    copy.addEventListener('click', () => {
+      navigator.clipboard.writeText(code.textContent ?? '').then(
+        () => replace(copied, 'Copied.'),
+        () => {
+          // No clipboard permission (e.g. plain http on another host): select it for Ctrl+C.
+          getSelection()?.selectAllChildren(code);
+          replace(copied, 'Selected: press Ctrl+C (⌘C) to copy.');
+        },
+      );
+    });
+    const done = h('button', { type: 'button', class: 'secondary', onclick: () => replace(keyPanel) }, 'Done, hide the key');
+    replace(
+      keyPanel,
+      h(
+        'section',
+        { class: 'card key-once', 'aria-labelledby': 'key-title' },
+        h('h2', { id: 'key-title' }, title),
+        h('p', {}, 'Copy this key into your connector now. It is shown only this once: the console stores only its SHA-256 hash, so nobody can show it again (re-key to get a new one).'),
+        code,
+        h('div', { class: 'row' }, copy, done, copied),
+      ),
+    );
+    copy.focus();
+  }
+
+  function createForm(): HTMLElement {
+    if (!isAdmin) {
+      return notice('info', 'You are an operator: only workspace admins can create, deactivate or re-key integrations.');
+    }
+    const error = h('div', {});
+    const name = h('input', { id: 'integration-name', name: 'name', required: true, maxlength: 200, autocomplete: 'off' });
+    const topic = h('input', {
+      id: 'integration-topic',
+      name: 'topic',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      placeholder: `projects/${services.projectId || 'my-project'}/topics/connector-notifications`,
+      'aria-describedby': 'topic-help',
+    });
+    const submit = h('button', { type: 'submit' }, 'Create integration');
+    const form = h(
+      'form',
+      { class: 'card', id: 'create-integration', 'aria-labelledby': 'create-title' },
+      h('h2', { id: 'create-title' }, 'New integration'),
+      h('label', { for: 'integration-name' }, 'Name'),
+      name,
+      h('label', { for: 'integration-topic' }, 'Replies topic (optional)'),
+      topic,
+      h('p', { id: 'topic-help', class: 'muted' }, 'The Pub/Sub topic the service notifies of replies to deliver; the service needs roles/pubsub.publisher on it. Leave empty to disable replies.'),
+      submit,
+      error,
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const topicValue = topic.value.trim();
+      if (topicValue !== '' && !TOPIC_PATTERN.test(topicValue)) {
+        replace(error, notice('error', 'The topic must look like projects/<project-id>/topics/<topic-id>.'));
+        topic.focus();
+        return;
+      }
+      submit.disabled = true;
+      replace(error, notice('loading', 'Creating…'));
+      void (async () => {
+        try {
+          const issued = await issueKey(services.keyPrefix);
+          await setDoc(doc(col), {
+            name: name.value.trim(),
+            active: true,
+            sourceEnabled: true,
+            keyHash: issued.keyHash,
+            keyPrefix: issued.keyPrefix,
+            replies: topicValue === '' ? { enabled: false, topic: null } : { enabled: true, topic: topicValue },
+            createdAt: serverTimestamp(),
+            createdBy: user.uid,
+          });
+          const created = name.value.trim();
+          form.reset();
+          replace(error);
+          showKey(`Key for “${created}”`, issued);
+          announce('Integration created; its key is shown once.');
+        } catch (err) {
+          replace(error, notice('error', describeError(err, ADMINS_ONLY)));
+        } finally {
+          submit.disabled = false;
+        }
+      })();
+    });
+    return form;
+  }
+
+  function card(row: IntegrationRow): HTMLElement {
+    const d = row.data;
+    const name = typeof d.name === 'string' ? d.name : row.id;
+    const active = d.active === true;
+    const replies = (d.replies ?? {}) as { enabled?: boolean; topic?: string | null; topicStatus?: string; topicMessage?: string; topicCheckedAt?: Timestamp };
+    const previous = d.previousKey as { prefix?: string; expiresAt?: number } | undefined;
+    const revoked = d.keyRevoked as { reason?: string } | undefined;
+    const error = h('div', {});
+    const act = (label: string, deniedWhy: string, write: () => Promise<void>) =>
+      h('button', {
+        type: 'button',
+        class: 'secondary',
+        onclick: (event: Event) => {
+          const button = event.currentTarget as HTMLButtonElement;
+          button.disabled = true;
+          replace(error);
+          write().then(
+            () => {
+              button.disabled = false;
+            },
+            (err: unknown) => {
+              button.disabled = false;
+              replace(error, notice('error', describeError(err, deniedWhy)));
+            },
+          );
+        },
+      }, label);
+    const ref = doc(col, row.id);
+
+    const topicStatus = !replies.enabled
+      ? h('span', { class: 'muted' }, 'replies disabled')
+      : replies.topicStatus === undefined
+        ? h('span', { class: 'badge badge-pending' }, 'checking…')
+        : h('span', { class: `badge badge-topic-${replies.topicStatus}` }, replies.topicStatus);
+
+    const actions = isAdmin
+      ? h(
+          'div',
+          { class: 'row actions' },
+          act(active ? 'Deactivate' : 'Activate', ADMINS_ONLY, () => updateDoc(ref, { active: !active, updatedAt: serverTimestamp() })),
+          act('Re-key', ADMINS_ONLY, async () => {
+            if (!confirm(`Re-key “${name}”? The current key stops working within 30 seconds (no overlap; for an overlap use the CLI's rotate).`)) return;
+            const issued = await issueKey(services.keyPrefix);
+            await updateDoc(ref, { keyHash: issued.keyHash, keyPrefix: issued.keyPrefix, updatedAt: serverTimestamp() });
+            showKey(`New key for “${name}”`, issued);
+          }),
+          previous ? act('End overlap now', ADMINS_ONLY, () => updateDoc(ref, { previousKey: deleteField(), updatedAt: serverTimestamp() })) : null,
+        )
+      : null;
+
+    return h(
+      'article',
+      { class: 'card integration', 'data-integration': row.id, 'aria-labelledby': `int-${row.id}` },
+      h('h3', { id: `int-${row.id}` }, name, ' ', h('span', { class: `badge ${active ? 'badge-ok' : 'badge-off'}` }, active ? 'active' : 'inactive')),
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'ID'),
+        h('dd', {}, h('code', {}, row.id)),
+        h('dt', {}, 'Key'),
+        h('dd', {}, revoked ? h('span', { class: 'badge badge-failed' }, `revoked (${revoked.reason ?? 'by the service'}): re-key`) : h('code', {}, `${String(d.keyPrefix ?? '')}…`)),
+        previous ? h('dt', {}, 'Previous key') : null,
+        previous ? h('dd', {}, h('code', {}, `${previous.prefix ?? ''}…`), ` works until ${formatTime(previous.expiresAt)}`) : null,
+        d.sourceEnabled === false ? h('dt', {}, 'Source') : null,
+        d.sourceEnabled === false ? h('dd', {}, 'paused (incoming messages refused)') : null,
+        h('dt', {}, 'Replies topic'),
+        h('dd', {}, replies.enabled && replies.topic ? h('code', { class: 'wrap' }, replies.topic) : h('span', { class: 'muted' }, 'none')),
+        h('dt', {}, 'Topic status'),
+        h('dd', {}, topicStatus, replies.topicMessage ? h('span', { class: 'muted topic-message' }, ` ${replies.topicMessage}`) : null),
+      ),
+      actions,
+      error,
+    );
+  }
+
+  const unsubscribe = onSnapshot(
+    col,
+    (snap) => {
+      list.removeAttribute('aria-busy');
+      const rows = snap.docs.map((d) => ({ id: d.id, data: d.data({ serverTimestamps: 'estimate' }) }));
+      rows.sort((a, b) => (millis(b.data.createdAt) ?? 0) - (millis(a.data.createdAt) ?? 0));
+      if (rows.length === 0) replace(list, notice('empty', isAdmin ? 'No integrations yet: create the first one above.' : 'No integrations yet.'));
+      else replace(list, ...rows.map(card));
+    },
+    (err) => {
+      list.removeAttribute('aria-busy');
+      replace(list, notice('error', describeError(err, 'only members of the workspace may read its integrations')));
+    },
+  );
+
+  const el = h(
+    'div',
+    { class: 'integrations' },
+    h('h1', {}, 'Integrations'),
+    keyPanel,
+    createForm(),
+    h('p', { class: 'muted' }, 'Re-keying here revokes the old key within 30 s. For a rotation where both keys work for a while, use npm run integrations -- rotate; an admin can end that overlap early here.'),
+    h('h2', {}, 'All integrations'),
+    list,
+  );
+  return {
+    el,
+    destroy() {
+      unsubscribe();
+      replace(keyPanel); // the key never outlives the view
+    },
+  };
+}

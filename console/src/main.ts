@@ -1,0 +1,142 @@
+/**
+ * The workspace console: sign-in, then two views, Conversations (members) and Integrations (read
+ * by members, changed by admins), chosen by the URL hash (#/conversations[/<id>], #/integrations).
+ * Everything goes through firestore.rules with the signed-in user's own rights.
+ */
+import { onAuthStateChanged, type User } from 'firebase/auth';
+import { conversationsView } from './conversations';
+import { h, notice, replace } from './dom';
+import { describeError } from './errors';
+import { connect, type Services } from './firebase';
+import { integrationsView } from './integrations';
+import { leave, loadMembership, preferredWorkspace, rememberWorkspace, signIn, type Session } from './session';
+
+/** A mounted view; `route` is called again when the hash changes within the same view. */
+export interface View {
+  el: HTMLElement;
+  route?(parts: string[]): void;
+  destroy(): void;
+}
+
+const root = document.getElementById('app') as HTMLElement;
+let current: { name: string; view: View } | undefined;
+
+function unmount(): void {
+  current?.view.destroy();
+  current = undefined;
+}
+
+function signInForm(services: Services, message?: string): void {
+  unmount();
+  const error = h('div', { id: 'sign-in-error' });
+  if (message) replace(error, notice('error', message));
+  const email = h('input', { id: 'email', name: 'email', type: 'email', autocomplete: 'username', required: true });
+  const password = h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
+  const workspace = h('input', { id: 'workspace', name: 'workspace', required: true, value: preferredWorkspace(services), autocomplete: 'off', spellcheck: 'false' });
+  const submit = h('button', { type: 'submit' }, 'Sign in');
+  const form = h(
+    'form',
+    { class: 'card sign-in', 'aria-labelledby': 'sign-in-title' },
+    h('h1', { id: 'sign-in-title' }, 'Support desk console'),
+    h('p', { class: 'muted' }, services.local ? 'Local stack: the logins are printed by npm start.' : 'Sign in with your workspace account.'),
+    h('label', { for: 'email' }, 'Email'),
+    email,
+    h('label', { for: 'password' }, 'Password'),
+    password,
+    h('label', { for: 'workspace' }, 'Workspace'),
+    workspace,
+    submit,
+    error,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    submit.disabled = true;
+    replace(error, notice('loading', 'Signing in…'));
+    rememberWorkspace(workspace.value.trim());
+    signIn(services, email.value.trim(), password.value).catch((err: unknown) => {
+      submit.disabled = false;
+      replace(error, notice('error', describeError(err, 'sign-in refused')));
+    });
+  });
+  replace(root, h('main', { id: 'main', class: 'center' }, form));
+  email.focus();
+}
+
+function shell(session: Session): HTMLElement {
+  const { services, user, workspaceId, role } = session;
+  const outlet = h('div', { id: 'outlet' });
+  const link = (hash: string, label: string) => h('a', { href: hash, 'data-nav': hash }, label);
+  const signOutButton = h('button', { type: 'button', class: 'secondary', onclick: () => void leave(services) }, 'Sign out');
+  replace(
+    root,
+    h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
+    h(
+      'header',
+      { class: 'top' },
+      h('span', { class: 'brand' }, 'Support desk'),
+      h('nav', { 'aria-label': 'Console' }, link('#/conversations', 'Conversations'), link('#/integrations', 'Integrations')),
+      h('span', { class: 'who' }, h('span', { class: 'ws', title: 'Workspace' }, workspaceId), ' · ', h('span', { id: 'whoami' }, `${user.email ?? user.uid} (${role})`)),
+      signOutButton,
+    ),
+    h('main', { id: 'main', tabindex: '-1' }, outlet),
+  );
+  return outlet;
+}
+
+function route(session: Session, outlet: HTMLElement): void {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '').map(decodeURIComponent);
+  const name = parts[0] === 'integrations' ? 'integrations' : 'conversations';
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('[data-nav]')) {
+    if (a.dataset.nav === `#/${name}`) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  if (current?.name === name) {
+    current.view.route?.(parts.slice(1));
+    return;
+  }
+  unmount();
+  const view = name === 'integrations' ? integrationsView(session) : conversationsView(session);
+  current = { name, view };
+  replace(outlet, view.el);
+  view.route?.(parts.slice(1));
+}
+
+async function start(): Promise<void> {
+  replace(root, notice('loading', 'Loading the console…'));
+  let services: Services;
+  try {
+    services = await connect();
+  } catch (err) {
+    replace(root, notice('error', describeError(err, 'configuration refused')));
+    return;
+  }
+  let onHash: (() => void) | undefined;
+  // Why the last session ended (not a member), shown on the sign-in form that follows.
+  let signedOutBecause: string | undefined;
+  onAuthStateChanged(services.auth, (user: User | null) => {
+    if (onHash) window.removeEventListener('hashchange', onHash);
+    onHash = undefined;
+    if (!user) {
+      signInForm(services, signedOutBecause);
+      signedOutBecause = undefined;
+      return;
+    }
+    const workspaceId = preferredWorkspace(services).trim();
+    replace(root, notice('loading', 'Checking your membership…'));
+    void loadMembership(services, user, workspaceId).then((membership) => {
+      if (services.auth.currentUser?.uid !== user.uid) return; // signed out meanwhile
+      if (!membership.ok) {
+        signedOutBecause = membership.reason;
+        void leave(services);
+        return;
+      }
+      const session: Session = { services, user, workspaceId, role: membership.role };
+      const outlet = shell(session);
+      onHash = () => route(session, outlet);
+      window.addEventListener('hashchange', onHash);
+      route(session, outlet);
+    });
+  });
+}
+
+void start();

@@ -1,0 +1,267 @@
+/**
+ * One conversation: incoming messages and alerts, image metadata (no client access to the image
+ * store is granted, docs/data-model.md), the operator replies with their live `delivery` mirror,
+ * a compose box and Resend on failed/unknown replies.
+ */
+import {
+  addDoc,
+  collection,
+  doc,
+  limitToLast,
+  onSnapshot,
+  orderBy,
+  query,
+  serverTimestamp,
+  updateDoc,
+  type DocumentData,
+  type Timestamp,
+} from 'firebase/firestore';
+import { announce, h, notice, replace, type Child } from './dom';
+import { describeError } from './errors';
+import { canResend, codePointLength, formatBytes, formatTime, MAX_REPLY_CODE_POINTS, replyProblem, statusLabel, type DeliveryStatus } from './format';
+import type { View } from './main';
+import type { Session } from './session';
+
+/** Messages shown: the latest of the conversation. */
+const THREAD_LIMIT = 200;
+
+const millis = (t: unknown): number | undefined => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : undefined);
+
+interface Attempt {
+  at?: Timestamp;
+  event?: string;
+  code?: string;
+}
+interface DeliveryMirror {
+  deliveryId?: string;
+  status?: DeliveryStatus;
+  updatedAt?: Timestamp;
+  providerMessageIds?: string[];
+  error?: { outcome?: string; code?: string };
+  receipt?: { status?: string; at?: Timestamp; code?: string };
+  attempts?: Attempt[];
+  previous?: Omit<DeliveryMirror, 'previous' | 'receipt'>;
+}
+
+function attemptList(attempts: Attempt[] | undefined): Child {
+  if (!attempts || attempts.length === 0) return null;
+  return h(
+    'details',
+    { class: 'attempts' },
+    h('summary', {}, `Attempt log (${attempts.length})`),
+    h('ol', {}, ...attempts.map((a) => h('li', {}, h('time', {}, formatTime(millis(a.at))), ` ${a.event ?? '?'}`, a.code ? h('code', {}, ` ${a.code}`) : null))),
+  );
+}
+
+function deliveryDetails(delivery: DeliveryMirror): Child[] {
+  return [
+    delivery.error?.code ? h('span', { class: 'error-code' }, 'code ', h('code', {}, delivery.error.code)) : null,
+    delivery.providerMessageIds && delivery.providerMessageIds.length > 0
+      ? h('span', { class: 'provider-ids' }, 'provider ids ', h('code', {}, delivery.providerMessageIds.join(', ')))
+      : null,
+  ];
+}
+
+export function threadView(session: Session, conversationId: string): View {
+  const { services, user } = session;
+  const db = services.db;
+  const conversationRef = doc(db, 'workspaces', session.workspaceId, 'conversations', conversationId);
+  const messagesCol = collection(conversationRef, 'messages');
+
+  const title = h('h2', { id: 'thread-title' }, conversationId);
+  const subtitle = h('p', { class: 'muted' });
+  const messages = h('ol', { class: 'messages', id: 'messages', 'aria-labelledby': 'thread-title' });
+  const state = h('div', {}, notice('loading', 'Loading messages…'));
+
+  // Compose: 1..10000 code points, counted as the rules count them.
+  const text = h('textarea', { id: 'reply-text', name: 'text', rows: 3, 'aria-describedby': 'reply-counter reply-hint' });
+  const counter = h('span', { id: 'reply-counter', class: 'muted' }, `0 / ${MAX_REPLY_CODE_POINTS}`);
+  const send = h('button', { type: 'submit', id: 'send-reply', disabled: true }, 'Send reply');
+  const composeError = h('div', { id: 'compose-error' });
+  const form = h(
+    'form',
+    { class: 'compose', 'aria-label': 'Compose a reply' },
+    h('label', { for: 'reply-text' }, 'Reply'),
+    text,
+    h('div', { class: 'row' }, counter, h('span', { id: 'reply-hint', class: 'muted' }, 'Ctrl+Enter sends'), send),
+    composeError,
+  );
+  const updateCounter = () => {
+    const n = codePointLength(text.value);
+    counter.textContent = `${n} / ${MAX_REPLY_CODE_POINTS}`;
+    counter.classList.toggle('over', n > MAX_REPLY_CODE_POINTS);
+    send.disabled = replyProblem(text.value) !== undefined;
+  };
+  text.addEventListener('input', updateCounter);
+  text.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const problem = replyProblem(text.value);
+    if (problem) {
+      replace(composeError, notice('error', problem));
+      return;
+    }
+    const value = text.value;
+    send.disabled = true;
+    text.readOnly = true;
+    replace(composeError, notice('loading', 'Sending…'));
+    addDoc(messagesCol, { direction: 'outbound', author: { type: 'operator', uid: user.uid }, text: value, createdAt: serverTimestamp() }).then(
+      () => {
+        text.readOnly = false;
+        text.value = '';
+        updateCounter();
+        replace(composeError);
+        text.focus();
+      },
+      (err: unknown) => {
+        text.readOnly = false;
+        updateCounter();
+        replace(composeError, notice('error', describeError(err, 'replies must be 1 to 10000 characters, written by a member of the workspace in an existing conversation')));
+      },
+    );
+  });
+
+  // Status changes are announced once they happen (not on first load).
+  const lastStatus = new Map<string, string>();
+  let firstSnapshot = true;
+  const resendErrors = new Map<string, string>();
+
+  function reply(id: string, d: DocumentData): HTMLElement {
+    const delivery = d.delivery as DeliveryMirror | undefined;
+    const status: DeliveryStatus | 'pending' = delivery?.status ?? 'pending';
+    const resend = d.resend as { requestedAt?: Timestamp } | undefined;
+    const resendPending = resend !== undefined && canResend(delivery?.status) && millis(resend.requestedAt) !== undefined && (millis(resend.requestedAt) ?? 0) > (millis(delivery?.updatedAt) ?? 0);
+    const errorBox = h('div', {});
+    const resendError = resendErrors.get(id);
+    if (resendError) replace(errorBox, notice('error', resendError));
+    const mine = (d.author as { uid?: string } | undefined)?.uid === user.uid;
+    const resendButton =
+      canResend(delivery?.status) && !resendPending
+        ? h('button', {
+            type: 'button',
+            class: 'secondary resend',
+            onclick: (event: Event) => {
+              const button = event.currentTarget as HTMLButtonElement;
+              button.disabled = true;
+              resendErrors.delete(id);
+              updateDoc(doc(messagesCol, id), { resend: { requestedAt: serverTimestamp(), uid: user.uid } }).catch((err: unknown) => {
+                button.disabled = false;
+                const message = describeError(err, 'a resend may be requested only once per failed or unknown delivery');
+                resendErrors.set(id, message);
+                replace(errorBox, notice('error', message));
+              });
+            },
+          }, 'Resend')
+        : null;
+    return h(
+      'li',
+      { class: 'message outbound', 'data-message': id, 'data-status': status },
+      h('div', { class: 'who' }, mine ? 'You' : 'Operator', ' · ', h('time', {}, formatTime(millis(d.createdAt)))),
+      h('p', { class: 'text' }, String(d.text ?? '')),
+      h(
+        'div',
+        { class: 'delivery' },
+        h('span', { class: `badge status status-${status}` }, statusLabel(status)),
+        resendPending ? h('span', { class: 'muted' }, ' resend requested…') : null,
+        ...deliveryDetails(delivery ?? {}),
+        delivery?.receipt?.status ? h('span', { class: 'receipt' }, `receipt: ${delivery.receipt.status}`, delivery.receipt.code ? ` (${delivery.receipt.code})` : '', ` ${formatTime(millis(delivery.receipt.at))}`) : null,
+        resendButton,
+      ),
+      attemptList(delivery?.attempts),
+      delivery?.previous
+        ? h(
+            'details',
+            { class: 'previous' },
+            h('summary', {}, `Before the resend: ${delivery.previous.status ?? '?'}`),
+            h('div', {}, ...deliveryDetails(delivery.previous)),
+            attemptList(delivery.previous.attempts),
+          )
+        : null,
+      errorBox,
+    );
+  }
+
+  function inbound(id: string, d: DocumentData): HTMLElement {
+    const sender = (d.sender ?? {}) as { externalId?: string; displayName?: string | null };
+    const alert = d.kind === 'alert';
+    const images = Array.isArray(d.images) ? (d.images as Array<{ path?: string; contentType?: string; width?: number; height?: number; bytes?: number; sha256?: string }>) : [];
+    return h(
+      'li',
+      { class: `message inbound${alert ? ' alert' : ''}`, 'data-message': id },
+      h('div', { class: 'who' }, alert ? h('span', { class: 'badge badge-alert' }, 'Alert') : null, alert ? ' ' : null, sender.displayName ?? sender.externalId ?? 'customer', ' · ', h('time', {}, formatTime(millis(d.createdAt)))),
+      typeof d.text === 'string' ? h('p', { class: 'text' }, d.text) : null,
+      images.length > 0
+        ? h(
+            'ul',
+            { class: 'images', 'aria-label': 'Images' },
+            ...images.map((img) =>
+              h('li', { class: 'image-meta' }, `Image: ${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}`, h('code', { class: 'wrap', title: img.path ?? '' }, ` ${(img.sha256 ?? '').slice(0, 12)}`)),
+            ),
+          )
+        : null,
+    );
+  }
+
+  const unsubscribeConversation = onSnapshot(
+    conversationRef,
+    (snap) => {
+      if (!snap.exists()) {
+        replace(subtitle, 'This conversation does not exist.');
+        return;
+      }
+      title.textContent = String(snap.get('externalConversationId') ?? conversationId);
+      replace(subtitle, `Integration ${String(snap.get('integrationId') ?? '?')} · last message ${formatTime(millis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })))}`);
+    },
+    (err) => replace(subtitle, notice('error', describeError(err, 'only members of the workspace may read its conversations'))),
+  );
+
+  const unsubscribeMessages = onSnapshot(
+    query(messagesCol, orderBy('createdAt', 'asc'), limitToLast(THREAD_LIMIT)),
+    (snap) => {
+      const items = snap.docs.map((m) => {
+        const d = m.data({ serverTimestamps: 'estimate' });
+        if (d.direction === 'outbound') {
+          const status = (d.delivery as DeliveryMirror | undefined)?.status ?? 'pending';
+          if (!firstSnapshot && lastStatus.get(m.id) !== status) announce(`Reply “${String(d.text ?? '').slice(0, 40)}”: ${statusLabel(status)}`);
+          lastStatus.set(m.id, status);
+          return reply(m.id, d);
+        }
+        return inbound(m.id, d);
+      });
+      firstSnapshot = false;
+      replace(state, items.length === 0 ? notice('empty', 'No messages yet.') : null);
+      const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
+      // Keep open <details> open across re-renders.
+      const open = new Set([...messages.querySelectorAll('li[data-message] details[open]')].map((e) => `${e.closest('li')?.getAttribute('data-message')}:${e.className}`));
+      replace(messages, ...items);
+      for (const e of messages.querySelectorAll('li[data-message] details')) {
+        if (open.has(`${e.closest('li')?.getAttribute('data-message')}:${e.className}`)) e.setAttribute('open', '');
+      }
+      if (atBottom) messages.scrollTop = messages.scrollHeight;
+    },
+    (err) => replace(state, notice('error', describeError(err, 'only members of the workspace may read its messages'))),
+  );
+
+  const el = h(
+    'div',
+    { class: 'thread' },
+    h('a', { href: '#/conversations', class: 'back' }, '← All conversations'),
+    title,
+    subtitle,
+    state,
+    messages,
+    form,
+  );
+  return {
+    el,
+    destroy() {
+      unsubscribeConversation();
+      unsubscribeMessages();
+    },
+  };
+}

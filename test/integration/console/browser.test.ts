@@ -1,0 +1,383 @@
+/**
+ * The workspace console in a real browser (headless Chromium from Debian's `chromium` package,
+ * driven by playwright-core) against the real local stack: Hosting serves /console/, the console
+ * signs in on the Auth emulator and reads/writes Firestore with the client SDK under the real
+ * firestore.rules, and a connector in this process (the SDK's processDelivery on the integration's
+ * topic) delivers the replies. One workspace, steps in order:
+ *
+ *   admin signs in -> creates an integration, reads its key once (only the hash is stored)
+ *   -> a message posted with the SDK appears live -> a reply reaches `sent`
+ *   -> a reply fails, its code is shown, Resend gets it `sent`
+ *   -> an operator sees integrations read-only and the rules deny its admin writes
+ *   -> the admin ends a rotation overlap early and re-keys (the new key shown once)
+ *   -> the keys are nowhere in plain text (Firestore, the browser console, the emulator log).
+ *
+ * CONSOLE_SCREENSHOTS=<dir> also saves the screenshots docs/screenshots/ holds.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { initializeApp, deleteApp, type FirebaseApp } from 'firebase/app';
+import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from 'firebase/auth';
+import { connectFirestoreEmulator, doc, getFirestore, serverTimestamp, setDoc, terminate, updateDoc, collection } from 'firebase/firestore';
+import type { DocumentReference } from 'firebase-admin/firestore';
+import { ConnectorClient, ProviderPermanentError, type ProviderSendInput } from '../../../sdk/src/index.js';
+import { adminDb, apiBaseUrl, closeStack, firestoreEmulatorHost, projectId } from '../helpers/stack';
+import { closePubSub, createTestTopic, eventually, sleep, type TestTopic } from '../helpers/deliveries';
+import { png } from '../../unit/fixtures/image-bytes';
+import { hashKey } from '../../../functions/src/integrations/keys';
+
+jest.setTimeout(180_000);
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS;
+const workspaceId = `ws_console_${randomUUID().slice(0, 8)}`;
+const admin = { email: `admin-${randomUUID().slice(0, 8)}@console.test`, password: `pw-${randomUUID()}`, uid: '' };
+const operator = { email: `operator-${randomUUID().slice(0, 8)}@console.test`, password: `pw-${randomUUID()}`, uid: '' };
+
+let browser: Browser;
+let topic: TestTopic;
+/** Every console message of every page, to check the key never reaches it. */
+const browserLog: string[] = [];
+let adminPage: Page;
+let key = '';
+/** The key after the console's re-key. */
+let rekeyed = '';
+let integrationId = '';
+let conversationId = '';
+const connector = { running: false, loop: Promise.resolve(), failedOnce: new Set<string>(), sent: 0, errors: [] as string[] };
+
+function authHost(): string {
+  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
+  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run (firebase.json emulators.auth, EMULATORS)');
+  return host;
+}
+
+/** An email/password account on the Auth emulator (as scripts/lib/seed.mjs creates the demo logins). */
+async function createUser(email: string, password: string): Promise<string> {
+  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password, returnSecureToken: true }),
+  });
+  const body = (await res.json()) as { localId?: string };
+  if (!res.ok || !body.localId) throw new Error(`cannot create ${email}: ${JSON.stringify(body)}`);
+  return body.localId;
+}
+
+async function newPage(context?: BrowserContext): Promise<Page> {
+  const page = await (context ?? (await browser.newContext({ viewport: { width: 1280, height: 860 } }))).newPage();
+  page.setDefaultTimeout(30_000);
+  page.on('console', (m) => browserLog.push(m.text()));
+  page.on('pageerror', (e) => browserLog.push(`pageerror: ${e.message}`));
+  return page;
+}
+
+async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (!SCREENSHOTS) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  // A key shown once is masked: even a throwaway emulator key is not committed in an image.
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: options.fullPage ?? false, mask: [page.locator('#new-key')], maskColor: '#c9d3cc' });
+}
+
+async function signIn(page: Page, user: { email: string; password: string }): Promise<void> {
+  await page.goto(`${apiBaseUrl()}/console/?workspace=${encodeURIComponent(workspaceId)}`);
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** The connector: pulls notifications from the integration's topic and runs processDelivery. */
+function startConnector(): void {
+  const client = new ConnectorClient({ integrationKey: key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  const send = async ({ text }: ProviderSendInput) => {
+    // A reply marked #fail-once is refused the first time (a permanent provider error).
+    if (text.includes('#fail-once') && !connector.failedOnce.has(text)) {
+      connector.failedOnce.add(text);
+      throw new ProviderPermanentError('test provider: recipient blocked', { code: 'recipient_blocked' });
+    }
+    connector.sent += 1;
+    return { providerMessageIds: [`prov-${connector.sent}`] };
+  };
+  connector.running = true;
+  connector.loop = (async () => {
+    while (connector.running) {
+      for (const n of await topic.pull(1, 300)) {
+        try {
+          await client.processDelivery(n.deliveryId, send);
+        } catch (err) {
+          // A transient API error: the service notifies again (or the test times out, visibly).
+          connector.errors.push(err instanceof Error ? err.message : String(err));
+        }
+      }
+    }
+  })();
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`No Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
+  }
+  admin.uid = await createUser(admin.email, admin.password);
+  operator.uid = await createUser(operator.email, operator.password);
+  const ws = adminDb().collection('workspaces').doc(workspaceId);
+  await ws.set({ name: 'Console test workspace' });
+  await ws.collection('members').doc(admin.uid).set({ role: 'admin' });
+  await ws.collection('members').doc(operator.uid).set({ role: 'operator' });
+  topic = await createTestTopic();
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+});
+
+afterAll(async () => {
+  connector.running = false;
+  await connector.loop;
+  await browser?.close();
+  await topic?.close();
+  await closePubSub();
+  await closeStack();
+});
+
+test('an admin signs in, creates an integration and reads its key once; only its hash is stored', async () => {
+  adminPage = await newPage();
+  await adminPage.goto(`${apiBaseUrl()}/console/?workspace=${encodeURIComponent(workspaceId)}`);
+  await expect(adminPage.getByLabel('Workspace').inputValue()).resolves.toBe(workspaceId);
+  await shot(adminPage, 'sign-in');
+
+  // A wrong password is refused with a reason.
+  await adminPage.getByLabel('Email').fill(admin.email);
+  await adminPage.getByLabel('Password').fill('wrong-password');
+  await adminPage.getByRole('button', { name: 'Sign in' }).click();
+  await adminPage.getByRole('alert').filter({ hasText: 'Wrong email or password' }).waitFor();
+
+  await signIn(adminPage, admin);
+  await adminPage.locator('#whoami', { hasText: `${admin.email} (admin)` }).waitFor();
+  await adminPage.getByRole('link', { name: 'Integrations' }).click();
+  await adminPage.getByText('No integrations yet').waitFor();
+
+  await adminPage.getByLabel('Name').fill('Telegram bot');
+  await adminPage.getByLabel('Replies topic (optional)').fill('not a topic');
+  await adminPage.getByRole('button', { name: 'Create integration' }).click();
+  await adminPage.getByRole('alert').filter({ hasText: 'projects/<project-id>/topics/<topic-id>' }).waitFor();
+  await adminPage.getByLabel('Replies topic (optional)').fill(topic.topicPath);
+  await adminPage.getByRole('button', { name: 'Create integration' }).click();
+
+  key = (await adminPage.locator('#new-key').textContent()) ?? '';
+  expect(key).toMatch(/^sdk_test_[A-Za-z0-9_-]{43}$/);
+  await expect(adminPage.getByRole('button', { name: 'Copy key' }).isVisible()).resolves.toBe(true);
+
+  // Only the hash reached Firestore, in exactly the contract's shape.
+  const snaps = await adminDb().collection('workspaces').doc(workspaceId).collection('integrations').get();
+  expect(snaps.size).toBe(1);
+  const stored = snaps.docs[0]!;
+  integrationId = stored.id;
+  expect(stored.data()).toEqual({
+    name: 'Telegram bot',
+    active: true,
+    sourceEnabled: true,
+    keyHash: hashKey(key),
+    keyPrefix: key.slice(0, 13),
+    replies: expect.objectContaining({ enabled: true, topic: topic.topicPath }),
+    createdAt: expect.anything(),
+    createdBy: admin.uid,
+  });
+
+  // The service's topic check shows up live.
+  const card = adminPage.locator(`[data-integration="${integrationId}"]`);
+  await card.locator('.badge-topic-ok').waitFor();
+  await expect(adminPage.getByRole('heading', { name: 'Key for “Telegram bot”' }).isVisible()).resolves.toBe(true);
+  await shot(adminPage, 'integrations-key-once', { fullPage: true });
+
+  // Shown once: "Done" removes it from the page, and a reload does not bring it back.
+  await adminPage.getByRole('button', { name: 'Done, hide the key' }).click();
+  await expect(adminPage.content()).resolves.not.toContain(key);
+  await adminPage.reload();
+  await card.waitFor();
+  await expect(adminPage.content()).resolves.not.toContain(key);
+  await expect(card.textContent()).resolves.toContain(key.slice(0, 13));
+});
+
+test('deactivate and activate go through the rules and show live', async () => {
+  const card = adminPage.locator(`[data-integration="${integrationId}"]`);
+  const ref = adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`);
+  await card.getByRole('button', { name: 'Deactivate' }).click();
+  await card.getByText('inactive', { exact: true }).waitFor();
+  // The badge changes at once (the SDK's local view); the server has it once the write is acknowledged.
+  await eventually(async () => ((await ref.get()).get('active') === false ? true : undefined), 'the deactivation in Firestore');
+  await card.getByRole('button', { name: 'Activate' }).click();
+  await card.getByText('active', { exact: true }).waitFor();
+  await eventually(async () => ((await ref.get()).get('active') === true ? true : undefined), 'the activation in Firestore');
+});
+
+test('a message posted with the SDK appears live in the list and the thread', async () => {
+  await adminPage.getByRole('link', { name: 'Conversations' }).click();
+  await adminPage.getByText('No conversations yet').waitFor();
+
+  const client = new ConnectorClient({ integrationKey: key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  const first = await client.messages.send({
+    externalConversationId: 'chat-4711',
+    sender: { externalId: 'customer-7', displayName: 'Ada Lovelace' },
+    text: 'Hello! My order #1234 has not arrived yet.',
+    images: [{ data: png(640, 480), contentType: 'image/png' }],
+  });
+  conversationId = first.conversationId;
+  await client.messages.send({ externalConversationId: 'chat-4711', sender: { externalId: 'shop-monitor', displayName: 'Shop monitor', kind: 'service' }, text: 'Payment provider reports a delay.' });
+
+  const entry = adminPage.locator(`[data-conversation="${conversationId}"]`);
+  await entry.waitFor();
+  await expect(entry.textContent()).resolves.toContain('chat-4711');
+  await entry.click();
+  const thread = adminPage.locator('#messages');
+  await thread.getByText('Hello! My order #1234 has not arrived yet.').waitFor();
+  await thread.locator('.message.alert', { hasText: 'Payment provider reports a delay.' }).getByText('Alert').waitFor();
+  await thread.getByText('Image: image/png 640×480').waitFor();
+});
+
+test('a reply reaches sent through the connector, with its provider ids and attempt log', async () => {
+  startConnector();
+  const text = adminPage.getByLabel('Reply', { exact: true });
+  await text.fill('Sorry about that ✓ it ships today.');
+  await expect(adminPage.locator('#reply-counter').textContent()).resolves.toBe('34 / 10000');
+  await adminPage.getByRole('button', { name: 'Send reply' }).click();
+  const reply = adminPage.locator('li.message.outbound', { hasText: 'it ships today' });
+  await adminPage.locator('li.message.outbound[data-status="sent"]', { hasText: 'it ships today' }).waitFor();
+  await reply.getByText(/provider ids prov-\d+/).waitFor();
+  await reply.getByText('Attempt log (3)').click();
+  await reply.getByText('claimed').waitFor();
+  await expect(text.inputValue()).resolves.toBe('');
+  // The limit is in code points, as the rules count: 10000 emoji (20000 UTF-16 units) may be sent, 10001 not.
+  await text.fill('😀'.repeat(10000));
+  await expect(adminPage.locator('#reply-counter').textContent()).resolves.toBe('10000 / 10000');
+  await expect(adminPage.getByRole('button', { name: 'Send reply' }).isEnabled()).resolves.toBe(true);
+  await text.fill('😀'.repeat(10001));
+  await expect(adminPage.getByRole('button', { name: 'Send reply' }).isDisabled()).resolves.toBe(true);
+  await text.fill('');
+});
+
+test('a failed reply shows its code; Resend gets it sent and keeps the failure as "before the resend"', async () => {
+  await adminPage.getByLabel('Reply', { exact: true }).fill('Could you confirm your address? #fail-once');
+  await adminPage.getByLabel('Reply', { exact: true }).press('Control+Enter');
+  const reply = adminPage.locator('li.message.outbound', { hasText: 'confirm your address' });
+  await adminPage.locator('li.message.outbound[data-status="failed"]', { hasText: 'confirm your address' }).waitFor();
+  await reply.getByText('recipient_blocked').first().waitFor();
+  await reply.getByText(/Attempt log/).click();
+  await shot(adminPage, 'reply-failed');
+  await reply.getByRole('button', { name: 'Resend' }).click();
+  await adminPage.locator('li.message.outbound[data-status="sent"]', { hasText: 'confirm your address' }).waitFor();
+  await reply.getByText('Before the resend: failed').waitFor();
+  await expect(reply.getByRole('button', { name: 'Resend' }).count()).resolves.toBe(0);
+  await shot(adminPage, 'conversations');
+
+  // Phone width: the thread alone, with a way back to the list.
+  const phone = await newPage(await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2 }));
+  await signIn(phone, admin);
+  await phone.locator('#whoami').waitFor();
+  await phone.goto(`${apiBaseUrl()}/console/?workspace=${encodeURIComponent(workspaceId)}#/conversations/${conversationId}`);
+  await phone.locator('li.message.outbound[data-status="sent"]', { hasText: 'confirm your address' }).waitFor();
+  await expect(phone.getByRole('link', { name: '← All conversations' }).isVisible()).resolves.toBe(true);
+  // Evaluated in the page (a string: this file is type-checked without the DOM library).
+  const overflow = await phone.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  expect(overflow).toBeLessThanOrEqual(0);
+  await shot(phone, 'conversations-phone');
+  await phone.context().close();
+});
+
+test('an operator sees integrations read-only, and the rules deny its admin writes', async () => {
+  const page = await newPage();
+  await signIn(page, operator);
+  await page.locator('#whoami', { hasText: '(operator)' }).waitFor();
+  await page.getByRole('link', { name: 'Integrations' }).click();
+  const card = page.locator(`[data-integration="${integrationId}"]`);
+  await card.waitFor();
+  await page.getByText('only workspace admins can create, deactivate or re-key integrations').waitFor();
+  await expect(page.locator('#create-integration').count()).resolves.toBe(0);
+  await expect(card.getByRole('button').count()).resolves.toBe(0);
+
+  // The same writes with the operator's own credentials (client SDK, real rules) are denied.
+  const app: FirebaseApp = initializeApp({ projectId: projectId(), apiKey: 'fake-api-key' }, `operator-${randomUUID()}`);
+  try {
+    const auth = getAuth(app);
+    connectAuthEmulator(auth, `http://${authHost()}`, { disableWarnings: true });
+    const [host, port] = firestoreEmulatorHost().split(':');
+    const db = getFirestore(app);
+    connectFirestoreEmulator(db, host ?? '127.0.0.1', Number(port));
+    await signInWithEmailAndPassword(auth, operator.email, operator.password);
+    const ref = doc(db, 'workspaces', workspaceId, 'integrations', integrationId);
+    await expect(updateDoc(ref, { active: false, updatedAt: serverTimestamp() })).rejects.toMatchObject({ code: 'permission-denied' });
+    await expect(updateDoc(ref, { keyHash: 'a'.repeat(64), keyPrefix: 'sdk_test_abcd' })).rejects.toMatchObject({ code: 'permission-denied' });
+    const fresh = doc(collection(db, 'workspaces', workspaceId, 'integrations'));
+    await expect(
+      setDoc(fresh, { name: 'x', active: true, sourceEnabled: true, keyHash: 'b'.repeat(64), keyPrefix: 'sdk_test_abcd', replies: { enabled: false, topic: null }, createdAt: serverTimestamp(), createdBy: operator.uid }),
+    ).rejects.toMatchObject({ code: 'permission-denied' });
+    await terminate(db);
+  } finally {
+    await deleteApp(app);
+  }
+  expect((await adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`).get()).get('active')).toBe(true);
+
+  // A denied write in the console says why: the operator's membership is withdrawn mid-session.
+  await page.getByRole('link', { name: 'Conversations' }).click();
+  await page.locator(`[data-conversation="${conversationId}"]`).click();
+  await page.getByText('it ships today').waitFor();
+  await adminDb().doc(`workspaces/${workspaceId}/members/${operator.uid}`).set({ role: 'former' });
+  try {
+    await page.getByLabel('Reply', { exact: true }).fill('Am I still allowed?');
+    await page.getByRole('button', { name: 'Send reply' }).click();
+    await page.locator('#compose-error').getByRole('alert').filter({ hasText: 'Denied by the workspace rules' }).waitFor();
+  } finally {
+    await adminDb().doc(`workspaces/${workspaceId}/members/${operator.uid}`).set({ role: 'operator' });
+  }
+  await page.context().close();
+});
+
+test('an admin ends a CLI rotation overlap early and re-keys (no overlap); the new key is shown once', async () => {
+  const ref = adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`);
+  // What the CLI's rotate --overlap-hours leaves behind (Admin SDK, as functions/src/integrations/admin.ts).
+  await ref.update({ previousKey: { hash: 'c'.repeat(64), prefix: 'sdk_test_prev', expiresAt: Date.now() + 3_600_000 } });
+  await adminPage.getByRole('link', { name: 'Integrations' }).click();
+  const card = adminPage.locator(`[data-integration="${integrationId}"]`);
+  await card.getByText('Previous key').waitFor();
+  await card.getByRole('button', { name: 'End overlap now' }).click();
+  await eventually(async () => ((await ref.get()).get('previousKey') === undefined ? true : undefined), 'previousKey removed');
+  await expect(card.getByText('Previous key').count()).resolves.toBe(0);
+
+  adminPage.once('dialog', (dialog) => void dialog.accept());
+  await card.getByRole('button', { name: 'Re-key' }).click();
+  await adminPage.getByRole('heading', { name: 'New key for “Telegram bot”' }).waitFor();
+  rekeyed = (await adminPage.locator('#new-key').textContent()) ?? '';
+  expect(rekeyed).toMatch(/^sdk_test_[A-Za-z0-9_-]{43}$/);
+  expect(rekeyed).not.toBe(key);
+  await eventually(async () => ((await ref.get()).get('keyHash') === hashKey(rekeyed) ? true : undefined), 'the new key hash');
+  expect((await ref.get()).get('keyPrefix')).toBe(rekeyed.slice(0, 13));
+  await adminPage.getByRole('button', { name: 'Done, hide the key' }).click();
+  await expect(adminPage.content()).resolves.not.toContain(rekeyed);
+});
+
+/** Every document under the workspace, recursively. */
+async function allDocuments(root: DocumentReference): Promise<Array<{ path: string; data: unknown }>> {
+  const out: Array<{ path: string; data: unknown }> = [];
+  const snap = await root.get();
+  if (snap.exists) out.push({ path: root.path, data: snap.data() });
+  for (const col of await root.listCollections()) {
+    for (const ref of await col.listDocuments()) out.push(...(await allDocuments(ref)));
+  }
+  return out;
+}
+
+test('the key is never stored or logged in plain text by the console', async () => {
+  expect(key).not.toBe('');
+  expect(rekeyed).not.toBe('');
+  const secrets = [key, rekeyed].map((k) => k.slice('sdk_test_'.length));
+  const docs = await allDocuments(adminDb().collection('workspaces').doc(workspaceId));
+  expect(docs.length).toBeGreaterThan(5);
+  for (const d of docs) for (const secret of secrets) expect(JSON.stringify(d.data)).not.toContain(secret);
+  expect(JSON.stringify(docs)).toContain(hashKey(rekeyed));
+
+  for (const secret of secrets) expect(browserLog.join('\n')).not.toContain(secret);
+  const logFile = process.env.EMULATOR_LOG_FILE;
+  if (!logFile) throw new Error('EMULATOR_LOG_FILE is not set (npm test sets it)');
+  await sleep(500); // let the log stream catch up
+  const log = readFileSync(logFile, 'utf8');
+  expect(log.length).toBeGreaterThan(0);
+  for (const secret of secrets) expect(log).not.toContain(secret);
+});

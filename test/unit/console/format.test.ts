@@ -1,0 +1,45 @@
+/** The console's pure helpers (console/src/format.ts, keys.ts): counting, merging, keys. */
+import { parseConfig } from '../../../functions/src/platform/config';
+import { displayPrefix, hashKey, isWellFormedKey } from '../../../functions/src/integrations/keys';
+import { canResend, codePointLength, LIST_SHARDS, MAX_REPLY_CODE_POINTS, mergeByRecency, replyProblem, TOPIC_PATTERN } from '../../../console/src/format';
+import { issueKey, sha256Hex } from '../../../console/src/keys';
+
+test('the console reads as many conversation list shards as the service writes by default', () => {
+  expect(LIST_SHARDS).toBe(parseConfig({}).listShards);
+});
+
+test('reply length counts code points like the rules: an emoji is one, 10000 is the limit', () => {
+  expect(codePointLength('a😀b')).toBe(3);
+  expect(replyProblem('😀'.repeat(MAX_REPLY_CODE_POINTS))).toBeUndefined();
+  expect(replyProblem('😀'.repeat(MAX_REPLY_CODE_POINTS + 1))).toMatch(/Too long by 1 /);
+  expect(replyProblem('')).toBeDefined();
+  expect(replyProblem('  \n')).toBeDefined();
+  expect(replyProblem('x')).toBeUndefined();
+});
+
+test('resend is offered exactly on failed and unknown deliveries', () => {
+  expect(['queued', 'leased', 'sending', 'sent', 'failed', 'unknown', undefined].filter(canResend)).toEqual(['failed', 'unknown']);
+});
+
+test('shards merge most recent first, ties by id, cut at the limit', () => {
+  const row = (id: string, t: number) => ({ id, lastMessageAtMs: t });
+  expect(mergeByRecency([[row('a', 5), row('b', 1)], [], [row('c', 9), row('d', 5)]], 3).map((r) => r.id)).toEqual(['c', 'a', 'd']);
+});
+
+test('the topic pattern is the rules one', () => {
+  expect(TOPIC_PATTERN.test('projects/demo-support-desk/topics/connector-notifications')).toBe(true);
+  expect(TOPIC_PATTERN.test('projects/x/topics/connector-notifications')).toBe(false);
+  expect(TOPIC_PATTERN.test('projects/demo-support-desk/topics/ab')).toBe(false);
+});
+
+test('keys minted with WebCrypto have the service format, hash and display prefix', async () => {
+  const issued = await issueKey('sdk_test_');
+  expect(isWellFormedKey(issued.key)).toBe(true);
+  expect(issued.key).toMatch(/^sdk_test_[A-Za-z0-9_-]{43}$/);
+  expect(issued.keyHash).toBe(hashKey(issued.key));
+  expect(issued.keyPrefix).toBe(displayPrefix(issued.key));
+  expect((await issueKey('sdk_live_')).key).toMatch(/^sdk_live_/);
+  expect(await sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  const keys = new Set(await Promise.all(Array.from({ length: 50 }, async () => (await issueKey('sdk_test_')).key)));
+  expect(keys.size).toBe(50);
+});
