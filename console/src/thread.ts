@@ -15,6 +15,7 @@ import {
   serverTimestamp,
   updateDoc,
   type DocumentData,
+  type QueryDocumentSnapshot,
   type Timestamp,
 } from 'firebase/firestore';
 import { announce, append, h, notice, replace, type Child } from './dom';
@@ -138,7 +139,7 @@ export function threadView(session: Session, conversationId: string): View {
   /** Deliveries this page asked to cancel (until the service answers on the mirror). */
   const cancelRequested = new Set<string>();
   /** The reply whose Cancel send was just used: keyboard focus stays on it across re-renders. */
-  let focusAfterRender: string | undefined;
+  let focusAfterRender: { message: string; control?: string } | undefined;
 
   function reply(id: string, d: DocumentData): HTMLElement {
     const delivery = d.delivery as DeliveryMirror | undefined;
@@ -175,15 +176,15 @@ export function threadView(session: Session, conversationId: string): View {
               button.disabled = true;
               cancelErrors.delete(id);
               cancelRequested.add(deliveryId);
-              focusAfterRender = id;
+              focusAfterRender = { message: id };
               announce(`Cancel requested for the reply “${String(d.text ?? '').slice(0, 40)}”.`);
               updateDoc(doc(messagesCol, id), { cancel: { requestedAt: serverTimestamp(), uid: user.uid } }).catch((err: unknown) => {
+                // The refused write was rolled back (and may have re-rendered already): render again
+                // with the reason, the button back and focused.
                 cancelRequested.delete(deliveryId);
-                button.disabled = false;
-                const message = describeError(err, 'a member may cancel only an operator reply the service has already queued, and write nothing else');
-                cancelErrors.set(id, message);
-                replace(errorBox, notice('error', message));
-                button.focus();
+                cancelErrors.set(id, describeError(err, 'a member may cancel only an operator reply the service has already queued, and write nothing else'));
+                focusAfterRender = { message: id, control: 'cancel' };
+                render();
               });
             },
           }, 'Cancel send')
@@ -193,15 +194,15 @@ export function threadView(session: Session, conversationId: string): View {
         ? h('button', {
             type: 'button',
             class: 'secondary resend',
+            'data-focus': 'resend',
             onclick: (event: Event) => {
               const button = event.currentTarget as HTMLButtonElement;
               button.disabled = true;
               resendErrors.delete(id);
               updateDoc(doc(messagesCol, id), { resend: { requestedAt: serverTimestamp(), uid: user.uid } }).catch((err: unknown) => {
-                button.disabled = false;
-                const message = describeError(err, 'a resend may be requested only once per failed or unknown delivery');
-                resendErrors.set(id, message);
-                replace(errorBox, notice('error', message));
+                resendErrors.set(id, describeError(err, 'a resend may be requested only once per failed or unknown delivery'));
+                focusAfterRender = { message: id, control: 'resend' };
+                render();
               });
             },
           }, 'Resend')
@@ -271,47 +272,54 @@ export function threadView(session: Session, conversationId: string): View {
     (err) => replace(subtitle, notice('error', describeError(err, 'only members of the workspace may read its conversations'))),
   );
 
+  /** The latest snapshot's documents: a refused request re-renders them with its error. */
+  let lastDocs: QueryDocumentSnapshot[] = [];
+  function render(): void {
+    const items = lastDocs.map((m) => {
+      const d = m.data({ serverTimestamps: 'estimate' });
+      if (d.direction === 'outbound') {
+        const mirror = d.delivery as DeliveryMirror | undefined;
+        const status = mirror?.status ?? 'pending';
+        const cancel = mirror?.cancel?.status ?? '';
+        const quoted = `Reply “${String(d.text ?? '').slice(0, 40)}”`;
+        // The outcome of a cancel says more than the status it brings (or keeps): announce that.
+        if (!firstSnapshot && cancel !== '' && lastCancel.get(m.id) !== cancel) announce(`${quoted}: ${cancelOutcomeLabel(cancel as 'cancelled' | 'too_late')}`);
+        else if (!firstSnapshot && lastStatus.get(m.id) !== status) announce(`${quoted}: ${statusLabel(status)}`);
+        lastStatus.set(m.id, status);
+        lastCancel.set(m.id, cancel);
+        return reply(m.id, d);
+      }
+      return inbound(m.id, d);
+    });
+    firstSnapshot = false;
+    replace(state, items.length === 0 ? notice('empty', 'No messages yet.') : null);
+    const active = document.activeElement;
+    const focusedLi = active instanceof HTMLElement && messages.contains(active) ? active.closest<HTMLElement>('li[data-message]') : null;
+    const focused = focusedLi?.dataset.message === undefined ? undefined : { message: focusedLi.dataset.message, control: active instanceof HTMLElement ? active.dataset.focus : undefined };
+    const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
+    // Keep open <details> open across re-renders.
+    const open = new Set([...messages.querySelectorAll('li[data-message] details[open]')].map((e) => `${e.closest('li')?.getAttribute('data-message')}:${e.className}`));
+    replace(messages, ...items);
+    for (const e of messages.querySelectorAll('li[data-message] details')) {
+      if (open.has(`${e.closest('li')?.getAttribute('data-message')}:${e.className}`)) e.setAttribute('open', '');
+    }
+    if (atBottom) messages.scrollTop = messages.scrollHeight;
+    // Re-rendering replaces the elements: keep keyboard focus where it was (the same control of
+    // the same reply, else the reply itself).
+    const target = focusAfterRender ?? focused;
+    if (target !== undefined) {
+      const li = [...messages.querySelectorAll<HTMLElement>('li[data-message]')].find((e) => e.dataset.message === target.message);
+      const control = target.control === undefined ? null : li?.querySelector<HTMLElement>(`[data-focus="${target.control}"]`);
+      (control ?? li)?.focus({ preventScroll: true });
+      focusAfterRender = undefined;
+    }
+  }
+
   const unsubscribeMessages = onSnapshot(
     query(messagesCol, orderBy('createdAt', 'asc'), limitToLast(THREAD_LIMIT)),
     (snap) => {
-      const items = snap.docs.map((m) => {
-        const d = m.data({ serverTimestamps: 'estimate' });
-        if (d.direction === 'outbound') {
-          const mirror = d.delivery as DeliveryMirror | undefined;
-          const status = mirror?.status ?? 'pending';
-          const cancel = mirror?.cancel?.status ?? '';
-          const quoted = `Reply “${String(d.text ?? '').slice(0, 40)}”`;
-          // The outcome of a cancel says more than the status it brings (or keeps): announce that.
-          if (!firstSnapshot && cancel !== '' && lastCancel.get(m.id) !== cancel) announce(`${quoted}: ${cancelOutcomeLabel(cancel as 'cancelled' | 'too_late')}`);
-          else if (!firstSnapshot && lastStatus.get(m.id) !== status) announce(`${quoted}: ${statusLabel(status)}`);
-          lastStatus.set(m.id, status);
-          lastCancel.set(m.id, cancel);
-          return reply(m.id, d);
-        }
-        return inbound(m.id, d);
-      });
-      firstSnapshot = false;
-      replace(state, items.length === 0 ? notice('empty', 'No messages yet.') : null);
-      const active = document.activeElement;
-      const focusedLi = active instanceof HTMLElement && messages.contains(active) ? active.closest<HTMLElement>('li[data-message]') : null;
-      const focused = focusedLi?.dataset.message === undefined ? undefined : { message: focusedLi.dataset.message, control: active instanceof HTMLElement ? active.dataset.focus : undefined };
-      const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
-      // Keep open <details> open across re-renders.
-      const open = new Set([...messages.querySelectorAll('li[data-message] details[open]')].map((e) => `${e.closest('li')?.getAttribute('data-message')}:${e.className}`));
-      replace(messages, ...items);
-      for (const e of messages.querySelectorAll('li[data-message] details')) {
-        if (open.has(`${e.closest('li')?.getAttribute('data-message')}:${e.className}`)) e.setAttribute('open', '');
-      }
-      if (atBottom) messages.scrollTop = messages.scrollHeight;
-      // Re-rendering replaces the elements: keep keyboard focus where it was (the same control of
-      // the same reply, else the reply itself).
-      const focusId = focusAfterRender ?? focused?.message;
-      if (focusId !== undefined) {
-        const li = [...messages.querySelectorAll<HTMLElement>('li[data-message]')].find((e) => e.dataset.message === focusId);
-        const control = focused?.control === undefined ? null : li?.querySelector<HTMLElement>(`[data-focus="${focused.control}"]`);
-        (control ?? li)?.focus({ preventScroll: true });
-        focusAfterRender = undefined;
-      }
+      lastDocs = snap.docs;
+      render();
     },
     (err) => replace(state, notice('error', describeError(err, 'only members of the workspace may read its messages'))),
   );
