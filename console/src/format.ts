@@ -58,6 +58,33 @@ export function canResend(status: string | undefined): boolean {
 }
 
 /**
+ * Statuses on which the console offers **Cancel send** (recall before send, decisions 10): not yet
+ * started by the connector. The rules accept a cancel in any status once the mirror exists (the
+ * service answers `too_late` itself), but offering it on `sending` or finished replies would only
+ * ever produce "too late".
+ */
+export function canCancel(status: string | undefined): boolean {
+  return status === 'queued' || status === 'leased';
+}
+
+/** What the service answered to a cancel request (`delivery.cancel.status`), for people. */
+export function cancelOutcomeLabel(status: 'cancelled' | 'too_late'): string {
+  return status === 'cancelled' ? 'cancelled before sending' : 'too late to cancel: the connector had already started sending';
+}
+
+/** The statuses of the integration health counts, in the order the console shows them. */
+export const HEALTH_STATUSES = ['queued', 'leased', 'sending', 'sent', 'failed', 'unknown'] as const;
+
+/** A duration in whole seconds for people: "45 s", "3 min 5 s", "2 h 7 min", "3 d 4 h". */
+export function formatAge(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
+}
+
+/**
  * Merges the per-shard conversation lists (each already most recent first) into one list, most
  * recent first, at most `limit` long. Ties keep a stable order by id.
  */

@@ -3,11 +3,13 @@
  * topic check); admins create, deactivate/activate, re-key and end a CLI rotation's overlap early.
  * The key is minted in the browser (keys.ts), shown once, and only its hash is written
  * (docs/data-model.md, "Integrations"). Writes are exactly what firestore.rules accept.
+ * Every member also sees each integration's health, read live from the roll-up's document
+ * `integrationHealth/{integrationId}` (decisions 10; docs/data-model.md, "Integration health").
  */
 import { collection, deleteField, doc, onSnapshot, serverTimestamp, setDoc, updateDoc, type DocumentData, type Timestamp } from 'firebase/firestore';
 import { announce, h, notice, replace } from './dom';
 import { describeError } from './errors';
-import { formatTime, TOPIC_PATTERN } from './format';
+import { formatAge, formatTime, HEALTH_STATUSES, TOPIC_PATTERN } from './format';
 import { issueKey, type IssuedKey } from './keys';
 import type { View } from './main';
 import type { Session } from './session';
@@ -21,6 +23,76 @@ interface IntegrationRow {
 
 const millis = (t: unknown): number | undefined => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : undefined);
 
+/** The roll-up's document, as the console contract describes it (docs/data-model.md). */
+interface HealthDoc {
+  computedAt?: Timestamp;
+  counts?: Partial<Record<(typeof HEALTH_STATUSES)[number], number>>;
+  total?: number;
+  oldestClaimable?: { deliveryId?: string; since?: Timestamp; ageSeconds?: number } | null;
+  lastSent?: { deliveryId?: string; at?: Timestamp } | null;
+  lastError?: { deliveryId?: string; at?: Timestamp; status?: string; code?: string } | null;
+  active?: boolean;
+}
+
+/** The roll-up runs every minute (quiet integrations every 10): older numbers mean it has stopped. */
+const HEALTH_STALE_MS = 15 * 60_000;
+
+/** A `<time>` with a machine-readable value (also what the browser test compares). */
+function time(ms: number | undefined): HTMLElement {
+  return ms === undefined ? h('span', { class: 'muted' }, '—') : h('time', { datetime: new Date(ms).toISOString() }, formatTime(ms));
+}
+
+/** The body of an integration's health panel for its roll-up document (or its absence). */
+function healthBody(data: HealthDoc | undefined): HTMLElement[] {
+  if (data === undefined) return [notice('empty', 'Health not computed yet: the roll-up runs every minute.')];
+  const counts = data.counts ?? {};
+  const computedAt = millis(data.computedAt);
+  const stale = computedAt !== undefined && Date.now() - computedAt > HEALTH_STALE_MS;
+  const oldest = data.oldestClaimable ?? null;
+  const lastError = data.lastError ?? null;
+  const item = (key: string, label: string, value: number | undefined, bad = false) =>
+    h('div', { class: `count${bad && (value ?? 0) > 0 ? ' count-bad' : ''}`, 'data-count': key }, h('dt', {}, label), h('dd', {}, String(value ?? 0)));
+  return [
+    h(
+      'dl',
+      { class: 'health-counts', 'aria-label': 'Replies created in the last 24 hours, by status now' },
+      ...HEALTH_STATUSES.map((s) => item(s, s, counts[s], s === 'failed' || s === 'unknown')),
+      item('total', 'total', data.total),
+    ),
+    h(
+      'dl',
+      { class: 'health-facts' },
+      h('dt', {}, 'Oldest claimable'),
+      h(
+        'dd',
+        { 'data-health': 'oldest' },
+        oldest === null
+          ? h('span', { class: 'muted' }, 'none waiting')
+          : h('span', { 'data-age-seconds': oldest.ageSeconds ?? 0 }, `waiting ${formatAge(oldest.ageSeconds ?? 0)}`, ' (since ', time(millis(oldest.since)), ')'),
+      ),
+      h('dt', {}, 'Last sent'),
+      h('dd', { 'data-health': 'last-sent' }, data.lastSent ? time(millis(data.lastSent.at)) : h('span', { class: 'muted' }, 'never')),
+      h('dt', {}, 'Last error'),
+      h(
+        'dd',
+        { 'data-health': 'last-error' },
+        lastError === null
+          ? h('span', { class: 'muted' }, 'none')
+          : h('span', {}, h('code', {}, lastError.code ?? '?'), ' ', h('span', { class: `badge status-${lastError.status ?? 'failed'}` }, lastError.status ?? '?'), ' at ', time(millis(lastError.at))),
+      ),
+      h('dt', {}, 'As of'),
+      h(
+        'dd',
+        { 'data-health': 'computed-at' },
+        time(computedAt),
+        ' ',
+        data.active === false ? h('span', { class: 'muted' }, '(quiet: recomputed every 10 minutes) ') : null,
+        stale && computedAt !== undefined ? h('span', { class: 'badge badge-failed' }, `stale: no roll-up for ${formatAge((Date.now() - computedAt) / 1000)}`) : null,
+      ),
+    ),
+  ];
+}
+
 export function integrationsView(session: Session): View {
   const { services, user, role } = session;
   const db = services.db;
@@ -28,6 +100,30 @@ export function integrationsView(session: Session): View {
   const col = collection(db, 'workspaces', session.workspaceId, 'integrations');
 
   const keyPanel = h('div', { id: 'key-panel' });
+
+  /** One live health panel per listed integration; it outlives the card's re-renders. */
+  const health = new Map<string, { el: HTMLElement; unsubscribe: () => void }>();
+  function healthPanel(integrationId: string): HTMLElement {
+    const known = health.get(integrationId);
+    if (known) return known.el;
+    const headingId = `health-${integrationId}`;
+    const body = h('div', { class: 'health-body', 'aria-busy': 'true' }, notice('loading', 'Loading health…'));
+    const el = h('section', { class: 'health', 'aria-labelledby': headingId }, h('h4', { id: headingId }, 'Health: replies of the last 24 h'), body);
+    const unsubscribe = onSnapshot(
+      doc(db, 'workspaces', session.workspaceId, 'integrationHealth', integrationId),
+      (snap) => {
+        body.removeAttribute('aria-busy');
+        replace(body, ...healthBody(snap.exists() ? (snap.data() as HealthDoc) : undefined));
+      },
+      (err) => {
+        body.removeAttribute('aria-busy');
+        replace(body, notice('error', describeError(err, 'only members of the workspace may read integration health')));
+      },
+    );
+    health.set(integrationId, { el, unsubscribe });
+    return el;
+  }
+
   const list = h('div', { id: 'integration-list', 'aria-busy': 'true' }, notice('loading', 'Loading integrations…'));
 
   /** Shows a freshly minted key once; "Done" (or leaving the view) removes it from the page. */
@@ -195,6 +291,7 @@ export function integrationsView(session: Session): View {
         h('dt', {}, 'Topic status'),
         h('dd', {}, topicStatus, replies.topicMessage ? h('span', { class: 'muted topic-message' }, ` ${replies.topicMessage}`) : null),
       ),
+      healthPanel(row.id),
       actions,
       error,
     );
@@ -206,6 +303,13 @@ export function integrationsView(session: Session): View {
       list.removeAttribute('aria-busy');
       const rows = snap.docs.map((d) => ({ id: d.id, data: d.data({ serverTimestamps: 'estimate' }) }));
       rows.sort((a, b) => (millis(b.data.createdAt) ?? 0) - (millis(a.data.createdAt) ?? 0));
+      const listed = new Set(rows.map((r) => r.id));
+      for (const [id, panel] of health) {
+        if (!listed.has(id)) {
+          panel.unsubscribe();
+          health.delete(id);
+        }
+      }
       if (rows.length === 0) replace(list, notice('empty', isAdmin ? 'No integrations yet: create the first one above.' : 'No integrations yet.'));
       else replace(list, ...rows.map(card));
     },
@@ -229,6 +333,8 @@ export function integrationsView(session: Session): View {
     el,
     destroy() {
       unsubscribe();
+      for (const panel of health.values()) panel.unsubscribe();
+      health.clear();
       replace(keyPanel); // the key never outlives the view
     },
   };

@@ -1,7 +1,8 @@
 /**
  * One conversation: incoming messages and alerts, image metadata (no client access to the image
  * store is granted, docs/data-model.md), the operator replies with their live `delivery` mirror,
- * a compose box and Resend on failed/unknown replies.
+ * a compose box, Resend on failed/unknown replies and Cancel send (recall before send) on replies the
+ * connector has not started yet.
  */
 import {
   addDoc,
@@ -14,11 +15,12 @@ import {
   serverTimestamp,
   updateDoc,
   type DocumentData,
+  type QueryDocumentSnapshot,
   type Timestamp,
 } from 'firebase/firestore';
-import { announce, h, notice, replace, type Child } from './dom';
+import { announce, append, h, notice, replace, type Child } from './dom';
 import { describeError } from './errors';
-import { canResend, codePointLength, formatBytes, formatTime, MAX_REPLY_CODE_POINTS, replyProblem, statusLabel, type DeliveryStatus } from './format';
+import { canCancel, cancelOutcomeLabel, canResend, codePointLength, formatBytes, formatTime, MAX_REPLY_CODE_POINTS, replyProblem, statusLabel, type DeliveryStatus } from './format';
 import type { View } from './main';
 import type { Session } from './session';
 
@@ -40,7 +42,9 @@ interface DeliveryMirror {
   error?: { outcome?: string; code?: string };
   receipt?: { status?: string; at?: Timestamp; code?: string };
   attempts?: Attempt[];
-  previous?: Omit<DeliveryMirror, 'previous' | 'receipt'>;
+  previous?: Omit<DeliveryMirror, 'previous' | 'receipt' | 'cancel'>;
+  /** The service's answer to the latest cancel request on this delivery (decisions 10). */
+  cancel?: { status?: 'cancelled' | 'too_late'; at?: Timestamp };
 }
 
 function attemptList(attempts: Attempt[] | undefined): Child {
@@ -128,8 +132,14 @@ export function threadView(session: Session, conversationId: string): View {
 
   // Status changes are announced once they happen (not on first load).
   const lastStatus = new Map<string, string>();
+  const lastCancel = new Map<string, string>();
   let firstSnapshot = true;
   const resendErrors = new Map<string, string>();
+  const cancelErrors = new Map<string, string>();
+  /** Deliveries this page asked to cancel (until the service answers on the mirror). */
+  const cancelRequested = new Set<string>();
+  /** The reply whose Cancel send was just used: keyboard focus stays on it across re-renders. */
+  let focusAfterRender: { message: string; control?: string } | undefined;
 
   function reply(id: string, d: DocumentData): HTMLElement {
     const delivery = d.delivery as DeliveryMirror | undefined;
@@ -140,36 +150,78 @@ export function threadView(session: Session, conversationId: string): View {
     const resendError = resendErrors.get(id);
     if (resendError) replace(errorBox, notice('error', resendError));
     const mine = (d.author as { uid?: string } | undefined)?.uid === user.uid;
+    // Recall before send. Pending: asked (here, or a request newer than the mirror, e.g. by a
+    // colleague) and not answered yet on this delivery. A request older than the current delivery
+    // (one made before a resend) does not count.
+    const cancelRequest = d.cancel as { requestedAt?: Timestamp } | undefined;
+    const deliveryId = delivery?.deliveryId;
+    const cancelAnswer = delivery?.cancel?.status;
+    const cancelPending =
+      deliveryId !== undefined &&
+      cancelAnswer === undefined &&
+      (cancelRequested.has(deliveryId) || (millis(cancelRequest?.requestedAt) ?? 0) > (millis(delivery?.updatedAt) ?? Number.MAX_SAFE_INTEGER));
+    const textId = `text-${id}`;
+    const cancelError = cancelErrors.get(id);
+    if (cancelError) append(errorBox, notice('error', cancelError));
+    const cancelButton =
+      deliveryId !== undefined && canCancel(delivery?.status) && cancelAnswer === undefined && !cancelPending
+        ? h('button', {
+            type: 'button',
+            class: 'secondary cancel',
+            'data-focus': 'cancel',
+            // The accessible name is the visible one; the reply's text tells the buttons apart.
+            'aria-describedby': textId,
+            onclick: (event: Event) => {
+              const button = event.currentTarget as HTMLButtonElement;
+              button.disabled = true;
+              cancelErrors.delete(id);
+              cancelRequested.add(deliveryId);
+              focusAfterRender = { message: id };
+              announce(`Cancel requested for the reply “${String(d.text ?? '').slice(0, 40)}”.`);
+              updateDoc(doc(messagesCol, id), { cancel: { requestedAt: serverTimestamp(), uid: user.uid } }).catch((err: unknown) => {
+                // The refused write was rolled back (and may have re-rendered already): render again
+                // with the reason, the button back and focused.
+                cancelRequested.delete(deliveryId);
+                cancelErrors.set(id, describeError(err, 'a member may cancel only an operator reply the service has already queued, and write nothing else'));
+                focusAfterRender = { message: id, control: 'cancel' };
+                render();
+              });
+            },
+          }, 'Cancel send')
+        : null;
     const resendButton =
       canResend(delivery?.status) && !resendPending
         ? h('button', {
             type: 'button',
             class: 'secondary resend',
+            'data-focus': 'resend',
             onclick: (event: Event) => {
               const button = event.currentTarget as HTMLButtonElement;
               button.disabled = true;
               resendErrors.delete(id);
               updateDoc(doc(messagesCol, id), { resend: { requestedAt: serverTimestamp(), uid: user.uid } }).catch((err: unknown) => {
-                button.disabled = false;
-                const message = describeError(err, 'a resend may be requested only once per failed or unknown delivery');
-                resendErrors.set(id, message);
-                replace(errorBox, notice('error', message));
+                resendErrors.set(id, describeError(err, 'a resend may be requested only once per failed or unknown delivery'));
+                focusAfterRender = { message: id, control: 'resend' };
+                render();
               });
             },
           }, 'Resend')
         : null;
     return h(
       'li',
-      { class: 'message outbound', 'data-message': id, 'data-status': status },
+      { class: 'message outbound', 'data-message': id, 'data-status': status, 'data-cancel': cancelAnswer ?? (cancelPending ? 'requested' : undefined), tabindex: -1 },
       h('div', { class: 'who' }, mine ? 'You' : 'Operator', ' · ', h('time', {}, formatTime(millis(d.createdAt)))),
-      h('p', { class: 'text' }, String(d.text ?? '')),
+      h('p', { class: 'text', id: textId }, String(d.text ?? '')),
       h(
         'div',
         { class: 'delivery' },
         h('span', { class: `badge status status-${status}` }, statusLabel(status)),
         resendPending ? h('span', { class: 'muted' }, ' resend requested…') : null,
+        cancelPending ? h('span', { class: 'muted cancel-pending' }, 'cancel requested…') : null,
+        cancelAnswer ? h('span', { class: `cancel-outcome cancel-${cancelAnswer}` }, cancelOutcomeLabel(cancelAnswer)) : null,
         ...deliveryDetails(delivery ?? {}),
         delivery?.receipt?.status ? h('span', { class: 'receipt' }, `receipt: ${delivery.receipt.status}`, delivery.receipt.code ? ` (${delivery.receipt.code})` : '', ` ${formatTime(millis(delivery.receipt.at))}`) : null,
+        cancelButton,
         resendButton,
       ),
       attemptList(delivery?.attempts),
@@ -220,29 +272,54 @@ export function threadView(session: Session, conversationId: string): View {
     (err) => replace(subtitle, notice('error', describeError(err, 'only members of the workspace may read its conversations'))),
   );
 
+  /** The latest snapshot's documents: a refused request re-renders them with its error. */
+  let lastDocs: QueryDocumentSnapshot[] = [];
+  function render(): void {
+    const items = lastDocs.map((m) => {
+      const d = m.data({ serverTimestamps: 'estimate' });
+      if (d.direction === 'outbound') {
+        const mirror = d.delivery as DeliveryMirror | undefined;
+        const status = mirror?.status ?? 'pending';
+        const cancel = mirror?.cancel?.status ?? '';
+        const quoted = `Reply “${String(d.text ?? '').slice(0, 40)}”`;
+        // The outcome of a cancel says more than the status it brings (or keeps): announce that.
+        if (!firstSnapshot && cancel !== '' && lastCancel.get(m.id) !== cancel) announce(`${quoted}: ${cancelOutcomeLabel(cancel as 'cancelled' | 'too_late')}`);
+        else if (!firstSnapshot && lastStatus.get(m.id) !== status) announce(`${quoted}: ${statusLabel(status)}`);
+        lastStatus.set(m.id, status);
+        lastCancel.set(m.id, cancel);
+        return reply(m.id, d);
+      }
+      return inbound(m.id, d);
+    });
+    firstSnapshot = false;
+    replace(state, items.length === 0 ? notice('empty', 'No messages yet.') : null);
+    const active = document.activeElement;
+    const focusedLi = active instanceof HTMLElement && messages.contains(active) ? active.closest<HTMLElement>('li[data-message]') : null;
+    const focused = focusedLi?.dataset.message === undefined ? undefined : { message: focusedLi.dataset.message, control: active instanceof HTMLElement ? active.dataset.focus : undefined };
+    const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
+    // Keep open <details> open across re-renders.
+    const open = new Set([...messages.querySelectorAll('li[data-message] details[open]')].map((e) => `${e.closest('li')?.getAttribute('data-message')}:${e.className}`));
+    replace(messages, ...items);
+    for (const e of messages.querySelectorAll('li[data-message] details')) {
+      if (open.has(`${e.closest('li')?.getAttribute('data-message')}:${e.className}`)) e.setAttribute('open', '');
+    }
+    if (atBottom) messages.scrollTop = messages.scrollHeight;
+    // Re-rendering replaces the elements: keep keyboard focus where it was (the same control of
+    // the same reply, else the reply itself).
+    const target = focusAfterRender ?? focused;
+    if (target !== undefined) {
+      const li = [...messages.querySelectorAll<HTMLElement>('li[data-message]')].find((e) => e.dataset.message === target.message);
+      const control = target.control === undefined ? null : li?.querySelector<HTMLElement>(`[data-focus="${target.control}"]`);
+      (control ?? li)?.focus({ preventScroll: true });
+      focusAfterRender = undefined;
+    }
+  }
+
   const unsubscribeMessages = onSnapshot(
     query(messagesCol, orderBy('createdAt', 'asc'), limitToLast(THREAD_LIMIT)),
     (snap) => {
-      const items = snap.docs.map((m) => {
-        const d = m.data({ serverTimestamps: 'estimate' });
-        if (d.direction === 'outbound') {
-          const status = (d.delivery as DeliveryMirror | undefined)?.status ?? 'pending';
-          if (!firstSnapshot && lastStatus.get(m.id) !== status) announce(`Reply “${String(d.text ?? '').slice(0, 40)}”: ${statusLabel(status)}`);
-          lastStatus.set(m.id, status);
-          return reply(m.id, d);
-        }
-        return inbound(m.id, d);
-      });
-      firstSnapshot = false;
-      replace(state, items.length === 0 ? notice('empty', 'No messages yet.') : null);
-      const atBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
-      // Keep open <details> open across re-renders.
-      const open = new Set([...messages.querySelectorAll('li[data-message] details[open]')].map((e) => `${e.closest('li')?.getAttribute('data-message')}:${e.className}`));
-      replace(messages, ...items);
-      for (const e of messages.querySelectorAll('li[data-message] details')) {
-        if (open.has(`${e.closest('li')?.getAttribute('data-message')}:${e.className}`)) e.setAttribute('open', '');
-      }
-      if (atBottom) messages.scrollTop = messages.scrollHeight;
+      lastDocs = snap.docs;
+      render();
     },
     (err) => replace(state, notice('error', describeError(err, 'only members of the workspace may read its messages'))),
   );

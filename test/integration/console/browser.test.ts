@@ -12,12 +12,12 @@
  *   -> the admin ends a rotation overlap early and re-keys (the new key shown once)
  *   -> the keys are nowhere in plain text (Firestore, the browser console, the emulator log).
  *
- * CONSOLE_SCREENSHOTS=<dir> also saves the screenshots docs/screenshots/ holds.
+ * CONSOLE_SCREENSHOTS=<dir> also saves the screenshots docs/screenshots/ holds. Recall before send
+ * and integration health are recall-health.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { initializeApp, deleteApp, type FirebaseApp } from 'firebase/app';
 import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from 'firebase/auth';
 import { connectFirestoreEmulator, doc, getFirestore, serverTimestamp, setDoc, terminate, updateDoc, collection } from 'firebase/firestore';
@@ -27,11 +27,10 @@ import { adminDb, apiBaseUrl, closeStack, firestoreEmulatorHost, projectId } fro
 import { closePubSub, createTestTopic, eventually, sleep, type TestTopic } from '../helpers/deliveries';
 import { png } from '../../unit/fixtures/image-bytes';
 import { hashKey } from '../../../functions/src/integrations/keys';
+import { authHost, createUser, launchChromium, newPage as openPage, shot, signIn as signInTo } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS;
 const workspaceId = `ws_console_${randomUUID().slice(0, 8)}`;
 const admin = { email: `admin-${randomUUID().slice(0, 8)}@console.test`, password: `pw-${randomUUID()}`, uid: '' };
 const operator = { email: `operator-${randomUUID().slice(0, 8)}@console.test`, password: `pw-${randomUUID()}`, uid: '' };
@@ -48,44 +47,12 @@ let integrationId = '';
 let conversationId = '';
 const connector = { running: false, loop: Promise.resolve(), failedOnce: new Set<string>(), sent: 0, errors: [] as string[] };
 
-function authHost(): string {
-  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
-  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run (firebase.json emulators.auth, EMULATORS)');
-  return host;
-}
-
-/** An email/password account on the Auth emulator (as scripts/lib/seed.mjs creates the demo logins). */
-async function createUser(email: string, password: string): Promise<string> {
-  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password, returnSecureToken: true }),
-  });
-  const body = (await res.json()) as { localId?: string };
-  if (!res.ok || !body.localId) throw new Error(`cannot create ${email}: ${JSON.stringify(body)}`);
-  return body.localId;
-}
-
 async function newPage(context?: BrowserContext): Promise<Page> {
-  const page = await (context ?? (await browser.newContext({ viewport: { width: 1280, height: 860 } }))).newPage();
-  page.setDefaultTimeout(30_000);
-  page.on('console', (m) => browserLog.push(m.text()));
-  page.on('pageerror', (e) => browserLog.push(`pageerror: ${e.message}`));
-  return page;
-}
-
-async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
-  if (!SCREENSHOTS) return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  // A key shown once is masked: even a throwaway emulator key is not committed in an image.
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: options.fullPage ?? false, mask: [page.locator('#new-key')], maskColor: '#c9d3cc' });
+  return openPage(browser, browserLog, context);
 }
 
 async function signIn(page: Page, user: { email: string; password: string }): Promise<void> {
-  await page.goto(`${apiBaseUrl()}/console/?workspace=${encodeURIComponent(workspaceId)}`);
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signInTo(page, workspaceId, user);
 }
 
 /** The connector: pulls notifications from the integration's topic and runs processDelivery. */
@@ -116,9 +83,6 @@ function startConnector(): void {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`No Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
-  }
   admin.uid = await createUser(admin.email, admin.password);
   operator.uid = await createUser(operator.email, operator.password);
   const ws = adminDb().collection('workspaces').doc(workspaceId);
@@ -126,7 +90,7 @@ beforeAll(async () => {
   await ws.collection('members').doc(admin.uid).set({ role: 'admin' });
   await ws.collection('members').doc(operator.uid).set({ role: 'operator' });
   topic = await createTestTopic();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 /** The console's pure helpers (console/src/format.ts, keys.ts): counting, merging, keys. */
 import { parseConfig } from '../../../functions/src/platform/config';
 import { displayPrefix, hashKey, isWellFormedKey } from '../../../functions/src/integrations/keys';
-import { canResend, codePointLength, LIST_SHARDS, MAX_REPLY_CODE_POINTS, mergeByRecency, replyProblem, TOPIC_PATTERN } from '../../../console/src/format';
+import { canCancel, canResend, cancelOutcomeLabel, codePointLength, formatAge, LIST_SHARDS, MAX_REPLY_CODE_POINTS, mergeByRecency, replyProblem, TOPIC_PATTERN } from '../../../console/src/format';
 import { issueKey, sha256Hex } from '../../../console/src/keys';
 
 test('the console reads as many conversation list shards as the service writes by default', () => {
@@ -19,6 +19,18 @@ test('reply length counts code points like the rules: an emoji is one, 10000 is 
 
 test('resend is offered exactly on failed and unknown deliveries', () => {
   expect(['queued', 'leased', 'sending', 'sent', 'failed', 'unknown', undefined].filter(canResend)).toEqual(['failed', 'unknown']);
+});
+
+test('cancel is offered exactly on deliveries the connector has not started', () => {
+  expect(['queued', 'leased', 'sending', 'sent', 'failed', 'unknown', undefined].filter(canCancel)).toEqual(['queued', 'leased']);
+  expect(cancelOutcomeLabel('cancelled')).toBe('cancelled before sending');
+  expect(cancelOutcomeLabel('too_late')).toMatch(/^too late/);
+});
+
+test('ages read as people say them, in whole units', () => {
+  expect([0, 59.9, 60, 61, 3599, 3600, 3661, 86399, 86400, 90061, -5].map(formatAge)).toEqual([
+    '0 s', '59 s', '1 min 0 s', '1 min 1 s', '59 min 59 s', '1 h 0 min', '1 h 1 min', '23 h 59 min', '1 d 0 h', '1 d 1 h', '0 s',
+  ]);
 });
 
 test('shards merge most recent first, ties by id, cut at the limit', () => {

@@ -1,0 +1,69 @@
+/**
+ * Shared by the console's browser suites (browser.test.ts, recall-health.test.ts): headless
+ * Chromium (Debian's `chromium` package) driven by playwright-core against the real local stack,
+ * users on the Auth emulator, sign-in and screenshots.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { apiBaseUrl } from '../helpers/stack';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** CONSOLE_SCREENSHOTS=<dir> saves the screenshots docs/screenshots/ holds. */
+export const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS;
+
+export interface TestUser {
+  email: string;
+  password: string;
+  uid: string;
+}
+
+export function authHost(): string {
+  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
+  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run (firebase.json emulators.auth, EMULATORS)');
+  return host;
+}
+
+/** An email/password account on the Auth emulator (as scripts/lib/seed.mjs creates the demo logins). */
+export async function createUser(email: string, password: string): Promise<string> {
+  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password, returnSecureToken: true }),
+  });
+  const body = (await res.json()) as { localId?: string };
+  if (!res.ok || !body.localId) throw new Error(`cannot create ${email}: ${JSON.stringify(body)}`);
+  return body.localId;
+}
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`No Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
+  }
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+}
+
+/** A page (in `context`, or a new desktop-sized one) whose console output goes to `log`. */
+export async function newPage(browser: Browser, log: string[], context?: BrowserContext): Promise<Page> {
+  const page = await (context ?? (await browser.newContext({ viewport: { width: 1280, height: 860 } }))).newPage();
+  page.setDefaultTimeout(30_000);
+  page.on('console', (m) => log.push(m.text()));
+  page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
+  return page;
+}
+
+export async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (!SCREENSHOTS) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  // A key shown once is masked: even a throwaway emulator key is not committed in an image.
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: options.fullPage ?? false, mask: [page.locator('#new-key')], maskColor: '#c9d3cc' });
+}
+
+export const consoleUrl = (workspaceId: string, hash = ''): string => `${apiBaseUrl()}/console/?workspace=${encodeURIComponent(workspaceId)}${hash}`;
+
+export async function signIn(page: Page, workspaceId: string, user: { email: string; password: string }): Promise<void> {
+  await page.goto(consoleUrl(workspaceId));
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
