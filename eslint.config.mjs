@@ -28,7 +28,7 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.cjs', '**/*.js'],
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', fetch: 'readonly', AbortSignal: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', module: 'writable', require: 'readonly', __dirname: 'readonly' },
+      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', fetch: 'readonly', AbortSignal: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', module: 'writable', require: 'readonly', __dirname: 'readonly' },
     },
     rules: { 'no-unused-vars': ['error', { argsIgnorePattern: '^_' }] },
   },

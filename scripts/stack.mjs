@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BASE_URL, CONSOLE_URL, EMULATORS, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
+import { BASE_URL, CONSOLE_URL, EMULATORS, HOSTS, PROJECT_ID, REGION, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
 import { seedDemo, waitForStack } from './lib/seed.mjs';
 
 const persist = process.argv.includes('--persist');
@@ -56,9 +56,36 @@ child.on('exit', (code) => {
   process.exit(stopping ? 0 : (code ?? 1));
 });
 
+/**
+ * The scheduled functions (index.ts `onSchedule`), which the Functions emulator loads but never
+ * runs: its Pub/Sub bridge refuses their HTTP signature. The local stack runs them itself every
+ * minute, as Cloud Scheduler does in production, through the emulator's trigger route, so that
+ * lease expiry, re-notification, unclaimed expiry and the console's integration health work here too.
+ */
+const SCHEDULED_FUNCTIONS = ['sweepDeliveries', 'rollUpIntegrationHealth'];
+const SCHEDULE_EVERY_MS = 60_000;
+const warnedSchedules = new Set();
+async function runSchedules() {
+  await Promise.all(
+    SCHEDULED_FUNCTIONS.map(async (name) => {
+      const url = `http://${HOSTS.functions}/functions/projects/${PROJECT_ID}/triggers/${REGION}-${name}-0`;
+      try {
+        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      } catch (err) {
+        if (warnedSchedules.has(name)) return;
+        warnedSchedules.add(name);
+        console.warn(`[schedule] could not run ${name} (${err instanceof Error ? err.message : String(err)}); retrying every minute`);
+      }
+    }),
+  );
+}
+
 try {
   await waitForStack(env, 180_000);
   const demo = await seedDemo(env);
+  await runSchedules();
+  setInterval(() => void runSchedules(), SCHEDULE_EVERY_MS);
   console.log(`
 ==================================================================
  Local stack is up (project ${PROJECT_ID}, functions in europe-central2)
@@ -83,6 +110,7 @@ ${demo.logins.map((l) => `   ${l.role.padEnd(9)} ${l.email} / ${l.password}`).jo
  Pull delivery notifications yourself instead:
    npm run pull -- --subscription ${demo.subscription}
 
+ Scheduled functions (${SCHEDULED_FUNCTIONS.join(', ')}) run every minute.
  Images are stored in ${imageDir} (no Storage emulator offline).
  Ctrl-C stops everything.
 ==================================================================
