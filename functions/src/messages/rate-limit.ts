@@ -58,10 +58,6 @@ export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   constructor(private readonly maxBuckets = 10_000) {}
 
-  take(key: string, perMinute: number, now: number): RateDecision {
-    return this.consume(key, perMinute, now).decision;
-  }
-
   /** Takes a token for `key` when one is left; the decision and the state after it (for the headers). */
   consume(key: string, perMinute: number, now: number): { decision: RateDecision; state: RateLimitState } {
     const result = take(this.buckets.get(key), perMinute, now);

@@ -66,10 +66,10 @@ describe('rate limit token bucket', () => {
   test('allows a burst of the per-minute limit, then answers with the time to the next token', () => {
     const limiter = new RateLimiter();
     const now = 1_000;
-    for (let i = 0; i < 3; i++) expect(limiter.take('int', 3, now)).toEqual({ allowed: true });
-    expect(limiter.take('int', 3, now)).toEqual({ allowed: false, retryAfterMs: 20_000 });
-    expect(limiter.take('int', 3, now + 20_000)).toEqual({ allowed: true });
-    expect(limiter.take('other', 3, now)).toEqual({ allowed: true });
+    for (let i = 0; i < 3; i++) expect(limiter.consume('int', 3, now).decision).toEqual({ allowed: true });
+    expect(limiter.consume('int', 3, now).decision).toEqual({ allowed: false, retryAfterMs: 20_000 });
+    expect(limiter.consume('int', 3, now + 20_000).decision).toEqual({ allowed: true });
+    expect(limiter.consume('other', 3, now).decision).toEqual({ allowed: true });
   });
 
   test('refills continuously and never above capacity', () => {
@@ -97,12 +97,12 @@ describe('rate limit token bucket', () => {
 
   test('evicts least recently used buckets beyond its bound', () => {
     const limiter = new RateLimiter(2);
-    limiter.take('a', 1, 0);
-    limiter.take('b', 1, 0);
-    limiter.take('c', 1, 0);
+    limiter.consume('a', 1, 0);
+    limiter.consume('b', 1, 0);
+    limiter.consume('c', 1, 0);
     // 'a' was evicted: it starts with a full bucket again.
-    expect(limiter.take('a', 1, 0)).toEqual({ allowed: true });
-    expect(limiter.take('c', 1, 0)).toMatchObject({ allowed: false });
+    expect(limiter.consume('a', 1, 0).decision).toEqual({ allowed: true });
+    expect(limiter.consume('c', 1, 0).decision).toMatchObject({ allowed: false });
   });
 });
 
