@@ -23,7 +23,10 @@ function summaryRows(r) {
 
   if (r.stack?.overhead) {
     for (const [op, o] of Object.entries(r.stack.overhead.ops)) {
-      add('1', `Overhead: ${op} / (no-op function + direct transaction)`, o.ratio, '<= 1.3', o.ratio.median <= 1.3, `${fmt(o.opMs.median, 1)} ms vs ${fmt(o.noopMs.median, 1)} + ${fmt(o.directTxMs.median, 1)} ms`);
+      // The floor is the no-op that also writes its one request log line: every endpoint must log
+      // its request, so that line is part of the platform's price, not the service's overhead.
+      const r = o.ratioToLoggedNoop;
+      add('1', `Overhead: ${op} / (logged no-op function + direct transaction)`, r, '<= 1.2', r.median <= 1.2, `${fmt(o.opMs.median, 1)} ms vs ${fmt(o.loggedNoopMs.median, 1)} + ${fmt(o.directTxMs.median, 1)} ms; against the unlogged no-op ${fmt(o.ratio.median)}`);
     }
   }
   if (r.store?.counts) {
@@ -139,8 +142,8 @@ function overheadTable(overhead, counts) {
     const inProcess = counts?.[IN_PROCESS[op]];
     return [
       op,
+      `${fmt(o.ratioToLoggedNoop.median)} (${spread(o.ratioToLoggedNoop)})`,
       `${fmt(o.ratio.median)} (${spread(o.ratio)})`,
-      `${fmt(o.ratioToLoggedNoop?.median)}`,
       fmt(o.opMs.median, 1),
       fmt(o.noopMs.median, 1),
       fmt(o.loggedNoopMs?.median, 1),
@@ -150,9 +153,9 @@ function overheadTable(overhead, counts) {
     ];
   });
   return [
-    table(['Operation', 'op / (no-op + tx)', 'op / (logged no-op + tx)', 'op ms', 'no-op ms', 'logged no-op ms', 'direct tx ms', 'in-process handler / direct tx (store session)', 'Direct transaction'], rows),
+    table(['Operation', 'op / (logged no-op + tx)', 'op / (unlogged no-op + tx)', 'op ms', 'no-op ms', 'logged no-op ms', 'direct tx ms', 'in-process handler / direct tx (store session)', 'Direct transaction'], rows),
     '',
-    `${overhead.requestsPerOpPerRep} requests of each kind per repetition, ${overhead.reps} repetitions. The logged no-op also writes one request log line, as every endpoint does: the difference between the two no-ops is what the emulator charges for a log line. The in-process column runs the handler without HTTP and without the functions emulator.`,
+    `${overhead.requestsPerOpPerRep} requests of each kind per repetition, ${overhead.reps} repetitions. The logged no-op (the headline's floor) also writes one request log line, as every endpoint must: the difference between the two no-ops is what the emulator charges for a log line. The in-process column runs the handler without HTTP and without the functions emulator.`,
   ].join('\n');
 }
 
