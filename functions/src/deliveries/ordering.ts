@@ -30,7 +30,7 @@ export interface QueuedDelivery {
 
 /**
  * Reads the stored `pending` map. Returns null when the field is absent: a queue document written
- * before the map existed (see store/deliveries.ts `readDeliveryQueue`, which rebuilds it).
+ * before the map existed (see ./store.ts `readDeliveryQueue`, which rebuilds it).
  * Entries that are not `"<positive integer>": "<string>"` are ignored: only this module writes them.
  */
 export function parsePending(value: unknown): PendingDeliveries | null {

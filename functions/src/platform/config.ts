@@ -31,7 +31,7 @@ const ConfigSchema = z.object({
   /**
    * Cloud Storage bucket for images, required with IMAGE_STORE=gcs (projects created since late
    * 2024 have no default bucket). Missing, it does not stop the instance: messages with images
-   * are refused with 503 `image_store_unavailable` and an ERROR log naming it (storage/images.ts).
+   * are refused with 503 `image_store_unavailable` and an ERROR log naming it (messages/image-store.ts).
    */
   // An empty `IMAGE_BUCKET=` line in functions/.env counts as missing, not as a bad value.
   IMAGE_BUCKET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
