@@ -333,6 +333,16 @@ describe('paths named in comments and docs exist', () => {
     expect(stale(DOCS, (file) => readFileSync(join(ROOT, file), 'utf8'))).toEqual([]);
   });
 
+  test('comments and docs cite sections of the project\'s own docs, not "spec 4.2", "decisions 10" or "issue 5"', () => {
+    const oldStyle = /\b(?:spec(?: section)? ?\d|decisions(?:\.md)?(?: section| §)? ?§?\d|issue #?\d)/i;
+    const testSources = ['test', 'bench', 'sdk/test'].flatMap((dir) => filesUnder(dir, (p) => /\.(ts|mts|mjs|js)$/.test(p) && !p.startsWith('bench/results/')));
+    const citing = [
+      ...[...PROSE_SOURCES, ...testSources].map((f) => [f, commentsOf(f)] as const),
+      ...DOCS.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')] as const),
+    ].flatMap(([file, text]) => text.split('\n').filter((line) => oldStyle.test(line)).map((line) => `${file}: ${line.trim()}`));
+    expect(citing).toEqual([]);
+  });
+
   test('no comment or doc points outside the repository', () => {
     const outside = [...PROSE_SOURCES.map((f) => [f, commentsOf(f)] as const), ...DOCS.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')] as const)]
       .filter(([, text]) => /(^|[\s`(])(\.\.\/)+shared\/|shared\/spec\//.test(text))

@@ -1,5 +1,5 @@
 /**
- * Per-conversation ordering without queries (decisions.md section 5: replies are delivered in
+ * Per-conversation ordering without queries (docs/contract.md#ordering: replies are delivered in
  * order). Pure functions, no I/O.
  *
  * Each conversation's queue document (`deliveryQueues/{conversationId}`) keeps, next to its

@@ -1,5 +1,5 @@
 /**
- * firestore.rules against the official Firestore emulator (the console contract, decisions 3 and
+ * firestore.rules against the official Firestore emulator (the console contract, docs/data-model.md and
  * docs/data-model.md): for each rule the allowed case and its denied neighbours.
  *
  * Runs in its own demo project (`demo-rules-test`) so loading rules and clearing data never touch
