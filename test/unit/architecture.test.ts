@@ -224,6 +224,18 @@ describe('dependency direction (docs/architecture.md#dependency-direction)', () 
 
 // ----------------------------------------------------------------------- 3. paths named in prose
 
+/** An old-style citation of documents outside the repository: "spec 4.2", "decisions 10", "decisions.md section 5", "issue 5". */
+const OLD_CITATION = /\b(?:spec(?: section)? ?\d+(?:\.\d+)?|decisions(?:\.md)?(?: section| §)? ?§?\d+|issue #?\d+)/i;
+
+/**
+ * KNOWN EXCEPTIONS, to be emptied: two descriptions in code strings (not comments) still say
+ * "spec 2.4" and reach openapi/openapi.yaml: the `deliveries` field of the pending response
+ * (functions/src/deliveries/schemas.ts) and the pending operation's description (the OpenAPI
+ * builder). They should say "a delivery notification (see docs/contract.md#notifications)"; the
+ * files belong to the catalogue work, so the fix lands at the merge, which empties this list.
+ */
+const KNOWN_OPENAPI_CITATIONS: readonly string[] = ['spec 2.4'];
+
 /** Files the reader creates (not in the repository), named as instructions. */
 const USER_FILES = ['functions/.env'];
 /** Words that look like file names but are not paths. */
@@ -334,13 +346,21 @@ describe('paths named in comments and docs exist', () => {
   });
 
   test('comments and docs cite sections of the project\'s own docs, not "spec 4.2", "decisions 10" or "issue 5"', () => {
-    const oldStyle = /\b(?:spec(?: section)? ?\d|decisions(?:\.md)?(?: section| §)? ?§?\d|issue #?\d)/i;
-    const testSources = ['test', 'bench', 'sdk/test'].flatMap((dir) => filesUnder(dir, (p) => /\.(ts|mts|mjs|js)$/.test(p) && !p.startsWith('bench/results/')));
+    // This file names the old patterns to find them; everything else cites the scheme.
+    const testSources = ['test', 'bench', 'sdk/test'].flatMap((dir) =>
+      filesUnder(dir, (p) => /\.(ts|mts|mjs|js)$/.test(p) && !p.startsWith('bench/results/') && p !== 'test/unit/architecture.test.ts'),
+    );
     const citing = [
       ...[...PROSE_SOURCES, ...testSources].map((f) => [f, commentsOf(f)] as const),
       ...DOCS.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')] as const),
-    ].flatMap(([file, text]) => text.split('\n').filter((line) => oldStyle.test(line)).map((line) => `${file}: ${line.trim()}`));
+    ].flatMap(([file, text]) => text.split('\n').filter((line) => OLD_CITATION.test(line)).map((line) => `${file}: ${line.trim()}`));
     expect(citing).toEqual([]);
+  });
+
+  test('the OpenAPI document cites no outside document (known exceptions aside, which must still occur)', () => {
+    const lines = readFileSync(join(ROOT, 'openapi', 'openapi.yaml'), 'utf8').split('\n');
+    const citing = [...new Set(lines.flatMap((line) => [...line.matchAll(new RegExp(OLD_CITATION.source, 'gi'))].map((m) => m[0])))];
+    expect(citing.sort()).toEqual([...KNOWN_OPENAPI_CITATIONS].sort());
   });
 
   test('no comment or doc points outside the repository', () => {
