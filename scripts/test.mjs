@@ -52,7 +52,7 @@ const env = emulatorEnv({
   FUNCTIONS_URL,
   // The default per-integration rate limit is raised for tests; the 429 test sets its own limit.
   MESSAGES_PER_MINUTE_DEFAULT: '100000',
-  // A short unclaimed expiry (decisions 7), so that its test shows the configured value at work
+  // A short unclaimed expiry (docs/contract.md#liveness), so that its test shows the configured value at work
   // (test/integration/deliveries/liveness.test.ts); nothing else stays claimable that long.
   UNCLAIMED_EXPIRY: '20m',
 });

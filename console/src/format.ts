@@ -9,7 +9,7 @@
  */
 export const LIST_SHARDS = 8;
 
-/** The reply limit, in Unicode code points (spec; firestore.rules counts the same way). */
+/** The reply limit, in Unicode code points (docs/contract.md#limits; firestore.rules counts the same way). */
 export const MAX_REPLY_CODE_POINTS = 10000;
 
 /** Code points, not UTF-16 units: an emoji counts 1, as the rules and the service count it. */
@@ -58,7 +58,7 @@ export function canResend(status: string | undefined): boolean {
 }
 
 /**
- * Statuses on which the console offers **Cancel send** (recall before send, decisions 10): not yet
+ * Statuses on which the console offers **Cancel send** (recall before send, docs/decisions.md#recall-before-send-cancel): not yet
  * started by the connector. The rules accept a cancel in any status once the mirror exists (the
  * service answers `too_late` itself), but offering it on `sending` or finished replies would only
  * ever produce "too late".

@@ -4,7 +4,7 @@
  * The key is minted in the browser (keys.ts), shown once, and only its hash is written
  * (docs/data-model.md, "Integrations"). Writes are exactly what firestore.rules accept.
  * Every member also sees each integration's health, read live from the roll-up's document
- * `integrationHealth/{integrationId}` (decisions 10; docs/data-model.md, "Integration health").
+ * `integrationHealth/{integrationId}` (docs/decisions.md#integration-health; docs/data-model.md, "Integration health").
  */
 import { collection, deleteField, doc, onSnapshot, serverTimestamp, setDoc, updateDoc, type DocumentData, type Timestamp } from 'firebase/firestore';
 import { announce, h, notice, replace } from './dom';

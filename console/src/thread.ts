@@ -43,7 +43,7 @@ interface DeliveryMirror {
   receipt?: { status?: string; at?: Timestamp; code?: string };
   attempts?: Attempt[];
   previous?: Omit<DeliveryMirror, 'previous' | 'receipt' | 'cancel'>;
-  /** The service's answer to the latest cancel request on this delivery (decisions 10). */
+  /** The service's answer to the latest cancel request on this delivery (docs/decisions.md#recall-before-send-cancel). */
   cancel?: { status?: 'cancelled' | 'too_late'; at?: Timestamp };
 }
 

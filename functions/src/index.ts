@@ -88,8 +88,8 @@ export const onReplyWritten = onDocumentCreated(
   lazy(() => deliveryTriggers().onReplyCreated),
 );
 /**
- * Console requests on a reply: cancel (recall before send, decisions 10) and resend of a
- * failed/unknown reply (decisions 7). One trigger, dispatched by what changed (the name is the
+ * Console requests on a reply: cancel (recall before send, docs/decisions.md#recall-before-send-cancel) and resend of a
+ * failed/unknown reply (docs/decisions.md#operator-resend). One trigger, dispatched by what changed (the name is the
  * deployed one from when it handled resend alone). Fires on every message update, the service's
  * own mirror writes included: those return at once.
  */

@@ -93,7 +93,7 @@ export class ConnectorClient {
   }
 
   /**
-   * Runs one delivery by the rules of spec 4.6: claim; on `ready`, start; only if start answers
+   * Runs one delivery by the rules of docs/contract.md#connector-rules: claim; on `ready`, start; only if start answers
    * `sending`, call `send` once; complete with its ids, or fail with `retry` / `failed` / `unknown`
    * from what it threw. Accepts a parsed notification (see `parsePushNotification`) or a deliveryId.
    */

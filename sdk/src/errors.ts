@@ -112,7 +112,7 @@ export class UnexpectedResponseError extends ConnectorApiError {
   override readonly name: string = 'UnexpectedResponseError';
 }
 
-/** The data of a Pub/Sub message is not a delivery notification (spec 2.4). */
+/** The data of a Pub/Sub message is not a delivery notification (docs/contract.md#notifications). */
 export class InvalidNotificationError extends ConnectorError {
   override readonly name: string = 'InvalidNotificationError';
   readonly code = 'invalid_notification';

@@ -155,7 +155,7 @@ export interface ReceiptResult {
   status: 'sent';
 }
 
-/** The delivery notification published to the integration's topic (spec 2.4): identifiers only. */
+/** The delivery notification published to the integration's topic (docs/contract.md#notifications): identifiers only. */
 export interface DeliveryNotification {
   deliveryId: string;
   workspaceId: string;

@@ -1,5 +1,5 @@
 /**
- * The request deadline on the production runtime (decisions 9): whatever a request waits on, it
+ * The request deadline on the production runtime (docs/contract.md#time-budget): whatever a request waits on, it
  * is answered with our 503 `deadline_exceeded` envelope and `Retry-After` before Hosting's 60 s
  * timeout, and work that goes on after that answer commits nothing.
  *

@@ -1,5 +1,5 @@
 /**
- * A deployment without `IMAGE_BUCKET` (decisions 9, docs/operations.md): the instance keeps
+ * A deployment without `IMAGE_BUCKET` (docs/decisions.md#http-layer, docs/operations.md): the instance keeps
  * serving, text messages are accepted, and a message with images gets a 503
  * `image_store_unavailable` with `Retry-After`, while the function logs an ERROR naming the
  * setting. Never a crash loop: the configuration is not fatal at load time.

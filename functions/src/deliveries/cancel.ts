@@ -1,5 +1,5 @@
 /**
- * Recall before send (decisions 10): a workspace member writes `cancel: { requestedAt, uid }` on an
+ * Recall before send (docs/decisions.md#recall-before-send-cancel): a workspace member writes `cancel: { requestedAt, uid }` on an
  * operator reply (firestore.rules allows exactly that, once the reply has its `delivery` mirror).
  * The reply's update trigger calls `cancelReply`, which runs the one delivery transition
  * (./transition.ts) on the reply's current delivery with `decideCancel` (./state-machine.ts):

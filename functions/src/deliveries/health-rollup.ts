@@ -1,5 +1,5 @@
 /**
- * Integration health roll-up (decisions 10; the arithmetic and the schedule rules are ./health.ts).
+ * Integration health roll-up (docs/decisions.md#integration-health; the arithmetic and the schedule rules are ./health.ts).
  * Every minute (index.ts `rollUpIntegrationHealth`) it pages through the integrations, reads their
  * last health documents by id, and for each one due (./health.ts `rollUpDue`) runs a handful of
  * aggregation and limit-1 queries and writes ONE document,

@@ -1,5 +1,5 @@
 /**
- * Integration health for the console (decisions 10), the pure part: what the roll-up
+ * Integration health for the console (docs/decisions.md#integration-health), the pure part: what the roll-up
  * (./health-rollup.ts) makes of its query results, and which integrations it rolls up in a given
  * minute. No Firebase, no clock (callers pass `now`).
  *

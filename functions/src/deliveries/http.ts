@@ -62,7 +62,7 @@ export const startDelivery = deliveryEndpoint('POST /v1/deliveries/start', Start
   operate(context, body.deliveryId, (d, { now }) => decideStart(d, { now, leaseId: body.leaseId })),
 );
 
-/** POST /v1/deliveries/extend (extendDeliveryLease): more time under the live current lease (decisions 10). */
+/** POST /v1/deliveries/extend (extendDeliveryLease): more time under the live current lease (docs/contract.md#extend). */
 export const extendDeliveryLease = deliveryEndpoint('POST /v1/deliveries/extend', ExtendRequestSchema, (body, context) =>
   operate(context, body.deliveryId, (d, { now }) => decideExtend(d, { now, leaseId: body.leaseId })),
 );
@@ -89,14 +89,14 @@ export const failDelivery = deliveryEndpoint('POST /v1/deliveries/fail', FailReq
   ),
 );
 
-/** POST /v1/deliveries/receipt (reportDeliveryReceipt): the channel's word after `sent` (decisions 8). */
+/** POST /v1/deliveries/receipt (reportDeliveryReceipt): the channel's word after `sent` (docs/contract.md#receipts). */
 export const reportDeliveryReceipt = deliveryEndpoint('POST /v1/deliveries/receipt', ReceiptRequestSchema, (body, context) =>
   operate(context, body.deliveryId, (d, { now }) =>
     decideReceipt(d, { now, status: body.status, code: body.code, at: body.at, providerMessageId: body.providerMessageId }),
   ),
 );
 
-/** POST /v1/deliveries/pending (listPendingDeliveries): the catch-up list (decisions 7). */
+/** POST /v1/deliveries/pending (listPendingDeliveries): the catch-up list (docs/contract.md#catch-up). */
 export const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', PendingRequestSchema, async (body, context) => {
   const page = await pendingPage(db(), context.auth, { limit: body.limit, cursor: body.cursor, now: Date.now() });
   context.logFields.pendingCount = page.deliveries.length;

@@ -1,5 +1,5 @@
 /**
- * The time-based duties of unfinished deliveries (decisions 5 and 7; docs/capacity.md). Each
+ * The time-based duties of unfinished deliveries (docs/contract.md#leases, docs/contract.md#liveness; docs/capacity.md). Each
  * delivery with something due has one document `deliveryChecks/{deliveryId}` (./store.ts
  * `DeliveryCheck`), written in the same transaction as the record (./store.ts `writeDelivery`):
  *  - claimable (queued, due, first of its conversation): its next liveness check: re-notify, or

@@ -1,5 +1,5 @@
 /**
- * Per-conversation ordering without queries (decisions.md section 5: replies are delivered in
+ * Per-conversation ordering without queries (docs/contract.md#ordering: replies are delivered in
  * order). Pure functions, no I/O.
  *
  * Each conversation's queue document (`deliveryQueues/{conversationId}`) keeps, next to its
@@ -30,7 +30,7 @@ export interface QueuedDelivery {
 
 /**
  * Reads the stored `pending` map. Returns null when the field is absent: a queue document written
- * before the map existed (see store/deliveries.ts `readDeliveryQueue`, which rebuilds it).
+ * before the map existed (see ./store.ts `readDeliveryQueue`, which rebuilds it).
  * Entries that are not `"<positive integer>": "<string>"` are ignored: only this module writes them.
  */
 export function parsePending(value: unknown): PendingDeliveries | null {

@@ -1,5 +1,5 @@
 /**
- * The catch-up list (decisions 7): `POST /v1/deliveries/pending` lists the caller's deliveries
+ * The catch-up list (docs/contract.md#catch-up): `POST /v1/deliveries/pending` lists the caller's deliveries
  * that are claimable now, oldest first, a page at a time behind an opaque cursor. A connector
  * that lost notifications (subscription created late, deleted, expired) finds its work here.
  *

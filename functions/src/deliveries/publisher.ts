@@ -2,7 +2,7 @@ import { errorCode, errorMessage, GRPC } from '../platform/caught';
 import { pubsub } from '../platform/pubsub';
 import { isValidTopicName, TOPIC_NAME_FORMAT } from '../integrations/model';
 
-/** The identifiers-only notification of spec 2.4. */
+/** The identifiers-only notification of docs/contract.md#notifications. */
 export interface DeliveryNotification {
   deliveryId: string;
   workspaceId: string;

@@ -4,9 +4,9 @@
  */
 import { NotFoundError } from '../platform/errors';
 
-/** Lease duration (spec 2.5): a claim grants this much, and so does each extension (decisions 10). */
+/** Lease duration (docs/contract.md#leases): a claim grants this much, and so does each extension (docs/contract.md#extend). */
 export const LEASE_MS = 120_000;
-/** A lease may live at most this long after its claim, extensions included (decisions 10). */
+/** A lease may live at most this long after its claim, extensions included (docs/contract.md#extend). */
 export const LEASE_MAX_MS = 15 * 60_000;
 /** Leases granted before a `retry` (or an unstarted lease's expiry) fails the delivery. */
 export const MAX_ATTEMPTS = 10;
@@ -17,15 +17,15 @@ export const BACKOFF_BASE_MS = 30_000;
 /** Longest backoff. */
 export const BACKOFF_CAP_MS = 3_600_000;
 
-/** Re-notification of a claimable, unclaimed delivery (decisions 7): first after 5 minutes ... */
+/** Re-notification of a claimable, unclaimed delivery (docs/contract.md#liveness): first after 5 minutes ... */
 export const RENOTIFY_FIRST_MS = 5 * 60_000;
 /** ... then the interval doubles up to 1 hour. */
 export const RENOTIFY_MAX_INTERVAL_MS = 3_600_000;
-/** `error.code` of a delivery nobody claimed within the unclaimed expiry (decisions 7). */
+/** `error.code` of a delivery nobody claimed within the unclaimed expiry (docs/contract.md#liveness). */
 export const NOT_CLAIMED = 'not_claimed';
-/** `error.code` of a delivery the operator recalled before it was sent (decisions 10). */
+/** `error.code` of a delivery the operator recalled before it was sent (docs/decisions.md#recall-before-send-cancel). */
 export const CANCELLED = 'cancelled';
-/** Attempt log entries kept per delivery (the latest ones; decisions 7 "bounded"). */
+/** Attempt log entries kept per delivery (the latest ones; docs/decisions.md#attempt-log). */
 export const ATTEMPT_LOG_LIMIT = 50;
 
 export type DeliveryStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
@@ -89,7 +89,7 @@ export interface DeliveryRecord {
   /** From complete, or (partial) ids from fail failed/unknown. */
   providerMessageIds: string[];
   error: { outcome: string; code: string } | null;
-  /** What the channel reported after `sent` (decisions 8); absent on records written before receipts. */
+  /** What the channel reported after `sent` (docs/contract.md#receipts); absent on records written before receipts. */
   receipt?: DeliveryReceipt | null;
   /**
    * The first unfinished delivery of its conversation (nothing before it blocks it). Set when it
@@ -109,11 +109,11 @@ export interface DeliveryRecord {
    * due time (./liveness.ts). Written by `withLiveness`.
    */
   liveness?: Liveness;
-  /** What happened to the delivery, oldest first, the latest ATTEMPT_LOG_LIMIT entries (decisions 7). */
+  /** What happened to the delivery, oldest first, the latest ATTEMPT_LOG_LIMIT entries (docs/decisions.md#attempt-log). */
   attemptLog?: AttemptEntry[];
-  /** Set on a delivery created by an operator's resend: how the one it replaces ended (decisions 7). */
+  /** Set on a delivery created by an operator's resend: how the one it replaces ended (docs/decisions.md#operator-resend). */
   previous?: PreviousDelivery;
-  /** The answer to the operator's latest recall request (decisions 10), mirrored as `delivery.cancel`. */
+  /** The answer to the operator's latest recall request (docs/decisions.md#recall-before-send-cancel), mirrored as `delivery.cancel`. */
   cancel?: DeliveryCancel;
   /**
    * Derived on every write (./store.ts `writeDelivery`, `withOutcomeTimes`), for the integration
@@ -173,7 +173,7 @@ export function withAttempt(d: DeliveryRecord, at: number, event: AttemptEvent, 
 }
 
 /**
- * `next` with its liveness schedule (decisions 7): none unless claimable (`pendingAt` set); the
+ * `next` with its liveness schedule (docs/contract.md#liveness): none unless claimable (`pendingAt` set); the
  * one `next` carries while it stays claimable since the same time (a check decision advances it);
  * otherwise a fresh one, whenever the delivery becomes claimable: first check RENOTIFY_FIRST_MS
  * after `pendingAt` (or at the expiry, if that is sooner), expiry `unclaimedExpiryMs` after it.
@@ -298,7 +298,7 @@ export function backoffMs(attempt: number, random: number): number {
   return Math.min(BACKOFF_CAP_MS, Math.max(BACKOFF_BASE_MS, jittered));
 }
 
-/** spec 2.6 / decisions 5: the most recent customer sender, else the most recent sender. */
+/** docs/contract.md#claim: the most recent customer sender, else the most recent sender. */
 export function recipientFor(conversation: {
   externalConversationId: string;
   lastCustomerExternalId?: string | null | undefined;
@@ -312,7 +312,7 @@ export function recipientFor(conversation: {
 
 /**
  * 404 for a missing delivery and for one of another integration or workspace (reported
- * identically, decisions 1). Returns the record for chaining.
+ * identically, docs/contract.md#tenancy). Returns the record for chaining.
  */
 export function visibleDelivery(
   d: DeliveryRecord | null | undefined,

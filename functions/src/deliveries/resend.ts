@@ -1,5 +1,5 @@
 /**
- * Operator resend (decisions 7): a workspace member writes `resend: { requestedAt, uid }` on a
+ * Operator resend (docs/decisions.md#operator-resend): a workspace member writes `resend: { requestedAt, uid }` on a
  * reply whose delivery ended `failed` or `unknown` (firestore.rules allows exactly that). The
  * reply's update trigger calls `resendReply`, which in one transaction creates a new delivery for
  * the same text at the end of the conversation's queue, mirrors it as the reply's `delivery` with

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { text } from '../platform/schema';
 
-/** Delivery operation limits (spec 4.2-4.5 and 8). */
+/** Delivery operation limits (docs/contract.md#limits). */
 export const DELIVERY_LIMITS = {
   id: 128,
   providerMessageId: 200,
@@ -12,7 +12,7 @@ export const DELIVERY_LIMITS = {
 
 const id = () => text(1, DELIVERY_LIMITS.id);
 const providerMessageId = () => text(1, DELIVERY_LIMITS.providerMessageId);
-/** The connector's own reason (spec 4.5): snake_case, at most 80 characters. */
+/** The connector's own reason (docs/contract.md#fail): snake_case, at most 80 characters. */
 const failCode = () =>
   z
     .string()
@@ -31,7 +31,7 @@ export const StartRequestSchema = z.strictObject({
   leaseId: leaseId(),
 });
 
-/** decisions 10: more time for a long provider call, under the live current lease. */
+/** docs/contract.md#extend: more time for a long provider call, under the live current lease. */
 export const ExtendRequestSchema = z.strictObject({
   deliveryId: id(),
   leaseId: leaseId(),
@@ -69,7 +69,7 @@ export const FailRequestSchema = z.strictObject({
     .describe('For `unknown` or `failed`: ids of the parts the provider did accept (partial sends).'),
 });
 
-/** decisions 8: what the channel reported after `sent`. */
+/** docs/contract.md#receipts: what the channel reported after `sent`. */
 export const ReceiptRequestSchema = z
   .strictObject({
     deliveryId: id(),
@@ -80,7 +80,7 @@ export const ReceiptRequestSchema = z
   })
   .refine((r) => r.status !== 'failed' || r.code !== undefined, { message: 'required when status is failed', path: ['code'] });
 
-/** decisions 7: the catch-up list of claimable deliveries. */
+/** docs/contract.md#catch-up: the catch-up list of claimable deliveries. */
 export const PendingRequestSchema = z.strictObject({
   limit: z.number().int().min(1).max(100).default(50).describe('Page size (default 50).'),
   cursor: text(1, 512).optional().describe('`nextCursor` of the previous page; omit for the first page.'),

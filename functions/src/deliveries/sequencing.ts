@@ -1,6 +1,6 @@
 /**
  * Reply sequencing: an operator reply written by the console becomes a delivery with the next
- * `seq` of its conversation and a `created` notification (decisions 5, "Ordering").
+ * `seq` of its conversation and a `created` notification (docs/contract.md#ordering).
  */
 import { Timestamp, type DocumentSnapshot, type Firestore, type QuerySnapshot, type Transaction } from 'firebase-admin/firestore';
 import { deliveryIdFor } from '../platform/ids';
@@ -28,7 +28,7 @@ export async function sequenceAndPublish(db: Firestore, workspaceId: string, con
   return result;
 }
 
-/** Spec 1 and 8: replies are text only, up to 10000 characters. */
+/** docs/contract.md#limits: replies are text only, up to 10000 characters. */
 const MAX_REPLY_CHARACTERS = 10_000;
 /** How many undelivered replies one trigger run may sequence at once. */
 const PENDING_SCAN_LIMIT = 100;

@@ -1,5 +1,5 @@
 /**
- * The delivery state machine (spec section 3, decisions.md section 5) as pure functions: the
+ * The delivery state machine (docs/contract.md#delivery-states) as pure functions: the
  * caller reads the record inside a transaction, calls one `decide*` function with `now` (and fresh
  * lease ids, a random number), writes `next` when it is not null and acts on `effects`
  * (./transition.ts does all of that). Refusals are thrown as `ApiError`s and never ask for a write.
@@ -207,7 +207,7 @@ export function decideWake(d: DeliveryRecord, now: number): Decision<null> | nul
 // claim
 
 /**
- * claim (spec 4.2):
+ * claim (docs/contract.md#claim):
  *  - terminal -> `skip` with `already_sent` / `already_failed` / `outcome_unknown`;
  *  - an earlier delivery of the conversation unfinished -> `skip` `waiting_for_previous`, and the
  *    delivery is marked `waiting` (no write if already marked) so its predecessor wakes it;
@@ -276,7 +276,7 @@ function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recip
 // start
 
 /**
- * start (spec 4.3): a lease that never held the delivery -> 409 `lease_lost`; `sent` -> `sent`
+ * start (docs/contract.md#start): a lease that never held the delivery -> 409 `lease_lost`; `sent` -> `sent`
  * (do not send again); failed/unknown -> 409 `delivery_finished`; leased under the live current
  * lease -> `sending`; already sending under it -> `sending` (no write); anything else -> 409
  * `lease_lost`.
@@ -299,7 +299,7 @@ export function decideStart(d: DeliveryRecord, input: StartInput): Decision<Star
 // extend
 
 /**
- * extend (decisions 10): a connector whose provider call runs long keeps its lease.
+ * extend (docs/contract.md#extend): a connector whose provider call runs long keeps its lease.
  *  - a lease that never held the delivery -> 409 `lease_lost`;
  *  - a terminal delivery -> 409 `delivery_finished` (whichever lease asks: there is nothing left
  *    to hold; a stored `unknown` after an expiry while sending answers this too);
@@ -334,7 +334,7 @@ export function decideExtend(d: DeliveryRecord, input: ExtendInput): Decision<Ex
 // complete
 
 /**
- * complete (spec 4.4) is accepted from the LAST lease (`lease.leaseId`), live or expired, whatever
+ * complete (docs/contract.md#complete) is accepted from the LAST lease (`lease.leaseId`), live or expired, whatever
  * the state, because a late completion is the truth: also over `unknown` (a completion resolves
  * the ambiguity) and over a `failed` the service decided alone (retry budget spent on expiry).
  *  - the same lease already reported a definite fail (`retry` or `failed`) -> 409
@@ -376,7 +376,7 @@ export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decisio
 // fail
 
 /**
- * fail (spec 4.5):
+ * fail (docs/contract.md#fail):
  *  - a lease that never held it -> 409 `lease_lost`; `sent` -> `sent`, no change;
  *  - the same call repeated (same lease, outcome and code) -> the recorded answer, no write (only
  *    the latest fail is remembered);
@@ -459,7 +459,7 @@ function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailRespo
 /**
  * The notification of `d` cannot be published for good (topic missing, no permission, replies
  * disabled): record `code` as a failure so the reply shows why and the conversation is not
- * blocked forever (decisions 5). A delivery a connector is working on under a live lease is left
+ * blocked forever (docs/contract.md#notifications). A delivery a connector is working on under a live lease is left
  * alone (it already has its notification); a terminal one too.
  */
 export function decideUndeliverable(d: DeliveryRecord, code: string, now: number): Decision<null> | null {
@@ -468,7 +468,7 @@ export function decideUndeliverable(d: DeliveryRecord, code: string, now: number
 }
 
 // ---------------------------------------------------------------------------------------------
-// liveness (decisions 7)
+// liveness (docs/contract.md#liveness)
 
 /**
  * The liveness check due at `checkAt` (the sweeper found its document). It applies only while the
@@ -493,7 +493,7 @@ export function decideLivenessCheck(d: DeliveryRecord, checkAt: number, now: num
 }
 
 // ---------------------------------------------------------------------------------------------
-// cancel (decisions 10: recall before send)
+// cancel (docs/decisions.md#recall-before-send-cancel: recall before send)
 
 /**
  * cancel: a workspace member asked that the reply not be sent (`cancel` on the reply; the reply
@@ -535,7 +535,7 @@ export function decideCancel(d: DeliveryRecord, input: CancelInput): Decision<Ca
 // receipt
 
 /**
- * receipt (decisions 8): what the channel said after `sent`. Only a `sent` delivery takes one
+ * receipt (docs/contract.md#receipts): what the channel said after `sent`. Only a `sent` delivery takes one
  * (409 `delivery_not_sent` otherwise: its outcome is not known, or it failed); no lease is needed,
  * and the delivery's status never changes. Receipts only move forward:
  *  - none yet -> any receipt;

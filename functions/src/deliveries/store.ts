@@ -164,7 +164,7 @@ export async function readConversation(tx: Transaction, db: Firestore, d: Delive
 const attemptsMirror = (log: readonly AttemptEntry[]): Array<Record<string, unknown>> =>
   log.map(({ at, event, code }) => (code === undefined ? { at: Timestamp.fromMillis(at), event } : { at: Timestamp.fromMillis(at), event, code }));
 
-/** What the console sees on the operator's reply (decisions 3). */
+/** What the console sees on the operator's reply (docs/data-model.md). */
 export function deliveryMirror(d: DeliveryRecord, now: number): Record<string, unknown> {
   const mirror: Record<string, unknown> = {
     deliveryId: d.deliveryId,

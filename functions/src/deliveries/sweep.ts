@@ -1,5 +1,5 @@
 /**
- * The safety net, run every minute (decisions 5 and 7): publishes outbox entries their trigger or
+ * The safety net, run every minute (docs/contract.md#leases, docs/contract.md#liveness): publishes outbox entries their trigger or
  * task missed, and applies the due time-based duties of deliveries (./liveness.ts): lease expiry,
  * re-notification, unclaimed expiry, each within about a minute. Every query reads one shard of a
  * sharded index at a time (docs/capacity.md).

@@ -42,8 +42,8 @@ function sameRequest(a: unknown, b: unknown): boolean {
 
 /**
  * A message changed. One trigger for every console request on a reply, dispatched by what changed:
- * a new `cancel` request (decisions 10: recall before send) and a new `resend` request (decisions
- * 7), detected the same way (the request differs from the one before). Every other update (the
+ * a new `cancel` request (docs/decisions.md#recall-before-send-cancel: recall before send) and a new `resend` request
+ * (docs/decisions.md#operator-resend), detected the same way (the request differs from the one before). Every other update (the
  * service's own mirror writes, most of them) returns at once. Should one write carry both (rules
  * allow one field per write, so only the Admin SDK could), the cancel is applied first.
  */
@@ -110,13 +110,13 @@ export async function onPublishDue(request: TaskRequest<{ outboxId?: unknown }>)
   if (outcome === 'not_due') throw new Error(`outbox entry ${outboxId} is not due yet`);
 }
 
-/** Every minute: missed notifications and expired leases (decisions 5). */
+/** Every minute: missed notifications and expired leases (docs/contract.md#leases). */
 export async function onSweep(): Promise<void> {
   const result = await sweep(db());
   logger.info('sweep.done', result);
 }
 
-/** Every minute: integration health for the console (decisions 10), at most one write per integration. */
+/** Every minute: integration health for the console (docs/decisions.md#integration-health), at most one write per integration. */
 export async function onHealthRollUp(): Promise<void> {
   const result = await rollUpHealth(db(), Date.now(), (owner, err) => logger.warn('health.rollup_failed', { ...owner, detail: errorMessage(err) }));
   logger.info('health.rollup_done', result);

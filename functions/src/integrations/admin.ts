@@ -33,7 +33,7 @@ function integrationDoc(db: Firestore, workspaceId: string, integrationId?: stri
   return integrationId ? col.doc(integrationId) : col.doc();
 }
 
-/** Creates an integration exactly as the console does (decisions 3) and returns its key once. */
+/** Creates an integration exactly as the console does (docs/data-model.md) and returns its key once. */
 export async function createIntegration(db: Firestore, input: CreateIntegrationInput): Promise<IssuedKey> {
   if (input.topic !== undefined && !isValidTopicName(input.topic)) {
     throw new Error(`Invalid topic '${input.topic}': expected ${TOPIC_NAME_FORMAT}.`);

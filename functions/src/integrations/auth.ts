@@ -1,6 +1,6 @@
 /**
  * Authentication of connector calls: the bearer key -> its integration, through a per-instance
- * cache (decisions 2).
+ * cache (docs/contract.md#authentication).
  */
 import { config } from '../platform/config';
 import { ForbiddenError, UnauthorizedError } from '../platform/errors';
@@ -27,7 +27,7 @@ interface CacheEntry {
 const INVALID_KEY_MESSAGE = 'Missing, malformed, unknown or revoked integration key.';
 
 /**
- * Per-instance cache of key lookups (decisions 2). Positive entries live `ttlMs` (<= 30 s, so a
+ * Per-instance cache of key lookups (docs/contract.md#authentication). Positive entries live `ttlMs` (<= 30 s, so a
  * revocation or deactivation takes effect within 30 s); negative ones `negativeTtlMs`.
  * Concurrent misses for the same key share one Firestore query.
  */

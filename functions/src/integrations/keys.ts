@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /**
- * Integration keys (decisions 2): a greppable prefix plus 32 bytes of CSPRNG output in base64url.
+ * Integration keys (docs/decisions.md#keys): a greppable prefix plus 32 bytes of CSPRNG output in base64url.
  * Only SHA-256(key) in hex is ever stored; the display prefix (prefix + 4 characters) is safe to log.
  */
 const KEY_PREFIXES = ['sdk_live_', 'sdk_test_'] as const;

@@ -7,7 +7,7 @@ import { isValidTopicName, parseReplies, TOPIC_NAME_FORMAT, type TopicStatus } f
 import { integrationRef } from './store';
 
 /**
- * The replies topic check (issue 5). When an integration's `replies.topic` is new or changes, the
+ * The replies topic check (docs/data-model.md, "Replies topic check"). When an integration's `replies.topic` is new or changes, the
  * integrations trigger checks that the topic exists and that the service may publish to it, and
  * records the outcome on the integration for the console:
  * `replies.topicStatus` (`ok` | `not_found` | `permission_denied` | `invalid`), `replies.topicMessage`

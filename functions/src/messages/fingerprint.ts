@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Content fingerprint of an incoming event (decisions 4): every field after defaults, plus each
+ * Content fingerprint of an incoming event (docs/contract.md#idempotency): every field after defaults, plus each
  * image's SHA-256 and sniffed content type, in order. The eventId is the idempotency key, not
  * content, so it is left out. Canonical JSON (sorted keys, explicit nulls) keeps it stable.
  */

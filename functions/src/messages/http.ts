@@ -22,7 +22,7 @@ const rateLimiter = new RateLimiter();
 
 const perMinuteOf = (auth: AuthContext): number => auth.messagesPerMinute ?? config().messagesPerMinuteDefault;
 
-/** The `RateLimit-*` headers (decisions 10; docs/decisions.md "Rate-limit headers"). */
+/** The `RateLimit-*` headers (docs/contract.md#rate-limit; docs/decisions.md "Rate-limit headers"). */
 const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({
   'RateLimit-Limit': String(state.limit),
   'RateLimit-Remaining': String(state.remaining),

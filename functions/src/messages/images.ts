@@ -1,5 +1,5 @@
 /**
- * Image validation for incoming messages (spec section 8, decisions section 4 "Images").
+ * Image validation for incoming messages (docs/contract.md#limits, docs/contract.md#incoming-messages).
  *
  * Pure module: no Firebase, no I/O. The format comes from magic bytes only (a declared content
  * type is never trusted), dimensions come from the container/bitstream headers only, and pixels

@@ -14,7 +14,7 @@ export interface Bucket {
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
 
 /**
- * What the `RateLimit-*` headers of a `/v1/messages` answer say (decisions 10, docs/decisions.md
+ * What the `RateLimit-*` headers of a `/v1/messages` answer say (docs/contract.md#rate-limit, docs/decisions.md
  * "Rate-limit headers"), about this instance's bucket of the integration:
  *  - `limit`: the per-minute budget (the bucket's capacity);
  *  - `remaining`: whole tokens left now (after this request's own token, when it took one);

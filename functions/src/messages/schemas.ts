@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { text } from '../platform/schema';
 
-/** Incoming message limits (spec 2.2 and 8, decisions 4). */
+/** Incoming message limits (docs/contract.md#limits, docs/contract.md#incoming-messages). */
 export const MESSAGE_LIMITS = {
   eventId: 128,
   externalConversationId: 256,

@@ -111,7 +111,7 @@ function discriminatedUnion(prefix: string, schema: z.ZodDiscriminatedUnion, io:
   return { union, options };
 }
 
-/** The error envelope (decisions 6): what `http/respond.ts` sends for every error. */
+/** The error envelope (docs/contract.md#errors): what `http/respond.ts` sends for every error. */
 const ErrorEnvelopeSchema = z
   .strictObject({
     error: z.strictObject({
@@ -165,7 +165,7 @@ const HEADERS: Record<string, JsonObject> = {
   },
 };
 
-/** The rate-limit headers of `/v1/messages` (decisions 10); `required` false where an answer can come before the key is known. */
+/** The rate-limit headers of `/v1/messages` (docs/contract.md#rate-limit); `required` false where an answer can come before the key is known. */
 function rateLimitHeaders(required: boolean): JsonObject {
   const names = { 'RateLimit-Limit': 'RateLimitLimit', 'RateLimit-Remaining': 'RateLimitRemaining', 'RateLimit-Reset': 'RateLimitReset' } as const;
   const out: JsonObject = {};

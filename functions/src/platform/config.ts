@@ -19,11 +19,11 @@ const durationFromEnv = (minMs: number, maxMs: number) =>
 const ConfigSchema = z.object({
   /** Default incoming rate limit per integration per instance; an integration may override it. */
   MESSAGES_PER_MINUTE_DEFAULT: intFromEnv(1, 1_000_000).default(1200),
-  /** Key lookups are cached per instance; decisions 2 caps revocation latency at 30 s. */
+  /** Key lookups are cached per instance; docs/contract.md#authentication caps revocation latency at 30 s. */
   KEY_CACHE_TTL_MS: intFromEnv(0, 30_000).default(20_000),
   /** Unknown keys are remembered briefly so a flood of bad keys does not hit Firestore. */
   KEY_NEGATIVE_CACHE_TTL_MS: intFromEnv(0, 30_000).default(5_000),
-  /** Idempotency records live at least 30 days (decisions 4). */
+  /** Idempotency records live at least 30 days (docs/contract.md#idempotency). */
   EVENT_RETENTION_DAYS: intFromEnv(30, 3650).default(30),
   /** Where images go: Cloud Storage in deployments; a local directory under the emulators. */
   IMAGE_STORE: z.enum(['gcs', 'local']).optional(),
@@ -31,7 +31,7 @@ const ConfigSchema = z.object({
   /**
    * Cloud Storage bucket for images, required with IMAGE_STORE=gcs (projects created since late
    * 2024 have no default bucket). Missing, it does not stop the instance: messages with images
-   * are refused with 503 `image_store_unavailable` and an ERROR log naming it (storage/images.ts).
+   * are refused with 503 `image_store_unavailable` and an ERROR log naming it (messages/image-store.ts).
    */
   // An empty `IMAGE_BUCKET=` line in functions/.env counts as missing, not as a bad value.
   IMAGE_BUCKET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
@@ -42,7 +42,7 @@ const ConfigSchema = z.object({
   REQUEST_DEADLINE_MS: intFromEnv(1_000, 55_000).default(50_000),
   /**
    * A claimable delivery nobody claims for this long fails `not_claimed` and releases the next
-   * reply (decisions 7). At least 10 minutes (two re-notifications), at most 30 days.
+   * reply (docs/contract.md#liveness). At least 10 minutes (two re-notifications), at most 30 days.
    */
   UNCLAIMED_EXPIRY: durationFromEnv(10 * 60_000, 30 * 86_400_000).prefault('24h'),
   /**

@@ -39,7 +39,7 @@ function retryableStatusError<S extends number>(status: S, name: string) {
 
 /** 400: the request is malformed or violates the schema. The message names the field path. */
 export const BadRequestError = statusError(400, 'BadRequestError');
-/** 401: missing, malformed, unknown or revoked key (one body for all, see decisions 2). */
+/** 401: missing, malformed, unknown or revoked key (one body for all, see docs/contract.md#authentication). */
 export const UnauthorizedError = statusError(401, 'UnauthorizedError');
 /** 403: integration inactive or source disabled. */
 export const ForbiddenError = statusError(403, 'ForbiddenError');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 /**
  * Deterministic ids: a retry must land on the same documents, so every id the service mints is
- * derived from what identifies the thing (decisions 1). 32 base64url characters = 192 bits.
+ * derived from what identifies the thing (docs/contract.md#tenancy). 32 base64url characters = 192 bits.
  */
 function digestId(prefix: string, parts: readonly string[]): string {
   // NUL cannot occur in the ids we hash as text boundaries, so ("ab","c") != ("a","bc").

@@ -1,5 +1,5 @@
 /**
- * Where everything runs: europe-central2 (Warsaw), spec section 8. The HTTP functions, the
+ * Where everything runs: europe-central2 (Warsaw), docs/contract.md#hosts-and-versions. The HTTP functions, the
  * triggers (in the Firestore database's location) and the task queue of delayed notifications.
  * functions/src/index.ts writes the same value out (declaring the functions must not load this
  * module's neighbours); the functions manifest test checks that they agree.

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { BadRequestError } from './errors';
 
-/** Length in Unicode code points: every text limit of the spec counts characters, not UTF-16 units. */
+/** Length in Unicode code points: every text limit of the contract (docs/contract.md#requests) counts characters, not UTF-16 units. */
 export function codePointLength(s: string): number {
   let n = 0;
   for (const _ of s) n++;
@@ -21,7 +21,7 @@ export function text(min: number, max: number) {
     .meta({ minLength: min, maxLength: max });
 }
 
-/** Renders the first zod issue as `path: message` (decisions 6: 400s name the offending field). */
+/** Renders the first zod issue as `path: message` (docs/contract.md#errors: 400s name the offending field). */
 function describeIssues(error: z.ZodError): string {
   const issues = error.issues.slice(0, 5).map((issue) => {
     const path = issue.path.length === 0 ? 'body' : issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');

@@ -39,7 +39,7 @@ function claimResult(b: Json): ClaimResult | undefined {
   };
 }
 
-/** `client.deliveries`: the delivery operations (spec section 4 and receipts), one HTTP call each (plus retries). */
+/** `client.deliveries`: the delivery operations (docs/contract.md#claim to docs/contract.md#receipts), one HTTP call each (plus retries). */
 export class DeliveriesApi {
   readonly #transport: Transport;
 

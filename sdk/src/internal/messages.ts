@@ -18,7 +18,7 @@ function toBlob(image: ImageInput): Blob {
   return new Blob([new Uint8Array(image.data)], { type: finalType });
 }
 
-/** Builds the wire body of `POST /v1/messages` (spec 2.2): `text` becomes `message.text`. */
+/** Builds the wire body of `POST /v1/messages` (docs/contract.md#incoming-messages): `text` becomes `message.text`. */
 function toWireMessage(input: SendMessageInput, eventId: string): Record<string, unknown> {
   const sender: Record<string, unknown> = { externalId: input.sender.externalId };
   if (input.sender.displayName !== undefined) sender.displayName = input.sender.displayName;

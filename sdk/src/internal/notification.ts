@@ -1,6 +1,6 @@
 /**
  * Delivery notifications arrive through Pub/Sub, either pushed to your HTTPS endpoint or pulled
- * by a subscriber. Both carry the JSON of spec 2.4 in the message data.
+ * by a subscriber. Both carry the JSON of docs/contract.md#notifications in the message data.
  */
 import { InvalidNotificationError } from '../errors.js';
 import type { DeliveryNotification } from '../types.js';

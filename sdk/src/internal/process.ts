@@ -1,5 +1,5 @@
 /**
- * `processDelivery`: the delivery usage rules of spec 4.6 in one call —
+ * `processDelivery`: the delivery usage rules of docs/contract.md#connector-rules in one call —
  * claim; if ready, start; if start says `sending`, call the provider ONCE; then complete with
  * the provider's ids, or fail with an outcome derived from what the provider threw.
  */
@@ -107,7 +107,7 @@ interface FailReport {
   providerMessageIds?: string[];
 }
 
-/** Maps what the provider threw to a fail report (spec 4.6 rules 3 and 4). */
+/** Maps what the provider threw to a fail report (docs/contract.md#connector-rules, rules 2 and 3). */
 function classifyProviderError(err: unknown): FailReport {
   if (err instanceof ProviderRetryableError || named(err, 'ProviderRetryableError')) {
     const e = err as ProviderRetryableError;

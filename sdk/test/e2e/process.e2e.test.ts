@@ -1,5 +1,5 @@
 /**
- * SDK end to end: `processDelivery` (spec 4.6) against the emulator stack, from a notification
+ * SDK end to end: `processDelivery` (docs/contract.md#connector-rules) against the emulator stack, from a notification
  * pulled from Pub/Sub and parsed by the SDK to the delivery record and the reply's mirror.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The console's parts of issue 17 (decisions 10) in a real browser against the real local stack
+ * The console's parts of recall before send and integration health (docs/decisions.md#recall-before-send-cancel, docs/decisions.md#integration-health) in a real browser against the real local stack
  * (helpers: ./browser-helpers.ts): recall before send and integration health. One workspace with
  * an integration, its topic and a conversation (created through the API), an admin and an
  * operator on the Auth emulator; steps in order:

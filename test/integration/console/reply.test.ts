@@ -70,7 +70,7 @@ test('a reply written by a signed-in operator with the client SDK is notified, d
     status: 'sent',
     providerMessageIds: ['prov-1'],
     updatedAt: expect.anything(),
-    // The attempt log, as the console shows it (decisions 7).
+    // The attempt log, as the console shows it (docs/decisions.md#attempt-log).
     attempts: [
       { at: expect.anything(), event: 'claimed' },
       { at: expect.anything(), event: 'started' },

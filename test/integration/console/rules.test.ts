@@ -1,5 +1,5 @@
 /**
- * firestore.rules against the official Firestore emulator (the console contract, decisions 3 and
+ * firestore.rules against the official Firestore emulator (the console contract, docs/data-model.md and
  * docs/data-model.md): for each rule the allowed case and its denied neighbours.
  *
  * Runs in its own demo project (`demo-rules-test`) so loading rules and clearing data never touch
@@ -435,6 +435,52 @@ describe('operator replies: create', () => {
       await assertFails(setDoc(doc(replies(db), 'r-1'), reply('oscar')));
       await assertFails(deleteDoc(doc(replies(db), 'r-1')));
     }
+  });
+});
+
+/**
+ * Tried as an attacker would: matches() is a full match and RE2's `.` does not match a newline, so
+ * a pattern like 'm_.*' says nothing about "m_\nx". Every pattern that guards a reserved id, a
+ * prefix or a format must hold for every string, control characters included.
+ */
+describe('tenant isolation: every pattern holds for strings with newlines', () => {
+  test.each([
+    ['a newline after the prefix', 'm_\nx'],
+    ['a trailing newline', 'm_x\n'],
+    ['only the prefix and a newline', 'm_\n'],
+    ['a carriage return and a newline', 'm_\r\nforged'],
+    ['the bare prefix', 'm_'],
+  ])('an operator cannot create a reply at a reserved m_ id with %s', async (_what, id) => {
+    await assertFails(setDoc(doc(replies(operator()), id), reply('oscar')));
+    await assertFails(setDoc(doc(replies(admin()), id), reply('alice')));
+  });
+
+  test('an id with a newline that does not start with the reserved prefix is an ordinary reply id', async () => {
+    await assertSucceeds(setDoc(doc(replies(operator()), 'r\nm_x'), reply('oscar')));
+  });
+
+  test.each([
+    ['a topic with a trailing newline', { replies: { enabled: true, topic: `${TOPIC}\n` } }],
+    ['a topic with a newline inside', { replies: { enabled: true, topic: 'projects/demo-owner-1/topics/re\nplies' } }],
+    ['a topic after a newline', { replies: { enabled: true, topic: `x\n${TOPIC}` } }],
+    ['a key hash with a trailing newline', { keyHash: `${'a'.repeat(63)}\n` }],
+    ['a key prefix with a newline', { keyPrefix: 'sdk_live_Ab3\n' }],
+    ['a key prefix with a trailing newline', { keyPrefix: 'sdk_live_Ab3x\n' }],
+  ])('an admin cannot create an integration with %s', async (_what, overrides) => {
+    await assertFails(setDoc(integrationDoc(admin(), 'new-nl'), newIntegration(overrides)));
+  });
+
+  test('an admin cannot move the topic or re-key to a value with a newline', async () => {
+    await assertFails(updateDoc(integrationDoc(admin()), { replies: { enabled: true, topic: `${TOPIC}\n` } }));
+    await assertFails(updateDoc(integrationDoc(admin()), { keyHash: `${'d'.repeat(63)}\n`, keyPrefix: 'sdk_live_New1' }));
+    await assertFails(updateDoc(integrationDoc(admin()), { keyHash: 'd'.repeat(64), keyPrefix: 'sdk_live_New\n' }));
+  });
+
+  test('newlines count as one code point each in reply text (the count pattern uses (?s))', async () => {
+    // 5000 astral characters + 5000 newlines = 10000 code points in 15000 UTF-16 units: the
+    // pattern path. One more newline is one code point too many.
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: EMOJI.repeat(5_000) + '\n'.repeat(5_000) })));
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: EMOJI.repeat(5_000) + '\n'.repeat(5_001) })));
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Recall before send (decisions 10) through the real reply-update trigger, the one delivery
+ * Recall before send (docs/decisions.md#recall-before-send-cancel) through the real reply-update trigger, the one delivery
  * transition, outbox and Pub/Sub: the console writes `cancel: { requestedAt, uid }` on an operator
  * reply (firestore.rules allows only that; console/rules.test.ts), the service fails a queued or
  * leased-not-started delivery with `cancelled` (releasing the next reply) or answers `too_late`.

@@ -1,5 +1,5 @@
 /**
- * Creation and publication (decisions.md section 5, spec 2.4 and 6): one delivery per operator
+ * Creation and publication (docs/contract.md#notifications): one delivery per operator
  * reply even if the trigger runs twice or out of order, the identifiers-only notification, replies
  * disabled, and a missing topic recorded without blocking the conversation forever.
  */

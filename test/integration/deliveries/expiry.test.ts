@@ -1,5 +1,5 @@
 /**
- * Lease expiry (decisions.md section 5). Time is simulated by rewriting `lease.expiresAt` into the
+ * Lease expiry (docs/contract.md#leases). Time is simulated by rewriting `lease.expiresAt` into the
  * past on the delivery document (a test fixture write with the Admin SDK); expiry is then applied
  * either lazily by the next operation or by the every-minute sweeper, run here in-process
  * (`sweep` publishes with the real Pub/Sub client against the emulator).

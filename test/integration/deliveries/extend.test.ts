@@ -1,5 +1,5 @@
 /**
- * Lease extension (decisions 10), POST /v1/deliveries/extend through real HTTP (Hosting ->
+ * Lease extension (docs/contract.md#extend), POST /v1/deliveries/extend through real HTTP (Hosting ->
  * Functions emulator): the live current lease of a leased or sending delivery gets now + 120 s,
  * at most 15 minutes after its claim (clamped, then 409 lease_limit_reached); wrong, expired and
  * finished cases are 409s that write nothing; the sweeper's check document moves with the lease.

@@ -1,5 +1,5 @@
 /**
- * Integration health (decisions 10) against the real emulators: deliveries brought into known
+ * Integration health (docs/decisions.md#integration-health) against the real emulators: deliveries brought into known
  * states through the real API and triggers (and one record moved out of the 24 h window with the
  * Admin SDK, as setup), then the roll-up run in-process, as the other suites run the sweeper:
  * the per-integration roll-up for the numbers, and the scheduled handler's own code

@@ -1,5 +1,5 @@
 /**
- * Nothing blocks a conversation (decisions 7), through real HTTP, the real triggers, outbox and
+ * Nothing blocks a conversation (docs/contract.md#liveness), through real HTTP, the real triggers, outbox and
  * Pub/Sub: re-notification of a claimable delivery nobody claims, the unclaimed expiry, the claim
  * that ends a schedule, and the attempt log on the reply.
  *

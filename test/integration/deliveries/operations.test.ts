@@ -1,6 +1,6 @@
 /**
- * Outgoing delivery, spec section 3 row by row and the claim/start/complete/fail transitions of
- * decisions.md section 5, through real HTTP (Hosting -> Functions emulator) with a real Pub/Sub
+ * Outgoing delivery, docs/contract.md#delivery-states row by row and the claim/start/complete/fail transitions of
+ * docs/contract.md#delivery-states, through real HTTP (Hosting -> Functions emulator) with a real Pub/Sub
  * notification for every reply. Each test uses its own conversation (ordering is per
  * conversation), sharing one integration and topic.
  */

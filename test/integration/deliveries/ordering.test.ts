@@ -1,5 +1,5 @@
 /**
- * Ordering within a conversation (decisions.md section 5): only the oldest unfinished delivery can
+ * Ordering within a conversation (docs/contract.md#ordering): only the oldest unfinished delivery can
  * be leased, `waiting_for_previous` is woken by the predecessor's completion, concurrent claims
  * never yield two leases, and several connectors working one subscription deliver in reply order.
  */

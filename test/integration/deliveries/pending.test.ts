@@ -1,5 +1,5 @@
 /**
- * The catch-up list (decisions 7) through real HTTP: POST /v1/deliveries/pending lists the
+ * The catch-up list (docs/contract.md#catch-up) through real HTTP: POST /v1/deliveries/pending lists the
  * caller's claimable deliveries, oldest first, by cursor; a connector that never got a
  * notification finds its work there.
  */

@@ -1,5 +1,5 @@
 /**
- * Channel receipts (decisions 8) through real HTTP: POST /v1/deliveries/receipt on sent
+ * Channel receipts (docs/contract.md#receipts) through real HTTP: POST /v1/deliveries/receipt on sent
  * deliveries, recorded monotonically on the delivery and mirrored on the reply for the console.
  */
 import { randomUUID } from 'node:crypto';

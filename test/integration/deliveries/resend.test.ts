@@ -1,5 +1,5 @@
 /**
- * Operator resend (decisions 7) through the real reply-update trigger, outbox and Pub/Sub: the
+ * Operator resend (docs/decisions.md#operator-resend) through the real reply-update trigger, outbox and Pub/Sub: the
  * console writes `resend: { requestedAt, uid }` on a failed/unknown reply (firestore.rules allows
  * only that; console/rules.test.ts), the service creates a new delivery at the end of the
  * conversation's queue and mirrors it with the previous outcome kept.

@@ -1,5 +1,5 @@
 /**
- * fail `retry` (decisions.md section 5): the delayed re-notification goes through the outbox and a
+ * fail `retry` (docs/contract.md#fail): the delayed re-notification goes through the outbox and a
  * Cloud Task on the tasks emulator and is pulled from the real subscription; the retry budget of
  * 10 attempts ends in `failed` / `retry_exhausted` and releases the next reply.
  *

@@ -1,5 +1,5 @@
 /**
- * Request validation, authentication and tenancy of the lease-holding delivery operations (claim, start, extend, complete, fail) (spec 4.2-4.5,
+ * Request validation, authentication and tenancy of the lease-holding delivery operations (claim, start, extend, complete, fail) (docs/contract.md#limits,
  * 5, 7 and 8): every bound at its limit and one past it, strict bodies, JSON only, 401/403, and
  * 404 for a foreign delivery exactly like an unknown one.
  */
@@ -42,7 +42,7 @@ function validBody(name: OpName, overrides: Record<string, unknown> = {}): Recor
 
 const s = (n: number, c = 'a') => c.repeat(n);
 
-/** Asserts a 400 that names the offending field (decisions 6). */
+/** Asserts a 400 that names the offending field (docs/contract.md#errors). */
 function expect400(res: ApiResponse, field: string): void {
   const message = expectApiError(res, 400, 'invalid_request');
   expect(message).toContain(field);

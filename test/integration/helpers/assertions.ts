@@ -1,5 +1,5 @@
 /**
- * Jest assertions shared by the integration suites: the error envelope (decisions 6), the request
+ * Jest assertions shared by the integration suites: the error envelope (docs/contract.md#errors), the request
  * id header, and "a rejected request wrote nothing".
  */
 import { type ApiResponse, type TestIntegration, listImageFiles, workspaceDocPaths } from './stack';

@@ -185,7 +185,7 @@ export function sharedConversationFixture(onReady?: (first: ConversationSetup) =
   };
 }
 
-/** Writes an operator reply exactly as the console does (decisions 3); returns its message id. */
+/** Writes an operator reply exactly as the console does (docs/data-model.md); returns its message id. */
 export async function writeReply(setup: Pick<ConversationSetup, 'integration' | 'conversationId'>, text: string): Promise<string> {
   const ref = adminDb()
     .collection('workspaces')
@@ -249,7 +249,7 @@ export function expectOk(res: ApiResponse, body: unknown): void {
 }
 
 /**
- * Asserts the error envelope of spec 7 / decisions 6: exactly `{ error: { code, message? } }`, JSON,
+ * Asserts the error envelope of docs/contract.md#errors: exactly `{ error: { code, message? } }`, JSON,
  * with the given status and code. Returns the message.
  */
 export function expectApiError(res: ApiResponse, status: number, code: string): string {
@@ -283,7 +283,7 @@ export async function expectSkip(key: string, deliveryId: string, reason: string
 }
 
 /** Every notification received so far for one delivery (the topic's list is never cleared). */
-/** A reply mirror's attempt log as `event` or `event:code` strings, oldest first (decisions 7). */
+/** A reply mirror's attempt log as `event` or `event:code` strings, oldest first (docs/decisions.md#attempt-log). */
 export function attemptEvents(mirror: DocumentData | undefined): string[] {
   const attempts = (mirror?.attempts ?? []) as Array<{ event: string; code?: string }>;
   return attempts.map((a) => (a.code === undefined ? a.event : `${a.event}:${a.code}`));

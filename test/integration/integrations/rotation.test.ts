@@ -2,7 +2,7 @@
  * Key rotation with overlap (admin CLI `rotate`, docs/data-model.md "Key rotation"): during the
  * overlap both keys work; once `previousKey.expiresAt` has passed the old key is refused at once
  * (every cached lookup carries that expiry and is checked on each request); an overlap ended early
- * by rewriting `expiresAt` takes effect within the key cache TTL (<= 30 s, decisions 2).
+ * by rewriting `expiresAt` takes effect within the key cache TTL (<= 30 s, docs/contract.md#authentication).
  */
 import { randomUUID } from 'node:crypto';
 import { rotateKey } from '../../../functions/src/integrations/admin';

@@ -1,6 +1,6 @@
 /**
- * POST /v1/messages: every error of spec section 7 that applies to incoming messages, the JSON
- * field limits of section 8 at and one past each boundary, and strictness (decisions 4 and 6).
+ * POST /v1/messages: every error of docs/contract.md#errors that applies to incoming messages, the JSON
+ * field limits (docs/contract.md#limits) at and one past each boundary, and strictness (docs/contract.md#incoming-messages, docs/contract.md#errors).
  * After every rejected request nothing is written: no document besides the integration itself,
  * no image file.
  */

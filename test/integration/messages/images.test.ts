@@ -1,6 +1,6 @@
 /**
  * POST /v1/messages with images (multipart/form-data): formats sniffed from the bytes, content
- * addressed storage, every image limit of spec section 8 at and one past the boundary, and
+ * addressed storage, every image limit of docs/contract.md#limits at and one past the boundary, and
  * malformed multipart bodies. After every rejected request nothing is written.
  */
 import { createHash } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
  * The deployed shape of the functions, read from the compiled entry point the way the Firebase CLI
  * reads it (each exported function carries its `__endpoint` manifest entry): every HTTP function
- * runs in europe-central2 (Warsaw, spec section 8), every trigger runs in the region
+ * runs in europe-central2 (Warsaw, docs/contract.md#hosts-and-versions), every trigger runs in the region
  * deliveries/triggers.ts addresses its task queue in, and every Hosting rewrite of firebase.json
  * names an exported HTTP function in that region.
  */

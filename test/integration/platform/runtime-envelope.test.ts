@@ -1,5 +1,5 @@
 /**
- * Bodies the functions runtime parses before our code runs (decisions 6 and 9). Both runtimes
+ * Bodies the functions runtime parses before our code runs (docs/contract.md#errors, docs/contract.md#time-budget). Both runtimes
  * (the Functions emulator in the integration phase, Google's functions framework in the framework
  * phase, `TEST_RUNTIME=framework`) run body-parser first; whatever it refuses must still get our
  * envelope with the right status and `X-Request-Id`, never an HTML page, a stack trace or a local

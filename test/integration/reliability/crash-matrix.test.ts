@@ -1,5 +1,5 @@
 /**
- * Crash matrix for connectors (issue 8.2, decisions.md section 5).
+ * Crash matrix for connectors (test/integration/reliability/README.md, docs/contract.md#delivery-states).
  *
  * A connector "dies" by abandoning its flow at one point; a lost response is a request that
  * reached the service whose answer never came back (the SDK's `fetch` is wrapped to forward the
@@ -8,7 +8,7 @@
  * lazily by the next claim. Connectors are the SDK (`ConnectorClient.processDelivery`, or its
  * `deliveries` calls to stop half-way) with a counting fake provider.
  *
- *  | crash point                              | expected (decisions 5)                                      |
+ *  | crash point                              | expected (docs/contract.md#delivery-states)                 |
  *  |------------------------------------------|-------------------------------------------------------------|
  *  | claim answer lost                        | SDK retry, same requestId -> same lease; sent, provider x1  |
  *  | start answer lost                        | SDK retry under the lease -> sending again; provider x1     |

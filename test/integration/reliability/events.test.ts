@@ -1,5 +1,5 @@
 /**
- * At-least-once events (issue 8.3): every trigger and every Pub/Sub message may come twice, late
+ * At-least-once events (test/integration/reliability/README.md): every trigger and every Pub/Sub message may come twice, late
  * or never, and the service must still deliver each reply once, in order.
  *
  *  - the reply trigger delivered twice and out of order: `sequenceAndPublish` (the trigger's work)

@@ -1,5 +1,5 @@
 /**
- * Bad input at every endpoint (issue 8.1), generated with fast-check and sent through real HTTP
+ * Bad input at every endpoint (test/integration/reliability/README.md), generated with fast-check and sent through real HTTP
  * (Hosting -> Functions emulator -> Firestore emulator).
  *
  * Four properties share the run (FC_RUNS cases in total, 560 by default; seed FC_SEED, fixed by
@@ -10,13 +10,13 @@
  *    missing/duplicated/file-typed `payload`, stray fields, 0-4 images (valid with lying content
  *    types, unsupported, random bytes, empty, oversize, huge dimensions), oversize, malformed or
  *    invalid-UTF-8 payload;
- *  - the four delivery operations: every field of spec 4.2-4.5 at, inside and past its bounds,
+ *  - the four delivery operations: every field of docs/contract.md#limits at, inside and past its bounds,
  *    wrong types, missing and extra fields, ids Firestore cannot store ('a/b', '..', '__x__');
  *  - transport, on all five endpoints: methods, content types and charsets, content encodings,
  *    missing/malformed/unknown keys and inactive integrations, random bytes, oversize bodies,
  *    big (8 KB) and huge (> 16 KB) headers.
  *
- * The oracle is an independent restatement of the spec and decisions (not the service's zod
+ * The oracle is an independent restatement of docs/contract.md and docs/decisions.md (not the service's zod
  * schemas): the exact status and code where the input decides them, otherwise the set of possible
  * ones. Never a 5xx; every 4xx is the error envelope with a request id, including what the
  * runtime's body parser refuses before the service runs (answered by our hook, http/runtime.ts);
@@ -63,7 +63,7 @@ beforeAll(async () => {
 });
 afterAll(closeStack);
 
-// ------------------------------------------------------------------------------------ the spec, restated (the oracle)
+// ------------------------------------------------------------------------------------ the contract, restated (the oracle)
 
 type Spec =
   | { t: 'text'; min: number; max: number; specials?: readonly string[] }
@@ -87,7 +87,7 @@ const DOC_ID_HOSTILE = ['.', '..', '/', '//', 'a/b', '/a', 'a/', 'a//b', '__x__'
 const ID = text(1, 128, DOC_ID_HOSTILE);
 const PROVIDER_ID = text(1, 200);
 
-/** decisions.md 4 (wire shape of POST /v1/messages). */
+/** docs/contract.md#incoming-messages (wire shape of POST /v1/messages). */
 const MESSAGE = object({
   eventId: req(text(1, 128)),
   externalConversationId: req(text(1, 256)),
@@ -95,7 +95,7 @@ const MESSAGE = object({
   message: opt(object({ text: opt(text(0, 10_000)) })),
 });
 
-/** spec 4.2-4.5 and 8. */
+/** docs/contract.md#limits. */
 const OPERATIONS = {
   claim: object({ deliveryId: req(ID), requestId: req(ID) }),
   start: object({ deliveryId: req(ID), leaseId: req(ID) }),

@@ -1,5 +1,5 @@
 /**
- * Security (issue 8.5).
+ * Security (test/integration/reliability/README.md).
  *
  *  - Key material never reaches a log: keys are used on every endpoint on success and error
  *    paths, presented in malformed ways, sent inside bodies, rotated and revoked; then every line
@@ -9,8 +9,8 @@
  *  - Tenancy: another integration's delivery is 404 on all four operations, even with its real
  *    lease, and changes nothing; its conversation, customer and eventId stay its own.
  *  - Revocation: a key used (and so cached) on every endpoint, then rotated with no overlap, is
- *    refused (401) by every endpoint within the cache window (KEY_CACHE_TTL_MS, 20 s; decisions 2
- *    allow 30 s).
+ *    refused (401) by every endpoint within the cache window (KEY_CACHE_TTL_MS, 20 s; docs/contract.md#authentication
+ *    allows 30 s).
  */
 import { randomUUID } from 'node:crypto';
 import { rotateKey } from '../../../functions/src/integrations/admin';
@@ -174,7 +174,7 @@ test('no key material in any log line the emulators printed: keys used on every 
   const { log } = withoutAccessLogUsers(await flushedEmulatorLog());
   const shaped = log.split('\n').filter((line) => /sdk_(live|test)_[A-Za-z0-9_-]{43}/.test(line));
   expect(shaped.map((l) => l.replace(/(sdk_(live|test)_[A-Za-z0-9_-]{4})[A-Za-z0-9_-]{39}/g, '$1…').slice(0, 200))).toEqual([]);
-  // The display prefix is what the logs carry instead (decisions 2: prefix + 4 characters).
+  // The display prefix is what the logs carry instead (docs/decisions.md#keys: prefix + 4 characters).
   expect(log).toContain(`"keyPrefix":"${k.slice(0, 'sdk_test_'.length + 4)}"`);
   expect(findKeyMaterial(`x ${secretOf(k).slice(3, 19)} y`, [k])).toHaveLength(1); // the scan itself finds a window
   expect(redactLeaks(findKeyMaterial(k, [k]))).not.toContain(secretOf(k).slice(0, 16));

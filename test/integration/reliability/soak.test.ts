@@ -1,5 +1,5 @@
 /**
- * Bounded soak (issue 8.4): SOAK_SECONDS (default 60; CI keeps it at most 120, longer runs are
+ * Bounded soak (test/integration/reliability/README.md): SOAK_SECONDS (default 60; CI keeps it at most 120, longer runs are
  * opt-in) of mixed traffic against the emulator stack, then a full reconciliation.
  *
  *  - producers post incoming messages over real HTTP: new events, identical retries (200
@@ -53,7 +53,7 @@ const SWEEP_EVERY_MS = 10_000;
 const DRAIN_STALL_MS = LEASE_MS + 2 * SWEEP_EVERY_MS + 20_000;
 const DRAIN_LIMIT_MS = DRAIN_STALL_MS + 60_000;
 /**
- * The 503s the protocol documents (decisions 4-5, docs/operations.md), all with Retry-After and
+ * The 503s the protocol documents (docs/contract.md#errors, docs/operations.md), all with Retry-After and
  * safe to retry: a busy lease, a retry not yet due, and backend contention. The last one shows up
  * here because the Firestore emulator resolves two transactions that lock the same documents in
  * opposite order (complete of a reply vs claim of the next one) by a ~20 s lock timeout, where

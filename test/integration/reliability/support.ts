@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the reliability suite (issue 8): raw HTTP with full control over method,
+ * Shared pieces of the reliability suite (test/integration/reliability/README.md): raw HTTP with full control over method,
  * headers and bytes; the fast-check seed and run count; the emulator log written by
  * scripts/test.mjs and the key-material scan; a counting fake provider for the SDK; statistics.
  */
@@ -89,7 +89,7 @@ export const describe = (res: RawResponse): string =>
 
 // ------------------------------------------------------------------------------------ text
 
-/** Length in Unicode code points (every text limit of the spec counts these). */
+/** Length in Unicode code points (every text limit of docs/contract.md#limits counts these). */
 export const codePoints = (s: string): number => [...s].length;
 
 // ------------------------------------------------------------------------------------ emulator log

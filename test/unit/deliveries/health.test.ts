@@ -1,5 +1,5 @@
 /**
- * Integration health (functions/src/deliveries/health.ts, decisions 10): the roll-up arithmetic
+ * Integration health (functions/src/deliveries/health.ts, docs/decisions.md#integration-health): the roll-up arithmetic
  * over per-shard query results, and which integrations a given minute rolls up.
  */
 import {

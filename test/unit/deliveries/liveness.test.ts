@@ -1,5 +1,5 @@
 /**
- * Liveness's pure parts (decisions 7): the schedule a claimable delivery carries
+ * Liveness's pure parts (docs/contract.md#liveness): the schedule a claimable delivery carries
  * (deliveries/record.ts `withLiveness`), what a due check decides (state-machine.ts
  * `decideLivenessCheck`), the bounded attempt log, and the check shards.
  */

@@ -1,5 +1,5 @@
 /**
- * The catch-up list's pure parts (decisions 7): which deliveries carry `pendingAt` and when it
+ * The catch-up list's pure parts (docs/contract.md#catch-up): which deliveries carry `pendingAt` and when it
  * moves (deliveries/record.ts `withPendingAt`), and the opaque cursor (deliveries/pending.ts).
  */
 import { ApiError } from '../../../functions/src/platform/errors';

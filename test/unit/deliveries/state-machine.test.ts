@@ -1,5 +1,5 @@
 /**
- * Delivery state machine (functions/src/deliveries/state-machine.ts): spec section 3 and decisions.md
+ * Delivery state machine (functions/src/deliveries/state-machine.ts): docs/contract.md#delivery-states and decisions.md
  * section 5, row by row, plus the boundaries and the decisions documented in the module header.
  * Every input record is deep-frozen, so any mutation by the code under test throws.
  */
@@ -274,7 +274,7 @@ describe('backoffMs', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Spec section 3, "Shown behaviour", one test per row
+// docs/contract.md#delivery-states (claim, start, complete, fail), one test per row
 
 describe('spec section 3 table', () => {
   test('claim, can be processed now: ready, 120-second lease, message and recipient', () => {
@@ -337,7 +337,7 @@ describe('spec section 3 table', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// claim (decisions 5)
+// claim (docs/contract.md#claim)
 
 describe('claim', () => {
   test.each<['sent' | 'failed' | 'unknown', string]>([

@@ -1,5 +1,5 @@
 /**
- * Pure parts of the runtime contract (decisions 9): how a body-parser failure maps to our errors,
+ * Pure parts of the runtime contract (docs/contract.md#time-budget): how a body-parser failure maps to our errors,
  * and the request deadline.
  */
 import { BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../../../functions/src/platform/errors';

@@ -12,7 +12,7 @@ function deadlineExceeded(): ServiceUnavailableError {
 }
 
 /**
- * The time budget of one HTTP request, counted from its arrival (decisions 9: answer with our own
+ * The time budget of one HTTP request, counted from its arrival (docs/contract.md#time-budget: answer with our own
  * 503 before the front end's 60 s timeout answers with an HTML page).
  *
  * Two halves: `race` answers the client when the budget is spent, whatever the work is waiting

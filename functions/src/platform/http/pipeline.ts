@@ -14,9 +14,9 @@ import { newRequestId } from './request-id';
 import { sendError, sendResult, toApiError } from './respond';
 import { RECEIVED_AT, type HttpRequest, type HttpResponse, type HttpResult } from './types';
 
-/** Spec 8: JSON request bodies are limited to 65536 bytes, measured on the raw bytes. */
+/** docs/contract.md#limits: JSON request bodies are limited to 65536 bytes, measured on the raw bytes. */
 export const MAX_JSON_BYTES = 65_536;
-/** Spec 8: a multipart request is at most 21 MB. */
+/** docs/contract.md#limits: a multipart request is at most 21 MB. */
 export const MAX_MULTIPART_BYTES = 21 * 1024 * 1024;
 
 export type MediaType = 'application/json' | 'multipart/form-data';
@@ -109,7 +109,7 @@ const errorName = (err: unknown): string => (err instanceof ApiError ? err.code 
  * (401/403), content type (415), size (413), JSON syntax (400). Every error, expected or not,
  * leaves through `sendError`, so the envelope is uniform and no stack trace is ever sent.
  * The whole request runs within its time budget (`REQUEST_DEADLINE_MS` from arrival): when the
- * budget is spent first, the answer is our 503 `deadline_exceeded` (decisions 9).
+ * budget is spent first, the answer is our 503 `deadline_exceeded` (docs/contract.md#time-budget).
  */
 export function endpoint(
   options: EndpointOptions,

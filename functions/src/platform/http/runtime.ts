@@ -1,6 +1,6 @@
 /**
- * What the HTTP runtime does before our handlers run, made to follow our contract (decisions 6
- * and 9).
+ * What the HTTP runtime does before our handlers run, made to follow our contract (docs/contract.md#errors
+ * and docs/contract.md#time-budget).
  *
  * Both runtimes that serve our HTTP functions (Google's functions framework in production, the
  * Functions emulator locally) are Express apps that parse every body with body-parser *before*
