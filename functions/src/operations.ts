@@ -210,7 +210,7 @@ export const HTTP_OPERATIONS = {
     suites: ['test/integration/deliveries/pending.test.ts'],
     summary: 'List the deliveries you can claim now (catch-up)',
     description:
-      "Your integration's deliveries that are claimable now (queued, due, first unfinished reply of their conversation), oldest first, each exactly the notification of spec 2.4: claim them as if notified. Call it at start-up and every few minutes, so a lost notification (a subscription created late, deleted or expired) never blocks a conversation. Page with `nextCursor` until it is null; deliveries that arrive meanwhile come after the current position (no duplicates, no gaps). A claimed delivery leaves the list; one that becomes claimable again comes back. The cost does not grow with finished deliveries.",
+      "Your integration's deliveries that are claimable now (queued, due, first unfinished reply of their conversation), oldest first, each exactly the notification published to your topic for it: claim them as if notified. Call it at start-up and every few minutes, so a lost notification (a subscription created late, deleted or expired) never blocks a conversation. Page with `nextCursor` until it is null; deliveries that arrive meanwhile come after the current position (no duplicates, no gaps). A claimed delivery leaves the list; one that becomes claimable again comes back. The cost does not grow with finished deliveries.",
   },
   reportDeliveryReceipt: {
     path: '/v1/deliveries/receipt',

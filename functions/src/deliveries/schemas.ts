@@ -113,7 +113,7 @@ export const CompleteResponseSchema = z.strictObject({ status: z.literal('sent')
 export const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });
 const notification = z.strictObject({ deliveryId: z.string(), workspaceId: z.string(), integrationId: z.string(), conversationId: z.string(), messageId: z.string() });
 export const PendingResponseSchema = z.strictObject({
-  deliveries: z.array(notification).describe('Claimable now, oldest first; each item is exactly a delivery notification (spec 2.4).'),
+  deliveries: z.array(notification).describe("Claimable now, oldest first; each item is exactly the delivery notification published to the integration's topic."),
   nextCursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.'),
 });
 export const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describe('Receipts never change the delivery: it stays `sent`.') });
