@@ -24,11 +24,15 @@ import { readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadCatalogue } from './lib/catalogue.mjs';
 
 const FUNCTIONS = join(dirname(fileURLToPath(import.meta.url)), '..', 'functions');
 
-/** The modules index.ts requires lazily, relative to functions/src. Each becomes lib/bundles/<same path>.js. */
-export const BUNDLED_HANDLERS = ['messages/http.ts', 'deliveries/http.ts', 'deliveries/triggers.ts', 'integrations/triggers.ts'];
+/**
+ * The modules index.ts requires lazily, relative to functions/src: the handler bundles the operation
+ * catalogue names (functions/src/operations.ts). Each becomes lib/bundles/<same path>.js.
+ */
+export const BUNDLED_HANDLERS = loadCatalogue().handlerBundles().map((bundle) => `${bundle}.ts`);
 /** Loaded from node_modules at run time: the platform firebase deploys and installs. */
 const EXTERNAL = ['firebase-functions', 'firebase-admin', '@google-cloud/*'];
 /** The only packages that may be inlined (streamsearch is busboy's own dependency). */
@@ -78,5 +82,9 @@ export async function bundleFunctions(libDir = join(FUNCTIONS, 'lib')) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await bundleFunctions(process.argv[2]);
+  // Not a top-level await: the unit tests import this module (BUNDLED_HANDLERS) as CommonJS.
+  bundleFunctions(process.argv[2]).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 }

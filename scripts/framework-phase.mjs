@@ -7,9 +7,11 @@
  *
  * Each HTTP function is served by Google's functions framework in its own process with
  * NODE_ENV=production (scripts/lib/framework.mjs), behind a small router that applies
- * firebase.json's Hosting rewrites. The suites below run unchanged with API_BASE_URL pointing at
- * that router; test/framework/ adds what only this runtime can show (deadlines with injected
- * hangs, a missing image bucket).
+ * firebase.json's Hosting rewrites. The suites run unchanged with API_BASE_URL pointing at that
+ * router: those the operation catalogue lists for each operation (functions/src/operations.ts
+ * `suites`), plus the runtime's own below; test/framework/ adds what only this runtime can show
+ * (deadlines with injected hangs, a missing image bucket). A full run fails when an operation's
+ * path got no request through the router: every operation is served on this runtime too.
  *
  * Positional arguments filter the suites (regular expressions, like Jest's); arguments that start
  * with '-' are passed to Jest.
@@ -18,22 +20,9 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
-import { hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
+import { frameworkSuites, hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
 
-/** The suites that exercise what differs between runtimes: body parsing, every size limit, the envelope, the delivery operations. */
-export const FRAMEWORK_SUITES = [
-  'test/integration/platform/runtime-envelope.test.ts',
-  'test/integration/messages/errors.test.ts',
-  'test/integration/messages/idempotency.test.ts',
-  'test/integration/messages/images.test.ts',
-  'test/integration/deliveries/operations.test.ts',
-  'test/integration/deliveries/extend.test.ts',
-  'test/integration/deliveries/validation.test.ts',
-  'test/integration/deliveries/receipts.test.ts',
-  'test/integration/platform/smoke.test.ts',
-  'test/framework/deadline.test.ts',
-  'test/framework/image-store.test.ts',
-];
+const FRAMEWORK_SUITES = frameworkSuites();
 
 const ROUTER_PORT = Number(process.env.FRAMEWORK_ROUTER_PORT ?? 5200);
 const args = process.argv.slice(2);
@@ -70,6 +59,8 @@ try {
     functions.push(await startFunction({ target, port: ROUTER_PORT + 1 + i, env: functionEnv, logFile: join(logDir, `framework-${target}.log`) }));
   }
   router = await startRouter({ port: ROUTER_PORT, routes: rewrites.map((r, i) => ({ path: r.path, url: functions[i].url })) });
+  const requested = new Map(rewrites.map((r) => [r.path, 0]));
+  router.onRequest((path) => requested.set(path, (requested.get(path) ?? 0) + 1));
   const messagesUrl = functions[rewrites.findIndex((r) => r.target === 'messages')].url;
   // Asynchronous: the router lives in this process, so its event loop must keep running.
   const jest = spawn(
@@ -88,6 +79,11 @@ try {
     },
   );
   status = await new Promise((resolve) => jest.on('close', (code) => resolve(code ?? 1)));
+  const unserved = [...requested].filter(([, count]) => count === 0).map(([path]) => path);
+  if (filters.length === 0 && status === 0 && unserved.length > 0) {
+    console.error(`✖ framework phase: no suite requested ${unserved.join(', ')}: list a suite that calls it in the operation's catalogue entry (functions/src/operations.ts)`);
+    status = 1;
+  }
 } finally {
   await router?.close();
   await Promise.all(functions.map((f) => f.stop()));

@@ -20,7 +20,8 @@ process.env.METADATA_SERVER_DETECTION ??= 'none';
 const lib = (path) => require(join(FUNCTIONS_LIB, path));
 export const { db } = lib('platform/firebase.js');
 export const { incomingMessages } = lib('messages/http.js');
-export const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js');
+/** The delivery handlers, by operationId (functions/src/operations.ts). */
+export const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
 const { createIntegration } = lib('integrations/admin.js');
 const { sequenceAndPublish, sequenceReplies } = lib('deliveries/sequencing.js');
 const { deliveryCheckOf, deliveryCheckRef, deliveryMirror, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');

@@ -1,38 +1,37 @@
 /**
- * Entry point: only declares functions (options + handler). Every HTTP endpoint is its own
- * function in europe-central2, served at the base host through Hosting rewrites.
+ * Entry point: only declares functions (options + handler). Every HTTP operation of the catalogue
+ * (./operations.ts) is its own function in europe-central2, exported under its `functionName` and
+ * served at the base host through the Hosting rewrites generated from the same catalogue; adding an
+ * operation does not touch this file. The triggers are declared below by hand.
  *
  * Handlers are required on each function's first invocation (`lazy`), not imported here: every
  * instance loads this file, so an instance of one function loads only its own handler module and
  * what that imports (claimDelivery never loads busboy or the image code; triggers never load the
- * HTTP pipeline; HTTP functions never load the triggers' code). The declarations themselves stay
- * synchronous, so the Firebase CLI discovers every function by loading this file. Publishing
- * (@google-cloud/pubsub) is loaded lazily inside the trigger code, never by the HTTP functions.
+ * HTTP pipeline; HTTP functions never load the triggers' code). The catalogue is metadata only, so
+ * loading it loads no handler either. The declarations themselves stay synchronous, so the Firebase
+ * CLI discovers every function by loading this file. Publishing (@google-cloud/pubsub) is loaded
+ * lazily inside the trigger code, never by the HTTP functions.
  *
  * What is required is the handler module's esbuild bundle (lib/bundles/, built after tsc by
  * scripts/bundle-functions.mjs): one file with our code, zod (tree-shaken), busboy and image-size,
  * with firebase-functions, firebase-admin and @google-cloud/* left to node_modules. Loading one
  * file instead of ~130 modules is most of what keeps the cold start near the platform's own. The
- * types are those of the source module each bundle is built from.
+ * types are those of the source module each bundle is built from (`HandlerModules`).
  */
-import { onRequest, type HttpsOptions } from 'firebase-functions/v2/https';
+import { onRequest, type HttpsFunction, type HttpsOptions } from 'firebase-functions/v2/https';
 import { onDocumentCreated, onDocumentUpdated, onDocumentWritten } from 'firebase-functions/v2/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { lazy } from './platform/lazy';
 import { installRuntimeHooks } from './platform/http/runtime';
 import { REGION } from './platform/region';
+import { HTTP_OPERATIONS, HTTP_REGION, type HandlerBundle, type HandlerModules, type OperationId, type OperationsOf } from './operations';
 
-type Messages = typeof import('./messages/http');
-type Deliveries = typeof import('./deliveries/http');
-type DeliveryTriggers = typeof import('./deliveries/triggers');
-type IntegrationTriggers = typeof import('./integrations/triggers');
-/* eslint-disable @typescript-eslint/no-require-imports -- required on first invocation, see platform/lazy.ts */
-const messagesHandlers = (): Messages => require('./bundles/messages/http.js');
-const deliveryHandlers = (): Deliveries => require('./bundles/deliveries/http.js');
-const deliveryTriggers = (): DeliveryTriggers => require('./bundles/deliveries/triggers.js');
-const integrationTriggers = (): IntegrationTriggers => require('./bundles/integrations/triggers.js');
-/* eslint-enable @typescript-eslint/no-require-imports */
+/** The handler module `bundle`, required on first use: its esbuild bundle, typed as its source. */
+function requireBundle<B extends HandlerBundle>(bundle: B): HandlerModules[B] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- required on first invocation, see platform/lazy.ts
+  return require(`./bundles/${bundle}.js`) as HandlerModules[B];
+}
 
 // Before the runtime builds its server (it loads this file first): body-parser failures get our
 // envelope, and requests carry their arrival time (platform/http/runtime.ts).
@@ -42,7 +41,7 @@ installRuntimeHooks();
 const TRIGGER_REGION = REGION;
 
 const httpOptions: HttpsOptions = {
-  region: REGION,
+  region: HTTP_REGION,
   // Connectors call server-to-server with a bearer key: no browser CORS, and the function itself is
   // publicly invokable (authentication is the integration key, checked by the handler).
   cors: false,
@@ -52,65 +51,64 @@ const httpOptions: HttpsOptions = {
   timeoutSeconds: 60,
 };
 
+type HttpBundle = (typeof HTTP_OPERATIONS)[OperationId]['handler']['bundle'];
+type Endpoint = HandlerModules['deliveries/http']['endpoints'][OperationsOf<'deliveries/http'>];
+type Assert<T extends true> = T;
+/** Compiles only while each HTTP bundle's `endpoints` serves every operation the catalogue gives it. */
+export type EveryOperationServed = Assert<
+  { [B in HttpBundle]: OperationsOf<B> extends keyof HandlerModules[B]['endpoints'] ? true : false }[HttpBundle] extends true ? true : false
+>;
+
+/** The handler of operation `id`: `endpoints[id]` of the bundle the catalogue names. */
+function handlerOf(id: OperationId): Endpoint {
+  const endpoints: Partial<Record<OperationId, Endpoint>> = requireBundle(HTTP_OPERATIONS[id].handler.bundle).endpoints;
+  const handler = endpoints[id];
+  if (handler === undefined) throw new Error(`${HTTP_OPERATIONS[id].handler.bundle} serves no ${id}`);
+  return handler;
+}
+
 /**
- * POST /v1/messages: incoming customer messages and service alerts.
- *
- * Memory and concurrency from the bench's "Multipart memory on the functions framework"
- * (bench/results/latest.md): the runtime buffers each body (up to 21 MB) before our handler, and
- * each maximum-size upload in flight adds about 1.2x its size to the process (the buffered body
- * plus body-parser's transient chunks; our parser hands the images on as views of the body).
- * Measured: idle ~170 MiB, 32 concurrent maximum uploads peak at ~950 MiB = 0.46 of 2 GiB; the
- * margin up to 0.8 covers the Cloud Storage client's upload buffers, which the local image store
- * of the bench does not have (at most one more copy: 32 x 2.2 x 21 MB + 170 MiB ≈ 0.8).
- * Beyond 32 requests an instance gets no more: Cloud Run routes them to other instances, and
- * 32 x 50 instances keeps the 1,600 concurrent requests of the other functions' 80 x 20.
- * `cpu: 1` because concurrency above 1 needs a whole vCPU.
+ * One HTTP function per operation, named by the catalogue (`claimDelivery`, `messages`, ...).
+ * Exported through `module.exports` because the names come from data: the Firebase CLI, the
+ * emulator and the functions framework all find a function as a property of the loaded module.
+ * (Not as an exported object: the CLI would read that as a function group, `httpFunctions-messages`.)
  */
-export const messages = onRequest({ ...httpOptions, memory: '2GiB', cpu: 1, concurrency: 32, maxInstances: 50 }, lazy(() => messagesHandlers().incomingMessages));
-/** POST /v1/deliveries/claim */
-export const claimDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().claimDelivery));
-/** POST /v1/deliveries/start */
-export const startDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().startDelivery));
-/** POST /v1/deliveries/extend */
-export const extendDeliveryLease = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().extendDeliveryLease));
-/** POST /v1/deliveries/complete */
-export const completeDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().completeDelivery));
-/** POST /v1/deliveries/fail */
-export const failDelivery = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().failDelivery));
-/** POST /v1/deliveries/pending */
-export const listPendingDeliveries = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().listPendingDeliveries));
-/** POST /v1/deliveries/receipt */
-export const reportDeliveryReceipt = onRequest({ ...httpOptions, memory: '256MiB' }, lazy(() => deliveryHandlers().reportDeliveryReceipt));
+const httpFunctions: Readonly<Record<string, HttpsFunction>> = Object.fromEntries(
+  (Object.keys(HTTP_OPERATIONS) as OperationId[]).map((id) => {
+    const operation = HTTP_OPERATIONS[id];
+    return [operation.functionName, onRequest({ ...httpOptions, ...operation.options }, lazy(() => handlerOf(id)))];
+  }),
+);
+Object.assign(module.exports, httpFunctions);
 
 /** Operator reply written by the console -> delivery + notification (exactly one per reply). */
 export const onReplyWritten = onDocumentCreated(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
-  lazy(() => deliveryTriggers().onReplyCreated),
+  lazy(() => requireBundle('deliveries/triggers').onReplyCreated),
 );
 /**
  * Console requests on a reply: cancel (recall before send, docs/decisions.md#recall-before-send-cancel) and resend of a
- * failed/unknown reply (docs/decisions.md#operator-resend). One trigger, dispatched by what changed (the name is the
- * deployed one from when it handled resend alone). Fires on every message update, the service's
- * own mirror writes included: those return at once.
+ * failed/unknown reply (docs/decisions.md#operator-resend). One trigger, dispatched by what changed. Fires on every
+ * message update, the service's own mirror writes included: those return at once.
  */
-export const onReplyResend = onDocumentUpdated(
+export const onReplyUpdated = onDocumentUpdated(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
-  lazy(() => deliveryTriggers().onReplyUpdated),
+  lazy(() => requireBundle('deliveries/triggers').onReplyUpdated),
 );
 /** Transactional outbox -> the owner's Pub/Sub topic (at least once). */
 export const publishNotifications = onDocumentCreated(
   { region: TRIGGER_REGION, document: 'outbox/{outboxId}', retry: true },
-  lazy(() => deliveryTriggers().onOutboxCreated),
+  lazy(() => requireBundle('deliveries/triggers').onOutboxCreated),
 );
 /** Delayed notifications (retry at `notBefore`). */
 export const publishDueNotification = onTaskDispatched(
   { region: TRIGGER_REGION, retryConfig: { maxAttempts: 10, minBackoffSeconds: 5 }, rateLimits: { maxConcurrentDispatches: 50 } },
-  lazy(() => deliveryTriggers().onPublishDue),
+  lazy(() => requireBundle('deliveries/triggers').onPublishDue),
 );
 /** Safety net: missed notifications and expired leases, every minute. */
 export const sweepDeliveries = onSchedule(
   { region: TRIGGER_REGION, schedule: 'every 1 minutes', timeoutSeconds: 120 },
-  lazy(() => deliveryTriggers().onSweep),
+  lazy(() => requireBundle('deliveries/triggers').onSweep),
 );
 /**
  * Integration health for the console (`integrationHealth/{integrationId}`), every minute: counts,
@@ -118,10 +116,10 @@ export const sweepDeliveries = onSchedule(
  */
 export const rollUpIntegrationHealth = onSchedule(
   { region: TRIGGER_REGION, schedule: 'every 1 minutes', timeoutSeconds: 120 },
-  lazy(() => deliveryTriggers().onHealthRollUp),
+  lazy(() => requireBundle('deliveries/triggers').onHealthRollUp),
 );
 /** Integration created or changed (console/CLI): replies topic check (`replies.topicStatus`), key-hash uniqueness. */
 export const onIntegrationWritten = onDocumentWritten(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/integrations/{integrationId}', retry: true },
-  lazy(() => integrationTriggers().onIntegrationChanged),
+  lazy(() => requireBundle('integrations/triggers').onIntegrationChanged),
 );

@@ -1,6 +1,11 @@
 /** Types of framework.mjs for the TypeScript tests that start functions-framework processes. */
 export declare const FRAMEWORK_MAIN: string;
 
+/** Suites about the runtime itself rather than one operation. */
+export declare const RUNTIME_SUITES: readonly string[];
+/** The framework phase's suites: every operation's (from the catalogue), then the runtime's. */
+export declare function frameworkSuites(): string[];
+
 export interface HostingRewrite {
   path: string;
   target: string;
@@ -19,4 +24,9 @@ export interface FrameworkFunction {
 }
 export declare function startFunction(options: { target: string; port: number; env?: Record<string, string>; logFile?: string }): Promise<FrameworkFunction>;
 
-export declare function startRouter(options: { port: number; routes: Array<{ path: string; url: string }> }): Promise<{ url: string; close(): Promise<void> }>;
+export declare function startRouter(options: { port: number; routes: Array<{ path: string; url: string }> }): Promise<{
+  url: string;
+  /** Calls `listener(path)` for every request the router receives. */
+  onRequest(listener: (path: string) => void): void;
+  close(): Promise<void>;
+}>;

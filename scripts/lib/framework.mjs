@@ -18,6 +18,7 @@ import net from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadCatalogue } from './catalogue.mjs';
 import { ROOT } from './emulators.mjs';
 
 const FUNCTIONS_DIR = join(ROOT, 'functions');
@@ -25,6 +26,22 @@ const requireFromFunctions = createRequire(join(FUNCTIONS_DIR, 'package.json'));
 
 /** The framework's CLI, resolved the way the deployed function resolves the package. */
 export const FRAMEWORK_MAIN = join(dirname(requireFromFunctions.resolve('@google-cloud/functions-framework')), 'main.js');
+
+/** Suites about the runtime itself rather than one operation: body parsing and the envelope, the smoke run, injected faults. */
+export const RUNTIME_SUITES = [
+  'test/integration/platform/runtime-envelope.test.ts',
+  'test/integration/platform/smoke.test.ts',
+  'test/framework/deadline.test.ts',
+  'test/framework/image-store.test.ts',
+];
+
+/**
+ * The framework phase's suites: every operation's (functions/src/operations.ts `suites`, in
+ * catalogue order), then the runtime's own.
+ */
+export function frameworkSuites() {
+  return [...new Set([...loadCatalogue().httpOperations().flatMap((op) => op.suites), ...RUNTIME_SUITES])];
+}
 
 /** Hosting's rewrites from firebase.json: `/v1/messages` -> `messages`, ... */
 export function hostingRewrites() {
@@ -142,9 +159,11 @@ function answers(url) {
  */
 export function startRouter({ port, routes }) {
   const byPath = new Map(routes.map((r) => [r.path, new URL(r.url)]));
+  const listeners = [];
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const target = byPath.get(path);
+    for (const listener of listeners) listener(path);
     if (!target) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('no rewrite for this path');
       return;
@@ -167,6 +186,8 @@ export function startRouter({ port, routes }) {
     server.listen(port, '127.0.0.1', () =>
       resolve({
         url: `http://127.0.0.1:${port}`,
+        /** Calls `listener(path)` for every request the router receives (before forwarding it). */
+        onRequest: (listener) => void listeners.push(listener),
         close: () => new Promise((done) => server.close(done)),
       }),
     );

@@ -1,3 +1,10 @@
+/**
+ * The connector's delivery endpoints. Every catalogue entry (../operations.ts) with a `rule` is a
+ * delivery transition served here without code of its own: its body is validated with its request
+ * schema (./schemas.ts `DELIVERY_OPERATION_SCHEMAS`), then its `decide*` rule (./state-machine.ts)
+ * decides on the delivery the body names, given the body and the transition's facts. The catch-up
+ * list is the one endpoint with its own handler.
+ */
 import { randomBytes, randomInt } from 'node:crypto';
 import type * as z from 'zod';
 import { db } from '../platform/firebase';
@@ -6,25 +13,26 @@ import { endpoint, type ParsedRequest, type RequestContext } from '../platform/h
 import type { HttpResult } from '../platform/http/types';
 import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
+import { HTTP_OPERATIONS, type HttpOperations, type OperationsOf, type TransitionOperationId } from '../operations';
 import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
 import { pendingPage } from './pending';
-import { ClaimRequestSchema, CompleteRequestSchema, ExtendRequestSchema, FailRequestSchema, PendingRequestSchema, ReceiptRequestSchema, StartRequestSchema } from './schemas';
-import { decideClaim, decideComplete, decideExtend, decideFail, decideReceipt, decideStart } from './state-machine';
+import { DELIVERY_OPERATION_SCHEMAS, type PendingResponse } from './schemas';
+import * as rules from './state-machine';
 import { runTransition, type TransitionFacts } from './transition';
 
 /** Unguessable lease ids: holding one is what authorises start/complete/fail. */
 const newLeaseId = (): string => `l_${randomBytes(18).toString('base64url')}`;
 
 /**
- * One delivery operation = one transition (./transition.ts) of a delivery the caller may see (404
- * otherwise). Past the request's deadline the client already has its 503, so the transition gives
- * up before writing.
+ * Runs one delivery transition (./transition.ts) for the calling connector, on a delivery it may
+ * see (404 otherwise), and answers the decision's response. Past the request's deadline the client
+ * already has its 503, so the transition gives up before writing.
  */
-async function operate<R>(
+async function transitionForCaller<R>(
   context: RequestContext,
   deliveryId: string,
   decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R>,
-  withConversation = false,
+  readsConversation: boolean,
 ): Promise<R> {
   context.logFields.deliveryId = deliveryId;
   // An id Firestore cannot use as a document id ('a/b', '..', '__x__') names no delivery: the
@@ -34,7 +42,7 @@ async function operate<R>(
     workspaceId: context.auth.workspaceId,
     deliveryId,
     caller: context.auth,
-    withConversation,
+    withConversation: readsConversation,
     decide,
     beforeWrite: () => context.deadline.assertTimeLeft(),
   });
@@ -52,53 +60,49 @@ const deliveryEndpoint = <S extends z.ZodType, R>(name: string, schema: S, run: 
     return { status: 200, body: await run(body, context) };
   });
 
-/** POST /v1/deliveries/claim (claimDelivery). */
-export const claimDelivery = deliveryEndpoint('POST /v1/deliveries/claim', ClaimRequestSchema, (body, context) =>
-  operate(context, body.deliveryId, (d, facts) => decideClaim(d, { ...facts, requestId: body.requestId, newLeaseId: newLeaseId() }), true),
-);
+type Endpoint = ReturnType<typeof endpoint>;
 
-/** POST /v1/deliveries/start (startDelivery). */
-export const startDelivery = deliveryEndpoint('POST /v1/deliveries/start', StartRequestSchema, (body, context) =>
-  operate(context, body.deliveryId, (d, { now }) => decideStart(d, { now, leaseId: body.leaseId })),
-);
+/** What a transition rule is given besides the record: the request body and these facts (facts win a name clash). */
+type RuleFacts = TransitionFacts & {
+  /** A fresh, unguessable lease id (the claim grants it when it grants a lease). */
+  newLeaseId: string;
+  /** Uniform in [0, 1), for backoff jitter. */
+  random: number;
+};
+type RuleOf<Id extends TransitionOperationId> = (typeof rules)[HttpOperations[Id]['handler']['rule']];
+type BodyOf<Id extends TransitionOperationId> = z.output<(typeof DELIVERY_OPERATION_SCHEMAS)[Id]['request']>;
+type ResponseOf<Id extends TransitionOperationId> = z.output<(typeof DELIVERY_OPERATION_SCHEMAS)[Id]['response']>;
+/** `Id`'s rule takes its body and the facts, and answers its response schema's type. */
+type RuleFits<Id extends TransitionOperationId> = RuleOf<Id> extends (d: DeliveryRecord, input: BodyOf<Id> & RuleFacts) => Decision<ResponseOf<Id>> ? true : false;
+type Assert<T extends true> = T;
+/** Compiles only while every transition operation of the catalogue fits its rule (what makes the call below sound). */
+export type EveryRuleFits = Assert<{ [Id in TransitionOperationId]: RuleFits<Id> }[TransitionOperationId] extends true ? true : false>;
 
-/** POST /v1/deliveries/extend (extendDeliveryLease): more time under the live current lease (docs/contract.md#extend). */
-export const extendDeliveryLease = deliveryEndpoint('POST /v1/deliveries/extend', ExtendRequestSchema, (body, context) =>
-  operate(context, body.deliveryId, (d, { now }) => decideExtend(d, { now, leaseId: body.leaseId })),
-);
-
-/** POST /v1/deliveries/complete (completeDelivery). */
-export const completeDelivery = deliveryEndpoint('POST /v1/deliveries/complete', CompleteRequestSchema, (body, context) =>
-  operate(context, body.deliveryId, (d, { now }) =>
-    decideComplete(d, { now, leaseId: body.leaseId, providerMessageIds: body.providerMessageIds }),
-  ),
-);
-
-/** POST /v1/deliveries/fail (failDelivery). */
-export const failDelivery = deliveryEndpoint('POST /v1/deliveries/fail', FailRequestSchema, (body, context) =>
-  operate(context, body.deliveryId, (d, { now }) =>
-    decideFail(d, {
-      now,
-      leaseId: body.leaseId,
-      outcome: body.outcome,
-      code: body.code,
-      retryAfterMs: body.retryAfterMs,
-      providerMessageIds: body.providerMessageIds,
-      random: randomInt(0, 1_000_000) / 1_000_000,
-    }),
-  ),
-);
-
-/** POST /v1/deliveries/receipt (reportDeliveryReceipt): the channel's word after `sent` (docs/contract.md#receipts). */
-export const reportDeliveryReceipt = deliveryEndpoint('POST /v1/deliveries/receipt', ReceiptRequestSchema, (body, context) =>
-  operate(context, body.deliveryId, (d, { now }) =>
-    decideReceipt(d, { now, status: body.status, code: body.code, at: body.at, providerMessageId: body.providerMessageId }),
-  ),
-);
+/** The endpoint of a transition operation: body -> its rule, on the delivery the body names. */
+function transitionEndpoint(id: TransitionOperationId): Endpoint {
+  const { path, handler } = HTTP_OPERATIONS[id];
+  // Sound by EveryRuleFits: the rule of `id` accepts `id`'s body plus the facts.
+  const rule = rules[handler.rule] as unknown as (d: DeliveryRecord, input: RuleFacts) => Decision<unknown>;
+  const readsConversation = 'readsConversation' in handler && handler.readsConversation;
+  const schema: z.ZodType<{ deliveryId: string }> = DELIVERY_OPERATION_SCHEMAS[id].request;
+  return deliveryEndpoint(`POST ${path}`, schema, (body, context) =>
+    transitionForCaller(context, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), readsConversation),
+  );
+}
 
 /** POST /v1/deliveries/pending (listPendingDeliveries): the catch-up list (docs/contract.md#catch-up). */
-export const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', PendingRequestSchema, async (body, context) => {
+const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', DELIVERY_OPERATION_SCHEMAS.listPendingDeliveries.request, async (body, context): Promise<PendingResponse> => {
   const page = await pendingPage(db(), context.auth, { limit: body.limit, cursor: body.cursor, now: Date.now() });
   context.logFields.pendingCount = page.deliveries.length;
   return page;
 });
+
+const isTransition = (id: OperationsOf<'deliveries/http'>): id is TransitionOperationId => 'rule' in HTTP_OPERATIONS[id].handler;
+
+/** The handler of each delivery operation, by operationId (index.ts serves `endpoints[operationId]`). */
+export const endpoints: Record<OperationsOf<'deliveries/http'>, Endpoint> = {
+  ...(Object.fromEntries(
+    (Object.keys(DELIVERY_OPERATION_SCHEMAS) as Array<OperationsOf<'deliveries/http'>>).filter(isTransition).map((id) => [id, transitionEndpoint(id)]),
+  ) as Record<TransitionOperationId, Endpoint>),
+  listPendingDeliveries,
+};

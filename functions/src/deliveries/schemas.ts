@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { text } from '../platform/schema';
+import type { OperationSchemas, OperationsOf } from '../operations';
 
 /** Delivery operation limits (docs/contract.md#limits). */
 export const DELIVERY_LIMITS = {
@@ -112,7 +113,31 @@ export const CompleteResponseSchema = z.strictObject({ status: z.literal('sent')
 export const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });
 const notification = z.strictObject({ deliveryId: z.string(), workspaceId: z.string(), integrationId: z.string(), conversationId: z.string(), messageId: z.string() });
 export const PendingResponseSchema = z.strictObject({
-  deliveries: z.array(notification).describe('Claimable now, oldest first; each item is exactly a delivery notification (spec 2.4).'),
+  deliveries: z.array(notification).describe("Claimable now, oldest first; each item is exactly the delivery notification published to the integration's topic."),
   nextCursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.'),
 });
 export const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describe('Receipts never change the delivery: it stays `sent`.') });
+
+/** What the rules (./state-machine.ts) and the handlers answer: exactly what the response schemas describe. */
+export type ClaimResponse = z.output<typeof ClaimResponseSchema>;
+export type StartResponse = z.output<typeof StartResponseSchema>;
+export type ExtendResponse = z.output<typeof ExtendResponseSchema>;
+export type CompleteResponse = z.output<typeof CompleteResponseSchema>;
+export type FailResponse = z.output<typeof FailResponseSchema>;
+export type PendingResponse = z.output<typeof PendingResponseSchema>;
+export type ReceiptResponse = z.output<typeof ReceiptResponseSchema>;
+
+/**
+ * The schemas of each delivery operation of the catalogue (../operations.ts): the body deliveries/http.ts
+ * validates, and what the OpenAPI document says it answers. A catalogue entry without its schemas
+ * here does not compile.
+ */
+export const DELIVERY_OPERATION_SCHEMAS = {
+  claimDelivery: { request: ClaimRequestSchema, response: ClaimResponseSchema },
+  startDelivery: { request: StartRequestSchema, response: StartResponseSchema },
+  extendDeliveryLease: { request: ExtendRequestSchema, response: ExtendResponseSchema },
+  completeDelivery: { request: CompleteRequestSchema, response: CompleteResponseSchema },
+  failDelivery: { request: FailRequestSchema, response: FailResponseSchema },
+  listPendingDeliveries: { request: PendingRequestSchema, response: PendingResponseSchema },
+  reportDeliveryReceipt: { request: ReceiptRequestSchema, response: ReceiptResponseSchema },
+} as const satisfies { [Id in OperationsOf<'deliveries/http'>]: OperationSchemas };

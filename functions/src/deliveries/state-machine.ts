@@ -24,42 +24,19 @@ import {
   type DeliveryRecord,
   type Effects,
   type FailOutcome,
-  type FailResponseStatus,
   type Notify,
   type ReceiptStatus,
   type Recipient,
   type TerminalStatus,
 } from './record';
+// The answers of the connector's operations are the types of their response schemas.
+import type { ClaimResponse, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './schemas';
 
 export type SkipReason = 'already_sent' | 'already_failed' | 'outcome_unknown' | 'waiting_for_previous';
 
-export type ClaimResponse =
-  | { status: 'skip'; reason: SkipReason }
-  | {
-      status: 'ready';
-      leaseId: string;
-      leaseExpiresAt: number;
-      message: { text: string; recipient: Recipient };
-    };
-
-export interface StartResponse {
-  status: 'sending' | 'sent';
-}
-export interface CompleteResponse {
-  status: 'sent';
-}
-export interface FailResponse {
-  status: FailResponseStatus;
-}
-export interface ReceiptResponse {
-  status: 'sent';
-}
+/** The console's recall answer (not an HTTP response: it is written on the reply). */
 export interface CancelResponse {
   status: 'cancelled' | 'too_late';
-}
-export interface ExtendResponse {
-  /** The lease's new expiry, epoch ms (the same form as claim's `leaseExpiresAt`). */
-  leaseExpiresAt: number;
 }
 
 export interface ClaimInput {

@@ -6,6 +6,7 @@ import type { HttpResult } from '../platform/http/types';
 import { conversationIdFor, customerIdFor, eventDocIdFor, messageIdFor } from '../platform/ids';
 import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
+import type { OperationsOf } from '../operations';
 import { fingerprint } from './fingerprint';
 import { createImageStore, imagePath, type ImageStore } from './image-store';
 import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from './images';
@@ -136,3 +137,6 @@ export const incomingMessages = endpoint(
   { name: 'POST /v1/messages', accepts: ['application/json', 'multipart/form-data'], authenticate, afterAuthenticate: announceRateLimit },
   handleIncomingMessage,
 );
+
+/** The handler of each messages operation, by operationId (index.ts serves `endpoints[operationId]`). */
+export const endpoints: Record<OperationsOf<'messages/http'>, typeof incomingMessages> = { sendMessage: incomingMessages };

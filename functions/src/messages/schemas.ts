@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { text } from '../platform/schema';
+import type { OperationSchemas, OperationsOf } from '../operations';
 
 /** Incoming message limits (docs/contract.md#limits, docs/contract.md#incoming-messages). */
 export const MESSAGE_LIMITS = {
@@ -39,3 +40,11 @@ export const IncomingMessageResponseSchema = z.strictObject({
   duplicate: z.boolean(),
 });
 export type IncomingMessageResponse = z.output<typeof IncomingMessageResponseSchema>;
+
+/**
+ * The schemas of each messages operation of the catalogue (../operations.ts). The OpenAPI document
+ * describes `sendMessage` by hand around them (multipart, 201/200, rate-limit headers).
+ */
+export const MESSAGE_OPERATION_SCHEMAS = {
+  sendMessage: { request: IncomingMessageSchema, response: IncomingMessageResponseSchema },
+} as const satisfies { [Id in OperationsOf<'messages/http'>]: OperationSchemas };

@@ -1,7 +1,8 @@
 /**
- * The OpenAPI 3.1 document of the HTTP API, built from the same zod schemas the functions validate
- * with (functions/src/schemas), the limits the code enforces, and the catalogue of error codes
- * (./error-codes.ts). `npm run openapi` writes it to openapi/openapi.yaml (and the copy Hosting
+ * The OpenAPI 3.1 document of the HTTP API: one path per operation of the catalogue
+ * (../operations.ts: path, summary, description, error codes), described with the same zod schemas
+ * the functions validate with (`OPERATION_SCHEMAS` below, from each feature's schemas.ts), the
+ * limits the code enforces, and the catalogue of error codes (./error-codes.ts). `npm run openapi` writes it to openapi/openapi.yaml (and the copy Hosting
  * serves); test/unit/openapi/document.test.ts fails when the committed file differs from a fresh build.
  *
  * Pure: no Firebase, no I/O. Not imported by any function (index.ts), so it never runs in production.
@@ -10,24 +11,9 @@ import * as z from 'zod';
 import { IMAGE_LIMITS, ACCEPTED_IMAGE_CONTENT_TYPES } from '../messages/images';
 import { LEASE_MAX_MS, LEASE_MS } from '../deliveries/record';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
-import {
-  ClaimRequestSchema,
-  ClaimResponseSchema,
-  CompleteRequestSchema,
-  CompleteResponseSchema,
-  DELIVERY_LIMITS,
-  ExtendRequestSchema,
-  ExtendResponseSchema,
-  FailRequestSchema,
-  FailResponseSchema,
-  PendingRequestSchema,
-  PendingResponseSchema,
-  ReceiptRequestSchema,
-  ReceiptResponseSchema,
-  StartRequestSchema,
-  StartResponseSchema,
-} from '../deliveries/schemas';
-import { IncomingMessageResponseSchema, IncomingMessageSchema, MESSAGE_LIMITS } from '../messages/schemas';
+import { DELIVERY_LIMITS, DELIVERY_OPERATION_SCHEMAS } from '../deliveries/schemas';
+import { MESSAGE_LIMITS, MESSAGE_OPERATION_SCHEMAS } from '../messages/schemas';
+import { HTTP_OPERATIONS, httpOperations, type DocumentedLimits, type OperationId, type OperationSchemas } from '../operations';
 import { ERROR_CODES, codesFor, type ErrorCode, type ErrorStatus } from './error-codes';
 
 const OPENAPI_VERSION = '3.1.0';
@@ -199,7 +185,11 @@ const SHARED_ERROR_RESPONSES: Partial<Record<ErrorStatus, string>> = {
   415: 'UnsupportedMediaType',
 };
 
-const OPERATION_IDS = ['sendMessage', 'claimDelivery', 'startDelivery', 'extendDeliveryLease', 'completeDelivery', 'failDelivery', 'listPendingDeliveries', 'reportDeliveryReceipt'] as const;
+/** The request and response schemas of every operation of the catalogue: one table, by operationId. */
+const OPERATION_SCHEMAS = { ...MESSAGE_OPERATION_SCHEMAS, ...DELIVERY_OPERATION_SCHEMAS } as const satisfies Record<OperationId, OperationSchemas>;
+
+/** What operation descriptions quote. */
+const DOCUMENTED_LIMITS: DocumentedLimits = { leaseSeconds: LEASE_MS / 1000, leaseMaxMinutes: LEASE_MAX_MS / 60_000 };
 
 function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[], extraHeaders: JsonObject = {}): JsonObject {
   const headers: JsonObject = { 'X-Request-Id': headerRef('XRequestId'), ...extraHeaders };
@@ -226,7 +216,7 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[], extraHe
  * The error responses of `operationId`. `headersFor(status)` adds headers to a status (then its
  * response is the operation's own, not the shared component); undefined keeps the shared one.
  */
-function errorResponses(operationId: string, headersFor: (status: ErrorStatus) => JsonObject | undefined = () => undefined): JsonObject {
+function errorResponses(operationId: OperationId, headersFor: (status: ErrorStatus) => JsonObject | undefined = () => undefined): JsonObject {
   const responses: JsonObject = {};
   for (const status of [400, 401, 403, 404, 405, 409, 413, 415, 429, 503] as const) {
     const codes = codesFor(operationId, status);
@@ -253,8 +243,9 @@ function sharedErrorResponses(): JsonObject {
   const components: JsonObject = {};
   for (const [statusText, name] of Object.entries(SHARED_ERROR_RESPONSES)) {
     const status = Number(statusText) as ErrorStatus;
-    const codes = codesFor(OPERATION_IDS[0], status);
-    for (const op of OPERATION_IDS) {
+    const operationIds = httpOperations().map((op) => op.operationId);
+    const codes = codesFor(operationIds[0] as OperationId, status);
+    for (const op of operationIds) {
       if (JSON.stringify(codesFor(op, status)) !== JSON.stringify(codes)) throw new Error(`${status} codes differ for ${op}: not a shared response`);
     }
     components[name] = errorResponse(status, codes);
@@ -277,13 +268,12 @@ function jsonRequest(description: string, schema: JsonObject, examples: Examples
 
 type Examples = Record<string, { summary: string; value: Json }>;
 
-/** One `POST /v1/deliveries/*` operation: a JSON request, a 200 JSON answer, the operation's errors. */
-interface DeliveryOperation {
-  operationId: string;
-  summary: string;
-  description: string;
-  request: { schema: string; examples: Examples };
-  response: { description: string; schema: string; examples: Examples };
+/** Request and response examples of a JSON operation (optional: an operation may have none yet). */
+interface OperationExamples {
+  request?: Examples;
+  response?: Examples;
+  /** The 200 response's description (default: "OK."). */
+  responseDescription?: string;
 }
 
 /** Examples of a `{ status }` answer, one per status, by their summaries. */
@@ -291,17 +281,49 @@ function statusExamples(summaries: Record<string, string>): Examples {
   return Object.fromEntries(Object.entries(summaries).map(([status, summary]) => [status, { summary, value: { status } }]));
 }
 
-function deliveryPath(op: DeliveryOperation): JsonObject {
+/** `/v1/deliveries/claim` -> `Claim`: the prefix of the operation's `...Request` and `...Response` components. */
+const componentPrefix = (path: string): string => {
+  const last = path.split('/').at(-1) ?? '';
+  return `${last.charAt(0).toUpperCase()}${last.slice(1)}`;
+};
+/** `/v1/deliveries/claim` -> `deliveries`: the tag of the feature an operation belongs to. */
+const tagOf = (path: string): string => path.split('/')[2] ?? '';
+
+const descriptionOf = (id: OperationId): string => {
+  const { description } = HTTP_OPERATIONS[id] as { description: string | ((limits: DocumentedLimits) => string) };
+  return typeof description === 'string' ? description : description(DOCUMENTED_LIMITS);
+};
+
+/** The components of a JSON operation: `<Prefix>Request`, `<Prefix>Response` (a discriminated union also gets one per option). */
+function jsonOperationSchemas(id: OperationId): JsonObject {
+  const prefix = componentPrefix(HTTP_OPERATIONS[id].path);
+  const { request, response } = OPERATION_SCHEMAS[id];
+  const components: JsonObject = { [`${prefix}Request`]: jsonSchema(request, 'input') };
+  if (response instanceof z.ZodDiscriminatedUnion) {
+    const union = discriminatedUnion(prefix, response, 'output');
+    components[`${prefix}Response`] = union.union;
+    Object.assign(components, union.options);
+  } else {
+    components[`${prefix}Response`] = jsonSchema(response, 'output');
+  }
+  return components;
+}
+
+/** A JSON operation: a JSON request, a 200 JSON answer, the operation's errors. */
+function jsonOperationPath(id: OperationId): JsonObject {
+  const { path, summary } = HTTP_OPERATIONS[id];
+  const prefix = componentPrefix(path);
+  const examples = OPERATION_EXAMPLES[id] ?? {};
   return {
     post: {
-      operationId: op.operationId,
-      tags: ['deliveries'],
-      summary: op.summary,
-      description: op.description,
-      requestBody: jsonRequest('', schemaRef(op.request.schema), op.request.examples),
+      operationId: id,
+      tags: [tagOf(path)],
+      summary,
+      description: descriptionOf(id),
+      requestBody: jsonRequest('', schemaRef(`${prefix}Request`), examples.request ?? {}),
       responses: {
-        '200': jsonResponse(op.response.description, schemaRef(op.response.schema), op.response.examples),
-        ...errorResponses(op.operationId),
+        '200': jsonResponse(examples.responseDescription ?? 'OK.', schemaRef(`${prefix}Response`), examples.response ?? {}),
+        ...errorResponses(id),
       },
     },
   };
@@ -354,12 +376,11 @@ ${LIMITS_TABLE}`;
 
 // ------------------------------------------------------------------------------------ document
 
-/** Builds the OpenAPI 3.1 document (a plain JSON value; deterministic). */
-export function buildOpenApiDocument(): JsonObject {
-  const claim = discriminatedUnion('Claim', ClaimResponseSchema, 'output');
-
-  const schemas: JsonObject = {
-    IncomingMessage: jsonSchema(IncomingMessageSchema, 'input'),
+/** The parts of `/v1/messages` the generic JSON description does not cover: multipart, 201/200, rate-limit headers. */
+function messagesSchemas(): JsonObject {
+  const { request, response } = OPERATION_SCHEMAS.sendMessage;
+  return {
+    IncomingMessage: jsonSchema(request, 'input'),
     IncomingMessageMultipart: {
       type: 'object',
       description: `\`POST /v1/messages\` with images. The message JSON goes in the text field \`payload\`, the files in repeated file fields \`images\`; no other fields. A message needs non-empty \`message.text\` or at least one image.`,
@@ -380,32 +401,19 @@ export function buildOpenApiDocument(): JsonObject {
       required: ['payload'],
       additionalProperties: false,
     },
-    IncomingMessageResponse: jsonSchema(IncomingMessageResponseSchema, 'output'),
-    ClaimRequest: jsonSchema(ClaimRequestSchema, 'input'),
-    ClaimResponse: claim.union,
-    ...claim.options,
-    StartRequest: jsonSchema(StartRequestSchema, 'input'),
-    StartResponse: jsonSchema(StartResponseSchema, 'output'),
-    ExtendRequest: jsonSchema(ExtendRequestSchema, 'input'),
-    ExtendResponse: jsonSchema(ExtendResponseSchema, 'output'),
-    CompleteRequest: jsonSchema(CompleteRequestSchema, 'input'),
-    CompleteResponse: jsonSchema(CompleteResponseSchema, 'output'),
-    FailRequest: jsonSchema(FailRequestSchema, 'input'),
-    FailResponse: jsonSchema(FailResponseSchema, 'output'),
-    PendingRequest: jsonSchema(PendingRequestSchema, 'input'),
-    PendingResponse: jsonSchema(PendingResponseSchema, 'output'),
-    ReceiptRequest: jsonSchema(ReceiptRequestSchema, 'input'),
-    ReceiptResponse: jsonSchema(ReceiptResponseSchema, 'output'),
-    Error: jsonSchema(ErrorEnvelopeSchema, 'output'),
+    IncomingMessageResponse: jsonSchema(response, 'output'),
   };
+}
 
-  const messages: JsonObject = {
+function messagesPath(): JsonObject {
+  const id = 'sendMessage';
+  const { path, summary } = HTTP_OPERATIONS[id];
+  return {
     post: {
-      operationId: 'sendMessage',
-      tags: ['messages'],
-      summary: 'Send an incoming customer message or service alert',
-      description:
-        'Idempotent on `eventId`: the first request creates the message (201); an identical retry answers 200 with the same ids and `duplicate: true`; the same `eventId` with different content is 409 `event_conflict`. The content compared covers every field after defaults, and the bytes and order of the images. Nothing is written for a rejected request.',
+      operationId: id,
+      tags: [tagOf(path)],
+      summary,
+      description: descriptionOf(id),
       requestBody: {
         description: `JSON (at most ${MAX_JSON_BYTES} bytes), or \`multipart/form-data\` with images (at most ${MAX_MULTIPART_BYTES} bytes).`,
         required: true,
@@ -462,127 +470,94 @@ export function buildOpenApiDocument(): JsonObject {
       },
     },
   };
+}
 
-  const claimPath = deliveryPath({
-    operationId: 'claimDelivery',
-    summary: 'Claim a delivery: read the reply and recipient under a lease',
-    description: `\`ready\`: a ${LEASE_MS / 1000}-second lease, the text and the recipient. A retried claim with the same \`requestId\` gets the same lease back; another \`requestId\` gets 503 \`lease_busy\` while the lease is live. \`skip\`: nothing to do now; \`reason\` is \`waiting_for_previous\` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), \`already_sent\`, \`already_failed\` or \`outcome_unknown\`.`,
-    request: {
-      schema: 'ClaimRequest',
-      examples: { claim: { summary: 'Claim', value: { deliveryId: DELIVERY_ID, requestId: 'claim-2b7f0c1e' } } },
-    },
+/**
+ * Hand-written descriptions for the operations the generic JSON one does not fit, by operationId;
+ * every other operation of the catalogue is `jsonOperationPath`'s.
+ */
+const SPECIAL_OPERATIONS: Partial<Record<OperationId, { path: () => JsonObject; schemas: () => JsonObject }>> = {
+  sendMessage: { path: messagesPath, schemas: messagesSchemas },
+};
+
+/** Request and response examples of the JSON operations. */
+const OPERATION_EXAMPLES: Partial<Record<OperationId, OperationExamples>> = {
+  claimDelivery: {
+    request: { claim: { summary: 'Claim', value: { deliveryId: DELIVERY_ID, requestId: 'claim-2b7f0c1e' } } },
+    responseDescription: 'The claim result.',
     response: {
-      description: 'The claim result.',
-      schema: 'ClaimResponse',
-      examples: {
-        ready: {
-          summary: 'Ready: send it',
-          value: {
-            status: 'ready',
-            leaseId: LEASE_ID,
-            leaseExpiresAt: 1767268920000,
-            message: { text: 'Your parcel left the warehouse today.', recipient: { externalConversationId: 'chat-42', externalCustomerId: 'cust-7' } },
-          },
+      ready: {
+        summary: 'Ready: send it',
+        value: {
+          status: 'ready',
+          leaseId: LEASE_ID,
+          leaseExpiresAt: 1767268920000,
+          message: { text: 'Your parcel left the warehouse today.', recipient: { externalConversationId: 'chat-42', externalCustomerId: 'cust-7' } },
         },
-        waiting: { summary: 'Skip: an earlier reply is unfinished', value: { status: 'skip', reason: 'waiting_for_previous' } },
-        alreadySent: { summary: 'Skip: already sent', value: { status: 'skip', reason: 'already_sent' } },
       },
+      waiting: { summary: 'Skip: an earlier reply is unfinished', value: { status: 'skip', reason: 'waiting_for_previous' } },
+      alreadySent: { summary: 'Skip: already sent', value: { status: 'skip', reason: 'already_sent' } },
     },
-  });
-
-  const startPath = deliveryPath({
-    operationId: 'startDelivery',
-    summary: 'Record the intent to send, before contacting the provider',
-    description: 'Send through the provider only when the answer is `sending`. A retried start under the same lease answers `sending` again; `sent` means the delivery was already sent: do not send.',
-    request: { schema: 'StartRequest', examples: { start: { summary: 'Start', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID } } } },
-    response: {
-      description: 'The delivery status.',
-      schema: 'StartResponse',
-      examples: statusExamples({ sending: 'Send now', sent: 'Already sent: do not send' }),
-    },
-  });
-
-  const extendPath = deliveryPath({
-    operationId: 'extendDeliveryLease',
-    summary: 'Extend the lease while the provider call is still running',
-    description: `Under the live current lease of a delivery that is \`leased\` or \`sending\`: the lease now ends ${LEASE_MS / 1000} seconds from now (\`leaseExpiresAt\`, epoch ms), but never later than ${LEASE_MAX_MS / 60_000} minutes after its claim: the granted expiry is clamped to that cap, and once the lease already ends there, the answer is 409 \`lease_limit_reached\`. Extend when half of the remaining lease has passed and the provider call is still running (the SDK's \`processDelivery\` does). An expired lease, or one that a newer lease replaced, is 409 \`lease_lost\` (an expired lease is never revived); a finished delivery is 409 \`delivery_finished\`. After any refusal, let a running provider call finish and report its outcome as usual: complete is accepted from the last lease even after it expired. Safe to repeat: an extend never shortens the lease.`,
-    request: { schema: 'ExtendRequest', examples: { extend: { summary: 'Extend', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID } } } },
-    response: {
-      description: 'The lease is extended.',
-      schema: 'ExtendResponse',
-      examples: { extended: { summary: 'Extended', value: { leaseExpiresAt: 1767268980000 } } },
-    },
-  });
-
-  const completePath = deliveryPath({
-    operationId: 'completeDelivery',
-    summary: 'Report that the provider accepted the message',
-    description:
-      'Only after the provider actually accepted the message. Accepted from the lease that holds or last held the delivery, even after the lease expired. Idempotent for the same lease and the same ids; anything else after `sent` is 409 `conflicting_completion`.',
+  },
+  startDelivery: {
+    request: { start: { summary: 'Start', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID } } },
+    responseDescription: 'The delivery status.',
+    response: statusExamples({ sending: 'Send now', sent: 'Already sent: do not send' }),
+  },
+  extendDeliveryLease: {
+    request: { extend: { summary: 'Extend', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID } } },
+    responseDescription: 'The lease is extended.',
+    response: { extended: { summary: 'Extended', value: { leaseExpiresAt: 1767268980000 } } },
+  },
+  completeDelivery: {
+    request: { complete: { summary: 'Complete', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, providerMessageIds: ['wamid.HBgLMTU1NTAxMjM0NTY3FQIAERgSQzVGMjQ0'] } } },
+    responseDescription: 'Sent.',
+    response: statusExamples({ sent: 'Sent' }),
+  },
+  failDelivery: {
     request: {
-      schema: 'CompleteRequest',
-      examples: { complete: { summary: 'Complete', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, providerMessageIds: ['wamid.HBgLMTU1NTAxMjM0NTY3FQIAERgSQzVGMjQ0'] } } },
+      retry: { summary: 'Temporary rejection', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'retry', code: 'provider_throttled', retryAfterMs: 60000 } },
+      unknown: { summary: 'Timeout: the provider may have accepted it', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'unknown', code: 'provider_timeout' } },
+      failed: { summary: 'Permanent failure', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'failed', code: 'recipient_blocked' } },
     },
-    response: { description: 'Sent.', schema: 'CompleteResponse', examples: statusExamples({ sent: 'Sent' }) },
-  });
-
-  const failPath = deliveryPath({
-    operationId: 'failDelivery',
-    summary: 'Report a failed, rejected or ambiguous send',
-    description:
-      '`retry` (definite temporary rejection) queues the delivery again (`queued`), or `failed` once the retry budget is spent (10 attempts or 24 hours). `failed` answers `failed`; `unknown` answers `unknown` and the provider call is never repeated automatically. On an already sent delivery the answer is `sent` and nothing changes. The same call repeated under the same lease gets the same answer.',
-    request: {
-      schema: 'FailRequest',
-      examples: {
-        retry: { summary: 'Temporary rejection', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'retry', code: 'provider_throttled', retryAfterMs: 60000 } },
-        unknown: { summary: 'Timeout: the provider may have accepted it', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'unknown', code: 'provider_timeout' } },
-        failed: { summary: 'Permanent failure', value: { deliveryId: DELIVERY_ID, leaseId: LEASE_ID, outcome: 'failed', code: 'recipient_blocked' } },
+    responseDescription: 'The delivery status after the report.',
+    response: statusExamples({ queued: 'Queued for another attempt', failed: 'Failed for good', unknown: 'Outcome unknown', sent: 'It was already sent' }),
+  },
+  listPendingDeliveries: {
+    request: { first: { summary: 'First page', value: { limit: 50 } }, next: { summary: 'Next page', value: { limit: 50, cursor: 'eyJ2IjoxLCJvIjoiLi4uIn0' } } },
+    responseDescription: 'One page of the list.',
+    response: {
+      page: {
+        summary: 'A page, more to come',
+        value: { deliveries: [{ deliveryId: DELIVERY_ID, workspaceId: 'ws_acme', integrationId: 'int_telegram', conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', messageId: 'r_7Jq2' }], nextCursor: 'eyJ2IjoxLCJvIjoiLi4uIn0' },
       },
+      empty: { summary: 'Nothing to catch up', value: { deliveries: [], nextCursor: null } },
     },
-    response: {
-      description: 'The delivery status after the report.',
-      schema: 'FailResponse',
-      examples: statusExamples({ queued: 'Queued for another attempt', failed: 'Failed for good', unknown: 'Outcome unknown', sent: 'It was already sent' }),
-    },
-  });
-
-  const pendingPath = deliveryPath({
-    operationId: 'listPendingDeliveries',
-    summary: 'List the deliveries you can claim now (catch-up)',
-    description:
-      "Your integration's deliveries that are claimable now (queued, due, first unfinished reply of their conversation), oldest first, each exactly the notification of spec 2.4: claim them as if notified. Call it at start-up and every few minutes, so a lost notification (a subscription created late, deleted or expired) never blocks a conversation. Page with `nextCursor` until it is null; deliveries that arrive meanwhile come after the current position (no duplicates, no gaps). A claimed delivery leaves the list; one that becomes claimable again comes back. The cost does not grow with finished deliveries.",
+  },
+  reportDeliveryReceipt: {
     request: {
-      schema: 'PendingRequest',
-      examples: { first: { summary: 'First page', value: { limit: 50 } }, next: { summary: 'Next page', value: { limit: 50, cursor: 'eyJ2IjoxLCJvIjoiLi4uIn0' } } },
+      delivered: { summary: 'Delivered', value: { deliveryId: DELIVERY_ID, status: 'delivered', at: 1767268925000 } },
+      read: { summary: 'Read', value: { deliveryId: DELIVERY_ID, status: 'read', at: 1767268990000 } },
+      failed: { summary: 'Failed after acceptance', value: { deliveryId: DELIVERY_ID, status: 'failed', code: 'recipient_unreachable' } },
     },
-    response: {
-      description: 'One page of the list.',
-      schema: 'PendingResponse',
-      examples: {
-        page: {
-          summary: 'A page, more to come',
-          value: { deliveries: [{ deliveryId: DELIVERY_ID, workspaceId: 'ws_acme', integrationId: 'int_telegram', conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', messageId: 'r_7Jq2' }], nextCursor: 'eyJ2IjoxLCJvIjoiLi4uIn0' },
-        },
-        empty: { summary: 'Nothing to catch up', value: { deliveries: [], nextCursor: null } },
-      },
-    },
-  });
+    responseDescription: 'Recorded (or already known).',
+    response: statusExamples({ sent: 'The delivery stays sent' }),
+  },
+};
 
-  const receiptPath = deliveryPath({
-    operationId: 'reportDeliveryReceipt',
-    summary: "Report the channel's receipt for a sent reply",
-    description:
-      'What the channel said after the provider accepted the message: `delivered`, `read`, or `failed` (with a `code`). Only for a `sent` delivery (409 `delivery_not_sent` otherwise); no lease is needed. Receipts never change the delivery, which stays `sent`, and only move forward: `read` is final and a later `delivered` changes nothing; `failed` after `delivered` is recorded; the same receipt again changes nothing. The console shows the latest as `delivery.receipt` on the reply.',
-    request: {
-      schema: 'ReceiptRequest',
-      examples: {
-        delivered: { summary: 'Delivered', value: { deliveryId: DELIVERY_ID, status: 'delivered', at: 1767268925000 } },
-        read: { summary: 'Read', value: { deliveryId: DELIVERY_ID, status: 'read', at: 1767268990000 } },
-        failed: { summary: 'Failed after acceptance', value: { deliveryId: DELIVERY_ID, status: 'failed', code: 'recipient_unreachable' } },
-      },
-    },
-    response: { description: 'Recorded (or already known).', schema: 'ReceiptResponse', examples: statusExamples({ sent: 'The delivery stays sent' }) },
-  });
+/** Builds the OpenAPI 3.1 document (a plain JSON value; deterministic). */
+export function buildOpenApiDocument(): JsonObject {
+  const paths: JsonObject = {};
+  const schemas: JsonObject = {};
+  for (const { operationId, path } of httpOperations()) {
+    const special = SPECIAL_OPERATIONS[operationId];
+    paths[path] = special ? special.path() : jsonOperationPath(operationId);
+    const components = special ? special.schemas() : jsonOperationSchemas(operationId);
+    const clash = Object.keys(components).filter((name) => name in schemas);
+    if (clash.length > 0) throw new Error(`${operationId}: component names already taken: ${clash.join(', ')}`);
+    Object.assign(schemas, components);
+  }
+  schemas.Error = jsonSchema(ErrorEnvelopeSchema, 'output');
 
   return {
     openapi: OPENAPI_VERSION,
@@ -611,16 +586,7 @@ export function buildOpenApiDocument(): JsonObject {
       { name: 'messages', description: 'Incoming customer messages and service alerts.' },
       { name: 'deliveries', description: 'Delivery of operator replies through the connector (claim, start, extend, complete, fail) and the channel receipts that follow.' },
     ],
-    paths: {
-      '/v1/messages': messages,
-      '/v1/deliveries/claim': claimPath,
-      '/v1/deliveries/start': startPath,
-      '/v1/deliveries/extend': extendPath,
-      '/v1/deliveries/complete': completePath,
-      '/v1/deliveries/fail': failPath,
-      '/v1/deliveries/pending': pendingPath,
-      '/v1/deliveries/receipt': receiptPath,
-    },
+    paths,
     components: {
       schemas,
       responses: sharedErrorResponses(),

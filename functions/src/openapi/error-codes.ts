@@ -1,6 +1,7 @@
 /**
- * Every `error.code` the service emits, with its HTTP status, and which operation can answer
- * with which code. This is what the OpenAPI document lists per operation and status.
+ * Every `error.code` the service emits, with its HTTP status. Which operation can answer with which
+ * code is in the operation catalogue (../operations.ts `errorCodes`); the OpenAPI document lists
+ * them per operation and status.
  *
  * Collected from the code: `new <Status>Error('<code>'` anywhere in functions/src but cli/.
  * test/unit/openapi/document.test.ts scans the sources and fails when a code is thrown that is not
@@ -8,6 +9,7 @@
  */
 import { IMAGE_ERROR_CODES, IMAGE_LIMITS } from '../messages/images';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
+import { HTTP_OPERATIONS, type OperationId } from '../operations';
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 503;
 
@@ -176,47 +178,8 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** Codes every endpoint can answer with (the shared pipeline: method, key, content type, size, JSON, schema, backend). */
-const COMMON: readonly ErrorCode[] = [
-  'invalid_json',
-  'invalid_request',
-  'invalid_key',
-  'integration_inactive',
-  'source_disabled',
-  'method_not_allowed',
-  'payload_too_large',
-  'unsupported_media_type',
-  'deadline_exceeded',
-  'temporarily_unavailable',
-];
-
-/** Per operationId: every code it can answer with. */
-export const OPERATION_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
-  sendMessage: [
-    ...COMMON,
-    'invalid_multipart',
-    'empty_message',
-    IMAGE_ERROR_CODES.unsupported,
-    IMAGE_ERROR_CODES.invalid,
-    IMAGE_ERROR_CODES.tooLargeDimensions,
-    IMAGE_ERROR_CODES.tooMany,
-    'event_conflict',
-    IMAGE_ERROR_CODES.tooLarge,
-    IMAGE_ERROR_CODES.setTooLarge,
-    'rate_limited',
-    'image_store_unavailable',
-  ],
-  claimDelivery: [...COMMON, 'delivery_not_found', 'lease_busy', 'retry_delayed'],
-  startDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'delivery_finished'],
-  extendDeliveryLease: [...COMMON, 'delivery_not_found', 'lease_lost', 'delivery_finished', 'lease_limit_reached'],
-  completeDelivery: [...COMMON, 'delivery_not_found', 'lease_lost', 'conflicting_completion'],
-  failDelivery: [...COMMON, 'delivery_not_found', 'lease_lost'],
-  listPendingDeliveries: [...COMMON, 'invalid_cursor'],
-  reportDeliveryReceipt: [...COMMON, 'delivery_not_found', 'delivery_not_sent'],
-};
-
-/** The codes of `operationId` for one status, in catalogue order. */
-export function codesFor(operationId: string, status: ErrorStatus): ErrorCode[] {
-  const codes = OPERATION_ERROR_CODES[operationId] ?? [];
+/** The codes of `operationId` for one status, in catalogue order (each operation's codes: ../operations.ts). */
+export function codesFor(operationId: OperationId, status: ErrorStatus): ErrorCode[] {
+  const codes: readonly ErrorCode[] = HTTP_OPERATIONS[operationId].errorCodes;
   return (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => ERROR_CODES[code].status === status && codes.includes(code));
 }

@@ -299,7 +299,7 @@ describe('400 empty_message: a message needs text or an image', () => {
   });
 });
 
-describe('field limits of section 8 at and one past the boundary (counted in code points)', () => {
+describe('field limits (docs/contract.md#limits) at and one past the boundary (counted in code points)', () => {
   // Astral characters prove the limits count code points: each is 2 UTF-16 units.
   type Stored = { message: Record<string, unknown> | undefined; conversation: Record<string, unknown> | undefined };
   const limits: Array<[string, number, (m: WireMessage, v: string) => WireMessage, string, (s: Stored) => unknown]> = [

@@ -3,10 +3,13 @@
  * reads it (each exported function carries its `__endpoint` manifest entry): every HTTP function
  * runs in europe-central2 (Warsaw, docs/contract.md#hosts-and-versions), every trigger runs in the region
  * deliveries/triggers.ts addresses its task queue in, and every Hosting rewrite of firebase.json
- * names an exported HTTP function in that region.
+ * names an exported HTTP function in that region. The HTTP functions are exactly the operation
+ * catalogue's (functions/src/operations.ts), exported by index.js from it with its options, and each
+ * is served by its bundle's `endpoints[operationId]`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { handlerBundles, httpOperations } from '../../../functions/src/operations';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const REGION = 'europe-central2';
@@ -70,25 +73,46 @@ describe('functions manifest', () => {
   });
 });
 
-describe('handler bundles', () => {
-  // index.js requires each handler's esbuild bundle (lib/bundles/, scripts/bundle-functions.mjs);
-  // its types come from the source module, so check that the bundle exports the same functions.
-  const exportedFunctions = (path: string): string[] => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require(path) as Record<string, unknown>;
-    return Object.keys(mod).filter((k) => typeof mod[k] === 'function').sort();
-  };
-  const entry = readFileSync(join(ROOT, 'functions', 'lib', 'index.js'), 'utf8');
-  const required = [...entry.matchAll(/require\(['"]\.\/bundles\/([^'"]+)['"]\)/g)].map((m) => m[1] ?? '');
-
-  test('index.js requires a bundle for every lazily loaded handler module', () => {
-    expect(required.sort()).toEqual(['deliveries/http.js', 'deliveries/triggers.js', 'integrations/triggers.js', 'messages/http.js']);
+describe('the HTTP functions are the operation catalogue', () => {
+  test('one HTTP function per operation, under its functionName, and no other', () => {
+    expect(httpFunctions.map(([name]) => name).sort()).toEqual(httpOperations().map((op) => op.functionName).sort());
   });
 
-  test.each(required)('bundles/%s exports the functions of its source module', (path) => {
-    const lib = join(ROOT, 'functions', 'lib');
-    expect(exportedFunctions(join(lib, path)).length).toBeGreaterThan(0);
-    expect(exportedFunctions(join(lib, 'bundles', path))).toEqual(exportedFunctions(join(lib, path)));
+  test.each(httpOperations().map((op) => [op.functionName, op] as const))('%s has the options of its catalogue entry over the shared ones', (name, op) => {
+    const endpoint = endpoints[name] as Endpoint;
+    const memoryMb = { '256MiB': 256, '2GiB': 2048 }[String(op.options.memory)];
+    expect({ name, memoryMb: endpoint.availableMemoryMb, concurrency: endpoint.concurrency, maxInstances: endpoint.maxInstances, timeoutSeconds: endpoint.timeoutSeconds }).toEqual({
+      name,
+      memoryMb,
+      concurrency: op.options.concurrency ?? 80,
+      maxInstances: op.options.maxInstances ?? 20,
+      timeoutSeconds: 60,
+    });
+    if (op.options.cpu !== undefined) expect(endpoint.cpu).toBe(op.options.cpu);
+  });
+
+  test("the messages function keeps its sizing (bench: multipart memory): 2 GiB, 1 vCPU, 32 concurrent, 50 instances", () => {
+    expect(endpoints.messages).toMatchObject({ availableMemoryMb: 2048, cpu: 1, concurrency: 32, maxInstances: 50 });
+  });
+});
+
+describe('handler bundles', () => {
+  // index.js requires each handler's esbuild bundle (lib/bundles/, scripts/bundle-functions.mjs);
+  // its types come from the source module, so check that the bundle exports the same.
+  const lib = join(ROOT, 'functions', 'lib');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const load = (path: string) => require(path) as Record<string, unknown>;
+  const exportsOf = (path: string): string[] => Object.keys(load(path)).sort();
+
+  test.each(handlerBundles())('bundles/%s.js exists and exports what its source module exports', (bundle) => {
+    expect(existsSync(join(lib, 'bundles', `${bundle}.js`))).toBe(true);
+    expect(exportsOf(join(lib, `${bundle}.js`)).length).toBeGreaterThan(0);
+    expect(exportsOf(join(lib, 'bundles', `${bundle}.js`))).toEqual(exportsOf(join(lib, `${bundle}.js`)));
+  });
+
+  test.each(httpOperations().map((op) => [op.operationId, op] as const))("%s is served by its bundle's endpoints", (id, op) => {
+    const served = load(join(lib, 'bundles', `${op.handler.bundle}.js`)).endpoints as Record<string, unknown> | undefined;
+    expect({ id, handler: typeof served?.[id] }).toEqual({ id, handler: 'function' });
   });
 });
 

@@ -14,7 +14,8 @@ import * as errors from '../../../functions/src/platform/errors';
 import { IMAGE_ERROR_CODES } from '../../../functions/src/messages/images';
 import { ClaimRequestSchema } from '../../../functions/src/deliveries/schemas';
 import { YAML_HEADER, YAML_OPTIONS, buildOpenApiDocument } from '../../../functions/src/openapi/document';
-import { ERROR_CODES, OPERATION_ERROR_CODES } from '../../../functions/src/openapi/error-codes';
+import { ERROR_CODES } from '../../../functions/src/openapi/error-codes';
+import { httpOperations } from '../../../functions/src/operations';
 import { Contract, ContractViolation, OPENAPI_FILE } from '../../integration/helpers/openapi';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -67,16 +68,25 @@ describe('the committed document', () => {
     ]);
     expect(components.securitySchemes).toEqual({ integrationKey: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
     expect(fresh.security).toEqual([{ integrationKey: [] }]);
-    expect(operations.map(({ method, path, op }) => `${method} ${path} ${op.operationId}`)).toEqual([
-      'post /v1/messages sendMessage',
-      'post /v1/deliveries/claim claimDelivery',
-      'post /v1/deliveries/start startDelivery',
-      'post /v1/deliveries/extend extendDeliveryLease',
-      'post /v1/deliveries/complete completeDelivery',
-      'post /v1/deliveries/fail failDelivery',
-      'post /v1/deliveries/pending listPendingDeliveries',
-      'post /v1/deliveries/receipt reportDeliveryReceipt',
-    ]);
+    // One path per operation of the catalogue (functions/src/operations.ts), in its order, POST only.
+    expect(operations.map(({ method, path, op }) => `${method} ${path} ${op.operationId}`)).toEqual(
+      httpOperations().map((op) => `post ${op.path} ${op.operationId}`),
+    );
+    expect(operations.map(({ path }) => path)).toEqual(expect.arrayContaining(['/v1/messages', '/v1/deliveries/claim', '/v1/deliveries/receipt']));
+  });
+
+  test("each operation's summary, description, tag and error codes are its catalogue entry's", () => {
+    for (const entry of httpOperations()) {
+      const op = paths[entry.path]?.post as Obj;
+      expect({ id: entry.operationId, summary: op.summary, tag: op.tags }).toEqual({ id: entry.operationId, summary: entry.summary, tag: [entry.path.split('/')[2]] });
+      expect(typeof op.description === 'string' && op.description.length > 0).toBe(true);
+      const documented = responsesOf(op).flatMap(([status, response]) => {
+        if (Number(status) < 400) return [];
+        const media = (response.content as Record<string, Obj>)['application/json'] as Obj;
+        return Object.keys(media.examples as Obj);
+      });
+      expect({ id: entry.operationId, codes: [...documented].sort() }).toEqual({ id: entry.operationId, codes: [...entry.errorCodes].sort() });
+    }
   });
 
   test('every response declares X-Request-Id; 429 and 503 declare Retry-After; 405 declares Allow', () => {
@@ -202,7 +212,7 @@ describe('error codes', () => {
   });
 
   test('every catalogued code is documented for at least one operation', () => {
-    const used = new Set(Object.values(OPERATION_ERROR_CODES).flat());
+    const used = new Set(httpOperations().flatMap((op) => op.errorCodes));
     expect(Object.keys(ERROR_CODES).filter((code) => !used.has(code as keyof typeof ERROR_CODES))).toEqual([]);
   });
 

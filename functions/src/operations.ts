@@ -1,0 +1,242 @@
+/**
+ * The operation catalogue: every HTTP operation of the API, declared once. Everything else that
+ * names an operation is derived from this table:
+ *
+ * - the deployed HTTP functions (functions/src/index.ts exports one per entry, under `functionName`,
+ *   with `options`, requiring `handler.bundle` on the first invocation);
+ * - the Hosting rewrites in firebase.json (`npm run rewrites`, checked by test/unit/operations.test.ts);
+ * - the OpenAPI paths (functions/src/openapi/document.ts, with the request and response schemas of
+ *   the features' `*_OPERATION_SCHEMAS` tables) and each operation's error codes;
+ * - the delivery transition endpoints (functions/src/deliveries/http.ts serves every entry with a
+ *   `rule`: the request schema's body and the transition's facts go to that `decide*` rule);
+ * - the handler bundles (scripts/bundle-functions.mjs) and the framework phase's suites
+ *   (scripts/framework-phase.mjs).
+ *
+ * Adding an operation is one entry here, its request/response schemas, its rule (or handler) and
+ * its test; the unit tests fail when a derived place is stale or an entry has no suite.
+ *
+ * Metadata only: index.js loads this module to declare the functions, so it imports nothing at run
+ * time but the region (already loaded there). Zod, the handlers and the rules are named by type only.
+ */
+import type { HttpsOptions } from 'firebase-functions/v2/https';
+import type * as z from 'zod';
+import type { ErrorCode } from './openapi/error-codes';
+import type * as DeliveryRules from './deliveries/state-machine';
+import { REGION } from './platform/region';
+
+/**
+ * The handler modules index.ts requires lazily (each an esbuild bundle, lib/bundles/<path>.js), by
+ * path under functions/src. Types only: what `require` returns for each.
+ */
+export interface HandlerModules {
+  'messages/http': typeof import('./messages/http');
+  'deliveries/http': typeof import('./deliveries/http');
+  'deliveries/triggers': typeof import('./deliveries/triggers');
+  'integrations/triggers': typeof import('./integrations/triggers');
+}
+export type HandlerBundle = keyof HandlerModules;
+
+/** The bundles of the triggers (declared by hand in index.ts: they are not HTTP operations). */
+export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers'] as const satisfies readonly HandlerBundle[];
+
+/** A `decide*` rule of the delivery state machine, by name. */
+export type DeliveryRuleName = Extract<keyof typeof DeliveryRules, `decide${string}`>;
+
+/**
+ * Who serves an operation: the bundle whose `endpoints[operationId]` is its handler. With `rule`,
+ * it is a delivery transition (deliveries/http.ts): the validated body, plus the transition's facts,
+ * goes to that rule, on the delivery named by the body's `deliveryId`.
+ */
+export type OperationHandler =
+  | { bundle: 'messages/http' }
+  | { bundle: 'deliveries/http'; rule?: DeliveryRuleName; readsConversation?: true };
+
+/** The limits an operation's description may quote (supplied by openapi/document.ts). */
+export interface DocumentedLimits {
+  leaseSeconds: number;
+  leaseMaxMinutes: number;
+}
+
+export interface HttpOperation {
+  /** `POST <path>` under the base host (the Hosting rewrite's source). */
+  path: `/v1/${string}`;
+  /** The deployed function's name (an export of index.ts; renaming one redeploys it). */
+  functionName: string;
+  handler: OperationHandler;
+  /** Function options beyond the shared ones of index.ts (memory, CPU, concurrency, instances). */
+  options: Pick<HttpsOptions, 'memory' | 'cpu' | 'concurrency' | 'maxInstances'>;
+  /** Every `error.code` the operation can answer with (the OpenAPI document lists them per status). */
+  errorCodes: readonly ErrorCode[];
+  /**
+   * The HTTP suites that exercise the operation; the framework phase runs them on the production
+   * runtime (scripts/framework-phase.mjs). At least one; each names the operation's path.
+   */
+  suites: readonly [string, ...string[]];
+  /** For the OpenAPI document: one line, and the rules a connector must know. */
+  summary: string;
+  description: string | ((limits: DocumentedLimits) => string);
+}
+
+/** An operation's wire shapes: the body it validates, the success body it answers (features' `*_OPERATION_SCHEMAS`). */
+export interface OperationSchemas {
+  request: z.ZodType;
+  response: z.ZodType;
+}
+
+/** The region of every HTTP function, and of their Hosting rewrites. */
+export const HTTP_REGION = REGION;
+
+/** Codes every endpoint can answer with (the shared pipeline: method, key, content type, size, JSON, schema, backend). */
+const COMMON_ERRORS = [
+  'invalid_json',
+  'invalid_request',
+  'invalid_key',
+  'integration_inactive',
+  'source_disabled',
+  'method_not_allowed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'deadline_exceeded',
+  'temporarily_unavailable',
+] as const satisfies readonly ErrorCode[];
+
+/** A delivery endpoint: small JSON bodies, one Firestore transaction. */
+const DELIVERY_FUNCTION = { memory: '256MiB' } as const;
+
+const DELIVERY_SUITES = ['test/integration/deliveries/operations.test.ts', 'test/integration/deliveries/validation.test.ts'] as const;
+
+export const HTTP_OPERATIONS = {
+  sendMessage: {
+    path: '/v1/messages',
+    functionName: 'messages',
+    handler: { bundle: 'messages/http' },
+    /*
+     * Memory and concurrency from the bench's "Multipart memory on the functions framework"
+     * (bench/results/latest.md): the runtime buffers each body (up to 21 MB) before our handler, and
+     * each maximum-size upload in flight adds about 1.2x its size to the process (the buffered body
+     * plus body-parser's transient chunks; our parser hands the images on as views of the body).
+     * Measured: idle ~170 MiB, 32 concurrent maximum uploads peak at ~950 MiB = 0.46 of 2 GiB; the
+     * margin up to 0.8 covers the Cloud Storage client's upload buffers, which the local image store
+     * of the bench does not have (at most one more copy: 32 x 2.2 x 21 MB + 170 MiB ≈ 0.8).
+     * Beyond 32 requests an instance gets no more: Cloud Run routes them to other instances, and
+     * 32 x 50 instances keeps the 1,600 concurrent requests of the other functions' 80 x 20.
+     * `cpu: 1` because concurrency above 1 needs a whole vCPU.
+     */
+    options: { memory: '2GiB', cpu: 1, concurrency: 32, maxInstances: 50 },
+    errorCodes: [
+      ...COMMON_ERRORS,
+      'invalid_multipart',
+      'empty_message',
+      'unsupported_image',
+      'invalid_image',
+      'image_too_large_dimensions',
+      'too_many_images',
+      'event_conflict',
+      'image_too_large',
+      'images_too_large',
+      'rate_limited',
+      'image_store_unavailable',
+    ],
+    suites: [
+      'test/integration/messages/errors.test.ts',
+      'test/integration/messages/idempotency.test.ts',
+      'test/integration/messages/images.test.ts',
+    ],
+    summary: 'Send an incoming customer message or service alert',
+    description:
+      'Idempotent on `eventId`: the first request creates the message (201); an identical retry answers 200 with the same ids and `duplicate: true`; the same `eventId` with different content is 409 `event_conflict`. The content compared covers every field after defaults, and the bytes and order of the images. Nothing is written for a rejected request.',
+  },
+  claimDelivery: {
+    path: '/v1/deliveries/claim',
+    functionName: 'claimDelivery',
+    handler: { bundle: 'deliveries/http', rule: 'decideClaim', readsConversation: true },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_busy', 'retry_delayed'],
+    suites: DELIVERY_SUITES,
+    summary: 'Claim a delivery: read the reply and recipient under a lease',
+    description: ({ leaseSeconds }) =>
+      `\`ready\`: a ${leaseSeconds}-second lease, the text and the recipient. A retried claim with the same \`requestId\` gets the same lease back; another \`requestId\` gets 503 \`lease_busy\` while the lease is live. \`skip\`: nothing to do now; \`reason\` is \`waiting_for_previous\` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), \`already_sent\`, \`already_failed\` or \`outcome_unknown\`.`,
+  },
+  startDelivery: {
+    path: '/v1/deliveries/start',
+    functionName: 'startDelivery',
+    handler: { bundle: 'deliveries/http', rule: 'decideStart' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'delivery_finished'],
+    suites: DELIVERY_SUITES,
+    summary: 'Record the intent to send, before contacting the provider',
+    description:
+      'Send through the provider only when the answer is `sending`. A retried start under the same lease answers `sending` again; `sent` means the delivery was already sent: do not send.',
+  },
+  extendDeliveryLease: {
+    path: '/v1/deliveries/extend',
+    functionName: 'extendDeliveryLease',
+    handler: { bundle: 'deliveries/http', rule: 'decideExtend' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'delivery_finished', 'lease_limit_reached'],
+    suites: ['test/integration/deliveries/extend.test.ts', 'test/integration/deliveries/validation.test.ts'],
+    summary: 'Extend the lease while the provider call is still running',
+    description: ({ leaseSeconds, leaseMaxMinutes }) =>
+      `Under the live current lease of a delivery that is \`leased\` or \`sending\`: the lease now ends ${leaseSeconds} seconds from now (\`leaseExpiresAt\`, epoch ms), but never later than ${leaseMaxMinutes} minutes after its claim: the granted expiry is clamped to that cap, and once the lease already ends there, the answer is 409 \`lease_limit_reached\`. Extend when half of the remaining lease has passed and the provider call is still running (the SDK's \`processDelivery\` does). An expired lease, or one that a newer lease replaced, is 409 \`lease_lost\` (an expired lease is never revived); a finished delivery is 409 \`delivery_finished\`. After any refusal, let a running provider call finish and report its outcome as usual: complete is accepted from the last lease even after it expired. Safe to repeat: an extend never shortens the lease.`,
+  },
+  completeDelivery: {
+    path: '/v1/deliveries/complete',
+    functionName: 'completeDelivery',
+    handler: { bundle: 'deliveries/http', rule: 'decideComplete' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'conflicting_completion'],
+    suites: DELIVERY_SUITES,
+    summary: 'Report that the provider accepted the message',
+    description:
+      'Only after the provider actually accepted the message. Accepted from the lease that holds or last held the delivery, even after the lease expired. Idempotent for the same lease and the same ids; anything else after `sent` is 409 `conflicting_completion`.',
+  },
+  failDelivery: {
+    path: '/v1/deliveries/fail',
+    functionName: 'failDelivery',
+    handler: { bundle: 'deliveries/http', rule: 'decideFail' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost'],
+    suites: DELIVERY_SUITES,
+    summary: 'Report a failed, rejected or ambiguous send',
+    description:
+      '`retry` (definite temporary rejection) queues the delivery again (`queued`), or `failed` once the retry budget is spent (10 attempts or 24 hours). `failed` answers `failed`; `unknown` answers `unknown` and the provider call is never repeated automatically. On an already sent delivery the answer is `sent` and nothing changes. The same call repeated under the same lease gets the same answer.',
+  },
+  listPendingDeliveries: {
+    path: '/v1/deliveries/pending',
+    functionName: 'listPendingDeliveries',
+    handler: { bundle: 'deliveries/http' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'invalid_cursor'],
+    suites: ['test/integration/deliveries/pending.test.ts'],
+    summary: 'List the deliveries you can claim now (catch-up)',
+    description:
+      "Your integration's deliveries that are claimable now (queued, due, first unfinished reply of their conversation), oldest first, each exactly the notification published to your topic for it: claim them as if notified. Call it at start-up and every few minutes, so a lost notification (a subscription created late, deleted or expired) never blocks a conversation. Page with `nextCursor` until it is null; deliveries that arrive meanwhile come after the current position (no duplicates, no gaps). A claimed delivery leaves the list; one that becomes claimable again comes back. The cost does not grow with finished deliveries.",
+  },
+  reportDeliveryReceipt: {
+    path: '/v1/deliveries/receipt',
+    functionName: 'reportDeliveryReceipt',
+    handler: { bundle: 'deliveries/http', rule: 'decideReceipt' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'delivery_not_sent'],
+    suites: ['test/integration/deliveries/receipts.test.ts'],
+    summary: "Report the channel's receipt for a sent reply",
+    description:
+      'What the channel said after the provider accepted the message: `delivered`, `read`, or `failed` (with a `code`). Only for a `sent` delivery (409 `delivery_not_sent` otherwise); no lease is needed. Receipts never change the delivery, which stays `sent`, and only move forward: `read` is final and a later `delivered` changes nothing; `failed` after `delivered` is recorded; the same receipt again changes nothing. The console shows the latest as `delivery.receipt` on the reply.',
+  },
+} as const satisfies Record<string, HttpOperation>;
+
+export type HttpOperations = typeof HTTP_OPERATIONS;
+export type OperationId = keyof HttpOperations;
+
+/** The operations one bundle serves (the keys of its `endpoints`). */
+export type OperationsOf<B extends HandlerBundle> = { [Id in OperationId]: HttpOperations[Id]['handler']['bundle'] extends B ? Id : never }[OperationId];
+
+/** The delivery operations that are transitions: served through their `rule`. */
+export type TransitionOperationId = { [Id in OperationId]: HttpOperations[Id]['handler'] extends { rule: DeliveryRuleName } ? Id : never }[OperationId];
+
+/** The catalogue as a list, in its order (the order of the OpenAPI paths and the rewrites). */
+export const httpOperations = (): Array<HttpOperation & { operationId: OperationId }> =>
+  (Object.keys(HTTP_OPERATIONS) as OperationId[]).map((operationId) => ({ operationId, ...HTTP_OPERATIONS[operationId] }));
+
+/** The handler bundles index.ts requires: those of the HTTP operations, then the triggers'. */
+export const handlerBundles = (): HandlerBundle[] => [...new Set<HandlerBundle>([...httpOperations().map((op) => op.handler.bundle), ...TRIGGER_BUNDLES])];

@@ -1,0 +1,11 @@
+/** Types of hosting-rewrites.mjs for the unit test. */
+export interface RewriteOperation {
+  path: string;
+  functionName: string;
+}
+export interface FunctionRewrite {
+  source: string;
+  function: { functionId: string; region: string };
+}
+export declare function operationRewrites(operations: readonly RewriteOperation[], region: string): FunctionRewrite[];
+export declare function renderFirebaseJson(firebaseJsonText: string, operations: readonly RewriteOperation[], region: string): string;
