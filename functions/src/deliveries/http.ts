@@ -7,7 +7,7 @@ import type { HttpResult } from '../platform/http/types';
 import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
 import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
-import { pendingPage } from './pending';
+import { catchUpPage } from './catch-up-list';
 import { ClaimRequestSchema, CompleteRequestSchema, ExtendRequestSchema, FailRequestSchema, PendingRequestSchema, ReceiptRequestSchema, StartRequestSchema } from './schemas';
 import { decideClaim, decideComplete, decideExtend, decideFail, decideReceipt, decideStart } from './state-machine';
 import { runTransition, type TransitionFacts } from './transition';
@@ -98,7 +98,7 @@ export const reportDeliveryReceipt = deliveryEndpoint('POST /v1/deliveries/recei
 
 /** POST /v1/deliveries/pending (listPendingDeliveries): the catch-up list (decisions 7). */
 export const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', PendingRequestSchema, async (body, context) => {
-  const page = await pendingPage(db(), context.auth, { limit: body.limit, cursor: body.cursor, now: Date.now() });
+  const page = await catchUpPage(db(), context.auth, { limit: body.limit, cursor: body.cursor, now: Date.now() });
   context.logFields.pendingCount = page.deliveries.length;
   return page;
 });
