@@ -24,17 +24,18 @@ export const { incomingMessages } = lib('messages/http.js');
 export const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
 const { createIntegration } = lib('integrations/admin.js');
 const { sequenceAndPublish, sequenceReplies } = lib('deliveries/sequencing.js');
-const { deliveryCheckOf, deliveryCheckRef, deliveryMirror, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');
-const { storedPending } = lib('deliveries/ordering.js');
+const { deliveryCheckOf, deliveryCheckRef, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');
+const { deliveryMirror } = lib('deliveries/reply.js');
+const { storedUnfinished, UNFINISHED_FIELD } = lib('deliveries/ordering.js');
 const { newDelivery, withLiveness, withPendingAt } = lib('deliveries/record.js');
 const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
-const { pendingPage } = lib('deliveries/pending.js');
+const { catchUpPage } = lib('deliveries/catch-up-list.js');
 const { shardOf } = lib('platform/shards.js');
 const { config } = lib('platform/config.js');
 
 /** The catch-up list's own Firestore reads (one query per list shard, merged), run directly: no handler, no auth. */
 export function pendingQuery(integration, limit, now = Date.now()) {
-  return pendingPage(db(), integration, { limit, now });
+  return catchUpPage(db(), integration, { limit, now });
 }
 const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 
@@ -197,7 +198,7 @@ export async function newDeliveries(integration, conversations, perConversation,
  * transaction): the conversation as the messages handler leaves it, the operator replies with
  * their delivery mirror, the deliveries and the conversation's queue document as the reply trigger
  * creates them (the service's own `newDelivery`, `deliveryRef`, `deliveryMirror`,
- * `storedPending`). For the fixtures that only need to exist: one sequencing transaction per
+ * `storedUnfinished`). For the fixtures that only need to exist: one sequencing transaction per
  * conversation is far too slow on the emulator for 1,000 of them.
  */
 export async function bulkDeliveries(integration, count, perConversation) {
@@ -222,9 +223,9 @@ export async function bulkDeliveries(integration, count, perConversation) {
       void writer.set(deliveryRef(db(), workspaceId, delivery.deliveryId), delivery);
       deliveryIds.push(delivery.deliveryId);
     }
-    // The queue document as sequencing leaves it: cursor and every delivery still pending.
-    const pending = storedPending(new Map(deliveryIds.map((id, k) => [k + 1, id])));
-    void writer.set(deliveryQueueRef(db(), workspaceId, conversationId), { nextSeq: perConversation + 1, lastReplyAt: Timestamp.fromMillis(now + perConversation - 1), lastReplyId: '', pending, updatedAt: at });
+    // The queue document as sequencing leaves it: cursor and every delivery still unfinished.
+    const unfinished = storedUnfinished(new Map(deliveryIds.map((id, k) => [k + 1, id])));
+    void writer.set(deliveryQueueRef(db(), workspaceId, conversationId), { nextSeq: perConversation + 1, lastReplyAt: Timestamp.fromMillis(now + perConversation - 1), lastReplyId: '', [UNFINISHED_FIELD]: unfinished, updatedAt: at });
     result.push({ externalConversationId, conversationId, deliveryIds });
   }
   await writer.close();

@@ -11,7 +11,7 @@ import { initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
 import { createIntegration, rotateKey, setActive } from '../integrations/admin';
 import type { KeyPrefix } from '../integrations/keys';
-import { errorMessage } from '../platform/caught';
+import { errorMessage } from '../platform/failures';
 
 const USAGE = `usage: integrations <create|rotate|deactivate|activate> --workspace W [--integration I] [options]
   create      --name N [--topic projects/P/topics/T] [--id I] [--rate PER_MINUTE]

@@ -10,10 +10,10 @@
  * trigger for the same request writes nothing. A reply without a delivery (replies disabled, an
  * invalid reply) changes nothing.
  */
-import { Timestamp, type Firestore } from 'firebase-admin/firestore';
+import type { Firestore } from 'firebase-admin/firestore';
 import type { CancelResponse } from './state-machine';
 import { decideCancel } from './state-machine';
-import { isOperatorReply } from './sequencing';
+import { operatorReplyOf } from './reply';
 import { runTransition } from './transition';
 
 export type CancelOutcome =
@@ -26,12 +26,12 @@ export type CancelOutcome =
  * the console's write) to the delivery its mirror names.
  */
 export async function cancelReply(db: Firestore, workspaceId: string, messageId: string, reply: Record<string, unknown> | undefined): Promise<CancelOutcome> {
-  const request = reply?.cancel as { requestedAt?: unknown } | undefined;
-  if (reply === undefined || !isOperatorReply(reply) || !(request?.requestedAt instanceof Timestamp)) return { kind: 'ignored', reason: 'no_request' };
-  const requestedAt = request.requestedAt.toMillis();
-  const mirror = reply.delivery as { deliveryId?: unknown } | undefined;
-  if (typeof mirror?.deliveryId !== 'string') return { kind: 'ignored', reason: 'no_delivery' };
-  const deliveryId = mirror.deliveryId;
+  const operatorReply = operatorReplyOf(messageId, reply);
+  const request = operatorReply?.cancel?.requestedAt ?? null;
+  if (operatorReply === null || request === null) return { kind: 'ignored', reason: 'no_request' };
+  const requestedAt = request.toMillis();
+  const deliveryId = operatorReply.mirror?.deliveryId ?? null;
+  if (deliveryId === null) return { kind: 'ignored', reason: 'no_delivery' };
 
   const { before, decision } = await runTransition(db, {
     workspaceId,

@@ -7,7 +7,7 @@
  *  - counts by status of the deliveries created in the last 24 h: one count() per status over
  *    each chunk of list shards (`deliveriesOfStatusSince`);
  *  - the oldest claimable delivery: the catch-up list's query, limit 1, per list shard
- *    (`pendingOfIntegration`, the same index as `POST /v1/deliveries/pending`);
+ *    (`claimableOfIntegration`, the same index as `POST /v1/deliveries/pending`);
  *  - the latest `sent` and the latest error: limit 1 per list shard on `sentAt` / `errorAt`, which
  *    every delivery write derives (./record.ts `withOutcomeTimes`).
  * No delivery operation writes the health document or the integration document; cost and
@@ -71,7 +71,7 @@ export async function computeIntegrationHealth(db: Firestore, workspaceId: strin
     Promise.all(HEALTH_STATUSES.map(async (s) => [s, await countsOf(s)] as const)),
     Promise.all(
       shards.map((shard) =>
-        firstOf(collectionQuery(checks, QUERIES.pendingOfIntegration, workspaceId, integrationId, shard, now), (c) => {
+        firstOf(collectionQuery(checks, QUERIES.claimableOfIntegration, workspaceId, integrationId, shard, now), (c) => {
           const check = c as DeliveryCheck;
           return { deliveryId: check.deliveryId, pendingAt: check.pendingAt as number };
         }),

@@ -15,7 +15,7 @@ import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
 import { HTTP_OPERATIONS, type HttpOperations, type OperationsOf, type TransitionOperationId } from '../operations';
 import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
-import { pendingPage } from './pending';
+import { catchUpPage } from './catch-up-list';
 import { DELIVERY_OPERATION_SCHEMAS, type PendingResponse } from './schemas';
 import * as rules from './state-machine';
 import { runTransition, type TransitionFacts } from './transition';
@@ -92,7 +92,7 @@ function transitionEndpoint(id: TransitionOperationId): Endpoint {
 
 /** POST /v1/deliveries/pending (listPendingDeliveries): the catch-up list (docs/contract.md#catch-up). */
 const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', DELIVERY_OPERATION_SCHEMAS.listPendingDeliveries.request, async (body, context): Promise<PendingResponse> => {
-  const page = await pendingPage(db(), context.auth, { limit: body.limit, cursor: body.cursor, now: Date.now() });
+  const page = await catchUpPage(db(), context.auth, { limit: body.limit, cursor: body.cursor, now: Date.now() });
   context.logFields.pendingCount = page.deliveries.length;
   return page;
 });

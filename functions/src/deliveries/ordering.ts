@@ -3,25 +3,30 @@
  * order). Pure functions, no I/O.
  *
  * Each conversation's queue document (`deliveryQueues/{conversationId}`) keeps, next to its
- * sequencing cursor, the map `pending: { "<seq>": "<deliveryId>" }` of its deliveries that are not
- * terminal yet. A delivery enters the map in the transaction that creates it and leaves it in the
- * transaction that makes it terminal, so the map is exact at every commit. Every ordering question
- * is then one read of one document by id:
+ * sequencing cursor, the map of its unfinished deliveries, `{ "<seq>": "<deliveryId>" }` (stored
+ * as the field `pending`, UNFINISHED_FIELD: the stored name is kept so that no deployment ever has
+ * two versions disagreeing on where the map is). A delivery enters the map in the transaction that
+ * creates it (`appendToQueue`) and leaves it in the transaction that makes it terminal, so the map
+ * is exact at every commit. Every ordering question is then one read of one document by id:
  *
- *  - may delivery `seq` be claimed?   only if no pending seq is lower (`hasUnfinishedBefore`);
- *  - whom does a terminal one release? the lowest pending seq left, if it was blocked by this one
- *    (`releaseFrom`).
+ *  - may delivery `seq` be claimed?   only if no unfinished seq is lower (`hasUnfinishedBefore`);
+ *  - is a new delivery the head?      only if nothing is unfinished (`appendToQueue`);
+ *  - whom does a terminal one release? the lowest unfinished seq left, if it was blocked by this
+ *    one (`releaseFrom`).
  *
  * Why not queries: a query inside a transaction costs an index scan that grows with the workspace
  * and, on the Firestore emulator, locks the whole collection, so delivery transactions of
  * unrelated conversations serialise (bench/README.md, "Throughput"). A document read does
  * neither. The map holds only unfinished deliveries, so its size is the conversation's backlog,
- * not its history; `pending` is exempt from indexing (firestore.indexes.json) because its keys
+ * not its history; the field is exempt from indexing (firestore.indexes.json) because its keys
  * are never queried.
  */
 
+/** The queue document's field that holds the map of unfinished deliveries (docs/data-model.md). */
+export const UNFINISHED_FIELD = 'pending';
+
 /** Unfinished deliveries of one conversation by sequence number. */
-export type PendingDeliveries = ReadonlyMap<number, string>;
+export type UnfinishedDeliveries = ReadonlyMap<number, string>;
 
 export interface QueuedDelivery {
   seq: number;
@@ -29,39 +34,68 @@ export interface QueuedDelivery {
 }
 
 /**
- * Reads the stored `pending` map. Returns null when the field is absent: a queue document written
- * before the map existed (see ./store.ts `readDeliveryQueue`, which rebuilds it).
+ * Reads the stored map of unfinished deliveries. Returns null when the field is absent: a queue
+ * document written before the map existed (./store.ts `readDeliveryQueue` rebuilds it).
  * Entries that are not `"<positive integer>": "<string>"` are ignored: only this module writes them.
  */
-export function parsePending(value: unknown): PendingDeliveries | null {
+export function parseUnfinished(value: unknown): UnfinishedDeliveries | null {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
-  const pending = new Map<number, string>();
+  const unfinished = new Map<number, string>();
   for (const [key, deliveryId] of Object.entries(value as Record<string, unknown>)) {
     const seq = Number(key);
-    if (Number.isSafeInteger(seq) && seq > 0 && String(seq) === key && typeof deliveryId === 'string') pending.set(seq, deliveryId);
+    if (Number.isSafeInteger(seq) && seq > 0 && String(seq) === key && typeof deliveryId === 'string') unfinished.set(seq, deliveryId);
   }
-  return pending;
+  return unfinished;
 }
 
-/** The stored form of one entry (Firestore map keys are strings). */
-export const pendingKey = (seq: number): string => String(seq);
+/** The stored form of one entry's key (Firestore map keys are strings). */
+export const unfinishedKey = (seq: number): string => String(seq);
 
-/** The stored form of a whole map (the inverse of `parsePending`). */
-export function storedPending(pending: PendingDeliveries): Record<string, string> {
-  return Object.fromEntries([...pending].map(([seq, deliveryId]) => [pendingKey(seq), deliveryId]));
+/** The stored form of a whole map (the inverse of `parseUnfinished`). */
+export function storedUnfinished(unfinished: UnfinishedDeliveries): Record<string, string> {
+  return Object.fromEntries([...unfinished].map(([seq, deliveryId]) => [unfinishedKey(seq), deliveryId]));
 }
 
 /** True when a delivery earlier than `seq` in the conversation is not terminal. */
-export function hasUnfinishedBefore(pending: PendingDeliveries, seq: number): boolean {
-  for (const other of pending.keys()) if (other < seq) return true;
+export function hasUnfinishedBefore(unfinished: UnfinishedDeliveries, seq: number): boolean {
+  for (const other of unfinished.keys()) if (other < seq) return true;
   return false;
 }
 
-/** The lowest pending delivery, or null when the conversation has nothing pending. */
-export function head(pending: PendingDeliveries): QueuedDelivery | null {
+/** The lowest unfinished delivery, or null when the conversation has nothing unfinished. */
+export function head(unfinished: UnfinishedDeliveries): QueuedDelivery | null {
   let best: QueuedDelivery | null = null;
-  for (const [seq, deliveryId] of pending) if (best === null || seq < best.seq) best = { seq, deliveryId };
+  for (const [seq, deliveryId] of unfinished) if (best === null || seq < best.seq) best = { seq, deliveryId };
   return best;
+}
+
+/** Where a conversation's next delivery goes: the queue's next seq and its unfinished deliveries. */
+export interface QueueTail {
+  nextSeq: number;
+  unfinished: UnfinishedDeliveries;
+}
+
+/** A delivery appended to the end of its conversation's queue, and the queue after it. */
+export interface AppendedPosition {
+  seq: number;
+  /** The head rule: it is the conversation's first unfinished delivery (nothing before it blocks it). */
+  head: boolean;
+  queue: QueueTail;
+}
+
+/**
+ * Appends `deliveryId` to the end of the queue: it takes the next seq, and it is the head exactly
+ * when nothing of the conversation is unfinished. Every delivery before it in the queue has a
+ * lower seq, so one unfinished entry, whichever, is enough to make it wait; and an empty map
+ * means every earlier delivery is terminal, so nothing will ever release it: it must be claimable
+ * at once. The same rule for a new reply and for a resend, which joins the end of the queue like
+ * any new delivery (never its old place).
+ */
+export function appendToQueue(queue: QueueTail, deliveryId: string): AppendedPosition {
+  const seq = queue.nextSeq;
+  const unfinished = new Map(queue.unfinished);
+  unfinished.set(seq, deliveryId);
+  return { seq, head: queue.unfinished.size === 0, queue: { nextSeq: seq + 1, unfinished } };
 }
 
 /**
@@ -70,9 +104,9 @@ export function head(pending: PendingDeliveries): QueuedDelivery | null {
  * delivery still blocks the rest: e.g. a later delivery failed because its notification could not
  * be published) or when nothing is left.
  */
-export function releaseFrom(pending: PendingDeliveries, seq: number): QueuedDelivery | null {
-  if (hasUnfinishedBefore(pending, seq)) return null;
-  const rest = new Map(pending);
+export function releaseFrom(unfinished: UnfinishedDeliveries, seq: number): QueuedDelivery | null {
+  if (hasUnfinishedBefore(unfinished, seq)) return null;
+  const rest = new Map(unfinished);
   rest.delete(seq);
   return head(rest);
 }

@@ -5,7 +5,7 @@
  */
 import * as logger from 'firebase-functions/logger';
 import type { Firestore } from 'firebase-admin/firestore';
-import { errorMessage, retryTransient } from '../platform/caught';
+import { errorMessage, retryTransient } from '../platform/failures';
 import { repliesTopic } from '../integrations/model';
 import { readIntegration } from '../integrations/store';
 import { knownTopicProblem, recordPublishFailure } from '../integrations/topics';

@@ -1,4 +1,4 @@
-import { errorCode, errorMessage, GRPC } from '../platform/caught';
+import { errorCode, errorMessage, GRPC } from '../platform/failures';
 import { pubsub } from '../platform/pubsub';
 import { isValidTopicName, TOPIC_NAME_FORMAT } from '../integrations/model';
 

@@ -1,19 +1,19 @@
 /**
  * Reply sequencing: an operator reply written by the console becomes a delivery with the next
- * `seq` of its conversation and a `created` notification (docs/contract.md#ordering).
+ * `seq` of its conversation and a `created` notification (docs/contract.md#ordering), appended to
+ * the conversation's queue by the creation transaction (./transition.ts `runCreation`,
+ * `appendDelivery`); a reply that cannot be delivered is refused (./reply.ts `replyVerdict`).
  */
-import { Timestamp, type DocumentSnapshot, type Firestore, type QuerySnapshot, type Transaction } from 'firebase-admin/firestore';
+import { Timestamp, type DocumentSnapshot, type Firestore, type QuerySnapshot } from 'firebase-admin/firestore';
 import { deliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
-import { retryTransient } from '../platform/caught';
-import { codePointLength } from '../platform/schema';
+import { retryTransient } from '../platform/failures';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
-import { pendingKey, storedPending } from './ordering';
 import { publishCommitted, type CommittedNotification } from './outbox';
-import { newDelivery } from './record';
-import { deliveryQueueRef, readDeliveryQueue, writeDelivery } from './store';
+import { operatorReplyOf, replyVerdict } from './reply';
+import { appendDelivery, openQueue, refuseReply, runCreation } from './transition';
 
 /**
  * The reply trigger's whole work: sequence the reply (and any earlier unsequenced one), then
@@ -28,10 +28,8 @@ export async function sequenceAndPublish(db: Firestore, workspaceId: string, con
   return result;
 }
 
-/** docs/contract.md#limits: replies are text only, up to 10000 characters. */
-const MAX_REPLY_CHARACTERS = 10_000;
-/** How many undelivered replies one trigger run may sequence at once. */
-const PENDING_SCAN_LIMIT = 100;
+/** How many unsequenced replies one trigger run may sequence at once. */
+const UNSEQUENCED_SCAN_LIMIT = 100;
 
 interface ReplyPosition {
   at: Timestamp;
@@ -58,10 +56,8 @@ function rememberIntegration(conversationKey: string, integrationId: string): vo
   integrationOfConversation.set(conversationKey, integrationId);
 }
 
-export function isOperatorReply(data: Record<string, unknown> | undefined): boolean {
-  const author = data?.author as { type?: unknown } | undefined;
-  return data?.direction === 'outbound' && author?.type === 'operator';
-}
+/** An operator reply the service has not sequenced yet (it has no `delivery` mirror). */
+const isUnsequencedReply = (snap: DocumentSnapshot): boolean => operatorReplyOf(snap.id, snap.data())?.mirror === null;
 
 /** Replies are ordered by their server timestamp, ties broken by document id. */
 function positionOf(snap: DocumentSnapshot): ReplyPosition {
@@ -77,12 +73,12 @@ function compare(a: ReplyPosition, b: ReplyPosition): number {
   return byTime !== 0 ? byTime : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-type PendingReply = { snap: DocumentSnapshot; position: ReplyPosition };
+type UnsequencedReply = { snap: DocumentSnapshot; position: ReplyPosition };
 
 /** Operator replies not yet sequenced, after `last` and up to `mine`, in reply order. */
-function unsequencedBetween(snaps: readonly DocumentSnapshot[], last: ReplyPosition | null, mine: ReplyPosition): PendingReply[] {
+function unsequencedBetween(snaps: readonly DocumentSnapshot[], last: ReplyPosition | null, mine: ReplyPosition): UnsequencedReply[] {
   return snaps
-    .filter((s) => isOperatorReply(s.data()) && s.get('delivery') === undefined)
+    .filter(isUnsequencedReply)
     .map((snap) => ({ snap, position: positionOf(snap) }))
     .filter(({ position }) => (last === null || compare(position, last) > 0) && compare(position, mine) <= 0)
     .sort((a, b) => compare(a.position, b.position));
@@ -117,29 +113,11 @@ function asTimestamp(value: unknown): Timestamp | null {
  * (replies sharing the edge's time may continue beyond the page), or a full page and nothing
  * sequenced yet. The exact query then runs in the transaction.
  */
-function unsequencedFromRecent(recent: QuerySnapshot, last: ReplyPosition | null, mine: ReplyPosition): PendingReply[] | null {
+function unsequencedFromRecent(recent: QuerySnapshot, last: ReplyPosition | null, mine: ReplyPosition): UnsequencedReply[] | null {
   const docs = recent.docs;
   const oldest = docs[docs.length - 1];
   if (docs.length >= RECENT_REPLIES && oldest !== undefined && (last === null || compareTimes(positionOf(oldest).at, last.at) >= 0)) return null;
   return unsequencedBetween(docs, last, mine);
-}
-
-/** The mirror of a reply refused without a delivery. */
-export function failureMirror(code: string, now: number): Record<string, unknown> {
-  return { status: 'failed', error: { outcome: 'failed', code }, updatedAt: Timestamp.fromMillis(now) };
-}
-
-/** Why a reply cannot become a delivery (`replies_disabled`, `invalid_reply`), or null when it can. */
-export function replyRejection(text: unknown, repliesEnabled: boolean): 'replies_disabled' | 'invalid_reply' | null {
-  if (!repliesEnabled) return 'replies_disabled';
-  if (typeof text !== 'string' || text.length === 0 || codePointLength(text) > MAX_REPLY_CHARACTERS) return 'invalid_reply';
-  return null;
-}
-
-/** Whether the integration of a conversation (read in the transaction) takes replies. */
-export async function repliesEnabledFor(tx: Transaction, db: Firestore, workspaceId: string, integrationId: unknown): Promise<boolean> {
-  const snap = typeof integrationId === 'string' ? await tx.get(integrationRef(db, workspaceId, integrationId)) : null;
-  return repliesTopic(snap ? integrationOf(snap) : null) !== null;
 }
 
 export type ReplySequencingResult = {
@@ -169,22 +147,26 @@ export async function sequenceReplies(
   createdAt?: unknown,
 ): Promise<ReplySequencingResult & { committed: CommittedNotification[] }> {
   const conversationKey = `${workspaceId}/${conversationId}`;
-  return db.runTransaction(async (tx) => {
-    const now = Date.now();
+  return runCreation(db, { workspaceId, conversationId }, async (tx, queue, now) => {
     const result: ReplySequencingResult & { committed: CommittedNotification[] } = { created: [], rejected: [], outboxIds: [], committed: [] };
     const knownIntegrationId = integrationOfConversation.get(conversationKey);
-    const conversationRef = db.doc(paths.conversation(workspaceId, conversationId));
-    const queueRef = deliveryQueueRef(db, workspaceId, conversationId);
-    const thirdRef = knownIntegrationId === undefined ? conversationRef : integrationRef(db, workspaceId, knownIntegrationId);
-    const [[replySnap, queueSnap, thirdSnap], recent] = await Promise.all([
-      tx.getAll(db.doc(paths.message(workspaceId, conversationId, messageId)), queueRef, thirdRef),
+    // The first wave's third document: the integration when this instance knows which it is,
+    // otherwise the conversation, which names it.
+    const integrationOrConversationRef =
+      knownIntegrationId === undefined ? db.doc(paths.conversation(workspaceId, conversationId)) : integrationRef(db, workspaceId, knownIntegrationId);
+    const [[replySnap, queueSnap, integrationOrConversationSnap], recent] = await Promise.all([
+      tx.getAll(db.doc(paths.message(workspaceId, conversationId, messageId)), queue.ref, integrationOrConversationRef),
       recentReplies(db, workspaceId, conversationId, createdAt),
     ]);
-    if (!replySnap?.exists || !isOperatorReply(replySnap.data()) || replySnap.get('delivery') !== undefined) return result;
+    if (replySnap?.exists !== true || !isUnsequencedReply(replySnap)) return result;
 
-    const integrationId = knownIntegrationId ?? (thirdSnap?.get('integrationId') as unknown);
+    const integrationId = knownIntegrationId ?? (integrationOrConversationSnap?.get('integrationId') as unknown);
     const integrationSnap =
-      knownIntegrationId !== undefined ? thirdSnap : typeof integrationId === 'string' ? await tx.get(integrationRef(db, workspaceId, integrationId)) : undefined;
+      knownIntegrationId !== undefined
+        ? integrationOrConversationSnap
+        : typeof integrationId === 'string'
+          ? await tx.get(integrationRef(db, workspaceId, integrationId))
+          : undefined;
     if (typeof integrationId === 'string') rememberIntegration(conversationKey, integrationId);
     const integration = integrationSnap?.exists === true ? integrationOf(integrationSnap) : null;
     const topic = repliesTopic(integration);
@@ -193,12 +175,11 @@ export async function sequenceReplies(
     const topicStatus = integration?.replies.topicStatus ?? null;
     const directTopic = topic !== null && (topicStatus === null || topicStatus === 'ok') ? topic : null;
 
-    const queue = queueSnap?.data() ?? {};
-    // The conversation's unfinished deliveries (./ordering.ts): each new delivery is added in this
-    // transaction; a queue document from before the map existed is rebuilt first.
-    const queueState = await readDeliveryQueue(tx, db, workspaceId, conversationId, queueSnap, true);
-    const pendingEntries = queueState.rebuilt ? storedPending(queueState.pending) : {};
-    const last: ReplyPosition | null = queue.lastReplyAt instanceof Timestamp ? { at: queue.lastReplyAt, id: String(queue.lastReplyId ?? '') } : null;
+    // The conversation's unfinished deliveries (./ordering.ts): each new delivery joins them in
+    // this transaction; a queue document from before the map existed is rebuilt first.
+    await openQueue(tx, db, queue, queueSnap);
+    const lastReplyAt = queueSnap?.get('lastReplyAt') as unknown;
+    const last: ReplyPosition | null = lastReplyAt instanceof Timestamp ? { at: lastReplyAt, id: String(queueSnap?.get('lastReplyId') ?? '') } : null;
     const mine = positionOf(replySnap);
     // A reply without a `delivery` was never sequenced (sequencing writes the mirror in the same
     // transaction). If it sorts at or before the last sequenced reply it became visible late (e.g.
@@ -206,56 +187,49 @@ export async function sequenceReplies(
     // of being dropped silently.
     const late = last !== null && compare(mine, last) <= 0;
 
-    let pending: PendingReply[] = [];
+    let unsequenced: UnsequencedReply[] = [];
     if (!late) {
       const fromRecent = recent === null ? null : unsequencedFromRecent(recent, last, mine);
       if (fromRecent !== null) {
-        pending = fromRecent;
+        unsequenced = fromRecent;
       } else {
         const messages = db.collection(paths.messages(workspaceId, conversationId));
-        const pendingQuery = last
+        const unsequencedQuery = last
           ? collectionQuery(messages, QUERIES.outboundRepliesSince, 'outbound', last.at)
           : collectionQuery(messages, QUERIES.outboundReplies, 'outbound');
-        pending = unsequencedBetween((await tx.get(pendingQuery.limit(PENDING_SCAN_LIMIT))).docs, last, mine);
+        unsequenced = unsequencedBetween((await tx.get(unsequencedQuery.limit(UNSEQUENCED_SCAN_LIMIT))).docs, last, mine);
       }
     }
     // The reply that fired may lack a `createdAt` the query can see (defensive): sequence it last.
-    if (!pending.some(({ snap }) => snap.id === messageId)) pending.push({ snap: replySnap, position: mine });
+    if (!unsequenced.some(({ snap }) => snap.id === messageId)) unsequenced.push({ snap: replySnap, position: mine });
 
-    let nextSeq = typeof queue.nextSeq === 'number' ? queue.nextSeq : 1;
-    for (const { snap } of pending) {
-      const text = snap.get('text') as unknown;
-      const code = replyRejection(text, repliesEnabled);
-      if (code !== null || typeof integrationId !== 'string' || typeof text !== 'string') {
-        tx.set(snap.ref, { delivery: failureMirror(code ?? 'replies_disabled', now) }, { merge: true });
-        result.rejected.push({ messageId: snap.id, code: code ?? 'replies_disabled' });
+    for (const { snap } of unsequenced) {
+      const verdict = replyVerdict(snap.get('text'), integrationId, repliesEnabled);
+      if (!verdict.accepted) {
+        refuseReply(tx, db, { workspaceId, conversationId, messageId: snap.id }, verdict.code, now);
+        result.rejected.push({ messageId: snap.id, code: verdict.code });
         continue;
       }
-      const delivery = newDelivery({
+      const { delivery, outboxId } = appendDelivery(tx, db, queue, {
         deliveryId: deliveryIdFor(conversationId, snap.id),
         workspaceId,
-        integrationId,
+        integrationId: verdict.integrationId,
         conversationId,
         messageId: snap.id,
-        seq: nextSeq++,
-        text,
+        text: verdict.text,
         now,
+        reason: 'created',
       });
-      // The first unfinished delivery of the conversation is its head: claimable, in the catch-up list.
-      const head = queueState.pending.size === 0 && Object.keys(pendingEntries).length === 0;
-      const outboxId = writeDelivery(tx, db, null, head ? { ...delivery, head } : delivery, { at: now, reason: 'created', inline: true }, now);
       if (outboxId !== null) {
         result.outboxIds.push(outboxId);
-        const notification = { deliveryId: delivery.deliveryId, workspaceId, integrationId, conversationId, messageId: snap.id };
+        const notification = { deliveryId: delivery.deliveryId, workspaceId, integrationId: verdict.integrationId, conversationId, messageId: snap.id };
         result.committed.push(directTopic === null ? { outboxId } : { outboxId, publish: { topic: directTopic, reason: 'created', notification } });
       }
-      pendingEntries[pendingKey(delivery.seq)] = delivery.deliveryId;
       result.created.push(delivery.deliveryId);
     }
     // The queue's position never moves backwards (a late reply does not rewind it).
-    const newest = late && last !== null ? last : (pending[pending.length - 1]?.position ?? mine);
-    // `merge` adds the new `pending` entries and keeps the unfinished ones already there.
-    tx.set(queueRef, { nextSeq, lastReplyAt: newest.at, lastReplyId: newest.id, pending: pendingEntries, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
+    const newest = late && last !== null ? last : (unsequenced[unsequenced.length - 1]?.position ?? mine);
+    queue.fields = { lastReplyAt: newest.at, lastReplyId: newest.id };
     return result;
   });
 }

@@ -25,12 +25,15 @@ import {
   type Effects,
   type FailOutcome,
   type Notify,
+  type PreviousDelivery,
   type ReceiptStatus,
   type Recipient,
   type TerminalStatus,
+  newDelivery,
 } from './record';
 // The answers of the connector's operations are the types of their response schemas.
 import type { ClaimResponse, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './schemas';
+import { appendToQueue, type QueueTail } from './ordering';
 
 export type SkipReason = 'already_sent' | 'already_failed' | 'outcome_unknown' | 'waiting_for_previous';
 
@@ -395,7 +398,7 @@ export function decideFail(d: DeliveryRecord, input: FailInput): Decision<FailRe
     };
     return decided(d, { status }, withAttempt(next, now, outcome, code));
   }
-  // Any other lease that once held a finished delivery: its status; only a pending expiry is written.
+  // Any other lease that once held a finished delivery: its status; only an expiry not yet written is written.
   return decided(d, { status: current.status }, expiry?.next ?? null);
 }
 
@@ -528,4 +531,48 @@ export function decideReceipt(d: DeliveryRecord, input: ReceiptInput): Decision<
   if (!advances) return unchanged({ status: 'sent' });
   const receipt = { status: input.status, at: input.at ?? input.now, code: input.code ?? null, providerMessageId: input.providerMessageId ?? null };
   return decided(d, { status: 'sent' }, { ...d, receipt, updatedAt: input.now });
+}
+
+// ---------------------------------------------------------------------------------------------
+// append (creation)
+
+/** A new delivery of an operator reply (ids from ../platform/ids.ts), and why it is created. */
+export interface AppendInput {
+  deliveryId: string;
+  workspaceId: string;
+  integrationId: string;
+  conversationId: string;
+  messageId: string;
+  text: string;
+  now: number;
+  /** `created` for a new reply (./sequencing.ts), `resend` for an operator's resend (./resend.ts). */
+  reason: 'created' | 'resend';
+  /** A resend's: how the delivery it replaces ended, shown on the reply as `delivery.previous`. */
+  previous?: PreviousDelivery;
+}
+
+/** The creation decision (its `next` is the new record) and the queue after it. */
+export interface Appended {
+  decision: Decision<null> & { next: DeliveryRecord };
+  queue: QueueTail;
+}
+
+/**
+ * append, the one way a delivery comes into being, for a new reply and for a resend alike
+ * (docs/contract.md#ordering, 7 "Resend"):
+ *  - it joins the end of its conversation's queue with the next seq (./ordering.ts
+ *    `appendToQueue`): a resend goes after every delivery created before it, never back to the
+ *    place of the one it replaces;
+ *  - the head rule: it is the head (claimable at once, in the catch-up list) exactly when nothing
+ *    of the conversation is unfinished; otherwise it waits for its predecessor's terminal
+ *    transition to wake it (`decideWake`);
+ *  - queued, no lease, no attempt yet; its notification is due now, and its creator publishes it
+ *    right after the commit (`inline`: one trigger from the operator's reply to the connector).
+ */
+export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
+  const { reason, previous, ...fields } = input;
+  const position = appendToQueue(queue, input.deliveryId);
+  const record = newDelivery({ ...fields, seq: position.seq });
+  const next: DeliveryRecord = { ...record, ...(previous !== undefined ? { previous } : {}), ...(position.head ? { head: true } : {}) };
+  return { decision: { response: null, next, effects: { releasesNext: false, notify: { at: input.now, reason, inline: true } } }, queue: position.queue };
 }

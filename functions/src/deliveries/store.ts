@@ -7,16 +7,18 @@
 import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
-import { parsePending, pendingKey, storedPending, type PendingDeliveries } from './ordering';
+import { parseUnfinished, storedUnfinished, UNFINISHED_FIELD, unfinishedKey, type UnfinishedDeliveries } from './ordering';
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
-import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type AttemptEntry, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
+import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
+import { deliveryMirror, mirrorChanged, type ReplyMirror } from './reply';
 
 export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
 export const deliveryQueueRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
   db.doc(paths.deliveryQueue(workspaceId, conversationId));
-const replyRef = (db: Firestore, d: Pick<DeliveryRecord, 'workspaceId' | 'conversationId' | 'messageId'>): DocumentReference =>
-  db.doc(paths.message(d.workspaceId, d.conversationId, d.messageId));
+/** An operator reply, by the ids that place it (a delivery record carries them). */
+export type ReplyAddress = Pick<DeliveryRecord, 'workspaceId' | 'conversationId' | 'messageId'>;
+export const replyRef = (db: Firestore, reply: ReplyAddress): DocumentReference => db.doc(paths.message(reply.workspaceId, reply.conversationId, reply.messageId));
 export const outboxRef = (db: Firestore, outboxId: string): DocumentReference => db.doc(paths.outboxEntry(outboxId));
 /** The top-level outbox collection's id (the sweeper's query and tests). */
 export const OUTBOX = paths.outbox();
@@ -41,7 +43,7 @@ export interface OutboxEntry {
 /**
  * The time-based duty of one unfinished delivery (`deliveryChecks/{deliveryId}`), due at `dueAt`:
  *  - while it is claimable (has `pendingAt` and `liveness`): its next liveness check
- *    (./liveness.ts), and its entry in the catch-up list (./pending.ts, by integration, list shard
+ *    (./liveness.ts), and its entry in the catch-up list (./catch-up-list.ts, by integration, list shard
  *    and `pendingAt`; only these documents carry `pendingAt`);
  *  - while it holds a lease (leased, sending): the lease's expiry, which the sweeper applies.
  * Absent otherwise (waiting behind another delivery, or finished). So the collection holds only
@@ -93,16 +95,17 @@ export async function readDelivery(tx: Transaction, db: Firestore, workspaceId: 
  */
 export interface DeliveryQueueState {
   ref: DocumentReference;
-  pending: PendingDeliveries;
+  unfinished: UnfinishedDeliveries;
   /**
-   * The stored document had no `pending` map (written before the map existed, or missing): it was
-   * rebuilt from the deliveries themselves and must be written back in this transaction.
+   * The stored document had no map of unfinished deliveries (written before the map existed, or
+   * missing): it was rebuilt from the deliveries themselves and must be written back in this
+   * transaction.
    */
   rebuilt: boolean;
 }
 
 /**
- * Reads a conversation's queue. A queue document without `pending` is rebuilt once, inside the
+ * Reads a conversation's queue. A queue document without the map is rebuilt once, inside the
  * transaction, from the conversation's unfinished deliveries (the only query left on the
  * delivery path, run at most once per conversation); `absentIsEmpty` skips that for a
  * conversation whose first reply is being sequenced (no document yet, so no deliveries either).
@@ -117,32 +120,51 @@ export async function readDeliveryQueue(
 ): Promise<DeliveryQueueState> {
   const ref = deliveryQueueRef(db, workspaceId, conversationId);
   const snap = snapshot ?? (await tx.get(ref));
-  const stored = parsePending(snap.get('pending'));
-  if (stored) return { ref, pending: stored, rebuilt: false };
-  if (!snap.exists && absentIsEmpty) return { ref, pending: new Map(), rebuilt: false };
+  const stored = parseUnfinished(snap.get(UNFINISHED_FIELD));
+  if (stored) return { ref, unfinished: stored, rebuilt: false };
+  if (!snap.exists && absentIsEmpty) return { ref, unfinished: new Map(), rebuilt: false };
   const deliveries = db.collection(paths.deliveries(workspaceId));
   const query = collectionQuery(deliveries, QUERIES.unfinishedOfConversation, conversationId, UNFINISHED_STATUSES, Number.MAX_SAFE_INTEGER);
-  const pending = new Map<number, string>();
+  const unfinished = new Map<number, string>();
   for (const doc of (await tx.get(query)).docs) {
     const d = doc.data() as DeliveryRecord;
-    pending.set(d.seq, d.deliveryId);
+    unfinished.set(d.seq, d.deliveryId);
   }
-  return { ref, pending, rebuilt: true };
+  return { ref, unfinished, rebuilt: true };
 }
 
 /**
- * Writes the queue after a transition: drops `terminalSeq` from `pending` (when a delivery became
- * terminal) and writes a rebuilt map back whole.
+ * Writes the queue after a transition: drops `terminalSeq` from the unfinished deliveries (when a
+ * delivery became terminal) and writes a rebuilt map back whole.
  */
 export function writeQueue(tx: Transaction, queue: DeliveryQueueState, terminalSeq: number | null, now: number): void {
   const updatedAt = Timestamp.fromMillis(now);
   if (queue.rebuilt) {
-    const pending = new Map(queue.pending);
-    if (terminalSeq !== null) pending.delete(terminalSeq);
-    tx.set(queue.ref, { pending: storedPending(pending), updatedAt }, { mergeFields: ['pending', 'updatedAt'] });
+    const unfinished = new Map(queue.unfinished);
+    if (terminalSeq !== null) unfinished.delete(terminalSeq);
+    tx.set(queue.ref, { [UNFINISHED_FIELD]: storedUnfinished(unfinished), updatedAt }, { mergeFields: [UNFINISHED_FIELD, 'updatedAt'] });
   } else if (terminalSeq !== null) {
-    tx.set(queue.ref, { pending: { [pendingKey(terminalSeq)]: FieldValue.delete() }, updatedAt }, { merge: true });
+    tx.set(queue.ref, { [UNFINISHED_FIELD]: { [unfinishedKey(terminalSeq)]: FieldValue.delete() }, updatedAt }, { merge: true });
   }
+}
+
+/**
+ * Writes the queue after creation: the deliveries `appended` (or, when the map was rebuilt, the
+ * whole map with them), the next seq, and the creator's own `fields` (sequencing's position).
+ * Only the new entries are merged: an empty map in a merge would replace the stored one, and with
+ * it the unfinished deliveries it holds.
+ */
+export function writeQueueAfterAppend(
+  tx: Transaction,
+  queue: DeliveryQueueState,
+  appended: UnfinishedDeliveries,
+  nextSeq: number,
+  fields: Record<string, unknown>,
+  now: number,
+): void {
+  const entries = queue.rebuilt ? new Map([...queue.unfinished, ...appended]) : appended;
+  const unfinished = queue.rebuilt || entries.size > 0 ? { [UNFINISHED_FIELD]: storedUnfinished(entries) } : {};
+  tx.set(queue.ref, { ...fields, nextSeq, ...unfinished, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
 }
 
 export interface ConversationFacts {
@@ -161,46 +183,14 @@ export async function readConversation(tx: Transaction, db: Firestore, d: Delive
   };
 }
 
-const attemptsMirror = (log: readonly AttemptEntry[]): Array<Record<string, unknown>> =>
-  log.map(({ at, event, code }) => (code === undefined ? { at: Timestamp.fromMillis(at), event } : { at: Timestamp.fromMillis(at), event, code }));
-
-/** What the console sees on the operator's reply (docs/data-model.md). */
-export function deliveryMirror(d: DeliveryRecord, now: number): Record<string, unknown> {
-  const mirror: Record<string, unknown> = {
-    deliveryId: d.deliveryId,
-    status: d.status,
-    updatedAt: Timestamp.fromMillis(now),
-  };
-  if (d.providerMessageIds.length > 0) mirror.providerMessageIds = d.providerMessageIds;
-  if (d.error) mirror.error = d.error;
-  if (d.receipt) {
-    const { status, at, code } = d.receipt;
-    mirror.receipt = code === null ? { status, at: Timestamp.fromMillis(at) } : { status, at: Timestamp.fromMillis(at), code };
-  }
-  if (d.attemptLog !== undefined && d.attemptLog.length > 0) mirror.attempts = attemptsMirror(d.attemptLog);
-  if (d.cancel !== undefined) mirror.cancel = { status: d.cancel.status, at: Timestamp.fromMillis(d.cancel.at) };
-  if (d.previous !== undefined) {
-    const p = d.previous;
-    const previous: Record<string, unknown> = { status: p.status, updatedAt: Timestamp.fromMillis(p.updatedAt) };
-    if (p.deliveryId !== null) previous.deliveryId = p.deliveryId;
-    if (p.error !== null) previous.error = p.error;
-    if (p.providerMessageIds.length > 0) previous.providerMessageIds = p.providerMessageIds;
-    if (p.attemptLog.length > 0) previous.attempts = attemptsMirror(p.attemptLog);
-    mirror.previous = previous;
-  }
-  return mirror;
-}
-
-function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boolean {
-  return (
-    before === null ||
-    before.status !== next.status ||
-    JSON.stringify(before.error) !== JSON.stringify(next.error) ||
-    JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds) ||
-    JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null) ||
-    JSON.stringify(before.attemptLog ?? []) !== JSON.stringify(next.attemptLog ?? []) ||
-    JSON.stringify(before.cancel ?? null) !== JSON.stringify(next.cancel ?? null)
-  );
+/**
+ * The one writer of a reply's `delivery` mirror (./reply.ts says what goes in it). `mergeFields`
+ * replaces the whole map (a plain merge would keep a stale `error` or `providerMessageIds` from
+ * the previous mirror, e.g. `error` after unknown -> sent) and leaves the console's fields of the
+ * reply untouched.
+ */
+export function writeReplyMirror(tx: Transaction, db: Firestore, reply: ReplyAddress, mirror: ReplyMirror): void {
+  tx.set(replyRef(db, reply), { delivery: mirror }, { mergeFields: ['delivery'] });
 }
 
 /**
@@ -221,10 +211,7 @@ export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRe
   } else if (checkAfter === null && checkBefore !== null) {
     tx.delete(deliveryCheckRef(db, next.deliveryId));
   }
-  // `mergeFields` replaces the whole `delivery` map (a plain merge would keep a stale `error` or
-  // `providerMessageIds` from the previous mirror, e.g. `error` after unknown -> sent) and leaves
-  // the console's fields of the reply untouched.
-  if (mirrorChanged(before, stored)) tx.set(replyRef(db, next), { delivery: deliveryMirror(stored, now) }, { mergeFields: ['delivery'] });
+  if (mirrorChanged(before, stored)) writeReplyMirror(tx, db, next, deliveryMirror(stored, now));
   if (notify !== null) {
     const entry: OutboxEntry = {
       deliveryId: next.deliveryId,

@@ -1,7 +1,11 @@
 /**
- * The one delivery transition: every change to an existing delivery (claim, start, complete,
- * fail, lease expiry by the sweeper, an undeliverable notification) is this transaction, top to
- * bottom:
+ * The delivery transactions: every write to a delivery record runs in one of the two transactions
+ * opened here, and both write what a pure rule decided through the same step (`writeDecision`:
+ * the record with its reply mirror, check document and notification).
+ *
+ * `runTransition`: every change to an existing delivery (claim, start, extend, complete, fail,
+ * receipt, cancel, lease expiry and liveness checks by the sweeper, an undeliverable
+ * notification), top to bottom:
  *
  *   1. read the delivery (and, for a claim, its conversation's queue and the recipient);
  *   2. decide (./state-machine.ts, pure);
@@ -9,14 +13,32 @@
  *   4. write: the record with its reply mirror and notification (the reason travels in the
  *      decision's effects), the queue, and the wake of the released delivery.
  *
+ * `runCreation`: a delivery coming into being, for a new reply (./sequencing.ts) or an operator's
+ * resend (./resend.ts). The creator reads the reply (and what else it needs) together with the
+ * conversation's queue document, then for each reply either appends a delivery (`appendDelivery`:
+ * the rule `decideAppend`, written by `writeDecision`) or refuses it (`refuseReply`: the reply's
+ * mirror says why); the queue document is written once at the end.
+ *
  * All reads come before the first write, as Firestore transactions require. A decision that
  * throws writes nothing.
  */
-import type { Firestore, Transaction } from 'firebase-admin/firestore';
-import { releaseFrom, hasUnfinishedBefore } from './ordering';
+import type { DocumentReference, DocumentSnapshot, Firestore, Transaction } from 'firebase-admin/firestore';
+import { releaseFrom, hasUnfinishedBefore, type QueueTail } from './ordering';
 import { isTerminal, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from './record';
-import { decideWake } from './state-machine';
-import { readConversation, readDelivery, readDeliveryQueue, writeDelivery, writeQueue, type DeliveryQueueState } from './store';
+import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
+import { decideAppend, decideWake, type AppendInput } from './state-machine';
+import {
+  deliveryQueueRef,
+  readConversation,
+  readDelivery,
+  readDeliveryQueue,
+  writeDelivery,
+  writeQueue,
+  writeQueueAfterAppend,
+  writeReplyMirror,
+  type DeliveryQueueState,
+  type ReplyAddress,
+} from './store';
 
 /** What a decision may know besides the record. */
 export interface TransitionFacts {
@@ -71,7 +93,7 @@ export function runTransition<R>(db: Firestore, transition: Transition<R>): Prom
         readConversation(tx, db, before),
       ]);
       queue = queueState;
-      facts = { now, predecessorUnfinished: hasUnfinishedBefore(queue.pending, before.seq), recipient: recipientFor(conversation) };
+      facts = { now, predecessorUnfinished: hasUnfinishedBefore(queue.unfinished, before.seq), recipient: recipientFor(conversation) };
     }
     const decision = transition.decide(before, facts);
 
@@ -79,17 +101,111 @@ export function runTransition<R>(db: Firestore, transition: Transition<R>): Prom
     let released: DeliveryRecord | null = null;
     if (decision?.effects.releasesNext) {
       queue ??= await readDeliveryQueue(tx, db, before.workspaceId, before.conversationId);
-      const next = releaseFrom(queue.pending, before.seq);
+      const next = releaseFrom(queue.unfinished, before.seq);
       released = next ? await readDelivery(tx, db, before.workspaceId, next.deliveryId) : null;
     }
 
     transition.beforeWrite?.();
-    if (decision?.next) writeDelivery(tx, db, before, decision.next, decision.effects.notify, now);
+    if (decision) writeDecision(tx, db, before, decision, now);
     if (queue) writeQueue(tx, queue, decision?.effects.releasesNext ? before.seq : null, now);
     const wake = released ? decideWake(released, now) : null;
-    if (released && wake?.next) writeDelivery(tx, db, released, wake.next, wake.effects.notify, now);
+    if (released && wake) writeDecision(tx, db, released, wake, now);
     const outcome: TransitionOutcome<R> = { before, decision };
     transition.alsoWrite?.(tx, outcome);
     return outcome;
+  });
+}
+
+/**
+ * Writes what a rule decided about a delivery (`before`, null for a new one): its record with the
+ * reply mirror, check document and notification. Returns the notification's outbox id, if any.
+ */
+function writeDecision<R>(tx: Transaction, db: Firestore, before: DeliveryRecord | null, decision: Decision<R>, now: number): string | null {
+  return decision.next === null ? null : writeDelivery(tx, db, before, decision.next, decision.effects.notify, now);
+}
+
+/**
+ * One conversation's queue during a creation: read once by `openQueue`, advanced by each
+ * `appendDelivery`, and written by `runCreation` when the creator is done.
+ */
+export interface CreationQueue {
+  readonly workspaceId: string;
+  readonly conversationId: string;
+  /** The queue document, for the creator's first read wave. */
+  readonly ref: DocumentReference;
+  /** The queue as read (its map rebuilt if needed); null until `openQueue`. */
+  read: DeliveryQueueState | null;
+  /** Where the next delivery goes. */
+  tail: QueueTail;
+  /** The deliveries appended in this transaction, by seq. */
+  appended: Map<number, string>;
+  /**
+   * Further fields the creator keeps on the queue document (sequencing: the last reply it
+   * sequenced). When set, the queue is written even if nothing was appended.
+   */
+  fields: Record<string, unknown> | null;
+}
+
+/**
+ * Reads the queue for appending, from `snapshot` when the creator read the document in its first
+ * wave. A conversation without a queue document has no deliveries yet, so nothing is rebuilt.
+ */
+export async function openQueue(tx: Transaction, db: Firestore, queue: CreationQueue, snapshot: DocumentSnapshot | undefined): Promise<void> {
+  const snap = snapshot ?? (await tx.get(queue.ref));
+  const read = await readDeliveryQueue(tx, db, queue.workspaceId, queue.conversationId, snap, true);
+  const nextSeq = snap.get('nextSeq') as unknown;
+  queue.read = read;
+  queue.tail = { nextSeq: typeof nextSeq === 'number' ? nextSeq : 1, unfinished: read.unfinished };
+}
+
+/**
+ * Appends a new delivery to the end of its conversation's queue (`decideAppend`: the next seq and
+ * the head rule) and writes it: record, reply mirror, check document when claimable, and its
+ * notification, which the creator publishes after the commit (./outbox.ts `publishCommitted`).
+ * Only after every read of the transaction, and after `openQueue`.
+ */
+export function appendDelivery(tx: Transaction, db: Firestore, queue: CreationQueue, input: AppendInput): { delivery: DeliveryRecord; outboxId: string | null } {
+  if (queue.read === null) throw new Error('appendDelivery: the queue was not read (openQueue)');
+  const { decision, queue: tail } = decideAppend(queue.tail, input);
+  const outboxId = writeDecision(tx, db, null, decision, input.now);
+  queue.tail = tail;
+  queue.appended.set(decision.next.seq, decision.next.deliveryId);
+  return { delivery: decision.next, outboxId };
+}
+
+/**
+ * A reply that becomes no delivery: its mirror says why (./reply.ts `rejectionMirror`), keeping
+ * `replaced` (the mirror a refused resend replaces) as its `previous`.
+ */
+export function refuseReply(tx: Transaction, db: Firestore, reply: ReplyAddress, code: ReplyRejection, now: number, replaced?: StoredMirror): void {
+  writeReplyMirror(tx, db, reply, rejectionMirror(code, now, replaced));
+}
+
+/**
+ * Runs one creation in one Firestore transaction (retried by Firestore on contention): `create`
+ * reads (the queue document through `queue.ref`, then `openQueue`), appends or refuses; the queue
+ * document is then written once: the appended deliveries, the next seq, the creator's fields.
+ */
+export function runCreation<T>(
+  db: Firestore,
+  conversation: { workspaceId: string; conversationId: string },
+  create: (tx: Transaction, queue: CreationQueue, now: number) => Promise<T>,
+): Promise<T> {
+  return db.runTransaction(async (tx) => {
+    const now = Date.now();
+    const queue: CreationQueue = {
+      ...conversation,
+      ref: deliveryQueueRef(db, conversation.workspaceId, conversation.conversationId),
+      read: null,
+      tail: { nextSeq: 1, unfinished: new Map() },
+      appended: new Map(),
+      fields: null,
+    };
+    const result = await create(tx, queue, now);
+    const { read } = queue;
+    if (read !== null && (queue.appended.size > 0 || read.rebuilt || queue.fields !== null)) {
+      writeQueueAfterAppend(tx, read, queue.appended, queue.tail.nextSeq, queue.fields ?? {}, now);
+    }
+    return result;
   });
 }

@@ -3,7 +3,7 @@ import { Timestamp } from 'firebase-admin/firestore';
 import type { Change, FirestoreEvent, QueryDocumentSnapshot } from 'firebase-functions/v2/firestore';
 import type { Request as TaskRequest } from 'firebase-functions/v2/tasks';
 import { db } from '../platform/firebase';
-import { errorCode, errorMessage, retryTransient } from '../platform/caught';
+import { errorCode, errorMessage, retryTransient } from '../platform/failures';
 import { REGION } from '../platform/region';
 import { cancelReply } from './cancel';
 import { rollUpHealth } from './health-rollup';

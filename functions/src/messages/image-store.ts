@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import * as logger from 'firebase-functions/logger';
 import type { Config } from '../platform/config';
 import { ServiceUnavailableError } from '../platform/errors';
-import { errorCode } from '../platform/caught';
+import { errorCode } from '../platform/failures';
 
 /**
  * Where accepted images are stored. Paths are derived by the service from the content hash

@@ -37,7 +37,8 @@ const desc = (field: string): OrderSpec => ({ field, direction: 'desc' });
 export const QUERIES = {
   /**
    * deliveries/store.ts: the unfinished deliveries of a conversation (seq below a bound), to
-   * rebuild a queue document's `pending` map written before the map existed (once per conversation).
+   * rebuild a queue document's map of unfinished deliveries (stored as `pending`) written before the
+   * map existed (once per conversation).
    */
   unfinishedOfConversation: {
     collection: 'deliveries',
@@ -46,12 +47,12 @@ export const QUERIES = {
     orderBy: [],
   },
   /**
-   * deliveries/pending.ts: the claimable deliveries of one integration, oldest first (the
+   * deliveries/catch-up-list.ts: the claimable deliveries of one integration, oldest first (the
    * catch-up list), from `deliveryChecks` (claimable deliveries only, so finished ones are never
    * passed over); one index range per integration; `__name__` (the delivery id) breaks ties, for
    * the cursor.
    */
-  pendingOfIntegration: {
+  claimableOfIntegration: {
     collection: 'deliveryChecks',
     scope: 'COLLECTION',
     where: [eq('workspaceId'), eq('integrationId'), eq('listShard'), { field: 'pendingAt', op: '<=' }],

@@ -12,6 +12,7 @@ import { adminDb, createTestIntegration, projectId } from '../helpers/stack';
 import {
   claimReady,
   conversationDeliveries,
+  deliveryDoc,
   deliverFully,
   deliveryTestFile,
   eventually,
@@ -194,6 +195,31 @@ test('replies disabled (integration without a topic): the reply is marked failed
   expect(mirror).toEqual({ status: 'failed', error: { outcome: 'failed', code: 'replies_disabled' }, updatedAt: expect.anything() });
   expect(await conversationDeliveries(setup)).toEqual([]);
   expect((await adminDb().collection('workspaces').doc(integration.workspaceId).collection('deliveries').get()).size).toBe(0);
+});
+
+test('a reply refused while replies are off keeps the unfinished deliveries in the queue: the next reply still waits for them', async () => {
+  const setup = await conversation();
+  const ws = setup.integration.workspaceId;
+  const first = await replyAndNotify(setup, 'sent before replies were turned off');
+  const integrationDoc = adminDb().doc(`workspaces/${ws}/integrations/${setup.integration.integrationId}`);
+  const queueDoc = adminDb().doc(`workspaces/${ws}/deliveryQueues/${setup.conversationId}`);
+
+  await integrationDoc.update({ 'replies.enabled': false });
+  const refused = await writeReply(setup, 'written while replies are off');
+  expect(await waitForMirror(setup, refused)).toMatchObject({ status: 'failed', error: { outcome: 'failed', code: 'replies_disabled' } });
+  // Sequencing moved the queue's position past the refused reply, and nothing else: the first
+  // delivery is still unfinished (the queue document stores the map as `pending`).
+  const queue = (await queueDoc.get()).data();
+  expect(queue?.lastReplyId).toBe(refused);
+  expect(queue?.pending).toEqual({ '1': first.deliveryId });
+
+  await integrationDoc.update({ 'replies.enabled': true });
+  const next = await replyAndNotify(setup, 'after replies are on again');
+  expect(await deliveryDoc(setup, next.deliveryId)).toMatchObject({ seq: 2, status: 'queued' });
+  expect((await deliveryDoc(setup, next.deliveryId)).head).toBeUndefined();
+  await expectSkip(setup.integration.key, next.deliveryId, 'waiting_for_previous');
+  await deliverFully(setup.integration.key, first.deliveryId);
+  await deliverFully(setup.integration.key, next.deliveryId);
 });
 
 test('a missing topic is recorded (failed / topic_not_found) on the delivery and the reply; once the topic exists the next reply is delivered', async () => {

@@ -127,7 +127,7 @@ describe('firestore.indexes.json', () => {
     const empty: IndexFile = { indexes: [], fieldOverrides: [] };
     expect(missingIndexes(empty, QUERIES.unfinishedOfConversation)).toEqual(['composite index on deliveries (COLLECTION): conversationId ==, status ==, seq ASCENDING']);
     expect(missingIndexes(empty, QUERIES.overdueOutboxOfShard)).toHaveLength(1);
-    expect(missingIndexes(empty, QUERIES.pendingOfIntegration)).toEqual(['composite index on deliveryChecks (COLLECTION): workspaceId ==, integrationId ==, listShard ==, pendingAt ASCENDING']);
+    expect(missingIndexes(empty, QUERIES.claimableOfIntegration)).toEqual(['composite index on deliveryChecks (COLLECTION): workspaceId ==, integrationId ==, listShard ==, pendingAt ASCENDING']);
     expect(missingIndexes(empty, QUERIES.outboundRepliesSince)).toHaveLength(1);
     // Collection-group single-field queries need an explicit override; collection scope is automatic.
     expect(missingIndexes(empty, QUERIES.integrationByKeyHash)).toEqual(['single-field index integrations.keyHash ASCENDING (COLLECTION_GROUP)']);

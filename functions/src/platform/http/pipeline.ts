@@ -6,7 +6,7 @@ import {
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
 } from '../errors';
-import { errorMessage } from '../caught';
+import { errorMessage } from '../failures';
 import { config } from '../config';
 import type { AuthContext } from '../../integrations/auth';
 import { Deadline } from './deadline';

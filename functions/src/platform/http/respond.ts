@@ -1,5 +1,5 @@
 import { ApiError, ServiceUnavailableError } from '../errors';
-import { isTransientFailure } from '../caught';
+import { isTransientFailure } from '../failures';
 import type { HttpResponse, HttpResult } from './types';
 
 /** Seconds a client should wait after a transient backend failure (contention clears quickly). */

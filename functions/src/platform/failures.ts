@@ -1,6 +1,8 @@
 /**
- * What a caught value says about itself: its `code` (a gRPC status number from the Google Cloud
- * clients, an HTTP status from Cloud Storage, a string from the Admin SDK) and its message.
+ * Failures of the platform's clients: what a thrown value says about itself (its `code`: a gRPC
+ * status number from the Google Cloud clients, an HTTP status from Cloud Storage, a string from the
+ * Admin SDK; and its message), which failures are transient, and the short in-process retry that
+ * cures those (`retryTransient`).
  */
 export const GRPC = {
   CANCELLED: 1,

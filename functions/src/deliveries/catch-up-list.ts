@@ -20,7 +20,8 @@ import { allShards } from '../platform/shards';
 import type { DeliveryNotification } from './publisher';
 import type { DeliveryCheck } from './store';
 
-export interface PendingPage {
+/** One page of the catch-up list (the response of `POST /v1/deliveries/pending`). */
+export interface CatchUpPage {
   deliveries: DeliveryNotification[];
   nextCursor: string | null;
 }
@@ -82,16 +83,16 @@ export function mergeShardPages<T extends Position>(pages: ReadonlyArray<readonl
  * connector). The list's index is sharded (LIST_SHARDS, docs/capacity.md): each shard is read from
  * the cursor on, one more than asked (which tells whether there is a next page), and merged.
  */
-export async function pendingPage(
+export async function catchUpPage(
   db: Firestore,
   owner: { workspaceId: string; integrationId: string },
   options: { limit: number; cursor?: string | undefined; now: number },
-): Promise<PendingPage> {
+): Promise<CatchUpPage> {
   const after = options.cursor === undefined ? null : decodeCursor(owner, options.cursor);
   const checks = db.collection(paths.deliveryChecks());
   const pages = await Promise.all(
     allShards(config().listShards).map(async (listShard) => {
-      let query = collectionQuery(checks, QUERIES.pendingOfIntegration, owner.workspaceId, owner.integrationId, listShard, options.now);
+      let query = collectionQuery(checks, QUERIES.claimableOfIntegration, owner.workspaceId, owner.integrationId, listShard, options.now);
       if (after !== null) query = query.startAfter(after.pendingAt, after.deliveryId);
       const docs = (await query.limit(options.limit + 1).get()).docs;
       return docs.map((doc) => doc.data() as DeliveryCheck & Position);

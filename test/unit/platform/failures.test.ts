@@ -1,4 +1,4 @@
-import { GRPC, isTransientFailure, retryTransient, TRIGGER_ATTEMPTS } from '../../../functions/src/platform/caught';
+import { GRPC, isTransientFailure, retryTransient, TRIGGER_ATTEMPTS } from '../../../functions/src/platform/failures';
 
 const grpcError = (code: number, message: string): Error => Object.assign(new Error(`${code} ${message}`), { code });
 

@@ -1,9 +1,9 @@
 /**
  * The catch-up list's pure parts (docs/contract.md#catch-up): which deliveries carry `pendingAt` and when it
- * moves (deliveries/record.ts `withPendingAt`), and the opaque cursor (deliveries/pending.ts).
+ * moves (deliveries/record.ts `withPendingAt`), and the opaque cursor (deliveries/catch-up-list.ts).
  */
 import { ApiError } from '../../../functions/src/platform/errors';
-import { decodeCursor, encodeCursor, mergeShardPages } from '../../../functions/src/deliveries/pending';
+import { decodeCursor, encodeCursor, mergeShardPages } from '../../../functions/src/deliveries/catch-up-list';
 import { newDelivery, withPendingAt, type DeliveryRecord } from '../../../functions/src/deliveries/record';
 
 const T0 = 1_700_000_000_000;

@@ -1,0 +1,205 @@
+/**
+ * What an operator reply is to the service. The console writes it at
+ * `workspaces/{ws}/conversations/{conversationId}/messages/{messageId}` (firestore.rules,
+ * docs/data-model.md); the service turns it into a delivery (./sequencing.ts), makes a new one on
+ * the operator's resend (./resend.ts), recalls it on request (./cancel.ts), and shows the console
+ * what became of it in the reply's `delivery` field, the mirror. Here: how a reply document is
+ * read, why a reply becomes no delivery (its rejection) and the mirror's shape. Pure (the mirror's
+ * times are Firestore `Timestamp` values because the console reads them); the mirror has one
+ * writer, ./store.ts `writeReplyMirror`.
+ */
+import { Timestamp } from 'firebase-admin/firestore';
+import { codePointLength } from '../platform/schema';
+import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from './record';
+
+/** Replies are text only, up to this many characters (Unicode code points). */
+export const MAX_REPLY_CHARACTERS = 10_000;
+
+/** Why a reply becomes no delivery: its integration takes no replies, or its text is not a reply's. */
+export type ReplyRejection = 'replies_disabled' | 'invalid_reply';
+
+/** A console request on a reply (`resend`, `cancel`): its server time and who made it. */
+export interface ReplyRequest {
+  /** Null when absent or not a Timestamp (firestore.rules require the request time). */
+  requestedAt: Timestamp | null;
+  uid: unknown;
+}
+
+/** The `delivery` mirror as stored on a reply, read back: the fields the service acts on, and the map itself. */
+export interface StoredMirror {
+  /** Absent on a reply refused without a delivery. */
+  deliveryId: string | null;
+  status: string | null;
+  /** `error.code`, when the mirror has one. */
+  errorCode: string | null;
+  /** Epoch ms of `updatedAt` (0 when absent). */
+  updatedAt: number;
+  /** The stored map as it is. */
+  fields: Record<string, unknown>;
+}
+
+/** An operator reply as read from its document. */
+export interface OperatorReply {
+  messageId: string;
+  /** As the console wrote it; `replyVerdict` decides whether it is a reply's text. */
+  text: unknown;
+  /** Null until the service has sequenced the reply (sequencing writes the mirror in the same transaction). */
+  mirror: StoredMirror | null;
+  resend: ReplyRequest | null;
+  cancel: ReplyRequest | null;
+}
+
+const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function requestOf(value: unknown): ReplyRequest | null {
+  if (value === undefined) return null;
+  const request = isMap(value) ? value : {};
+  return { requestedAt: request.requestedAt instanceof Timestamp ? request.requestedAt : null, uid: request.uid };
+}
+
+/** Reads a stored `delivery` mirror (any map the service wrote there). */
+export function storedMirrorOf(value: unknown): StoredMirror {
+  const fields = isMap(value) ? value : {};
+  const error = isMap(fields.error) ? fields.error : {};
+  return {
+    deliveryId: typeof fields.deliveryId === 'string' ? fields.deliveryId : null,
+    status: typeof fields.status === 'string' ? fields.status : null,
+    errorCode: typeof error.code === 'string' ? error.code : null,
+    updatedAt: fields.updatedAt instanceof Timestamp ? fields.updatedAt.toMillis() : 0,
+    fields,
+  };
+}
+
+/**
+ * The operator reply a message document holds, or null when it is none: an inbound message, or an
+ * outbound one not written by an operator.
+ */
+export function operatorReplyOf(messageId: string, data: Record<string, unknown> | undefined): OperatorReply | null {
+  const author = data?.author as { type?: unknown } | undefined;
+  if (data === undefined || data.direction !== 'outbound' || author?.type !== 'operator') return null;
+  return {
+    messageId,
+    text: data.text,
+    mirror: data.delivery === undefined ? null : storedMirrorOf(data.delivery),
+    resend: requestOf(data.resend),
+    cancel: requestOf(data.cancel),
+  };
+}
+
+/** What a reply becomes: a delivery of `text` to the integration's connector, or a rejection. */
+export type ReplyVerdict = { accepted: true; text: string; integrationId: string } | { accepted: false; code: ReplyRejection };
+
+/**
+ * Whether a reply becomes a delivery. `replies_disabled` when its conversation's integration takes
+ * no replies (disabled, no topic, or no integration at all); `invalid_reply` when the text is empty,
+ * not text, or longer than MAX_REPLY_CHARACTERS (the console checks the same; this is the rule).
+ */
+export function replyVerdict(text: unknown, integrationId: unknown, repliesEnabled: boolean): ReplyVerdict {
+  if (!repliesEnabled || typeof integrationId !== 'string') return { accepted: false, code: 'replies_disabled' };
+  if (typeof text !== 'string' || text.length === 0 || codePointLength(text) > MAX_REPLY_CHARACTERS) return { accepted: false, code: 'invalid_reply' };
+  return { accepted: true, text, integrationId };
+}
+
+/** An attempt log entry as the console sees it. */
+export interface AttemptMirror {
+  at: Timestamp;
+  event: AttemptEvent;
+  code?: string;
+}
+
+/** How the delivery a resend replaced ended, as the console sees it (`delivery.previous`). */
+export interface PreviousMirror {
+  deliveryId?: string;
+  status: PreviousDelivery['status'];
+  error?: { outcome: string; code: string };
+  providerMessageIds?: string[];
+  attempts?: AttemptMirror[];
+  updatedAt: Timestamp;
+}
+
+/** The reply's `delivery` field: what the console shows of the delivery (docs/data-model.md). */
+export interface ReplyMirror {
+  /** Absent when the reply was refused without a delivery. */
+  deliveryId?: string;
+  status: DeliveryStatus;
+  updatedAt: Timestamp;
+  providerMessageIds?: string[];
+  error?: { outcome: string; code: string };
+  receipt?: { status: ReceiptStatus; at: Timestamp; code?: string };
+  attempts?: AttemptMirror[];
+  cancel?: { status: 'cancelled' | 'too_late'; at: Timestamp };
+  /**
+   * After a resend: how the replaced delivery ended. A refused resend keeps the replaced mirror as
+   * it was stored, without its own `previous` (one level of history).
+   */
+  previous?: PreviousMirror | Record<string, unknown>;
+}
+
+const attemptsMirror = (log: readonly AttemptEntry[]): AttemptMirror[] =>
+  log.map(({ at, event, code }) => (code === undefined ? { at: Timestamp.fromMillis(at), event } : { at: Timestamp.fromMillis(at), event, code }));
+
+function previousMirror(p: PreviousDelivery): PreviousMirror {
+  const previous: PreviousMirror = { status: p.status, updatedAt: Timestamp.fromMillis(p.updatedAt) };
+  if (p.deliveryId !== null) previous.deliveryId = p.deliveryId;
+  if (p.error !== null) previous.error = p.error;
+  if (p.providerMessageIds.length > 0) previous.providerMessageIds = p.providerMessageIds;
+  if (p.attemptLog.length > 0) previous.attempts = attemptsMirror(p.attemptLog);
+  return previous;
+}
+
+/** The mirror of a delivery record (docs/data-model.md): written with every change the console can see. */
+export function deliveryMirror(d: DeliveryRecord, now: number): ReplyMirror {
+  const mirror: ReplyMirror = { deliveryId: d.deliveryId, status: d.status, updatedAt: Timestamp.fromMillis(now) };
+  if (d.providerMessageIds.length > 0) mirror.providerMessageIds = d.providerMessageIds;
+  if (d.error) mirror.error = d.error;
+  if (d.receipt) {
+    const { status, at, code } = d.receipt;
+    mirror.receipt = code === null ? { status, at: Timestamp.fromMillis(at) } : { status, at: Timestamp.fromMillis(at), code };
+  }
+  if (d.attemptLog !== undefined && d.attemptLog.length > 0) mirror.attempts = attemptsMirror(d.attemptLog);
+  if (d.cancel !== undefined) mirror.cancel = { status: d.cancel.status, at: Timestamp.fromMillis(d.cancel.at) };
+  if (d.previous !== undefined) mirror.previous = previousMirror(d.previous);
+  return mirror;
+}
+
+/**
+ * The mirror of a reply refused without a delivery: failed with the rejection's code. `replaced`
+ * is the mirror a refused resend replaces, kept as `previous` without its own (one level of
+ * history, as for a delivery a resend created).
+ */
+export function rejectionMirror(code: ReplyRejection, now: number, replaced?: StoredMirror): ReplyMirror {
+  const mirror: ReplyMirror = { status: 'failed', error: { outcome: 'failed', code }, updatedAt: Timestamp.fromMillis(now) };
+  if (replaced !== undefined) {
+    const { previous: _older, ...fields } = replaced.fields;
+    mirror.previous = fields;
+  }
+  return mirror;
+}
+
+/** Whether the console would see a difference between the mirrors of `before` and `next`. */
+export function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boolean {
+  return (
+    before === null ||
+    before.status !== next.status ||
+    JSON.stringify(before.error) !== JSON.stringify(next.error) ||
+    JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds) ||
+    JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null) ||
+    JSON.stringify(before.attemptLog ?? []) !== JSON.stringify(next.attemptLog ?? []) ||
+    JSON.stringify(before.cancel ?? null) !== JSON.stringify(next.cancel ?? null)
+  );
+}
+
+/**
+ * How a reply refused without a delivery ended, for the delivery its resend creates (there is no
+ * record to copy: the mirror is all there is).
+ */
+export function previousFromMirror(mirror: StoredMirror): PreviousDelivery {
+  return {
+    deliveryId: null,
+    status: 'failed',
+    error: mirror.errorCode === null ? null : { outcome: 'failed', code: mirror.errorCode },
+    providerMessageIds: [],
+    attemptLog: [],
+    updatedAt: mirror.updatedAt,
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * What docs/architecture.md says about the delivery code, checked on the sources: every delivery
+ * transaction is opened in deliveries/transition.ts, only its write step writes a delivery record,
+ * and a reply's `delivery` mirror has one writer (deliveries/store.ts `writeReplyMirror`).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const DELIVERIES = join(__dirname, '../../../functions/src/deliveries');
+const sources = readdirSync(DELIVERIES)
+  .filter((name) => name.endsWith('.ts'))
+  .map((name) => ({ name, text: readFileSync(join(DELIVERIES, name), 'utf8') }));
+
+/** The files whose code (comments aside) matches `pattern`. */
+function filesMatching(pattern: RegExp): string[] {
+  const once = new RegExp(pattern.source, pattern.flags.replace('g', ''));
+  return sources.filter(({ text }) => once.test(text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, ''))).map(({ name }) => name);
+}
+
+test('only transition.ts opens a delivery transaction', () => {
+  expect(filesMatching(/\.runTransaction\(/)).toEqual(['transition.ts']);
+});
+
+test('a delivery record is written only by the transitions (writeDelivery is called in transition.ts only)', () => {
+  expect(filesMatching(/\bwriteDelivery\(/).sort()).toEqual(['store.ts', 'transition.ts']);
+  const transition = sources.find(({ name }) => name === 'transition.ts')?.text ?? '';
+  expect(transition.match(/\bwriteDelivery\(/g)).toHaveLength(1);
+});
+
+test('one writer of the reply mirror: only store.ts writes a `delivery` field, in writeReplyMirror', () => {
+  const writesDeliveryField = /\.(set|update|create)\([^;]*\bdelivery\b/g;
+  expect(filesMatching(writesDeliveryField)).toEqual(['store.ts']);
+  const store = sources.find(({ name }) => name === 'store.ts')?.text ?? '';
+  expect(store.match(writesDeliveryField)).toHaveLength(1);
+  expect(store).toMatch(/export function writeReplyMirror\([^)]*\): void \{\n\s*tx\.set\(replyRef\(db, reply\), \{ delivery: mirror \}/);
+});
+
+test('creation appends through one function: only transition.ts calls decideAppend, sequencing and resend call appendDelivery', () => {
+  expect(filesMatching(/\bdecideAppend\(/).sort()).toEqual(['state-machine.ts', 'transition.ts']);
+  expect(filesMatching(/\bappendDelivery\(/).sort()).toEqual(['resend.ts', 'sequencing.ts', 'transition.ts']);
+  expect(filesMatching(/\bwriteQueueAfterAppend\(/).sort()).toEqual(['store.ts', 'transition.ts']);
+});
