@@ -1,14 +1,9 @@
 import * as z from 'zod';
+import { DELIVERY_LIMITS, FAIL_CODE_PATTERN } from '../contract';
 import { text } from '../platform/schema';
 
-/** Delivery operation limits (spec 4.2-4.5 and 8). */
-export const DELIVERY_LIMITS = {
-  id: 128,
-  providerMessageId: 200,
-  providerMessageIds: 20,
-  failCode: 80,
-  retryAfterMs: 3_600_000,
-} as const;
+/** Delivery operation limits (the contract's, shared with the SDK and the console). */
+export { DELIVERY_LIMITS };
 
 const id = () => text(1, DELIVERY_LIMITS.id);
 const providerMessageId = () => text(1, DELIVERY_LIMITS.providerMessageId);
@@ -17,7 +12,7 @@ const failCode = () =>
   z
     .string()
     .max(DELIVERY_LIMITS.failCode)
-    .regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$');
+    .regex(FAIL_CODE_PATTERN, `must match ${FAIL_CODE_PATTERN.source}`);
 
 export const ClaimRequestSchema = z.strictObject({
   deliveryId: id().describe('The delivery to claim (from the notification).'),
@@ -82,8 +77,8 @@ export const ReceiptRequestSchema = z
 
 /** decisions 7: the catch-up list of claimable deliveries. */
 export const PendingRequestSchema = z.strictObject({
-  limit: z.number().int().min(1).max(100).default(50).describe('Page size (default 50).'),
-  cursor: text(1, 512).optional().describe('`nextCursor` of the previous page; omit for the first page.'),
+  limit: z.number().int().min(1).max(DELIVERY_LIMITS.pendingPage).default(DELIVERY_LIMITS.pendingDefault).describe(`Page size (default ${DELIVERY_LIMITS.pendingDefault}).`),
+  cursor: text(1, DELIVERY_LIMITS.pendingCursor).optional().describe('`nextCursor` of the previous page; omit for the first page.'),
 });
 
 export type ClaimRequest = z.output<typeof ClaimRequestSchema>;

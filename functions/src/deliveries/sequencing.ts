@@ -7,7 +7,8 @@ import { deliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { retryTransient } from '../platform/caught';
-import { codePointLength } from '../platform/schema';
+import { codePointLength, REPLY_MAX_CODE_POINTS } from '../contract';
+import { LruMap } from '../platform/lru-map';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { pendingKey, storedPending } from './ordering';
@@ -28,8 +29,6 @@ export async function sequenceAndPublish(db: Firestore, workspaceId: string, con
   return result;
 }
 
-/** Spec 1 and 8: replies are text only, up to 10000 characters. */
-const MAX_REPLY_CHARACTERS = 10_000;
 /** How many undelivered replies one trigger run may sequence at once. */
 const PENDING_SCAN_LIMIT = 100;
 
@@ -46,16 +45,10 @@ const RECENT_REPLIES = 5;
  * (the conversation id is derived from it), so a warm instance reads the integration document in
  * the transaction's first wave instead of after the conversation's.
  */
-const integrationOfConversation = new Map<string, string>();
-const MAX_REMEMBERED_CONVERSATIONS = 10_000;
+const integrationOfConversation = new LruMap<string, string>(10_000);
 
 function rememberIntegration(conversationKey: string, integrationId: string): void {
-  if (integrationOfConversation.has(conversationKey)) return;
-  if (integrationOfConversation.size >= MAX_REMEMBERED_CONVERSATIONS) {
-    const oldest = integrationOfConversation.keys().next();
-    if (oldest.done !== true) integrationOfConversation.delete(oldest.value);
-  }
-  integrationOfConversation.set(conversationKey, integrationId);
+  if (!integrationOfConversation.has(conversationKey)) integrationOfConversation.set(conversationKey, integrationId);
 }
 
 export function isOperatorReply(data: Record<string, unknown> | undefined): boolean {
@@ -132,7 +125,7 @@ export function failureMirror(code: string, now: number): Record<string, unknown
 /** Why a reply cannot become a delivery (`replies_disabled`, `invalid_reply`), or null when it can. */
 export function replyRejection(text: unknown, repliesEnabled: boolean): 'replies_disabled' | 'invalid_reply' | null {
   if (!repliesEnabled) return 'replies_disabled';
-  if (typeof text !== 'string' || text.length === 0 || codePointLength(text) > MAX_REPLY_CHARACTERS) return 'invalid_reply';
+  if (typeof text !== 'string' || text.length === 0 || codePointLength(text) > REPLY_MAX_CODE_POINTS) return 'invalid_reply';
   return null;
 }
 
