@@ -6,27 +6,26 @@
  * type is the documented request, except where the SDK fills a field for you (`eventId`,
  * `requestId`) or shapes it differently (`text` and `images` of a message).
  */
+// By operation (operationId), not by component name: the operations are the stable part.
 import type {
-  ClaimReady as WireClaimReady,
-  ClaimRequest,
-  ClaimResponse,
-  ClaimSkip as WireClaimSkip,
-  CompleteRequest,
-  CompleteResponse,
-  ExtendResponse,
-  FailRequest,
-  FailResponse,
-  IncomingMessage,
-  IncomingMessageResponse,
-  PendingResponse,
-  ReceiptRequest,
-  ReceiptResponse,
-  StartRequest,
-  StartResponse,
+  ClaimDeliveryRequest,
+  ClaimDeliveryResponse,
+  CompleteDeliveryRequest,
+  CompleteDeliveryResponse,
+  ExtendDeliveryLeaseResponse,
+  FailDeliveryRequest,
+  FailDeliveryResponse,
+  ListPendingDeliveriesResponse,
+  ReportDeliveryReceiptRequest,
+  ReportDeliveryReceiptResponse,
+  SendMessageRequest,
+  SendMessageResponse,
+  StartDeliveryRequest,
+  StartDeliveryResponse,
 } from './internal/api.generated.js';
 
 /** Who sent an incoming message: `externalId` (stable in your system), `displayName`, `kind`. */
-export type Sender = IncomingMessage['sender'];
+export type Sender = SendMessageRequest['sender'];
 
 /** `customer` (default on the service) or `service` (alerts). */
 export type SenderKind = NonNullable<Sender['kind']>;
@@ -59,14 +58,14 @@ export interface SendMessageInput {
   images?: readonly ImageInput[];
 }
 
-export interface SendMessageResult extends IncomingMessageResponse {
+export interface SendMessageResult extends Omit<SendMessageResponse, 'duplicate'> {
   /** `true` when the service had already accepted this `eventId` with the same content (HTTP 200). */
   duplicate: boolean;
   /** The `eventId` that was sent (the generated one when you omitted it). */
   eventId: string;
 }
 
-export interface ClaimInput extends Omit<ClaimRequest, 'requestId'> {
+export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
   /** Identifies this claim; generated once per call when omitted and reused on its retries. */
   requestId?: string;
 }
@@ -75,37 +74,37 @@ export interface ClaimInput extends Omit<ClaimRequest, 'requestId'> {
 export type Recipient = ReplyMessage['recipient'];
 
 /** The reply to deliver: its text and recipient. */
-export type ReplyMessage = WireClaimReady['message'];
+export type ReplyMessage = ClaimReady['message'];
 
 /** Claim could not lease the delivery now. `waiting_for_previous`: acknowledge the notification; it will be re-published. */
-export type ClaimSkip = WireClaimSkip;
+export type ClaimSkip = Extract<ClaimDeliveryResponse, { status: 'skip' }>;
 
 /** Claim leased the delivery: `leaseExpiresAt` is `LEASE_MS` from the claim (or from its latest extension). */
-export type ClaimReady = WireClaimReady;
+export type ClaimReady = Extract<ClaimDeliveryResponse, { status: 'ready' }>;
 
-export type ClaimResult = ClaimResponse;
+export type ClaimResult = ClaimDeliveryResponse;
 
 /** A delivery and the lease it is worked under (start, extend). */
-export type LeaseInput = StartRequest;
+export type LeaseInput = StartDeliveryRequest;
 
 /** The answer of `deliveries.extend`: the lease's new expiry, `LEASE_MS` from the extension, never later than `LEASE_MAX_MS` after the claim. */
-export type ExtendResult = ExtendResponse;
+export type ExtendResult = ExtendDeliveryLeaseResponse;
 
 /** `sending`: send through the provider now. `sent`: already sent, do NOT send. */
-export type StartResult = StartResponse;
+export type StartResult = StartDeliveryResponse;
 
 /** The provider's ids of the sent message: at least one (the limits are the API document's `CompleteRequest`). */
-export type CompleteInput = CompleteRequest;
+export type CompleteInput = CompleteDeliveryRequest;
 
-export type CompleteResult = CompleteResponse;
+export type CompleteResult = CompleteDeliveryResponse;
 
 /** `retry`: definite temporary rejection. `failed`: permanent. `unknown`: ambiguous or partial send. */
-export type FailOutcome = FailRequest['outcome'];
+export type FailOutcome = FailDeliveryRequest['outcome'];
 
 /** `code`: the connector's own reason in snake_case (the API document's `FailRequest`); `retryAfterMs` only with `retry`. */
-export type FailInput = FailRequest;
+export type FailInput = FailDeliveryRequest;
 
-export type FailResult = FailResponse;
+export type FailResult = FailDeliveryResponse;
 
 /** Options of `deliveries.pending()`. */
 export interface PendingOptions {
@@ -116,16 +115,16 @@ export interface PendingOptions {
 }
 
 /** One page of the catch-up list: claimable deliveries, oldest first, each exactly a notification; `nextCursor` is null on the last page (the iterator follows it for you). */
-export type PendingPage = PendingResponse;
+export type PendingPage = ListPendingDeliveriesResponse;
 
 /** What the channel said about a sent reply: reached the recipient, read, or failed after all. */
-export type ReceiptStatus = ReceiptRequest['status'];
+export type ReceiptStatus = ReportDeliveryReceiptRequest['status'];
 
 /** `code` (snake_case) is required with `failed`; `at` defaults to when the service receives it. */
-export type ReceiptInput = ReceiptRequest;
+export type ReceiptInput = ReportDeliveryReceiptRequest;
 
 /** Receipts never change the delivery: it stays `sent`. */
-export type ReceiptResult = ReceiptResponse;
+export type ReceiptResult = ReportDeliveryReceiptResponse;
 
 /** The delivery notification published to the integration's topic: identifiers only (the items of the catch-up list are the same). */
-export type DeliveryNotification = PendingResponse['deliveries'][number];
+export type DeliveryNotification = ListPendingDeliveriesResponse['deliveries'][number];

@@ -22,13 +22,13 @@ import {
   listPendingDeliveries,
   reportDeliveryReceipt,
   startDelivery,
-  type ClaimRequest,
-  type CompleteRequest,
-  type ExtendRequest,
-  type FailRequest,
-  type PendingRequest,
-  type ReceiptRequest,
-  type StartRequest,
+  type ClaimDeliveryRequest,
+  type CompleteDeliveryRequest,
+  type ExtendDeliveryLeaseRequest,
+  type FailDeliveryRequest,
+  type ListPendingDeliveriesRequest,
+  type ReportDeliveryReceiptRequest,
+  type StartDeliveryRequest,
 } from './api.generated.js';
 import { readNotification } from './notification.js';
 import { readOperation } from './response.js';
@@ -58,14 +58,14 @@ export class DeliveriesApi {
    * claim whose first answer was lost gets the same lease back.
    */
   async claim(input: ClaimInput, options: CallOptions = {}): Promise<ClaimResult> {
-    const json: ClaimRequest = { deliveryId: input.deliveryId, requestId: input.requestId ?? randomUUID() };
+    const json: ClaimDeliveryRequest = { deliveryId: input.deliveryId, requestId: input.requestId ?? randomUUID() };
     const answer = await this.#transport.post(claimDelivery.path, { json }, options);
     return readOperation(answer, claimDelivery);
   }
 
   /** Records the intent to send. Send through the provider only when the answer is `sending`. */
   async start(input: LeaseInput, options: CallOptions = {}): Promise<StartResult> {
-    const json: StartRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId };
+    const json: StartDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId };
     const answer = await this.#transport.post(startDelivery.path, { json }, options);
     return readOperation(answer, startDelivery);
   }
@@ -78,21 +78,21 @@ export class DeliveriesApi {
    * already ends `LEASE_MAX_MS` after its claim). `processDelivery` calls it for you.
    */
   async extend(input: LeaseInput, options: CallOptions = {}): Promise<ExtendResult> {
-    const json: ExtendRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId };
+    const json: ExtendDeliveryLeaseRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId };
     const answer = await this.#transport.post(extendDeliveryLease.path, { json }, options);
     return readOperation(answer, extendDeliveryLease);
   }
 
   /** Reports a send the provider accepted. Only call it when the provider actually accepted the message. */
   async complete(input: CompleteInput, options: CallOptions = {}): Promise<CompleteResult> {
-    const json: CompleteRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, providerMessageIds: [...input.providerMessageIds] };
+    const json: CompleteDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, providerMessageIds: [...input.providerMessageIds] };
     const answer = await this.#transport.post(completeDelivery.path, { json }, options);
     return readOperation(answer, completeDelivery);
   }
 
   /** Reports a failed, temporarily rejected or ambiguous send. */
   async fail(input: FailInput, options: CallOptions = {}): Promise<FailResult> {
-    const json: FailRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, outcome: input.outcome, code: input.code };
+    const json: FailDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, outcome: input.outcome, code: input.code };
     if (input.retryAfterMs !== undefined) json.retryAfterMs = input.retryAfterMs;
     if (input.providerMessageIds !== undefined) json.providerMessageIds = [...input.providerMessageIds];
     const answer = await this.#transport.post(failDelivery.path, { json }, options);
@@ -115,7 +115,7 @@ export class DeliveriesApi {
   async *pending(options: PendingOptions = {}): AsyncGenerator<PendingPage, void, undefined> {
     let cursor: string | null = null;
     do {
-      const json: PendingRequest = {};
+      const json: ListPendingDeliveriesRequest = {};
       if (options.limit !== undefined) json.limit = options.limit;
       if (cursor !== null) json.cursor = cursor;
       const answer = await this.#transport.post(listPendingDeliveries.path, { json }, options.signal === undefined ? {} : { signal: options.signal });
@@ -131,7 +131,7 @@ export class DeliveriesApi {
    * only move forward (a late `delivered` after `read` changes nothing).
    */
   async receipt(input: ReceiptInput, options: CallOptions = {}): Promise<ReceiptResult> {
-    const json: ReceiptRequest = { deliveryId: input.deliveryId, status: input.status };
+    const json: ReportDeliveryReceiptRequest = { deliveryId: input.deliveryId, status: input.status };
     if (input.code !== undefined) json.code = input.code;
     if (input.at !== undefined) json.at = input.at;
     if (input.providerMessageId !== undefined) json.providerMessageId = input.providerMessageId;
