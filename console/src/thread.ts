@@ -78,7 +78,7 @@ export function threadView(session: Session, conversationId: string): View {
   const messages = h('ol', { class: 'messages', id: 'messages', 'aria-labelledby': 'thread-title' });
   const state = h('div', {}, notice('loading', 'Loading messages…'));
 
-  // Compose: 1..10000 code points, counted as the rules count them.
+  // Compose: 1..REPLY_MAX_CODE_POINTS code points, counted as the rules count them.
   const text = h('textarea', { id: 'reply-text', name: 'text', rows: 3, 'aria-describedby': 'reply-counter reply-hint' });
   const counter = h('span', { id: 'reply-counter', class: 'muted' }, `0 / ${REPLY_MAX_CODE_POINTS}`);
   const send = h('button', { type: 'submit', id: 'send-reply', disabled: true }, 'Send reply');
@@ -126,7 +126,7 @@ export function threadView(session: Session, conversationId: string): View {
       (err: unknown) => {
         text.readOnly = false;
         updateCounter();
-        replace(composeError, notice('error', describeError(err, 'replies must be 1 to 10000 characters, written by a member of the workspace in an existing conversation')));
+        replace(composeError, notice('error', describeError(err, `replies must be 1 to ${REPLY_MAX_CODE_POINTS} characters, written by a member of the workspace in an existing conversation`)));
       },
     );
   });
