@@ -2,8 +2,8 @@
 /**
  * `npm run openapi`: builds the functions and (re)writes the OpenAPI document from the zod schemas
  * (functions/src/openapi/document.ts) to openapi/openapi.yaml and to the copy Hosting serves at
- * /openapi.yaml (hosting/public/openapi.yaml), and the SDK's request limits generated from it
- * (sdk/src/internal/limits.generated.ts, scripts/sdk-limits.mjs). All are committed;
+ * /openapi.yaml (hosting/public/openapi.yaml), and the SDK's wire types and readers generated from
+ * it (sdk/src/internal/api.generated.ts, scripts/sdk-generate.mjs). All are committed;
  * test/unit/openapi/document.test.ts and sdk/test/unit/surface.test.ts fail when one differs from
  * a fresh build. `--check` only compares and exits 1 on a difference.
  */
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ROOT, buildFunctions } from './lib/emulators.mjs';
 import { writeOrCheck } from './lib/generated-file.mjs';
-import { generate as generateSdkLimits, LIMITS_FILE } from './sdk-limits.mjs';
+import { API_FILE, generateApi } from './sdk-generate.mjs';
 
 buildFunctions();
 const require = createRequire(import.meta.url);
@@ -21,7 +21,7 @@ const text = YAML_HEADER + stringify(buildOpenApiDocument(), YAML_OPTIONS);
 const OUTPUTS = [
   [join(ROOT, 'openapi', 'openapi.yaml'), text],
   [join(ROOT, 'hosting', 'public', 'openapi.yaml'), text],
-  [LIMITS_FILE, generateSdkLimits(text)],
+  [API_FILE, generateApi(text)],
 ];
 
 const check = process.argv.includes('--check');

@@ -1,11 +1,13 @@
 /**
- * Conversations: the live list (LIST_SHARDS queries merged client-side, docs/data-model.md) and,
- * beside it (or instead of it at phone width), the selected conversation's thread (thread.ts).
+ * Conversations: the live list (one query per conversation-list shard, merged client-side,
+ * docs/data-model.md) and, beside it (or instead of it at phone width), the selected
+ * conversation's thread (thread.ts).
  */
 import { collection, limit, onSnapshot, orderBy, query, where, type Timestamp, type Unsubscribe } from 'firebase/firestore';
 import { h, notice, replace } from './dom';
 import { describeError } from './errors';
-import { formatTime, LIST_SHARDS, mergeByRecency } from './format';
+import { allShards, CONVERSATION_LIST_SHARDS } from '../../functions/src/contract';
+import { formatTime, mergeByRecency } from './format';
 import type { View } from './main';
 import type { Session } from './session';
 import { threadView } from './thread';
@@ -38,7 +40,10 @@ export function conversationsView(session: Session): View {
 
   let selected: string | undefined;
   let thread: View | undefined;
-  const shards: Row[][] = Array.from({ length: LIST_SHARDS }, () => []);
+  // Every shard the service writes a conversation's `listShard` in: the contract's count, which no
+  // configuration of the service changes (so none of its conversations can be missed here).
+  const shardNumbers = allShards(CONVERSATION_LIST_SHARDS);
+  const shards: Row[][] = shardNumbers.map(() => []);
   const loaded = new Set<number>();
   let failed: string | undefined;
 
@@ -47,7 +52,7 @@ export function conversationsView(session: Session): View {
       replace(listState, notice('error', failed));
       return;
     }
-    if (loaded.size < LIST_SHARDS) return;
+    if (loaded.size < shardNumbers.length) return;
     const rows = mergeByRecency(shards, PAGE);
     replace(listState, rows.length === 0 ? notice('empty', 'No conversations yet. They appear here when a connector posts the first message.') : null);
     replace(
@@ -69,7 +74,7 @@ export function conversationsView(session: Session): View {
   }
 
   const unsubscribers: Unsubscribe[] = [];
-  for (let k = 0; k < LIST_SHARDS; k++) {
+  for (const k of shardNumbers) {
     const q = query(base, where('listShard', '==', k), orderBy('lastMessageAt', 'desc'), limit(PAGE));
     unsubscribers.push(
       onSnapshot(

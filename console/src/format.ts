@@ -2,33 +2,15 @@
  * Pure helpers of the console (no DOM, no Firebase): counting, labels and merging. Unit-tested in
  * test/unit/console/format.test.ts.
  */
+import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
 
-/**
- * The service's LIST_SHARDS (functions/src/platform/config.ts, default 8): the console reads every
- * shard of the conversation list. test/unit/console/format.test.ts keeps the two equal.
- */
-export const LIST_SHARDS = 8;
-
-/** The reply limit, in Unicode code points (docs/contract.md#limits; firestore.rules counts the same way). */
-export const MAX_REPLY_CODE_POINTS = 10000;
-
-/** Code points, not UTF-16 units: an emoji counts 1, as the rules and the service count it. */
-export function codePointLength(text: string): number {
-  let n = 0;
-  for (const _ of text) n += 1;
-  return n;
-}
-
-/** Why a reply cannot be sent yet, or undefined when it can. */
+/** Why a reply cannot be sent yet, or undefined when it can (the contract's limit, in code points as the rules count). */
 export function replyProblem(text: string): string | undefined {
   const n = codePointLength(text);
   if (text.trim() === '') return 'Write a reply first.';
-  if (n > MAX_REPLY_CODE_POINTS) return `Too long by ${n - MAX_REPLY_CODE_POINTS} characters (at most ${MAX_REPLY_CODE_POINTS}).`;
+  if (n > REPLY_MAX_CODE_POINTS) return `Too long by ${n - REPLY_MAX_CODE_POINTS} characters (at most ${REPLY_MAX_CODE_POINTS}).`;
   return undefined;
 }
-
-/** The topic pattern of firestore.rules and the admin CLI (a full match). */
-export const TOPIC_PATTERN = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][A-Za-z0-9._~%+-]{2,254}$/;
 
 export type DeliveryStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
 

@@ -9,7 +9,8 @@
 import { collection, deleteField, doc, onSnapshot, serverTimestamp, setDoc, updateDoc, type DocumentData, type Timestamp } from 'firebase/firestore';
 import { announce, h, notice, replace } from './dom';
 import { describeError } from './errors';
-import { formatAge, formatTime, HEALTH_STATUSES, TOPIC_PATTERN } from './format';
+import { isValidTopicName } from '../../functions/src/contract';
+import { formatAge, formatTime, HEALTH_STATUSES } from './format';
 import { issueKey, type IssuedKey } from './keys';
 import type { View } from './main';
 import type { Session } from './session';
@@ -186,7 +187,7 @@ export function integrationsView(session: Session): View {
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const topicValue = topic.value.trim();
-      if (topicValue !== '' && !TOPIC_PATTERN.test(topicValue)) {
+      if (topicValue !== '' && !isValidTopicName(topicValue)) {
         replace(error, notice('error', 'The topic must look like projects/<project-id>/topics/<topic-id>.'));
         topic.focus();
         return;

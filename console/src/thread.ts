@@ -20,7 +20,8 @@ import {
 } from 'firebase/firestore';
 import { announce, append, h, notice, replace, type Child } from './dom';
 import { describeError } from './errors';
-import { canCancel, cancelOutcomeLabel, canResend, codePointLength, formatBytes, formatTime, MAX_REPLY_CODE_POINTS, replyProblem, statusLabel, type DeliveryStatus } from './format';
+import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
+import { canCancel, cancelOutcomeLabel, canResend, formatBytes, formatTime, replyProblem, statusLabel, type DeliveryStatus } from './format';
 import type { View } from './main';
 import type { Session } from './session';
 
@@ -77,9 +78,9 @@ export function threadView(session: Session, conversationId: string): View {
   const messages = h('ol', { class: 'messages', id: 'messages', 'aria-labelledby': 'thread-title' });
   const state = h('div', {}, notice('loading', 'Loading messages…'));
 
-  // Compose: 1..10000 code points, counted as the rules count them.
+  // Compose: 1..REPLY_MAX_CODE_POINTS code points, counted as the rules count them.
   const text = h('textarea', { id: 'reply-text', name: 'text', rows: 3, 'aria-describedby': 'reply-counter reply-hint' });
-  const counter = h('span', { id: 'reply-counter', class: 'muted' }, `0 / ${MAX_REPLY_CODE_POINTS}`);
+  const counter = h('span', { id: 'reply-counter', class: 'muted' }, `0 / ${REPLY_MAX_CODE_POINTS}`);
   const send = h('button', { type: 'submit', id: 'send-reply', disabled: true }, 'Send reply');
   const composeError = h('div', { id: 'compose-error' });
   const form = h(
@@ -92,8 +93,8 @@ export function threadView(session: Session, conversationId: string): View {
   );
   const updateCounter = () => {
     const n = codePointLength(text.value);
-    counter.textContent = `${n} / ${MAX_REPLY_CODE_POINTS}`;
-    counter.classList.toggle('over', n > MAX_REPLY_CODE_POINTS);
+    counter.textContent = `${n} / ${REPLY_MAX_CODE_POINTS}`;
+    counter.classList.toggle('over', n > REPLY_MAX_CODE_POINTS);
     send.disabled = replyProblem(text.value) !== undefined;
   };
   text.addEventListener('input', updateCounter);
@@ -125,7 +126,7 @@ export function threadView(session: Session, conversationId: string): View {
       (err: unknown) => {
         text.readOnly = false;
         updateCounter();
-        replace(composeError, notice('error', describeError(err, 'replies must be 1 to 10000 characters, written by a member of the workspace in an existing conversation')));
+        replace(composeError, notice('error', describeError(err, `replies must be 1 to ${REPLY_MAX_CODE_POINTS} characters, written by a member of the workspace in an existing conversation`)));
       },
     );
   });

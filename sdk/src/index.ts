@@ -33,6 +33,8 @@ export {
   type ProviderSendResult,
 } from './internal/process.js';
 export { SDK_VERSION } from './version.js';
+// The lease the service grants: LEASE_MS from a claim or an extension, never past LEASE_MAX_MS after the claim.
+export { LEASE_MAX_MS, LEASE_MS } from './internal/contract.generated.js';
 
 // Errors: one base class, one subclass per documented status, and the provider errors to throw.
 export * from './errors.js';

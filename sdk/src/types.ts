@@ -1,14 +1,34 @@
-/** Public request and response types. Times are Unix epoch milliseconds. */
+/**
+ * Public request and response types. Times are Unix epoch milliseconds.
+ *
+ * The wire types come from the service's OpenAPI document (./internal/api.generated.ts, generated
+ * by scripts/sdk-generate.mjs): a result type here is the documented answer itself, and an input
+ * type is the documented request, except where the SDK fills a field for you (`eventId`,
+ * `requestId`) or shapes it differently (`text` and `images` of a message).
+ */
+// By operation (operationId), not by component name: the operations are the stable part.
+import type {
+  ClaimDeliveryRequest,
+  ClaimDeliveryResponse,
+  CompleteDeliveryRequest,
+  CompleteDeliveryResponse,
+  ExtendDeliveryLeaseResponse,
+  FailDeliveryRequest,
+  FailDeliveryResponse,
+  ListPendingDeliveriesResponse,
+  ReportDeliveryReceiptRequest,
+  ReportDeliveryReceiptResponse,
+  SendMessageRequest,
+  SendMessageResponse,
+  StartDeliveryRequest,
+  StartDeliveryResponse,
+} from './internal/api.generated.js';
+
+/** Who sent an incoming message: `externalId` (stable in your system), `displayName`, `kind`. */
+export type Sender = SendMessageRequest['sender'];
 
 /** `customer` (default on the service) or `service` (alerts). */
-export type SenderKind = 'customer' | 'service';
-
-export interface Sender {
-  /** Stable identifier of the sender in your system. */
-  externalId: string;
-  displayName?: string;
-  kind?: SenderKind;
-}
+export type SenderKind = NonNullable<Sender['kind']>;
 
 /** An image attached to an incoming message (PNG, JPEG or static WebP; the service sniffs the bytes). */
 export interface ImageInput {
@@ -32,94 +52,59 @@ export interface SendMessageInput {
   /** Stable identifier of the external chat. */
   externalConversationId: string;
   sender: Sender;
-  /** Message text (at most 10000 characters); sent as `message.text`. */
+  /** Message text, in code points at most the API document's `message.text` limit; sent as `message.text`. */
   text?: string;
   /** Up to 3 images; when present the request is `multipart/form-data`. */
   images?: readonly ImageInput[];
 }
 
-export interface SendMessageResult {
-  conversationId: string;
-  messageId: string;
+export interface SendMessageResult extends Omit<SendMessageResponse, 'duplicate'> {
   /** `true` when the service had already accepted this `eventId` with the same content (HTTP 200). */
   duplicate: boolean;
   /** The `eventId` that was sent (the generated one when you omitted it). */
   eventId: string;
 }
 
-export interface ClaimInput {
-  deliveryId: string;
+export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
   /** Identifies this claim; generated once per call when omitted and reused on its retries. */
   requestId?: string;
 }
 
-export interface Recipient {
-  externalConversationId: string;
-  externalCustomerId: string;
-}
+/** Where a reply goes: the external chat and the customer in it. */
+export type Recipient = ReplyMessage['recipient'];
 
-export interface ReplyMessage {
-  text: string;
-  recipient: Recipient;
-}
+/** The reply to deliver: its text and recipient. */
+export type ReplyMessage = ClaimReady['message'];
 
 /** Claim could not lease the delivery now. `waiting_for_previous`: acknowledge the notification; it will be re-published. */
-export interface ClaimSkip {
-  status: 'skip';
-  reason: string;
-}
+export type ClaimSkip = Extract<ClaimDeliveryResponse, { status: 'skip' }>;
 
-export interface ClaimReady {
-  status: 'ready';
-  leaseId: string;
-  /** Epoch ms; a lease lasts 120 seconds from claim (or from its latest extension). */
-  leaseExpiresAt: number;
-  message: ReplyMessage;
-}
+/** Claim leased the delivery: `leaseExpiresAt` is `LEASE_MS` from the claim (or from its latest extension). */
+export type ClaimReady = Extract<ClaimDeliveryResponse, { status: 'ready' }>;
 
-export type ClaimResult = ClaimSkip | ClaimReady;
+export type ClaimResult = ClaimDeliveryResponse;
 
-export interface LeaseInput {
-  deliveryId: string;
-  leaseId: string;
-}
+/** A delivery and the lease it is worked under (start, extend). */
+export type LeaseInput = StartDeliveryRequest;
 
-/** The answer of `deliveries.extend`: the lease's new expiry. */
-export interface ExtendResult {
-  /** Epoch ms: 120 seconds from the extension, never later than 15 minutes after the claim. */
-  leaseExpiresAt: number;
-}
+/** The answer of `deliveries.extend`: the lease's new expiry, `LEASE_MS` from the extension, never later than `LEASE_MAX_MS` after the claim. */
+export type ExtendResult = ExtendDeliveryLeaseResponse;
 
 /** `sending`: send through the provider now. `sent`: already sent, do NOT send. */
-export interface StartResult {
-  status: 'sending' | 'sent';
-}
+export type StartResult = StartDeliveryResponse;
 
-export interface CompleteInput extends LeaseInput {
-  /** 1 to 20 ids, each 1 to 200 characters. */
-  providerMessageIds: readonly string[];
-}
+/** The provider's ids of the sent message: at least one (the limits are the API document's `CompleteRequest`). */
+export type CompleteInput = CompleteDeliveryRequest;
 
-export interface CompleteResult {
-  status: 'sent';
-}
+export type CompleteResult = CompleteDeliveryResponse;
 
 /** `retry`: definite temporary rejection. `failed`: permanent. `unknown`: ambiguous or partial send. */
-export type FailOutcome = 'retry' | 'failed' | 'unknown';
+export type FailOutcome = FailDeliveryRequest['outcome'];
 
-export interface FailInput extends LeaseInput {
-  outcome: FailOutcome;
-  /** snake_case, `^[a-z][a-z0-9_]*$`, at most 80 characters. */
-  code: string;
-  /** Integer 0 to 3600000; only meaningful with `retry`. */
-  retryAfterMs?: number;
-  /** Ids of parts that were accepted (partial send); at most 20. */
-  providerMessageIds?: readonly string[];
-}
+/** `code`: the connector's own reason in snake_case (the API document's `FailRequest`); `retryAfterMs` only with `retry`. */
+export type FailInput = FailDeliveryRequest;
 
-export interface FailResult {
-  status: 'queued' | 'failed' | 'unknown' | 'sent';
-}
+export type FailResult = FailDeliveryResponse;
 
 /** Options of `deliveries.pending()`. */
 export interface PendingOptions {
@@ -129,37 +114,17 @@ export interface PendingOptions {
   signal?: AbortSignal;
 }
 
-/** One page of the catch-up list: claimable deliveries, oldest first, each exactly a notification. */
-export interface PendingPage {
-  deliveries: DeliveryNotification[];
-  /** The cursor of the next page, or null on the last one (the iterator follows it for you). */
-  nextCursor: string | null;
-}
+/** One page of the catch-up list: claimable deliveries, oldest first, each exactly a notification; `nextCursor` is null on the last page (the iterator follows it for you). */
+export type PendingPage = ListPendingDeliveriesResponse;
 
 /** What the channel said about a sent reply: reached the recipient, read, or failed after all. */
-export type ReceiptStatus = 'delivered' | 'read' | 'failed';
+export type ReceiptStatus = ReportDeliveryReceiptRequest['status'];
 
-export interface ReceiptInput {
-  deliveryId: string;
-  status: ReceiptStatus;
-  /** Required with `failed`: snake_case, `^[a-z][a-z0-9_]*$`, at most 80 characters. */
-  code?: string;
-  /** When it happened by the channel's clock (epoch ms); default: when the service receives it. */
-  at?: number;
-  /** Which provider message it is about (1 to 200 characters), when the reply went out in parts. */
-  providerMessageId?: string;
-}
+/** `code` (snake_case) is required with `failed`; `at` defaults to when the service receives it. */
+export type ReceiptInput = ReportDeliveryReceiptRequest;
 
 /** Receipts never change the delivery: it stays `sent`. */
-export interface ReceiptResult {
-  status: 'sent';
-}
+export type ReceiptResult = ReportDeliveryReceiptResponse;
 
-/** The delivery notification published to the integration's topic (docs/contract.md#notifications): identifiers only. */
-export interface DeliveryNotification {
-  deliveryId: string;
-  workspaceId: string;
-  integrationId: string;
-  conversationId: string;
-  messageId: string;
-}
+/** The delivery notification published to the integration's topic: identifiers only (the items of the catch-up list are the same). */
+export type DeliveryNotification = ListPendingDeliveriesResponse['deliveries'][number];

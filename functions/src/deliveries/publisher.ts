@@ -1,6 +1,6 @@
 import { errorCode, errorMessage, GRPC } from '../platform/failures';
 import { pubsub } from '../platform/pubsub';
-import { isValidTopicName, TOPIC_NAME_FORMAT } from '../integrations/model';
+import { isValidTopicName, TOPIC_NAME_FORMAT, type PermanentPublishFailure } from '../integrations/model';
 
 /** The identifiers-only notification of docs/contract.md#notifications. */
 export interface DeliveryNotification {
@@ -11,8 +11,8 @@ export interface DeliveryNotification {
   messageId: string;
 }
 
-/** `replies_disabled` is decided before publishing (no enabled topic); the others come from Pub/Sub. */
-export type PermanentPublishFailure = 'topic_not_found' | 'topic_permission_denied' | 'topic_invalid' | 'replies_disabled';
+// Defined with the integration (its topic), which must not import deliveries.
+export type { PermanentPublishFailure };
 export type PublishResult =
   | { ok: true; messageId: string }
   | { ok: false; permanent: true; code: PermanentPublishFailure; detail: string }

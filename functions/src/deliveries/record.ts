@@ -2,12 +2,13 @@
  * The delivery record and the facts about it that every rule shares. Pure: no Firebase, no I/O,
  * no clock (callers pass `now`). The rules that change a record are in ./state-machine.ts.
  */
+import { LEASE_MAX_MS, LEASE_MS } from '../contract';
 import { NotFoundError } from '../platform/errors';
 
-/** Lease duration (docs/contract.md#leases): a claim grants this much, and so does each extension (docs/contract.md#extend). */
-export const LEASE_MS = 120_000;
-/** A lease may live at most this long after its claim, extensions included (docs/contract.md#extend). */
-export const LEASE_MAX_MS = 15 * 60_000;
+// Lease duration (a claim grants LEASE_MS, and so does each extension) and the most a lease may
+// live after its claim (LEASE_MAX_MS): the contract's, which the SDK schedules extensions by.
+export { LEASE_MAX_MS, LEASE_MS };
+
 /** Leases granted before a `retry` (or an unstarted lease's expiry) fails the delivery. */
 export const MAX_ATTEMPTS = 10;
 /** Time since creation after which a `retry` (or an unstarted lease's expiry) fails the delivery. */

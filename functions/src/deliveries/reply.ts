@@ -9,11 +9,11 @@
  * writer, ./store.ts `writeReplyMirror`.
  */
 import { Timestamp } from 'firebase-admin/firestore';
-import { codePointLength } from '../platform/schema';
+import { codePointLength, REPLY_MAX_CODE_POINTS } from '../contract';
 import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from './record';
 
-/** Replies are text only, up to this many characters (Unicode code points). */
-export const MAX_REPLY_CHARACTERS = 10_000;
+/** Replies are text only, up to this many characters (Unicode code points): the contract's limit. */
+export const MAX_REPLY_CHARACTERS = REPLY_MAX_CODE_POINTS;
 
 /** Why a reply becomes no delivery: its integration takes no replies, or its text is not a reply's. */
 export type ReplyRejection = 'replies_disabled' | 'invalid_reply';

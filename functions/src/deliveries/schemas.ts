@@ -1,15 +1,10 @@
 import * as z from 'zod';
+import { DELIVERY_LIMITS, FAIL_CODE_PATTERN } from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 
-/** Delivery operation limits (docs/contract.md#limits). */
-export const DELIVERY_LIMITS = {
-  id: 128,
-  providerMessageId: 200,
-  providerMessageIds: 20,
-  failCode: 80,
-  retryAfterMs: 3_600_000,
-} as const;
+/** Delivery operation limits (the contract's, shared with the SDK and the console). */
+export { DELIVERY_LIMITS };
 
 const id = () => text(1, DELIVERY_LIMITS.id);
 const providerMessageId = () => text(1, DELIVERY_LIMITS.providerMessageId);
@@ -18,7 +13,7 @@ const failCode = () =>
   z
     .string()
     .max(DELIVERY_LIMITS.failCode)
-    .regex(/^[a-z][a-z0-9_]*$/, 'must match ^[a-z][a-z0-9_]*$');
+    .regex(FAIL_CODE_PATTERN, `must match ${FAIL_CODE_PATTERN.source}`);
 
 export const ClaimRequestSchema = z.strictObject({
   deliveryId: id().describe('The delivery to claim (from the notification).'),
@@ -83,8 +78,8 @@ export const ReceiptRequestSchema = z
 
 /** docs/contract.md#catch-up: the catch-up list of claimable deliveries. */
 export const PendingRequestSchema = z.strictObject({
-  limit: z.number().int().min(1).max(100).default(50).describe('Page size (default 50).'),
-  cursor: text(1, 512).optional().describe('`nextCursor` of the previous page; omit for the first page.'),
+  limit: z.number().int().min(1).max(DELIVERY_LIMITS.pendingPage).default(DELIVERY_LIMITS.pendingDefault).describe(`Page size (default ${DELIVERY_LIMITS.pendingDefault}).`),
+  cursor: text(1, DELIVERY_LIMITS.pendingCursor).optional().describe('`nextCursor` of the previous page; omit for the first page.'),
 });
 
 export type ClaimRequest = z.output<typeof ClaimRequestSchema>;

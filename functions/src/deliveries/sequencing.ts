@@ -9,6 +9,7 @@ import { deliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { retryTransient } from '../platform/failures';
+import { LruMap } from '../platform/lru-map';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { publishCommitted, type CommittedNotification } from './outbox';
@@ -44,16 +45,10 @@ const RECENT_REPLIES = 5;
  * (the conversation id is derived from it), so a warm instance reads the integration document in
  * the transaction's first wave instead of after the conversation's.
  */
-const integrationOfConversation = new Map<string, string>();
-const MAX_REMEMBERED_CONVERSATIONS = 10_000;
+const integrationOfConversation = new LruMap<string, string>(10_000);
 
 function rememberIntegration(conversationKey: string, integrationId: string): void {
-  if (integrationOfConversation.has(conversationKey)) return;
-  if (integrationOfConversation.size >= MAX_REMEMBERED_CONVERSATIONS) {
-    const oldest = integrationOfConversation.keys().next();
-    if (oldest.done !== true) integrationOfConversation.delete(oldest.value);
-  }
-  integrationOfConversation.set(conversationKey, integrationId);
+  if (!integrationOfConversation.has(conversationKey)) integrationOfConversation.set(conversationKey, integrationId);
 }
 
 /** An operator reply the service has not sequenced yet (it has no `delivery` mirror). */

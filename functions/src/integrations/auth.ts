@@ -5,6 +5,7 @@
 import { config } from '../platform/config';
 import { ForbiddenError, UnauthorizedError } from '../platform/errors';
 import { db } from '../platform/firebase';
+import { LruMap } from '../platform/lru-map';
 import { displayPrefix, hashKey, keyFromAuthorizationHeader } from './keys';
 import type { Integration } from './model';
 import { findIntegrationByKeyHash, integrationOf } from './store';
@@ -32,7 +33,7 @@ const INVALID_KEY_MESSAGE = 'Missing, malformed, unknown or revoked integration 
  * Concurrent misses for the same key share one Firestore query.
  */
 export class KeyResolver {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache: LruMap<string, CacheEntry>;
   private readonly inflight = new Map<string, Promise<IntegrationAuth | null>>();
 
   /** @param findByKeyHash the store lookup (`findIntegrationByKeyHash` in production). */
@@ -41,8 +42,10 @@ export class KeyResolver {
     private readonly ttlMs: number,
     private readonly negativeTtlMs: number,
     private readonly now: () => number = Date.now,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.cache = new LruMap(maxEntries);
+  }
 
   /** Resolves the `Authorization` header to an active integration or throws 401/403. */
   async authenticate(authorization: string | undefined): Promise<AuthContext> {
@@ -77,12 +80,7 @@ export class KeyResolver {
   }
 
   private remember(keyHash: string, entry: CacheEntry): void {
-    this.cache.delete(keyHash);
     this.cache.set(keyHash, entry);
-    if (this.cache.size > this.maxEntries) {
-      const oldest = this.cache.keys().next();
-      if (!oldest.done) this.cache.delete(oldest.value);
-    }
   }
 }
 

@@ -9,6 +9,13 @@
 export type TopicStatus = 'ok' | 'not_found' | 'permission_denied' | 'invalid';
 const TOPIC_STATUSES: readonly TopicStatus[] = ['ok', 'not_found', 'permission_denied', 'invalid'];
 
+/**
+ * Why a notification cannot be published to the integration's topic, for good (recorded on the
+ * delivery instead of retried): replies are off (`replies_disabled`, decided before publishing), or
+ * what Pub/Sub or the topic check said about the topic.
+ */
+export type PermanentPublishFailure = 'topic_not_found' | 'topic_permission_denied' | 'topic_invalid' | 'replies_disabled';
+
 export interface RepliesSettings {
   /** Replies are delivered only when enabled AND a topic is set. */
   enabled: boolean;
@@ -81,13 +88,5 @@ export function repliesTopic(integration: Pick<Integration, 'replies'> | null): 
   return integration?.replies.enabled === true ? integration.replies.topic : null;
 }
 
-/**
- * The one topic-name rule (firestore.rules applies the same one to the console's writes): a full
- * Pub/Sub topic name with a valid project id (6-30 characters) and topic id (3-255, a letter first).
- */
-const TOPIC_NAME = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][A-Za-z0-9._~%+-]{2,254}$/;
-export const TOPIC_NAME_FORMAT = 'projects/<project>/topics/<topic>';
-
-export function isValidTopicName(topic: string): boolean {
-  return TOPIC_NAME.test(topic);
-}
+// The topic-name rule is part of the contract (the console and the CLI apply it too).
+export { isValidTopicName, TOPIC_NAME_FORMAT } from '../contract';

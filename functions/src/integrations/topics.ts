@@ -2,8 +2,7 @@ import * as logger from 'firebase-functions/logger';
 import { FieldValue, type Firestore } from 'firebase-admin/firestore';
 import { errorCode, errorMessage, GRPC } from '../platform/failures';
 import { pubsub } from '../platform/pubsub';
-import type { PermanentPublishFailure } from '../deliveries/publisher';
-import { isValidTopicName, parseReplies, TOPIC_NAME_FORMAT, type TopicStatus } from './model';
+import { isValidTopicName, parseReplies, TOPIC_NAME_FORMAT, type PermanentPublishFailure, type TopicStatus } from './model';
 import { integrationRef } from './store';
 
 /**

@@ -35,7 +35,7 @@ function announceRateLimit(auth: AuthContext, setHeaders: RequestContext['setHea
   setHeaders(rateLimitHeaders(rateLimiter.peek(auth.integrationId, perMinuteOf(auth), Date.now())));
 }
 
-function enforceRateLimit(context: RequestContext): void {
+function enforceRateLimit(context: RequestContext<AuthContext>): void {
   const perMinute = perMinuteOf(context.auth);
   const { decision, state } = rateLimiter.consume(context.auth.integrationId, perMinute, Date.now());
   context.setHeaders(rateLimitHeaders(state));
@@ -59,7 +59,7 @@ async function readBody(request: ParsedRequest): Promise<{ payload: unknown; ima
  * POST /v1/messages: validate everything first (nothing is written for a bad request), upload
  * images to content-addressed paths, then record the message in one transaction.
  */
-async function handleIncomingMessage(request: ParsedRequest, context: RequestContext): Promise<HttpResult> {
+async function handleIncomingMessage(request: ParsedRequest, context: RequestContext<AuthContext>): Promise<HttpResult> {
   enforceRateLimit(context);
   const { payload, imageBytes } = await readBody(request);
   const message = parseOrThrow(IncomingMessageSchema, payload);

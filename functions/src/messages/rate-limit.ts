@@ -1,4 +1,5 @@
 import { retryAfterSecondsFromMs } from '../platform/errors';
+import { LruMap } from '../platform/lru-map';
 
 /**
  * Token bucket per integration, per instance. A shared counter document would serialise every
@@ -55,18 +56,15 @@ export function take(bucket: Bucket | undefined, perMinute: number, now: number)
 
 /** Holds buckets for many integrations; evicts idle ones so memory stays bounded. */
 export class RateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
-  constructor(private readonly maxBuckets = 10_000) {}
+  private readonly buckets: LruMap<string, Bucket>;
+  constructor(maxBuckets = 10_000) {
+    this.buckets = new LruMap(maxBuckets);
+  }
 
   /** Takes a token for `key` when one is left; the decision and the state after it (for the headers). */
   consume(key: string, perMinute: number, now: number): { decision: RateDecision; state: RateLimitState } {
     const result = take(this.buckets.get(key), perMinute, now);
-    this.buckets.delete(key); // re-insert to keep Map order = least recently used first
-    this.buckets.set(key, result.bucket);
-    if (this.buckets.size > this.maxBuckets) {
-      const oldest = this.buckets.keys().next();
-      if (!oldest.done) this.buckets.delete(oldest.value);
-    }
+    this.buckets.set(key, result.bucket); // every use sets: the idle buckets are the ones evicted
     return { decision: result.decision, state: stateOf(result.bucket.tokens, perMinute) };
   }
 

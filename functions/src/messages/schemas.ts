@@ -1,15 +1,10 @@
 import * as z from 'zod';
+import { MESSAGE_LIMITS } from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 
-/** Incoming message limits (docs/contract.md#limits, docs/contract.md#incoming-messages). */
-export const MESSAGE_LIMITS = {
-  eventId: 128,
-  externalConversationId: 256,
-  senderExternalId: 256,
-  displayName: 200,
-  text: 10_000,
-} as const;
+/** Incoming message limits (the contract's, shared with the SDK and the console). */
+export { MESSAGE_LIMITS };
 
 /** Wire shape of `POST /v1/messages` (JSON body, or the `payload` field of a multipart body). */
 export const IncomingMessageSchema = z

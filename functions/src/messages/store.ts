@@ -4,8 +4,7 @@
  */
 import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
-import { config } from '../platform/config';
-import { shardOf } from '../platform/shards';
+import { conversationListShard } from '../contract';
 
 export interface StoredImage {
   path: string;
@@ -111,8 +110,9 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   if (input.sender.kind === 'customer') conversationUpdate.lastCustomerExternalId = input.sender.externalId;
   if (!convSnap?.exists) {
     conversationUpdate.createdAt = now;
-    // The console's conversation list reads one index range per list shard (docs/capacity.md).
-    conversationUpdate.listShard = shardOf(input.conversationId, config().listShards);
+    // The console's conversation list reads one index range per list shard (docs/capacity.md):
+    // the contract's count, which the console reads too, never the configurable LIST_SHARDS.
+    conversationUpdate.listShard = conversationListShard(input.conversationId);
   }
   tx.set(convRef, conversationUpdate, { merge: true });
 

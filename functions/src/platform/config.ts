@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { SHARD_COUNTS } from '../contract';
 
 /**
  * Runtime configuration, parsed once at cold start from the environment (functions/.env for
@@ -49,12 +50,13 @@ const ConfigSchema = z.object({
    * Shards of the queue-like indexes the sweeper reads (outbox, delivery checks): each is one index
    * range of ~500 writes/s (docs/capacity.md). Raise only, never lower (platform/shards.ts).
    */
-  QUEUE_SHARDS: intFromEnv(1, 1024).default(64),
+  QUEUE_SHARDS: intFromEnv(SHARD_COUNTS.queue.min, SHARD_COUNTS.queue.max).default(SHARD_COUNTS.queue.default),
   /**
-   * Shards of the per-integration catch-up list index and the per-workspace conversation list
-   * (docs/capacity.md); a page of either reads every shard. Raise only, never lower.
+   * Shards of the per-integration catch-up list index and health indexes (docs/capacity.md); a
+   * page reads every shard. Raise only, never lower. Only the service reads these indexes; the
+   * console's conversation list has the contract's fixed `CONVERSATION_LIST_SHARDS`.
    */
-  LIST_SHARDS: intFromEnv(1, 64).default(8),
+  LIST_SHARDS: intFromEnv(SHARD_COUNTS.list.min, SHARD_COUNTS.list.max).default(SHARD_COUNTS.list.default),
   FUNCTIONS_EMULATOR: z.string().optional(),
   STORAGE_EMULATOR_HOST: z.string().optional(),
 });

@@ -1,12 +1,7 @@
 import * as z from 'zod';
+import { codePointLength } from '../contract';
 import { BadRequestError } from './errors';
 
-/** Length in Unicode code points: every text limit of the contract (docs/contract.md#requests) counts characters, not UTF-16 units. */
-export function codePointLength(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
 
 /**
  * A string bounded in code points that is well-formed Unicode (no lone surrogates, which

@@ -3,28 +3,15 @@
  * range of an index over a monotonically increasing field (a due time, a timestamp), so every such
  * index leads with a shard field: N shards are N ranges, N x 500 writes/s. Pure.
  *
- * Shard counts are configuration (platform/config.ts). They may be raised at any time (documents
- * keep their shard; readers query every shard below the current count, which includes the old
- * ones) but never lowered: documents in shards at or above a lowered count would not be read.
+ * Shard counts are configuration (platform/config.ts, within the ranges of the contract's
+ * `SHARD_COUNTS`), except the conversation list's, which the console reads too and which is the
+ * contract's `CONVERSATION_LIST_SHARDS`. They may be raised at any time (documents keep their
+ * shard; readers query every shard below the current count, which includes the old ones) but never
+ * lowered: documents in shards at or above a lowered count would not be read.
  */
 
-/** FNV-1a (32-bit) of the id: deterministic, and even for the hash-like ids the service mints. */
-function fnv1a(id: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) {
-    hash ^= id.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}
-
-/** The shard of `id` among `count` shards: 0 .. count-1. */
-export function shardOf(id: string, count: number): number {
-  return fnv1a(id) % count;
-}
-
-/** 0 .. count-1, for the queries that read every shard. */
-export const allShards = (count: number): number[] => Array.from({ length: count }, (_, shard) => shard);
+// The shard of an id is part of the contract (the console reads the conversation list's shards).
+export { allShards, shardOf } from '../contract';
 
 /** Transactions the sweeper runs at a time (each touches one delivery, or one outbox entry). */
 export const SWEEP_CONCURRENCY = 16;

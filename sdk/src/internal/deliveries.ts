@@ -14,29 +14,34 @@ import type {
   ReceiptResult,
   StartResult,
 } from '../types.js';
+import {
+  claimDelivery,
+  completeDelivery,
+  extendDeliveryLease,
+  failDelivery,
+  listPendingDeliveries,
+  reportDeliveryReceipt,
+  startDelivery,
+  type ClaimDeliveryRequest,
+  type CompleteDeliveryRequest,
+  type ExtendDeliveryLeaseRequest,
+  type FailDeliveryRequest,
+  type ListPendingDeliveriesRequest,
+  type ReportDeliveryReceiptRequest,
+  type StartDeliveryRequest,
+} from './api.generated.js';
 import { readNotification } from './notification.js';
-import { isObject, readAnswer, readStatus, type Json } from './response.js';
+import { readOperation } from './response.js';
 import type { CallOptions, Transport } from './transport.js';
 
-/** A page of the catch-up list, every item a valid notification. */
-function pendingPage(b: Json): PendingPage | undefined {
-  if (!Array.isArray(b.deliveries) || !(b.nextCursor === null || (typeof b.nextCursor === 'string' && b.nextCursor !== ''))) return undefined;
-  const deliveries = b.deliveries.map((item: unknown) => readNotification(item));
-  return deliveries.every((d) => d !== undefined) ? { deliveries, nextCursor: b.nextCursor } : undefined;
-}
-
-/** The claim answer: `skip` with a reason, or `ready` with the lease and the message. */
-function claimResult(b: Json): ClaimResult | undefined {
-  if (b.status === 'skip' && typeof b.reason === 'string') return { status: 'skip', reason: b.reason };
-  if (b.status !== 'ready' || typeof b.leaseId !== 'string' || typeof b.leaseExpiresAt !== 'number' || !isObject(b.message)) return undefined;
-  const { text, recipient } = b.message;
-  if (typeof text !== 'string' || !isObject(recipient) || typeof recipient.externalConversationId !== 'string' || typeof recipient.externalCustomerId !== 'string') return undefined;
-  return {
-    status: 'ready',
-    leaseId: b.leaseId,
-    leaseExpiresAt: b.leaseExpiresAt,
-    message: { text, recipient: { externalConversationId: recipient.externalConversationId, externalCustomerId: recipient.externalCustomerId } },
-  };
+/**
+ * A page of the catch-up list as documented, and more than the document can say: every item a
+ * valid notification (what `processDelivery` is given), a cursor that is never empty.
+ */
+function validPage(page: PendingPage): PendingPage | undefined {
+  if (page.nextCursor === '') return undefined;
+  const deliveries = page.deliveries.map((item) => readNotification(item));
+  return deliveries.every((d) => d !== undefined) ? { deliveries, nextCursor: page.nextCursor } : undefined;
 }
 
 /** `client.deliveries`: the delivery operations (docs/contract.md#claim to docs/contract.md#receipts), one HTTP call each (plus retries). */
@@ -48,55 +53,50 @@ export class DeliveriesApi {
   }
 
   /**
-   * Claims a delivery: `ready` with a 120-second lease, the reply text and recipient, or `skip`
+   * Claims a delivery: `ready` with a lease of `LEASE_MS`, the reply text and recipient, or `skip`
    * with a reason. The `requestId` (generated when omitted) is reused on retries, so a retried
    * claim whose first answer was lost gets the same lease back.
    */
   async claim(input: ClaimInput, options: CallOptions = {}): Promise<ClaimResult> {
-    const path = '/v1/deliveries/claim';
-    const body = { deliveryId: input.deliveryId, requestId: input.requestId ?? randomUUID() };
-    const answer = await this.#transport.post(path, { json: body }, options);
-    return readAnswer(answer, path, "{ status: 'skip', reason } or { status: 'ready', leaseId, leaseExpiresAt, message }", claimResult);
+    const json: ClaimDeliveryRequest = { deliveryId: input.deliveryId, requestId: input.requestId ?? randomUUID() };
+    const answer = await this.#transport.post(claimDelivery.path, { json }, options);
+    return readOperation(answer, claimDelivery);
   }
 
   /** Records the intent to send. Send through the provider only when the answer is `sending`. */
   async start(input: LeaseInput, options: CallOptions = {}): Promise<StartResult> {
-    const path = '/v1/deliveries/start';
-    const answer = await this.#transport.post(path, { json: { deliveryId: input.deliveryId, leaseId: input.leaseId } }, options);
-    return readStatus(answer, path, ['sending', 'sent'] as const);
+    const json: StartDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId };
+    const answer = await this.#transport.post(startDelivery.path, { json }, options);
+    return readOperation(answer, startDelivery);
   }
 
   /**
-   * Extends the lease while the provider call is still running: the lease then ends 120 seconds
-   * from now, but never later than 15 minutes after its claim. Only under the live current lease
-   * of a delivery that is leased or sending; otherwise a `ConflictError` with code `lease_lost`
-   * (expired or replaced), `delivery_finished`, or `lease_limit_reached` (the lease already ends
-   * 15 minutes after its claim). `processDelivery` calls it for you.
+   * Extends the lease while the provider call is still running: the lease then ends `LEASE_MS`
+   * from now, but never later than `LEASE_MAX_MS` after its claim. Only under the live current
+   * lease of a delivery that is leased or sending; otherwise a `ConflictError` with code
+   * `lease_lost` (expired or replaced), `delivery_finished`, or `lease_limit_reached` (the lease
+   * already ends `LEASE_MAX_MS` after its claim). `processDelivery` calls it for you.
    */
   async extend(input: LeaseInput, options: CallOptions = {}): Promise<ExtendResult> {
-    const path = '/v1/deliveries/extend';
-    const answer = await this.#transport.post(path, { json: { deliveryId: input.deliveryId, leaseId: input.leaseId } }, options);
-    return readAnswer(answer, path, '{ leaseExpiresAt }', (b) =>
-      typeof b.leaseExpiresAt === 'number' && Number.isFinite(b.leaseExpiresAt) ? { leaseExpiresAt: b.leaseExpiresAt } : undefined,
-    );
+    const json: ExtendDeliveryLeaseRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId };
+    const answer = await this.#transport.post(extendDeliveryLease.path, { json }, options);
+    return readOperation(answer, extendDeliveryLease);
   }
 
   /** Reports a send the provider accepted. Only call it when the provider actually accepted the message. */
   async complete(input: CompleteInput, options: CallOptions = {}): Promise<CompleteResult> {
-    const path = '/v1/deliveries/complete';
-    const json = { deliveryId: input.deliveryId, leaseId: input.leaseId, providerMessageIds: [...input.providerMessageIds] };
-    const answer = await this.#transport.post(path, { json }, options);
-    return readStatus(answer, path, ['sent'] as const);
+    const json: CompleteDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, providerMessageIds: [...input.providerMessageIds] };
+    const answer = await this.#transport.post(completeDelivery.path, { json }, options);
+    return readOperation(answer, completeDelivery);
   }
 
   /** Reports a failed, temporarily rejected or ambiguous send. */
   async fail(input: FailInput, options: CallOptions = {}): Promise<FailResult> {
-    const path = '/v1/deliveries/fail';
-    const json: Json = { deliveryId: input.deliveryId, leaseId: input.leaseId, outcome: input.outcome, code: input.code };
+    const json: FailDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, outcome: input.outcome, code: input.code };
     if (input.retryAfterMs !== undefined) json.retryAfterMs = input.retryAfterMs;
     if (input.providerMessageIds !== undefined) json.providerMessageIds = [...input.providerMessageIds];
-    const answer = await this.#transport.post(path, { json }, options);
-    return readStatus(answer, path, ['queued', 'failed', 'unknown', 'sent'] as const);
+    const answer = await this.#transport.post(failDelivery.path, { json }, options);
+    return readOperation(answer, failDelivery);
   }
 
   /**
@@ -113,14 +113,13 @@ export class DeliveriesApi {
    * ```
    */
   async *pending(options: PendingOptions = {}): AsyncGenerator<PendingPage, void, undefined> {
-    const path = '/v1/deliveries/pending';
     let cursor: string | null = null;
     do {
-      const json: Json = {};
+      const json: ListPendingDeliveriesRequest = {};
       if (options.limit !== undefined) json.limit = options.limit;
       if (cursor !== null) json.cursor = cursor;
-      const answer = await this.#transport.post(path, { json }, options.signal === undefined ? {} : { signal: options.signal });
-      const page = readAnswer(answer, path, '{ deliveries: [notification], nextCursor: string | null }', pendingPage);
+      const answer = await this.#transport.post(listPendingDeliveries.path, { json }, options.signal === undefined ? {} : { signal: options.signal });
+      const page = readOperation(answer, listPendingDeliveries, { refine: validPage });
       yield page;
       cursor = page.nextCursor;
     } while (cursor !== null);
@@ -132,12 +131,11 @@ export class DeliveriesApi {
    * only move forward (a late `delivered` after `read` changes nothing).
    */
   async receipt(input: ReceiptInput, options: CallOptions = {}): Promise<ReceiptResult> {
-    const path = '/v1/deliveries/receipt';
-    const json: Json = { deliveryId: input.deliveryId, status: input.status };
+    const json: ReportDeliveryReceiptRequest = { deliveryId: input.deliveryId, status: input.status };
     if (input.code !== undefined) json.code = input.code;
     if (input.at !== undefined) json.at = input.at;
     if (input.providerMessageId !== undefined) json.providerMessageId = input.providerMessageId;
-    const answer = await this.#transport.post(path, { json }, options);
-    return readStatus(answer, path, ['sent'] as const);
+    const answer = await this.#transport.post(reportDeliveryReceipt.path, { json }, options);
+    return readOperation(answer, reportDeliveryReceipt);
   }
 }

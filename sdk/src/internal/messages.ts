@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ImageInput, SendMessageInput, SendMessageResult } from '../types.js';
-import { readAnswer } from './response.js';
+import { sendMessage, type IncomingMessage } from './api.generated.js';
+import { isObject, readOperation } from './response.js';
 import type { CallOptions, Transport } from './transport.js';
-
-const PATH = '/v1/messages';
 
 const EXTENSIONS: Readonly<Record<string, string>> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp' };
 
@@ -18,12 +17,12 @@ function toBlob(image: ImageInput): Blob {
   return new Blob([new Uint8Array(image.data)], { type: finalType });
 }
 
-/** Builds the wire body of `POST /v1/messages` (docs/contract.md#incoming-messages): `text` becomes `message.text`. */
-function toWireMessage(input: SendMessageInput, eventId: string): Record<string, unknown> {
-  const sender: Record<string, unknown> = { externalId: input.sender.externalId };
+/** Builds the wire body of `POST /v1/messages`: `text` becomes `message.text`. */
+function toWireMessage(input: SendMessageInput, eventId: string): IncomingMessage {
+  const sender: IncomingMessage['sender'] = { externalId: input.sender.externalId };
   if (input.sender.displayName !== undefined) sender.displayName = input.sender.displayName;
   if (input.sender.kind !== undefined) sender.kind = input.sender.kind;
-  const wire: Record<string, unknown> = { eventId, externalConversationId: input.externalConversationId, sender };
+  const wire: IncomingMessage = { eventId, externalConversationId: input.externalConversationId, sender };
   if (input.text !== undefined) wire.message = { text: input.text };
   return wire;
 }
@@ -60,17 +59,10 @@ export class MessagesApi {
       });
       payload = { form };
     }
-    const answer = await this.#transport.post(PATH, payload, options);
-    return readAnswer(answer, PATH, '{ conversationId, messageId, duplicate }', (body) =>
-      typeof body.conversationId === 'string' && typeof body.messageId === 'string'
-        ? {
-            conversationId: body.conversationId,
-            messageId: body.messageId,
-            // An answer without `duplicate` is read from its status: 201 new, 200 duplicate.
-            duplicate: typeof body.duplicate === 'boolean' ? body.duplicate : answer.status === 200,
-            eventId,
-          }
-        : undefined,
-    );
+    const answer = await this.#transport.post(sendMessage.path, payload, options);
+    // An answer without `duplicate` is read from its status: 201 new, 200 duplicate.
+    const body = isObject(answer.body) && answer.body.duplicate === undefined ? { ...answer.body, duplicate: answer.status === 200 } : answer.body;
+    const { conversationId, messageId, duplicate } = readOperation(answer, sendMessage, { body });
+    return { conversationId, messageId, duplicate, eventId };
   }
 }

@@ -4,7 +4,7 @@
  */
 import { InvalidNotificationError } from '../errors.js';
 import type { DeliveryNotification } from '../types.js';
-import { MAX_DELIVERY_ID_LENGTH } from './limits.generated.js';
+import { codePointLength, DELIVERY_LIMITS } from './contract.generated.js';
 import { isObject } from './response.js';
 
 const FIELDS = ['deliveryId', 'workspaceId', 'integrationId', 'conversationId', 'messageId'] as const;
@@ -20,7 +20,7 @@ function decodeBase64(text: string, where: string): Uint8Array {
 
 /**
  * Validates decoded notification JSON: the five identifiers must be non-empty strings
- * (`deliveryId` at most `MAX_DELIVERY_ID_LENGTH` characters). Unknown extra fields are ignored.
+ * (`deliveryId` at most the contract's `DELIVERY_LIMITS.id` characters). Unknown extra fields are ignored.
  */
 export function parseNotificationJson(value: unknown): DeliveryNotification {
   if (!isObject(value)) throw new InvalidNotificationError('notification data must be a JSON object');
@@ -29,7 +29,7 @@ export function parseNotificationJson(value: unknown): DeliveryNotification {
     if (typeof v !== 'string' || v === '') throw new InvalidNotificationError(`notification field ${field} must be a non-empty string`);
   }
   const n = value as Record<(typeof FIELDS)[number], string>;
-  if ([...n.deliveryId].length > MAX_DELIVERY_ID_LENGTH) throw new InvalidNotificationError(`notification field deliveryId must be at most ${MAX_DELIVERY_ID_LENGTH} characters`);
+  if (codePointLength(n.deliveryId) > DELIVERY_LIMITS.id) throw new InvalidNotificationError(`notification field deliveryId must be at most ${DELIVERY_LIMITS.id} characters`);
   return { deliveryId: n.deliveryId, workspaceId: n.workspaceId, integrationId: n.integrationId, conversationId: n.conversationId, messageId: n.messageId };
 }
 

@@ -5,14 +5,16 @@
  */
 import { ConnectorApiError, DeliveryReportError, ProviderPermanentError, ProviderRetryableError, ProviderUnknownOutcomeError } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
-import { FAIL_CODE_MAX_LENGTH, FAIL_CODE_PATTERN, MAX_FAIL_RETRY_AFTER_MS, MAX_PROVIDER_MESSAGE_ID_LENGTH, MAX_PROVIDER_MESSAGE_IDS } from './limits.generated.js';
+import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS } from './contract.generated.js';
 import type { DeliveryNotification, FailOutcome, FailResult, Recipient } from '../types.js';
 
+const { failCode: FAIL_CODE_MAX_LENGTH, retryAfterMs: MAX_FAIL_RETRY_AFTER_MS, providerMessageId: MAX_PROVIDER_MESSAGE_ID_LENGTH, providerMessageIds: MAX_PROVIDER_MESSAGE_IDS } = DELIVERY_LIMITS;
+
 /**
- * Default limit for the provider `send` (leaves 30 s of the 120 s lease to report the result).
+ * Default limit for the provider `send`: the lease (`LEASE_MS`) less 30 s to report the result.
  * When it passes, the `signal` given to `send` aborts and the outcome is reported as `unknown`.
  */
-export const DEFAULT_PROVIDER_TIMEOUT_MS = 90_000;
+export const DEFAULT_PROVIDER_TIMEOUT_MS = LEASE_MS - 30_000;
 
 /** What your provider `send` receives. */
 export interface ProviderSendInput {
@@ -20,7 +22,7 @@ export interface ProviderSendInput {
   leaseId: string;
   /** Epoch ms at which the lease ends. */
   leaseExpiresAt: number;
-  /** Reply text, up to 10000 characters (split it into parts if your channel needs to). */
+  /** Reply text, up to the contract's reply limit in code points (split it into parts if your channel needs to). */
   text: string;
   recipient: Recipient;
   /** Aborts when `providerTimeoutMs` passes; pass it to your provider client if it supports one. */
@@ -40,8 +42,8 @@ export type ProviderSend = (input: ProviderSendInput) => Promise<ProviderSendRes
 export interface ProcessDeliveryOptions {
   /**
    * Limit for the provider call; default `DEFAULT_PROVIDER_TIMEOUT_MS`. While the call runs, the
-   * lease is extended (see `extendLease`), so a longer limit is fine up to about 15 minutes, the
-   * most a lease may live after its claim.
+   * lease is extended (see `extendLease`), so a longer limit is fine up to about `LEASE_MAX_MS`,
+   * the most a lease may live after its claim.
    */
   providerTimeoutMs?: number;
   /**
@@ -92,7 +94,7 @@ export function toFailCode(code: string | undefined, fallback: string): string {
 
 function isProviderMessageId(v: unknown): v is string {
   if (typeof v !== 'string') return false;
-  const n = [...v].length;
+  const n = codePointLength(v);
   return n >= 1 && n <= MAX_PROVIDER_MESSAGE_ID_LENGTH;
 }
 
@@ -158,7 +160,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 /**
  * Keeps the lease alive while the provider call runs: an extension at half of the remaining
  * lease, then again at half of what the extension granted, until `stop()`. A refusal (any 4xx:
- * the lease is lost, at its 15-minute limit, or the delivery finished) ends it; a failure after
+ * the lease is lost, at its `LEASE_MAX_MS` limit, or the delivery finished) ends it; a failure after
  * the transport's own retries (network, 503) tries again at half of the time left, while some is.
  * Never throws, and leaves nothing running after `stop()`.
  */

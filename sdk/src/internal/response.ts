@@ -1,9 +1,11 @@
 /**
  * Every answer of the service is checked here, in one place: a 2xx body must be JSON, and must
- * have the shape the operation documents. Anything else is the one `UnexpectedResponseError`
- * (not retried: the request may have been processed).
+ * have the shape the operation documents (the readers generated from the API document, in
+ * ./api.generated.ts). Anything else is the one `UnexpectedResponseError` (not retried: the request
+ * may have been processed).
  */
 import { UnexpectedResponseError } from '../errors.js';
+import type { Operation } from './api.generated.js';
 
 export type Json = Record<string, unknown>;
 
@@ -41,18 +43,14 @@ export function parseSuccess(status: number, text: string, origin: AnswerOrigin)
 }
 
 /**
- * Reads a 2xx body into the operation's result with `read`, which returns undefined when the body
- * does not have the documented shape; `expected` describes that shape in the error.
+ * Reads a 2xx answer of `operation` with its generated reader: the documented fields only. `body`
+ * replaces the answer's body (for a field the SDK derives first); `refine` adds what the document
+ * cannot say and returns undefined to refuse the answer too.
  */
-export function readAnswer<T>(answer: ApiAnswer, path: string, expected: string, read: (body: Json) => T | undefined): T {
-  const result = isObject(answer.body) ? read(answer.body) : undefined;
+export function readOperation<R>(answer: ApiAnswer, operation: Operation<R>, options: { body?: unknown; refine?: (result: R) => R | undefined } = {}): R {
+  const read = operation.read(answer.status, 'body' in options ? options.body : answer.body);
+  const result = read === undefined || options.refine === undefined ? read : options.refine(read);
   if (result !== undefined) return result;
-  throw unexpected(answer.status, { method: 'POST', path, requestId: answer.requestId, attempts: answer.attempts }, 'unexpected_response', `expected ${expected}`);
-}
-
-/** `{ status }` with one of `allowed`. */
-export function readStatus<S extends string>(answer: ApiAnswer, path: string, allowed: readonly S[]): { status: S } {
-  return readAnswer(answer, path, `{ status: ${allowed.join(' | ')} }`, (body) =>
-    typeof body.status === 'string' && (allowed as readonly string[]).includes(body.status) ? { status: body.status as S } : undefined,
-  );
+  const origin = { method: operation.method, path: operation.path, requestId: answer.requestId, attempts: answer.attempts };
+  throw unexpected(answer.status, origin, 'unexpected_response', `expected ${operation.expected} (${operation.operationId} in the API document)`);
 }

@@ -1,13 +1,17 @@
 /**
  * The SDK's deliberate surface (sdk/src/index.ts over internal/): exactly these runtime exports,
- * error names that survive minification, and request limits taken from the OpenAPI document.
+ * error names that survive minification, and the generated sources (the contract module's copy,
+ * the wire types and readers of the OpenAPI document) up to date.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import * as sdk from '../../src/index.js';
-import { FAIL_CODE_MAX_LENGTH, FAIL_CODE_PATTERN, MAX_FAIL_RETRY_AFTER_MS, MAX_PROVIDER_MESSAGE_IDS } from '../../src/internal/limits.generated.js';
+import * as contract from '../../../functions/src/contract';
+import { OPERATIONS } from '../../src/internal/api.generated.js';
+import * as copy from '../../src/internal/contract.generated.js';
+import { DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MAX_MS, LEASE_MS, MESSAGE_LIMITS } from '../../src/internal/contract.generated.js';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -40,6 +44,8 @@ const CLIENT = [
   'DEFAULT_PROVIDER_TIMEOUT_MS',
   'DEFAULT_RETRY_LIMIT',
   'DEFAULT_TIMEOUT_MS',
+  'LEASE_MAX_MS',
+  'LEASE_MS',
   'MAX_RETRY_AFTER_MS',
   'NEVER_RETRY_STATUSES',
   'RETRY_METHODS',
@@ -66,14 +72,38 @@ test('error names never come from the class at run time (a minifier renames clas
   expect(readFileSync(join(ROOT, 'sdk', 'src', 'errors.ts'), 'utf8')).not.toMatch(/new\.target\.name|constructor\.name/);
 });
 
-test('the request limits are generated from openapi/openapi.yaml and up to date', () => {
-  const check = spawnSync(process.execPath, [join(ROOT, 'scripts', 'sdk-limits.mjs'), '--check'], { encoding: 'utf8' });
+test('the generated sources are up to date: the contract copy and the API types and readers', () => {
+  const check = spawnSync(process.execPath, [join(ROOT, 'scripts', 'sdk-generate.mjs'), '--check'], { encoding: 'utf8' });
   expect(check.stderr).toBe('');
   expect(check.status).toBe(0);
+});
+
+test('the contract copy is the service module, and the service publishes its limits in the API document', () => {
+  // The copy compiles to the same exports and values as the service's module (the check above compares the text).
+  expect(Object.keys(copy).sort()).toEqual(Object.keys(contract).sort());
+  expect({ DELIVERY_LIMITS, MESSAGE_LIMITS, LEASE_MS, LEASE_MAX_MS, FAIL_CODE_PATTERN: FAIL_CODE_PATTERN.source }).toEqual({
+    DELIVERY_LIMITS: contract.DELIVERY_LIMITS,
+    MESSAGE_LIMITS: contract.MESSAGE_LIMITS,
+    LEASE_MS: contract.LEASE_MS,
+    LEASE_MAX_MS: contract.LEASE_MAX_MS,
+    FAIL_CODE_PATTERN: contract.FAIL_CODE_PATTERN.source,
+  });
   const schemas = YAML.parse(readFileSync(join(ROOT, 'openapi', 'openapi.yaml'), 'utf8')).components.schemas;
   const fail = schemas.FailRequest.properties;
-  expect(FAIL_CODE_MAX_LENGTH).toBe(fail.code.maxLength);
-  expect(FAIL_CODE_PATTERN.source).toBe(fail.code.pattern);
-  expect(MAX_FAIL_RETRY_AFTER_MS).toBe(fail.retryAfterMs.maximum);
-  expect(MAX_PROVIDER_MESSAGE_IDS).toBe(schemas.CompleteRequest.properties.providerMessageIds.maxItems);
+  expect(fail.code).toMatchObject({ maxLength: DELIVERY_LIMITS.failCode, pattern: FAIL_CODE_PATTERN.source });
+  expect(fail.retryAfterMs.maximum).toBe(DELIVERY_LIMITS.retryAfterMs);
+  expect(fail.providerMessageIds.maxItems).toBe(DELIVERY_LIMITS.providerMessageIds);
+  expect(schemas.CompleteRequest.properties.providerMessageIds).toMatchObject({ maxItems: DELIVERY_LIMITS.providerMessageIds, items: { maxLength: DELIVERY_LIMITS.providerMessageId } });
+  for (const request of ['ClaimRequest', 'StartRequest', 'ExtendRequest', 'CompleteRequest', 'FailRequest', 'ReceiptRequest']) {
+    expect(schemas[request].properties.deliveryId.maxLength).toBe(DELIVERY_LIMITS.id);
+  }
+  expect(schemas.IncomingMessage.properties.message.properties.text.maxLength).toBe(MESSAGE_LIMITS.text);
+});
+
+test('every operation of the API document has a generated reader at its path', () => {
+  const document = YAML.parse(readFileSync(join(ROOT, 'openapi', 'openapi.yaml'), 'utf8'));
+  const documented = Object.entries(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => [op.operationId, method.toUpperCase(), path]),
+  );
+  expect(Object.values(OPERATIONS).map((op) => [op.operationId, op.method, op.path]).sort()).toEqual(documented.sort());
 });

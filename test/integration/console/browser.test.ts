@@ -8,6 +8,7 @@
  *   admin signs in -> creates an integration, reads its key once (only the hash is stored)
  *   -> a message posted with the SDK appears live -> a reply reaches `sent`
  *   -> a reply fails, its code is shown, Resend gets it `sent`
+ *   -> a conversation in every list shard appears in the list
  *   -> an operator sees integrations read-only and the rules deny its admin writes
  *   -> the admin ends a rotation overlap early and re-keys (the new key shown once)
  *   -> the keys are nowhere in plain text (Firestore, the browser console, the emulator log).
@@ -27,6 +28,8 @@ import { adminDb, apiBaseUrl, closeStack, firestoreEmulatorHost, projectId } fro
 import { closePubSub, createTestTopic, eventually, sleep, type TestTopic } from '../helpers/deliveries';
 import { png } from '../../unit/fixtures/image-bytes';
 import { hashKey } from '../../../functions/src/integrations/keys';
+import { CONVERSATION_LIST_SHARDS, conversationListShard } from '../../../functions/src/contract';
+import { conversationIdFor } from '../../../functions/src/platform/ids';
 import { authHost, createUser, launchChromium, newPage as openPage, shot, signIn as signInTo } from './browser-helpers';
 
 jest.setTimeout(180_000);
@@ -244,6 +247,31 @@ test('a failed reply shows its code; Resend gets it sent and keeps the failure a
   expect(overflow).toBeLessThanOrEqual(0);
   await shot(phone, 'conversations-phone');
   await phone.context().close();
+});
+
+test('the list shows a conversation in every list shard the service writes (the last one included)', async () => {
+  // One conversation per conversation-list shard: the service writes `listShard` with the
+  // contract's count, and the console must read every shard below it.
+  const client = new ConnectorClient({ integrationKey: key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  const byShard = new Map<number, { externalId: string; conversationId: string }>();
+  for (let i = 0; byShard.size < CONVERSATION_LIST_SHARDS; i++) {
+    const externalId = `chat-shard-${i}`;
+    const id = conversationIdFor(integrationId, externalId);
+    const shard = conversationListShard(id);
+    if (!byShard.has(shard)) byShard.set(shard, { externalId, conversationId: id });
+  }
+  for (const { externalId } of byShard.values()) {
+    await client.messages.send({ externalConversationId: externalId, sender: { externalId: 'customer-9' }, text: `Hello from ${externalId}` });
+  }
+  for (const [shard, { conversationId: id }] of byShard) {
+    expect((await adminDb().doc(`workspaces/${workspaceId}/conversations/${id}`).get()).get('listShard')).toBe(shard);
+  }
+  await adminPage.getByRole('link', { name: 'Conversations' }).click();
+  for (const { conversationId: id, externalId } of byShard.values()) {
+    const entry = adminPage.locator(`[data-conversation="${id}"]`);
+    await entry.waitFor();
+    await expect(entry.textContent()).resolves.toContain(externalId);
+  }
 });
 
 test('an operator sees integrations read-only, and the rules deny its admin writes', async () => {

@@ -1,17 +1,13 @@
 /** The console's pure helpers (console/src/format.ts, keys.ts): counting, merging, keys. */
-import { parseConfig } from '../../../functions/src/platform/config';
 import { displayPrefix, hashKey, isWellFormedKey } from '../../../functions/src/integrations/keys';
-import { canCancel, canResend, cancelOutcomeLabel, codePointLength, formatAge, LIST_SHARDS, MAX_REPLY_CODE_POINTS, mergeByRecency, replyProblem, TOPIC_PATTERN } from '../../../console/src/format';
+import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../../functions/src/contract';
+import { canCancel, canResend, cancelOutcomeLabel, formatAge, mergeByRecency, replyProblem } from '../../../console/src/format';
 import { issueKey, sha256Hex } from '../../../console/src/keys';
-
-test('the console reads as many conversation list shards as the service writes by default', () => {
-  expect(LIST_SHARDS).toBe(parseConfig({}).listShards);
-});
 
 test('reply length counts code points like the rules: an emoji is one, 10000 is the limit', () => {
   expect(codePointLength('a😀b')).toBe(3);
-  expect(replyProblem('😀'.repeat(MAX_REPLY_CODE_POINTS))).toBeUndefined();
-  expect(replyProblem('😀'.repeat(MAX_REPLY_CODE_POINTS + 1))).toMatch(/Too long by 1 /);
+  expect(replyProblem('😀'.repeat(REPLY_MAX_CODE_POINTS))).toBeUndefined();
+  expect(replyProblem('😀'.repeat(REPLY_MAX_CODE_POINTS + 1))).toMatch(/Too long by 1 /);
   expect(replyProblem('')).toBeDefined();
   expect(replyProblem('  \n')).toBeDefined();
   expect(replyProblem('x')).toBeUndefined();
@@ -36,12 +32,6 @@ test('ages read as people say them, in whole units', () => {
 test('shards merge most recent first, ties by id, cut at the limit', () => {
   const row = (id: string, t: number) => ({ id, lastMessageAtMs: t });
   expect(mergeByRecency([[row('a', 5), row('b', 1)], [], [row('c', 9), row('d', 5)]], 3).map((r) => r.id)).toEqual(['c', 'a', 'd']);
-});
-
-test('the topic pattern is the rules one', () => {
-  expect(TOPIC_PATTERN.test('projects/demo-support-desk/topics/connector-notifications')).toBe(true);
-  expect(TOPIC_PATTERN.test('projects/x/topics/connector-notifications')).toBe(false);
-  expect(TOPIC_PATTERN.test('projects/demo-support-desk/topics/ab')).toBe(false);
 });
 
 test('keys minted with WebCrypto have the service format, hash and display prefix', async () => {

@@ -6,7 +6,8 @@ import { retryAfterSecondsFromMs } from '../../../functions/src/platform/errors'
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
 import { toApiError } from '../../../functions/src/platform/http/respond';
 import { parseJsonBody, parseMediaType } from '../../../functions/src/platform/http/pipeline';
-import { codePointLength, parseOrThrow } from '../../../functions/src/platform/schema';
+import { codePointLength } from '../../../functions/src/contract';
+import { parseOrThrow } from '../../../functions/src/platform/schema';
 import { IncomingMessageSchema } from '../../../functions/src/messages/schemas';
 
 const base = {

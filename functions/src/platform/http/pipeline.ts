@@ -8,7 +8,6 @@ import {
 } from '../errors';
 import { errorMessage } from '../failures';
 import { config } from '../config';
-import type { AuthContext } from '../../integrations/auth';
 import { Deadline } from './deadline';
 import { newRequestId } from './request-id';
 import { sendError, sendResult, toApiError } from './respond';
@@ -21,9 +20,22 @@ export const MAX_MULTIPART_BYTES = 21 * 1024 * 1024;
 
 export type MediaType = 'application/json' | 'multipart/form-data';
 
-export interface RequestContext {
+/**
+ * What the pipeline needs of an authenticated caller: the ids its log line names. The feature that
+ * authenticates (integrations/auth.ts) returns more; the pipeline hands that on unchanged, so the
+ * platform knows no feature's type.
+ */
+export interface Caller {
+  workspaceId: string;
+  integrationId: string;
+  /** Non-secret display prefix of the presented key. */
+  presentedKeyPrefix: string;
+}
+
+export interface RequestContext<Auth extends Caller = Caller> {
   requestId: string;
-  auth: AuthContext;
+  /** What `EndpointOptions.authenticate` resolved the request's key to. */
+  auth: Auth;
   /** The request's time budget: call `deadline.assertTimeLeft()` right before committing a write. */
   deadline: Deadline;
   /** Structured fields added by the handler to the request's log line (ids only, never secrets). */
@@ -41,15 +53,16 @@ export interface ParsedRequest {
   json: unknown;
 }
 
-export interface EndpointOptions {
+export interface EndpointOptions<Auth extends Caller> {
   name: string;
   accepts: readonly MediaType[];
-  authenticate: (authorization: string | undefined) => Promise<AuthContext>;
+  /** The `Authorization` header -> the caller, or throws the 401/403. */
+  authenticate: (authorization: string | undefined) => Promise<Auth>;
   /**
    * Runs right after the key is accepted, before any other check: headers it sets are on every
    * answer from then on, errors included (the rate-limit headers of /v1/messages).
    */
-  afterAuthenticate?: (auth: AuthContext, setHeaders: RequestContext['setHeaders']) => void;
+  afterAuthenticate?: (auth: Auth, setHeaders: RequestContext['setHeaders']) => void;
 }
 
 function header(req: HttpRequest, name: string): string | undefined {
@@ -111,9 +124,9 @@ const errorName = (err: unknown): string => (err instanceof ApiError ? err.code 
  * The whole request runs within its time budget (`REQUEST_DEADLINE_MS` from arrival): when the
  * budget is spent first, the answer is our 503 `deadline_exceeded` (docs/contract.md#time-budget).
  */
-export function endpoint(
-  options: EndpointOptions,
-  handle: (request: ParsedRequest, context: RequestContext) => Promise<HttpResult>,
+export function endpoint<Auth extends Caller>(
+  options: EndpointOptions<Auth>,
+  handle: (request: ParsedRequest, context: RequestContext<Auth>) => Promise<HttpResult>,
 ): (req: HttpRequest, res: HttpResponse) => Promise<void> {
   return async (req, res) => {
     const startedAt = performance.now();
