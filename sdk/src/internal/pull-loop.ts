@@ -32,8 +32,9 @@ export interface PulledMessage {
  * subscription itself; any object with this shape works (e.g. an `EventEmitter` in tests).
  */
 export interface PullSubscription {
-  on(event: 'message' | 'error', listener: (value: never) => void): unknown;
-  removeListener(event: 'message' | 'error', listener: (value: never) => void): unknown;
+  // `unknown` listener arguments: the loop checks what it receives (a Message, an Error) itself.
+  on(event: 'message' | 'error', listener: (value: unknown) => void): unknown;
+  removeListener(event: 'message' | 'error', listener: (value: unknown) => void): unknown;
   close(): Promise<unknown>;
 }
 
@@ -109,6 +110,10 @@ export interface PullLoop {
   catchUp(): Promise<void>;
   /** Deliveries in progress. */
   readonly active: number;
+}
+
+function isPulledMessage(value: unknown): value is PulledMessage {
+  return typeof value === 'object' && value !== null && typeof (value as PulledMessage).ack === 'function' && typeof (value as PulledMessage).nack === 'function';
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number, min: number): number {
@@ -205,7 +210,10 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
     return task;
   };
 
+  let closed = false;
   const settle = (message: PulledMessage, action: AckAction): void => {
+    // A delivery abandoned by stop() that ends later: the subscription is closed, Pub/Sub redelivers the message.
+    if (closed) return;
     try {
       if (action === 'ack') message.ack();
       else message.nack();
@@ -214,8 +222,13 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
     }
   };
 
-  const onMessage = (message: PulledMessage): void => {
-    const messageId = typeof message?.id === 'string' ? message.id : undefined;
+  const onMessage = (value: unknown): void => {
+    if (!isPulledMessage(value)) {
+      emit({ type: 'subscription_error', error: new TypeError('the subscription emitted a message without ack() and nack()') });
+      return;
+    }
+    const message = value;
+    const messageId = typeof message.id === 'string' ? message.id : undefined;
     let notification: DeliveryNotification;
     try {
       notification = parsePulledNotification(message);
@@ -307,6 +320,7 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         }
         clearTimeout(timeout);
         const abandoned = how === 'timeout' ? active.size : 0;
+        closed = true;
         try {
           await subscription.close();
         } finally {

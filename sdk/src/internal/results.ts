@@ -10,7 +10,6 @@ import type { FailOutcome } from '../types.js';
  * acknowledge the notification).
  */
 // `string & {}` keeps the literal members visible to editors while accepting any string.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export type ClaimSkipReason = 'waiting_for_previous' | 'already_sent' | 'already_failed' | 'outcome_unknown' | (string & {});
 
 /** The skip reasons that mean the delivery is over (`already_finished`), with the status each one stands for. */
