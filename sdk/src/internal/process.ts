@@ -11,7 +11,9 @@ import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type Pr
 
 /**
  * Default limit for the provider `send` (leaves 30 s of the 120 s lease to report the result).
- * When it passes, the `signal` given to `send` aborts and the outcome is reported as `unknown`.
+ * When it passes, the `signal` given to `send` aborts and the outcome is reported as `unknown`,
+ * even while the lease is being extended: the limit bounds how long a hung provider call holds
+ * its delivery and the later replies of its conversation (the SDK README explains how to raise it).
  */
 export const DEFAULT_PROVIDER_TIMEOUT_MS = 90_000;
 
@@ -40,9 +42,10 @@ export type ProviderSend = (input: ProviderSendInput) => Promise<ProviderSendRes
 
 export interface ProcessDeliveryOptions {
   /**
-   * Limit for the provider call; default `DEFAULT_PROVIDER_TIMEOUT_MS`. While the call runs, the
-   * lease is extended (see `extendLease`), so a longer limit is fine up to about 15 minutes, the
-   * most a lease may live after its claim.
+   * Limit for the provider call; default `DEFAULT_PROVIDER_TIMEOUT_MS`. It applies whether or not
+   * the lease is extended: when it passes, `signal` aborts and the outcome is `unknown`. With
+   * `extendLease` (the default) a longer limit is safe up to about 14 minutes (a lease lives at
+   * most 15 minutes after its claim; keep ~30 s to report); without it, keep the default.
    */
   providerTimeoutMs?: number;
   /**
