@@ -46,7 +46,8 @@ const nonEmpty = (value) => (typeof value === 'string' && value.trim() !== '' ? 
  * project and the Pub/Sub emulator default to where the local stack listens (its firebase.json,
  * `stack`). A `demo-*` project (emulator-only by Firebase convention) uses the Pub/Sub emulator;
  * any other project uses real Pub/Sub (Application Default Credentials) unless
- * PUBSUB_EMULATOR_HOST is set. Without a stack to default to, API_BASE_URL is required too.
+ * PUBSUB_EMULATOR_HOST is set. Without a stack to default to (`stack` null: a copy outside the
+ * repository), API_BASE_URL and GCLOUD_PROJECT are required too.
  */
 export function loadConfig(env = process.env, stack = localStack()) {
   const integrationKey = nonEmpty(env.INTEGRATION_KEY);

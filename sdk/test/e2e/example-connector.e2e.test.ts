@@ -96,7 +96,7 @@ test('loadConfig: INTEGRATION_KEY is required; the rest defaults to where this s
   });
   expect(example.loadConfig({ INTEGRATION_KEY: 'k', GCLOUD_PROJECT: 'prod-project' }).pubsubEmulatorHost).toBeUndefined();
   // A copy outside the repository has no stack to default to: it asks instead of guessing ports.
-  expect(() => example.loadConfig({ INTEGRATION_KEY: 'k' }, undefined)).toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('API_BASE_URL') }));
+  expect(() => example.loadConfig({ INTEGRATION_KEY: 'k' }, null)).toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('API_BASE_URL') }));
   expect(() => example.loadConfig({ INTEGRATION_KEY: 'k', PROVIDER_TIMEOUT_MS: '-1' })).toThrow('PROVIDER_TIMEOUT_MS');
 });
 
