@@ -307,7 +307,7 @@ export function printEvent(event, { out = console.log, err = console.error } = {
       err(`[connector] subscription error: ${describeError(event.error)}`);
       return;
     case 'catch_up':
-      if (event.started > 0) out(`[connector] caught up: ${event.started} deliver${event.started === 1 ? 'y' : 'ies'} found without a notification`);
+      if (event.started > 0) out(`[connector] catch-up: ${event.started} deliver${event.started === 1 ? 'y' : 'ies'} taken from the pending list`);
       return;
     case 'catch_up_failed':
       err(`[connector] catch-up failed (tried again later): ${describeError(event.error)}`);
