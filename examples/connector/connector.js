@@ -148,8 +148,8 @@ export async function reportReceipt(client, store, providerMessageId, status) {
  * The processing loop: the SDK's `runPullLoop` on `subscription` (a @google-cloud/pubsub
  * Subscription), which parses every message, runs processDelivery, acks or nacks by outcome, and
  * walks the pending list at start-up and every `catchUpIntervalMs`. `onEvent` receives the loop's
- * events (`handled`, `invalid_notification`, `catch_up`, `catch_up_failed`, `subscription_error`,
- * `stopped`, and processDelivery's own), plus the example's `receipt` / `receipt_failed`: the fake
+ * events (`handled`, `duplicate_notification`, `invalid_notification`, `catch_up`,
+ * `catch_up_failed`, `subscription_error`, `stopped`, and processDelivery's own), plus the example's `receipt` / `receipt_failed`: the fake
  * channel delivers at once, so its "delivered" webhook is played right after each completion.
  * `stop()` waits for the deliveries and receipts in progress, then closes the subscription.
  */
@@ -291,6 +291,10 @@ export function printEvent(event, { out = console.log, err = console.error } = {
       } else err(`[connector] delivery ${id}${via}: ${event.action === 'nack' ? 'will be redelivered' : 'dropped'}: ${describeError(event.error)}`);
       return;
     }
+    case 'duplicate_notification':
+      // Pub/Sub delivered the notification again, or the catch-up had the delivery already: one claim, one outcome.
+      out(`[connector] delivery ${event.notification.deliveryId}: another notification of it arrived meanwhile (${event.action}ed with it)`);
+      return;
     case 'receipt':
       out(`[connector] delivery ${event.deliveryId}: receipt ${event.status}`);
       return;

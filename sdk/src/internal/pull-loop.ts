@@ -64,6 +64,8 @@ export type PullLoopEvent =
       error?: unknown;
       elapsedMs: number;
     }
+  /** A second message about a delivery in progress (a Pub/Sub duplicate): it waited for it and got the same `action`. */
+  | { type: 'duplicate_notification'; action: AckAction; notification: DeliveryNotification; messageId?: string }
   /** A message whose data is not a delivery notification: acknowledged (it would never parse). */
   | { type: 'invalid_notification'; action: 'ack'; messageId?: string; error: InvalidNotificationError }
   /** A pass over the pending list ended: `found` deliveries listed, `started` of them processed (the others were in progress already). */
@@ -242,7 +244,9 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         const inProgress = active.get(notification.deliveryId);
         if (inProgress !== undefined) {
           // The same delivery is being processed: this message shares its fate.
-          settle(message, (await inProgress).action);
+          const { action } = await inProgress;
+          settle(message, action);
+          emit({ type: 'duplicate_notification', action, notification, ...(messageId === undefined ? {} : { messageId }) });
           return;
         }
         if (!(await acquire())) {

@@ -201,7 +201,7 @@ test('a second notification of a delivery in progress waits for it and shares it
   const loop = runPullLoop(client, subscription, async () => {
     await gate;
     return ['p'];
-  }, { catchUpOnStart: false });
+  }, { catchUpOnStart: false, onEvent: (e) => events.push(e) });
   const first = message(notification('d_1'));
   const duplicate = message(notification('d_1'));
   subscription.emit('message', first);
@@ -211,6 +211,7 @@ test('a second notification of a delivery in progress waits for it and shares it
   await until('both acks', () => first.acks.length > 0 && duplicate.acks.length > 0);
   expect([first.acks, duplicate.acks]).toEqual([['ack'], ['ack']]);
   expect(callsFor('d_1')).toEqual(['claim', 'start', 'complete']);
+  expect(events.find((e) => e.type === 'duplicate_notification')).toEqual({ type: 'duplicate_notification', action: 'ack', notification: notification('d_1'), messageId: duplicate.id });
   await loop.stop();
 });
 
