@@ -98,6 +98,7 @@ ${demo.logins.map((l) => `   ${l.role.padEnd(9)} ${l.email} / ${l.password}`).jo
  Integration key:  ${demo.key}
                    (workspace ${demo.workspaceId}, integration ${demo.integrationId})
  Topic:            ${demo.topic}
+ Pub/Sub emulator: ${HOSTS.pubsub} (PUBSUB_EMULATOR_HOST; subscription ${demo.subscription})
 
  Send a message:
    curl -sS -X POST ${BASE_URL}/v1/messages \\
@@ -105,7 +106,9 @@ ${demo.logins.map((l) => `   ${l.role.padEnd(9)} ${l.email} / ${l.password}`).jo
      -d '{"eventId":"evt-1","externalConversationId":"chat-1","sender":{"externalId":"cust-1"},"message":{"text":"Hello"}}'
 
  Deliver replies written in the console (example connector; it also posts a first message):
-   INTEGRATION_KEY=${demo.key} npm run example:connector
+   INTEGRATION_KEY=${demo.key} API_BASE_URL=${BASE_URL} \\
+     GCLOUD_PROJECT=${PROJECT_ID} PUBSUB_EMULATOR_HOST=${HOSTS.pubsub} SUBSCRIPTION=${demo.subscription} \\
+     npm run example:connector
 
  Pull delivery notifications yourself instead:
    npm run pull -- --subscription ${demo.subscription}

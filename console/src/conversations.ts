@@ -7,7 +7,7 @@ import { collection, limit, onSnapshot, orderBy, query, where, type Timestamp, t
 import { h, notice, replace } from './dom';
 import { describeError } from './errors';
 import { allShards, CONVERSATION_LIST_SHARDS } from '../../functions/src/contract';
-import { formatTime, mergeByRecency } from './format';
+import { conversationPerson, formatTime, mergeByRecency, NO_CUSTOMER_YET } from './format';
 import type { View } from './main';
 import type { Session } from './session';
 import { threadView } from './thread';
@@ -20,7 +20,8 @@ interface Row {
   lastMessageAtMs: number;
   externalConversationId: string;
   integrationId: string;
-  lastSender: string;
+  /** The customer (never an alert bot): see conversationPerson. */
+  person: string;
 }
 
 const millis = (t: unknown): number => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : 0);
@@ -65,7 +66,7 @@ export function conversationsView(session: Session): View {
             'a',
             { href: `#/conversations/${encodeURIComponent(row.id)}`, class: 'conversation', 'data-conversation': row.id, 'aria-current': row.id === selected ? 'true' : undefined },
             h('span', { class: 'title' }, row.externalConversationId),
-            h('span', { class: 'meta' }, `${row.lastSender} · ${row.integrationId}`),
+            h('span', { class: 'meta' }, `${row.person} · ${row.integrationId}`),
             h('time', { class: 'meta', datetime: new Date(row.lastMessageAtMs).toISOString() }, formatTime(row.lastMessageAtMs)),
           ),
         ),
@@ -87,7 +88,7 @@ export function conversationsView(session: Session): View {
               lastMessageAtMs: millis(data.lastMessageAt),
               externalConversationId: String(data.externalConversationId ?? d.id),
               integrationId: String(data.integrationId ?? ''),
-              lastSender: String(data.lastSenderExternalId ?? ''),
+              person: conversationPerson(data) ?? NO_CUSTOMER_YET,
             };
           });
           loaded.add(k);

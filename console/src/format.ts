@@ -67,6 +67,19 @@ export function formatAge(seconds: number): string {
 }
 
 /**
+ * The person a conversation is with, as the list and the thread name it: its latest CUSTOMER
+ * (`lastCustomerExternalId`), never the latest sender, which after a service alert is the alert
+ * bot (`sender.kind: service`). Undefined while only services have written in it.
+ */
+export function conversationPerson(conversation: { lastCustomerExternalId?: unknown }): string | undefined {
+  const customer = conversation.lastCustomerExternalId;
+  return typeof customer === 'string' && customer !== '' ? customer : undefined;
+}
+
+/** What the console shows for a conversation without a customer yet (alerts only). */
+export const NO_CUSTOMER_YET = 'no customer yet';
+
+/**
  * Merges the per-shard conversation lists (each already most recent first) into one list, most
  * recent first, at most `limit` long. Ties keep a stable order by id.
  */

@@ -21,7 +21,7 @@ import {
 import { announce, append, h, notice, replace, type Child } from './dom';
 import { describeError } from './errors';
 import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
-import { canCancel, cancelOutcomeLabel, canResend, formatBytes, formatTime, replyProblem, statusLabel, type DeliveryStatus } from './format';
+import { canCancel, cancelOutcomeLabel, canResend, conversationPerson, formatBytes, formatTime, NO_CUSTOMER_YET, replyProblem, statusLabel, type DeliveryStatus } from './format';
 import type { View } from './main';
 import type { Session } from './session';
 
@@ -268,7 +268,8 @@ export function threadView(session: Session, conversationId: string): View {
         return;
       }
       title.textContent = String(snap.get('externalConversationId') ?? conversationId);
-      replace(subtitle, `Integration ${String(snap.get('integrationId') ?? '?')} · last message ${formatTime(millis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })))}`);
+      const person = conversationPerson({ lastCustomerExternalId: snap.get('lastCustomerExternalId') as unknown }) ?? NO_CUSTOMER_YET;
+      replace(subtitle, `Customer ${person} · integration ${String(snap.get('integrationId') ?? '?')} · last message ${formatTime(millis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })))}`);
     },
     (err) => replace(subtitle, notice('error', describeError(err, 'only members of the workspace may read its conversations'))),
   );

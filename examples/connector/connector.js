@@ -1,38 +1,39 @@
 /**
  * Example connector, the importable part (main.js only adds env, signals and exit codes).
  *
- *   loadConfig(env)              configuration from environment variables
+ *   loadConfig(env)              configuration from environment variables (defaults: the local stack)
  *   createFakeProvider()         a "channel adapter" that prints replies instead of sending them
- *   handleMessage(...)           one pulled Pub/Sub message -> processDelivery -> ack or nack
- *   startConnector(...)          the processing loop on a subscription
+ *   createReceiptStore()         providerMessageId -> deliveryId, what a channel's receipt webhook needs
+ *   startConnector(...)          the SDK's runPullLoop on a subscription, plus the receipts
  *   runConnector(config, deps)   everything main.js does: clients, startup message, loop
  *
- * The SDK does the delivery protocol (claim -> start -> provider ONCE -> complete / fail); this
+ * The SDK does the delivery protocol (claim -> start -> provider ONCE -> complete / fail) and the
+ * pull loop (ack / nack by outcome, periodic catch-up, bounded concurrency, clean stop); this
  * file only wires it to Pub/Sub and to a provider.
  */
 import { randomUUID } from 'node:crypto';
-import { clearInterval, setInterval } from 'node:timers';
 import { PubSub } from '@google-cloud/pubsub';
 import {
   ConnectorApiError,
   ConnectorClient,
+  DEFAULT_CATCH_UP_INTERVAL_MS,
+  DEFAULT_PULL_CONCURRENCY,
   DeliveryReportError,
-  InvalidNotificationError,
-  parsePulledNotification,
   ProviderPermanentError,
   ProviderRetryableError,
+  runPullLoop,
 } from '@support-desk/connector-sdk';
+import { localStack } from './local-stack.js';
 
-/** Defaults that match `npm start` (the local stack). */
+/** Defaults that are not about where the stack listens (that comes from `localStack()`). */
 export const DEFAULTS = Object.freeze({
-  apiBaseUrl: 'http://127.0.0.1:5000',
   subscription: 'connector-notifications-pull',
-  projectId: 'demo-support-desk',
-  pubsubEmulatorHost: '127.0.0.1:8085',
   externalConversationId: 'example-chat-1',
   customerId: 'example-customer-1',
   startupText: 'Hello from the example connector: my order #1234 has not arrived yet.',
 });
+
+export { DEFAULT_CATCH_UP_INTERVAL_MS };
 
 export class ConfigError extends Error {
   name = 'ConfigError';
@@ -41,15 +42,20 @@ export class ConfigError extends Error {
 const nonEmpty = (value) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
 /**
- * Reads the configuration. Only INTEGRATION_KEY is required; everything else defaults to the
- * local stack. A `demo-*` project (emulator-only by Firebase convention) defaults to the Pub/Sub
- * emulator; any other project uses real Pub/Sub (Application Default Credentials) unless
- * PUBSUB_EMULATOR_HOST is set.
+ * Reads the configuration. Only INTEGRATION_KEY is required in this repository: the API, the
+ * project and the Pub/Sub emulator default to where the local stack listens (its firebase.json,
+ * `stack`). A `demo-*` project (emulator-only by Firebase convention) uses the Pub/Sub emulator;
+ * any other project uses real Pub/Sub (Application Default Credentials) unless
+ * PUBSUB_EMULATOR_HOST is set. Without a stack to default to (`stack` null: a copy outside the
+ * repository), API_BASE_URL and GCLOUD_PROJECT are required too.
  */
-export function loadConfig(env = process.env) {
+export function loadConfig(env = process.env, stack = localStack()) {
   const integrationKey = nonEmpty(env.INTEGRATION_KEY);
   if (integrationKey === undefined) throw new ConfigError('INTEGRATION_KEY is required (`npm start` prints the demo key)');
-  const projectId = nonEmpty(env.GCLOUD_PROJECT) ?? DEFAULTS.projectId;
+  const apiBaseUrl = nonEmpty(env.API_BASE_URL) ?? stack?.apiBaseUrl;
+  if (apiBaseUrl === undefined) throw new ConfigError('API_BASE_URL is required outside the repository (no local stack to default to)');
+  const projectId = nonEmpty(env.GCLOUD_PROJECT) ?? stack?.projectId;
+  if (projectId === undefined) throw new ConfigError('GCLOUD_PROJECT is required outside the repository (no local stack to default to)');
   const interval = nonEmpty(env.CATCH_UP_INTERVAL_MS);
   const catchUpIntervalMs = interval === undefined ? DEFAULT_CATCH_UP_INTERVAL_MS : Number(interval);
   if (!(Number.isInteger(catchUpIntervalMs) && catchUpIntervalMs >= 1000)) throw new ConfigError('CATCH_UP_INTERVAL_MS must be an integer of at least 1000');
@@ -58,13 +64,18 @@ export function loadConfig(env = process.env) {
   if (providerTimeoutMs !== undefined && !(Number.isInteger(providerTimeoutMs) && providerTimeoutMs > 0)) {
     throw new ConfigError('PROVIDER_TIMEOUT_MS must be a positive integer');
   }
+  const emulatorDefault = projectId.startsWith('demo-') ? stack?.pubsubEmulatorHost : undefined;
+  const pubsubEmulatorHost = nonEmpty(env.PUBSUB_EMULATOR_HOST) ?? emulatorDefault;
+  if (pubsubEmulatorHost === undefined && projectId.startsWith('demo-')) {
+    throw new ConfigError(`PUBSUB_EMULATOR_HOST is required: project ${projectId} exists on the emulator only`);
+  }
   return {
-    apiBaseUrl: nonEmpty(env.API_BASE_URL) ?? DEFAULTS.apiBaseUrl,
+    apiBaseUrl,
     fallbackBaseUrl: nonEmpty(env.FALLBACK_BASE_URL),
     integrationKey,
     projectId,
     subscription: nonEmpty(env.SUBSCRIPTION) ?? DEFAULTS.subscription,
-    pubsubEmulatorHost: nonEmpty(env.PUBSUB_EMULATOR_HOST) ?? (projectId.startsWith('demo-') ? DEFAULTS.pubsubEmulatorHost : undefined),
+    pubsubEmulatorHost,
     externalConversationId: nonEmpty(env.EXTERNAL_CONVERSATION_ID) ?? DEFAULTS.externalConversationId,
     customerId: nonEmpty(env.CUSTOMER_ID) ?? DEFAULTS.customerId,
     // STARTUP_TEXT="" skips the startup message.
@@ -73,9 +84,6 @@ export function loadConfig(env = process.env) {
     catchUpIntervalMs,
   };
 }
-
-/** How often the example asks for deliveries it was not notified of (besides once at start-up). */
-export const DEFAULT_CATCH_UP_INTERVAL_MS = 5 * 60_000;
 
 /**
  * A fake channel adapter: prints each reply and returns a made-up provider message id. To see
@@ -102,112 +110,70 @@ export function createFakeProvider({ write = (line) => process.stdout.write(`${l
   };
 }
 
-/** Transient trouble (no answer, 429, 5xx after the SDK's own retries): let Pub/Sub redeliver. */
-export function isTransient(err) {
-  return err instanceof ConnectorApiError && (err.status === undefined || err.status === 429 || err.status >= 500);
-}
-
 /**
- * Handles one pulled Pub/Sub message and says what to do with it; never throws.
- *   { action: 'ack',  notification, result }   processDelivery finished (skipped / already_sent / sent / failed);
- *                                               after `sent`, also `receipt` ('delivered') or `receiptError`
- *   { action: 'ack',  error }                   the data is not a notification (it will never parse)
- *   { action: 'nack', notification, error }     transient error: redeliver (safe: every call is idempotent)
- *   { action: 'ack',  notification, error }     401/403/404/409 or a DeliveryReportError: redelivery would not help
+ * Receipts arrive from the channel keyed by ITS message id, but `deliveries.receipt` wants the
+ * deliveryId: keep `providerMessageId -> deliveryId` when a delivery completes. In memory here; a
+ * real connector uses its database (receipts may come days later, after a restart) or, when the
+ * channel lets it choose the message id, derives the id from the deliveryId and needs no store.
  */
-export async function handleMessage(client, message, send, { providerTimeoutMs } = {}) {
-  let notification;
-  try {
-    notification = parsePulledNotification(message);
-  } catch (error) {
-    if (error instanceof InvalidNotificationError) return { action: 'ack', error };
-    return { action: 'nack', error };
-  }
-  return handleNotification(client, notification, send, { providerTimeoutMs });
+export function createReceiptStore() {
+  const byProviderId = new Map();
+  return {
+    remember(deliveryId, providerMessageIds) {
+      for (const id of providerMessageIds) byProviderId.set(id, deliveryId);
+    },
+    deliveryOf(providerMessageId) {
+      return byProviderId.get(providerMessageId);
+    },
+  };
 }
 
-/** One delivery (from a notification or the catch-up list) -> processDelivery; never throws. */
-export async function handleNotification(client, notification, send, { providerTimeoutMs } = {}) {
+/**
+ * What the channel's receipt webhook does: look the delivery up, report the receipt (any order,
+ * retries welcome: receipts only move forward). Returns an event for `onEvent`.
+ */
+export async function reportReceipt(client, store, providerMessageId, status) {
+  const deliveryId = store.deliveryOf(providerMessageId);
+  if (deliveryId === undefined) return { type: 'receipt_unmatched', providerMessageId, status };
   try {
-    const options = providerTimeoutMs === undefined ? {} : { providerTimeoutMs };
-    const result = await client.processDelivery(notification, send, options);
-    if (result.kind !== 'sent') return { action: 'ack', notification, result };
-    // The fake channel delivers at once, so its "delivered" receipt is reported right away. A real
-    // connector reports receipts from its channel's delivery/read webhooks, whenever they come
-    // (any order, retries welcome: receipts only move forward). A failed receipt never undoes
-    // the delivery, so it is logged and the notification acked all the same.
-    try {
-      await client.deliveries.receipt({ deliveryId: result.deliveryId, status: 'delivered', providerMessageId: result.providerMessageIds[0] });
-      return { action: 'ack', notification, result, receipt: 'delivered' };
-    } catch (receiptError) {
-      return { action: 'ack', notification, result, receiptError };
-    }
+    await client.deliveries.receipt({ deliveryId, status, providerMessageId });
+    return { type: 'receipt', deliveryId, providerMessageId, status };
   } catch (error) {
-    return { action: isTransient(error) ? 'nack' : 'ack', notification, error };
+    // A failed receipt never undoes the delivery: report it and move on.
+    return { type: 'receipt_failed', deliveryId, providerMessageId, status, error };
   }
 }
 
 /**
- * The processing loop: every message of `subscription` (a @google-cloud/pubsub Subscription) goes
- * through `handleMessage`, then is acked or nacked. `onEvent` receives
- * `{ type: 'delivery', action, notification?, result?, error? }` and
- * `{ type: 'subscription_error', error }`; the catch-up (`deliveries.pending()` at start-up and
- * every `catchUpIntervalMs`) reports its deliveries as `delivery` events with `via: 'catch_up'`,
- * then `{ type: 'catch_up', count }` when it found any. `stop()` waits for the deliveries in progress, then
- * closes the subscription (flushing the acks).
+ * The processing loop: the SDK's `runPullLoop` on `subscription` (a @google-cloud/pubsub
+ * Subscription), which parses every message, runs processDelivery, acks or nacks by outcome, and
+ * walks the pending list at start-up and every `catchUpIntervalMs`. `onEvent` receives the loop's
+ * events (`handled`, `duplicate_notification`, `invalid_notification`, `catch_up`,
+ * `catch_up_failed`, `subscription_error`, `stopped`, and processDelivery's own), plus the example's `receipt` / `receipt_failed`: the fake
+ * channel delivers at once, so its "delivered" webhook is played right after each completion.
+ * `stop()` waits for the deliveries and receipts in progress, then closes the subscription.
  */
 export function startConnector({ client, subscription, send, onEvent = printEvent, providerTimeoutMs, catchUpIntervalMs = DEFAULT_CATCH_UP_INTERVAL_MS }) {
-  const inFlight = new Set();
-  const track = (task) => {
-    inFlight.add(task);
-    task.finally(() => inFlight.delete(task));
-  };
-  // Catch-up: the deliveries we can claim now, whether or not a notification reached us (a
-  // subscription created late, or one that expired). A delivery also notified meanwhile is
-  // harmless: the second processDelivery gets `skip` or is refused by the lease.
-  let catchingUp = false;
-  const catchUp = () => {
-    if (catchingUp) return;
-    catchingUp = true;
-    track(
-      (async () => {
-        let count = 0;
-        for await (const page of client.deliveries.pending()) {
-          for (const notification of page.deliveries) {
-            count++;
-            onEvent({ type: 'delivery', via: 'catch_up', ...(await handleNotification(client, notification, send, { providerTimeoutMs })) });
-          }
-        }
-        if (count > 0) onEvent({ type: 'catch_up', count });
-      })()
-        .catch((error) => onEvent({ type: 'catch_up_error', error }))
-        .finally(() => {
-          catchingUp = false;
-        }),
-    );
-  };
-  catchUp();
-  const timer = setInterval(catchUp, catchUpIntervalMs);
-  const onMessage = (message) => {
-    const task = handleMessage(client, message, send, { providerTimeoutMs })
-      .then((outcome) => {
-        if (outcome.action === 'ack') message.ack();
-        else message.nack();
-        onEvent({ type: 'delivery', ...outcome });
-      })
-      .catch((error) => onEvent({ type: 'subscription_error', error }));
-    track(task);
-  };
-  const onError = (error) => onEvent({ type: 'subscription_error', error });
-  subscription.on('message', onMessage);
-  subscription.on('error', onError);
+  const store = createReceiptStore();
+  const receipts = new Set();
+  const loop = runPullLoop(client, subscription, send, {
+    catchUpIntervalMs,
+    ...(providerTimeoutMs === undefined ? {} : { delivery: { providerTimeoutMs } }),
+    onEvent: (event) => {
+      if (event.type === 'completed') store.remember(event.deliveryId, event.providerMessageIds);
+      onEvent(event);
+      if (event.type === 'handled' && event.result?.kind === 'sent') {
+        // The fake channel's "delivered" webhook, for the first part of the reply.
+        const receipt = reportReceipt(client, store, event.result.providerMessageIds[0], 'delivered').then(onEvent);
+        receipts.add(receipt);
+        void receipt.finally(() => receipts.delete(receipt));
+      }
+    },
+  });
   return {
     async stop() {
-      clearInterval(timer);
-      subscription.removeListener('message', onMessage);
-      await Promise.allSettled([...inFlight]);
-      await subscription.close();
-      subscription.removeListener('error', onError);
+      await loop.stop();
+      await Promise.allSettled([...receipts]);
     },
   };
 }
@@ -236,7 +202,8 @@ export async function runConnector(config, deps = {}) {
       ...(config.pubsubEmulatorHost === undefined ? {} : { apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true }),
     });
   try {
-    const subscription = pubsub.subscription(config.subscription, { flowControl: { maxMessages: 10 } });
+    // The client library leases (and keeps extending) at most as many messages as the loop runs at once.
+    const subscription = pubsub.subscription(config.subscription, { flowControl: { maxMessages: DEFAULT_PULL_CONCURRENCY } });
     onEvent({ type: 'config', apiBaseUrl: client.baseUrl, subscription: subscription.name, pubsubEmulatorHost: config.pubsubEmulatorHost });
     const [exists] = await subscription.exists();
     if (!exists) throw new ConfigError(`subscription ${subscription.name} does not exist (SUBSCRIPTION, GCLOUD_PROJECT)`);
@@ -284,18 +251,21 @@ function describeResult(result) {
   switch (result.kind) {
     case 'sent':
       return `sent (provider ids: ${result.providerMessageIds.join(', ')})`;
+    case 'retry_scheduled':
+      return `rejected for now (${result.code}); the service retries it${result.retryAfterMs === undefined ? '' : ` in ${Math.round(result.retryAfterMs / 1000)} s`}`;
     case 'failed':
+    case 'unknown':
       return `reported ${result.outcome} (${result.code}); the delivery is now ${result.deliveryStatus}: ${describeError(result.error)}`;
     case 'skipped':
       return `skipped (${result.reason})`;
-    case 'already_sent':
-      return 'already sent under this lease (provider not called)';
+    case 'already_finished':
+      return `already ${result.status} (provider not called)`;
     default:
       return JSON.stringify(result);
   }
 }
 
-/** Prints an event as one human-readable line on stdout (errors on stderr). */
+/** Prints an event as one human-readable line on stdout (errors on stderr); processDelivery's step events are not printed. */
 export function printEvent(event, { out = console.log, err = console.error } = {}) {
   switch (event.type) {
     case 'config':
@@ -310,32 +280,49 @@ export function printEvent(event, { out = console.log, err = console.error } = {
     case 'listening':
       out('[connector] waiting for delivery notifications (Ctrl-C to stop)');
       return;
-    case 'delivery': {
-      const id = event.notification?.deliveryId ?? '(unparsable message)';
-      if (event.result !== undefined) {
-        out(`[connector] delivery ${id}: ${describeResult(event.result)}${event.receipt ? `; receipt: ${event.receipt}` : ''}`);
-        if (event.receiptError !== undefined) err(`[connector] delivery ${id}: the receipt could not be reported: ${describeError(event.receiptError)}`);
-      }
+    case 'handled': {
+      const id = event.notification.deliveryId;
+      const via = event.via === 'catch_up' ? ' (found by the catch-up)' : '';
+      if (event.result !== undefined) out(`[connector] delivery ${id}${via}: ${describeResult(event.result)}`);
       else if (event.error instanceof DeliveryReportError && event.error.step === 'complete') {
         // The message WAS sent: a real connector stores these ids and calls deliveries.complete
         // again later (a late completion under the same lease is accepted). Never send again.
         err(`[connector] delivery ${id}: sent (ids ${event.error.providerMessageIds.join(', ')}) but not reported: ${describeError(event.error.cause)}`);
-      } else err(`[connector] delivery ${id}: ${event.action === 'nack' ? 'will be redelivered' : 'dropped'}: ${describeError(event.error)}`);
+      } else err(`[connector] delivery ${id}${via}: ${event.action === 'nack' ? 'will be redelivered' : 'dropped'}: ${describeError(event.error)}`);
       return;
     }
+    case 'duplicate_notification':
+      // Pub/Sub delivered the notification again, or the catch-up had the delivery already: one claim, one outcome.
+      out(`[connector] delivery ${event.notification.deliveryId}: another notification of it arrived meanwhile (${event.action}ed with it)`);
+      return;
+    case 'receipt':
+      out(`[connector] delivery ${event.deliveryId}: receipt ${event.status}`);
+      return;
+    case 'receipt_failed':
+      err(`[connector] delivery ${event.deliveryId}: the ${event.status} receipt could not be reported: ${describeError(event.error)}`);
+      return;
+    case 'receipt_unmatched':
+      err(`[connector] receipt for unknown provider message ${event.providerMessageId}`);
+      return;
+    case 'invalid_notification':
+      err(`[connector] dropped a message that is not a delivery notification: ${describeError(event.error)}`);
+      return;
     case 'subscription_error':
       err(`[connector] subscription error: ${describeError(event.error)}`);
       return;
     case 'catch_up':
-      out(`[connector] caught up: ${event.count} deliver${event.count === 1 ? 'y' : 'ies'} found without a notification`);
+      if (event.started > 0) out(`[connector] catch-up: ${event.started} deliver${event.started === 1 ? 'y' : 'ies'} taken from the pending list`);
       return;
-    case 'catch_up_error':
+    case 'catch_up_failed':
       err(`[connector] catch-up failed (tried again later): ${describeError(event.error)}`);
       return;
     case 'stopped':
-      out('[connector] stopped');
+      // The loop's (with `abandoned`), then the example's own, last.
+      if (event.abandoned === undefined) out('[connector] stopped');
+      else if (event.abandoned > 0) err(`[connector] ${event.abandoned} deliveries still running at the stop timeout: their notifications come again`);
       return;
     default:
+      if (typeof event.via === 'string') return; // processDelivery's steps (claimed, started, extended, ...)
       out(`[connector] ${JSON.stringify(event)}`);
   }
 }

@@ -7,7 +7,8 @@
  *
  * Environment: INTEGRATION_KEY (required), API_BASE_URL, FALLBACK_BASE_URL, SUBSCRIPTION,
  * GCLOUD_PROJECT, PUBSUB_EMULATOR_HOST, EXTERNAL_CONVERSATION_ID, CUSTOMER_ID, STARTUP_TEXT,
- * PROVIDER_TIMEOUT_MS. See README.md.
+ * PROVIDER_TIMEOUT_MS, CATCH_UP_INTERVAL_MS. The API, project and emulator default to the local
+ * stack of this repository (its firebase.json). See README.md.
  */
 import { ConfigError, createFakeProvider, describeError, loadConfig, runConnector } from './connector.js';
 
@@ -39,9 +40,9 @@ async function shutdown(signal) {
   // Deliveries in progress are finished (the provider is never abandoned mid-send), then the
   // acks are flushed. If that hangs, give up after a while: unacked messages are redelivered.
   setTimeout(() => {
-    console.error('[connector] did not stop within 100 s; exiting');
+    console.error('[connector] did not stop within 130 s; exiting');
     process.exit(1);
-  }, 100_000).unref();
+  }, 130_000).unref();
   try {
     await connector.stop();
   } catch (err) {

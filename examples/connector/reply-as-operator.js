@@ -9,11 +9,13 @@
  * With --wait it then waits (up to 30 s) until the reply's delivery status, as the console
  * shows it, is final (sent, failed or unknown) and prints it.
  *
- * Environment: FIRESTORE_EMULATOR_HOST (default 127.0.0.1:8080), GCLOUD_PROJECT (default
- * demo-support-desk), WORKSPACE_ID (default demo-workspace, the workspace `npm start` seeds).
+ * Environment: FIRESTORE_EMULATOR_HOST and GCLOUD_PROJECT (default: the local stack's, from the
+ * repository's firebase.json and .firebaserc), WORKSPACE_ID (default demo-workspace, the
+ * workspace `npm start` seeds).
  */
 import { initializeApp } from 'firebase-admin/app';
 import { FieldValue, getFirestore } from 'firebase-admin/firestore';
+import { localStack } from './local-stack.js';
 
 const args = process.argv.slice(2);
 const wait = args[0] === '--wait';
@@ -22,10 +24,16 @@ if (!conversationId || !text) {
   console.error('usage: node examples/connector/reply-as-operator.js [--wait] <conversationId> "<reply text>"');
   process.exit(2);
 }
-process.env.FIRESTORE_EMULATOR_HOST ??= '127.0.0.1:8080';
+// The local stack's Firestore emulator and project, from the repository's firebase.json / .firebaserc.
+const stack = localStack();
+if (stack !== undefined) process.env.FIRESTORE_EMULATOR_HOST ??= stack.firestoreEmulatorHost;
+if (!process.env.FIRESTORE_EMULATOR_HOST) {
+  console.error('FIRESTORE_EMULATOR_HOST is required (no local stack to default to): this helper only writes to the emulator');
+  process.exit(2);
+}
 // No GCP metadata server next to the emulators: skip the auth library's lookup (and its warning).
 process.env.METADATA_SERVER_DETECTION ??= 'none';
-const projectId = process.env.GCLOUD_PROJECT ?? 'demo-support-desk';
+const projectId = process.env.GCLOUD_PROJECT ?? stack?.projectId ?? 'demo-support-desk';
 const workspaceId = process.env.WORKSPACE_ID ?? 'demo-workspace';
 
 const db = getFirestore(initializeApp({ projectId }));

@@ -44,7 +44,7 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 export class ConnectorClient {
   /** Incoming messages: `send`. */
   readonly messages: MessagesApi;
-  /** Delivery operations: `claim`, `start`, `complete`, `fail`, `receipt`. */
+  /** Delivery operations: `claim`, `start`, `extend`, `complete`, `fail`, `receipt`, and the catch-up list (`pending`, `pendingItems`). */
   readonly deliveries: DeliveriesApi;
   readonly #transport: Transport;
 

@@ -3,7 +3,7 @@
  * (incoming messages and outgoing reply delivery). Zero runtime dependencies; Node.js 22.12+.
  *
  * The public surface, and all of it: the client (with its options and their documented
- * defaults), the errors, the types, and the notification parsers. Everything else lives in
+ * defaults), the errors, the types, the notification parsers, and the delivery loops (pull and push). Everything else lives in
  * `./internal/` and may change in any release.
  */
 
@@ -27,11 +27,42 @@ export {
 export {
   DEFAULT_PROVIDER_TIMEOUT_MS,
   type ProcessDeliveryOptions,
-  type ProcessDeliveryResult,
   type ProviderSend,
   type ProviderSendInput,
   type ProviderSendResult,
 } from './internal/process.js';
+// What processDelivery returns (one kind per situation) and reports while it runs.
+export type {
+  AlreadyFinishedResult,
+  ClaimSkipReason,
+  DeliveryEvent,
+  DeliveryEventBase,
+  DeliveryEventType,
+  FailedResult,
+  FinishedReason,
+  ProcessDeliveryResult,
+  ReportedFailure,
+  RetryScheduledResult,
+  SentResult,
+  SkippedResult,
+  UnknownResult,
+} from './internal/results.js';
+// The delivery loops: pull (any @google-cloud/pubsub-like subscription) and push (an HTTP handler).
+export { ackActionFor, isTransientError, type AckAction } from './internal/ack.js';
+export {
+  DEFAULT_CATCH_UP_INTERVAL_MS,
+  DEFAULT_PULL_CONCURRENCY,
+  DEFAULT_STOP_TIMEOUT_MS,
+  runPullLoop,
+  type DeliverySource,
+  type PulledMessage,
+  type PullLoop,
+  type PullLoopClient,
+  type PullLoopEvent,
+  type PullLoopOptions,
+  type PullSubscription,
+} from './internal/pull-loop.js';
+export { createPushHandler, MAX_PUSH_BODY_BYTES, type PushHandler, type PushHandlerOptions, type PushOutcome } from './internal/push.js';
 export { SDK_VERSION } from './version.js';
 // The lease the service grants: LEASE_MS from a claim or an extension, never past LEASE_MAX_MS after the claim.
 export { LEASE_MAX_MS, LEASE_MS } from './internal/contract.generated.js';

@@ -290,7 +290,7 @@ function commentsOf(file: string): string {
 }
 
 const PATH =
-  /(?<![\w@/.$<{-])((?:\.{1,2}\/)*(?:[A-Za-z0-9_.-]+\/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:ts|mts|mjs|cjs|js|json|md|yaml|yml|rules)|(?:functions|sdk|console|scripts|test|bench|docs|openapi|examples|hosting)\/(?:[A-Za-z0-9_.-]+\/)*)(#[a-z0-9-]+)?(?![\w/<{*-])/g;
+  /(?<![\w@/.$<{-])((?:\.{1,2}\/)*(?:[A-Za-z0-9_.-]+\/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:ts|mts|mjs|cjs|js|json|md|yaml|yml|rules)|(?:functions|sdk|console|scripts|test|bench|docs|openapi|examples|hosting)\/(?:[A-Za-z0-9_.-]+\/)*)(#[a-z0-9-]+)?(?![\w/<{*(-])/g; // a name followed by `(` is a call (`express.json()`), not a path
 
 /** Repository paths a text names: `(path, anchor)`, without URLs, placeholders, generated or installed files. */
 function pathsIn(text: string): Array<{ path: string; anchor: string | undefined }> {

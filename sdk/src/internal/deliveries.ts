@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   ClaimInput,
+  DeliveryNotification,
   ClaimResult,
   CompleteInput,
   CompleteResult,
@@ -123,6 +124,18 @@ export class DeliveriesApi {
       yield page;
       cursor = page.nextCursor;
     } while (cursor !== null);
+  }
+
+  /**
+   * The same list as `pending()`, one notification at a time (it pages for you, fetching the next
+   * page only when the current one is used up). Breaking out of the loop stops the listing.
+   *
+   * ```ts
+   * for await (const notification of client.deliveries.pendingItems()) await client.processDelivery(notification, send);
+   * ```
+   */
+  async *pendingItems(options: PendingOptions = {}): AsyncGenerator<DeliveryNotification, void, undefined> {
+    for await (const page of this.pending(options)) yield* page.deliveries;
   }
 
   /**

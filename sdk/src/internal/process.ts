@@ -7,12 +7,15 @@ import { ConnectorApiError, DeliveryReportError, ProviderPermanentError, Provide
 import type { DeliveriesApi } from './deliveries.js';
 import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS } from './contract.generated.js';
 import type { DeliveryNotification, FailOutcome, FailResult, Recipient } from '../types.js';
+import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type ProcessDeliveryResult } from './results.js';
 
 const { failCode: FAIL_CODE_MAX_LENGTH, retryAfterMs: MAX_FAIL_RETRY_AFTER_MS, providerMessageId: MAX_PROVIDER_MESSAGE_ID_LENGTH, providerMessageIds: MAX_PROVIDER_MESSAGE_IDS } = DELIVERY_LIMITS;
 
 /**
- * Default limit for the provider `send`: the lease (`LEASE_MS`) less 30 s to report the result.
- * When it passes, the `signal` given to `send` aborts and the outcome is reported as `unknown`.
+ * Default limit for the provider `send` (the lease, `LEASE_MS`, less 30 s to report the result).
+ * When it passes, the `signal` given to `send` aborts and the outcome is reported as `unknown`,
+ * even while the lease is being extended: the limit bounds how long a hung provider call holds
+ * its delivery and the later replies of its conversation (the SDK README explains how to raise it).
  */
 export const DEFAULT_PROVIDER_TIMEOUT_MS = LEASE_MS - 30_000;
 
@@ -41,9 +44,10 @@ export type ProviderSend = (input: ProviderSendInput) => Promise<ProviderSendRes
 
 export interface ProcessDeliveryOptions {
   /**
-   * Limit for the provider call; default `DEFAULT_PROVIDER_TIMEOUT_MS`. While the call runs, the
-   * lease is extended (see `extendLease`), so a longer limit is fine up to about `LEASE_MAX_MS`,
-   * the most a lease may live after its claim.
+   * Limit for the provider call; default `DEFAULT_PROVIDER_TIMEOUT_MS`. It applies whether or not
+   * the lease is extended: when it passes, `signal` aborts and the outcome is `unknown`. With
+   * `extendLease` (the default) a longer limit is safe up to about 14 minutes (a lease lives at
+   * most 15 minutes after its claim; keep ~30 s to report); without it, keep the default.
    */
   providerTimeoutMs?: number;
   /**
@@ -55,29 +59,15 @@ export interface ProcessDeliveryOptions {
   extendLease?: boolean;
   /** `requestId` of the claim; generated when omitted. */
   requestId?: string;
+  /**
+   * Observes the delivery as it runs (`claimed`, `started`, `extended`, `completed`, ...: see
+   * `DeliveryEvent`), e.g. to export metrics or traces. Called synchronously; whatever it throws
+   * is ignored, so an observer can never change what happens to the delivery.
+   */
+  onEvent?: (event: DeliveryEvent) => void;
 }
 
-/** What `processDelivery` did. */
-export type ProcessDeliveryResult =
-  /** Claim answered `skip` (e.g. `waiting_for_previous`, `already_sent`): acknowledge the notification. */
-  | { kind: 'skipped'; deliveryId: string; reason: string }
-  /** Start answered `sent`: it was already sent under this lease; the provider was NOT called. */
-  | { kind: 'already_sent'; deliveryId: string; leaseId: string }
-  /** The provider accepted the message and complete answered `sent`. */
-  | { kind: 'sent'; deliveryId: string; leaseId: string; providerMessageIds: string[] }
-  /**
-   * The provider call failed and was reported with `fail`: `outcome` and `code` are what was
-   * reported, `deliveryStatus` is the service's answer, `error` what the provider threw.
-   */
-  | {
-      kind: 'failed';
-      deliveryId: string;
-      leaseId: string;
-      outcome: FailOutcome;
-      code: string;
-      deliveryStatus: FailResult['status'];
-      error: unknown;
-    };
+export type { ProcessDeliveryResult } from './results.js';
 
 /** Makes any text a valid fail code (`FAIL_CODE_PATTERN`, at most `FAIL_CODE_MAX_LENGTH` characters); `fallback` when nothing usable is left. */
 export function toFailCode(code: string | undefined, fallback: string): string {
@@ -164,7 +154,13 @@ const MAX_TIMER_MS = 2_147_483_647;
  * the transport's own retries (network, 503) tries again at half of the time left, while some is.
  * Never throws, and leaves nothing running after `stop()`.
  */
-function keepLeaseAlive(deliveries: DeliveriesApi, deliveryId: string, leaseId: string, leaseExpiresAt: number): { stop(): void } {
+function keepLeaseAlive(
+  deliveries: DeliveriesApi,
+  deliveryId: string,
+  leaseId: string,
+  leaseExpiresAt: number,
+  report: (event: { type: 'extended'; leaseExpiresAt: number } | { type: 'extend_failed'; error: unknown; willRetry: boolean }) => void,
+): { stop(): void } {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let expiresAt = leaseExpiresAt;
@@ -177,12 +173,15 @@ function keepLeaseAlive(deliveries: DeliveriesApi, deliveryId: string, leaseId: 
     try {
       const answer = await deliveries.extend({ deliveryId, leaseId }, { signal: controller.signal });
       expiresAt = Math.max(expiresAt, answer.leaseExpiresAt);
+      report({ type: 'extended', leaseExpiresAt: answer.leaseExpiresAt });
       schedule();
     } catch (err) {
       if (controller.signal.aborted) return;
       const refused = err instanceof ConnectorApiError && typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.status !== 429;
       // Refused: the lease cannot be kept; the provider call goes on and its outcome is reported as usual.
-      if (!refused && expiresAt - Date.now() > MIN_EXTEND_DELAY_MS) schedule();
+      const willRetry = !refused && expiresAt - Date.now() > MIN_EXTEND_DELAY_MS;
+      report({ type: 'extend_failed', error: err, willRetry });
+      if (willRetry) schedule();
     }
   };
   schedule();
@@ -193,6 +192,14 @@ function keepLeaseAlive(deliveries: DeliveriesApi, deliveryId: string, leaseId: 
     },
   };
 }
+
+/** The claim skip reasons that mean the delivery is over. */
+function finishedReason(reason: string): FinishedReason | undefined {
+  return Object.hasOwn(FINISHED_SKIP_REASONS, reason) ? (reason as FinishedReason) : undefined;
+}
+
+/** Distributes `Omit` over a union (the built-in one would merge the members). */
+type EventInit<E> = E extends DeliveryEvent ? Omit<E, 'deliveryId' | 'at' | 'elapsedMs'> : never;
 
 export async function processDelivery(
   deliveries: DeliveriesApi,
@@ -205,19 +212,51 @@ export async function processDelivery(
   if (typeof send !== 'function') throw new TypeError('processDelivery needs a provider send function');
   const timeoutMs = options.providerTimeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('providerTimeoutMs must be a positive number');
+  const onEvent = options.onEvent;
+  if (onEvent !== undefined && typeof onEvent !== 'function') throw new TypeError('onEvent must be a function');
+
+  const begun = Date.now();
+  const emit = (event: EventInit<DeliveryEvent>): void => {
+    if (onEvent === undefined) return;
+    const at = Date.now();
+    try {
+      onEvent({ ...event, deliveryId, at, elapsedMs: at - begun } as DeliveryEvent);
+    } catch {
+      // An observer must never change the delivery (documented on `onEvent`).
+    }
+  };
 
   const claim = await deliveries.claim(options.requestId === undefined ? { deliveryId } : { deliveryId, requestId: options.requestId });
-  if (claim.status === 'skip') return { kind: 'skipped', deliveryId, reason: claim.reason };
+  if (claim.status === 'skip') {
+    const finished = finishedReason(claim.reason);
+    if (finished === undefined) {
+      emit({ type: 'skipped', reason: claim.reason });
+      return { kind: 'skipped', deliveryId, reason: claim.reason };
+    }
+    const status = FINISHED_SKIP_REASONS[finished];
+    emit({ type: 'already_finished', status, reason: finished });
+    return { kind: 'already_finished', deliveryId, status, reason: finished };
+  }
   const { leaseId } = claim;
+  emit({ type: 'claimed', leaseId, leaseExpiresAt: claim.leaseExpiresAt });
 
   const started = await deliveries.start({ deliveryId, leaseId });
-  if (started.status === 'sent') return { kind: 'already_sent', deliveryId, leaseId };
+  if (started.status === 'sent') {
+    emit({ type: 'already_finished', status: 'sent', reason: 'already_sent', leaseId });
+    return { kind: 'already_finished', deliveryId, status: 'sent', reason: 'already_sent', leaseId };
+  }
+  emit({ type: 'started', leaseId });
 
+  // Provider timing: from the call to `send` until it returned or threw.
+  let providerBegun = Date.now();
+  let providerEnded = providerBegun;
+  const providerMs = (): number => providerEnded - providerBegun;
   const reportFailure = async (report: FailReport, error: unknown): Promise<ProcessDeliveryResult> => {
     let answer: FailResult;
     try {
       answer = await deliveries.fail({ deliveryId, leaseId, ...report });
     } catch (cause) {
+      emit({ type: 'report_failed', leaseId, step: 'fail', providerMs: providerMs(), error: cause });
       throw new DeliveryReportError({
         step: 'fail',
         deliveryId,
@@ -229,18 +268,39 @@ export async function processDelivery(
         cause,
       });
     }
-    return { kind: 'failed', deliveryId, leaseId, outcome: report.outcome, code: report.code, deliveryStatus: answer.status, error };
+    const reported = { deliveryId, leaseId, outcome: report.outcome, code: report.code, error };
+    switch (answer.status) {
+      case 'queued':
+        emit({ type: 'retry_scheduled', leaseId, outcome: report.outcome, code: report.code, providerMs: providerMs(), error });
+        return { kind: 'retry_scheduled', ...reported, deliveryStatus: 'queued', ...(report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs }) };
+      case 'failed':
+      case 'unknown':
+        emit({ type: answer.status, leaseId, outcome: report.outcome, code: report.code, providerMs: providerMs(), error });
+        return answer.status === 'failed' ? { kind: 'failed', ...reported, deliveryStatus: 'failed' } : { kind: 'unknown', ...reported, deliveryStatus: 'unknown' };
+      case 'sent':
+        // A completion under this lease had been accepted before (e.g. a retried call): the delivery is sent.
+        emit({ type: 'already_finished', status: 'sent', reason: 'already_sent', leaseId });
+        return { kind: 'already_finished', deliveryId, status: 'sent', reason: 'already_sent', leaseId };
+    }
   };
 
   let result: ProviderSendResult;
-  const keeper = options.extendLease === false ? undefined : keepLeaseAlive(deliveries, deliveryId, leaseId, claim.leaseExpiresAt);
+  const keeper =
+    options.extendLease === false
+      ? undefined
+      : keepLeaseAlive(deliveries, deliveryId, leaseId, claim.leaseExpiresAt, (event) => emit({ ...event, leaseId }));
+  providerBegun = Date.now();
   try {
     result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient }, timeoutMs);
   } catch (err) {
+    // No extension may race the report of the failure.
+    keeper?.stop();
+    providerEnded = Date.now();
     return await reportFailure(classifyProviderError(err), err);
   } finally {
     keeper?.stop();
   }
+  providerEnded = Date.now();
 
   const raw: unknown = Array.isArray(result) ? result : (result as { providerMessageIds?: unknown } | null)?.providerMessageIds;
   const ids = Array.isArray(raw) ? (raw as unknown[]) : [];
@@ -259,7 +319,9 @@ export async function processDelivery(
   try {
     await deliveries.complete({ deliveryId, leaseId, providerMessageIds });
   } catch (cause) {
+    emit({ type: 'report_failed', leaseId, step: 'complete', providerMs: providerMs(), error: cause });
     throw new DeliveryReportError({ step: 'complete', deliveryId, leaseId, providerMessageIds, cause });
   }
+  emit({ type: 'completed', leaseId, providerMessageIds, providerMs: providerMs() });
   return { kind: 'sent', deliveryId, leaseId, providerMessageIds };
 }

@@ -31,15 +31,16 @@ const EXAMPLE_DIR = join(ROOT, 'examples', 'connector');
 /** The parts of examples/connector/connector.js this test uses (the example is plain JS). */
 interface ExampleEvent {
   type: string;
-  action?: 'ack' | 'nack';
+  action?: 'ack' | 'nack' | 'none';
   notification?: { deliveryId: string; messageId: string };
   result?: { kind: string; [k: string]: unknown };
   error?: Error & { code?: string };
-  receipt?: string;
+  deliveryId?: string;
+  status?: string;
   via?: string;
 }
 interface ExampleModule {
-  loadConfig(env: Record<string, string | undefined>): Record<string, unknown>;
+  loadConfig(env: Record<string, string | undefined>, stack?: unknown): Record<string, unknown>;
   createFakeProvider(options: { write: (line: string) => void }): unknown;
   runConnector(
     config: Record<string, unknown>,
@@ -81,18 +82,21 @@ const importExample = async (): Promise<ExampleModule> => {
   return (await import(examplePath)) as ExampleModule;
 };
 
-test('loadConfig: INTEGRATION_KEY is required; the rest defaults to the local stack (demo-* projects use the emulator)', async () => {
+test('loadConfig: INTEGRATION_KEY is required; the rest defaults to where this stack listens (demo-* projects use the emulator)', async () => {
   const example = await importExample();
   expect(() => example.loadConfig({})).toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('INTEGRATION_KEY') }));
+  // The stack the tests run on is the one `npm start` runs: its API and Pub/Sub emulator are the defaults.
   expect(example.loadConfig({ INTEGRATION_KEY: 'k' })).toMatchObject({
-    apiBaseUrl: 'http://127.0.0.1:5000',
+    apiBaseUrl: apiBaseUrl(),
     integrationKey: 'k',
-    projectId: 'demo-support-desk',
+    projectId: projectId(),
     subscription: 'connector-notifications-pull',
-    pubsubEmulatorHost: '127.0.0.1:8085',
+    pubsubEmulatorHost: process.env.PUBSUB_EMULATOR_HOST,
     providerTimeoutMs: undefined,
   });
   expect(example.loadConfig({ INTEGRATION_KEY: 'k', GCLOUD_PROJECT: 'prod-project' }).pubsubEmulatorHost).toBeUndefined();
+  // A copy outside the repository has no stack to default to: it asks instead of guessing ports.
+  expect(() => example.loadConfig({ INTEGRATION_KEY: 'k' }, null)).toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('API_BASE_URL') }));
   expect(() => example.loadConfig({ INTEGRATION_KEY: 'k', PROVIDER_TIMEOUT_MS: '-1' })).toThrow('PROVIDER_TIMEOUT_MS');
 });
 
@@ -115,7 +119,7 @@ test('the processing loop (imported): startup message, replies delivered through
     // The delivery that did the work: the notification's, or the start-up catch-up's when that
     // listed the fresh reply first (the reply's notification is published as its delivery is
     // created, so the two race). The other path then gets `skipped` or a busy lease: harmless.
-    const worked = (e: ExampleEvent, replyId: string) => e.type === 'delivery' && e.notification?.messageId === replyId && (e.result?.kind === 'sent' || e.result?.kind === 'failed');
+    const worked = (e: ExampleEvent, replyId: string) => e.type === 'handled' && e.notification?.messageId === replyId && (e.result?.kind === 'sent' || e.result?.kind === 'failed');
     const deliveryOf = async (replyId: string) => {
       const found = await eventually(async () => events.find((e) => worked(e, replyId)), `the example's delivery of ${replyId}`, 20_000);
       expect(events.filter((e) => worked(e, replyId))).toHaveLength(1);
@@ -125,7 +129,11 @@ test('the processing loop (imported): startup message, replies delivered through
     // A reply is delivered through the fake provider and completed.
     const replyId = await writeReply(conversation, 'Your parcel is on its way.');
     const delivered = await deliveryOf(replyId);
-    expect(delivered).toMatchObject({ action: 'ack', result: { kind: 'sent', providerMessageIds: [expect.stringMatching(/^fake-1-/)] }, receipt: 'delivered' });
+    expect(delivered).toMatchObject({ result: { kind: 'sent', providerMessageIds: [expect.stringMatching(/^fake-1-/)] } });
+    expect(['ack', 'none']).toContain(delivered.action); // none: the start-up catch-up found it first
+    // The fake channel's "delivered" webhook: matched to the delivery through the receipt store.
+    const deliveryId = delivered.notification?.deliveryId;
+    expect(await eventually(async () => events.find((e) => e.type === 'receipt' && e.deliveryId === deliveryId), 'the receipt', 20_000)).toMatchObject({ status: 'delivered' });
     expect(printed).toEqual([expect.stringContaining(`to ${env.EXTERNAL_CONVERSATION_ID} (customer example-customer-7): "Your parcel is on its way." -> fake-1-`)]);
     const mirror = await waitForMirror(conversation, replyId, (m) => m.status === 'sent' && m.receipt !== undefined);
     expect(mirror.receipt).toMatchObject({ status: 'delivered' });
@@ -133,11 +141,15 @@ test('the processing loop (imported): startup message, replies delivered through
     // A reply the fake provider rejects permanently is reported as failed (and acked).
     const blockedId = await writeReply(conversation, 'Hello? #blocked');
     expect(await deliveryOf(blockedId)).toMatchObject({ action: 'ack', result: { kind: 'failed', outcome: 'failed', code: 'recipient_blocked', deliveryStatus: 'failed' } });
+
+    // Every step of processDelivery reached the example's observer (metrics hooks), with the loop's `via`.
+    const steps = events.filter((e) => e.via !== undefined && e.type !== 'handled' && (e as { deliveryId?: string }).deliveryId === delivered.notification?.deliveryId).map((e) => e.type);
+    expect(steps).toEqual(expect.arrayContaining(['claimed', 'started', 'completed']));
     await waitForMirror(conversation, blockedId, (m) => m.status === 'failed');
 
     // Something that is not a notification is acked and reported, not retried.
     await topic.publish(Buffer.from('not json'));
-    const junk = await eventually(async () => events.find((e) => e.type === 'delivery' && e.notification === undefined), 'the junk message', 20_000);
+    const junk = await eventually(async () => events.find((e) => e.type === 'invalid_notification'), 'the junk message', 20_000);
     expect(junk).toMatchObject({ action: 'ack', error: { name: 'InvalidNotificationError', code: 'invalid_notification' } });
   } finally {
     await connector.stop();
@@ -194,14 +206,13 @@ test('a reply notified while no subscription existed is delivered by the catch-u
       { send: example.createFakeProvider({ write: () => undefined }), onEvent: (event) => events.push(event) },
     );
     try {
-      const caughtUp = await eventually(async () => events.find((e) => e.type === 'delivery' && e.notification?.messageId === lost), 'the catch-up delivery', 30_000);
-      expect(caughtUp).toMatchObject({ via: 'catch_up', action: 'ack', result: { kind: 'sent' } });
+      const caughtUp = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === lost), 'the catch-up delivery', 30_000);
+      expect(caughtUp).toMatchObject({ via: 'catch_up', action: 'none', result: { kind: 'sent' } });
       await waitForMirror(conversation, lost, (m) => m.status === 'sent');
       // The next reply of the conversation is notified to the new subscription and delivered.
       const next = await writeReply(conversation, 'And this one arrives normally.');
-      const delivered = await eventually(async () => events.find((e) => e.type === 'delivery' && e.notification?.messageId === next), 'the next delivery', 30_000);
-      expect(delivered).toMatchObject({ action: 'ack', result: { kind: 'sent' } });
-      expect(delivered.via).toBeUndefined();
+      const delivered = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === next), 'the next delivery', 30_000);
+      expect(delivered).toMatchObject({ via: 'notification', action: 'ack', result: { kind: 'sent' } });
     } finally {
       await connector.stop();
       await subscription.delete().catch(() => undefined);
@@ -222,7 +233,8 @@ test('main.js runs as a real process on the built SDK: message at startup, reply
     const [, conversationId] = await output.waitFor(/^\[connector\] incoming message accepted: conversationId=(\S+) messageId=\S+ duplicate=false/);
     const replyId = await writeReply({ integration, conversationId: conversationId! }, 'Hi from the operator!');
     await output.waitFor(new RegExp(`^\\[fake-provider\\] to ${env.EXTERNAL_CONVERSATION_ID} \\(customer example-customer-7\\): "Hi from the operator!" -> fake-1-`));
-    await output.waitFor(/^\[connector\] delivery d_\S+: sent \(provider ids: fake-1-\S+\); receipt: delivered$/);
+    const [, deliveryId] = await output.waitFor(/^\[connector\] delivery (d_\S+): sent \(provider ids: fake-1-\S+\)$/);
+    await output.waitFor(new RegExp(`^\\[connector\\] delivery ${deliveryId}: receipt delivered$`));
     await waitForMirror({ integration, conversationId: conversationId! }, replyId, (m) => m.status === 'sent');
   } finally {
     child.kill('SIGINT');

@@ -54,7 +54,7 @@ test('provider succeeds -> sent: complete reported, delivery and mirror sent; a 
   expect(await readDeliveryDoc(integration.workspaceId, notification.deliveryId)).toMatchObject({ status: 'sent', attempts: 1, providerMessageIds: ['tg-100'] });
 
   // Pub/Sub delivers at least once: the same notification again does not send again.
-  expect(await client.processDelivery(notification, p.send)).toEqual({ kind: 'skipped', deliveryId: notification.deliveryId, reason: 'already_sent' });
+  expect(await client.processDelivery(notification, p.send)).toEqual({ kind: 'already_finished', deliveryId: notification.deliveryId, status: 'sent', reason: 'already_sent' });
   expect(p.calls).toHaveLength(1);
 });
 
@@ -65,8 +65,8 @@ test('temporary rejection (ProviderRetryableError) -> fail retry -> queued; re-n
   });
   const at = Date.now();
   const result = await client.processDelivery(notification, rejected.send);
-  expect(result).toMatchObject({ kind: 'failed', deliveryId: notification.deliveryId, outcome: 'retry', code: 'rate_limited', deliveryStatus: 'queued' });
-  expect(result.kind === 'failed' && result.error).toBeInstanceOf(ProviderRetryableError);
+  expect(result).toMatchObject({ kind: 'retry_scheduled', deliveryId: notification.deliveryId, outcome: 'retry', code: 'rate_limited', deliveryStatus: 'queued' });
+  expect(result.kind === 'retry_scheduled' && result.error).toBeInstanceOf(ProviderRetryableError);
   expect(rejected.calls).toHaveLength(1);
 
   const doc = await readDeliveryDoc(integration.workspaceId, notification.deliveryId);
@@ -94,7 +94,7 @@ test('permanent rejection (ProviderPermanentError) -> fail failed -> failed', as
   expect(p.calls).toHaveLength(1);
   expect(await readDeliveryDoc(integration.workspaceId, notification.deliveryId)).toMatchObject({ status: 'failed', error: { outcome: 'failed', code: 'recipient_blocked' } });
   expect(await waitForMirror(conversation, replyId, (m) => m.status === 'failed')).toMatchObject({ error: { outcome: 'failed', code: 'recipient_blocked' } });
-  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'skipped', reason: 'already_failed' });
+  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'already_finished', status: 'failed', reason: 'already_failed' });
   expect(p.calls).toHaveLength(1);
 });
 
@@ -111,15 +111,15 @@ test('provider times out (providerTimeoutMs) -> unknown, the provider was called
       }),
   );
   const result = await client.processDelivery(notification, p.send, { providerTimeoutMs: 300 });
-  expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_timeout', deliveryStatus: 'unknown' });
-  expect(result.kind === 'failed' && result.error).toBeInstanceOf(ProviderUnknownOutcomeError);
+  expect(result).toMatchObject({ kind: 'unknown', outcome: 'unknown', code: 'provider_timeout', deliveryStatus: 'unknown' });
+  expect(result.kind === 'unknown' && result.error).toBeInstanceOf(ProviderUnknownOutcomeError);
   expect(p.calls).toHaveLength(1);
   expect(aborted).toBe(true);
 
   expect(await readDeliveryDoc(integration.workspaceId, notification.deliveryId)).toMatchObject({ status: 'unknown', error: { outcome: 'unknown', code: 'provider_timeout' } });
   expect(await waitForMirror(conversation, replyId, (m) => m.status === 'unknown')).toMatchObject({ error: { code: 'provider_timeout' } });
   // Never sent again automatically.
-  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'skipped', reason: 'outcome_unknown' });
+  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'already_finished', status: 'unknown', reason: 'outcome_unknown' });
   expect(p.calls).toHaveLength(1);
 });
 
@@ -128,7 +128,7 @@ test('an unexpected provider error -> unknown provider_error (never retried: it 
   const p = provider(() => {
     throw new Error('socket hang up');
   });
-  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_error', deliveryStatus: 'unknown' });
+  expect(await client.processDelivery(notification, p.send)).toMatchObject({ kind: 'unknown', outcome: 'unknown', code: 'provider_error', deliveryStatus: 'unknown' });
 });
 
 test('replies are delivered in order: the second waits (skipped waiting_for_previous) and is re-notified after the first', async () => {

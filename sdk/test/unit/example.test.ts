@@ -3,15 +3,51 @@
  * it against the emulators is sdk/test/e2e/example-connector.e2e.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const DIR = join(ROOT, 'examples', 'connector');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.js'));
 
-test('the example has its entry point, its importable loop and the operator helper', () => {
-  expect(files.sort()).toEqual(['connector.js', 'main.js', 'reply-as-operator.js']);
+test('the example has its entry point, its importable loop, the local stack defaults and the operator helper', () => {
+  expect(files.sort()).toEqual(['connector.js', 'local-stack.js', 'main.js', 'reply-as-operator.js']);
+});
+
+type LocalStack = (root?: string) => { apiBaseUrl: string; pubsubEmulatorHost: string; firestoreEmulatorHost: string; projectId: string } | undefined;
+const importLocalStack = async (): Promise<LocalStack> => ((await import(join(DIR, 'local-stack.js'))) as { localStack: LocalStack }).localStack;
+
+test("the example's defaults are where the local stack listens: this repository's firebase.json and .firebaserc", async () => {
+  const localStack = await importLocalStack();
+  const emulators = (JSON.parse(readFileSync(join(ROOT, 'firebase.json'), 'utf8')) as { emulators: Record<string, { host: string; port: number }> }).emulators;
+  const at = (name: string) => `${emulators[name]!.host}:${emulators[name]!.port}`;
+  expect(localStack()).toEqual({
+    apiBaseUrl: `http://${at('hosting')}`,
+    pubsubEmulatorHost: at('pubsub'),
+    firestoreEmulatorHost: at('firestore'),
+    projectId: (JSON.parse(readFileSync(join(ROOT, '.firebaserc'), 'utf8')) as { projects: { default: string } }).projects.default,
+  });
+});
+
+test('a stack on other ports moves the defaults with it; without a stack there are none (no guessing at the usual ports)', async () => {
+  const localStack = await importLocalStack();
+  const dir = mkdtempSync(join(tmpdir(), 'example-stack-'));
+  try {
+    expect(localStack(dir)).toBeUndefined();
+    writeFileSync(join(dir, '.firebaserc'), JSON.stringify({ projects: { default: 'demo-other' } }));
+    const emulators = { hosting: { host: '127.0.0.1', port: 6000 }, pubsub: { host: '127.0.0.1', port: 9085 }, firestore: { host: '127.0.0.1', port: 9080 } };
+    writeFileSync(join(dir, 'firebase.json'), JSON.stringify({ emulators }));
+    expect(localStack(dir)).toEqual({ apiBaseUrl: 'http://127.0.0.1:6000', pubsubEmulatorHost: '127.0.0.1:9085', firestoreEmulatorHost: '127.0.0.1:9080', projectId: 'demo-other' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the loop is the SDK\'s runPullLoop (no hand-made ack / nack rules in the example)', () => {
+  const source = readFileSync(join(DIR, 'connector.js'), 'utf8');
+  expect(source).toContain('runPullLoop(client, subscription, send,');
+  expect(source).not.toMatch(/\.nack\(\)|parsePulledNotification|setInterval/);
 });
 
 test.each(files)('node --check examples/connector/%s', (file) => {

@@ -29,13 +29,18 @@ test('sources import only node: built-ins and relative .js modules inside src', 
   }
 });
 
-test('name, version, module type, engines, exports with types, files', () => {
+test('name, version, module type, engines, exports with types, files, built on prepare and prepack; not private', () => {
   expect(pkg.name).toBe('@support-desk/connector-sdk');
   expect(pkg.version).toBe('0.2.0');
   expect(SDK_VERSION).toBe(pkg.version);
   expect(pkg.type).toBe('module');
   expect(pkg.engines).toEqual({ node: '>=22.12 <23' });
   expect(pkg.exports).toMatchObject({ '.': { types: './dist/index.d.ts', default: './dist/index.js' } });
-  expect(pkg.files).toEqual(expect.arrayContaining(['dist', 'README.md']));
-  expect((pkg.scripts as Record<string, string>).build).toBe('tsc -p tsconfig.build.json');
+  expect(pkg.files).toEqual(['dist', 'src', 'README.md']);
+  expect(pkg.private).toBeUndefined();
+  // dist/ is built from nothing whenever npm installs the package from a checkout or packs it.
+  const scripts = pkg.scripts as Record<string, string>;
+  expect(scripts.build).toBe('npm run clean --silent && tsc -p tsconfig.build.json');
+  expect(scripts.prepare).toBe('npm run build --silent');
+  expect(scripts.prepack).toBe('npm run build --silent');
 });

@@ -2,6 +2,7 @@ import {
   ConnectorClient,
   ConflictError,
   DeliveryReportError,
+  type DeliveryEvent,
   type ProcessDeliveryResult,
   ProviderPermanentError,
   ProviderRetryableError,
@@ -101,10 +102,27 @@ describe('processDelivery', () => {
     expect(p.inputs).toHaveLength(0);
   });
 
-  test('start answers sent: provider NOT called, no complete', async () => {
+  test.each([
+    ['already_sent', 'sent'],
+    ['already_failed', 'failed'],
+    ['outcome_unknown', 'unknown'],
+  ])('claim skip %s: already_finished with status %s, provider not called', async (reason, status) => {
+    serve({ claim: (_req, res) => reply(res, 200, { status: 'skip', reason }) });
+    const p = provider(() => ['x']);
+    await expect(client.processDelivery(NOTIFICATION, p.send)).resolves.toEqual({ kind: 'already_finished', deliveryId: 'd_1', status, reason });
+    expect(calls()).toEqual(['claim']);
+    expect(p.inputs).toHaveLength(0);
+  });
+
+  test('a skip reason this SDK does not know yet is a plain skip (acknowledge, a new notification comes)', async () => {
+    serve({ claim: (_req, res) => reply(res, 200, { status: 'skip', reason: 'paused_by_operator' }) });
+    await expect(client.processDelivery(NOTIFICATION, () => ['x'])).resolves.toEqual({ kind: 'skipped', deliveryId: 'd_1', reason: 'paused_by_operator' });
+  });
+
+  test('start answers sent: already_finished (the same kind as a claim skip already_sent), provider NOT called, no complete', async () => {
     serve({ start: (_req, res) => reply(res, 200, { status: 'sent' }) });
     const p = provider(() => ['x']);
-    await expect(client.processDelivery(NOTIFICATION, p.send)).resolves.toEqual({ kind: 'already_sent', deliveryId: 'd_1', leaseId: 'lease-1' });
+    await expect(client.processDelivery(NOTIFICATION, p.send)).resolves.toEqual({ kind: 'already_finished', deliveryId: 'd_1', status: 'sent', reason: 'already_sent', leaseId: 'lease-1' });
     expect(calls()).toEqual(['claim', 'start']);
     expect(p.inputs).toHaveLength(0);
   });
@@ -116,7 +134,7 @@ describe('processDelivery', () => {
       throw err;
     });
     const result = await client.processDelivery(NOTIFICATION, p.send);
-    expect(result).toEqual({ kind: 'failed', deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'retry', code: 'provider_rate_limited', deliveryStatus: 'queued', error: err });
+    expect(result).toEqual({ kind: 'retry_scheduled', deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'retry', code: 'provider_rate_limited', deliveryStatus: 'queued', retryAfterMs: 61_000, error: err });
     expect(calls()).toEqual(['claim', 'start', 'fail']);
     expect(body('fail')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1', outcome: 'retry', code: 'provider_rate_limited', retryAfterMs: 61_000 });
     expect(p.inputs).toHaveLength(1);
@@ -152,7 +170,7 @@ describe('processDelivery', () => {
       return new Promise(() => undefined); // hangs
     });
     const result = await client.processDelivery(NOTIFICATION, p.send, { providerTimeoutMs: 20 });
-    expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_timeout', deliveryStatus: 'unknown' });
+    expect(result).toMatchObject({ kind: 'unknown', outcome: 'unknown', code: 'provider_timeout', deliveryStatus: 'unknown' });
     expect((result as { error: unknown }).error).toBeInstanceOf(ProviderUnknownOutcomeError);
     expect(signal?.aborted).toBe(true);
     expect(p.inputs).toHaveLength(1);
@@ -173,7 +191,7 @@ describe('processDelivery', () => {
     const result = await client.processDelivery(NOTIFICATION, () => {
       throw new Error('socket hang up');
     });
-    expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_error', deliveryStatus: 'unknown' });
+    expect(result).toMatchObject({ kind: 'unknown', outcome: 'unknown', code: 'provider_error', deliveryStatus: 'unknown' });
   });
 
   test('partial send -> unknown with the accepted ids', async () => {
@@ -187,16 +205,24 @@ describe('processDelivery', () => {
   test('provider "succeeds" without usable ids -> unknown invalid_provider_result, never complete', async () => {
     serve();
     const result = await client.processDelivery(NOTIFICATION, () => []);
-    expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'invalid_provider_result' });
+    expect(result).toMatchObject({ kind: 'unknown', outcome: 'unknown', code: 'invalid_provider_result' });
     expect(calls()).toEqual(['claim', 'start', 'fail']);
   });
 
-  test('fail answering sent is reported as such', async () => {
+  test('fail answering sent (a completion of this lease won): already_finished sent', async () => {
     serve({ fail: (_req, res) => reply(res, 200, { status: 'sent' }) });
     const result = await client.processDelivery(NOTIFICATION, () => {
       throw new ProviderPermanentError('x');
     });
-    expect(result).toMatchObject({ kind: 'failed', outcome: 'failed', code: 'provider_rejected', deliveryStatus: 'sent' });
+    expect(result).toEqual({ kind: 'already_finished', deliveryId: 'd_1', status: 'sent', reason: 'already_sent', leaseId: 'lease-1' });
+  });
+
+  test('a retry the service no longer accepts (its retry budget is spent) is failed, not retry_scheduled', async () => {
+    serve({ fail: (_req, res) => reply(res, 200, { status: 'failed' }) });
+    const result = await client.processDelivery(NOTIFICATION, () => {
+      throw new ProviderRetryableError('busy', { code: 'rate_limited' });
+    });
+    expect(result).toMatchObject({ kind: 'failed', outcome: 'retry', code: 'rate_limited', deliveryStatus: 'failed' });
   });
 
   test('claim, start and complete are retried with the same requestId / leaseId; the provider still runs once', async () => {
@@ -262,6 +288,62 @@ describe('processDelivery', () => {
   });
 });
 
+describe('processDelivery onEvent', () => {
+  const record = () => {
+    const events: DeliveryEvent[] = [];
+    return { events, onEvent: (e: DeliveryEvent) => events.push(e), types: () => events.map((e) => e.type) };
+  };
+
+  test('sent: claimed, started, completed, each with the deliveryId, the time and the elapsed time; provider time measured', async () => {
+    serve();
+    const r = record();
+    const before = Date.now();
+    await client.processDelivery(NOTIFICATION, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      return ['p-1'];
+    }, { onEvent: r.onEvent });
+    expect(r.types()).toEqual(['claimed', 'started', 'completed']);
+    for (const e of r.events) {
+      expect(e.deliveryId).toBe('d_1');
+      expect(e.at).toBeGreaterThanOrEqual(before);
+      expect(e.elapsedMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(r.events[0]).toMatchObject({ type: 'claimed', leaseId: 'lease-1', leaseExpiresAt: READY.leaseExpiresAt });
+    const completed = r.events[2] as Extract<DeliveryEvent, { type: 'completed' }>;
+    expect(completed).toMatchObject({ leaseId: 'lease-1', providerMessageIds: ['p-1'] });
+    expect(completed.providerMs).toBeGreaterThanOrEqual(50);
+    expect(completed.elapsedMs).toBeGreaterThanOrEqual(completed.providerMs);
+  });
+
+  test('one event per ending: skipped, already_finished, retry_scheduled, failed, unknown, report_failed', async () => {
+    const ending = async (routes: Routes, send: () => unknown) => {
+      serve(routes);
+      const r = record();
+      await client.processDelivery(NOTIFICATION, send as () => string[], { onEvent: r.onEvent }).catch(() => undefined);
+      return r.events.at(-1);
+    };
+    const ok = () => ['p'];
+    expect(await ending({ claim: (_q, res) => reply(res, 200, { status: 'skip', reason: 'waiting_for_previous' }) }, ok)).toMatchObject({ type: 'skipped', reason: 'waiting_for_previous' });
+    expect(await ending({ start: (_q, res) => reply(res, 200, { status: 'sent' }) }, ok)).toMatchObject({ type: 'already_finished', status: 'sent', reason: 'already_sent', leaseId: 'lease-1' });
+    const retry = new ProviderRetryableError('busy', { code: 'rate_limited' });
+    expect(await ending({}, () => Promise.reject(retry))).toMatchObject({ type: 'retry_scheduled', outcome: 'retry', code: 'rate_limited', error: retry });
+    expect(await ending({}, () => Promise.reject(new ProviderPermanentError('no')))).toMatchObject({ type: 'failed', outcome: 'failed', code: 'provider_rejected' });
+    expect(await ending({}, () => Promise.reject(new Error('reset')))).toMatchObject({ type: 'unknown', outcome: 'unknown', code: 'provider_error' });
+    expect(await ending({ complete: (_q, res) => errorReply(res, 409, 'lease_lost') }, ok)).toMatchObject({ type: 'report_failed', step: 'complete', error: expect.any(ConflictError) });
+  });
+
+  test('an observer that throws changes nothing', async () => {
+    serve();
+    const result = await client.processDelivery(NOTIFICATION, () => ['p-1'], {
+      onEvent: () => {
+        throw new Error('broken metrics exporter');
+      },
+    });
+    expect(result).toMatchObject({ kind: 'sent', providerMessageIds: ['p-1'] });
+    expect(calls()).toEqual(['claim', 'start', 'complete']);
+  });
+});
+
 /**
  * Automatic lease extension, with real time and short leases: the local server grants leases of
  * LEASE ms (claim and extend answer like the service, `now + LEASE`) and records when each call
@@ -297,10 +379,15 @@ describe('processDelivery keeps the lease alive while the provider call runs', (
   test('a provider call longer than the lease: extended at half of the remaining lease, each time while live; sent; no extension after the end', async () => {
     const log = leaseServer();
     const started = Date.now();
+    const events: DeliveryEvent[] = [];
     const result = await client.processDelivery(NOTIFICATION, async () => {
       await sleep(LEASE + 1_000);
       return ['wamid.slow'];
-    });
+    }, { onEvent: (e) => events.push(e) });
+    // Every extension is reported with the new expiry, between started and completed.
+    const types = events.map((e) => e.type);
+    expect(types).toEqual(['claimed', 'started', ...log.extends.map(() => 'extended'), 'completed']);
+    expect(events.filter((e) => e.type === 'extended').every((e) => 'leaseExpiresAt' in e && e.leaseExpiresAt > started)).toBe(true);
     expect(result).toEqual<ProcessDeliveryResult>({ kind: 'sent', deliveryId: 'd_1', leaseId: 'lease-1', providerMessageIds: ['wamid.slow'] });
     // Half of 2.4 s, then half of each new lease: at about 1.2 s and 2.4 s of a 3.4 s call.
     expect(log.extends.length).toBeGreaterThanOrEqual(2);
@@ -320,10 +407,12 @@ describe('processDelivery keeps the lease alive while the provider call runs', (
       errorReply(res, 409, code);
       return true;
     });
+    const events: DeliveryEvent[] = [];
     const result = await client.processDelivery(NOTIFICATION, async () => {
       await sleep(LEASE + 500);
       return ['wamid.late'];
-    });
+    }, { onEvent: (e) => events.push(e) });
+    expect(events.find((e) => e.type === 'extend_failed')).toMatchObject({ willRetry: false, error: { code } });
     expect(result).toMatchObject({ kind: 'sent', providerMessageIds: ['wamid.late'] });
     expect(log.extends).toHaveLength(1);
     expect(calls()).toEqual(['claim', 'start', 'extend', 'complete']);

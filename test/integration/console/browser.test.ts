@@ -198,6 +198,14 @@ test('a message posted with the SDK appears live in the list and the thread', as
   await thread.getByText('Hello! My order #1234 has not arrived yet.').waitFor();
   await thread.locator('.message.alert', { hasText: 'Payment provider reports a delay.' }).getByText('Alert').waitFor();
   await thread.getByText('Image: image/png 640×480').waitFor();
+  // The alert wrote last, yet the conversation's person stays the customer, in the list (once it
+  // shows the alert's time) and in the thread's header.
+  const conversation = (await adminDb().doc(`workspaces/${workspaceId}/conversations/${conversationId}`).get()).data() ?? {};
+  expect(conversation.lastSenderExternalId).toBe('shop-monitor');
+  const alertAt = (conversation.lastMessageAt as { toDate(): Date }).toDate().toISOString();
+  await entry.locator(`time[datetime="${alertAt}"]`).waitFor();
+  await expect(entry.locator('.meta').first().textContent()).resolves.toBe(`customer-7 · ${integrationId}`);
+  await adminPage.getByText(/^Customer customer-7 · integration /).waitFor();
 });
 
 test('a reply reaches sent through the connector, with its provider ids and attempt log', async () => {

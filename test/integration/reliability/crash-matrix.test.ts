@@ -215,7 +215,7 @@ test('dies after start: unknown / lease_expired_after_start, the next reply is r
   await sleep(1_500);
   expect(notificationsFor(topic, a.deliveryId)).toHaveLength(aNotifications);
   const redelivered = provider();
-  expect(await connector().processDelivery(a.deliveryId, redelivered.send)).toMatchObject({ kind: 'skipped', reason: 'outcome_unknown' });
+  expect(await connector().processDelivery(a.deliveryId, redelivered.send)).toMatchObject({ kind: 'already_finished', status: 'unknown', reason: 'outcome_unknown' });
   expect(redelivered.callsFor(a.deliveryId) + p.callsFor(a.deliveryId) + waiting.callsFor(a.deliveryId)).toBe(0);
   expect(await deliveryDoc(setup, a.deliveryId)).toMatchObject({ status: 'unknown', attempts: 1 });
   matrix.push({ crash: 'dies after start', final: 'unknown / lease_expired_after_start', providerCalls: 0 });
@@ -244,7 +244,7 @@ test('dies after the provider accepted, before complete: unknown after expiry (n
   expect(await deliveryDoc(setup, a.deliveryId)).toMatchObject({ status: 'unknown', error: { code: 'lease_expired_after_start' } });
   // Another connector gets a redelivered notification: it must not send again.
   const other = provider();
-  expect(await connector().processDelivery(a.deliveryId, other.send)).toMatchObject({ kind: 'skipped', reason: 'outcome_unknown' });
+  expect(await connector().processDelivery(a.deliveryId, other.send)).toMatchObject({ kind: 'already_finished', status: 'unknown', reason: 'outcome_unknown' });
   // The successor was released by the terminal transition and can be delivered.
   expect(await connector().processDelivery(b.deliveryId, other.send)).toMatchObject({ kind: 'sent' });
 
@@ -306,14 +306,14 @@ test('fail(unknown) answer lost: the SDK retries and gets the same answer; one t
     throw new Error('provider connection reset mid-send');
   });
   const result = await connector({ fetch: faults.fetch }).processDelivery(deliveryId, p.send);
-  expect(result).toMatchObject({ kind: 'failed', outcome: 'unknown', code: 'provider_error', deliveryStatus: 'unknown' });
+  expect(result).toMatchObject({ kind: 'unknown', outcome: 'unknown', code: 'provider_error', deliveryStatus: 'unknown' });
   expect(faults.requests.get('/v1/deliveries/fail')).toBe(2);
   expect(p.callsFor(deliveryId)).toBe(1);
   expect(await deliveryDoc(setup, deliveryId)).toMatchObject({ status: 'unknown', attempts: 1, error: { outcome: 'unknown', code: 'provider_error' } });
   await mirrorOnceStatus(setup, messageId, 'unknown');
   // A redelivered notification does not send it again.
   const again = provider();
-  expect(await connector().processDelivery(deliveryId, again.send)).toMatchObject({ kind: 'skipped', reason: 'outcome_unknown' });
+  expect(await connector().processDelivery(deliveryId, again.send)).toMatchObject({ kind: 'already_finished', status: 'unknown', reason: 'outcome_unknown' });
   expect(again.calls).toHaveLength(0);
   matrix.push({ crash: 'fail(unknown) answer lost', final: 'unknown (one transition)', providerCalls: p.callsFor(deliveryId) });
 });

@@ -165,7 +165,7 @@ test('Pub/Sub duplicates: one notification processed by 6 connectors at once, th
   );
   expect(outcomes.filter((o) => o === 'sent')).toHaveLength(1);
   // The others were told the delivery is leased (retry later), or already sent: none sent it.
-  expect(outcomes.every((o) => ['sent', 'skipped', 'error lease_busy'].includes(o))).toBe(true);
+  expect(outcomes.every((o) => ['sent', 'already_finished', 'error lease_busy'].includes(o))).toBe(true);
   expect(provider.callsFor(deliveryId)).toBe(1);
 
   // Pub/Sub redelivers the same message later: a real duplicate through the topic.
@@ -173,7 +173,7 @@ test('Pub/Sub duplicates: one notification processed by 6 connectors at once, th
   const [, duplicate] = await waitForNotifications(setup.topic, deliveryId, 2);
   expect(duplicate).toEqual(notification);
   const late = await Promise.all([0, 1].map(() => connector(setup.integration.key).processDelivery(duplicate as { deliveryId: string }, provider.send)));
-  expect(late.map((r) => r.kind)).toEqual(['skipped', 'skipped']);
+  expect(late.map((r) => r.kind)).toEqual(['already_finished', 'already_finished']);
   expect(late.map((r) => (r as { reason: string }).reason)).toEqual(['already_sent', 'already_sent']);
   expect(provider.callsFor(deliveryId)).toBe(1);
   expect(await deliveryDoc(setup, deliveryId)).toMatchObject({ status: 'sent', attempts: 1 });

@@ -262,7 +262,14 @@ test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full de
     try {
       const client = clients[nextClient++ % CONNECTORS] as ConnectorClient;
       const result = await client.processDelivery(notification, send);
-      tally(results, result.kind === 'skipped' ? `skipped ${result.reason}` : result.kind === 'failed' ? `failed ${result.outcome} -> ${result.deliveryStatus}` : result.kind);
+      tally(
+        results,
+        result.kind === 'skipped' || result.kind === 'already_finished'
+          ? `${result.kind} ${result.reason}`
+          : result.kind === 'sent'
+            ? 'sent'
+            : `${result.kind} (reported ${result.outcome})`,
+      );
     } catch (err) {
       if (err instanceof ConnectorApiError && err.status === 503) {
         tally(results, `nack ${err.code}`);

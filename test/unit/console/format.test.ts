@@ -1,7 +1,7 @@
 /** The console's pure helpers (console/src/format.ts, keys.ts): counting, merging, keys. */
 import { displayPrefix, hashKey, isWellFormedKey } from '../../../functions/src/integrations/keys';
 import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../../functions/src/contract';
-import { canCancel, canResend, cancelOutcomeLabel, formatAge, mergeByRecency, replyProblem } from '../../../console/src/format';
+import { canCancel, canResend, cancelOutcomeLabel, conversationPerson, formatAge, mergeByRecency, replyProblem } from '../../../console/src/format';
 import { issueKey, sha256Hex } from '../../../console/src/keys';
 
 test('reply length counts code points like the rules: an emoji is one, 10000 is the limit', () => {
@@ -44,4 +44,14 @@ test('keys minted with WebCrypto have the service format, hash and display prefi
   expect(await sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   const keys = new Set(await Promise.all(Array.from({ length: 50 }, async () => (await issueKey('sdk_test_')).key)));
   expect(keys.size).toBe(50);
+});
+
+test("a conversation's person is its latest customer, never the alert bot that wrote last", () => {
+  // After a service alert the latest sender is the bot; the service keeps the customer apart.
+  expect(conversationPerson({ lastCustomerExternalId: 'customer-7', lastSenderExternalId: 'shop-monitor' } as { lastCustomerExternalId: string })).toBe('customer-7');
+  expect(conversationPerson({ lastCustomerExternalId: 'bob' })).toBe('bob');
+  // Only alerts so far: nobody to name (and certainly not the bot).
+  expect(conversationPerson({ lastSenderExternalId: 'shop-monitor' } as { lastCustomerExternalId?: unknown })).toBeUndefined();
+  expect(conversationPerson({ lastCustomerExternalId: '' })).toBeUndefined();
+  expect(conversationPerson({ lastCustomerExternalId: null })).toBeUndefined();
 });

@@ -1,0 +1,136 @@
+/**
+ * `createPushHandler`: the push equivalent of `runPullLoop`, for a Pub/Sub push subscription.
+ * Pub/Sub treats a 2xx answer as an ack and anything else as "deliver again (after backoff)".
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DeliveryNotification } from '../types.js';
+import { ackActionFor, type AckAction } from './ack.js';
+import { parsePushNotification } from './notification.js';
+import type { ProcessDeliveryOptions, ProviderSend } from './process.js';
+import type { PullLoopClient } from './pull-loop.js';
+import type { DeliveryEvent, ProcessDeliveryResult } from './results.js';
+
+/** What one push request came to: the HTTP status to answer (204 acks, 503 asks Pub/Sub to redeliver). */
+export interface PushOutcome {
+  status: 204 | 503;
+  action: AckAction;
+  /** Absent when the body was not a delivery notification (acked: it would never parse). */
+  notification?: DeliveryNotification;
+  result?: ProcessDeliveryResult;
+  error?: unknown;
+}
+
+/** Bodies larger than this are refused with 413 (a notification is a few hundred bytes). */
+export const MAX_PUSH_BODY_BYTES = 64 * 1024;
+
+export interface PushHandlerOptions {
+  /** Options of every `processDelivery` call (`providerTimeoutMs`, `extendLease`). */
+  delivery?: Pick<ProcessDeliveryOptions, 'providerTimeoutMs' | 'extendLease'>;
+  /** Observes every `processDelivery` event, and each request's outcome (`{ type: 'handled', ...PushOutcome }`). What it throws is ignored. */
+  onEvent?: (event: DeliveryEvent | ({ type: 'handled' } & PushOutcome)) => void;
+}
+
+/**
+ * A Node.js request listener (`http.createServer(handler)`, or an Express / Connect route: a body
+ * already parsed into `req.body` is used as is), plus `handleBody` for any other framework.
+ */
+export interface PushHandler {
+  (req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void>;
+  /** Processes one push body (parsed JSON, string or bytes) and says what to answer; never rejects. */
+  handleBody(body: unknown): Promise<PushOutcome>;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buf.length;
+    if (size > MAX_PUSH_BODY_BYTES) return 'too_large';
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Pub/Sub applies its own backoff to a 503; the header is for anything else in between. */
+const RETRY_AFTER_SECONDS = '10';
+
+function answer(res: ServerResponse, status: number, error?: { code: string; message: string }): void {
+  if (status === 503) res.setHeader('retry-after', RETRY_AFTER_SECONDS);
+  if (error === undefined) {
+    res.writeHead(status);
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error }));
+}
+
+/**
+ * Handles Pub/Sub push requests: parses the envelope, runs `processDelivery`, answers 204 (ack)
+ * or 503 (redeliver) by the same table as `runPullLoop` (`ackActionFor`). A body that is not a
+ * notification is acked (204); a method other than POST gets 405, a body over
+ * `MAX_PUSH_BODY_BYTES` 413. Authenticate the request (Pub/Sub's OIDC token) before it reaches
+ * this handler: the SDK does not.
+ */
+export function createPushHandler(client: Pick<PullLoopClient, 'processDelivery'>, send: ProviderSend, options: PushHandlerOptions = {}): PushHandler {
+  if (typeof client?.processDelivery !== 'function') throw new TypeError('createPushHandler needs a ConnectorClient');
+  if (typeof send !== 'function') throw new TypeError('createPushHandler needs a provider send function');
+  const emit = (event: DeliveryEvent | ({ type: 'handled' } & PushOutcome)): void => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // An observer must never change what happens to a delivery.
+    }
+  };
+
+  const handleBody = async (body: unknown): Promise<PushOutcome> => {
+    let outcome: PushOutcome;
+    let notification: DeliveryNotification;
+    try {
+      notification = parsePushNotification(body);
+    } catch (error) {
+      // It will never parse: acknowledge it (parsePushNotification throws InvalidNotificationError only).
+      outcome = { status: 204, action: 'ack', error };
+      emit({ type: 'handled', ...outcome });
+      return outcome;
+    }
+    let done: { result: ProcessDeliveryResult } | { error: unknown };
+    try {
+      done = { result: await client.processDelivery(notification, send, { ...options.delivery, onEvent: emit }) };
+    } catch (error) {
+      done = { error };
+    }
+    const action = ackActionFor(done);
+    outcome = { status: action === 'ack' ? 204 : 503, action, notification, ...done };
+    emit({ type: 'handled', ...outcome });
+    return outcome;
+  };
+
+  const handler = async (req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> => {
+    try {
+      if (req.method !== 'POST') {
+        res.setHeader('allow', 'POST');
+        answer(res, 405, { code: 'method_not_allowed', message: 'Pub/Sub push requests are POST' });
+        return;
+      }
+      let body: unknown = req.body;
+      if (body === undefined) {
+        const read = await readBody(req);
+        if (read === 'too_large') {
+          answer(res, 413, { code: 'payload_too_large', message: `a push body is at most ${MAX_PUSH_BODY_BYTES} bytes` });
+          return;
+        }
+        body = read;
+      }
+      const outcome = await handleBody(body);
+      answer(res, outcome.status);
+    } catch (error) {
+      // Reading the request failed (the client went away) or a bug: let Pub/Sub try again.
+      emit({ type: 'handled', status: 503, action: 'nack', error });
+      if (!res.headersSent) answer(res, 503, { code: 'temporarily_unavailable', message: 'the delivery could not be handled; it will be retried' });
+      else res.end();
+    }
+  };
+  return Object.assign(handler, { handleBody });
+}

@@ -1,0 +1,120 @@
+/**
+ * What `processDelivery` returns, and the events it reports while it runs (`onEvent`). Every
+ * result kind is a distinct situation a connector may want to count or alert on differently.
+ */
+import type { FailOutcome } from '../types.js';
+
+/**
+ * Why `claim` answered `skip`. The documented reasons, plus `string` so that a reason added by a
+ * later service version still type-checks (handle an unknown one like `waiting_for_previous`:
+ * acknowledge the notification).
+ */
+// `string & {}` keeps the literal members visible to editors while accepting any string.
+export type ClaimSkipReason = 'waiting_for_previous' | 'already_sent' | 'already_failed' | 'outcome_unknown' | (string & {});
+
+/** The skip reasons that mean the delivery is over (`already_finished`), with the status each one stands for. */
+export const FINISHED_SKIP_REASONS = Object.freeze({ already_sent: 'sent', already_failed: 'failed', outcome_unknown: 'unknown' } as const);
+
+/** A skip reason that means the delivery is over. */
+export type FinishedReason = keyof typeof FINISHED_SKIP_REASONS;
+
+/** Claim answered `skip` for a reason that is not "finished": nothing to do NOW (`waiting_for_previous`: a new notification comes). */
+export interface SkippedResult {
+  kind: 'skipped';
+  deliveryId: string;
+  reason: ClaimSkipReason;
+}
+
+/**
+ * The delivery was already over before this call could send it: claim answered `skip` with
+ * `already_sent` / `already_failed` / `outcome_unknown`, or start answered `sent` (then `leaseId`
+ * is the lease of this call), or `fail` answered `sent` (a completion of the same lease had
+ * already been accepted). The provider was not called again.
+ */
+export interface AlreadyFinishedResult {
+  kind: 'already_finished';
+  deliveryId: string;
+  /** The delivery's final status. */
+  status: 'sent' | 'failed' | 'unknown';
+  reason: FinishedReason;
+  /** The lease of this call, when the claim succeeded. */
+  leaseId?: string;
+}
+
+/** The provider accepted the message and `complete` answered `sent`. */
+export interface SentResult {
+  kind: 'sent';
+  deliveryId: string;
+  leaseId: string;
+  providerMessageIds: string[];
+}
+
+/** What every reported provider failure carries (`retry_scheduled`, `failed`, `unknown`). */
+export interface ReportedFailure {
+  deliveryId: string;
+  leaseId: string;
+  /** The outcome reported with `fail` (derived from what `send` threw). */
+  outcome: FailOutcome;
+  /** The code reported with `fail`. */
+  code: string;
+  /** What `send` threw (or the SDK's own `ProviderUnknownOutcomeError` for a timeout or unusable ids). */
+  error: unknown;
+}
+
+/**
+ * The provider rejected the message temporarily and the service re-queued it (`fail` answered
+ * `queued`): it will be notified again. Harmless on its own; count it, do not page anyone.
+ */
+export interface RetryScheduledResult extends ReportedFailure {
+  kind: 'retry_scheduled';
+  deliveryStatus: 'queued';
+  /** The delay reported to the service, when the provider gave one. */
+  retryAfterMs?: number;
+}
+
+/**
+ * The delivery failed for good (`fail` answered `failed`): a permanent rejection, or a `retry`
+ * when the service's retry budget was spent (then `outcome` is `retry`).
+ */
+export interface FailedResult extends ReportedFailure {
+  kind: 'failed';
+  deliveryStatus: 'failed';
+}
+
+/** The send may or may not have reached the channel (`fail` answered `unknown`); it is never repeated automatically. */
+export interface UnknownResult extends ReportedFailure {
+  kind: 'unknown';
+  deliveryStatus: 'unknown';
+}
+
+/** What `processDelivery` did; switch on `kind`. */
+export type ProcessDeliveryResult = SentResult | SkippedResult | AlreadyFinishedResult | RetryScheduledResult | FailedResult | UnknownResult;
+
+/** Fields of every `processDelivery` event. */
+export interface DeliveryEventBase {
+  deliveryId: string;
+  /** Epoch ms when the event happened. */
+  at: number;
+  /** Milliseconds since `processDelivery` was called. */
+  elapsedMs: number;
+}
+
+/**
+ * What `processDelivery` reports to `onEvent` while it runs, in order: `claimed` (or `skipped` /
+ * `already_finished` and nothing else), `started` (start answered `sending`: the provider is
+ * called now), any number of `extended` / `extend_failed`, then exactly one of `completed`,
+ * `retry_scheduled`, `failed`, `unknown`, `already_finished` or `report_failed`.
+ */
+export type DeliveryEvent =
+  | (DeliveryEventBase & { type: 'claimed'; leaseId: string; leaseExpiresAt: number })
+  | (DeliveryEventBase & { type: 'skipped'; reason: ClaimSkipReason })
+  | (DeliveryEventBase & { type: 'already_finished'; status: AlreadyFinishedResult['status']; reason: FinishedReason; leaseId?: string })
+  | (DeliveryEventBase & { type: 'started'; leaseId: string })
+  | (DeliveryEventBase & { type: 'extended'; leaseId: string; leaseExpiresAt: number })
+  | (DeliveryEventBase & { type: 'extend_failed'; leaseId: string; error: unknown; willRetry: boolean })
+  | (DeliveryEventBase & { type: 'completed'; leaseId: string; providerMessageIds: string[]; providerMs: number })
+  | (DeliveryEventBase & { type: 'retry_scheduled' | 'failed' | 'unknown'; leaseId: string; outcome: FailOutcome; code: string; providerMs: number; error: unknown })
+  | (DeliveryEventBase & { type: 'report_failed'; leaseId: string; step: 'complete' | 'fail'; providerMs: number; error: unknown });
+
+/** The `type`s of `DeliveryEvent`. */
+export type DeliveryEventType = DeliveryEvent['type'];

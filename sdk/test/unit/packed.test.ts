@@ -1,0 +1,140 @@
+/**
+ * The SDK as a stranger gets it: `npm pack` (which builds dist/ through the package's own
+ * prepare/prepack scripts), the tarball's content, then an install of that tarball into an empty
+ * directory (offline: the package has no dependencies) and a tiny connector run from there,
+ * importing the package by name, against a real local HTTP server playing the service. Its types
+ * are checked from the installed package too.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { KEY, reply, errorReply, startServer, type TestServer } from './helpers/server.js';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+const SDK = join(ROOT, 'sdk');
+const pkg = JSON.parse(readFileSync(join(SDK, 'package.json'), 'utf8')) as { name: string; version: string };
+
+jest.setTimeout(240_000);
+
+/** Runs a command to its end without blocking the event loop (the test's HTTP server must answer meanwhile). */
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(cmd, args, { cwd, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.on('error', fail);
+    child.on('close', (status) => done({ status, stdout, stderr }));
+  });
+}
+
+let work: string;
+let tarball: string;
+let files: string[];
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'sdk-packed-'));
+  const packed = await run('npm', ['pack', '--json', '--pack-destination', work], SDK);
+  if (packed.status !== 0) throw new Error(`npm pack failed:\n${packed.stderr}`);
+  // npm prints the lifecycle scripts' output before the JSON.
+  const report = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[\n'))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  tarball = join(work, report[0]!.filename);
+  files = report[0]!.files.map((f) => f.path);
+});
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+test('the tarball carries the built package: dist (JS and declarations), README, package.json; no tests', () => {
+  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/internal/pull-loop.js', 'dist/internal/pull-loop.d.ts']));
+  for (const js of files.filter((f) => f.startsWith('dist/') && f.endsWith('.js'))) expect(files).toContain(js.replace(/\.js$/, '.d.ts'));
+  expect(files.filter((f) => /(^|\/)test\/|\.test\.|tsbuildinfo|tsconfig/.test(f))).toEqual([]);
+  expect(files.every((f) => ['package.json', 'README.md'].includes(f) || f.startsWith('dist/') || f.startsWith('src/'))).toBe(true);
+});
+
+describe('installed from the tarball into an empty directory', () => {
+  let app: string;
+  let service: TestServer;
+
+  beforeAll(async () => {
+    app = join(work, 'app');
+    rmSync(app, { recursive: true, force: true });
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'packed-sdk-check', private: true, type: 'module' }));
+    const installed = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app);
+    if (installed.status !== 0) throw new Error(`npm install failed:\n${installed.stderr}`);
+    service = await startServer();
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  test('the dependency is recorded and nothing else was installed', () => {
+    const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(Object.keys(manifest.dependencies)).toEqual([pkg.name]);
+    const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+    expect(Object.keys(lock.packages).sort()).toEqual(['', `node_modules/${pkg.name}`]);
+    expect(lock.packages[`node_modules/${pkg.name}`]?.version).toBe(pkg.version);
+  });
+
+  test('a connector imports it by name and delivers one notification through runPullLoop', async () => {
+    service.setHandler((req, res) => {
+      const op = req.path.replace('/v1/deliveries/', '');
+      if (req.headers.authorization !== `Bearer ${KEY}`) return errorReply(res, 401, 'invalid_key');
+      if (op === 'pending') return reply(res, 200, { deliveries: [], nextCursor: null });
+      if (op === 'claim') return reply(res, 200, { status: 'ready', leaseId: 'l-1', leaseExpiresAt: Date.now() + 120_000, message: { text: 'Hello from the desk', recipient: { externalConversationId: 'chat-1', externalCustomerId: 'cust-1' } } });
+      if (op === 'start') return reply(res, 200, { status: 'sending' });
+      if (op === 'complete') return reply(res, 200, { status: 'sent' });
+      return errorReply(res, 404, 'not_found');
+    });
+    writeFileSync(
+      join(app, 'connector.js'),
+      `
+import { EventEmitter } from 'node:events';
+import { ConnectorClient, runPullLoop, SDK_VERSION } from '@support-desk/connector-sdk';
+
+const client = new ConnectorClient({ integrationKey: process.env.KEY, baseUrl: process.env.BASE_URL });
+const subscription = Object.assign(new EventEmitter(), { async close() { console.log(JSON.stringify({ closed: true })); } });
+const delivered = [];
+const loop = runPullLoop(client, subscription, ({ text, recipient }) => {
+  delivered.push({ text, to: recipient.externalConversationId });
+  return ['channel-msg-1'];
+}, { catchUpOnStart: false, onEvent: (e) => { if (e.type === 'handled') console.log(JSON.stringify({ handled: e.result.kind, action: e.action })); } });
+const data = Buffer.from(JSON.stringify({ deliveryId: 'd_1', workspaceId: 'ws', integrationId: 'int', conversationId: 'c_1', messageId: 'm_1' }));
+await new Promise((acked) => subscription.emit('message', { id: '1', data, attributes: {}, ack: () => acked(), nack: () => process.exit(3) }));
+await loop.stop();
+console.log(JSON.stringify({ version: SDK_VERSION, delivered }));
+`,
+    );
+    const result = await run(process.execPath, ['connector.js'], app, { ...process.env, KEY, BASE_URL: service.url });
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(result.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
+      { handled: 'sent', action: 'ack' },
+      { closed: true },
+      { version: pkg.version, delivered: [{ text: 'Hello from the desk', to: 'chat-1' }] },
+    ]);
+    expect(service.requests.map((r) => r.path)).toEqual(['/v1/deliveries/claim', '/v1/deliveries/start', '/v1/deliveries/complete']);
+    expect(service.requests[2]?.json).toEqual({ deliveryId: 'd_1', leaseId: 'l-1', providerMessageIds: ['channel-msg-1'] });
+  });
+
+  test('its declarations type-check a TypeScript connector (strict, NodeNext) from the installed package', async () => {
+    writeFileSync(
+      join(app, 'check.ts'),
+      `
+import { ConnectorClient, runPullLoop, type ProcessDeliveryResult, type PullSubscription } from '@support-desk/connector-sdk';
+declare const subscription: PullSubscription;
+const client = new ConnectorClient({ integrationKey: 'k', baseUrl: 'http://127.0.0.1:1' });
+const loop = runPullLoop(client, subscription, async ({ text }) => [text.slice(0, 10)]);
+const describe = (r: ProcessDeliveryResult): string => (r.kind === 'retry_scheduled' ? r.code : r.kind);
+void loop.stop();
+export { describe };
+`,
+    );
+    const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
+    const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2023', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types'), 'check.ts'];
+    const checked = await run(tsc, args, app);
+    expect({ status: checked.status, out: checked.stdout + checked.stderr }).toEqual({ status: 0, out: '' });
+  });
+});
