@@ -38,10 +38,10 @@ export function parseSmtpReply(response: string | undefined): SmtpReply | undefi
   const match = /^([2-5]\d\d)(?:[ -]+(([245])\.\d{1,3}\.\d{1,3})\b)?[ -]?(.*)$/s.exec(response.trim());
   if (match === null) return undefined;
   const basic = Number(match[1]);
-  const reply: SmtpReply = { basic, text: (match[4] ?? '').trim() };
-  // An enhanced code whose class disagrees with the basic code is not trusted (RFC 3463 section 2).
-  if (match[2] !== undefined && match[3] === String(basic)[0]) reply.enhanced = match[2];
-  return reply;
+  const rest = (match[4] ?? '').trim();
+  // An enhanced code whose class disagrees with the basic code is not trusted (RFC 3463 section 2): it stays text.
+  if (match[2] !== undefined && match[3] === String(basic)[0]) return { basic, enhanced: match[2], text: rest };
+  return { basic, text: match[2] === undefined ? rest : `${match[2]} ${rest}`.trim() };
 }
 
 /** `smtp_5_1_1` from an enhanced status, else `smtp_550` from the basic code. */
