@@ -36,7 +36,17 @@ function print(event: ConnectorEvent): void {
       const id = event.notification?.deliveryId ?? '(not a notification)';
       if (event.result !== undefined) {
         const r = event.result;
-        const what = r.kind === 'sent' ? `sent as ${r.providerMessageIds.join(', ')}` : r.kind === 'failed' ? `reported ${r.outcome} ${r.code}; the delivery is now ${r.deliveryStatus}` : r.kind === 'skipped' ? `skipped (${r.reason})` : 'already sent';
+        // Unknown kinds (a newer SDK) are printed as they come rather than mislabelled.
+        const what =
+          r.kind === 'sent'
+            ? `sent as ${r.providerMessageIds.join(', ')}`
+            : r.kind === 'failed'
+              ? `reported ${r.outcome} ${r.code}; the delivery is now ${r.deliveryStatus}`
+              : r.kind === 'skipped'
+                ? `skipped (${r.reason})`
+                : r.kind === 'already_sent'
+                  ? 'already sent (provider not called)'
+                  : JSON.stringify(r);
         return out(`delivery ${id} (${event.via}): ${what}`);
       }
       if (event.error instanceof DeliveryReportError && event.error.step === 'complete') {
