@@ -19,6 +19,7 @@ import { parseBounce, type BounceCandidate } from '../../../examples/email-conne
 import { buildReplyMail, replySubject } from '../../../examples/email-connector/src/outbound';
 import { buildDsn } from '../../../examples/email-connector/src/relay-sink';
 import { trimReferences } from '../../../examples/email-connector/src/store';
+import { ConfigError, loadConfig } from '../../../examples/email-connector/src/config';
 import { jpeg, png, VP8X_FLAGS, webpAnimated, webpExtended, webpLossy } from '../fixtures/image-bytes';
 
 const DOMAIN = 'support-desk.test';
@@ -208,5 +209,28 @@ describe('reply mail', () => {
     expect(trimmed).toHaveLength(20);
     expect(trimmed[0]).toBe('m0@x');
     expect(trimmed.at(-1)).toBe('m29@x');
+  });
+});
+
+describe('configuration', () => {
+  test('only the key is required; the rest defaults to the local stack; a flag wins over the environment', () => {
+    expect(() => loadConfig([], {})).toThrow(ConfigError);
+    const config = loadConfig([], { INTEGRATION_KEY: 'k' });
+    expect(config).toMatchObject({
+      integrationKey: 'k',
+      apiBaseUrl: 'http://127.0.0.1:5000',
+      subscription: 'connector-notifications-pull',
+      projectId: 'demo-support-desk',
+      pubsubEmulatorHost: '127.0.0.1:8085',
+      smtpPort: 2525,
+      supportAddress: 'support@support-desk.test',
+      relay: undefined,
+    });
+    expect(loadConfig(['--relay', 'mx.example.com:587', '--smtp-port', '0'], { INTEGRATION_KEY: 'k', EMAIL_RELAY: 'ignored:1' })).toMatchObject({ relay: { host: 'mx.example.com', port: 587 }, smtpPort: 0 });
+    expect(loadConfig([], { INTEGRATION_KEY: 'k', GCLOUD_PROJECT: 'prod' })?.pubsubEmulatorHost).toBeUndefined();
+    expect(loadConfig(['--help'], {})).toBeUndefined();
+    expect(() => loadConfig(['--relay', 'nohost'], { INTEGRATION_KEY: 'k' })).toThrow('host:port');
+    expect(() => loadConfig(['--smtp-port', '70000'], { INTEGRATION_KEY: 'k' })).toThrow('port number');
+    expect(() => loadConfig(['--bogus'], { INTEGRATION_KEY: 'k' })).toThrow(ConfigError);
   });
 });
