@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', 'functions/lib/**', 'sdk/dist/**', '.local/**', '.emulators/**', 'coverage/**', 'bench/results/**', 'hosting/public/console/app.js'] },
+  { ignores: ['**/node_modules/**', 'functions/lib/**', 'sdk/dist/**', 'examples/email-connector/dist/**', '.local/**', '.emulators/**', 'coverage/**', 'bench/results/**', 'hosting/public/console/app.js'] },
   js.configs.recommended,
   {
     files: ['**/*.ts'],

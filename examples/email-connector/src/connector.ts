@@ -1,0 +1,97 @@
+/**
+ * The email connector, importable: `startEmailConnector(config)` starts the inbound SMTP server,
+ * the outbound sender (and the demo's mailbox sink when no relay is configured) and the pull
+ * loop. main.ts adds the command line, the printing and the signals.
+ *
+ *   customer MTA --SMTP--> inbound.ts --POST /v1/messages--> support desk
+ *   support desk --Pub/Sub--> pull-loop.ts --processDelivery--> outbound.ts --SMTP--> relay
+ *   relay --bounce/DSN--> inbound.ts --POST /v1/deliveries/receipt--> support desk
+ */
+import { join } from 'node:path';
+import { PubSub } from '@google-cloud/pubsub';
+import { ConnectorClient, type ProviderSend } from '@support-desk/connector-sdk';
+import type { EmailConnectorConfig } from './config.js';
+import { startInboundServer, type InboundEvent, type InboundServer } from './inbound.js';
+import { createEmailSender, type OutboundEvent } from './outbound.js';
+import { startPullLoop, type PullLoopEvent, type PullSubscription } from './pull-loop.js';
+import { startMailboxSink, type MailboxSink } from './relay-sink.js';
+import { ThreadStore } from './store.js';
+
+export type ConnectorEvent = InboundEvent | OutboundEvent | PullLoopEvent | { type: 'sink_mail'; file: string };
+
+export interface RunningConnector {
+  client: ConnectorClient;
+  store: ThreadStore;
+  inbound: InboundServer;
+  /** The demo's mailbox sink, when no relay was configured. */
+  sink: MailboxSink | undefined;
+  /** Where replies go. */
+  relay: { host: string; port: number };
+  send: ProviderSend;
+  /** The subscription's full name. */
+  subscriptionName: string;
+  stop(): Promise<void>;
+}
+
+export interface ConnectorDeps {
+  onEvent?: (event: ConnectorEvent) => void;
+  /** An SDK client to use (tests: short timeouts). */
+  client?: ConnectorClient;
+  /** A subscription to pull from instead of `config.subscription` (then it is not checked). */
+  subscription?: PullSubscription & { name?: string };
+  catchUpIntervalMs?: number;
+}
+
+export function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1);
+}
+
+export async function startEmailConnector(config: EmailConnectorConfig, deps: ConnectorDeps = {}): Promise<RunningConnector> {
+  const onEvent = deps.onEvent ?? (() => undefined);
+  const client = deps.client ?? new ConnectorClient({ integrationKey: config.integrationKey, baseUrl: config.apiBaseUrl });
+  const domain = domainOf(config.supportAddress);
+  const store = await ThreadStore.open(config.dataDir);
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+  };
+  try {
+    const inbound = await startInboundServer(client, store, { host: config.smtpHost, port: config.smtpPort, supportAddress: config.supportAddress, domain, bounceLocalPart: config.bounceLocalPart }, onEvent);
+    closers.push(() => inbound.close());
+    let sink: MailboxSink | undefined;
+    let relay = config.relay;
+    if (relay === undefined) {
+      sink = await startMailboxSink({ host: '127.0.0.1', port: config.sinkPort, dir: join(config.dataDir, 'mailbox'), bounceTo: { host: inbound.host, port: inbound.port } }, (file) =>
+        onEvent({ type: 'sink_mail', file }),
+      );
+      const started = sink;
+      closers.push(() => started.close());
+      relay = { host: '127.0.0.1', port: sink.port };
+    }
+    const send = createEmailSender({ relay, supportAddress: config.supportAddress, supportName: config.supportName, domain, bounceLocalPart: config.bounceLocalPart }, store, onEvent);
+
+    let subscription: PullSubscription;
+    let subscriptionName: string;
+    if (deps.subscription !== undefined) {
+      subscription = deps.subscription;
+      subscriptionName = deps.subscription.name ?? '(given)';
+    } else {
+      // No GCP metadata server next to the emulators: skip the auth library's lookup.
+      if (config.pubsubEmulatorHost !== undefined) process.env.METADATA_SERVER_DETECTION ??= 'none';
+      const pubsub = new PubSub({ projectId: config.projectId, ...(config.pubsubEmulatorHost === undefined ? {} : { apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true }) });
+      closers.push(() => pubsub.close());
+      const sub = pubsub.subscription(config.subscription, { flowControl: { maxMessages: 10 } });
+      const [exists] = await sub.exists();
+      if (!exists) throw new Error(`the subscription ${sub.name} does not exist (--subscription, --project)`);
+      subscription = sub;
+      subscriptionName = sub.name;
+    }
+    const loop = startPullLoop({ client, subscription, send, onEvent, ...(deps.catchUpIntervalMs === undefined ? {} : { catchUpIntervalMs: deps.catchUpIntervalMs }) });
+    // The loop stops first (deliveries in progress finish), then the servers close.
+    closers.push(() => loop.stop());
+    return { client, store, inbound, sink, relay, send, subscriptionName, stop: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * Outbound: the provider call of a delivery. `createEmailSender` returns the `send` that the
+ * SDK's `processDelivery` invokes after claim and start (so `start` always happens before the
+ * relay sees DATA): one SMTP transaction to the relay through nodemailer, with a Message-ID
+ * derived from the deliveryId (the providerMessageId, known before sending), threaded on the
+ * customer's last mail, and its outcome mapped by smtp-status.ts.
+ */
+import { connect, type Socket } from 'node:net';
+import { createTransport } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport';
+import {
+  ProviderPermanentError,
+  ProviderRetryableError,
+  ProviderUnknownOutcomeError,
+  type ProviderSend,
+  type ProviderSendInput,
+} from '@support-desk/connector-sdk';
+import { bounceAddress, replyMessageId } from './ids.js';
+import { classifySendFailure } from './smtp-status.js';
+import { trimReferences, type ThreadState, type ThreadStore } from './store.js';
+
+export interface RelaySettings {
+  host: string;
+  port: number;
+  /** Connecting and the greeting (ms). */
+  connectTimeoutMs?: number;
+  /** Silence on an open connection, e.g. waiting for the answer to the message (ms). */
+  socketTimeoutMs?: number;
+}
+
+export interface OutboundSettings {
+  relay: RelaySettings;
+  /** The From address of replies, e.g. `support@example.com`. */
+  supportAddress: string;
+  /** The From display name. */
+  supportName: string;
+  /** The domain of our Message-IDs and bounce addresses (the support address's domain). */
+  domain: string;
+  /** Local part of the envelope sender: `<it>+<deliveryId>@<domain>`. */
+  bounceLocalPart: string;
+}
+
+/** A reply mail, ready for nodemailer. */
+export interface ReplyMail {
+  messageId: string;
+  envelope: { from: string; to: string[] };
+  from: { name: string; address: string };
+  to: string;
+  subject: string;
+  text: string;
+  inReplyTo?: string;
+  references?: string[];
+  headers: Record<string, string>;
+}
+
+/** `Re: <subject>` (not `Re: Re:`); a neutral subject when the thread is unknown. */
+export function replySubject(subject: string | undefined): string {
+  const s = (subject ?? '').trim();
+  if (s === '') return 'Your support request';
+  return /^(re|aw|sv|antw?)\s*:/i.test(s) ? s : `Re: ${s}`;
+}
+
+const ADDRESS = /^[^\s@<>()[\]\\,;:"]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]+$/;
+
+/**
+ * The reply mail of one delivery (pure). Threaded when the conversation is known: In-Reply-To the
+ * customer's last Message-ID, References the thread (then mail clients show it in the thread).
+ */
+export function buildReplyMail(input: Pick<ProviderSendInput, 'deliveryId' | 'text' | 'recipient'>, thread: ThreadState | undefined, settings: Omit<OutboundSettings, 'relay'>): ReplyMail {
+  const to = input.recipient.externalCustomerId;
+  const messageId = replyMessageId(input.deliveryId, settings.domain);
+  const mail: ReplyMail = {
+    messageId,
+    envelope: { from: bounceAddress(input.deliveryId, settings.bounceLocalPart, settings.domain), to: [to] },
+    from: { name: settings.supportName, address: settings.supportAddress },
+    to,
+    subject: replySubject(thread?.subject),
+    text: input.text,
+    headers: { 'X-Support-Desk-Delivery': input.deliveryId },
+  };
+  if (thread !== undefined) {
+    mail.inReplyTo = thread.lastMessageId;
+    mail.references = trimReferences(thread.references);
+  }
+  // EXTENSION POINT (reply attachments): replies carry text only today. Attachments of a reply
+  // (when the integration opted in) will be fetched from `POST /v1/deliveries/attachment`, which
+  // the service does not offer yet; they belong here as nodemailer `attachments`. Until then
+  // nothing is attached, and nothing pretends to be.
+  return mail;
+}
+
+/** What one SMTP attempt saw on the wire (the socket is ours, see `observedSocket`). */
+interface WireState {
+  dataSent: boolean;
+}
+
+/**
+ * A TCP connection to the relay whose writes are observed: once the DATA command has been
+ * written, a lost connection may hide an accepted message (outcome `unknown`); before, nothing
+ * can have been accepted (outcome `retry`). nodemailer's errors do not say which, so the
+ * connector watches its own socket (nodemailer's documented `getSocket` hook).
+ */
+function observedSocket(relay: RelaySettings, state: WireState, signal: AbortSignal): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: relay.host, port: relay.port });
+    const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+    socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+      if (!state.dataSent) {
+        const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('latin1') : '';
+        if (/^DATA\r\n/i.test(text) || /\r\nDATA\r\n/i.test(text)) state.dataSent = true;
+      }
+      return write(chunk, ...rest);
+    }) as typeof socket.write;
+    const onAbort = () => socket.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    socket.once('close', () => signal.removeEventListener('abort', onAbort));
+    const timer = setTimeout(() => socket.destroy(Object.assign(new Error('connection to the relay timed out'), { code: 'ETIMEDOUT' })), relay.connectTimeoutMs ?? 10_000);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.removeListener('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
+/** nodemailer's error fields that matter (it adds them to a plain Error). */
+interface SmtpError extends Error {
+  code?: string;
+  response?: string;
+  responseCode?: number;
+}
+
+/** Receives what the sender did, for logs. */
+export type OutboundEvent =
+  | { type: 'reply_sent'; deliveryId: string; messageId: string; to: string; response: string }
+  | { type: 'reply_failed'; deliveryId: string; messageId: string; to: string; outcome: string; code: string; response?: string | undefined };
+
+/**
+ * The provider `send` for `processDelivery`: one SMTP transaction per call, never more. Success
+ * returns the Message-ID as the providerMessageId; a failure throws the SDK's provider error for
+ * its outcome (smtp-status.ts), so `processDelivery` reports `retry`, `failed` or `unknown`.
+ */
+export function createEmailSender(settings: OutboundSettings, store: ThreadStore, onEvent: (event: OutboundEvent) => void = () => undefined): ProviderSend {
+  return async (input) => {
+    const { deliveryId, recipient, signal } = input;
+    const to = recipient.externalCustomerId;
+    const messageId = replyMessageId(deliveryId, settings.domain);
+    if (!ADDRESS.test(to)) {
+      onEvent({ type: 'reply_failed', deliveryId, messageId, to, outcome: 'failed', code: 'invalid_recipient_address' });
+      throw new ProviderPermanentError(`the customer id ${JSON.stringify(to)} is not an email address`, { code: 'invalid_recipient_address' });
+    }
+    const mail = buildReplyMail(input, store.thread(recipient.externalConversationId), settings);
+    const wire: WireState = { dataSent: false };
+    const options: SMTPTransport.Options = {
+      host: settings.relay.host,
+      port: settings.relay.port,
+      secure: false,
+      // A local relay without TLS; a real deployment sets `requireTLS` and credentials here.
+      ignoreTLS: true,
+      connectionTimeout: settings.relay.connectTimeoutMs ?? 10_000,
+      greetingTimeout: settings.relay.connectTimeoutMs ?? 10_000,
+      socketTimeout: settings.relay.socketTimeoutMs ?? 60_000,
+      getSocket: (_options, callback) => {
+        observedSocket(settings.relay, wire, signal).then(
+          (connection) => callback(null, { connection }),
+          (err: Error) => callback(err, undefined as never),
+        );
+      },
+    };
+    const transport = createTransport(options);
+    let info: SMTPTransport.SentMessageInfo;
+    try {
+      info = await transport.sendMail({
+        messageId: `<${mail.messageId}>`,
+        envelope: mail.envelope,
+        from: mail.from,
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        headers: mail.headers,
+        ...(mail.inReplyTo === undefined ? {} : { inReplyTo: `<${mail.inReplyTo}>` }),
+        ...(mail.references === undefined ? {} : { references: mail.references.map((id) => `<${id}>`) }),
+      });
+    } catch (caught) {
+      const err = caught as SmtpError;
+      const failure = classifySendFailure({ response: err.response, dataSent: wire.dataSent, timedOut: err.code === 'ETIMEDOUT' });
+      onEvent({ type: 'reply_failed', deliveryId, messageId: mail.messageId, to, outcome: failure.outcome, code: failure.code, response: err.response });
+      const message = `SMTP relay ${settings.relay.host}:${settings.relay.port}: ${err.response ?? err.message}`;
+      if (failure.outcome === 'retry') {
+        throw new ProviderRetryableError(message, { code: failure.code, cause: err, ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }) });
+      }
+      if (failure.outcome === 'failed') throw new ProviderPermanentError(message, { code: failure.code, cause: err });
+      throw new ProviderUnknownOutcomeError(message, { code: failure.code, cause: err });
+    } finally {
+      transport.close();
+    }
+    // The relay accepted the mail: it is sent, whatever happens next. A store that cannot be
+    // written only costs the threading of the customer's answer to this reply.
+    await store.recordOutbound(recipient.externalConversationId, mail.messageId).catch(() => undefined);
+    onEvent({ type: 'reply_sent', deliveryId, messageId: mail.messageId, to, response: info.response });
+    return { providerMessageIds: [mail.messageId] };
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The connector's memory of its threads: one JSON file, `threads.json` in the data directory.
+ *
+ *   {
+ *     "version": 1,
+ *     "conversations": { "<externalConversationId>": { "lastMessageId", "references", "subject", "customer" } },
+ *     "messages":      { "<Message-ID>": "<externalConversationId>" }
+ *   }
+ *
+ * `conversations` gives a reply its threading headers (In-Reply-To the customer's last
+ * Message-ID, References the thread) and its subject; `messages` puts a mail that answers a known
+ * Message-ID (an earlier mail of the thread, or one of our replies) into that conversation. A
+ * bounce needs no entry: its delivery is derived from our Message-ID (see ids.ts).
+ *
+ * Losing the file loses threading headers and subjects of older threads, nothing else: a reply
+ * still goes to the customer's address (the API's recipient). Writes are atomic (a temporary file
+ * renamed) and serialized; `messages` keeps the newest MAX_MESSAGES entries.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** What the connector remembers of one conversation. */
+export interface ThreadState {
+  /** The customer's last Message-ID (no brackets): the reply's In-Reply-To. */
+  lastMessageId: string;
+  /** The thread's Message-IDs up to and including `lastMessageId`, oldest first (at most MAX_REFERENCES). */
+  references: string[];
+  /** The subject of the customer's last mail. */
+  subject: string;
+  /** The customer's address. */
+  customer: string;
+}
+
+interface StoreFile {
+  version: 1;
+  conversations: Record<string, ThreadState>;
+  messages: Record<string, string>;
+}
+
+/** Kept References (mail clients keep the first and the last ones: RFC 5322 section 3.6.4 allows trimming). */
+export const MAX_REFERENCES = 20;
+const MAX_MESSAGES = 50_000;
+
+/** Trims a References list to its root and its newest ids. */
+export function trimReferences(ids: readonly string[]): string[] {
+  if (ids.length <= MAX_REFERENCES) return [...ids];
+  return [ids[0] as string, ...ids.slice(ids.length - (MAX_REFERENCES - 1))];
+}
+
+export class ThreadStore {
+  readonly path: string;
+  #data: StoreFile;
+  #writing: Promise<void> = Promise.resolve();
+
+  private constructor(path: string, data: StoreFile) {
+    this.path = path;
+    this.#data = data;
+  }
+
+  /** Opens (or starts) `threads.json` in `dataDir`, creating the directory. */
+  static async open(dataDir: string): Promise<ThreadStore> {
+    await mkdir(dataDir, { recursive: true });
+    const path = join(dataDir, 'threads.json');
+    let data: StoreFile = { version: 1, conversations: {}, messages: {} };
+    try {
+      const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<StoreFile>;
+      if (parsed.version === 1) data = { version: 1, conversations: parsed.conversations ?? {}, messages: parsed.messages ?? {} };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    return new ThreadStore(path, data);
+  }
+
+  /** The conversation a Message-ID belongs to, if the connector has seen it. */
+  conversationOf(messageId: string): string | undefined {
+    return Object.hasOwn(this.#data.messages, messageId) ? this.#data.messages[messageId] : undefined;
+  }
+
+  thread(externalConversationId: string): ThreadState | undefined {
+    return Object.hasOwn(this.#data.conversations, externalConversationId) ? this.#data.conversations[externalConversationId] : undefined;
+  }
+
+  /** Records a customer's mail accepted by the API: the thread's new last Message-ID and subject. */
+  async recordInbound(externalConversationId: string, mail: { messageId: string; references: readonly string[]; subject: string; customer: string }): Promise<void> {
+    const references = trimReferences([...mail.references.filter((id) => id !== mail.messageId), mail.messageId]);
+    this.#data.conversations[externalConversationId] = { lastMessageId: mail.messageId, references, subject: mail.subject, customer: mail.customer };
+    this.#remember(mail.messageId, externalConversationId);
+    await this.#save();
+  }
+
+  /** Records one of our replies, so that the customer's answer to it joins the conversation. */
+  async recordOutbound(externalConversationId: string, messageId: string): Promise<void> {
+    this.#remember(messageId, externalConversationId);
+    await this.#save();
+  }
+
+  #remember(messageId: string, externalConversationId: string): void {
+    // First writer wins: a Message-ID never moves to another conversation (stable threads).
+    if (Object.hasOwn(this.#data.messages, messageId)) return;
+    this.#data.messages[messageId] = externalConversationId;
+    const ids = Object.keys(this.#data.messages);
+    for (const old of ids.slice(0, Math.max(0, ids.length - MAX_MESSAGES))) delete this.#data.messages[old];
+  }
+
+  #save(): Promise<void> {
+    const snapshot = JSON.stringify(this.#data, null, 1);
+    const write = async () => {
+      const tmp = `${this.path}.${process.pid}.tmp`;
+      await writeFile(tmp, snapshot);
+      await rename(tmp, this.path);
+    };
+    this.#writing = this.#writing.then(write, write);
+    return this.#writing;
+  }
+}
