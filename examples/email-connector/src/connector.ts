@@ -4,16 +4,15 @@
  * loop. main.ts adds the command line, the printing and the signals.
  *
  *   customer MTA --SMTP--> inbound.ts --POST /v1/messages--> support desk
- *   support desk --Pub/Sub--> pull-loop.ts --processDelivery--> outbound.ts --SMTP--> relay
+ *   support desk --Pub/Sub--> the SDK's runPullLoop --processDelivery--> outbound.ts --SMTP--> relay
  *   relay --bounce/DSN--> inbound.ts --POST /v1/deliveries/receipt--> support desk
  */
 import { join } from 'node:path';
 import { PubSub } from '@google-cloud/pubsub';
-import { ConnectorClient, type ProviderSend } from '@support-desk/connector-sdk';
+import { ConnectorClient, runPullLoop, type ProviderSend, type PullLoopEvent, type PullSubscription } from '@support-desk/connector-sdk';
 import type { EmailConnectorConfig } from './config.js';
 import { startInboundServer, type InboundEvent, type InboundServer } from './inbound.js';
 import { createEmailSender, type OutboundEvent } from './outbound.js';
-import { startPullLoop, type PullLoopEvent, type PullSubscription } from './pull-loop.js';
 import { startMailboxSink, type MailboxSink } from './relay-sink.js';
 import { ThreadStore } from './store.js';
 
@@ -86,7 +85,8 @@ export async function startEmailConnector(config: EmailConnectorConfig, deps: Co
       subscription = sub;
       subscriptionName = sub.name;
     }
-    const loop = startPullLoop({ client, subscription, send, onEvent, ...(deps.catchUpIntervalMs === undefined ? {} : { catchUpIntervalMs: deps.catchUpIntervalMs }) });
+    // The SDK's loop: ack/nack by outcome, the periodic catch-up through the pending list, clean stop.
+    const loop = runPullLoop(client, subscription, send, { onEvent, ...(deps.catchUpIntervalMs === undefined ? {} : { catchUpIntervalMs: deps.catchUpIntervalMs }) });
     // The loop stops first (deliveries in progress finish), then the servers close.
     closers.push(() => loop.stop());
     return { client, store, inbound, sink, relay, send, subscriptionName, stop: closeAll };

@@ -32,20 +32,19 @@ function print(event: ConnectorEvent): void {
       return out(`reply ${event.deliveryId} to ${event.to}: ${event.outcome} ${event.code}${event.response ? ` (relay: ${event.response})` : ''}`);
     case 'sink_mail':
       return out(`mailbox sink stored ${event.file}`);
-    case 'delivery': {
-      const id = event.notification?.deliveryId ?? '(not a notification)';
+    case 'handled': {
+      const id = event.notification.deliveryId;
       if (event.result !== undefined) {
         const r = event.result;
-        // Unknown kinds (a newer SDK) are printed as they come rather than mislabelled.
         const what =
           r.kind === 'sent'
             ? `sent as ${r.providerMessageIds.join(', ')}`
-            : r.kind === 'failed'
-              ? `reported ${r.outcome} ${r.code}; the delivery is now ${r.deliveryStatus}`
+            : r.kind === 'retry_scheduled' || r.kind === 'failed' || r.kind === 'unknown'
+              ? `reported ${r.kind} (${r.code})`
               : r.kind === 'skipped'
                 ? `skipped (${r.reason})`
-                : r.kind === 'already_sent'
-                  ? 'already sent (provider not called)'
+                : r.kind === 'already_finished'
+                  ? `already finished (${r.status}; provider not called)`
                   : JSON.stringify(r);
         return out(`delivery ${id} (${event.via}): ${what}`);
       }
@@ -54,10 +53,15 @@ function print(event: ConnectorEvent): void {
       }
       return out(`delivery ${id}: ${event.action === 'nack' ? 'will be redelivered' : 'dropped'}: ${describeError(event.error)}`);
     }
-    case 'catch_up_error':
+    case 'invalid_notification':
+      return out(`a message that is not a delivery notification was acknowledged: ${describeError(event.error)}`);
+    case 'catch_up_failed':
       return out(`catch-up failed (tried again later): ${describeError(event.error)}`);
     case 'subscription_error':
       return out(`subscription error: ${describeError(event.error)}`);
+    default:
+      // The processDelivery steps (claimed, started, ...) and the loop's catch-up passes: not printed.
+      return;
   }
 }
 
