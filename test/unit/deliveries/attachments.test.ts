@@ -6,7 +6,7 @@ import { contentDisposition } from '../../../functions/src/deliveries/http';
 const where = { workspaceId: 'ws', conversationId: 'c1' };
 const sha = 'a'.repeat(64);
 const upload = (over: Partial<UploadRecord> = {}): UploadRecord => ({ workspaceId: 'ws', conversationId: 'c1', contentType: 'image/png', size: 100, sha256: sha, storagePath: 'p', ...over });
-const ref = { attachmentId: 'a_1', name: 'x.png', contentType: 'image/png', size: 100, sha256: sha };
+const ref = { attachmentId: 'a_1', name: 'x.png', contentType: 'image/png' as const, size: 100, sha256: sha };
 const capability = { contentTypes: ['image/png' as const], maxBytes: 1000, maxCount: 2 };
 
 describe('parseAttachmentCapability', () => {
