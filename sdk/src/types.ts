@@ -73,8 +73,8 @@ export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
 /** Where a reply goes: the external chat and the customer in it. */
 export type Recipient = ReplyMessage['recipient'];
 
-/** The reply to deliver: its text and recipient. */
-export type ReplyMessage = ClaimReady['message'];
+/** The reply to deliver: its text and recipient, and its files when it has some. */
+export type ReplyMessage = ClaimReady['message'] & { attachments?: DeliveryAttachment[] };
 
 /** Claim could not lease the delivery now. `waiting_for_previous`: acknowledge the notification; it will be re-published. */
 export type ClaimSkip = Extract<ClaimDeliveryResponse, { status: 'skip' }>;
@@ -93,8 +93,67 @@ export type ExtendResult = ExtendDeliveryLeaseResponse;
 /** `sending`: send through the provider now. `sent`: already sent, do NOT send. */
 export type StartResult = StartDeliveryResponse;
 
-/** The provider's ids of the sent message: at least one (the limits are the API document's `CompleteRequest`). */
-export type CompleteInput = CompleteDeliveryRequest;
+/**
+ * A file of an operator reply, as the claim lists it in `message.attachments` (only on integrations
+ * whose replies accept attachments; docs/decisions.md#attachments-in-the-sdk). `sha256` is lowercase hex.
+ */
+export interface DeliveryAttachment {
+  attachmentId: string;
+  /** The file name the operator uploaded (sanitised by the service). */
+  name: string;
+  /** The sniffed type: `image/png`, `image/jpeg`, `image/webp`, `image/gif`, `application/pdf` or `text/plain`. */
+  contentType: string;
+  /** Bytes. */
+  size: number;
+  /** SHA-256 of the bytes, lowercase hex. */
+  sha256: string;
+}
+
+/**
+ * The outcome of one part of a reply (its text, or one attachment by `attachmentId`), reported with
+ * `complete` or `fail` and shown to the operator per part (`delivery.parts`); a resend sends only
+ * the parts not known to be sent.
+ */
+export interface DeliveryPart {
+  /** `text`, or the `attachmentId` of one of the claim's attachments. */
+  part: string;
+  status: 'sent' | 'failed';
+  /** The provider's ids of this part (1 to 20). */
+  providerMessageIds?: readonly string[];
+  /** Why a `failed` part failed, snake_case. */
+  code?: string;
+}
+
+/** A file to download under a lease: `deliveries.attachment()`. */
+export interface AttachmentInput {
+  deliveryId: string;
+  /** The live lease of a `leased` or `sending` delivery. */
+  leaseId: string;
+  /** One of the claim's `message.attachments`. */
+  attachmentId: string;
+  /**
+   * The SHA-256 (lowercase hex) the bytes must have, normally the claim's `sha256`; checked besides
+   * the answer's own `ETag` and `Repr-Digest`.
+   */
+  expectedSha256?: string;
+}
+
+/** A downloaded attachment: its bytes (already checked against their SHA-256) and what the answer said of them. */
+export interface AttachmentFile {
+  attachmentId: string;
+  bytes: Uint8Array;
+  /** `Content-Type` of the answer. */
+  contentType: string;
+  /** `bytes.length`. */
+  size: number;
+  /** SHA-256 of `bytes`, lowercase hex (equal to every digest the answer and the claim gave). */
+  sha256: string;
+  /** The file name of `Content-Disposition`, when it had one. */
+  name: string | undefined;
+}
+
+/** The provider's ids of the sent message: at least one (the limits are the API document's `CompleteRequest`); `parts`: each part's outcome. */
+export type CompleteInput = CompleteDeliveryRequest & { parts?: readonly DeliveryPart[] };
 
 export type CompleteResult = CompleteDeliveryResponse;
 
@@ -102,7 +161,7 @@ export type CompleteResult = CompleteDeliveryResponse;
 export type FailOutcome = FailDeliveryRequest['outcome'];
 
 /** `code`: the connector's own reason in snake_case (the API document's `FailRequest`); `retryAfterMs` only with `retry`. */
-export type FailInput = FailDeliveryRequest;
+export type FailInput = FailDeliveryRequest & { parts?: readonly DeliveryPart[] };
 
 export type FailResult = FailDeliveryResponse;
 

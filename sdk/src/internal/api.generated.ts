@@ -326,6 +326,15 @@ export interface Operation<Response> {
   expected: string;
 }
 
+/** An operation of the document that answers a file: its 2xx body is bytes, described by its headers. */
+export interface BinaryOperation {
+  operationId: string;
+  method: string;
+  path: string;
+  /** The content types the document lists for its 2xx answer. */
+  contentTypes: readonly string[];
+}
+
 function operation<Response>(operationId: string, method: string, path: string, responses: Readonly<Record<number, Schema>>, expected: string): Operation<Response> {
   return {
     operationId,

@@ -16,6 +16,8 @@ import { DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MAX_MS, LEASE_MS, MESSAGE_LIM
 const ROOT = join(__dirname, '..', '..', '..');
 
 const ERRORS = [
+  'AttachmentIntegrityError',
+  'AttachmentUnavailableError',
   'BadRequestError',
   'ConflictError',
   'ConnectorApiError',
