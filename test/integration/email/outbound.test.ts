@@ -4,10 +4,11 @@
  * mail server, with the delivery outcomes the relay's answers call for; a bounce coming back to
  * the connector becomes a receipt.
  */
-import { randomUUID } from 'node:crypto';
-import type { DocumentData } from 'firebase-admin/firestore';
+import { createHash, randomUUID } from 'node:crypto';
+import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
 import { attemptEvents, closePubSub, eventually, readReply, sleep, writeReply } from '../helpers/deliveries';
-import { closeStack } from '../helpers/stack';
+import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
+import { authHost } from '../console/browser-helpers';
 import { buildDsn } from '../../../examples/email-connector/src/relay-sink';
 import { DOMAIN, SUPPORT, startEmailStack, type EmailStack, type RelayAnswer } from './helpers';
 
@@ -126,4 +127,48 @@ test('a bounce (a DSN to the reply\'s envelope sender) becomes a failed receipt 
   expect((await readReply(conversation, replyId))?.delivery).toMatchObject({ status: 'sent' });
   // A bounce is not a customer message.
   expect(stack.acceptedEvents()).toHaveLength(1);
+});
+
+test('a reply with a PDF attachment arrives at the relay with the PDF attached, byte for byte; each part is sent', async () => {
+  const { stack, customer, conversation } = await customerWrote();
+  const { workspaceId, integrationId } = stack.integration;
+  // The integration opts in to PDF files (as an admin does in the console).
+  await adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`).update({ 'replies.attachments': { contentTypes: ['application/pdf'], maxBytes: 1024 * 1024, maxCount: 2 } });
+  // A member uploads the PDF through the console's endpoint with their ID token.
+  const signUp = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: `op-${randomUUID().slice(0, 8)}@email.test`, password: `pw-${randomUUID()}`, returnSecureToken: true }),
+  });
+  const user = (await signUp.json()) as { localId: string; idToken: string };
+  await adminDb().doc(`workspaces/${workspaceId}/members/${user.localId}`).set({ role: 'operator' });
+  const pdf = Buffer.from(`%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n% invoice ${randomUUID()}\ntrailer << /Root 1 0 R >>\n%%EOF\n`);
+  const form = new FormData();
+  form.append('workspaceId', workspaceId);
+  form.append('conversationId', conversation.conversationId);
+  form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'invoice 1234.pdf');
+  const upload = await fetch(`${apiBaseUrl()}/console/v1/attachments`, { method: 'POST', headers: { Authorization: `Bearer ${user.idToken}` }, body: form });
+  expect(upload.status).toBe(201);
+  const attachment = (await upload.json()) as { attachmentId: string; name: string; contentType: string; size: number; sha256: string };
+  expect(attachment).toMatchObject({ name: 'invoice 1234.pdf', contentType: 'application/pdf', size: pdf.length, sha256: createHash('sha256').update(pdf).digest('hex') });
+
+  // The reply, as the console writes it.
+  const ref = adminDb().collection(`workspaces/${workspaceId}/conversations/${conversation.conversationId}/messages`).doc();
+  await ref.create({ direction: 'outbound', author: { type: 'operator', uid: user.localId }, text: 'Your invoice is attached.', attachments: [attachment], createdAt: FieldValue.serverTimestamp() });
+  const mirror = await finalMirror(conversation, ref.id);
+  const messageId = `reply.${mirror.deliveryId as string}@${DOMAIN}`;
+  expect(mirror).toMatchObject({ status: 'sent', providerMessageIds: [messageId] });
+  expect(mirror.parts).toEqual([
+    { part: 'text', status: 'sent', providerMessageIds: [messageId] },
+    { part: attachment.attachmentId, status: 'sent', providerMessageIds: [messageId] },
+  ]);
+
+  expect(stack.relay.accepted).toHaveLength(1);
+  const [mail] = stack.relay.accepted;
+  expect(mail?.recipients).toEqual([customer]);
+  expect(mail?.parsed.text?.trim()).toBe('Your invoice is attached.');
+  expect(mail?.parsed.attachments).toHaveLength(1);
+  const [attached] = mail?.parsed.attachments ?? [];
+  expect(attached).toMatchObject({ filename: 'invoice 1234.pdf', contentType: 'application/pdf' });
+  expect(Buffer.compare(attached?.content ?? Buffer.alloc(0), pdf)).toBe(0);
 });
