@@ -5,10 +5,10 @@
  * the connector becomes a receipt.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
+import type { DocumentData } from 'firebase-admin/firestore';
 import { attemptEvents, closePubSub, eventually, readReply, sleep, writeReply } from '../helpers/deliveries';
-import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
-import { authHost } from '../console/browser-helpers';
+import { closeStack } from '../helpers/stack';
+import { allowAttachments, newMember, uploaded, writeReplyWithAttachments } from '../helpers/console-uploads';
 import { buildDsn } from '../../../examples/email-connector/src/relay-sink';
 import { DOMAIN, SUPPORT, startEmailStack, type EmailStack, type RelayAnswer } from './helpers';
 
@@ -132,30 +132,14 @@ test('a bounce (a DSN to the reply\'s envelope sender) becomes a failed receipt 
 test('a reply with a PDF attachment arrives at the relay with the PDF attached, byte for byte; each part is sent', async () => {
   const { stack, customer, conversation } = await customerWrote();
   const { workspaceId, integrationId } = stack.integration;
-  // The integration opts in to PDF files (as an admin does in the console).
-  await adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`).update({ 'replies.attachments': { contentTypes: ['application/pdf'], maxBytes: 1024 * 1024, maxCount: 2 } });
-  // A member uploads the PDF through the console's endpoint with their ID token.
-  const signUp = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email: `op-${randomUUID().slice(0, 8)}@email.test`, password: `pw-${randomUUID()}`, returnSecureToken: true }),
-  });
-  const user = (await signUp.json()) as { localId: string; idToken: string };
-  await adminDb().doc(`workspaces/${workspaceId}/members/${user.localId}`).set({ role: 'operator' });
+  // The integration opts in to PDF files (as an admin does in the console); a member uploads one.
+  await allowAttachments(workspaceId, integrationId, { contentTypes: ['application/pdf'], maxBytes: 1024 * 1024, maxCount: 2 });
+  const member = await newMember(workspaceId);
   const pdf = Buffer.from(`%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n% invoice ${randomUUID()}\ntrailer << /Root 1 0 R >>\n%%EOF\n`);
-  const form = new FormData();
-  form.append('workspaceId', workspaceId);
-  form.append('conversationId', conversation.conversationId);
-  form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'invoice 1234.pdf');
-  const upload = await fetch(`${apiBaseUrl()}/console/v1/attachments`, { method: 'POST', headers: { Authorization: `Bearer ${user.idToken}` }, body: form });
-  expect(upload.status).toBe(201);
-  const attachment = (await upload.json()) as { attachmentId: string; name: string; contentType: string; size: number; sha256: string };
+  const attachment = await uploaded(member, workspaceId, conversation.conversationId, { bytes: pdf, name: 'invoice 1234.pdf', type: 'application/pdf' });
   expect(attachment).toMatchObject({ name: 'invoice 1234.pdf', contentType: 'application/pdf', size: pdf.length, sha256: createHash('sha256').update(pdf).digest('hex') });
-
-  // The reply, as the console writes it.
-  const ref = adminDb().collection(`workspaces/${workspaceId}/conversations/${conversation.conversationId}/messages`).doc();
-  await ref.create({ direction: 'outbound', author: { type: 'operator', uid: user.localId }, text: 'Your invoice is attached.', attachments: [attachment], createdAt: FieldValue.serverTimestamp() });
-  const mirror = await finalMirror(conversation, ref.id);
+  const replyId = await writeReplyWithAttachments(workspaceId, conversation.conversationId, member, 'Your invoice is attached.', [attachment]);
+  const mirror = await finalMirror(conversation, replyId);
   const messageId = `reply.${mirror.deliveryId as string}@${DOMAIN}`;
   expect(mirror).toMatchObject({ status: 'sent', providerMessageIds: [messageId] });
   expect(mirror.parts).toEqual([

@@ -1,0 +1,77 @@
+/**
+ * A console member's side of reply attachments, for tests: a user on the Auth emulator with a
+ * membership and an ID token, the integration's capability (as an admin sets it), an upload through
+ * `POST /console/v1/attachments`, and a reply that carries uploads (as the console writes it).
+ */
+import { randomUUID } from 'node:crypto';
+import { FieldValue } from 'firebase-admin/firestore';
+import { adminDb, apiBaseUrl } from './stack';
+
+export interface Member {
+  uid: string;
+  idToken: string;
+}
+
+/** The uploaded file as the service answers it (and as a reply's `attachments` carry it). */
+export interface Uploaded {
+  attachmentId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+}
+
+function authHost(): string {
+  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
+  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run');
+  return host;
+}
+
+/** A new user on the Auth emulator, made a member of `workspaceId` with `role`, and their ID token. */
+export async function newMember(workspaceId: string, role: 'admin' | 'operator' = 'operator'): Promise<Member> {
+  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: `member-${randomUUID().slice(0, 8)}@uploads.test`, password: `pw-${randomUUID()}`, returnSecureToken: true }),
+  });
+  const body = (await res.json()) as { localId?: string; idToken?: string };
+  if (!res.ok || !body.localId || !body.idToken) throw new Error(`cannot create a user: ${JSON.stringify(body)}`);
+  await adminDb().doc(`workspaces/${workspaceId}/members/${body.localId}`).set({ role });
+  return { uid: body.localId, idToken: body.idToken };
+}
+
+/** Sets `replies.attachments` on an integration (what an admin does in the console). */
+export async function allowAttachments(workspaceId: string, integrationId: string, capability: { contentTypes: string[]; maxBytes: number; maxCount: number }): Promise<void> {
+  await adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`).update({ 'replies.attachments': capability });
+}
+
+/** Uploads one file for a reply in `conversationId`; the status and the parsed answer. */
+export async function upload(member: Member, workspaceId: string, conversationId: string, file: { bytes: Buffer; name: string; type: string }): Promise<{ status: number; body: unknown }> {
+  const form = new FormData();
+  form.append('workspaceId', workspaceId);
+  form.append('conversationId', conversationId);
+  form.append('file', new Blob([file.bytes], { type: file.type }), file.name);
+  const res = await fetch(`${apiBaseUrl()}/console/v1/attachments`, { method: 'POST', headers: { Authorization: `Bearer ${member.idToken}` }, body: form });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: kept as text for the assertion message
+  }
+  return { status: res.status, body };
+}
+
+/** Uploads and expects 201; the answer. */
+export async function uploaded(member: Member, workspaceId: string, conversationId: string, file: { bytes: Buffer; name: string; type: string }): Promise<Uploaded> {
+  const { status, body } = await upload(member, workspaceId, conversationId, file);
+  if (status !== 201) throw new Error(`upload of ${file.name}: ${status} ${JSON.stringify(body)}`);
+  return body as Uploaded;
+}
+
+/** An operator reply with files, written as the console writes it; its message id. */
+export async function writeReplyWithAttachments(workspaceId: string, conversationId: string, member: Member, text: string, attachments: Uploaded[]): Promise<string> {
+  const ref = adminDb().collection(`workspaces/${workspaceId}/conversations/${conversationId}/messages`).doc();
+  await ref.create({ direction: 'outbound', author: { type: 'operator', uid: member.uid }, text, attachments, createdAt: FieldValue.serverTimestamp() });
+  return ref.id;
+}
