@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ConflictError, NotFoundError, parsePulledNotification, type AttachmentFile, type ConnectorClient } from '../../src/index.js';
-import { allowAttachments, newMember, uploaded, writeReplyWithAttachments, type Member } from '../../../test/integration/helpers/console-uploads';
+import { allowAttachments, newMember, realPng, uploaded, writeReplyWithAttachments, type Member } from '../../../test/integration/helpers/console-uploads';
 import { sdkDeliveryFixture, startConversation, waitForMirror, type RawTopic, type TestIntegration } from './helpers';
 
 jest.setTimeout(120_000);
@@ -19,7 +19,7 @@ sdkDeliveryFixture((stack) => {
   ({ topic, integration, client } = stack);
 });
 
-const PNG = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452000000100000000c0806000000', 'hex'), Buffer.alloc(40, 7)]);
+const PNG = realPng(16, 12, [10, 20, 30]);
 const PDF = Buffer.from('%PDF-1.7\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n');
 const sha256 = (b: Buffer | Uint8Array) => createHash('sha256').update(b).digest('hex');
 

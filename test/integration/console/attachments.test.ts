@@ -15,11 +15,11 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { ConnectorClient } from '../../../sdk/src/index.js';
 import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
 import { closePubSub, eventually, readReply, setupConversation, type ConversationSetup } from '../helpers/deliveries';
+import { realPng } from '../helpers/console-uploads';
 import { consoleUrl, createUser, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
@@ -35,36 +35,6 @@ let browser: Browser;
 let page: Page;
 let setup: ConversationSetup;
 let workspaceId = '';
-
-/** A real, decodable PNG (RGB, one colour), so that Chromium draws the thumbnail. */
-function realPng(width: number, height: number, rgb: [number, number, number]): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (buf: Buffer) => {
-    let c = 0xffffffff;
-    for (const byte of buf) c = (crcTable[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const out = Buffer.alloc(8 + data.length + 4);
-    out.writeUInt32BE(data.length, 0);
-    body.copy(out, 4);
-    out.writeUInt32BE(crc(body), 8 + data.length);
-    return out;
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // RGB
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
-  const raw = Buffer.concat(Array.from({ length: height }, () => row));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
 
 const PNG = realPng(160, 100, [46, 125, 50]);
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');

@@ -4,6 +4,7 @@
  * `POST /console/v1/attachments`, and a reply that carries uploads (as the console writes it).
  */
 import { randomUUID } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
 import { FieldValue } from 'firebase-admin/firestore';
 import { adminDb, apiBaseUrl } from './stack';
 
@@ -74,4 +75,34 @@ export async function writeReplyWithAttachments(workspaceId: string, conversatio
   const ref = adminDb().collection(`workspaces/${workspaceId}/conversations/${conversationId}/messages`).doc();
   await ref.create({ direction: 'outbound', author: { type: 'operator', uid: member.uid }, text, attachments, createdAt: FieldValue.serverTimestamp() });
   return ref.id;
+}
+
+/** A real, decodable PNG (RGB, one colour), so that Chromium draws the thumbnail. */
+export function realPng(width: number, height: number, rgb: [number, number, number]): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf: Buffer) => {
+    let c = 0xffffffff;
+    for (const byte of buf) c = (crcTable[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(8 + data.length + 4);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc(body), 8 + data.length);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // RGB
+  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
+  const raw = Buffer.concat(Array.from({ length: height }, () => row));
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
