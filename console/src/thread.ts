@@ -305,7 +305,7 @@ export function threadView(session: Session, conversationId: string): View {
               h(
                 'li',
                 { class: 'image-meta' },
-                mediaElement(media, { kind: 'image', conversationId, messageId: id, index }, { name: `Image ${index + 1}`, ...(img.contentType === undefined ? {} : { contentType: img.contentType }), detail: `${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}` }),
+                mediaElement(media, { kind: 'image', conversationId, messageId: id, index }, { name: `Image: ${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}`, ...(img.contentType === undefined ? {} : { contentType: img.contentType }) }),
                 h('code', { class: 'wrap', title: img.path ?? '' }, ` ${(img.sha256 ?? '').slice(0, 12)}`),
               ),
             ),
