@@ -143,13 +143,16 @@ function operationsOf(document) {
       if (!operation) continue;
       if (typeof operation.operationId !== 'string') throw new Error(`sdk-generate: ${method.toUpperCase()} ${path} has no operationId`);
       const request = operation.requestBody?.content?.['application/json']?.schema;
-      const success = Object.entries(operation.responses ?? {}).filter(([status]) => /^2\d\d$/.test(status));
-      const responses = success.map(([status, response]) => [Number(status), response.content?.['application/json']?.schema]).filter(([, schema]) => schema !== undefined);
-      // An operation that answers a file (any non-JSON 2xx content, e.g. an attachment's bytes): the
-      // SDK reads its body as bytes and its metadata from the headers, so it gets no reader.
-      const binary = responses.length === 0 ? success.flatMap(([, response]) => Object.keys(response.content ?? {})).filter((type) => type !== 'application/json') : [];
-      if (responses.length === 0 && binary.length === 0) throw new Error(`sdk-generate: ${operation.operationId} documents no 2xx answer`);
-      operations.push({ id: operation.operationId, method: method.toUpperCase(), path, summary: operation.summary, request, responses, binary });
+      const responses = Object.entries(operation.responses ?? {})
+        .filter(([status]) => /^2\d\d$/.test(status))
+        .map(([status, response]) => [Number(status), response.content?.['application/json']?.schema])
+        .filter(([, schema]) => schema !== undefined);
+      // A download (its 2xx is the bytes of a file, e.g. getDeliveryAttachment) has no JSON answer to
+      // read: the SDK handles its bytes and headers by hand, so it gets no generated reader.
+      const binary2xx = Object.entries(operation.responses ?? {}).some(([status, response]) => /^2\d\d$/.test(status) && response.content !== undefined && response.content['application/json'] === undefined);
+      if (responses.length === 0 && binary2xx) continue;
+      if (responses.length === 0) throw new Error(`sdk-generate: ${operation.operationId} documents no JSON 2xx answer`);
+      operations.push({ id: operation.operationId, method: method.toUpperCase(), path, summary: operation.summary, request, responses });
     }
   }
   return operations;
@@ -258,15 +261,6 @@ export interface Operation<Response> {
   expected: string;
 }
 
-/** An operation of the document that answers a file: its 2xx body is bytes, described by its headers. */
-export interface BinaryOperation {
-  operationId: string;
-  method: string;
-  path: string;
-  /** The content types the document lists for its 2xx answer. */
-  contentTypes: readonly string[];
-}
-
 function operation<Response>(operationId: string, method: string, path: string, responses: Readonly<Record<number, Schema>>, expected: string): Operation<Response> {
   return {
     operationId,
@@ -310,7 +304,6 @@ export function generateApi(openapiYaml = readFileSync(OPENAPI, 'utf8')) {
     const Name = pascal(op.id);
     const about = aboutOf(op);
     if (op.request) out.push('', `/** The JSON request body of ${about} */`, `export type ${Name}Request = ${tsType(op.request, { readonlyArrays: true })};`);
-    if (op.responses.length === 0) continue; // a file: no JSON answer type
     const responseTypes = [...new Set(op.responses.map(([, s]) => tsType(s, { readonlyArrays: false })))];
     out.push('', `/** A 2xx answer of ${about} */`, `export type ${Name}Response = ${union(responseTypes)};`);
   }
@@ -321,14 +314,6 @@ export function generateApi(openapiYaml = readFileSync(OPENAPI, 'utf8')) {
   out.push(`/** The checked part of each component schema. */`, `const SCHEMAS = {\n${table.join('\n')}\n} as const satisfies Record<string, Schema>;`);
   for (const op of operations) {
     const Name = pascal(op.id);
-    if (op.responses.length === 0) {
-      out.push(
-        '',
-        `/** ${aboutOf(op)} Answers a file. */`,
-        `export const ${op.id}: BinaryOperation = { operationId: ${JSON.stringify(op.id)}, method: ${JSON.stringify(op.method)}, path: ${JSON.stringify(op.path)}, contentTypes: ${JSON.stringify([...new Set(op.binary)])} };`,
-      );
-      continue;
-    }
     const responses = Object.fromEntries(op.responses.map(([status, s]) => [status, checked(s)]));
     const expected = op.responses.map(([status, s]) => `${status}: ${s.$ref ? refName(s.$ref) : 'the documented body'}`).join(', ');
     out.push(

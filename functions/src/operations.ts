@@ -184,7 +184,7 @@ export const HTTP_OPERATIONS = {
     functionName: 'completeDelivery',
     handler: { bundle: 'deliveries/http', rule: 'decideComplete' },
     options: DELIVERY_FUNCTION,
-    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'conflicting_completion'],
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'conflicting_completion', 'unknown_part'],
     suites: DELIVERY_SUITES,
     summary: 'Report that the provider accepted the message',
     description:
@@ -195,7 +195,7 @@ export const HTTP_OPERATIONS = {
     functionName: 'failDelivery',
     handler: { bundle: 'deliveries/http', rule: 'decideFail' },
     options: DELIVERY_FUNCTION,
-    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost'],
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'unknown_part'],
     suites: DELIVERY_SUITES,
     summary: 'Report a failed, rejected or ambiguous send',
     description:
@@ -222,6 +222,22 @@ export const HTTP_OPERATIONS = {
     summary: "Report the channel's receipt for a sent reply",
     description:
       'What the channel said after the provider accepted the message: `delivered`, `read`, or `failed` (with a `code`). Only for a `sent` delivery (409 `delivery_not_sent` otherwise); no lease is needed. Receipts never change the delivery, which stays `sent`, and only move forward: `read` is final and a later `delivered` changes nothing; `failed` after `delivered` is recorded; the same receipt again changes nothing. The console shows the latest as `delivery.receipt` on the reply.',
+  },
+  getDeliveryAttachment: {
+    path: '/v1/deliveries/attachment',
+    functionName: 'getDeliveryAttachment',
+    handler: { bundle: 'deliveries/http' },
+    /*
+     * Answers up to 10 MB per request (the file is read whole: the platform's non-streamed response
+     * limit is 32 MB). 16 concurrent maximum-size fetches hold ~2 copies each (the object and the
+     * response) = 320 MB over an idle ~170 MiB: about 0.5 of 1 GiB.
+     */
+    options: { memory: '1GiB', cpu: 1, concurrency: 16 },
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'delivery_finished', 'attachment_not_found'],
+    suites: ['test/integration/deliveries/attachments.test.ts'],
+    summary: 'Download one attachment of the claimed reply',
+    description:
+      "Under the live lease of a delivery that is `leased` or `sending`: the bytes of one file of the claim's `message.attachments`, with `Content-Type`, `Content-Length`, `Content-Disposition` (the sanitised file name), `ETag: \"<sha256 hex>\"` and `Repr-Digest: sha-256=:<base64>:`. Check the hash before sending the file on. A wrong or expired lease is 409 `lease_lost`; a finished delivery is 409 `delivery_finished`; an id that is not one of the delivery's files is 404 `attachment_not_found`.",
   },
 } as const satisfies Record<string, HttpOperation>;
 

@@ -120,3 +120,58 @@ export function allShards(count: number): number[] {
 export function conversationListShard(conversationId: string): number {
   return shardOf(conversationId, CONVERSATION_LIST_SHARDS);
 }
+
+/**
+ * Reply attachments (docs/contract.md#attachments): the limits an integration's
+ * `replies.attachments` capability may set, and that every reply's files obey. The console shows
+ * them before an upload, firestore.rules keep a copy (checked by test/unit/contract/contract.test.ts),
+ * the service applies them on upload, on the reply and on the claim.
+ */
+export const ATTACHMENT_CONTENT_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'application/pdf', 'text/plain'] as const;
+/** One of the content types a reply attachment may have (sniffed from its bytes, never trusted from a client). */
+export type AttachmentContentType = (typeof ATTACHMENT_CONTENT_TYPES)[number];
+
+export const ATTACHMENT_LIMITS = {
+  /** The largest `maxBytes` a capability may set: one file is at most 10 MB. */
+  maxBytesPerFile: 10 * 1024 * 1024,
+  /** `maxCount` of a capability: 1 to this many files per reply. */
+  maxCount: 5,
+  /** A reply's files total at most this many bytes. */
+  maxTotalBytes: 20 * 1024 * 1024,
+  /** An attachment's `name`: 1 to this many code points (the client's file name, sanitised on the way out). */
+  name: 255,
+  /** `attachmentId`: 1 to this many characters. */
+  id: 128,
+} as const;
+
+/** Pattern of an `attachmentId` the service mints: `a_` then base64url. */
+export const ATTACHMENT_ID_PATTERN = /^a_[A-Za-z0-9_-]{1,126}$/;
+/** Pattern of a SHA-256 in JSON: 64 lowercase hex digits. */
+export const SHA256_HEX_PATTERN = /^[0-9a-f]{64}$/;
+/** A part of a reply in per-part outcomes: its text, or one of its attachments by id. */
+export const TEXT_PART = 'text';
+
+export function isAttachmentContentType(value: unknown): value is AttachmentContentType {
+  return typeof value === 'string' && (ATTACHMENT_CONTENT_TYPES as readonly string[]).includes(value);
+}
+
+/** An integration's `replies.attachments` capability, as validated. */
+export interface AttachmentCapability {
+  contentTypes: AttachmentContentType[];
+  maxBytes: number;
+  maxCount: number;
+}
+
+/**
+ * The capability a stored `replies.attachments` value means, or null when it is absent or not a
+ * valid capability (text only: a broken capability never opens attachments).
+ */
+export function parseAttachmentCapability(value: unknown): AttachmentCapability | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const { contentTypes, maxBytes, maxCount } = value as Record<string, unknown>;
+  if (!Array.isArray(contentTypes) || contentTypes.length === 0 || !contentTypes.every(isAttachmentContentType)) return null;
+  if (new Set(contentTypes).size !== contentTypes.length) return null;
+  if (typeof maxBytes !== 'number' || !Number.isInteger(maxBytes) || maxBytes < 1 || maxBytes > ATTACHMENT_LIMITS.maxBytesPerFile) return null;
+  if (typeof maxCount !== 'number' || !Number.isInteger(maxCount) || maxCount < 1 || maxCount > ATTACHMENT_LIMITS.maxCount) return null;
+  return { contentTypes: [...contentTypes], maxBytes, maxCount };
+}

@@ -5,13 +5,17 @@
  * decides on the delivery the body names, given the body and the transition's facts. The catch-up
  * list is the one endpoint with its own handler.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type * as z from 'zod';
 import { db } from '../platform/firebase';
 import { isStorableDocumentId } from '../platform/ids';
 import { endpoint, type ParsedRequest, type RequestContext } from '../platform/http/pipeline';
 import type { HttpResult } from '../platform/http/types';
 import { parseOrThrow } from '../platform/schema';
+import { config } from '../platform/config';
+import { ServiceUnavailableError } from '../platform/errors';
+import { attachmentPath, createImageStore, type ImageStore } from '../platform/object-store';
+import { paths } from '../platform/paths';
 import { authenticate } from '../integrations/auth';
 import { HTTP_OPERATIONS, type HttpOperations, type OperationsOf, type TransitionOperationId } from '../operations';
 import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
@@ -97,6 +101,60 @@ const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', DE
   return page;
 });
 
+/** The object store of reply attachments (../platform/object-store.ts), created on first use. */
+let objectStore: ImageStore | undefined;
+const attachmentsStore = (): ImageStore => (objectStore ??= createImageStore(config().imageStore));
+
+/**
+ * A file name safe in a header (docs/contract.md#fetch-an-attachment): no control characters,
+ * quotes, backslashes or path separators; the ASCII fallback replaces the rest, `filename*`
+ * (RFC 6266 / RFC 8187) carries the name in UTF-8.
+ */
+export function contentDisposition(name: string): string {
+  const cleaned = [...name].map((c) => (/[\u0000-\u001f\u007f"\\/]/u.test(c) ? '_' : c)).join('').trim() || 'attachment';
+  const ascii = [...cleaned].map((c) => (/[\u0020-\u007e]/u.test(c) ? c : '_')).join('');
+  const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/**
+ * POST /v1/deliveries/attachment (getDeliveryAttachment): the bytes of one file of the claimed
+ * reply, under the live lease (a read: the delivery is not changed). The bytes are checked against
+ * the recorded SHA-256 before they leave: a store that answers other bytes is a 503, never a
+ * wrong file.
+ */
+const getDeliveryAttachment = endpoint(
+  { name: 'POST /v1/deliveries/attachment', accepts: ['application/json'], authenticate },
+  async (request: ParsedRequest, context): Promise<HttpResult> => {
+    const body = parseOrThrow(DELIVERY_OPERATION_SCHEMAS.getDeliveryAttachment.request, request.json);
+    context.logFields.deliveryId = body.deliveryId;
+    const snap = isStorableDocumentId(body.deliveryId) ? await db().doc(paths.delivery(context.auth.workspaceId, body.deliveryId)).get() : null;
+    const delivery = visibleDelivery(snap?.exists === true ? (snap.data() as DeliveryRecord) : null, context.auth);
+    const file = rules.decideAttachmentFetch(delivery, { now: Date.now(), leaseId: body.leaseId, attachmentId: body.attachmentId });
+    const bytes = await attachmentsStore().get(attachmentPath(context.auth.workspaceId, file.sha256));
+    const digest = bytes === null ? null : createHash('sha256').update(bytes).digest();
+    if (bytes === null || digest === null || digest.toString('hex') !== file.sha256) {
+      throw new ServiceUnavailableError('temporarily_unavailable', 'The file cannot be read at the moment; retry after the indicated delay.', ATTACHMENT_RETRY_AFTER_SECONDS);
+    }
+    context.deadline.assertTimeLeft();
+    return {
+      status: 200,
+      body: bytes,
+      headers: {
+        'Content-Type': file.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : file.contentType,
+        'Content-Disposition': contentDisposition(file.name),
+        ETag: `"${file.sha256}"`,
+        'Repr-Digest': `sha-256=:${digest.toString('base64')}:`,
+        'Cache-Control': 'private, no-store',
+        'X-Content-Type-Options': 'nosniff',
+      },
+    };
+  },
+);
+
+/** Seconds before retrying a fetch whose object could not be read. */
+const ATTACHMENT_RETRY_AFTER_SECONDS = 5;
+
 const isTransition = (id: OperationsOf<'deliveries/http'>): id is TransitionOperationId => 'rule' in HTTP_OPERATIONS[id].handler;
 
 /** The handler of each delivery operation, by operationId (index.ts serves `endpoints[operationId]`). */
@@ -105,4 +163,5 @@ export const endpoints: Record<OperationsOf<'deliveries/http'>, Endpoint> = {
     (Object.keys(DELIVERY_OPERATION_SCHEMAS) as Array<OperationsOf<'deliveries/http'>>).filter(isTransition).map((id) => [id, transitionEndpoint(id)]),
   ) as Record<TransitionOperationId, Endpoint>),
   listPendingDeliveries,
+  getDeliveryAttachment,
 };

@@ -2,6 +2,7 @@
  * The delivery record and the facts about it that every rule shares. Pure: no Firebase, no I/O,
  * no clock (callers pass `now`). The rules that change a record are in ./state-machine.ts.
  */
+import type { AttachmentContentType } from '../contract';
 import { LEASE_MAX_MS, LEASE_MS } from '../contract';
 import { NotFoundError } from '../platform/errors';
 
@@ -55,6 +56,23 @@ export function leaseClaimedAt(lease: DeliveryLease): number {
   return lease.claimedAt ?? lease.expiresAt - LEASE_MS;
 }
 
+/** One file of a reply, as the upload answered it and the claim hands it on (sha256: lowercase hex). */
+export interface AttachmentRef {
+  attachmentId: string;
+  name: string;
+  contentType: AttachmentContentType;
+  size: number;
+  sha256: string;
+}
+
+/** The outcome of one part of a reply: `text` or an attachment id. */
+export interface PartOutcome {
+  part: string;
+  status: 'sent' | 'failed';
+  providerMessageIds?: string[];
+  code?: string;
+}
+
 /** Stored at `workspaces/{ws}/deliveries/{deliveryId}` (docs/data-model.md). Times: epoch ms. */
 export interface DeliveryRecord {
   deliveryId: string;
@@ -68,6 +86,19 @@ export interface DeliveryRecord {
   status: DeliveryStatus;
   /** Copied from the reply at creation (replies are immutable). */
   text: string;
+  /**
+   * The reply's files (docs/contract.md#attachments), checked against their upload records and the
+   * integration's capability at creation. Absent on a text-only reply (and on every record written
+   * before attachments existed): the claim then has exactly the shape it always had.
+   */
+  attachments?: AttachmentRef[];
+  /**
+   * A resend of a partly sent reply: the delivery carries only the parts not known to be sent;
+   * `textSent` says its text was sent already (the claim then omits it: an empty `text`).
+   */
+  textSent?: boolean;
+  /** Per-part outcomes a connector reported on complete/fail (docs/contract.md#per-part-outcomes), mirrored as `delivery.parts`. */
+  parts?: PartOutcome[];
   /** Leases granted so far. */
   attempts: number;
   createdAt: number;

@@ -9,14 +9,19 @@
  * writer, ./store.ts `writeReplyMirror`.
  */
 import { Timestamp } from 'firebase-admin/firestore';
-import { codePointLength, REPLY_MAX_CODE_POINTS } from '../contract';
+import { ATTACHMENT_LIMITS, codePointLength, REPLY_MAX_CODE_POINTS, type AttachmentCapability } from '../contract';
+import type { AttachmentRef, PartOutcome } from './record';
 import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from './record';
 
 /** Replies are text only, up to this many characters (Unicode code points): the contract's limit. */
 export const MAX_REPLY_CHARACTERS = REPLY_MAX_CODE_POINTS;
 
-/** Why a reply becomes no delivery: its integration takes no replies, or its text is not a reply's. */
-export type ReplyRejection = 'replies_disabled' | 'invalid_reply';
+/**
+ * Why a reply becomes no delivery: its integration takes no replies, its text is not a reply's, it
+ * has files and its integration takes none, or a file is not one this conversation uploaded or
+ * does not fit the capability (docs/contract.md#attachments).
+ */
+export type ReplyRejection = 'replies_disabled' | 'invalid_reply' | 'attachments_unsupported' | 'attachment_rejected';
 
 /** A console request on a reply (`resend`, `cancel`): its server time and who made it. */
 export interface ReplyRequest {
@@ -94,10 +99,84 @@ export type ReplyVerdict = { accepted: true; text: string; integrationId: string
  * no replies (disabled, no topic, or no integration at all); `invalid_reply` when the text is empty,
  * not text, or longer than MAX_REPLY_CHARACTERS (the console checks the same; this is the rule).
  */
-export function replyVerdict(text: unknown, integrationId: unknown, repliesEnabled: boolean): ReplyVerdict {
+export function replyVerdict(text: unknown, integrationId: unknown, repliesEnabled: boolean, hasAttachments = false): ReplyVerdict {
   if (!repliesEnabled || typeof integrationId !== 'string') return { accepted: false, code: 'replies_disabled' };
-  if (typeof text !== 'string' || text.length === 0 || codePointLength(text) > MAX_REPLY_CHARACTERS) return { accepted: false, code: 'invalid_reply' };
-  return { accepted: true, text, integrationId };
+  const checked = replyTextVerdict(text, hasAttachments);
+  if (checked === null) return { accepted: false, code: 'invalid_reply' };
+  return { accepted: true, text: checked, integrationId };
+}
+
+/** The upload record of a file (docs/data-model.md#attachment-uploads), as far as a reply's check needs it. */
+export interface UploadRecord {
+  workspaceId: string;
+  conversationId: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  storagePath: string;
+}
+
+/** Reads an upload record; null when there is none or it is not one. */
+export function uploadRecordOf(data: Record<string, unknown> | undefined): UploadRecord | null {
+  if (data === undefined) return null;
+  const { workspaceId, conversationId, contentType, size, sha256, storagePath } = data;
+  if (typeof workspaceId !== 'string' || typeof conversationId !== 'string' || typeof contentType !== 'string') return null;
+  if (typeof size !== 'number' || typeof sha256 !== 'string' || typeof storagePath !== 'string') return null;
+  return { workspaceId, conversationId, contentType, size, sha256, storagePath };
+}
+
+/** The `attachments` of a reply as written (any value): the list of ids it names, for reading their upload records. */
+export function attachmentIdsOf(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((a) => (isMap(a) && typeof a.attachmentId === 'string' ? a.attachmentId : '')).filter((id) => id !== '');
+}
+
+export type AttachmentsVerdict = { accepted: true; attachments: AttachmentRef[] } | { accepted: false; code: 'attachments_unsupported' | 'attachment_rejected' };
+
+/**
+ * Whether a reply's files may go out (docs/contract.md#attachments), after the rules checked their
+ * shape: none at all -> accepted with none; files on an integration without the capability ->
+ * `attachments_unsupported`; otherwise each must have been uploaded to this workspace and
+ * conversation with exactly the type, size and hash the reply names, and fit the capability
+ * (type, per-file size, count), and together at most the contract's total -> else `attachment_rejected`.
+ */
+export function attachmentsVerdict(
+  value: unknown,
+  capability: AttachmentCapability | null,
+  uploads: ReadonlyMap<string, UploadRecord | null>,
+  where: { workspaceId: string; conversationId: string },
+): AttachmentsVerdict {
+  if (value === undefined) return { accepted: true, attachments: [] };
+  if (capability === null) return { accepted: false, code: 'attachments_unsupported' };
+  const rejected = { accepted: false, code: 'attachment_rejected' } as const;
+  if (!Array.isArray(value) || value.length === 0 || value.length > capability.maxCount) return rejected;
+  const attachments: AttachmentRef[] = [];
+  const seen = new Set<string>();
+  let total = 0;
+  for (const item of value) {
+    if (!isMap(item)) return rejected;
+    const { attachmentId, name, contentType, size, sha256 } = item;
+    if (typeof attachmentId !== 'string' || typeof name !== 'string' || seen.has(attachmentId)) return rejected;
+    seen.add(attachmentId);
+    const upload = uploads.get(attachmentId) ?? null;
+    if (upload === null || upload.workspaceId !== where.workspaceId || upload.conversationId !== where.conversationId) return rejected;
+    if (contentType !== upload.contentType || size !== upload.size || sha256 !== upload.sha256) return rejected;
+    const type = capability.contentTypes.find((t) => t === upload.contentType);
+    if (type === undefined || upload.size > capability.maxBytes) return rejected;
+    if (name.length === 0 || codePointLength(name) > ATTACHMENT_LIMITS.name) return rejected;
+    total += upload.size;
+    attachments.push({ attachmentId, name, contentType: type, size: upload.size, sha256: upload.sha256 });
+  }
+  return total > ATTACHMENT_LIMITS.maxTotalBytes ? rejected : { accepted: true, attachments };
+}
+
+/**
+ * Whether the text of a reply with files may be empty: with files it may, alone it must be a
+ * reply's text (`replyVerdict`).
+ */
+export function replyTextVerdict(text: unknown, hasAttachments: boolean): string | null {
+  if (hasAttachments && text === '') return '';
+  return typeof text === 'string' && text.length > 0 && codePointLength(text) <= MAX_REPLY_CHARACTERS ? text : null;
 }
 
 /** An attempt log entry as the console sees it. */
@@ -128,6 +207,8 @@ export interface ReplyMirror {
   receipt?: { status: ReceiptStatus; at: Timestamp; code?: string };
   attempts?: AttemptMirror[];
   cancel?: { status: 'cancelled' | 'too_late'; at: Timestamp };
+  /** Per-part outcomes the connector reported (docs/data-model.md#the-delivery-mirror). */
+  parts?: PartOutcome[];
   /**
    * After a resend: how the replaced delivery ended. A refused resend keeps the replaced mirror as
    * it was stored, without its own `previous` (one level of history).
@@ -158,6 +239,7 @@ export function deliveryMirror(d: DeliveryRecord, now: number): ReplyMirror {
   }
   if (d.attemptLog !== undefined && d.attemptLog.length > 0) mirror.attempts = attemptsMirror(d.attemptLog);
   if (d.cancel !== undefined) mirror.cancel = { status: d.cancel.status, at: Timestamp.fromMillis(d.cancel.at) };
+  if (d.parts !== undefined && d.parts.length > 0) mirror.parts = d.parts.map((p) => ({ ...p }));
   if (d.previous !== undefined) mirror.previous = previousMirror(d.previous);
   return mirror;
 }
@@ -185,7 +267,8 @@ export function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecor
     JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds) ||
     JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null) ||
     JSON.stringify(before.attemptLog ?? []) !== JSON.stringify(next.attemptLog ?? []) ||
-    JSON.stringify(before.cancel ?? null) !== JSON.stringify(next.cancel ?? null)
+    JSON.stringify(before.cancel ?? null) !== JSON.stringify(next.cancel ?? null) ||
+    JSON.stringify(before.parts ?? null) !== JSON.stringify(next.parts ?? null)
   );
 }
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DELIVERY_LIMITS, FAIL_CODE_PATTERN } from '../contract';
+import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, DELIVERY_LIMITS, FAIL_CODE_PATTERN, SHA256_HEX_PATTERN, TEXT_PART } from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 
@@ -33,6 +33,26 @@ export const ExtendRequestSchema = z.strictObject({
   leaseId: leaseId(),
 });
 
+/**
+ * Per-part outcomes (docs/contract.md#per-part-outcomes): what became of the reply's text and of
+ * each file. A part the delivery does not have is 400 naming it (checked by the rule: the schema
+ * cannot know the delivery).
+ */
+const partsSchema = () =>
+  z
+    .array(
+      z.strictObject({
+        part: text(1, ATTACHMENT_LIMITS.id).describe(`\`${TEXT_PART}\` or an \`attachmentId\` of the claim's \`message.attachments\`.`),
+        status: z.enum(['sent', 'failed']),
+        providerMessageIds: z.array(providerMessageId()).max(DELIVERY_LIMITS.providerMessageIds).optional(),
+        code: failCode().optional().describe('Why the part failed.'),
+      }),
+    )
+    .min(1)
+    .max(ATTACHMENT_LIMITS.maxCount + 1)
+    .optional()
+    .describe('Optional: the outcome of each part of the reply (its text and each attachment), at most once each.');
+
 export const CompleteRequestSchema = z.strictObject({
   deliveryId: id(),
   leaseId: leaseId(),
@@ -41,6 +61,7 @@ export const CompleteRequestSchema = z.strictObject({
     .min(1)
     .max(DELIVERY_LIMITS.providerMessageIds)
     .describe("The provider's ids of the sent message (several when an adapter split the text)."),
+  parts: partsSchema(),
 });
 
 export const FailRequestSchema = z.strictObject({
@@ -63,6 +84,14 @@ export const FailRequestSchema = z.strictObject({
     .max(DELIVERY_LIMITS.providerMessageIds)
     .optional()
     .describe('For `unknown` or `failed`: ids of the parts the provider did accept (partial sends).'),
+  parts: partsSchema(),
+});
+
+/** docs/contract.md#fetch-an-attachment: one file of the claimed reply, under the live lease. */
+export const AttachmentRequestSchema = z.strictObject({
+  deliveryId: id(),
+  leaseId: leaseId(),
+  attachmentId: text(1, ATTACHMENT_LIMITS.id).describe("An `attachmentId` of the claim's `message.attachments`."),
 });
 
 /** docs/contract.md#receipts: what the channel reported after `sent`. */
@@ -87,15 +116,32 @@ export type StartRequest = z.output<typeof StartRequestSchema>;
 export type ExtendRequest = z.output<typeof ExtendRequestSchema>;
 export type CompleteRequest = z.output<typeof CompleteRequestSchema>;
 export type FailRequest = z.output<typeof FailRequestSchema>;
+export type AttachmentRequest = z.output<typeof AttachmentRequestSchema>;
+export type PartsReport = NonNullable<CompleteRequest['parts']>;
 
 const recipient = z.strictObject({ externalConversationId: z.string(), externalCustomerId: z.string() });
+export const AttachmentRefSchema = z.strictObject({
+  attachmentId: z.string().regex(ATTACHMENT_ID_PATTERN),
+  name: z.string().describe('The file name the operator uploaded (send it sanitised).'),
+  contentType: z.enum(ATTACHMENT_CONTENT_TYPES),
+  size: z.number().int().min(1).max(ATTACHMENT_LIMITS.maxBytesPerFile).describe('Bytes.'),
+  sha256: z.string().regex(SHA256_HEX_PATTERN).describe('SHA-256 of the bytes, lowercase hex.'),
+});
 export const ClaimResponseSchema = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('skip'), reason: z.string().describe('e.g. waiting_for_previous, already_sent, already_failed, outcome_unknown') }),
   z.strictObject({
     status: z.literal('ready'),
     leaseId: z.string(),
     leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
-    message: z.strictObject({ text: z.string(), recipient }),
+    message: z.strictObject({
+      text: z.string().describe('May be empty when the reply has attachments.'),
+      recipient,
+      attachments: z
+        .array(AttachmentRefSchema)
+        .min(1)
+        .optional()
+        .describe('Only for an integration with the `replies.attachments` capability, and only when the reply has files: fetch each with POST /v1/deliveries/attachment.'),
+    }),
   }),
 ]);
 export const StartResponseSchema = z.strictObject({
@@ -111,6 +157,8 @@ export const PendingResponseSchema = z.strictObject({
   deliveries: z.array(notification).describe("Claimable now, oldest first; each item is exactly the delivery notification published to the integration's topic."),
   nextCursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.'),
 });
+/** The bytes of the file (documented as a binary body by the OpenAPI document, not as JSON). */
+export const AttachmentResponseSchema = z.string().describe('The bytes of the file.');
 export const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describe('Receipts never change the delivery: it stays `sent`.') });
 
 /** What the rules (./state-machine.ts) and the handlers answer: exactly what the response schemas describe. */
@@ -135,4 +183,5 @@ export const DELIVERY_OPERATION_SCHEMAS = {
   failDelivery: { request: FailRequestSchema, response: FailResponseSchema },
   listPendingDeliveries: { request: PendingRequestSchema, response: PendingResponseSchema },
   reportDeliveryReceipt: { request: ReceiptRequestSchema, response: ReceiptResponseSchema },
+  getDeliveryAttachment: { request: AttachmentRequestSchema, response: AttachmentResponseSchema },
 } as const satisfies { [Id in OperationsOf<'deliveries/http'>]: OperationSchemas };

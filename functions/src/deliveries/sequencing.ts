@@ -4,8 +4,8 @@
  * the conversation's queue by the creation transaction (./transition.ts `runCreation`,
  * `appendDelivery`); a reply that cannot be delivered is refused (./reply.ts `replyVerdict`).
  */
-import { Timestamp, type DocumentSnapshot, type Firestore, type QuerySnapshot } from 'firebase-admin/firestore';
-import { deliveryIdFor } from '../platform/ids';
+import { Timestamp, type DocumentSnapshot, type Firestore, type QuerySnapshot, type Transaction } from 'firebase-admin/firestore';
+import { deliveryIdFor, isStorableDocumentId } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { retryTransient } from '../platform/failures';
@@ -13,7 +13,7 @@ import { LruMap } from '../platform/lru-map';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { publishCommitted, type CommittedNotification } from './outbox';
-import { operatorReplyOf, replyVerdict } from './reply';
+import { attachmentIdsOf, attachmentsVerdict, operatorReplyOf, replyVerdict, uploadRecordOf, type UploadRecord } from './reply';
 import { appendDelivery, openQueue, refuseReply, runCreation } from './transition';
 
 /**
@@ -27,6 +27,16 @@ export async function sequenceAndPublish(db: Firestore, workspaceId: string, con
   const { committed, ...result } = await retryTransient(() => sequenceReplies(db, workspaceId, conversationId, messageId, createdAt));
   await publishCommitted(db, committed);
   return result;
+}
+
+/** The upload records of `attachmentIds` (ids Firestore cannot store name no upload), by id. */
+async function readUploads(tx: Transaction, db: Firestore, workspaceId: string, attachmentIds: readonly string[]): Promise<Map<string, UploadRecord | null>> {
+  const ids = [...new Set(attachmentIds)].filter(isStorableDocumentId);
+  const uploads = new Map<string, UploadRecord | null>();
+  if (ids.length === 0) return uploads;
+  const snaps = await tx.getAll(...ids.map((id) => db.doc(paths.attachmentUpload(workspaceId, id))));
+  snaps.forEach((snap, i) => uploads.set(ids[i] as string, uploadRecordOf(snap.data())));
+  return uploads;
 }
 
 /** How many unsequenced replies one trigger run may sequence at once. */
@@ -198,8 +208,15 @@ export async function sequenceReplies(
     // The reply that fired may lack a `createdAt` the query can see (defensive): sequence it last.
     if (!unsequenced.some(({ snap }) => snap.id === messageId)) unsequenced.push({ snap: replySnap, position: mine });
 
+    // The upload records of every file these replies name, read before anything is written
+    // (docs/contract.md#attachments); a text-only reply reads nothing more than before.
+    const uploads = await readUploads(tx, db, workspaceId, repliesEnabled && integration?.replies.attachments != null ? unsequenced.flatMap(({ snap }) => attachmentIdsOf(snap.get('attachments'))) : []);
+
     for (const { snap } of unsequenced) {
-      const verdict = replyVerdict(snap.get('text'), integrationId, repliesEnabled);
+      const files = snap.get('attachments') as unknown;
+      const textVerdict = replyVerdict(snap.get('text'), integrationId, repliesEnabled, files !== undefined);
+      const filesVerdict = textVerdict.accepted ? attachmentsVerdict(files, integration?.replies.attachments ?? null, uploads, { workspaceId, conversationId }) : null;
+      const verdict = filesVerdict !== null && !filesVerdict.accepted ? filesVerdict : textVerdict;
       if (!verdict.accepted) {
         refuseReply(tx, db, { workspaceId, conversationId, messageId: snap.id }, verdict.code, now);
         result.rejected.push({ messageId: snap.id, code: verdict.code });
@@ -212,6 +229,7 @@ export async function sequenceReplies(
         conversationId,
         messageId: snap.id,
         text: verdict.text,
+        ...(filesVerdict?.accepted === true && filesVerdict.attachments.length > 0 ? { attachments: filesVerdict.attachments } : {}),
         now,
         reason: 'created',
       });

@@ -5,7 +5,8 @@
  * (./transition.ts does all of that). Refusals are thrown as `ApiError`s and never ask for a write.
  * Each rule's reasoning stands above its function; docs/decisions.md ("Delivery") sums them up.
  */
-import { ConflictError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
+import { TEXT_PART } from '../contract';
 import {
   CANCELLED,
   LEASE_MAX_MS,
@@ -20,6 +21,8 @@ import {
   RENOTIFY_MAX_INTERVAL_MS,
   retryBudgetSpent,
   withAttempt,
+  type AttachmentRef,
+  type PartOutcome,
   type Decision,
   type DeliveryRecord,
   type Effects,
@@ -63,6 +66,15 @@ export interface CompleteInput {
   now: number;
   leaseId: string;
   providerMessageIds: readonly string[];
+  parts?: readonly PartReport[] | undefined;
+}
+
+/** One entry of a `parts` report as the schema validated it. */
+export interface PartReport {
+  part: string;
+  status: 'sent' | 'failed';
+  providerMessageIds?: readonly string[] | undefined;
+  code?: string | undefined;
 }
 export interface FailInput {
   now: number;
@@ -71,6 +83,7 @@ export interface FailInput {
   code: string;
   retryAfterMs?: number | undefined;
   providerMessageIds?: readonly string[] | undefined;
+  parts?: readonly PartReport[] | undefined;
   /** Uniform in [0, 1), for backoff jitter. */
   random: number;
 }
@@ -244,12 +257,11 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
 }
 
 function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recipient: Recipient): ClaimResponse {
-  return {
-    status: 'ready',
-    leaseId,
-    leaseExpiresAt,
-    message: { text: d.text, recipient: { externalConversationId: recipient.externalConversationId, externalCustomerId: recipient.externalCustomerId } },
-  };
+  const to = { externalConversationId: recipient.externalConversationId, externalCustomerId: recipient.externalCustomerId };
+  // `attachments` only when there are some: a text-only reply's claim keeps the exact shape a
+  // connector built before attachments knows (docs/contract.md#attachments).
+  const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a })) } : { text: d.text, recipient: to };
+  return { status: 'ready', leaseId, leaseExpiresAt, message };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -327,6 +339,7 @@ export function decideExtend(d: DeliveryRecord, input: ExtendInput): Decision<Ex
  */
 export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decision<CompleteResponse> {
   const { now, leaseId } = input;
+  checkParts(d, input.parts);
   if (!everHeld(d, leaseId)) throw leaseLost();
   if (d.status === 'sent') {
     if (d.completion?.leaseId === leaseId && sameIds(d.completion.providerMessageIds, input.providerMessageIds)) return unchanged({ status: 'sent' });
@@ -349,7 +362,40 @@ export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decisio
     error: null,
     updatedAt: now,
   };
-  return decided(d, { status: 'sent' }, withAttempt(next, now, 'sent'));
+  return decided(d, { status: 'sent' }, withAttempt(withParts(next, input.parts), now, 'sent'));
+}
+
+/** The parts of a delivery: its text (unless a resend carries files only) and each attachment id. */
+export function partsOf(d: Pick<DeliveryRecord, 'attachments' | 'textSent'>): string[] {
+  return [...(d.textSent === true ? [] : [TEXT_PART]), ...(d.attachments ?? []).map((a) => a.attachmentId)];
+}
+
+/**
+ * A `parts` report (docs/contract.md#per-part-outcomes) names only parts of this delivery, each at
+ * most once; otherwise 400 naming the offending part, before anything is decided or written.
+ */
+function checkParts(d: DeliveryRecord, parts: readonly PartReport[] | undefined): void {
+  if (parts === undefined) return;
+  const known = new Set(partsOf(d));
+  const seen = new Set<string>();
+  parts.forEach(({ part }, index) => {
+    if (!known.has(part)) throw new BadRequestError('unknown_part', `parts[${index}].part: "${part}" is not a part of this delivery (expected one of: ${[...known].join(', ')})`);
+    if (seen.has(part)) throw new BadRequestError('invalid_request', `parts[${index}].part: "${part}" is reported twice`);
+    seen.add(part);
+  });
+}
+
+/** `next` with the reported parts merged over the ones already known (a later report of a part wins). */
+function withParts(next: DeliveryRecord, parts: readonly PartReport[] | undefined): DeliveryRecord {
+  if (parts === undefined) return next;
+  const merged = new Map<string, PartOutcome>((next.parts ?? []).map((p) => [p.part, p]));
+  for (const p of parts) {
+    const outcome: PartOutcome = { part: p.part, status: p.status };
+    if (p.providerMessageIds !== undefined) outcome.providerMessageIds = [...p.providerMessageIds];
+    if (p.code !== undefined) outcome.code = p.code;
+    merged.set(p.part, outcome);
+  }
+  return { ...next, parts: [...merged.values()] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -372,6 +418,7 @@ export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decisio
  */
 export function decideFail(d: DeliveryRecord, input: FailInput): Decision<FailResponse> {
   const { now, leaseId, outcome, code } = input;
+  checkParts(d, input.parts);
   if (!everHeld(d, leaseId)) throw leaseLost();
   if (d.status === 'sent') return unchanged({ status: 'sent' });
   const lastFail = d.lastFail;
@@ -396,7 +443,7 @@ export function decideFail(d: DeliveryRecord, input: FailInput): Decision<FailRe
       lastFail: { leaseId, outcome, code, responseStatus: status },
       updatedAt: now,
     };
-    return decided(d, { status }, withAttempt(next, now, outcome, code));
+    return decided(d, { status }, withAttempt(withParts(next, input.parts), now, outcome, code));
   }
   // Any other lease that once held a finished delivery: its status; only an expiry not yet written is written.
   return decided(d, { status: current.status }, expiry?.next ?? null);
@@ -404,7 +451,7 @@ export function decideFail(d: DeliveryRecord, input: FailInput): Decision<FailRe
 
 function failUnderLease(d: DeliveryRecord, input: FailInput): Decision<FailResponse> {
   const { now, leaseId, outcome, code } = input;
-  const reported = withAttempt(d, now, outcome, code);
+  const reported = withAttempt(withParts(d, input.parts), now, outcome, code);
   if (outcome === 'retry' && retryBudgetSpent(d, now)) {
     const next: DeliveryRecord = {
       ...reported,
@@ -544,6 +591,10 @@ export interface AppendInput {
   conversationId: string;
   messageId: string;
   text: string;
+  /** The reply's checked files (none: absent). */
+  attachments?: AttachmentRef[];
+  /** A resend whose text was already sent: the new delivery carries files only. */
+  textSent?: boolean;
   now: number;
   /** `created` for a new reply (./sequencing.ts), `resend` for an operator's resend (./resend.ts). */
   reason: 'created' | 'resend';
@@ -570,9 +621,32 @@ export interface Appended {
  *    right after the commit (`inline`: one trigger from the operator's reply to the connector).
  */
 export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
-  const { reason, previous, ...fields } = input;
+  const { reason, previous, attachments, textSent, ...fields } = input;
   const position = appendToQueue(queue, input.deliveryId);
   const record = newDelivery({ ...fields, seq: position.seq });
-  const next: DeliveryRecord = { ...record, ...(previous !== undefined ? { previous } : {}), ...(position.head ? { head: true } : {}) };
+  const next: DeliveryRecord = {
+    ...record,
+    ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
+    ...(textSent === true ? { textSent } : {}),
+    ...(previous !== undefined ? { previous } : {}),
+    ...(position.head ? { head: true } : {}),
+  };
   return { decision: { response: null, next, effects: { releasesNext: false, notify: { at: input.now, reason, inline: true } } }, queue: position.queue };
+}
+
+// ---------------------------------------------------------------------------------------------
+// attachment fetch (a read: no transition)
+
+/**
+ * Which file a connector may download (docs/contract.md#fetch-an-attachment): only under the live
+ * current lease of a `leased` or `sending` delivery (as for extend). A terminal delivery -> 409
+ * `delivery_finished`; a wrong or expired lease -> 409 `lease_lost`; an id that is not one of the
+ * delivery's files -> 404 `attachment_not_found`.
+ */
+export function decideAttachmentFetch(d: DeliveryRecord, input: { now: number; leaseId: string; attachmentId: string }): AttachmentRef {
+  if (isTerminal(d.status)) throw new ConflictError('delivery_finished', `the delivery is already ${d.status}`);
+  if (!holdsLease(d, input.leaseId, input.now) || (d.status !== 'leased' && d.status !== 'sending')) throw leaseLost();
+  const file = d.attachments?.find((a) => a.attachmentId === input.attachmentId);
+  if (file === undefined) throw new NotFoundError('attachment_not_found', `attachmentId: "${input.attachmentId}" is not an attachment of this delivery`);
+  return file;
 }

@@ -4,6 +4,7 @@
  * default, and only an explicit `true` enables anything (a broken document never opens access
  * nor publishes). Pure: no Firebase.
  */
+import { parseAttachmentCapability, type AttachmentCapability } from '../contract';
 
 /** Outcome of the replies topic check (integrations/topics.ts), shown on the integration. */
 export type TopicStatus = 'ok' | 'not_found' | 'permission_denied' | 'invalid';
@@ -25,6 +26,11 @@ export interface RepliesSettings {
   topicMessage: string | null;
   /** Epoch ms of the last check, or null. */
   topicCheckedAt: number | null;
+  /**
+   * The reply-attachments capability (docs/contract.md#attachments); null: text only, exactly as
+   * for a connector built before attachments existed. A malformed value is null too.
+   */
+  attachments: AttachmentCapability | null;
 }
 
 export interface Integration {
@@ -62,6 +68,7 @@ export function parseReplies(value: unknown): RepliesSettings {
     topicStatus: TOPIC_STATUSES.find((s) => s === replies.topicStatus) ?? null,
     topicMessage: stringOrNull(replies.topicMessage),
     topicCheckedAt: millis(replies.topicCheckedAt),
+    attachments: parseAttachmentCapability(replies.attachments),
   };
 }
 

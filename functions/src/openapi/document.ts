@@ -15,6 +15,7 @@ import { DELIVERY_LIMITS, DELIVERY_OPERATION_SCHEMAS } from '../deliveries/schem
 import { MESSAGE_LIMITS, MESSAGE_OPERATION_SCHEMAS } from '../messages/schemas';
 import { HTTP_OPERATIONS, httpOperations, type DocumentedLimits, type OperationId, type OperationSchemas } from '../operations';
 import { ERROR_CODES, codesFor, type ErrorCode, type ErrorStatus } from './error-codes';
+import { ATTACHMENT_CONTENT_TYPES } from '../contract';
 
 const OPENAPI_VERSION = '3.1.0';
 const API_VERSION = '1.0.0';
@@ -303,10 +304,30 @@ function jsonOperationSchemas(id: OperationId): JsonObject {
     const union = discriminatedUnion(prefix, response, 'output');
     components[`${prefix}Response`] = union.union;
     Object.assign(components, union.options);
-  } else {
+  } else if (!BINARY_OPERATIONS.has(id)) {
     components[`${prefix}Response`] = jsonSchema(response, 'output');
   }
   return components;
+}
+
+/** Operations whose 200 is the bytes of a file, not JSON (docs/contract.md#fetch-an-attachment). */
+const BINARY_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(['getDeliveryAttachment']);
+
+/** The 200 of a file download: the bytes, per content type, with the headers that describe them. */
+function binaryResponse(): JsonObject {
+  const bytes = { schema: { type: 'string', contentMediaType: 'application/octet-stream' } };
+  const plain = (description: string, example: string): JsonObject => ({ description, required: true, schema: { type: 'string' }, example });
+  return {
+    description: 'The bytes of the file, exactly `size` long, whose SHA-256 is the `sha256` of the claim.',
+    headers: {
+      'X-Request-Id': headerRef('XRequestId'),
+      'Content-Length': { description: 'Bytes.', required: true, schema: { type: 'integer', minimum: 1 } },
+      'Content-Disposition': plain('`attachment` with the sanitised file name (`filename` in ASCII, `filename*` in UTF-8, RFC 6266).', "attachment; filename=\"screenshot.png\"; filename*=UTF-8''screenshot.png"),
+      ETag: plain('The SHA-256 of the bytes, lowercase hex, quoted.', '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"'),
+      'Repr-Digest': plain('The SHA-256 of the bytes (RFC 9530).', 'sha-256=:n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=:'),
+    },
+    content: Object.fromEntries([...ATTACHMENT_CONTENT_TYPES, 'application/octet-stream'].map((type) => [type === 'text/plain' ? 'text/plain; charset=utf-8' : type, bytes])),
+  };
 }
 
 /** A JSON operation: a JSON request, a 200 JSON answer, the operation's errors. */
@@ -322,7 +343,7 @@ function jsonOperationPath(id: OperationId): JsonObject {
       description: descriptionOf(id),
       requestBody: jsonRequest('', schemaRef(`${prefix}Request`), examples.request ?? {}),
       responses: {
-        '200': jsonResponse(examples.responseDescription ?? 'OK.', schemaRef(`${prefix}Response`), examples.response ?? {}),
+        '200': BINARY_OPERATIONS.has(id) ? binaryResponse() : jsonResponse(examples.responseDescription ?? 'OK.', schemaRef(`${prefix}Response`), examples.response ?? {}),
         ...errorResponses(id),
       },
     },

@@ -113,6 +113,16 @@ export const ERROR_CODES = {
     description: 'start or extend on a delivery that already finished (start: as `failed` or `unknown`; extend: in any terminal status): do not send.',
     example: 'the delivery already finished as failed',
   },
+  attachment_not_found: {
+    status: 404,
+    description: "The `attachmentId` is not one of the delivery's files (`message.attachments` of its claim).",
+    example: 'attachmentId: "a_x" is not an attachment of this delivery',
+  },
+  unknown_part: {
+    status: 400,
+    description: 'A `parts` entry of complete or fail names a part the delivery does not have (its text, when it has one, and its attachment ids are its parts). Nothing is written.',
+    example: 'parts[0].part: "a_x" is not a part of this delivery (expected one of: text, a_y)',
+  },
   lease_limit_reached: {
     status: 409,
     description: 'extend on a lease whose expiry already is 15 minutes after its claim, the most a lease may live: no time can be added. Finish the provider call and report the outcome (complete is accepted even after the lease expired).',

@@ -55,11 +55,23 @@ export interface ClaimReady {
   /** Unix epoch milliseconds. */
   leaseExpiresAt: number;
   message: {
+    /** May be empty when the reply has attachments. */
     text: string;
     recipient: {
       externalConversationId: string;
       externalCustomerId: string;
     };
+    /** Only for an integration with the `replies.attachments` capability, and only when the reply has files: fetch each with POST /v1/deliveries/attachment. */
+    attachments?: {
+      attachmentId: string;
+      /** The file name the operator uploaded (send it sanitised). */
+      name: string;
+      contentType: 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif' | 'application/pdf' | 'text/plain';
+      /** Bytes. */
+      size: number;
+      /** SHA-256 of the bytes, lowercase hex. */
+      sha256: string;
+    }[];
   };
 }
 
@@ -96,6 +108,15 @@ export interface CompleteRequest {
   leaseId: string;
   /** The provider's ids of the sent message (several when an adapter split the text). */
   providerMessageIds: readonly string[];
+  /** Optional: the outcome of each part of the reply (its text and each attachment), at most once each. */
+  parts?: readonly {
+    /** `text` or an `attachmentId` of the claim's `message.attachments`. */
+    part: string;
+    status: 'sent' | 'failed';
+    providerMessageIds?: readonly string[];
+    /** Why the part failed. */
+    code?: string;
+  }[];
 }
 
 /** `components.schemas.CompleteResponse`. */
@@ -116,6 +137,15 @@ export interface FailRequest {
   retryAfterMs?: number;
   /** For `unknown` or `failed`: ids of the parts the provider did accept (partial sends). */
   providerMessageIds?: readonly string[];
+  /** Optional: the outcome of each part of the reply (its text and each attachment), at most once each. */
+  parts?: readonly {
+    /** `text` or an `attachmentId` of the claim's `message.attachments`. */
+    part: string;
+    status: 'sent' | 'failed';
+    providerMessageIds?: readonly string[];
+    /** Why the part failed. */
+    code?: string;
+  }[];
 }
 
 /** `components.schemas.FailResponse`. */
@@ -326,15 +356,6 @@ export interface Operation<Response> {
   expected: string;
 }
 
-/** An operation of the document that answers a file: its 2xx body is bytes, described by its headers. */
-export interface BinaryOperation {
-  operationId: string;
-  method: string;
-  path: string;
-  /** The content types the document lists for its 2xx answer. */
-  contentTypes: readonly string[];
-}
-
 function operation<Response>(operationId: string, method: string, path: string, responses: Readonly<Record<number, Schema>>, expected: string): Operation<Response> {
   return {
     operationId,
@@ -356,14 +377,14 @@ const SCHEMAS = {
   ClaimRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"requestId":{"type":["string"]}},"required":["deliveryId","requestId"]},
   ClaimResponse: {"oneOf":[{"ref":"ClaimSkip"},{"ref":"ClaimReady"}]},
   ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"type":["string"]}},"required":["status","reason"]},
-  ClaimReady: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["text","recipient"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
+  ClaimReady: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]},"attachments":{"type":["array"],"items":{"type":["object"],"properties":{"attachmentId":{"type":["string"]},"name":{"type":["string"]},"contentType":{"type":["string"],"enum":["image/png","image/jpeg","image/webp","image/gif","application/pdf","text/plain"]},"size":{"type":["integer"]},"sha256":{"type":["string"]}},"required":["attachmentId","name","contentType","size","sha256"]}}},"required":["text","recipient"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
   StartRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},
   StartResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["sending","sent"]}},"required":["status"]},
   ExtendRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},
   ExtendResponse: {"type":["object"],"properties":{"leaseExpiresAt":{"type":["integer"]}},"required":["leaseExpiresAt"]},
-  CompleteRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["deliveryId","leaseId","providerMessageIds"]},
+  CompleteRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"status":{"type":["string"],"enum":["sent","failed"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"code":{"type":["string"]}},"required":["part","status"]}}},"required":["deliveryId","leaseId","providerMessageIds"]},
   CompleteResponse: {"type":["object"],"properties":{"status":{"type":["string"],"const":"sent"}},"required":["status"]},
-  FailRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"outcome":{"type":["string"],"enum":["retry","failed","unknown"]},"code":{"type":["string"]},"retryAfterMs":{"type":["integer"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["deliveryId","leaseId","outcome","code"]},
+  FailRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"outcome":{"type":["string"],"enum":["retry","failed","unknown"]},"code":{"type":["string"]},"retryAfterMs":{"type":["integer"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"status":{"type":["string"],"enum":["sent","failed"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"code":{"type":["string"]}},"required":["part","status"]}}},"required":["deliveryId","leaseId","outcome","code"]},
   FailResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["queued","failed","unknown","sent"]}},"required":["status"]},
   PendingRequest: {"type":["object"],"properties":{"limit":{"type":["integer"]},"cursor":{"type":["string"]}}},
   PendingResponse: {"type":["object"],"properties":{"deliveries":{"type":["array"],"items":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"workspaceId":{"type":["string"]},"integrationId":{"type":["string"]},"conversationId":{"type":["string"]},"messageId":{"type":["string"]}},"required":["deliveryId","workspaceId","integrationId","conversationId","messageId"]}},"nextCursor":{"type":["string","null"]}},"required":["deliveries","nextCursor"]},

@@ -38,5 +38,13 @@ export function sendError(res: HttpResponse, error: ApiError): void {
 }
 
 export function sendResult(res: HttpResponse, result: HttpResult): void {
+  if (Buffer.isBuffer(result.body)) {
+    // A binary answer (an attachment's bytes): its own headers, never a cache outside the caller.
+    res.status(result.status);
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+    res.setHeader('Content-Length', String(result.body.length));
+    res.send(result.body);
+    return;
+  }
   sendJson(res, result.status, result.body);
 }

@@ -24,5 +24,8 @@ export interface HttpResponse {
 /** What an endpoint returns on success; errors are thrown as ApiError. */
 export interface HttpResult {
   status: number;
+  /** JSON, or the bytes of a binary answer (sent as they are, with `headers`). */
   body: unknown;
+  /** Headers of a binary answer (`body` a Buffer): its Content-Type and the rest. */
+  headers?: Record<string, string>;
 }
