@@ -1,27 +1,21 @@
 /**
  * Reply attachments, the pure part (no DOM, no Firebase): the integration's capability
- * (`replies.attachments`, docs/data-model.md) and its checks as the rules make them, the limits an
+ * (`replies.attachments`, docs/data-model.md; its limits and parser are the contract module's) and
+ * its checks in words, as the rules make them, the limits an
  * operator is shown before uploading, what the console checks of a chosen file before it uploads
  * it (the service sniffs the bytes and decides), and the media URL of a stored file.
  * Unit-tested in test/unit/console/attachments.test.ts.
  */
 
-/** The content types an integration may accept, in the order the console offers them. */
-export const ATTACHMENT_CONTENT_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'application/pdf', 'text/plain'] as const;
-export type AttachmentContentType = (typeof ATTACHMENT_CONTENT_TYPES)[number];
-/** `maxBytes` of one file is at most this (10 MB). */
-export const ATTACHMENT_MAX_BYTES = 10 * 1024 * 1024;
-/** `maxCount` is 1..this. */
-export const ATTACHMENT_MAX_COUNT = 5;
-/** A reply's files total at most this (20 MB), whatever the capability says. */
-export const REPLY_ATTACHMENTS_MAX_TOTAL_BYTES = 20 * 1024 * 1024;
+import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_LIMITS, parseAttachmentCapability, type AttachmentCapability, type AttachmentContentType } from '../../functions/src/contract';
 
-/** `replies.attachments` of an integration. */
-export interface AttachmentCapability {
-  contentTypes: AttachmentContentType[];
-  maxBytes: number;
-  maxCount: number;
-}
+export { ATTACHMENT_CONTENT_TYPES, type AttachmentCapability, type AttachmentContentType };
+/** `maxBytes` of one file is at most this (10 MB; the contract's). */
+export const ATTACHMENT_MAX_BYTES = ATTACHMENT_LIMITS.maxBytesPerFile;
+/** `maxCount` is 1..this. */
+export const ATTACHMENT_MAX_COUNT = ATTACHMENT_LIMITS.maxCount;
+/** A reply's files total at most this (20 MB), whatever the capability says. */
+export const REPLY_ATTACHMENTS_MAX_TOTAL_BYTES = ATTACHMENT_LIMITS.maxTotalBytes;
 
 /** A file uploaded for a reply: the service's 201 answer, which the reply's `attachments` repeat. */
 export interface UploadedAttachment {
@@ -48,10 +42,7 @@ export function contentTypeLabel(type: string): string {
 
 /** The capability of an integration document's `replies.attachments`, or undefined (text only) when absent or not valid. */
 export function readCapability(value: unknown): AttachmentCapability | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { contentTypes, maxBytes, maxCount } = value as { contentTypes?: unknown; maxBytes?: unknown; maxCount?: unknown };
-  const capability = { contentTypes, maxBytes, maxCount };
-  return capabilityProblem(capability) === undefined ? (capability as AttachmentCapability) : undefined;
+  return parseAttachmentCapability(value) ?? undefined;
 }
 
 /** Why a capability would be refused (the rules' checks, in words), or undefined when it is valid. */

@@ -74,7 +74,7 @@ export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
 export type Recipient = ReplyMessage['recipient'];
 
 /** The reply to deliver: its text and recipient, and its files when it has some. */
-export type ReplyMessage = ClaimReady['message'] & { attachments?: DeliveryAttachment[] };
+export type ReplyMessage = ClaimReady['message'];
 
 /** Claim could not lease the delivery now. `waiting_for_previous`: acknowledge the notification; it will be re-published. */
 export type ClaimSkip = Extract<ClaimDeliveryResponse, { status: 'skip' }>;
@@ -95,34 +95,17 @@ export type StartResult = StartDeliveryResponse;
 
 /**
  * A file of an operator reply, as the claim lists it in `message.attachments` (only on integrations
- * whose replies accept attachments; docs/decisions.md#attachments-in-the-sdk). `sha256` is lowercase hex.
+ * whose replies accept attachments; docs/decisions.md#attachments-in-the-sdk): `attachmentId`, the
+ * operator's file `name`, the sniffed `contentType`, `size` in bytes, `sha256` (lowercase hex).
  */
-export interface DeliveryAttachment {
-  attachmentId: string;
-  /** The file name the operator uploaded (sanitised by the service). */
-  name: string;
-  /** The sniffed type: `image/png`, `image/jpeg`, `image/webp`, `image/gif`, `application/pdf` or `text/plain`. */
-  contentType: string;
-  /** Bytes. */
-  size: number;
-  /** SHA-256 of the bytes, lowercase hex. */
-  sha256: string;
-}
+export type DeliveryAttachment = NonNullable<ReplyMessage['attachments']>[number];
 
 /**
- * The outcome of one part of a reply (its text, or one attachment by `attachmentId`), reported with
- * `complete` or `fail` and shown to the operator per part (`delivery.parts`); a resend sends only
- * the parts not known to be sent.
+ * The outcome of one part of a reply (`part`: `text`, or an `attachmentId` of the claim), reported
+ * with `complete` or `fail` and shown to the operator per part (`delivery.parts`); a resend sends
+ * only the parts not known to be sent.
  */
-export interface DeliveryPart {
-  /** `text`, or the `attachmentId` of one of the claim's attachments. */
-  part: string;
-  status: 'sent' | 'failed';
-  /** The provider's ids of this part (1 to 20). */
-  providerMessageIds?: readonly string[];
-  /** Why a `failed` part failed, snake_case. */
-  code?: string;
-}
+export type DeliveryPart = NonNullable<CompleteDeliveryRequest['parts']>[number];
 
 /** A file to download under a lease: `deliveries.attachment()`. */
 export interface AttachmentInput {
@@ -153,7 +136,7 @@ export interface AttachmentFile {
 }
 
 /** The provider's ids of the sent message: at least one (the limits are the API document's `CompleteRequest`); `parts`: each part's outcome. */
-export type CompleteInput = CompleteDeliveryRequest & { parts?: readonly DeliveryPart[] };
+export type CompleteInput = CompleteDeliveryRequest;
 
 export type CompleteResult = CompleteDeliveryResponse;
 
@@ -161,7 +144,7 @@ export type CompleteResult = CompleteDeliveryResponse;
 export type FailOutcome = FailDeliveryRequest['outcome'];
 
 /** `code`: the connector's own reason in snake_case (the API document's `FailRequest`); `retryAfterMs` only with `retry`. */
-export type FailInput = FailDeliveryRequest & { parts?: readonly DeliveryPart[] };
+export type FailInput = FailDeliveryRequest;
 
 export type FailResult = FailDeliveryResponse;
 

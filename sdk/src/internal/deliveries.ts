@@ -61,7 +61,10 @@ function partsJson(parts: readonly DeliveryPart[]): DeliveryPart[] {
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-/** `POST /v1/deliveries/attachment` (getDeliveryAttachment): answers the file's bytes (docs/decisions.md#attachments-in-the-sdk). */
+/**
+ * `POST /v1/deliveries/attachment` (getDeliveryAttachment): answers the file's bytes. The generator
+ * makes no reader for an operation whose answer is a file, so its path is written here.
+ */
 const getDeliveryAttachment = { operationId: 'getDeliveryAttachment', method: 'POST', path: '/v1/deliveries/attachment' } as const;
 
 /** The SHA-256 an `ETag` names (`"<64 hex>"`, weak or strong), or undefined. */
@@ -139,7 +142,7 @@ export class DeliveriesApi {
 
   /** Reports a send the provider accepted. Only call it when the provider actually accepted the message. */
   async complete(input: CompleteInput, options: CallOptions = {}): Promise<CompleteResult> {
-    const json: CompleteDeliveryRequest & { parts?: DeliveryPart[] } = { deliveryId: input.deliveryId, leaseId: input.leaseId, providerMessageIds: [...input.providerMessageIds] };
+    const json: CompleteDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, providerMessageIds: [...input.providerMessageIds] };
     if (input.parts !== undefined) json.parts = partsJson(input.parts);
     const answer = await this.#transport.post(completeDelivery.path, { json }, options);
     return readOperation(answer, completeDelivery);
@@ -147,7 +150,7 @@ export class DeliveriesApi {
 
   /** Reports a failed, temporarily rejected or ambiguous send. */
   async fail(input: FailInput, options: CallOptions = {}): Promise<FailResult> {
-    const json: FailDeliveryRequest & { parts?: DeliveryPart[] } = { deliveryId: input.deliveryId, leaseId: input.leaseId, outcome: input.outcome, code: input.code };
+    const json: FailDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, outcome: input.outcome, code: input.code };
     if (input.retryAfterMs !== undefined) json.retryAfterMs = input.retryAfterMs;
     if (input.providerMessageIds !== undefined) json.providerMessageIds = [...input.providerMessageIds];
     if (input.parts !== undefined) json.parts = partsJson(input.parts);
