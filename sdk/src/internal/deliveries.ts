@@ -67,6 +67,9 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
  */
 const getDeliveryAttachment = { operationId: 'getDeliveryAttachment', method: 'POST', path: '/v1/deliveries/attachment' } as const;
 
+/** The operations that answer a file, called by hand (sdk/test/unit/surface.test.ts checks them against the API document). */
+export const FILE_OPERATIONS = { getDeliveryAttachment } as const;
+
 /** The SHA-256 an `ETag` names (`"<64 hex>"`, weak or strong), or undefined. */
 export function etagSha256(etag: string | null): string | undefined {
   const match = etag === null ? null : /^\s*(?:W\/)?"([0-9a-fA-F]{64})"\s*$/.exec(etag);
