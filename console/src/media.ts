@@ -114,7 +114,8 @@ export function mediaElement(cache: MediaCache, ref: MediaRef, meta: { name: str
   const el = h('figure', { class: `media ${image ? 'media-image' : 'media-file'}`, 'data-media': ref.kind === 'image' ? `${ref.messageId}/${ref.index}` : ref.attachmentId }, slot, h('figcaption', {}, label, meta.detail ? h('span', { class: 'muted' }, ` ${meta.detail}`) : null));
   cache.load(ref).then(
     (blobUrl) => {
-      const link = h('a', { href: blobUrl, target: '_blank', rel: 'noopener', download: image ? undefined : meta.name, class: 'media-link' });
+      // Opens in a new tab (the browser's image or PDF viewer); the types are the service's sniffed ones, never HTML.
+      const link = h('a', { href: blobUrl, target: '_blank', rel: 'noopener', class: 'media-link', title: `Open ${meta.name}` });
       if (image) link.append(h('img', { src: blobUrl, alt: meta.name, class: 'thumbnail', loading: 'lazy' }));
       else link.append(`Open ${meta.name}`);
       replace(slot, link);
