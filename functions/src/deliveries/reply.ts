@@ -9,7 +9,7 @@
  * writer, ./store.ts `writeReplyMirror`.
  */
 import { Timestamp } from 'firebase-admin/firestore';
-import { ATTACHMENT_LIMITS, codePointLength, REPLY_MAX_CODE_POINTS, type AttachmentCapability } from '../contract';
+import { ATTACHMENT_LIMITS, codePointLength, REPLY_MAX_CODE_POINTS, TEXT_PART, type AttachmentCapability } from '../contract';
 import type { AttachmentRef, PartOutcome } from './record';
 import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from './record';
 
@@ -179,6 +179,27 @@ export function replyTextVerdict(text: unknown, hasAttachments: boolean): string
   return typeof text === 'string' && text.length > 0 && codePointLength(text) <= MAX_REPLY_CHARACTERS ? text : null;
 }
 
+/** What a resend delivers (docs/contract.md#per-part-outcomes): the text, unless sent, and the files not sent. */
+export interface ResendParts {
+  text: string;
+  textSent: boolean;
+  attachments: AttachmentRef[];
+}
+
+/**
+ * The parts of `previous` not known to be sent: a part reported `sent` is left out (the text as an
+ * empty text with `textSent`). When every part was reported sent (the delivery still ended failed
+ * or unknown), the operator's request is taken literally and everything is sent again.
+ */
+export function resendParts(previous: Pick<DeliveryRecord, 'text' | 'textSent' | 'attachments' | 'parts'>): ResendParts {
+  const sent = new Set((previous.parts ?? []).filter((p) => p.status === 'sent').map((p) => p.part));
+  const textSent = previous.textSent === true || sent.has(TEXT_PART);
+  const files = previous.attachments ?? [];
+  const attachments = files.filter((a) => !sent.has(a.attachmentId));
+  if (attachments.length === 0 && (textSent || previous.text === '')) return { text: previous.text, textSent: false, attachments: [...files] };
+  return { text: textSent ? '' : previous.text, textSent, attachments };
+}
+
 /** An attempt log entry as the console sees it. */
 export interface AttemptMirror {
   at: Timestamp;
@@ -207,7 +228,7 @@ export interface ReplyMirror {
   receipt?: { status: ReceiptStatus; at: Timestamp; code?: string };
   attempts?: AttemptMirror[];
   cancel?: { status: 'cancelled' | 'too_late'; at: Timestamp };
-  /** Per-part outcomes the connector reported (docs/data-model.md#the-delivery-mirror). */
+  /** Per-part outcomes the connector reported (docs/data-model.md#reply-attachments). */
   parts?: PartOutcome[];
   /**
    * After a resend: how the replaced delivery ended. A refused resend keeps the replaced mirror as

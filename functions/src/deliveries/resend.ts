@@ -16,7 +16,7 @@ import { paths } from '../platform/paths';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import type { DeliveryRecord, PreviousDelivery } from './record';
-import { operatorReplyOf, previousFromMirror, replyVerdict, type ReplyRejection } from './reply';
+import { operatorReplyOf, previousFromMirror, replyVerdict, resendParts, type ReplyRejection } from './reply';
 import { readDelivery } from './store';
 import { appendDelivery, openQueue, refuseReply, runCreation } from './transition';
 
@@ -66,7 +66,9 @@ export async function resendReply(db: Firestore, workspaceId: string, conversati
 
     const integrationId = conversationSnap?.get('integrationId') as unknown;
     await openQueue(tx, db, queue, queueSnap);
-    const verdict = replyVerdict(previousRecord?.text ?? reply.text, integrationId, await repliesEnabledFor(tx, db, workspaceId, integrationId));
+    // Only the parts not known to be sent (docs/contract.md#per-part-outcomes).
+    const parts = previousRecord === null ? null : resendParts(previousRecord);
+    const verdict = replyVerdict(parts?.text ?? reply.text, integrationId, await repliesEnabledFor(tx, db, workspaceId, integrationId), (parts?.attachments.length ?? 0) > 0);
     if (!verdict.accepted) {
       // One level of history, as for a created delivery: the mirror being replaced, without its own `previous`.
       refuseReply(tx, db, { workspaceId, conversationId, messageId }, verdict.code, now, mirror);
@@ -80,6 +82,8 @@ export async function resendReply(db: Firestore, workspaceId: string, conversati
       conversationId,
       messageId,
       text: verdict.text,
+      ...(parts !== null && parts.attachments.length > 0 ? { attachments: parts.attachments } : {}),
+      ...(parts?.textSent === true ? { textSent: true } : {}),
       now,
       reason: 'resend',
       previous: previousRecord !== null ? previousOf(previousRecord) : previousFromMirror(mirror),

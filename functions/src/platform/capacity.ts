@@ -53,6 +53,8 @@ export const COLLECTIONS = {
   },
   integrationHealth: { partition: 'workspace', monotonic: ['computedAt', 'windowStartAt', 'oldestClaimable.since', 'lastSent.at', 'lastError.at'] },
   deliveryQueues: { partition: 'workspace', monotonic: ['lastReplyAt', 'updatedAt'] },
+  // One document per upload (random id), written once; the 24 h sweep finds expired ones by `expireAt`.
+  attachmentUploads: { partition: 'workspace', monotonic: ['createdAt'] },
   outbox: { partition: 'project', monotonic: ['dueAt', 'createdAt', 'nextAttemptAt'] },
   deliveryChecks: { partition: 'project', monotonic: ['dueAt', 'pendingAt'] },
 } as const satisfies Record<string, CollectionCapacity>;
