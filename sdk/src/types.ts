@@ -95,7 +95,7 @@ export type StartResult = StartDeliveryResponse;
 
 /**
  * A file of an operator reply, as the claim lists it in `message.attachments` (only on integrations
- * whose replies accept attachments; docs/decisions.md#attachments-in-the-sdk): `attachmentId`, the
+ * whose replies accept attachments; docs/contract.md#attachments): `attachmentId`, the
  * operator's file `name`, the sniffed `contentType`, `size` in bytes, `sha256` (lowercase hex).
  */
 export type DeliveryAttachment = NonNullable<ReplyMessage['attachments']>[number];

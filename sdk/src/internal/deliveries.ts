@@ -62,8 +62,9 @@ function partsJson(parts: readonly DeliveryPart[]): DeliveryPart[] {
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /**
- * `POST /v1/deliveries/attachment` (getDeliveryAttachment): answers the file's bytes. The generator
- * makes no reader for an operation whose answer is a file, so its path is written here.
+ * `POST /v1/deliveries/attachment` (getDeliveryAttachment, docs/contract.md#fetch-an-attachment):
+ * answers the file's bytes. The generator makes no reader for an operation whose answer is a file,
+ * so its path is written here.
  */
 const getDeliveryAttachment = { operationId: 'getDeliveryAttachment', method: 'POST', path: '/v1/deliveries/attachment' } as const;
 
@@ -178,7 +179,7 @@ export class DeliveriesApi {
     const digests = [etagSha256(answer.headers.get('etag')), reprDigestSha256(answer.headers.get('repr-digest'))].filter((d) => d !== undefined);
     const expected = input.expectedSha256?.toLowerCase();
     if (expected !== undefined && !SHA256_HEX.test(expected)) throw new TypeError('expectedSha256 must be 64 hex digits');
-    // The answer always carries its digest (docs/decisions.md#attachments-in-the-sdk); without one, and nothing
+    // The answer always carries its digest (docs/contract.md#fetch-an-attachment); without one, and nothing
     // to compare with, the bytes could not be checked at all.
     if (digests.length === 0 && expected === undefined) {
       throw new UnexpectedResponseError({ ...origin, code: 'missing_digest', detail: 'the file answer has no ETag or Repr-Digest with its SHA-256' });
