@@ -1,12 +1,12 @@
 /**
  * SDK end to end with reply attachments (docs/decisions.md#attachments-in-the-sdk): a reply with a
- * PNG and a PDF uploaded by a console member, delivered by `processDelivery` whose provider fetches
+ * PNG and a PDF uploaded by a console member (stored as the upload function stores them), delivered by `processDelivery` whose provider fetches
  * each file (hash-checked) and reports each part; the mirror shows the parts. `deliveries.attachment`
  * refuses a foreign lease, an id not on the delivery and a finished delivery.
  */
 import { createHash } from 'node:crypto';
 import { ConflictError, NotFoundError, parsePulledNotification, type AttachmentFile, type ConnectorClient } from '../../src/index.js';
-import { allowAttachments, newMember, realPng, uploaded, writeReplyWithAttachments, type Member } from '../../../test/integration/helpers/console-uploads';
+import { allowAttachments, newMember, realPng, seedUpload, writeReplyWithAttachments, type Member } from '../../../test/integration/helpers/console-uploads';
 import { sdkDeliveryFixture, startConversation, waitForMirror, type RawTopic, type TestIntegration } from './helpers';
 
 jest.setTimeout(120_000);
@@ -30,8 +30,8 @@ beforeAll(async () => {
 
 async function replyWithFiles(text: string) {
   const conversation = await startConversation(client, integration);
-  const png = await uploaded(member, integration.workspaceId, conversation.conversationId, { bytes: PNG, name: 'screen.png', type: 'image/png' });
-  const pdf = await uploaded(member, integration.workspaceId, conversation.conversationId, { bytes: PDF, name: 'invoice.pdf', type: 'application/pdf' });
+  const png = await seedUpload(integration.workspaceId, conversation.conversationId, member.uid, { bytes: PNG, name: 'screen.png', type: 'image/png' });
+  const pdf = await seedUpload(integration.workspaceId, conversation.conversationId, member.uid, { bytes: PDF, name: 'invoice.pdf', type: 'application/pdf' });
   const replyId = await writeReplyWithAttachments(integration.workspaceId, conversation.conversationId, member, text, [png, pdf]);
   const notification = parsePulledNotification(await topic.waitFor(replyId));
   return { conversation, replyId, notification, png, pdf };

@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { DocumentData } from 'firebase-admin/firestore';
 import { attemptEvents, closePubSub, eventually, readReply, sleep, writeReply } from '../helpers/deliveries';
 import { closeStack } from '../helpers/stack';
-import { allowAttachments, newMember, uploaded, writeReplyWithAttachments } from '../helpers/console-uploads';
+import { allowAttachments, newMember, seedUpload, writeReplyWithAttachments } from '../helpers/console-uploads';
 import { buildDsn } from '../../../examples/email-connector/src/relay-sink';
 import { DOMAIN, SUPPORT, startEmailStack, type EmailStack, type RelayAnswer } from './helpers';
 
@@ -136,7 +136,8 @@ test('a reply with a PDF attachment arrives at the relay with the PDF attached, 
   await allowAttachments(workspaceId, integrationId, { contentTypes: ['application/pdf'], maxBytes: 1024 * 1024, maxCount: 2 });
   const member = await newMember(workspaceId);
   const pdf = Buffer.from(`%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n% invoice ${randomUUID()}\ntrailer << /Root 1 0 R >>\n%%EOF\n`);
-  const attachment = await uploaded(member, workspaceId, conversation.conversationId, { bytes: pdf, name: 'invoice 1234.pdf', type: 'application/pdf' });
+  // Stored as the upload function stores it (the console's upload is tested in test/integration/console/).
+  const attachment = await seedUpload(workspaceId, conversation.conversationId, member.uid, { bytes: pdf, name: 'invoice 1234.pdf', type: 'application/pdf' });
   expect(attachment).toMatchObject({ name: 'invoice 1234.pdf', contentType: 'application/pdf', size: pdf.length, sha256: createHash('sha256').update(pdf).digest('hex') });
   const replyId = await writeReplyWithAttachments(workspaceId, conversation.conversationId, member, 'Your invoice is attached.', [attachment]);
   const mirror = await finalMirror(conversation, replyId);

@@ -3,10 +3,12 @@
  * membership and an ID token, the integration's capability (as an admin sets it), an upload through
  * `POST /console/v1/attachments`, and a reply that carries uploads (as the console writes it).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { FieldValue } from 'firebase-admin/firestore';
-import { adminDb, apiBaseUrl } from './stack';
+import { FieldValue, Timestamp } from 'firebase-admin/firestore';
+import { adminDb, apiBaseUrl, testImageDir } from './stack';
 
 export interface Member {
   uid: string;
@@ -68,6 +70,33 @@ export async function uploaded(member: Member, workspaceId: string, conversation
   const { status, body } = await upload(member, workspaceId, conversationId, file);
   if (status !== 201) throw new Error(`upload of ${file.name}: ${status} ${JSON.stringify(body)}`);
   return body as Uploaded;
+}
+
+/**
+ * Stores a file as the upload function does (the content-addressed object in the functions' local
+ * store and the upload record, docs/data-model.md#attachment-uploads), for suites about what
+ * happens after an upload (the connector's side); the upload itself is tested through its endpoint.
+ */
+export async function seedUpload(workspaceId: string, conversationId: string, uploadedBy: string, file: { bytes: Buffer; name: string; type: string }): Promise<Uploaded> {
+  const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+  const storagePath = `workspaces/${workspaceId}/attachments/${sha256}`;
+  const local = join(testImageDir(), storagePath);
+  await mkdir(dirname(local), { recursive: true });
+  await writeFile(local, file.bytes);
+  const attachmentId = `a_${randomBytes(18).toString('base64url')}`;
+  await adminDb().doc(`workspaces/${workspaceId}/attachmentUploads/${attachmentId}`).create({
+    workspaceId,
+    conversationId,
+    uploadedBy,
+    name: file.name,
+    contentType: file.type,
+    size: file.bytes.length,
+    sha256,
+    storagePath,
+    createdAt: Date.now(),
+    expireAt: Timestamp.fromMillis(Date.now() + 86_400_000),
+  });
+  return { attachmentId, name: file.name, contentType: file.type, size: file.bytes.length, sha256 };
 }
 
 /** An operator reply with files, written as the console writes it; its message id. */
