@@ -223,7 +223,7 @@ export async function readDeliveryDoc(workspaceId: string, deliveryId: string): 
 }
 
 /** Calls a delivery operation through Hosting. */
-export function op(name: 'claim' | 'start' | 'extend' | 'complete' | 'fail' | 'receipt' | 'pending', key: string, body: unknown): Promise<ApiResponse> {
+export function op(name: 'claim' | 'start' | 'extend' | 'complete' | 'fail' | 'receipt' | 'pending' | 'attachment', key: string, body: unknown): Promise<ApiResponse> {
   return postJson(`/v1/deliveries/${name}`, body, { key });
 }
 
