@@ -111,7 +111,8 @@ const attachmentsStore = (): ImageStore => (objectStore ??= createImageStore(con
  * (RFC 6266 / RFC 8187) carries the name in UTF-8.
  */
 export function contentDisposition(name: string): string {
-  const cleaned = [...name].map((c) => (/[\u0000-\u001f\u007f"\\/]/u.test(c) ? '_' : c)).join('').trim() || 'attachment';
+  const unsafe = (c: string): boolean => { const code = c.codePointAt(0) ?? 0; return code < 0x20 || code === 0x7f || c === '"' || c === '\\' || c === '/'; };
+  const cleaned = [...name].map((c) => (unsafe(c) ? '_' : c)).join('').trim() || 'attachment';
   const ascii = [...cleaned].map((c) => (/[\u0020-\u007e]/u.test(c) ? c : '_')).join('');
   const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;

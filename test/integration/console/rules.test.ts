@@ -535,3 +535,61 @@ describe('service-owned collections', () => {
     await assertFails(setDoc(doc(admin(), 'anything', 'x'), { a: 1 }));
   });
 });
+
+describe('reply attachments (docs/data-model.md#reply-attachments)', () => {
+  const CAP = { contentTypes: ['image/png', 'application/pdf'], maxBytes: 10 * 1024 * 1024, maxCount: 5 };
+  const file = (overrides: DocumentData = {}): DocumentData => ({ attachmentId: 'a_abc123', name: 'shot.png', contentType: 'image/png', size: 1234, sha256: 'c'.repeat(64), ...overrides });
+
+  test('an admin sets, changes and removes the capability; on create too', async () => {
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { 'replies.attachments': CAP }));
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { 'replies.attachments': { ...CAP, contentTypes: ['text/plain'], maxCount: 1, maxBytes: 1 } }));
+    await assertSucceeds(updateDoc(integrationDoc(admin()), { 'replies.attachments': deleteField() }));
+    await assertSucceeds(setDoc(integrationDoc(admin(), 'int-new'), newIntegration({ replies: { enabled: true, topic: TOPIC, attachments: CAP } })));
+  });
+
+  test.each([
+    ['an unknown type', { ...CAP, contentTypes: ['image/svg+xml'] }],
+    ['no type', { ...CAP, contentTypes: [] }],
+    ['a repeated type', { ...CAP, contentTypes: ['image/png', 'image/png'] }],
+    ['maxBytes over 10 MB', { ...CAP, maxBytes: 10 * 1024 * 1024 + 1 }],
+    ['maxBytes 0', { ...CAP, maxBytes: 0 }],
+    ['maxCount 6', { ...CAP, maxCount: 6 }],
+    ['maxCount 0', { ...CAP, maxCount: 0 }],
+    ['a fractional maxBytes', { ...CAP, maxBytes: 1.5 }],
+    ['an extra key', { ...CAP, maxTotal: 1 }],
+    ['a missing key', { contentTypes: ['image/png'], maxBytes: 1 }],
+  ])('the capability with %s is refused (update and create)', async (_name, value) => {
+    await assertFails(updateDoc(integrationDoc(admin()), { 'replies.attachments': value }));
+    await assertFails(setDoc(integrationDoc(admin(), 'int-new'), newIntegration({ replies: { enabled: true, topic: TOPIC, attachments: value } })));
+  });
+
+  test('an operator cannot set the capability', async () => {
+    await assertFails(updateDoc(integrationDoc(operator()), { 'replies.attachments': CAP }));
+  });
+
+  test('a reply may carry 1..5 files, and its text may then be empty', async () => {
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { attachments: [file()] })));
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: '', attachments: [file(), file({ attachmentId: 'a_2', contentType: 'application/pdf' })] })));
+    await assertSucceeds(addDoc(replies(operator()), reply('oscar', { text: '', attachments: [1, 2, 3, 4, 5].map((i) => file({ attachmentId: `a_${i}` })) })));
+  });
+
+  test.each([
+    ['no file', []],
+    ['six files', [1, 2, 3, 4, 5, 6].map((i) => file({ attachmentId: `a_${i}` }))],
+    ['a bad id', [file({ attachmentId: 'x/1' })]],
+    ['an unknown type', [file({ contentType: 'image/svg+xml' })]],
+    ['size 0', [file({ size: 0 })]],
+    ['size over 10 MB', [file({ size: 10 * 1024 * 1024 + 1 })]],
+    ['an uppercase sha256', [file({ sha256: 'C'.repeat(64) })]],
+    ['an empty name', [file({ name: '' })]],
+    ['an extra key', [file({ path: 'x' })]],
+    ['a bad fifth file', [1, 2, 3, 4].map((i) => file({ attachmentId: `a_${i}` })).concat([file({ size: -1 })])],
+    ['not a list', file()],
+  ])('a reply with %s is refused', async (_name, attachments) => {
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: '', attachments })));
+  });
+
+  test('a reply without files still needs a text', async () => {
+    await assertFails(addDoc(replies(operator()), reply('oscar', { text: '' })));
+  });
+});
