@@ -11,8 +11,9 @@ import { conversationPerson, formatTime, mergeByRecency, NO_CUSTOMER_YET } from 
 import type { View } from './main';
 import type { Session } from './session';
 import { threadView } from './thread';
+import { CustomerNames, personLabel } from './customers';
 
-/** Conversations shown (the most recent across all shards). */
+/** Conversations shown at first (the most recent across all shards); "Load older" adds as many again. */
 const PAGE = 50;
 
 interface Row {
@@ -22,6 +23,8 @@ interface Row {
   integrationId: string;
   /** The customer (never an alert bot): see conversationPerson. */
   person: string;
+  /** The customer's external id, when there is one (for the display name). */
+  customerExternalId: string | undefined;
 }
 
 const millis = (t: unknown): number => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : 0);
@@ -31,11 +34,15 @@ export function conversationsView(session: Session): View {
   const base = collection(db, 'workspaces', session.workspaceId, 'conversations');
   const list = h('ul', { class: 'conversation-list', id: 'conversation-list', 'aria-label': 'Conversations, most recent first' });
   const listState = h('div', {}, notice('loading', 'Loading conversations…'));
+  const older = h('button', { type: 'button', class: 'secondary load-older', id: 'load-older-conversations', hidden: true }, 'Load older conversations');
+  const customers = new CustomerNames(db, session.workspaceId);
+  /** Display names found so far, by `integrationId NUL externalId` (the list re-renders when one arrives). */
+  const names = new Map<string, string>();
   const threadPane = h('section', { class: 'thread-pane', 'aria-label': 'Conversation' });
   const el = h(
     'div',
     { class: 'conversations' },
-    h('section', { class: 'list-pane', 'aria-labelledby': 'conversations-title' }, h('h1', { id: 'conversations-title' }, 'Conversations'), listState, list),
+    h('section', { class: 'list-pane', 'aria-labelledby': 'conversations-title' }, h('h1', { id: 'conversations-title' }, 'Conversations'), listState, list, older),
     threadPane,
   );
 
@@ -54,7 +61,22 @@ export function conversationsView(session: Session): View {
       return;
     }
     if (loaded.size < shardNumbers.length) return;
-    const rows = mergeByRecency(shards, PAGE);
+    const rows = mergeByRecency(shards, shown);
+    // Each shard returned `shown` (the most recent of its own): there may be older ones.
+    older.hidden = !shards.some((s) => s.length >= shown);
+    older.disabled = false;
+    for (const row of rows) {
+      if (row.customerExternalId === undefined) continue;
+      const key = `${row.integrationId}\u0000${row.customerExternalId}`;
+      if (names.has(key)) continue;
+      names.set(key, row.customerExternalId);
+      const externalId = row.customerExternalId;
+      void customers.displayName(row.integrationId, externalId).then((name) => {
+        if (name === undefined) return;
+        names.set(key, personLabel(externalId, name));
+        renderList();
+      });
+    }
     replace(listState, rows.length === 0 ? notice('empty', 'No conversations yet. They appear here when a connector posts the first message.') : null);
     replace(
       list,
@@ -66,7 +88,7 @@ export function conversationsView(session: Session): View {
             'a',
             { href: `#/conversations/${encodeURIComponent(row.id)}`, class: 'conversation', 'data-conversation': row.id, 'aria-current': row.id === selected ? 'true' : undefined },
             h('span', { class: 'title' }, row.externalConversationId),
-            h('span', { class: 'meta' }, `${row.person} · ${row.integrationId}`),
+            h('span', { class: 'meta person' }, `${row.customerExternalId === undefined ? row.person : (names.get(`${row.integrationId}\u0000${row.customerExternalId}`) ?? row.person)} · ${row.integrationId}`),
             h('time', { class: 'meta', datetime: new Date(row.lastMessageAtMs).toISOString() }, formatTime(row.lastMessageAtMs)),
           ),
         ),
@@ -74,33 +96,47 @@ export function conversationsView(session: Session): View {
     );
   }
 
-  const unsubscribers: Unsubscribe[] = [];
-  for (const k of shardNumbers) {
-    const q = query(base, where('listShard', '==', k), orderBy('lastMessageAt', 'desc'), limit(PAGE));
-    unsubscribers.push(
-      onSnapshot(
-        q,
-        (snap) => {
-          shards[k] = snap.docs.map((d) => {
-            const data = d.data({ serverTimestamps: 'estimate' });
-            return {
-              id: d.id,
-              lastMessageAtMs: millis(data.lastMessageAt),
-              externalConversationId: String(data.externalConversationId ?? d.id),
-              integrationId: String(data.integrationId ?? ''),
-              person: conversationPerson(data) ?? NO_CUSTOMER_YET,
-            };
-          });
-          loaded.add(k);
-          renderList();
-        },
-        (err) => {
-          failed = describeError(err, 'only members of the workspace may read its conversations');
-          renderList();
-        },
-      ),
-    );
+  // Paging: each shard's `shown` most recent, merged; "Load older" widens every shard's window
+  // (the merged top `shown` is then exact: no conversation of it can be beyond its shard's window).
+  let shown = PAGE;
+  let unsubscribers: Unsubscribe[] = [];
+  function subscribe(): void {
+    for (const u of unsubscribers) u();
+    unsubscribers = [];
+    for (const k of shardNumbers) {
+      const q = query(base, where('listShard', '==', k), orderBy('lastMessageAt', 'desc'), limit(shown));
+      unsubscribers.push(
+        onSnapshot(
+          q,
+          (snap) => {
+            shards[k] = snap.docs.map((d) => {
+              const data = d.data({ serverTimestamps: 'estimate' });
+              return {
+                id: d.id,
+                lastMessageAtMs: millis(data.lastMessageAt),
+                externalConversationId: String(data.externalConversationId ?? d.id),
+                integrationId: String(data.integrationId ?? ''),
+                person: conversationPerson(data) ?? NO_CUSTOMER_YET,
+                customerExternalId: conversationPerson(data),
+              };
+            });
+            loaded.add(k);
+            renderList();
+          },
+          (err) => {
+            failed = describeError(err, 'only members of the workspace may read its conversations');
+            renderList();
+          },
+        ),
+      );
+    }
   }
+  older.addEventListener('click', () => {
+    older.disabled = true;
+    shown += PAGE;
+    subscribe(); // the shards answer from the cache first, then the server: the list never empties
+  });
+  subscribe();
 
   function select(conversationId: string | undefined): void {
     if (conversationId === selected && thread) return;

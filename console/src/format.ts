@@ -4,10 +4,13 @@
  */
 import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
 
-/** Why a reply cannot be sent yet, or undefined when it can (the contract's limit, in code points as the rules count). */
-export function replyProblem(text: string): string | undefined {
+/**
+ * Why a reply cannot be sent yet, or undefined when it can (the contract's limit, in code points as
+ * the rules count). With files (`files` > 0) the text may be empty.
+ */
+export function replyProblem(text: string, files = 0): string | undefined {
   const n = codePointLength(text);
-  if (text.trim() === '') return 'Write a reply first.';
+  if (text.trim() === '' && files === 0) return 'Write a reply first.';
   if (n > REPLY_MAX_CODE_POINTS) return `Too long by ${n - REPLY_MAX_CODE_POINTS} characters (at most ${REPLY_MAX_CODE_POINTS}).`;
   return undefined;
 }
@@ -103,4 +106,18 @@ export function formatTime(ms: number | undefined, now: number = Date.now()): st
   const d = new Date(ms);
   const sameDay = new Date(now).toDateString() === d.toDateString();
   return sameDay ? d.toLocaleTimeString() : d.toLocaleString();
+}
+
+/** The service's customer id: base64url SHA-256 of `integrationId NUL externalId`, first 32 characters, after `u_`. */
+export async function customerDocId(integrationId: string, externalId: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${integrationId}\u0000${externalId}`)));
+  let binary = '';
+  for (const byte of digest) binary += String.fromCharCode(byte);
+  const base64url = btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return `u_${base64url.slice(0, 32)}`;
+}
+
+/** "Ada Lovelace (cust-42)" when the name is known, else the external id. */
+export function personLabel(externalId: string, displayName: string | undefined): string {
+  return displayName === undefined || displayName === '' || displayName === externalId ? externalId : `${displayName} (${externalId})`;
 }

@@ -12,6 +12,7 @@ import { describeError } from './errors';
 import { isValidTopicName } from '../../functions/src/contract';
 import { formatAge, formatTime, HEALTH_STATUSES } from './format';
 import { issueKey, type IssuedKey } from './keys';
+import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_MAX_BYTES, ATTACHMENT_MAX_COUNT, capabilityProblem, contentTypeLabel, limitsText, readCapability, type AttachmentCapability } from './attachments';
 import type { View } from './main';
 import type { Session } from './session';
 
@@ -292,10 +293,76 @@ export function integrationsView(session: Session): View {
         h('dt', {}, 'Topic status'),
         h('dd', {}, topicStatus, replies.topicMessage ? h('span', { class: 'muted topic-message' }, ` ${replies.topicMessage}`) : null),
       ),
+      attachmentsPanel(row.id, d, ref),
       healthPanel(row.id),
       actions,
       error,
     );
+  }
+
+  /**
+   * Reply attachments (`replies.attachments`): every member sees what the integration accepts;
+   * admins set the file types, the size per file and the files per reply, or turn it off (text
+   * only, exactly as before). Checked here as the rules check it (attachments.ts).
+   */
+  function attachmentsPanel(integrationId: string, d: DocumentData, ref: ReturnType<typeof doc>): HTMLElement {
+    const current = readCapability((d.replies as { attachments?: unknown } | undefined)?.attachments);
+    const summary = h('p', { class: 'attachments-capability', 'data-capability': current ? 'on' : 'off' }, current ? `Replies may carry files: ${limitsText(current)}` : 'Replies are text only.');
+    const section = h('section', { class: 'attachments-settings', 'aria-labelledby': `att-${integrationId}` }, h('h4', { id: `att-${integrationId}` }, 'Reply attachments'), summary);
+    if (!isAdmin) return section;
+    const problem = h('div', {});
+    const boxes = ATTACHMENT_CONTENT_TYPES.map((type) => {
+      const box = h('input', { type: 'checkbox', name: 'contentTypes', value: type, checked: current?.contentTypes.includes(type) ?? false });
+      return { type, box, label: h('label', { class: 'checkbox' }, box, ` ${contentTypeLabel(type)}`) };
+    });
+    const maxMb = h('input', { type: 'number', name: 'maxMegabytes', min: 0.1, max: ATTACHMENT_MAX_BYTES / (1024 * 1024), step: 0.1, required: true, value: current ? Math.round((current.maxBytes / (1024 * 1024)) * 10) / 10 : 10, id: `att-mb-${integrationId}` });
+    const maxCount = h('input', { type: 'number', name: 'maxCount', min: 1, max: ATTACHMENT_MAX_COUNT, step: 1, required: true, value: current?.maxCount ?? 3, id: `att-count-${integrationId}` });
+    const save = h('button', { type: 'submit' }, current ? 'Save attachments' : 'Allow attachments');
+    const off = current
+      ? h('button', {
+          type: 'button',
+          class: 'secondary',
+          onclick: () => {
+            replace(problem);
+            updateDoc(ref, { 'replies.attachments': deleteField(), updatedAt: serverTimestamp() }).then(
+              () => announce('Replies of this integration are text only again.'),
+              (err: unknown) => replace(problem, notice('error', describeError(err, ADMINS_ONLY))),
+            );
+          },
+        }, 'Text only')
+      : null;
+    const form = h(
+      'form',
+      { class: 'attachments-form', 'aria-label': `Reply attachments of ${integrationId}` },
+      h('fieldset', {}, h('legend', {}, 'File types'), ...boxes.map((b) => b.label)),
+      h('div', { class: 'row' }, h('label', { for: `att-mb-${integrationId}` }, 'Max MB per file'), maxMb, h('label', { for: `att-count-${integrationId}` }, 'Files per reply'), maxCount),
+      h('div', { class: 'row' }, save, off),
+      problem,
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const capability: AttachmentCapability = {
+        contentTypes: boxes.filter((b) => b.box.checked).map((b) => b.type),
+        maxBytes: Math.round(Number(maxMb.value) * 1024 * 1024),
+        maxCount: Number(maxCount.value),
+      };
+      const why = capabilityProblem(capability);
+      if (why !== undefined) {
+        replace(problem, notice('error', why));
+        return;
+      }
+      save.disabled = true;
+      replace(problem);
+      updateDoc(ref, { 'replies.attachments': capability, updatedAt: serverTimestamp() }).then(
+        () => announce(`Replies may carry files: ${limitsText(capability)}`),
+        (err: unknown) => {
+          save.disabled = false;
+          replace(problem, notice('error', describeError(err, `${ADMINS_ONLY}; attachments are 1 to ${ATTACHMENT_CONTENT_TYPES.length} of the listed types, at most 10 MB per file and 1 to ${ATTACHMENT_MAX_COUNT} files`)));
+        },
+      );
+    });
+    section.append(h('details', { class: 'attachments-edit' }, h('summary', {}, current ? 'Change' : 'Allow files in replies'), form));
+    return section;
   }
 
   const unsubscribe = onSnapshot(

@@ -24,9 +24,21 @@ import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/cont
 import { canCancel, cancelOutcomeLabel, canResend, conversationPerson, formatBytes, formatTime, NO_CUSTOMER_YET, replyProblem, statusLabel, type DeliveryStatus } from './format';
 import type { View } from './main';
 import type { Session } from './session';
+import { readCapability, type UploadedAttachment } from './attachments';
+import { composeAttachments } from './compose-attachments';
+import { MediaCache, mediaElement } from './media';
+import { CustomerNames, personLabel } from './customers';
 
-/** Messages shown: the latest of the conversation. */
+/** Messages shown at first: the latest of the conversation; "Load older" adds as many again. */
 const THREAD_LIMIT = 200;
+
+/** Per-part outcome on the mirror (`delivery.parts`): the text, or one attachment by id. */
+interface PartStatus {
+  part?: string;
+  status?: 'sent' | 'failed';
+  providerMessageIds?: string[];
+  code?: string;
+}
 
 const millis = (t: unknown): number | undefined => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : undefined);
 
@@ -44,6 +56,7 @@ interface DeliveryMirror {
   receipt?: { status?: string; at?: Timestamp; code?: string };
   attempts?: Attempt[];
   previous?: Omit<DeliveryMirror, 'previous' | 'receipt' | 'cancel'>;
+  parts?: PartStatus[];
   /** The service's answer to the latest cancel request on this delivery (docs/decisions.md#recall-before-send-cancel). */
   cancel?: { status?: 'cancelled' | 'too_late'; at?: Timestamp };
 }
@@ -83,20 +96,24 @@ export function threadView(session: Session, conversationId: string): View {
   const counter = h('span', { id: 'reply-counter', class: 'muted' }, `0 / ${REPLY_MAX_CODE_POINTS}`);
   const send = h('button', { type: 'submit', id: 'send-reply', disabled: true }, 'Send reply');
   const composeError = h('div', { id: 'compose-error' });
+  const media = new MediaCache(session);
+  const customers = new CustomerNames(db, session.workspaceId);
+  const files = composeAttachments(session, conversationId, () => updateCounter());
   const form = h(
     'form',
     { class: 'compose', 'aria-label': 'Compose a reply' },
     h('label', { for: 'reply-text' }, 'Reply'),
     text,
+    files.el,
     h('div', { class: 'row' }, counter, h('span', { id: 'reply-hint', class: 'muted' }, 'Ctrl+Enter sends'), send),
     composeError,
   );
-  const updateCounter = () => {
+  function updateCounter(): void {
     const n = codePointLength(text.value);
     counter.textContent = `${n} / ${REPLY_MAX_CODE_POINTS}`;
     counter.classList.toggle('over', n > REPLY_MAX_CODE_POINTS);
-    send.disabled = replyProblem(text.value) !== undefined;
-  };
+    send.disabled = replyProblem(text.value, files.count()) !== undefined || files.ready() === undefined;
+  }
   text.addEventListener('input', updateCounter);
   text.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
@@ -106,7 +123,8 @@ export function threadView(session: Session, conversationId: string): View {
   });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const problem = replyProblem(text.value);
+    const attachments = files.ready();
+    const problem = attachments === undefined ? 'Wait for the files to upload, or remove the ones that failed.' : replyProblem(text.value, attachments.length);
     if (problem) {
       replace(composeError, notice('error', problem));
       return;
@@ -114,10 +132,16 @@ export function threadView(session: Session, conversationId: string): View {
     const value = text.value;
     send.disabled = true;
     text.readOnly = true;
+    files.setDisabled(true);
     replace(composeError, notice('loading', 'Sending…'));
-    addDoc(messagesCol, { direction: 'outbound', author: { type: 'operator', uid: user.uid }, text: value, createdAt: serverTimestamp() }).then(
+    // `attachments` only when there are files: a text reply is exactly the document it always was.
+    const replyDoc: Record<string, unknown> = { direction: 'outbound', author: { type: 'operator', uid: user.uid }, text: value, createdAt: serverTimestamp() };
+    if (attachments !== undefined && attachments.length > 0) replyDoc.attachments = attachments;
+    addDoc(messagesCol, replyDoc).then(
       () => {
         text.readOnly = false;
+        files.setDisabled(false);
+        files.clear();
         text.value = '';
         updateCounter();
         replace(composeError);
@@ -125,8 +149,9 @@ export function threadView(session: Session, conversationId: string): View {
       },
       (err: unknown) => {
         text.readOnly = false;
+        files.setDisabled(false);
         updateCounter();
-        replace(composeError, notice('error', describeError(err, `replies must be 1 to ${REPLY_MAX_CODE_POINTS} characters, written by a member of the workspace in an existing conversation`)));
+        replace(composeError, notice('error', describeError(err, `replies must be 1 to ${REPLY_MAX_CODE_POINTS} characters (or empty with files), written by a member of the workspace in an existing conversation, with at most the integration's number of uploaded files`)));
       },
     );
   });
@@ -213,6 +238,7 @@ export function threadView(session: Session, conversationId: string): View {
       { class: 'message outbound', 'data-message': id, 'data-status': status, 'data-cancel': cancelAnswer ?? (cancelPending ? 'requested' : undefined), tabindex: -1 },
       h('div', { class: 'who' }, mine ? 'You' : 'Operator', ' · ', h('time', {}, formatTime(millis(d.createdAt)))),
       h('p', { class: 'text', id: textId }, String(d.text ?? '')),
+      replyFiles(d.attachments, delivery?.parts),
       h(
         'div',
         { class: 'delivery' },
@@ -239,6 +265,29 @@ export function threadView(session: Session, conversationId: string): View {
     );
   }
 
+  /** A reply's files inline (thumbnails, links) and, once the connector reported them, each part's outcome. */
+  function replyFiles(value: unknown, parts: PartStatus[] | undefined): Child {
+    const files = Array.isArray(value) ? (value as Partial<UploadedAttachment>[]) : [];
+    const partOf = (name: string) => parts?.find((p) => p.part === name);
+    const partBadge = (p: PartStatus | undefined) =>
+      p?.status ? h('span', { class: `badge part-status status-${p.status}`, 'data-part-status': p.status }, p.status, p.code ? ` (${p.code})` : '') : null;
+    const textPart = partOf('text');
+    if (files.length === 0 && textPart === undefined) return null;
+    return h(
+      'div',
+      { class: 'reply-files' },
+      textPart ? h('p', { class: 'part part-text', 'data-part': 'text' }, 'Text: ', partBadge(textPart)) : null,
+      ...files.map((f) => {
+        const attachmentId = String(f.attachmentId ?? '');
+        const figure = mediaElement(media, { kind: 'attachment', conversationId, attachmentId }, { name: String(f.name ?? attachmentId), ...(f.contentType === undefined ? {} : { contentType: f.contentType }), ...(f.size === undefined ? {} : { size: f.size }) });
+        const badge = partBadge(partOf(attachmentId));
+        if (badge) figure.append(badge);
+        figure.dataset.part = attachmentId;
+        return figure;
+      }),
+    );
+  }
+
   function inbound(id: string, d: DocumentData): HTMLElement {
     const sender = (d.sender ?? {}) as { externalId?: string; displayName?: string | null };
     const alert = d.kind === 'alert';
@@ -252,11 +301,34 @@ export function threadView(session: Session, conversationId: string): View {
         ? h(
             'ul',
             { class: 'images', 'aria-label': 'Images' },
-            ...images.map((img) =>
-              h('li', { class: 'image-meta' }, `Image: ${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}`, h('code', { class: 'wrap', title: img.path ?? '' }, ` ${(img.sha256 ?? '').slice(0, 12)}`)),
+            ...images.map((img, index) =>
+              h(
+                'li',
+                { class: 'image-meta' },
+                mediaElement(media, { kind: 'image', conversationId, messageId: id, index }, { name: `Image: ${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}`, ...(img.contentType === undefined ? {} : { contentType: img.contentType }) }),
+                h('code', { class: 'wrap', title: img.path ?? '' }, ` ${(img.sha256 ?? '').slice(0, 12)}`),
+              ),
             ),
           )
         : null,
+    );
+  }
+
+  // The conversation's integration says whether replies may carry files, and which (its
+  // `replies.attachments`); followed live, so an admin's change shows without a reload.
+  let watchedIntegration: string | undefined;
+  let unsubscribeIntegration: (() => void) | undefined;
+  function watchCapability(integrationId: unknown): void {
+    if (typeof integrationId !== 'string' || integrationId === '' || integrationId === watchedIntegration) return;
+    watchedIntegration = integrationId;
+    unsubscribeIntegration?.();
+    unsubscribeIntegration = onSnapshot(
+      doc(db, 'workspaces', session.workspaceId, 'integrations', integrationId),
+      (snap) => {
+        files.setCapability(readCapability((snap.get('replies') as { attachments?: unknown } | undefined)?.attachments));
+        updateCounter();
+      },
+      () => files.setCapability(undefined),
     );
   }
 
@@ -268,8 +340,16 @@ export function threadView(session: Session, conversationId: string): View {
         return;
       }
       title.textContent = String(snap.get('externalConversationId') ?? conversationId);
-      const person = conversationPerson({ lastCustomerExternalId: snap.get('lastCustomerExternalId') as unknown }) ?? NO_CUSTOMER_YET;
-      replace(subtitle, `Customer ${person} · integration ${String(snap.get('integrationId') ?? '?')} · last message ${formatTime(millis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })))}`);
+      watchCapability(snap.get('integrationId') as unknown);
+      const externalId = conversationPerson({ lastCustomerExternalId: snap.get('lastCustomerExternalId') as unknown });
+      const integrationId = String(snap.get('integrationId') ?? '?');
+      const line = (person: string) => `Customer ${person} · integration ${integrationId} · last message ${formatTime(millis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })))}`;
+      replace(subtitle, line(externalId ?? NO_CUSTOMER_YET));
+      if (externalId !== undefined) {
+        void customers.displayName(integrationId, externalId).then((name) => {
+          if (name !== undefined) replace(subtitle, line(personLabel(externalId, name)));
+        });
+      }
     },
     (err) => replace(subtitle, notice('error', describeError(err, 'only members of the workspace may read its conversations'))),
   );
@@ -317,14 +397,33 @@ export function threadView(session: Session, conversationId: string): View {
     }
   }
 
-  const unsubscribeMessages = onSnapshot(
-    query(messagesCol, orderBy('createdAt', 'asc'), limitToLast(THREAD_LIMIT)),
-    (snap) => {
-      lastDocs = snap.docs;
-      render();
-    },
-    (err) => replace(state, notice('error', describeError(err, 'only members of the workspace may read its messages'))),
-  );
+  // Paging: the latest `shown` messages, live; "Load older" widens the window by THREAD_LIMIT and
+  // is offered while the window is full (there may be more).
+  let shown = THREAD_LIMIT;
+  const older = h('button', { type: 'button', class: 'secondary load-older', id: 'load-older', hidden: true }, 'Load older messages');
+  let unsubscribeMessages = (): void => undefined;
+  function subscribeMessages(): void {
+    unsubscribeMessages();
+    unsubscribeMessages = onSnapshot(
+      query(messagesCol, orderBy('createdAt', 'asc'), limitToLast(shown)),
+      (snap) => {
+        lastDocs = snap.docs;
+        older.hidden = snap.size < shown;
+        older.disabled = false;
+        render();
+      },
+      (err) => replace(state, notice('error', describeError(err, 'only members of the workspace may read its messages'))),
+    );
+  }
+  older.addEventListener('click', () => {
+    older.disabled = true;
+    shown += THREAD_LIMIT;
+    const first = lastDocs[0]?.id;
+    subscribeMessages();
+    // Keep the reader where they were: on the message that was the oldest shown.
+    requestAnimationFrame(() => messages.querySelector<HTMLElement>(`li[data-message="${CSS.escape(first ?? '')}"]`)?.scrollIntoView({ block: 'start' }));
+  });
+  subscribeMessages();
 
   const el = h(
     'div',
@@ -333,6 +432,7 @@ export function threadView(session: Session, conversationId: string): View {
     title,
     subtitle,
     state,
+    older,
     messages,
     form,
   );
@@ -341,6 +441,9 @@ export function threadView(session: Session, conversationId: string): View {
     destroy() {
       unsubscribeConversation();
       unsubscribeMessages();
+      unsubscribeIntegration?.();
+      files.clear();
+      media.revokeAll();
     },
   };
 }

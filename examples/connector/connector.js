@@ -86,13 +86,15 @@ export function loadConfig(env = process.env, stack = localStack()) {
 }
 
 /**
- * A fake channel adapter: prints each reply and returns a made-up provider message id. To see
+ * A fake channel adapter: prints each reply (its text, then each file's name, type, size and
+ * SHA-256, downloaded through the SDK's hash-checked `fetch()`) and returns a made-up provider
+ * message id per part. To see
  * the failure paths, put `#temporary` (a definite temporary rejection: the service re-queues the
  * delivery) or `#blocked` (a permanent rejection) in the operator's reply.
  */
 export function createFakeProvider({ write = (line) => process.stdout.write(`${line}\n`) } = {}) {
   let sent = 0;
-  return async function send({ text, recipient, signal }) {
+  return async function send({ text, recipient, attachments, signal }) {
     signal.throwIfAborted();
     const to = `${recipient.externalConversationId} (customer ${recipient.externalCustomerId})`;
     if (text.includes('#temporary')) {
@@ -103,10 +105,30 @@ export function createFakeProvider({ write = (line) => process.stdout.write(`${l
       write(`[fake-provider] to ${to}: rejected (the customer blocked the bot)`);
       throw new ProviderPermanentError('fake provider: recipient blocked the bot', { code: 'recipient_blocked' });
     }
-    sent += 1;
-    const id = `fake-${sent}-${randomUUID().slice(0, 8)}`;
-    write(`[fake-provider] to ${to}: ${JSON.stringify(text)} -> ${id}`);
-    return { providerMessageIds: [id] };
+    // Files first, all of them, before anything is sent: a download that fails (or whose SHA-256
+    // does not match) then leaves nothing half sent, and the SDK reports it as a retry or failure.
+    const files = [];
+    for (const attachment of attachments ?? []) files.push(await attachment.fetch({ signal }));
+    const ids = [];
+    const parts = [];
+    const nextId = () => {
+      sent += 1;
+      return `fake-${sent}-${randomUUID().slice(0, 8)}`;
+    };
+    if (text !== '') {
+      const id = nextId();
+      write(`[fake-provider] to ${to}: ${JSON.stringify(text)} -> ${id}`);
+      ids.push(id);
+      parts.push({ part: 'text', status: 'sent', providerMessageIds: [id] });
+    }
+    for (const file of files) {
+      const id = nextId();
+      write(`[fake-provider] to ${to}: file ${JSON.stringify(file.name ?? file.attachmentId)} ${file.contentType}, ${file.size} bytes, sha256 ${file.sha256} -> ${id}`);
+      ids.push(id);
+      parts.push({ part: file.attachmentId, status: 'sent', providerMessageIds: [id] });
+    }
+    // Per-part results only when there were files: a text reply reports exactly what it always did.
+    return files.length === 0 ? { providerMessageIds: ids } : { providerMessageIds: ids, parts };
   };
 }
 

@@ -159,6 +159,54 @@ export interface ProviderErrorOptions {
   /** snake_case code reported to the service (normalised to `^[a-z][a-z0-9_]*$`, at most 80 characters). */
   code?: string;
   cause?: unknown;
+  /**
+   * What became of each part of the reply (its text, each attachment) before the error, reported
+   * with `fail`: e.g. the text `sent` and a file `failed`. A resend then sends only the parts not
+   * known to be sent.
+   */
+  parts?: ReadonlyArray<{ part: string; status: 'sent' | 'failed'; providerMessageIds?: readonly string[]; code?: string }>;
+}
+
+/**
+ * The bytes of an attachment do not have the SHA-256 they should. `inTransit`: they differ from the
+ * digest the answer itself carried (`ETag`, `Repr-Digest`), so the download was damaged on the way
+ * and another attempt may succeed (`processDelivery` reports `retry`); otherwise the service's
+ * file differs from the claim's `sha256`, which no retry changes (`failed`). Code `attachment_integrity`.
+ */
+export class AttachmentIntegrityError extends ConnectorError {
+  override readonly name: string = 'AttachmentIntegrityError';
+  readonly code = 'attachment_integrity';
+  readonly attachmentId: string;
+  readonly expectedSha256: string;
+  readonly actualSha256: string;
+  readonly inTransit: boolean;
+  constructor(init: { attachmentId: string; expectedSha256: string; actualSha256: string; inTransit: boolean }) {
+    super(
+      `attachment ${init.attachmentId}: the bytes have SHA-256 ${init.actualSha256}, expected ${init.expectedSha256} (${init.inTransit ? 'damaged in transit' : 'differs from the claim'})`,
+    );
+    this.attachmentId = init.attachmentId;
+    this.expectedSha256 = init.expectedSha256;
+    this.actualSha256 = init.actualSha256;
+    this.inTransit = init.inTransit;
+  }
+}
+
+/**
+ * An attachment's lazy `fetch()` (in `processDelivery`) could not download the file; `cause` is the
+ * API error. Thrown out of your `send`, it is reported as `failed` `attachment_not_found` when the
+ * service does not know the file on this delivery (404), else as `retry` `attachment_unavailable`.
+ */
+export class AttachmentUnavailableError extends ConnectorError {
+  override readonly name: string = 'AttachmentUnavailableError';
+  readonly attachmentId: string;
+  /** `attachment_not_found` (404) or `attachment_unavailable` (anything else). */
+  readonly code: 'attachment_not_found' | 'attachment_unavailable';
+  constructor(attachmentId: string, cause: unknown) {
+    const notFound = cause instanceof ConnectorApiError && cause.status === 404;
+    super(`attachment ${attachmentId} could not be downloaded: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.attachmentId = attachmentId;
+    this.code = notFound ? 'attachment_not_found' : 'attachment_unavailable';
+  }
 }
 
 /**
@@ -168,12 +216,15 @@ export interface ProviderErrorOptions {
 export class ProviderRetryableError extends ConnectorError {
   override readonly name: string = 'ProviderRetryableError';
   readonly code: string | undefined;
+  /** Per-part outcomes reported with `fail` (see `ProviderErrorOptions.parts`). */
+  readonly parts: ProviderErrorOptions['parts'];
   /** When to try again (0 to 3600000 ms); absent: the service's own backoff. */
   readonly retryAfterMs: number | undefined;
   constructor(message: string, options: ProviderErrorOptions & { retryAfterMs?: number } = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined);
     this.code = options.code;
     this.retryAfterMs = options.retryAfterMs;
+    this.parts = options.parts;
   }
 }
 
@@ -181,9 +232,12 @@ export class ProviderRetryableError extends ConnectorError {
 export class ProviderPermanentError extends ConnectorError {
   override readonly name: string = 'ProviderPermanentError';
   readonly code: string | undefined;
+  /** Per-part outcomes reported with `fail` (see `ProviderErrorOptions.parts`). */
+  readonly parts: ProviderErrorOptions['parts'];
   constructor(message: string, options: ProviderErrorOptions = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined);
     this.code = options.code;
+    this.parts = options.parts;
   }
 }
 
@@ -197,9 +251,12 @@ export class ProviderUnknownOutcomeError extends ConnectorError {
   readonly code: string | undefined;
   /** Ids of the parts that were accepted (partial send), reported to the service. */
   readonly providerMessageIds: readonly string[];
+  /** Per-part outcomes reported with `fail` (see `ProviderErrorOptions.parts`). */
+  readonly parts: ProviderErrorOptions['parts'];
   constructor(message: string, options: ProviderErrorOptions & { providerMessageIds?: readonly string[] } = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined);
     this.code = options.code;
     this.providerMessageIds = options.providerMessageIds ?? [];
+    this.parts = options.parts;
   }
 }

@@ -27,6 +27,7 @@ export {
 export {
   DEFAULT_PROVIDER_TIMEOUT_MS,
   type ProcessDeliveryOptions,
+  type ProviderAttachment,
   type ProviderSend,
   type ProviderSendInput,
   type ProviderSendResult,

@@ -73,7 +73,7 @@ export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
 /** Where a reply goes: the external chat and the customer in it. */
 export type Recipient = ReplyMessage['recipient'];
 
-/** The reply to deliver: its text and recipient. */
+/** The reply to deliver: its text and recipient, and its files when it has some. */
 export type ReplyMessage = ClaimReady['message'];
 
 /** Claim could not lease the delivery now. `waiting_for_previous`: acknowledge the notification; it will be re-published. */
@@ -93,7 +93,49 @@ export type ExtendResult = ExtendDeliveryLeaseResponse;
 /** `sending`: send through the provider now. `sent`: already sent, do NOT send. */
 export type StartResult = StartDeliveryResponse;
 
-/** The provider's ids of the sent message: at least one (the limits are the API document's `CompleteRequest`). */
+/**
+ * A file of an operator reply, as the claim lists it in `message.attachments` (only on integrations
+ * whose replies accept attachments; docs/contract.md#attachments): `attachmentId`, the
+ * operator's file `name`, the sniffed `contentType`, `size` in bytes, `sha256` (lowercase hex).
+ */
+export type DeliveryAttachment = NonNullable<ReplyMessage['attachments']>[number];
+
+/**
+ * The outcome of one part of a reply (`part`: `text`, or an `attachmentId` of the claim), reported
+ * with `complete` or `fail` and shown to the operator per part (`delivery.parts`); a resend sends
+ * only the parts not known to be sent.
+ */
+export type DeliveryPart = NonNullable<CompleteDeliveryRequest['parts']>[number];
+
+/** A file to download under a lease: `deliveries.attachment()`. */
+export interface AttachmentInput {
+  deliveryId: string;
+  /** The live lease of a `leased` or `sending` delivery. */
+  leaseId: string;
+  /** One of the claim's `message.attachments`. */
+  attachmentId: string;
+  /**
+   * The SHA-256 (lowercase hex) the bytes must have, normally the claim's `sha256`; checked besides
+   * the answer's own `ETag` and `Repr-Digest`.
+   */
+  expectedSha256?: string;
+}
+
+/** A downloaded attachment: its bytes (already checked against their SHA-256) and what the answer said of them. */
+export interface AttachmentFile {
+  attachmentId: string;
+  bytes: Uint8Array;
+  /** `Content-Type` of the answer. */
+  contentType: string;
+  /** `bytes.length`. */
+  size: number;
+  /** SHA-256 of `bytes`, lowercase hex (equal to every digest the answer and the claim gave). */
+  sha256: string;
+  /** The file name of `Content-Disposition`, when it had one. */
+  name: string | undefined;
+}
+
+/** The provider's ids of the sent message: at least one (the limits are the API document's `CompleteRequest`); `parts`: each part's outcome. */
 export type CompleteInput = CompleteDeliveryRequest;
 
 export type CompleteResult = CompleteDeliveryResponse;

@@ -12,6 +12,7 @@ import {
   ProviderPermanentError,
   ProviderRetryableError,
   ProviderUnknownOutcomeError,
+  type AttachmentFile,
   type ProviderSend,
   type ProviderSendInput,
 } from '@support-desk/connector-sdk';
@@ -51,6 +52,15 @@ export interface ReplyMail {
   inReplyTo?: string;
   references?: string[];
   headers: Record<string, string>;
+  /** The reply's files (downloaded and hash-checked by the SDK), as MIME parts of the same mail. */
+  attachments?: MailAttachment[];
+}
+
+/** One file of a reply mail. */
+export interface MailAttachment {
+  filename: string;
+  contentType: string;
+  content: Uint8Array;
 }
 
 /** `Re: <subject>` (not `Re: Re:`); a neutral subject when the thread is unknown. */
@@ -66,7 +76,12 @@ const ADDRESS = /^[^\s@<>()[\]\\,;:"]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]+$/;
  * The reply mail of one delivery (pure). Threaded when the conversation is known: In-Reply-To the
  * customer's last Message-ID, References the thread (then mail clients show it in the thread).
  */
-export function buildReplyMail(input: Pick<ProviderSendInput, 'deliveryId' | 'text' | 'recipient'>, thread: ThreadState | undefined, settings: Omit<OutboundSettings, 'relay'>): ReplyMail {
+export function buildReplyMail(
+  input: Pick<ProviderSendInput, 'deliveryId' | 'text' | 'recipient'>,
+  thread: ThreadState | undefined,
+  settings: Omit<OutboundSettings, 'relay'>,
+  files: readonly AttachmentFile[] = [],
+): ReplyMail {
   const to = input.recipient.externalCustomerId;
   const messageId = replyMessageId(input.deliveryId, settings.domain);
   const mail: ReplyMail = {
@@ -82,10 +97,9 @@ export function buildReplyMail(input: Pick<ProviderSendInput, 'deliveryId' | 'te
     mail.inReplyTo = thread.lastMessageId;
     mail.references = trimReferences(thread.references);
   }
-  // EXTENSION POINT (reply attachments): replies carry text only today. Attachments of a reply
-  // (when the integration opted in) will be fetched from `POST /v1/deliveries/attachment`, which
-  // the service does not offer yet; they belong here as nodemailer `attachments`. Until then
-  // nothing is attached, and nothing pretends to be.
+  // Reply attachments (integrations that opted in): one mail carries the text and every file, so
+  // the customer gets them together and the relay accepts or refuses them together.
+  if (files.length > 0) mail.attachments = files.map((f) => ({ filename: f.name ?? f.attachmentId, contentType: f.contentType, content: f.bytes }));
   return mail;
 }
 
@@ -153,7 +167,11 @@ export function createEmailSender(settings: OutboundSettings, store: ThreadStore
       onEvent({ type: 'reply_failed', deliveryId, messageId, to, outcome: 'failed', code: 'invalid_recipient_address' });
       throw new ProviderPermanentError(`the customer id ${JSON.stringify(to)} is not an email address`, { code: 'invalid_recipient_address' });
     }
-    const mail = buildReplyMail(input, store.thread(recipient.externalConversationId), settings);
+    // Every file is downloaded (through the SDK, under the lease, hash-checked) before the relay
+    // is contacted: a download that fails leaves nothing sent, and is reported as such.
+    const files: AttachmentFile[] = [];
+    for (const attachment of input.attachments) files.push(await attachment.fetch({ signal }));
+    const mail = buildReplyMail(input, store.thread(recipient.externalConversationId), settings, files);
     const wire: WireState = { dataSent: false };
     const options: SMTPTransport.Options = {
       host: settings.relay.host,
@@ -184,6 +202,7 @@ export function createEmailSender(settings: OutboundSettings, store: ThreadStore
         headers: mail.headers,
         ...(mail.inReplyTo === undefined ? {} : { inReplyTo: `<${mail.inReplyTo}>` }),
         ...(mail.references === undefined ? {} : { references: mail.references.map((id) => `<${id}>`) }),
+        ...(mail.attachments === undefined ? {} : { attachments: mail.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength) })) }),
       });
     } catch (caught) {
       const err = caught as SmtpError;
@@ -202,6 +221,9 @@ export function createEmailSender(settings: OutboundSettings, store: ThreadStore
     // written only costs the threading of the customer's answer to this reply.
     await store.recordOutbound(recipient.externalConversationId, mail.messageId).catch(() => undefined);
     onEvent({ type: 'reply_sent', deliveryId, messageId: mail.messageId, to, response: info.response });
-    return { providerMessageIds: [mail.messageId] };
+    if (files.length === 0) return { providerMessageIds: [mail.messageId] };
+    // One mail carried every part: each is sent under its Message-ID.
+    const ids = [mail.messageId];
+    return { providerMessageIds: ids, parts: [...(input.text === '' ? [] : ['text']), ...files.map((f) => f.attachmentId)].map((part) => ({ part, status: 'sent' as const, providerMessageIds: ids })) };
   };
 }

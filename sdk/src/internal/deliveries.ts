@@ -1,5 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { AttachmentIntegrityError, UnexpectedResponseError } from '../errors.js';
 import type {
+  AttachmentFile,
+  AttachmentInput,
+  DeliveryPart,
   ClaimInput,
   DeliveryNotification,
   ClaimResult,
@@ -45,6 +49,62 @@ function validPage(page: PendingPage): PendingPage | undefined {
   return deliveries.every((d) => d !== undefined) ? { deliveries, nextCursor: page.nextCursor } : undefined;
 }
 
+/** A copy of the per-part outcomes for a request body (the caller may pass readonly arrays). */
+function partsJson(parts: readonly DeliveryPart[]): DeliveryPart[] {
+  return parts.map((p) => ({
+    part: p.part,
+    status: p.status,
+    ...(p.providerMessageIds === undefined ? {} : { providerMessageIds: [...p.providerMessageIds] }),
+    ...(p.code === undefined ? {} : { code: p.code }),
+  }));
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/**
+ * `POST /v1/deliveries/attachment` (getDeliveryAttachment, docs/contract.md#fetch-an-attachment):
+ * answers the file's bytes. The generator makes no reader for an operation whose answer is a file,
+ * so its path is written here.
+ */
+const getDeliveryAttachment = { operationId: 'getDeliveryAttachment', method: 'POST', path: '/v1/deliveries/attachment' } as const;
+
+/** The operations that answer a file, called by hand (sdk/test/unit/surface.test.ts checks them against the API document). */
+export const FILE_OPERATIONS = { getDeliveryAttachment } as const;
+
+/** The SHA-256 an `ETag` names (`"<64 hex>"`, weak or strong), or undefined. */
+export function etagSha256(etag: string | null): string | undefined {
+  const match = etag === null ? null : /^\s*(?:W\/)?"([0-9a-fA-F]{64})"\s*$/.exec(etag);
+  return match?.[1]?.toLowerCase();
+}
+
+/** The `sha-256` of an RFC 9530 `Repr-Digest` header (`sha-256=:<base64>:`), as lowercase hex, or undefined. */
+export function reprDigestSha256(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  for (const member of header.split(',')) {
+    const match = /^\s*sha-256\s*=\s*:([A-Za-z0-9+/]+={0,2}):\s*$/i.exec(member);
+    if (!match?.[1]) continue;
+    const bytes = Buffer.from(match[1], 'base64');
+    if (bytes.length === 32) return bytes.toString('hex');
+  }
+  return undefined;
+}
+
+/** The file name of a `Content-Disposition` header (`filename*=UTF-8''…` preferred over `filename="…"`). */
+export function dispositionName(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  const extended = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(header);
+  if (extended?.[1]) {
+    try {
+      return decodeURIComponent(extended[1].trim());
+    } catch {
+      // a malformed encoding: fall back to the plain parameter
+    }
+  }
+  const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))/i.exec(header);
+  const value = plain?.[1]?.replace(/\\(.)/g, '$1') ?? plain?.[2];
+  return value === undefined || value === '' ? undefined : value;
+}
+
 /** `client.deliveries`: the delivery operations (docs/contract.md#claim to docs/contract.md#receipts), one HTTP call each (plus retries). */
 export class DeliveriesApi {
   readonly #transport: Transport;
@@ -87,6 +147,7 @@ export class DeliveriesApi {
   /** Reports a send the provider accepted. Only call it when the provider actually accepted the message. */
   async complete(input: CompleteInput, options: CallOptions = {}): Promise<CompleteResult> {
     const json: CompleteDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, providerMessageIds: [...input.providerMessageIds] };
+    if (input.parts !== undefined) json.parts = partsJson(input.parts);
     const answer = await this.#transport.post(completeDelivery.path, { json }, options);
     return readOperation(answer, completeDelivery);
   }
@@ -96,8 +157,38 @@ export class DeliveriesApi {
     const json: FailDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, outcome: input.outcome, code: input.code };
     if (input.retryAfterMs !== undefined) json.retryAfterMs = input.retryAfterMs;
     if (input.providerMessageIds !== undefined) json.providerMessageIds = [...input.providerMessageIds];
+    if (input.parts !== undefined) json.parts = partsJson(input.parts);
     const answer = await this.#transport.post(failDelivery.path, { json }, options);
     return readOperation(answer, failDelivery);
+  }
+
+  /**
+   * Downloads one file of a reply under the live lease of its delivery (`leased` or `sending`):
+   * the bytes, checked against the SHA-256 of the answer's `ETag` and `Repr-Digest` and against
+   * `expectedSha256` (the claim's `sha256`) when given. A mismatch throws `AttachmentIntegrityError`
+   * (`inTransit` tells a damaged download from a file that differs from the claim). An expired or
+   * replaced lease is `ConflictError` `lease_lost`, a finished delivery `delivery_finished`, an id
+   * not on the delivery `NotFoundError`. Retries (network, 503) as every call; the file is at most
+   * 10 MB and is held in memory.
+   */
+  async attachment(input: AttachmentInput, options: CallOptions = {}): Promise<AttachmentFile> {
+    const json = { deliveryId: input.deliveryId, leaseId: input.leaseId, attachmentId: input.attachmentId };
+    const answer = await this.#transport.postForBytes(getDeliveryAttachment.path, json, options);
+    const origin = { status: answer.status, method: getDeliveryAttachment.method, path: getDeliveryAttachment.path, requestId: answer.requestId, attempts: answer.attempts };
+    const sha256 = createHash('sha256').update(answer.bytes).digest('hex');
+    const digests = [etagSha256(answer.headers.get('etag')), reprDigestSha256(answer.headers.get('repr-digest'))].filter((d) => d !== undefined);
+    const expected = input.expectedSha256?.toLowerCase();
+    if (expected !== undefined && !SHA256_HEX.test(expected)) throw new TypeError('expectedSha256 must be 64 hex digits');
+    // The answer always carries its digest (docs/contract.md#fetch-an-attachment); without one, and nothing
+    // to compare with, the bytes could not be checked at all.
+    if (digests.length === 0 && expected === undefined) {
+      throw new UnexpectedResponseError({ ...origin, code: 'missing_digest', detail: 'the file answer has no ETag or Repr-Digest with its SHA-256' });
+    }
+    const wrongInTransit = digests.find((d) => d !== sha256);
+    if (wrongInTransit !== undefined) throw new AttachmentIntegrityError({ attachmentId: input.attachmentId, expectedSha256: wrongInTransit, actualSha256: sha256, inTransit: true });
+    if (expected !== undefined && expected !== sha256) throw new AttachmentIntegrityError({ attachmentId: input.attachmentId, expectedSha256: expected, actualSha256: sha256, inTransit: false });
+    const contentType = answer.headers.get('content-type') ?? 'application/octet-stream';
+    return { attachmentId: input.attachmentId, bytes: answer.bytes, contentType, size: answer.bytes.length, sha256, name: dispositionName(answer.headers.get('content-disposition')) };
   }
 
   /**

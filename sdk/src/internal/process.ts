@@ -3,10 +3,18 @@
  * claim; if ready, start; if start says `sending`, call the provider ONCE; then complete with
  * the provider's ids, or fail with an outcome derived from what the provider threw.
  */
-import { ConnectorApiError, DeliveryReportError, ProviderPermanentError, ProviderRetryableError, ProviderUnknownOutcomeError } from '../errors.js';
+import {
+  AttachmentIntegrityError,
+  AttachmentUnavailableError,
+  ConnectorApiError,
+  DeliveryReportError,
+  ProviderPermanentError,
+  ProviderRetryableError,
+  ProviderUnknownOutcomeError,
+} from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
 import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS } from './contract.generated.js';
-import type { DeliveryNotification, FailOutcome, FailResult, Recipient } from '../types.js';
+import type { AttachmentFile, DeliveryAttachment, DeliveryNotification, DeliveryPart, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type ProcessDeliveryResult } from './results.js';
 
 const { failCode: FAIL_CODE_MAX_LENGTH, retryAfterMs: MAX_FAIL_RETRY_AFTER_MS, providerMessageId: MAX_PROVIDER_MESSAGE_ID_LENGTH, providerMessageIds: MAX_PROVIDER_MESSAGE_IDS } = DELIVERY_LIMITS;
@@ -19,6 +27,17 @@ const { failCode: FAIL_CODE_MAX_LENGTH, retryAfterMs: MAX_FAIL_RETRY_AFTER_MS, p
  */
 export const DEFAULT_PROVIDER_TIMEOUT_MS = LEASE_MS - 30_000;
 
+/**
+ * A file of the reply, as the claim lists it, with a lazy `fetch()` that downloads it under the
+ * delivery's lease (`deliveries.attachment`) and checks its SHA-256 against the claim's. Fetch every
+ * file you need BEFORE you send anything: a failed fetch thrown out of `send` is then reported as
+ * nothing sent (`AttachmentIntegrityError`, `AttachmentUnavailableError`).
+ */
+export interface ProviderAttachment extends DeliveryAttachment {
+  /** Downloads the file (once: later calls share the first successful download). */
+  fetch(options?: { signal?: AbortSignal }): Promise<AttachmentFile>;
+}
+
 /** What your provider `send` receives. */
 export interface ProviderSendInput {
   deliveryId: string;
@@ -28,12 +47,20 @@ export interface ProviderSendInput {
   /** Reply text, up to the contract's reply limit in code points (split it into parts if your channel needs to). */
   text: string;
   recipient: Recipient;
+  /**
+   * The reply's files (empty when it has none, always for integrations without the attachments
+   * capability). `text` may be empty when there are files.
+   */
+  attachments: readonly ProviderAttachment[];
   /** Aborts when `providerTimeoutMs` passes; pass it to your provider client if it supports one. */
   signal: AbortSignal;
 }
 
-/** What your provider `send` returns on success: the ids the provider assigned (1 to 20). */
-export type ProviderSendResult = { providerMessageIds: readonly string[] } | readonly string[];
+/**
+ * What your provider `send` returns on success: the ids the provider assigned (1 to 20), and
+ * optionally each part's outcome (`text` and each `attachmentId`, reported with `complete`).
+ */
+export type ProviderSendResult = { providerMessageIds: readonly string[]; parts?: readonly DeliveryPart[] } | readonly string[];
 
 /**
  * Sends one reply through your channel. Return the provider ids when the provider ACCEPTED the
@@ -97,10 +124,54 @@ interface FailReport {
   code: string;
   retryAfterMs?: number;
   providerMessageIds?: string[];
+  parts?: DeliveryPart[];
 }
 
-/** Maps what the provider threw to a fail report (docs/contract.md#connector-rules, rules 2 and 3). */
-function classifyProviderError(err: unknown): FailReport {
+/**
+ * The per-part outcomes a provider gave, as a request can carry them: only parts of this reply
+ * (`text` and the claim's attachment ids), once each (the first wins), valid codes and ids. A
+ * part the service would refuse (400) must not cost the whole report.
+ */
+export function usableParts(parts: unknown, attachmentIds: readonly string[]): DeliveryPart[] | undefined {
+  if (!Array.isArray(parts)) return undefined;
+  const known = new Set(['text', ...attachmentIds]);
+  const out: DeliveryPart[] = [];
+  for (const p of parts as unknown[]) {
+    if (typeof p !== 'object' || p === null) continue;
+    const { part, status, providerMessageIds, code } = p as { part?: unknown; status?: unknown; providerMessageIds?: unknown; code?: unknown };
+    if (typeof part !== 'string' || !known.has(part) || out.some((o) => o.part === part)) continue;
+    if (status !== 'sent' && status !== 'failed') continue;
+    const entry: DeliveryPart = { part, status };
+    const ids = Array.isArray(providerMessageIds) ? providerMessageIds.filter(isProviderMessageId).slice(0, MAX_PROVIDER_MESSAGE_IDS) : [];
+    if (ids.length > 0) entry.providerMessageIds = ids;
+    if (typeof code === 'string') entry.code = toFailCode(code, 'part_failed');
+    else if (status === 'failed') entry.code = 'part_failed';
+    out.push(entry);
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+/**
+ * Maps what the provider threw to a fail report (docs/contract.md#connector-rules, rules 2 and 3),
+ * with the parts it reported.
+ */
+function classifyProviderError(err: unknown, attachmentIds: readonly string[] = []): FailReport {
+  const report = classifyError(err);
+  const parts = usableParts((err as { parts?: unknown } | null)?.parts, attachmentIds);
+  return parts === undefined ? report : { ...report, parts };
+}
+
+function classifyError(err: unknown): FailReport {
+  // A file that could not be fetched or checked, thrown out of `send` before anything was sent
+  // (docs/decisions.md#attachments-in-the-sdk): damaged in transit or unavailable for now -> retry;
+  // a file that differs from the claim, or that the delivery does not have -> failed.
+  if (err instanceof AttachmentIntegrityError || named(err, 'AttachmentIntegrityError')) {
+    return { outcome: (err as AttachmentIntegrityError).inTransit ? 'retry' : 'failed', code: 'attachment_integrity' };
+  }
+  if (err instanceof AttachmentUnavailableError || named(err, 'AttachmentUnavailableError')) {
+    const code = (err as AttachmentUnavailableError).code;
+    return { outcome: code === 'attachment_not_found' ? 'failed' : 'retry', code };
+  }
   if (err instanceof ProviderRetryableError || named(err, 'ProviderRetryableError')) {
     const e = err as ProviderRetryableError;
     const report: FailReport = { outcome: 'retry', code: toFailCode(e.code, 'provider_temporary') };
@@ -193,6 +264,26 @@ function keepLeaseAlive(
   };
 }
 
+/** A claim's attachment with its lazy, hash-checked download (`ProviderAttachment`). */
+function lazyAttachment(deliveries: DeliveriesApi, deliveryId: string, leaseId: string, attachment: DeliveryAttachment): ProviderAttachment {
+  let download: Promise<AttachmentFile> | undefined;
+  const { attachmentId, name, contentType, size, sha256 } = attachment;
+  return {
+    attachmentId,
+    name,
+    contentType,
+    size,
+    sha256,
+    fetch(options = {}) {
+      download ??= deliveries.attachment({ deliveryId, leaseId, attachmentId, expectedSha256: sha256 }, options.signal === undefined ? {} : { signal: options.signal }).catch((err: unknown) => {
+        download = undefined; // a failed download may be tried again
+        throw err instanceof AttachmentIntegrityError ? err : new AttachmentUnavailableError(attachmentId, err);
+      });
+      return download;
+    },
+  };
+}
+
 /** The claim skip reasons that mean the delivery is over. */
 function finishedReason(reason: string): FinishedReason | undefined {
   return Object.hasOwn(FINISHED_SKIP_REASONS, reason) ? (reason as FinishedReason) : undefined;
@@ -251,6 +342,9 @@ export async function processDelivery(
   let providerBegun = Date.now();
   let providerEnded = providerBegun;
   const providerMs = (): number => providerEnded - providerBegun;
+  const message: ReplyMessage = claim.message;
+  const attachments: readonly DeliveryAttachment[] = message.attachments ?? [];
+  const attachmentIds = attachments.map((a) => a.attachmentId);
   const reportFailure = async (report: FailReport, error: unknown): Promise<ProcessDeliveryResult> => {
     let answer: FailResult;
     try {
@@ -291,12 +385,13 @@ export async function processDelivery(
       : keepLeaseAlive(deliveries, deliveryId, leaseId, claim.leaseExpiresAt, (event) => emit({ ...event, leaseId }));
   providerBegun = Date.now();
   try {
-    result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient }, timeoutMs);
+    const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
+    result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient, attachments: files }, timeoutMs);
   } catch (err) {
     // No extension may race the report of the failure.
     keeper?.stop();
     providerEnded = Date.now();
-    return await reportFailure(classifyProviderError(err), err);
+    return await reportFailure(classifyProviderError(err, attachmentIds), err);
   } finally {
     keeper?.stop();
   }
@@ -316,8 +411,9 @@ export async function processDelivery(
   }
 
   const providerMessageIds = ids as string[];
+  const parts = Array.isArray(result) ? undefined : usableParts((result as { parts?: unknown }).parts, attachmentIds);
   try {
-    await deliveries.complete({ deliveryId, leaseId, providerMessageIds });
+    await deliveries.complete(parts === undefined ? { deliveryId, leaseId, providerMessageIds } : { deliveryId, leaseId, providerMessageIds, parts });
   } catch (cause) {
     emit({ type: 'report_failed', leaseId, step: 'complete', providerMs: providerMs(), error: cause });
     throw new DeliveryReportError({ step: 'complete', deliveryId, leaseId, providerMessageIds, cause });

@@ -48,6 +48,17 @@ interface RawAnswer {
   status: number;
   headers: Headers;
   text: string;
+  /** The body's bytes, read instead of `text` for a 2xx answer of a binary call (`postForBytes`). */
+  bytes?: Uint8Array;
+}
+
+/** A 2xx answer whose body is bytes (a file), not JSON: what `postForBytes` returns. */
+export interface BinaryAnswer {
+  status: number;
+  headers: Headers;
+  bytes: Uint8Array;
+  requestId: string | undefined;
+  attempts: number;
 }
 
 /**
@@ -204,6 +215,22 @@ export class Transport {
    * the caller, so every retry sends the same bytes (same `eventId`, `requestId`, files).
    */
   async post(path: string, body: Body, options: CallOptions = {}): Promise<ApiAnswer> {
+    const raw = await this.#call(path, body, options, false);
+    return parseSuccess(raw.status, raw.text, { method: 'POST', path, requestId: raw.headers.get('x-request-id') ?? undefined, attempts: raw.attempts });
+  }
+
+  /**
+   * POSTs a JSON `body` to an operation that answers a file: the 2xx body as bytes, with its
+   * headers. Errors, retries and the fallback host are exactly those of `post` (an error answer is
+   * still the JSON envelope).
+   */
+  async postForBytes(path: string, json: unknown, options: CallOptions = {}): Promise<BinaryAnswer> {
+    const raw = await this.#call(path, { json }, options, true);
+    return { status: raw.status, headers: raw.headers, bytes: raw.bytes ?? new Uint8Array(0), requestId: raw.headers.get('x-request-id') ?? undefined, attempts: raw.attempts };
+  }
+
+  /** One call with its retries: the 2xx answer (its bytes when `binary`), or the error to throw. */
+  async #call(path: string, body: Body, options: CallOptions, binary: boolean): Promise<RawAnswer & { attempts: number }> {
     const { retry, sleep, random, now } = this.#config;
     const signal = options.signal;
     const method = 'POST';
@@ -218,7 +245,7 @@ export class Transport {
       signal?.throwIfAborted();
       let raw: RawAnswer;
       try {
-        raw = await this.#exchange(path, payload, signal, attempts);
+        raw = await this.#exchange(path, payload, signal, attempts, binary);
       } catch (err) {
         if (err instanceof ConnectorNetworkError && canRetry(attempts)) {
           await this.#wait(sleep, backoffDelayMs(attempts, retry, random), signal);
@@ -232,7 +259,7 @@ export class Transport {
       else this.#pausedUntil.set(path, until);
 
       const requestId = raw.headers.get('x-request-id') ?? undefined;
-      if (raw.status >= 200 && raw.status < 300) return parseSuccess(raw.status, raw.text, { method, path, requestId, attempts });
+      if (raw.status >= 200 && raw.status < 300) return { ...raw, attempts };
 
       const error = this.#httpError(raw, requestId, method, path, attempts, now());
       const retryable = retry.statuses.includes(raw.status) && !NEVER_RETRY_STATUSES.includes(raw.status);
@@ -261,23 +288,24 @@ export class Transport {
   }
 
   /** One attempt: the default host; the fallback host only if the default could not be reached at all. */
-  async #exchange(path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number): Promise<RawAnswer> {
+  async #exchange(path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean): Promise<RawAnswer> {
     try {
-      return await this.#once(this.#config.baseUrl, path, payload, signal, attempts);
+      return await this.#once(this.#config.baseUrl, path, payload, signal, attempts, binary);
     } catch (err) {
       const fallback = this.#config.fallbackBaseUrl;
       if (fallback !== undefined && err instanceof ConnectorNetworkError && !err.requestMayHaveArrived) {
-        return await this.#once(fallback, path, payload, signal, attempts);
+        return await this.#once(fallback, path, payload, signal, attempts, binary);
       }
       throw err;
     }
   }
 
-  async #once(base: string, path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number): Promise<RawAnswer> {
+  async #once(base: string, path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean): Promise<RawAnswer> {
     const { timeoutMs, userAgent } = this.#config;
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#key}`,
-      accept: 'application/json',
+      // A file operation answers the file, or the JSON envelope on an error.
+      accept: binary ? '*/*' : 'application/json',
       'user-agent': userAgent,
     };
     if (typeof payload === 'string') headers['content-type'] = 'application/json';
@@ -291,6 +319,8 @@ export class Transport {
     const combined = signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]);
     try {
       const res = await this.#config.fetch(`${base}${path}`, { method: 'POST', headers, body: payload, signal: combined, redirect: 'manual' });
+      // The whole body is read within the attempt's timeout, so a stalled download is retried like any other.
+      if (binary && res.status >= 200 && res.status < 300) return { status: res.status, headers: res.headers, text: '', bytes: new Uint8Array(await res.arrayBuffer()) };
       const text = await res.text();
       return { status: res.status, headers: res.headers, text };
     } catch (err) {

@@ -10,12 +10,15 @@ import YAML from 'yaml';
 import * as sdk from '../../src/index.js';
 import * as contract from '../../../functions/src/contract';
 import { OPERATIONS } from '../../src/internal/api.generated.js';
+import { FILE_OPERATIONS } from '../../src/internal/deliveries.js';
 import * as copy from '../../src/internal/contract.generated.js';
 import { DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MAX_MS, LEASE_MS, MESSAGE_LIMITS } from '../../src/internal/contract.generated.js';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
 const ERRORS = [
+  'AttachmentIntegrityError',
+  'AttachmentUnavailableError',
   'BadRequestError',
   'ConflictError',
   'ConnectorApiError',
@@ -112,4 +115,15 @@ test('every operation of the API document with a JSON answer has a generated rea
       .map(([method, op]) => [op.operationId, method.toUpperCase(), path]),
   );
   expect(Object.values(OPERATIONS).map((op) => [op.operationId, op.method, op.path]).sort()).toEqual(documented.sort());
+});
+
+test('the operations that answer a file are the SDK\'s own calls, at their documented paths', () => {
+  const document = YAML.parse(readFileSync(join(ROOT, 'openapi', 'openapi.yaml'), 'utf8'));
+  type Op = { operationId: string; responses: Record<string, { content?: Record<string, unknown> }> };
+  const files = Object.entries(document.paths as Record<string, Record<string, Op>>).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([, op]) => op.responses['200']?.content !== undefined && op.responses['200']?.content?.['application/json'] === undefined)
+      .map(([method, op]) => [op.operationId, method.toUpperCase(), path]),
+  );
+  expect(Object.values(FILE_OPERATIONS).map((op) => [op.operationId, op.method, op.path])).toEqual(files);
 });

@@ -204,8 +204,9 @@ test('a message posted with the SDK appears live in the list and the thread', as
   expect(conversation.lastSenderExternalId).toBe('shop-monitor');
   const alertAt = (conversation.lastMessageAt as { toDate(): Date }).toDate().toISOString();
   await entry.locator(`time[datetime="${alertAt}"]`).waitFor();
-  await expect(entry.locator('.meta').first().textContent()).resolves.toBe(`customer-7 · ${integrationId}`);
-  await adminPage.getByText(/^Customer customer-7 · integration /).waitFor();
+  // Named by the display name the connector gave (the customer document), the external id beside it.
+  await entry.locator('.meta.person', { hasText: `Ada Lovelace (customer-7) · ${integrationId}` }).waitFor();
+  await adminPage.getByText(/^Customer Ada Lovelace \(customer-7\) · integration /).waitFor();
 });
 
 test('a reply reaches sent through the connector, with its provider ids and attempt log', async () => {

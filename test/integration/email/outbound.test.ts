@@ -4,10 +4,11 @@
  * mail server, with the delivery outcomes the relay's answers call for; a bounce coming back to
  * the connector becomes a receipt.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { DocumentData } from 'firebase-admin/firestore';
 import { attemptEvents, closePubSub, eventually, readReply, sleep, writeReply } from '../helpers/deliveries';
 import { closeStack } from '../helpers/stack';
+import { allowAttachments, newMember, seedUpload, writeReplyWithAttachments } from '../helpers/console-uploads';
 import { buildDsn } from '../../../examples/email-connector/src/relay-sink';
 import { DOMAIN, SUPPORT, startEmailStack, type EmailStack, type RelayAnswer } from './helpers';
 
@@ -126,4 +127,33 @@ test('a bounce (a DSN to the reply\'s envelope sender) becomes a failed receipt 
   expect((await readReply(conversation, replyId))?.delivery).toMatchObject({ status: 'sent' });
   // A bounce is not a customer message.
   expect(stack.acceptedEvents()).toHaveLength(1);
+});
+
+test('a reply with a PDF attachment arrives at the relay with the PDF attached, byte for byte; each part is sent', async () => {
+  const { stack, customer, conversation } = await customerWrote();
+  const { workspaceId, integrationId } = stack.integration;
+  // The integration opts in to PDF files (as an admin does in the console); a member uploads one.
+  await allowAttachments(workspaceId, integrationId, { contentTypes: ['application/pdf'], maxBytes: 1024 * 1024, maxCount: 2 });
+  const member = await newMember(workspaceId);
+  const pdf = Buffer.from(`%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n% invoice ${randomUUID()}\ntrailer << /Root 1 0 R >>\n%%EOF\n`);
+  // Stored as the upload function stores it (the console's upload is tested in test/integration/console/).
+  const attachment = await seedUpload(workspaceId, conversation.conversationId, member.uid, { bytes: pdf, name: 'invoice 1234.pdf', type: 'application/pdf' });
+  expect(attachment).toMatchObject({ name: 'invoice 1234.pdf', contentType: 'application/pdf', size: pdf.length, sha256: createHash('sha256').update(pdf).digest('hex') });
+  const replyId = await writeReplyWithAttachments(workspaceId, conversation.conversationId, member, 'Your invoice is attached.', [attachment]);
+  const mirror = await finalMirror(conversation, replyId);
+  const messageId = `reply.${mirror.deliveryId as string}@${DOMAIN}`;
+  expect(mirror).toMatchObject({ status: 'sent', providerMessageIds: [messageId] });
+  expect(mirror.parts).toEqual([
+    { part: 'text', status: 'sent', providerMessageIds: [messageId] },
+    { part: attachment.attachmentId, status: 'sent', providerMessageIds: [messageId] },
+  ]);
+
+  expect(stack.relay.accepted).toHaveLength(1);
+  const [mail] = stack.relay.accepted;
+  expect(mail?.recipients).toEqual([customer]);
+  expect(mail?.parsed.text?.trim()).toBe('Your invoice is attached.');
+  expect(mail?.parsed.attachments).toHaveLength(1);
+  const [attached] = mail?.parsed.attachments ?? [];
+  expect(attached).toMatchObject({ filename: 'invoice 1234.pdf', contentType: 'application/pdf' });
+  expect(Buffer.compare(attached?.content ?? Buffer.alloc(0), pdf)).toBe(0);
 });
