@@ -31,7 +31,7 @@ test('sources import only node: built-ins and relative .js modules inside src', 
 
 test('name, version, module type, engines, exports with types, files, built on prepare and prepack; not private', () => {
   expect(pkg.name).toBe('@support-desk/connector-sdk');
-  expect(pkg.version).toBe('0.3.0');
+  expect(pkg.version).toBe('0.2.0');
   expect(SDK_VERSION).toBe(pkg.version);
   expect(pkg.type).toBe('module');
   expect(pkg.engines).toEqual({ node: '>=22.12 <23' });
