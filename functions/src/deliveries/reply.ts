@@ -133,6 +133,8 @@ export interface ReplyMirror {
    * it was stored, without its own `previous` (one level of history).
    */
   previous?: PreviousMirror | Record<string, unknown>;
+  /** The reply's trace id (docs/operations.md#tracing): the console shows it, an operator searches the logs by it. */
+  traceId?: string;
 }
 
 const attemptsMirror = (log: readonly AttemptEntry[]): AttemptMirror[] =>
@@ -159,6 +161,7 @@ export function deliveryMirror(d: DeliveryRecord, now: number): ReplyMirror {
   if (d.attemptLog !== undefined && d.attemptLog.length > 0) mirror.attempts = attemptsMirror(d.attemptLog);
   if (d.cancel !== undefined) mirror.cancel = { status: d.cancel.status, at: Timestamp.fromMillis(d.cancel.at) };
   if (d.previous !== undefined) mirror.previous = previousMirror(d.previous);
+  if (d.traceId !== undefined) mirror.traceId = d.traceId;
   return mirror;
 }
 

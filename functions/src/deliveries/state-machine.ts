@@ -6,6 +6,7 @@
  * Each rule's reasoning stands above its function; docs/decisions.md ("Delivery") sums them up.
  */
 import { ConflictError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
+import { traceIdOfDelivery } from '../platform/trace';
 import {
   CANCELLED,
   LEASE_MAX_MS,
@@ -573,6 +574,6 @@ export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
   const { reason, previous, ...fields } = input;
   const position = appendToQueue(queue, input.deliveryId);
   const record = newDelivery({ ...fields, seq: position.seq });
-  const next: DeliveryRecord = { ...record, ...(previous !== undefined ? { previous } : {}), ...(position.head ? { head: true } : {}) };
+  const next: DeliveryRecord = { ...record, ...(previous !== undefined ? { previous } : {}), ...(position.head ? { head: true } : {}), traceId: traceIdOfDelivery(input.deliveryId) };
   return { decision: { response: null, next, effects: { releasesNext: false, notify: { at: input.now, reason, inline: true } } }, queue: position.queue };
 }

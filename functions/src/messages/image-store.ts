@@ -1,7 +1,7 @@
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import * as logger from 'firebase-functions/logger';
+import * as logger from '../platform/log';
 import type { Config } from '../platform/config';
 import { ServiceUnavailableError } from '../platform/errors';
 import { errorCode } from '../platform/failures';
