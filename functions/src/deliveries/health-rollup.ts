@@ -99,11 +99,11 @@ export async function computeIntegrationHealth(db: Firestore, workspaceId: strin
 
 /**
  * The latest RECENT_OUTCOMES outcome times of an integration (limit-RECENT_OUTCOMES queries per
- * list shard on `sentAt` and `errorAt`), run only when it has an error at all: a healthy
- * integration's roll-up reads no more than before.
+ * list shard on `sentAt` and `errorAt`), run only when its latest error is less than a day old:
+ * an integration without recent errors reads no more than before (docs/operations.md#operational-events).
  */
 async function recentOutcomes(db: Firestore, integrationId: string, health: IntegrationHealth): Promise<{ failed: number; of: number }> {
-  if (health.lastError === null) return { failed: 0, of: 0 };
+  if (health.lastError === null || health.lastError.at < health.computedAt - HEALTH_WINDOW_MS) return { failed: 0, of: 0 };
   const deliveries = db.collection(paths.deliveries(health.workspaceId));
   const timesOf = async (query: Query, field: 'sentAt' | 'errorAt'): Promise<number[]> =>
     (await query.limit(RECENT_OUTCOMES).select(field).get()).docs.map((doc) => doc.get(field) as unknown).filter((v): v is number => typeof v === 'number');
