@@ -33,6 +33,16 @@ interface HealthDoc {
   lastSent?: { deliveryId?: string; at?: Timestamp } | null;
   lastError?: { deliveryId?: string; at?: Timestamp; status?: string; code?: string } | null;
   active?: boolean;
+  /** The open problems (docs/operations.md#operational-events): empty or absent when healthy. */
+  problems?: Array<{ code?: string; deliveryId?: string; ageSeconds?: number; failed?: number; of?: number }>;
+  unhealthySince?: Timestamp | null;
+}
+
+/** One open problem of an integration, in words. */
+function problemText(p: NonNullable<HealthDoc['problems']>[number]): string {
+  if (p.code === 'claimable_too_old') return `a reply has waited ${formatAge(p.ageSeconds ?? 0)} for the connector to claim it`;
+  if (p.code === 'outcomes_failing') return `${p.failed ?? '?'} of the last ${p.of ?? '?'} replies failed or ended unknown`;
+  return p.code ?? 'unknown problem';
 }
 
 /** The roll-up runs every minute (quiet integrations every 10): older numbers mean it has stopped. */
@@ -53,7 +63,17 @@ function healthBody(data: HealthDoc | undefined): HTMLElement[] {
   const lastError = data.lastError ?? null;
   const item = (key: string, label: string, value: number | undefined, bad = false) =>
     h('div', { class: `count${bad && (value ?? 0) > 0 ? ' count-bad' : ''}`, 'data-count': key }, h('dt', {}, label), h('dd', {}, String(value ?? 0)));
+  const problems = data.problems ?? [];
   return [
+    problems.length === 0
+      ? h('p', { class: 'health-problems muted', 'data-health': 'problems' }, 'No open problems.')
+      : h(
+          'div',
+          { class: 'health-problems', role: 'alert', 'data-health': 'problems' },
+          h('strong', {}, 'Unhealthy'),
+          data.unhealthySince ? h('span', {}, ' since ', time(millis(data.unhealthySince))) : null,
+          h('ul', {}, ...problems.map((p) => h('li', { 'data-problem': p.code ?? '' }, problemText(p)))),
+        ),
     h(
       'dl',
       { class: 'health-counts', 'aria-label': 'Replies created in the last 24 hours, by status now' },
