@@ -15,6 +15,7 @@
  */
 import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Query, type QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { config } from '../platform/config';
+import * as logger from '../platform/log';
 import { paths } from '../platform/paths';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import { allShards, forEachLimit } from '../platform/shards';
@@ -140,6 +141,13 @@ export async function rollUpIntegration(db: Firestore, workspaceId: string, inte
     writeOperationalEvent(batch, db, event, now);
   }
   await batch.commit();
+  // One line per roll-up: the monitoring's oldest-claimable metric reads it (monitoring/).
+  logger.info('health.rolled_up', {
+    workspaceId,
+    integrationId,
+    ...(health.oldestClaimable === null ? {} : { oldestClaimableAgeSeconds: Math.floor(health.oldestClaimable.ageMs / 1000) }),
+    problems: problems.map((p) => p.code).join(',') || 'none',
+  });
   return health;
 }
 

@@ -217,16 +217,22 @@ test('conversation.blocked: one event per episode, nothing more until it recover
   });
   expect(event?.attributes).toMatchObject({ type: 'conversation.blocked', eventId: event?.data.eventId });
 
-  // Still blocked (and re-notified meanwhile): no second event.
-  await rewindClaimable(setup.integration.workspaceId, deliveryId, 2 * MIN);
+  // Still blocked, in later minutes (and re-notified meanwhile): no second event.
   await sweep(adminDb());
   await sweep(adminDb());
   await sleep(3000);
   expect(eventsOf(ops, 'conversation.blocked', forThis)).toHaveLength(1);
+  // The health roll-up sees the same: its oldest claimable is an open problem.
+  await rollUpIntegration(adminDb(), setup.integration.workspaceId, setup.integration.integrationId, Date.now());
+  expect((await integrationHealthRef(adminDb(), setup.integration.workspaceId, setup.integration.integrationId).get()).get('problems')).toEqual([
+    expect.objectContaining({ code: 'claimable_too_old', deliveryId }),
+  ]);
 
   // Recovers: a connector claims it, and its retry makes it claimable again (a new episode).
   const claim = await claimReady(setup.integration.key, deliveryId);
-  expectOk(await op('fail', setup.integration.key, { deliveryId, leaseId: claim.leaseId, outcome: 'retry', code: 'provider_busy', retryAfterMs: 1000 }), { status: 'queued' });
+  expectOk(await op('fail', setup.integration.key, { deliveryId, leaseId: claim.leaseId, outcome: 'retry', code: 'provider_busy', retryAfterMs: 2000 }), { status: 'queued' });
+  // Claimed too early: 503 retry_delayed (a line the 5xx metric counts by code).
+  expect((await op('claim', setup.integration.key, { deliveryId, requestId: randomUUID() })).status).toBe(503);
   await sweep(adminDb());
   await sleep(1500);
   expect(eventsOf(ops, 'conversation.blocked', forThis)).toHaveLength(1);
@@ -250,7 +256,6 @@ test('delivery.exhausted when nobody claims a reply before the unclaimed expiry;
     return found.length > 0 ? found : undefined;
   }, 'delivery.exhausted');
   expect(event?.data).toMatchObject({ eventId: `delivery.exhausted:${deliveryId}`, detail: { code: 'not_claimed' } });
-  await waitForLogLines('the not_claimed line', (l) => l.message === 'delivery.not_claimed' && l.deliveryId === deliveryId);
 
   // A topic that does not exist: recorded on the settings document, the event dropped (not retried forever).
   const missing = `projects/${projectId()}/topics/missing-${randomUUID()}`;
