@@ -98,7 +98,7 @@ test('after start, by the sweeper: unknown / lease_expired_after_start (mirrored
   await sweep(adminDb());
   expect(await deliveryDoc(setup, a.deliveryId)).toMatchObject({ status: 'unknown', error: { outcome: 'unknown', code: 'lease_expired_after_start' } });
   const mirror = await mirrorOnceStatus(setup, a.messageId, 'unknown');
-  expect(mirror).toEqual({ deliveryId: a.deliveryId, status: 'unknown', updatedAt: expect.anything(), error: { outcome: 'unknown', code: 'lease_expired_after_start' }, attempts: expect.any(Array) });
+  expect(mirror).toEqual({ deliveryId: a.deliveryId, status: 'unknown', updatedAt: expect.anything(), error: { outcome: 'unknown', code: 'lease_expired_after_start' }, attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start']);
   await expectSkip(key, a.deliveryId, 'outcome_unknown');
   expectApiError(await op('start', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), 409, 'delivery_finished');

@@ -159,7 +159,7 @@ test('fail failed -> failed (mirrored with its code); repeated -> same answer; t
   expect(await deliveryDoc(setup, deliveryId)).toEqual(stored);
 
   const mirror = await mirrorOnceStatus(setup, messageId, 'failed');
-  expect(mirror).toEqual({ deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'recipient_blocked' }, attempts: expect.any(Array) });
+  expect(mirror).toEqual({ deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'recipient_blocked' }, attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'failed:recipient_blocked']);
   await expectSkip(key, deliveryId, 'already_failed');
   expectApiError(await op('start', key, { deliveryId, leaseId: claim.leaseId }), 409, 'delivery_finished');
@@ -186,6 +186,7 @@ test('fail unknown -> unknown with the partial provider ids kept and mirrored; c
     providerMessageIds: ['part-1'],
     error: { outcome: 'unknown', code: 'provider_timeout' },
     attempts: expect.any(Array),
+    traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
   });
   expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'unknown:provider_timeout']);
   await expectSkip(key, deliveryId, 'outcome_unknown');
