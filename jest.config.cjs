@@ -30,5 +30,8 @@ module.exports = {
     // Only in the framework phase (scripts/framework-phase.mjs): tests that start their own
     // functions-framework processes (injected hangs, a missing image bucket).
     { ...common, displayName: 'framework', testMatch: ['<rootDir>/test/framework/**/*.test.ts'], testTimeout: 120000 },
+    // After the integration phase (scripts/test.mjs): the monitoring's log filters against the
+    // log lines that phase captured (test/monitoring/filters.test.ts, docs/operations.md#monitoring).
+    { ...common, displayName: 'monitoring', testMatch: ['<rootDir>/test/monitoring/**/*.test.ts'] },
   ],
 };

@@ -34,6 +34,16 @@ interface HealthDoc {
   lastSent?: { deliveryId?: string; at?: Timestamp } | null;
   lastError?: { deliveryId?: string; at?: Timestamp; status?: string; code?: string } | null;
   active?: boolean;
+  /** The open problems (docs/operations.md#operational-events): empty or absent when healthy. */
+  problems?: Array<{ code?: string; deliveryId?: string; ageSeconds?: number; failed?: number; of?: number }>;
+  unhealthySince?: Timestamp | null;
+}
+
+/** One open problem of an integration, in words. */
+function problemText(p: NonNullable<HealthDoc['problems']>[number]): string {
+  if (p.code === 'claimable_too_old') return `a reply has waited ${formatAge(p.ageSeconds ?? 0)} for the connector to claim it`;
+  if (p.code === 'outcomes_failing') return `${p.failed ?? '?'} of the last ${p.of ?? '?'} replies failed or ended unknown`;
+  return p.code ?? 'unknown problem';
 }
 
 /** The roll-up runs every minute (quiet integrations every 10): older numbers mean it has stopped. */
@@ -54,7 +64,17 @@ function healthBody(data: HealthDoc | undefined): HTMLElement[] {
   const lastError = data.lastError ?? null;
   const item = (key: string, label: string, value: number | undefined, bad = false) =>
     h('div', { class: `count${bad && (value ?? 0) > 0 ? ' count-bad' : ''}`, 'data-count': key }, h('dt', {}, label), h('dd', {}, String(value ?? 0)));
+  const problems = data.problems ?? [];
   return [
+    problems.length === 0
+      ? h('p', { class: 'health-problems muted', 'data-health': 'problems' }, 'No open problems.')
+      : h(
+          'div',
+          { class: 'health-problems', role: 'alert', 'data-health': 'problems' },
+          h('strong', {}, 'Unhealthy'),
+          data.unhealthySince ? h('span', {}, ' since ', time(millis(data.unhealthySince))) : null,
+          h('ul', {}, ...problems.map((p) => h('li', { 'data-problem': p.code ?? '' }, problemText(p)))),
+        ),
     h(
       'dl',
       { class: 'health-counts', 'aria-label': 'Replies created in the last 24 hours, by status now' },
@@ -387,12 +407,62 @@ export function integrationsView(session: Session): View {
     },
   );
 
+  /**
+   * The workspace's operations topic (admins; docs/operations.md#operational-events): where the
+   * service publishes operational events, and the failure it recorded on the settings, if any.
+   */
+  let unsubscribeOperations = (): void => {};
+  function operationsForm(): HTMLElement | null {
+    if (!isAdmin) return null;
+    const ref = doc(db, 'workspaces', session.workspaceId, 'settings', 'operations');
+    const status = h('div', { 'data-operations': 'status' });
+    const input = h('input', { id: 'operations-topic', name: 'topic', autocomplete: 'off', spellcheck: 'false', placeholder: `projects/${services.projectId || 'my-project'}/topics/support-operations` });
+    const submit = h('button', { type: 'submit' }, 'Save');
+    const form = h(
+      'form',
+      { class: 'card', id: 'operations-settings', 'aria-labelledby': 'operations-title' },
+      h('h2', { id: 'operations-title' }, 'Operations topic'),
+      h('label', { for: 'operations-topic' }, 'Pub/Sub topic for operational events (optional)'),
+      input,
+      h('p', { class: 'muted' }, 'delivery.exhausted, conversation.blocked, integration.unhealthy/recovered are published here; the service needs roles/pubsub.publisher on it. Empty: no events.'),
+      submit,
+      status,
+    );
+    unsubscribeOperations = onSnapshot(
+      ref,
+      (snap) => {
+        const data = snap.data() as { topic?: string | null; topicStatus?: string; topicMessage?: string } | undefined;
+        if (document.activeElement !== input) input.value = data?.topic ?? '';
+        replace(status, data?.topicStatus ? notice('error', `Events cannot be published: ${data.topicStatus}${data.topicMessage ? ` (${data.topicMessage})` : ''}`) : null);
+      },
+      (err) => replace(status, notice('error', describeError(err, 'only workspace admins may read the operations settings'))),
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const value = input.value.trim();
+      if (value !== '' && !isValidTopicName(value)) {
+        replace(status, notice('error', 'The topic must look like projects/<project-id>/topics/<topic-id>.'));
+        return;
+      }
+      submit.disabled = true;
+      // A new document replaces the service's status fields (they were about the old topic).
+      setDoc(ref, { topic: value === '' ? null : value })
+        .then(() => announce('Operations topic saved.'))
+        .catch((err: unknown) => replace(status, notice('error', describeError(err, 'only workspace admins may set the operations topic'))))
+        .finally(() => {
+          submit.disabled = false;
+        });
+    });
+    return form;
+  }
+
   const el = h(
     'div',
     { class: 'integrations' },
     h('h1', {}, 'Integrations'),
     keyPanel,
     createForm(),
+    operationsForm(),
     h('p', { class: 'muted' }, 'Re-keying here revokes the old key within 30 s. For a rotation where both keys work for a while, use npm run integrations -- rotate; an admin can end that overlap early here.'),
     h('h2', {}, 'All integrations'),
     list,
@@ -401,6 +471,7 @@ export function integrationsView(session: Session): View {
     el,
     destroy() {
       unsubscribe();
+      unsubscribeOperations();
       for (const panel of health.values()) panel.unsubscribe();
       health.clear();
       replace(keyPanel); // the key never outlives the view

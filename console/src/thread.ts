@@ -59,6 +59,8 @@ interface DeliveryMirror {
   parts?: PartStatus[];
   /** The service's answer to the latest cancel request on this delivery (docs/decisions.md#recall-before-send-cancel). */
   cancel?: { status?: 'cancelled' | 'too_late'; at?: Timestamp };
+  /** The reply's trace id (docs/operations.md#tracing): search the service's logs by it. */
+  traceId?: string;
 }
 
 function attemptList(attempts: Attempt[] | undefined): Child {
@@ -77,6 +79,7 @@ function deliveryDetails(delivery: DeliveryMirror): Child[] {
     delivery.providerMessageIds && delivery.providerMessageIds.length > 0
       ? h('span', { class: 'provider-ids' }, 'provider ids ', h('code', {}, delivery.providerMessageIds.join(', ')))
       : null,
+    delivery.traceId ? h('span', { class: 'trace-id', 'data-trace-id': delivery.traceId }, 'trace ', h('code', {}, delivery.traceId)) : null,
   ];
 }
 

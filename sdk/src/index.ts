@@ -75,4 +75,4 @@ export * from './errors.js';
 export type * from './types.js';
 
 // Delivery notifications (Pub/Sub push or pull).
-export { parseNotificationJson, parsePulledNotification, parsePushNotification } from './internal/notification.js';
+export { parseNotificationJson, parsePulledNotification, parsePushNotification, type ReceivedNotification } from './internal/notification.js';

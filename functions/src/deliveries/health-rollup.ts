@@ -15,10 +15,13 @@
  */
 import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Query, type QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { config } from '../platform/config';
+import * as logger from '../platform/log';
 import { paths } from '../platform/paths';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import { allShards, forEachLimit } from '../platform/shards';
-import { HEALTH_STATUSES, HEALTH_WINDOW_MS, inChunks, rollUpDue, summarizeHealth, type HealthQueryResults, type IntegrationHealth, type PreviousHealth } from './health';
+import { HEALTH_STATUSES, HEALTH_WINDOW_MS, healthProblems, inChunks, RECENT_OUTCOMES, recentFailures, rollUpDue, summarizeHealth, type HealthQueryResults, type IntegrationHealth, type PreviousHealth } from './health';
+import { writeOperationalEvent } from '../platform/operational-events';
+import { integrationHealthEvent, type HealthProblem } from './operational-events';
 import type { DeliveryRecord, DeliveryStatus } from './record';
 import type { DeliveryCheck } from './store';
 
@@ -95,11 +98,62 @@ export async function computeIntegrationHealth(db: Firestore, workspaceId: strin
   return summarizeHealth({ workspaceId, integrationId }, results);
 }
 
-/** Computes and writes one integration's health (one write). */
-export async function rollUpIntegration(db: Firestore, workspaceId: string, integrationId: string, now: number): Promise<IntegrationHealth> {
+/**
+ * The latest RECENT_OUTCOMES outcome times of an integration (limit-RECENT_OUTCOMES queries per
+ * list shard on `sentAt` and `errorAt`), run only when its latest error is less than a day old:
+ * an integration without recent errors reads no more than before (docs/operations.md#operational-events).
+ */
+async function recentOutcomes(db: Firestore, integrationId: string, health: IntegrationHealth): Promise<{ failed: number; of: number }> {
+  if (health.lastError === null || health.lastError.at < health.computedAt - HEALTH_WINDOW_MS) return { failed: 0, of: 0 };
+  const deliveries = db.collection(paths.deliveries(health.workspaceId));
+  const timesOf = async (query: Query, field: 'sentAt' | 'errorAt'): Promise<number[]> =>
+    (await query.limit(RECENT_OUTCOMES).select(field).get()).docs.map((doc) => doc.get(field) as unknown).filter((v): v is number => typeof v === 'number');
+  const shards = allShards(config().listShards);
+  const [sent, errors] = await Promise.all([
+    Promise.all(shards.map((shard) => timesOf(collectionQuery(deliveries, QUERIES.lastSentOfShard, integrationId, shard), 'sentAt'))),
+    Promise.all(shards.map((shard) => timesOf(collectionQuery(deliveries, QUERIES.lastErrorOfShard, integrationId, shard), 'errorAt'))),
+  ]);
+  return recentFailures(sent.flat(), errors.flat());
+}
+
+/** What the previous health document said about open problems (docs/operations.md#operational-events). */
+export interface PreviousProblems {
+  /** Epoch ms the open episode began, or null when healthy. */
+  unhealthySince: number | null;
+}
+
+/**
+ * Computes and writes one integration's health (one write), with its open problems; when they
+ * open or close, the `integration.unhealthy` / `integration.recovered` event is written in the
+ * same batch (one per episode, keyed by when it began).
+ */
+export async function rollUpIntegration(db: Firestore, workspaceId: string, integrationId: string, now: number, previous: PreviousProblems = { unhealthySince: null }): Promise<IntegrationHealth> {
   const health = await computeIntegrationHealth(db, workspaceId, integrationId, now);
-  await integrationHealthRef(db, workspaceId, integrationId).set(healthDocument(health));
+  const problems: HealthProblem[] = healthProblems(health, await recentOutcomes(db, integrationId, health), config().opsUnhealthyAfterMs);
+  const unhealthySince = problems.length === 0 ? null : (previous.unhealthySince ?? now);
+  const batch = db.batch();
+  batch.set(integrationHealthRef(db, workspaceId, integrationId), { ...healthDocument(health), problems, unhealthySince: unhealthySince === null ? null : ts(unhealthySince) });
+  const opened = problems.length > 0 && previous.unhealthySince === null;
+  const closed = problems.length === 0 && previous.unhealthySince !== null;
+  if (opened || closed) {
+    const event = integrationHealthEvent({ workspaceId, integrationId }, unhealthySince ?? previous.unhealthySince ?? now, problems, now);
+    // A batch, not a transaction: the outbox entry and the health document commit together.
+    writeOperationalEvent(batch, db, event, now);
+  }
+  await batch.commit();
+  // One line per roll-up: the monitoring's oldest-claimable metric reads it (monitoring/).
+  logger.info('health.rolled_up', {
+    workspaceId,
+    integrationId,
+    ...(health.oldestClaimable === null ? {} : { oldestClaimableAgeSeconds: Math.floor(health.oldestClaimable.ageMs / 1000) }),
+    problems: problems.map((p) => p.code).join(',') || 'none',
+  });
   return health;
+}
+
+function previousProblemsOf(data: DocumentData | undefined): PreviousProblems {
+  const since = data?.unhealthySince as unknown;
+  return { unhealthySince: since instanceof Timestamp ? since.toMillis() : null };
 }
 
 function previousOf(data: DocumentData | undefined): PreviousHealth | null {
@@ -135,10 +189,10 @@ export async function rollUpHealth(db: Firestore, now = Date.now(), onError: (ow
     result.integrations += owners.length;
     if (owners.length === 0) continue;
     const previous = await db.getAll(...owners.map((o) => integrationHealthRef(db, o.workspaceId, o.integrationId)));
-    const due = owners.filter((o, i) => rollUpDue(o, previousOf(previous[i]?.data()), now));
+    const due = owners.flatMap((o, i) => (rollUpDue(o, previousOf(previous[i]?.data()), now) ? [{ ...o, problems: previousProblemsOf(previous[i]?.data()) }] : []));
     await forEachLimit(due, ROLLUP_CONCURRENCY, async (o) => {
       try {
-        const health = await rollUpIntegration(db, o.workspaceId, o.integrationId, now);
+        const health = await rollUpIntegration(db, o.workspaceId, o.integrationId, now, o.problems);
         result.rolledUp++;
         if (health.active) result.active++;
       } catch (err) {

@@ -9,6 +9,7 @@
  * its write rate is the roll-up's, never the traffic's.
  */
 import { shardOf } from '../platform/shards';
+import type { HealthProblem } from './operational-events';
 import type { DeliveryStatus } from './record';
 
 /** The counts cover deliveries created in the last 24 hours. */
@@ -115,4 +116,30 @@ export function inChunks<T>(values: readonly T[], size = 30): T[][] {
   const chunks: T[][] = [];
   for (let i = 0; i < values.length; i += size) chunks.push(values.slice(i, i + size));
   return chunks;
+}
+
+/** The outcomes the failing-integration rule looks at (docs/operations.md#operational-events). */
+export const RECENT_OUTCOMES = 20;
+
+/**
+ * Of the latest RECENT_OUTCOMES outcomes (times at which deliveries became `sent`, and at which
+ * they ended with an error), how many were errors. Each list: the latest times of one or more
+ * list shards, in any order.
+ */
+export function recentFailures(sentAt: readonly number[], errorAt: readonly number[], n = RECENT_OUTCOMES): { failed: number; of: number } {
+  const all = [...sentAt.map((at) => ({ at, failed: false })), ...errorAt.map((at) => ({ at, failed: true }))].sort((a, b) => b.at - a.at).slice(0, n);
+  return { failed: all.filter((o) => o.failed).length, of: all.length };
+}
+
+/**
+ * The open problems of an integration: its oldest claimable delivery waits longer than
+ * `unhealthyAfterMs`, or more than half of its latest outcomes are errors. None: healthy.
+ */
+export function healthProblems(h: IntegrationHealth, recent: { failed: number; of: number }, unhealthyAfterMs: number): HealthProblem[] {
+  const problems: HealthProblem[] = [];
+  if (h.oldestClaimable !== null && h.oldestClaimable.ageMs > unhealthyAfterMs) {
+    problems.push({ code: 'claimable_too_old', deliveryId: h.oldestClaimable.deliveryId, ageSeconds: Math.floor(h.oldestClaimable.ageMs / 1000) });
+  }
+  if (recent.of > 0 && recent.failed * 2 > recent.of) problems.push({ code: 'outcomes_failing', failed: recent.failed, of: recent.of });
+  return problems;
 }

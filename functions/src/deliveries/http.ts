@@ -54,6 +54,10 @@ async function transitionForCaller<R>(
   if (before === null || decision === null) throw new Error('a delivery operation ended without a decision');
   // Logged as `deliveryStatus` once committed (`status` is the request's HTTP status).
   context.logFields.deliveryStatus = decision.next?.status ?? before.status;
+  // Claim latency: how long the delivery waited claimable before this claim took it (monitoring/).
+  if (decision.next?.status === 'leased' && before.status === 'queued' && before.pendingAt !== undefined) {
+    context.logFields.claimLatencyMs = Math.max(0, (decision.next.lease?.claimedAt ?? Date.now()) - before.pendingAt);
+  }
   return decision.response;
 }
 

@@ -10,6 +10,7 @@
  * (QUEUE_SHARDS ranges), and the collection holds only deliveries with a duty, not the history.
  */
 import type { Firestore } from 'firebase-admin/firestore';
+import * as logger from '../platform/log';
 import { config } from '../platform/config';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
@@ -56,9 +57,15 @@ export async function runDueChecks(db: Firestore, now: number, perShard: number)
       },
     });
     if (decision === null || before === null || decision.next === null) return;
-    if (before.status === 'leased' || before.status === 'sending') result.expiredLeases++;
-    else if (decision.next.status === 'failed') result.notClaimed++;
-    else result.renotified++;
+    const log = { deliveryId: before.deliveryId, workspaceId: before.workspaceId, integrationId: before.integrationId, deliveryStatus: decision.next.status };
+    // One line per applied duty: the monitoring's lease-expiry and outcome metrics count these (monitoring/).
+    if (before.status === 'leased' || before.status === 'sending') {
+      result.expiredLeases++;
+      logger.info('delivery.lease_expired', { ...log, leaseStarted: before.lease?.started ?? false });
+    } else if (decision.next.status === 'failed') {
+      result.notClaimed++;
+      logger.warn('delivery.not_claimed', log);
+    } else result.renotified++;
   });
   return result;
 }

@@ -3,9 +3,12 @@
  * `outbox/`, published here (by its trigger, its Cloud Task at `dueAt`, or the sweeper) and then
  * deleted. At least once: an entry is deleted only after a successful publish.
  */
-import * as logger from 'firebase-functions/logger';
+import * as logger from '../platform/log';
 import type { Firestore } from 'firebase-admin/firestore';
 import { errorMessage, retryTransient } from '../platform/failures';
+import { spanIdOf } from '../platform/trace';
+import { isOperationalEntry } from '../platform/operational-events';
+import { processOperationalEntry } from '../platform/operational-events-publisher';
 import { repliesTopic } from '../integrations/model';
 import { readIntegration } from '../integrations/store';
 import { knownTopicProblem, recordPublishFailure } from '../integrations/topics';
@@ -78,10 +81,10 @@ export async function publishCommitted(db: Firestore, committed: readonly Commit
  * (a publish that failed ambiguously may then arrive twice: connectors dedupe by claiming).
  */
 async function publishDirect(db: Firestore, outboxId: string, { topic, reason, notification }: NonNullable<CommittedNotification['publish']>): Promise<boolean> {
-  const result = await publishNotification(topic, notification);
+  const result = await publishNotification(topic, notification, outboxId);
   if (!result.ok) return false;
   await outboxRef(db, outboxId).delete();
-  logger.info('notification.published', { outboxId, deliveryId: notification.deliveryId, integrationId: notification.integrationId, reason, pubsubMessageId: result.messageId });
+  logger.info('notification.published', { outboxId, deliveryId: notification.deliveryId, integrationId: notification.integrationId, reason, pubsubMessageId: result.messageId, spanId: spanIdOf(outboxId) });
   return true;
 }
 
@@ -98,12 +101,15 @@ export async function outboxDueAt(db: Firestore, outboxId: string): Promise<numb
  */
 export async function processOutboxEntry(db: Firestore, outboxId: string, now = Date.now()): Promise<OutboxOutcome> {
   const ref = outboxRef(db, outboxId);
-  const entry = (await ref.get()).data() as OutboxEntry | undefined;
-  if (!entry) return 'gone';
+  const stored = (await ref.get()).data();
+  if (!stored) return 'gone';
+  // An operational event shares the outbox (docs/operations.md#operational-events), not its topic.
+  if (isOperationalEntry(stored)) return (await processOperationalEntry(db, outboxId, now)) === 'retry_later' ? 'retry_later' : 'published';
+  const entry = stored as OutboxEntry;
   // Never early: a notification that arrives before `notBefore` would make the connector's claim
   // answer 503 retry_delayed.
   if (entry.dueAt > now) return 'not_due';
-  const log = { outboxId, deliveryId: entry.deliveryId, integrationId: entry.integrationId, reason: entry.reason };
+  const log = { outboxId, deliveryId: entry.deliveryId, integrationId: entry.integrationId, reason: entry.reason, spanId: spanIdOf(outboxId) };
 
   const target = await topicFor(db, entry);
   const notification: DeliveryNotification = {
@@ -113,7 +119,7 @@ export async function processOutboxEntry(db: Firestore, outboxId: string, now = 
     conversationId: entry.conversationId,
     messageId: entry.messageId,
   };
-  const result: PublishResult = 'code' in target ? { ok: false, permanent: true, ...target } : await publishNotification(target.topic, notification);
+  const result: PublishResult = 'code' in target ? { ok: false, permanent: true, ...target } : await publishNotification(target.topic, notification, outboxId);
 
   if (result.ok) {
     await ref.delete();

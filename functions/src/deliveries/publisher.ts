@@ -1,5 +1,6 @@
 import { errorCode, errorMessage, GRPC } from '../platform/failures';
 import { pubsub } from '../platform/pubsub';
+import { formatTraceparent, spanIdOf, traceIdOfDelivery } from '../platform/trace';
 import { isValidTopicName, TOPIC_NAME_FORMAT, type PermanentPublishFailure } from '../integrations/model';
 
 /** The identifiers-only notification of docs/contract.md#notifications. */
@@ -28,14 +29,20 @@ const PERMANENT: ReadonlyMap<unknown, PermanentPublishFailure> = new Map<unknown
 /**
  * Publishes one notification to the integration owner's topic and classifies failure: a missing
  * topic or permission is permanent (recorded, not retried forever); anything else is transient.
+ * Its `traceparent` attribute names the delivery's trace (docs/contract.md#notifications) and one
+ * span per notification (`occurrence`: its outbox id), which the connector sends back.
  */
-export async function publishNotification(topicName: string, notification: DeliveryNotification): Promise<PublishResult> {
+export async function publishNotification(topicName: string, notification: DeliveryNotification, occurrence: string): Promise<PublishResult> {
   if (!isValidTopicName(topicName)) return { ok: false, permanent: true, code: 'topic_invalid', detail: `topic must be ${TOPIC_NAME_FORMAT}` };
   try {
     const topic = (await pubsub()).topic(topicName, { batching: { maxMessages: 1, maxMilliseconds: 0 } });
     const messageId = await topic.publishMessage({
       json: notification,
-      attributes: { deliveryId: notification.deliveryId, integrationId: notification.integrationId },
+      attributes: {
+        deliveryId: notification.deliveryId,
+        integrationId: notification.integrationId,
+        traceparent: formatTraceparent(traceIdOfDelivery(notification.deliveryId), spanIdOf(occurrence)),
+      },
     });
     return { ok: true, messageId };
   } catch (err) {

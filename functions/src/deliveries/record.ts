@@ -155,6 +155,13 @@ export interface DeliveryRecord {
   listShard?: number;
   sentAt?: number;
   errorAt?: number;
+  /**
+   * The reply's W3C trace id (docs/operations.md#tracing), minted at creation from the delivery id
+   * (../platform/trace.ts `traceIdOfDelivery`, so a record from before traces has the same one).
+   */
+  traceId?: string;
+  /** The `pendingAt` of the claimable period a `conversation.blocked` event was sent for (./blocked.ts). */
+  blockedEventFor?: number;
 }
 
 /**

@@ -235,6 +235,8 @@ export interface ReplyMirror {
    * it was stored, without its own `previous` (one level of history).
    */
   previous?: PreviousMirror | Record<string, unknown>;
+  /** The reply's trace id (docs/operations.md#tracing): the console shows it, an operator searches the logs by it. */
+  traceId?: string;
 }
 
 const attemptsMirror = (log: readonly AttemptEntry[]): AttemptMirror[] =>
@@ -262,6 +264,7 @@ export function deliveryMirror(d: DeliveryRecord, now: number): ReplyMirror {
   if (d.cancel !== undefined) mirror.cancel = { status: d.cancel.status, at: Timestamp.fromMillis(d.cancel.at) };
   if (d.parts !== undefined && d.parts.length > 0) mirror.parts = d.parts.map((p) => ({ ...p }));
   if (d.previous !== undefined) mirror.previous = previousMirror(d.previous);
+  if (d.traceId !== undefined) mirror.traceId = d.traceId;
   return mirror;
 }
 

@@ -7,6 +7,7 @@
  */
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
 import { TEXT_PART } from '../contract';
+import { traceIdOfDelivery } from '../platform/trace';
 import {
   CANCELLED,
   LEASE_MAX_MS,
@@ -630,6 +631,7 @@ export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
     ...(textSent === true ? { textSent } : {}),
     ...(previous !== undefined ? { previous } : {}),
     ...(position.head ? { head: true } : {}),
+    traceId: traceIdOfDelivery(input.deliveryId),
   };
   return { decision: { response: null, next, effects: { releasesNext: false, notify: { at: input.now, reason, inline: true } } }, queue: position.queue };
 }

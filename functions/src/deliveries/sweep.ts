@@ -8,6 +8,7 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { config } from '../platform/config';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { allShards, forEachLimit, SWEEP_CONCURRENCY } from '../platform/shards';
+import { signalBlockedConversations } from './blocked';
 import { runDueChecks } from './liveness';
 import { processOutboxEntry } from './outbox';
 import { OUTBOX, type OutboxEntry } from './store';
@@ -22,6 +23,8 @@ export interface SweepResult {
   expiredLeases: number;
   renotified: number;
   notClaimed: number;
+  /** `conversation.blocked` events written (./blocked.ts). */
+  blocked: number;
 }
 
 export async function sweep(db: Firestore, now = Date.now()): Promise<SweepResult> {
@@ -36,5 +39,6 @@ export async function sweep(db: Firestore, now = Date.now()): Promise<SweepResul
     if ((await processOutboxEntry(db, doc.id, now)) === 'published') notifications++;
   });
   const checks = await runDueChecks(db, now, PER_SHARD);
-  return { notifications, ...checks };
+  const blocked = await signalBlockedConversations(db, now, PER_SHARD);
+  return { notifications, ...checks, blocked };
 }

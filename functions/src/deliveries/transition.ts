@@ -23,6 +23,8 @@
  * throws writes nothing.
  */
 import type { DocumentReference, DocumentSnapshot, Firestore, Transaction } from 'firebase-admin/firestore';
+import { writeOperationalEvent } from '../platform/operational-events';
+import { exhaustedEvent } from './operational-events';
 import { releaseFrom, hasUnfinishedBefore, type QueueTail } from './ordering';
 import { isTerminal, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from './record';
 import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
@@ -121,7 +123,12 @@ export function runTransition<R>(db: Firestore, transition: Transition<R>): Prom
  * reply mirror, check document and notification. Returns the notification's outbox id, if any.
  */
 function writeDecision<R>(tx: Transaction, db: Firestore, before: DeliveryRecord | null, decision: Decision<R>, now: number): string | null {
-  return decision.next === null ? null : writeDelivery(tx, db, before, decision.next, decision.effects.notify, now);
+  if (decision.next === null) return null;
+  // docs/operations.md#operational-events: a delivery that ran out of attempts or was never claimed
+  // is an operational event, written with the transition like a notification.
+  const exhausted = exhaustedEvent(before, decision.next, now);
+  if (exhausted !== null) writeOperationalEvent(tx, db, exhausted, now);
+  return writeDelivery(tx, db, before, decision.next, decision.effects.notify, now);
 }
 
 /**

@@ -1,4 +1,4 @@
-import * as logger from 'firebase-functions/logger';
+import * as logger from '../platform/log';
 import { Timestamp } from 'firebase-admin/firestore';
 import type { Change, FirestoreEvent, QueryDocumentSnapshot } from 'firebase-functions/v2/firestore';
 import type { Request as TaskRequest } from 'firebase-functions/v2/tasks';

@@ -2,7 +2,7 @@
  * Firestore access for integrations: the document by id and the key-hash lookups. Parsing is
  * ./model.ts's.
  */
-import * as logger from 'firebase-functions/logger';
+import * as logger from '../platform/log';
 import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { groupQuery, QUERIES } from '../platform/queries';

@@ -1,4 +1,4 @@
-import * as logger from 'firebase-functions/logger';
+import * as logger from '../platform/log';
 import { FieldValue, type Firestore } from 'firebase-admin/firestore';
 import { errorCode, errorMessage, GRPC } from '../platform/failures';
 import { pubsub } from '../platform/pubsub';

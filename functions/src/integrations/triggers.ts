@@ -1,4 +1,4 @@
-import * as logger from 'firebase-functions/logger';
+import * as logger from '../platform/log';
 import { FieldValue, type DocumentData, type DocumentReference } from 'firebase-admin/firestore';
 import type { Change, DocumentSnapshot, FirestoreEvent } from 'firebase-functions/v2/firestore';
 import { db } from '../platform/firebase';

@@ -57,6 +57,8 @@ export const COLLECTIONS = {
   attachmentUploads: { partition: 'workspace', monotonic: ['createdAt'] },
   outbox: { partition: 'project', monotonic: ['dueAt', 'createdAt', 'nextAttemptAt'] },
   deliveryChecks: { partition: 'project', monotonic: ['dueAt', 'pendingAt'] },
+  /** workspaces/{ws}/settings/operations: one document per workspace, written by its admins and after a failed event publish. */
+  settings: { partition: 'workspace', monotonic: [] },
 } as const satisfies Record<string, CollectionCapacity>;
 
 /**

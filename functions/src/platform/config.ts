@@ -46,6 +46,10 @@ const ConfigSchema = z.object({
    * reply (docs/contract.md#liveness). At least 10 minutes (two re-notifications), at most 30 days.
    */
   UNCLAIMED_EXPIRY: durationFromEnv(10 * 60_000, 30 * 86_400_000).prefault('24h'),
+  /** docs/operations.md#operational-events: a head reply claimable this long blocks its conversation (`conversation.blocked`). */
+  OPS_BLOCKED_AFTER: durationFromEnv(60_000, 86_400_000).prefault('15m'),
+  /** docs/operations.md#operational-events: an integration whose oldest claimable delivery waits this long is unhealthy. */
+  OPS_UNHEALTHY_AFTER: durationFromEnv(60_000, 86_400_000).prefault('15m'),
   /**
    * Shards of the queue-like indexes the sweeper reads (outbox, delivery checks): each is one index
    * range of ~500 writes/s (docs/capacity.md). Raise only, never lower (platform/shards.ts).
@@ -68,6 +72,8 @@ export interface Config {
   eventRetentionMs: number;
   requestDeadlineMs: number;
   unclaimedExpiryMs: number;
+  opsBlockedAfterMs: number;
+  opsUnhealthyAfterMs: number;
   queueShards: number;
   listShards: number;
   imageStore: { kind: 'gcs'; bucket: string | undefined } | { kind: 'local'; dir: string };
@@ -92,6 +98,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     eventRetentionMs: e.EVENT_RETENTION_DAYS * 24 * 3600 * 1000,
     requestDeadlineMs: e.REQUEST_DEADLINE_MS,
     unclaimedExpiryMs: e.UNCLAIMED_EXPIRY,
+    opsBlockedAfterMs: e.OPS_BLOCKED_AFTER,
+    opsUnhealthyAfterMs: e.OPS_UNHEALTHY_AFTER,
     queueShards: e.QUEUE_SHARDS,
     listShards: e.LIST_SHARDS,
     imageStore:

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import * as logger from 'firebase-functions/logger';
+import * as logger from './log';
 import type { Config } from './config';
 import { ServiceUnavailableError } from './errors';
 import { errorCode } from './failures';

@@ -29,5 +29,7 @@ export const paths = {
   outboxEntry: (outboxId: string): string => `outbox/${outboxId}`,
   /** The next liveness check of each claimable delivery (deliveries/liveness.ts): top-level, sharded, for the sweeper. */
   deliveryChecks: (): string => 'deliveryChecks',
+  /** The workspace's operations settings (docs/operations.md#operational-events): `{ topic }`, the service's `topicStatus`. */
+  operationsSettings: (workspaceId: string): string => `${workspace(workspaceId)}/settings/operations`,
   deliveryCheck: (deliveryId: string): string => `deliveryChecks/${deliveryId}`,
 };

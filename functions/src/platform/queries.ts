@@ -77,6 +77,16 @@ export const QUERIES = {
     orderBy: [asc('dueAt')],
   },
   /**
+   * deliveries/blocked.ts: the claimable deliveries of one shard claimable since before a bound
+   * (conversation.blocked, docs/operations.md#operational-events), oldest first.
+   */
+  blockedChecksOfShard: {
+    collection: 'deliveryChecks',
+    scope: 'COLLECTION',
+    where: [eq('shard'), { field: 'pendingAt', op: '<=' }],
+    orderBy: [asc('pendingAt')],
+  },
+  /**
    * deliveries/health-rollup.ts: count() of an integration's deliveries in one status created since
    * a time (the health window), over a chunk of list shards (`in`, at most 30): the index leads with
    * the integration, the status and the list shard, so new deliveries spread over LIST_SHARDS ranges.

@@ -16,6 +16,7 @@ import type { DeliveriesApi } from './deliveries.js';
 import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS } from './contract.generated.js';
 import type { AttachmentFile, DeliveryAttachment, DeliveryNotification, DeliveryPart, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type ProcessDeliveryResult } from './results.js';
+import { traceIdOf } from './notification.js';
 
 const { failCode: FAIL_CODE_MAX_LENGTH, retryAfterMs: MAX_FAIL_RETRY_AFTER_MS, providerMessageId: MAX_PROVIDER_MESSAGE_ID_LENGTH, providerMessageIds: MAX_PROVIDER_MESSAGE_IDS } = DELIVERY_LIMITS;
 
@@ -92,6 +93,12 @@ export interface ProcessDeliveryOptions {
    * is ignored, so an observer can never change what happens to the delivery.
    */
   onEvent?: (event: DeliveryEvent) => void;
+  /**
+   * The W3C `traceparent` to send on every call (claim, start, extend, complete, fail); by
+   * default the notification's (`parsePulledNotification` / `parsePushNotification` read it from
+   * the message's attributes).
+   */
+  traceparent?: string;
 }
 
 export type { ProcessDeliveryResult } from './results.js';
@@ -231,6 +238,7 @@ function keepLeaseAlive(
   leaseId: string,
   leaseExpiresAt: number,
   report: (event: { type: 'extended'; leaseExpiresAt: number } | { type: 'extend_failed'; error: unknown; willRetry: boolean }) => void,
+  traceparent?: string,
 ): { stop(): void } {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -242,7 +250,7 @@ function keepLeaseAlive(
   };
   const extendOnce = async (): Promise<void> => {
     try {
-      const answer = await deliveries.extend({ deliveryId, leaseId }, { signal: controller.signal });
+      const answer = await deliveries.extend({ deliveryId, leaseId }, traceparent === undefined ? { signal: controller.signal } : { signal: controller.signal, traceparent });
       expiresAt = Math.max(expiresAt, answer.leaseExpiresAt);
       report({ type: 'extended', leaseExpiresAt: answer.leaseExpiresAt });
       schedule();
@@ -306,18 +314,23 @@ export async function processDelivery(
   const onEvent = options.onEvent;
   if (onEvent !== undefined && typeof onEvent !== 'function') throw new TypeError('onEvent must be a function');
 
+  const received = typeof notificationOrDeliveryId === 'string' ? undefined : (notificationOrDeliveryId as { traceparent?: unknown }).traceparent;
+  const traceparent = options.traceparent ?? (typeof received === 'string' ? received : undefined);
+  const traceId = traceIdOf(traceparent);
+  // Every call of this delivery names its trace (docs/contract.md#tracing).
+  const call: { traceparent?: string } = traceId === undefined || traceparent === undefined ? {} : { traceparent };
   const begun = Date.now();
   const emit = (event: EventInit<DeliveryEvent>): void => {
     if (onEvent === undefined) return;
     const at = Date.now();
     try {
-      onEvent({ ...event, deliveryId, at, elapsedMs: at - begun } as DeliveryEvent);
+      onEvent({ ...event, deliveryId, at, elapsedMs: at - begun, ...(traceId === undefined ? {} : { traceId }) } as DeliveryEvent);
     } catch {
       // An observer must never change the delivery (documented on `onEvent`).
     }
   };
 
-  const claim = await deliveries.claim(options.requestId === undefined ? { deliveryId } : { deliveryId, requestId: options.requestId });
+  const claim = await deliveries.claim(options.requestId === undefined ? { deliveryId } : { deliveryId, requestId: options.requestId }, call);
   if (claim.status === 'skip') {
     const finished = finishedReason(claim.reason);
     if (finished === undefined) {
@@ -331,7 +344,7 @@ export async function processDelivery(
   const { leaseId } = claim;
   emit({ type: 'claimed', leaseId, leaseExpiresAt: claim.leaseExpiresAt });
 
-  const started = await deliveries.start({ deliveryId, leaseId });
+  const started = await deliveries.start({ deliveryId, leaseId }, call);
   if (started.status === 'sent') {
     emit({ type: 'already_finished', status: 'sent', reason: 'already_sent', leaseId });
     return { kind: 'already_finished', deliveryId, status: 'sent', reason: 'already_sent', leaseId };
@@ -348,7 +361,7 @@ export async function processDelivery(
   const reportFailure = async (report: FailReport, error: unknown): Promise<ProcessDeliveryResult> => {
     let answer: FailResult;
     try {
-      answer = await deliveries.fail({ deliveryId, leaseId, ...report });
+      answer = await deliveries.fail({ deliveryId, leaseId, ...report }, call);
     } catch (cause) {
       emit({ type: 'report_failed', leaseId, step: 'fail', providerMs: providerMs(), error: cause });
       throw new DeliveryReportError({
@@ -382,7 +395,7 @@ export async function processDelivery(
   const keeper =
     options.extendLease === false
       ? undefined
-      : keepLeaseAlive(deliveries, deliveryId, leaseId, claim.leaseExpiresAt, (event) => emit({ ...event, leaseId }));
+      : keepLeaseAlive(deliveries, deliveryId, leaseId, claim.leaseExpiresAt, (event) => emit({ ...event, leaseId }), call.traceparent);
   providerBegun = Date.now();
   try {
     const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
@@ -413,7 +426,7 @@ export async function processDelivery(
   const providerMessageIds = ids as string[];
   const parts = Array.isArray(result) ? undefined : usableParts((result as { parts?: unknown }).parts, attachmentIds);
   try {
-    await deliveries.complete(parts === undefined ? { deliveryId, leaseId, providerMessageIds } : { deliveryId, leaseId, providerMessageIds, parts });
+    await deliveries.complete(parts === undefined ? { deliveryId, leaseId, providerMessageIds } : { deliveryId, leaseId, providerMessageIds, parts }, call);
   } catch (cause) {
     emit({ type: 'report_failed', leaseId, step: 'complete', providerMs: providerMs(), error: cause });
     throw new DeliveryReportError({ step: 'complete', deliveryId, leaseId, providerMessageIds, cause });

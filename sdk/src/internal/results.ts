@@ -97,6 +97,11 @@ export interface DeliveryEventBase {
   at: number;
   /** Milliseconds since `processDelivery` was called. */
   elapsedMs: number;
+  /**
+   * The delivery's trace id (from the notification's `traceparent`), when known: export spans or
+   * metrics in that trace with your own tooling; the service's log lines carry the same id.
+   */
+  traceId?: string;
 }
 
 /**

@@ -29,6 +29,11 @@ export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
 export interface CallOptions {
   /** Aborts the call (including a pending retry wait); the call rejects with `signal.reason`. */
   signal?: AbortSignal;
+  /**
+   * A W3C `traceparent` sent as the request's header: the service logs the call in that trace.
+   * `processDelivery` sends the notification's (its `traceparent`) on every call it makes.
+   */
+  traceparent?: string;
 }
 
 export interface TransportConfig {
@@ -245,7 +250,7 @@ export class Transport {
       signal?.throwIfAborted();
       let raw: RawAnswer;
       try {
-        raw = await this.#exchange(path, payload, signal, attempts, binary);
+        raw = await this.#exchange(path, payload, signal, attempts, binary, options.traceparent);
       } catch (err) {
         if (err instanceof ConnectorNetworkError && canRetry(attempts)) {
           await this.#wait(sleep, backoffDelayMs(attempts, retry, random), signal);
@@ -288,19 +293,19 @@ export class Transport {
   }
 
   /** One attempt: the default host; the fallback host only if the default could not be reached at all. */
-  async #exchange(path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean): Promise<RawAnswer> {
+  async #exchange(path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean, traceparent?: string): Promise<RawAnswer> {
     try {
-      return await this.#once(this.#config.baseUrl, path, payload, signal, attempts, binary);
+      return await this.#once(this.#config.baseUrl, path, payload, signal, attempts, binary, traceparent);
     } catch (err) {
       const fallback = this.#config.fallbackBaseUrl;
       if (fallback !== undefined && err instanceof ConnectorNetworkError && !err.requestMayHaveArrived) {
-        return await this.#once(fallback, path, payload, signal, attempts, binary);
+        return await this.#once(fallback, path, payload, signal, attempts, binary, traceparent);
       }
       throw err;
     }
   }
 
-  async #once(base: string, path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean): Promise<RawAnswer> {
+  async #once(base: string, path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean, traceparent?: string): Promise<RawAnswer> {
     const { timeoutMs, userAgent } = this.#config;
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#key}`,
@@ -309,6 +314,7 @@ export class Transport {
       'user-agent': userAgent,
     };
     if (typeof payload === 'string') headers['content-type'] = 'application/json';
+    if (traceparent !== undefined) headers.traceparent = traceparent;
 
     const controller = new AbortController();
     let timedOut = false;

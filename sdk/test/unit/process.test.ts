@@ -8,6 +8,8 @@ import {
   ProviderRetryableError,
   type ProviderSendInput,
   ProviderUnknownOutcomeError,
+  parsePulledNotification,
+  parsePushNotification,
 } from '../../src/index.js';
 import { toFailCode } from '../../src/internal/process.js';
 import { errorReply, fakeSleep, KEY, type RecordedRequest, reply, startServer, type TestServer } from './helpers/server.js';
@@ -460,5 +462,45 @@ describe('toFailCode', () => {
     const c = toFailCode('a'.repeat(200), 'f');
     expect(c).toHaveLength(80);
     expect(c).toMatch(/^[a-z][a-z0-9_]*$/);
+  });
+});
+
+describe('processDelivery trace context', () => {
+  const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+  test('the notification`s traceparent goes on claim, start, fail and complete, and every event carries its trace id', async () => {
+    serve();
+    const events: DeliveryEvent[] = [];
+    const notification = parsePulledNotification({ data: Buffer.from(JSON.stringify(NOTIFICATION)), attributes: { traceparent: TRACEPARENT, deliveryId: 'd_1' } });
+    expect(notification.traceparent).toBe(TRACEPARENT);
+    await client.processDelivery(notification, provider(() => ['p-1']).send, { onEvent: (e) => events.push(e) });
+    expect(calls()).toEqual(['claim', 'start', 'complete']);
+    expect(server.requests.map((r) => r.headers.traceparent)).toEqual([TRACEPARENT, TRACEPARENT, TRACEPARENT]);
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.traceId === '4bf92f3577b34da6a3ce929d0e0e4736')).toBe(true);
+
+    server.requests.length = 0;
+    await client.processDelivery(notification, provider(() => {
+      throw new ProviderRetryableError('busy');
+    }).send);
+    expect(calls()).toEqual(['claim', 'start', 'fail']);
+    expect(server.requests.every((r) => r.headers.traceparent === TRACEPARENT)).toBe(true);
+  });
+
+  test('a push envelope`s traceparent attribute is read; a malformed one is not forwarded; without one no header is sent', async () => {
+    const data = Buffer.from(JSON.stringify(NOTIFICATION)).toString('base64');
+    expect(parsePushNotification({ message: { data, attributes: { traceparent: TRACEPARENT }, messageId: '1' } }).traceparent).toBe(TRACEPARENT);
+    expect(parsePushNotification({ message: { data, attributes: { traceparent: 'garbage' }, messageId: '1' } }).traceparent).toBeUndefined();
+    serve();
+    const events: DeliveryEvent[] = [];
+    await client.processDelivery(NOTIFICATION, provider(() => ['p-1']).send, { onEvent: (e) => events.push(e) });
+    expect(server.requests.every((r) => r.headers.traceparent === undefined)).toBe(true);
+    expect(events.every((e) => e.traceId === undefined)).toBe(true);
+  });
+
+  test('receipt and other calls take a traceparent in their options', async () => {
+    server.setHandler((req, res) => reply(res, 200, { status: 'sent', receipt: { status: 'delivered', at: 1, code: null } }));
+    await client.deliveries.receipt({ deliveryId: 'd_1', status: 'delivered' }, { traceparent: TRACEPARENT }).catch(() => undefined);
+    expect(server.requests[0]?.headers.traceparent).toBe(TRACEPARENT);
   });
 });

@@ -593,3 +593,35 @@ describe('reply attachments (docs/data-model.md#reply-attachments)', () => {
     await assertFails(addDoc(replies(operator()), reply('oscar', { text: '' })));
   });
 });
+
+describe('operations settings (workspaces/{ws}/settings/operations)', () => {
+  const settingsDoc = (db: Firestore, ws = WS) => doc(db, 'workspaces', ws, 'settings', 'operations');
+  const OPS_TOPIC = 'projects/demo-owner-1/topics/operations';
+
+  test('admins set, change and clear the topic; the topic has the replies topic`s form', async () => {
+    await assertSucceeds(setDoc(settingsDoc(admin()), { topic: OPS_TOPIC }));
+    await assertSucceeds(getDoc(settingsDoc(admin())));
+    await assertSucceeds(setDoc(settingsDoc(admin()), { topic: null }));
+    for (const topic of ['operations', 'projects/x/topics/ops', `${OPS_TOPIC}\n`, 'projects/demo-owner-1/subscriptions/ops', 42]) {
+      await assertFails(setDoc(settingsDoc(admin()), { topic }));
+    }
+    await assertFails(setDoc(settingsDoc(admin()), { topic: OPS_TOPIC, extra: true }));
+    // The service's status fields: never set by a client.
+    await assertFails(setDoc(settingsDoc(admin()), { topic: OPS_TOPIC, topicStatus: 'ok' }));
+  });
+
+  test('a recorded topicStatus is kept or removed, and removed when the topic changes', async () => {
+    await seed((db) => setDoc(doc(db, 'workspaces', WS, 'settings', 'operations'), { topic: OPS_TOPIC, topicStatus: 'not_found', topicMessage: 'gone', topicCheckedAt: 1 }));
+    await assertFails(updateDoc(settingsDoc(admin()), { topicStatus: 'ok' }));
+    await assertFails(updateDoc(settingsDoc(admin()), { topic: `${OPS_TOPIC}-2` }));
+    await assertSucceeds(updateDoc(settingsDoc(admin()), { topic: `${OPS_TOPIC}-2`, topicStatus: deleteField(), topicMessage: deleteField(), topicCheckedAt: deleteField() }));
+  });
+
+  test('operators, other workspaces` admins, strangers and anonymous users neither read nor write it', async () => {
+    await seed((db) => setDoc(doc(db, 'workspaces', WS, 'settings', 'operations'), { topic: OPS_TOPIC }));
+    for (const db of [operator(), otherAdmin(), stranger(), viewer(), anonymous()]) {
+      await assertFails(getDoc(settingsDoc(db)));
+      await assertFails(setDoc(settingsDoc(db), { topic: OPS_TOPIC }));
+    }
+  });
+});

@@ -237,6 +237,7 @@ test('a missing topic is recorded (failed / topic_not_found) on the delivery and
     updatedAt: expect.anything(),
     error: { outcome: 'failed', code: 'topic_not_found' },
     attempts: [{ at: expect.anything(), event: 'failed', code: 'topic_not_found' }],
+    traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
   });
   expect((await conversationDeliveries(setup))[0]).toMatchObject({ deliveryId, status: 'failed', error: { outcome: 'failed', code: 'topic_not_found' } });
   await expectSkip(key, deliveryId, 'already_failed');

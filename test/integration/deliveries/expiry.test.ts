@@ -98,7 +98,7 @@ test('after start, by the sweeper: unknown / lease_expired_after_start (mirrored
   await sweep(adminDb());
   expect(await deliveryDoc(setup, a.deliveryId)).toMatchObject({ status: 'unknown', error: { outcome: 'unknown', code: 'lease_expired_after_start' } });
   const mirror = await mirrorOnceStatus(setup, a.messageId, 'unknown');
-  expect(mirror).toEqual({ deliveryId: a.deliveryId, status: 'unknown', updatedAt: expect.anything(), error: { outcome: 'unknown', code: 'lease_expired_after_start' }, attempts: expect.any(Array) });
+  expect(mirror).toEqual({ deliveryId: a.deliveryId, status: 'unknown', updatedAt: expect.anything(), error: { outcome: 'unknown', code: 'lease_expired_after_start' }, attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start']);
   await expectSkip(key, a.deliveryId, 'outcome_unknown');
   expectApiError(await op('start', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), 409, 'delivery_finished');
@@ -110,7 +110,7 @@ test('after start, by the sweeper: unknown / lease_expired_after_start (mirrored
   // The vanished connector comes back: the provider had accepted A. Late completion is the truth.
   expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a-1'] }), { status: 'sent' });
   const sent = await mirrorOnceStatus(setup, a.messageId, 'sent');
-  expect(sent).toEqual({ deliveryId: a.deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['a-1'], attempts: expect.any(Array) });
+  expect(sent).toEqual({ deliveryId: a.deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['a-1'], attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(sent)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start', 'sent']);
   // B is unaffected (it was released once, and still holds its lease).
   expect(await deliveryDoc(setup, b.deliveryId)).toMatchObject({ status: 'leased', lease: { leaseId: claimB.leaseId } });
@@ -141,6 +141,7 @@ test('after start, lazily on claim: outcome_unknown, the next reply is released;
     updatedAt: expect.anything(),
     error: { outcome: 'failed', code: 'provider_rejected' },
     attempts: expect.any(Array),
+    traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
   });
   // Expiry applied by the claim, then the cut-off lease's own late word.
   expect(attemptEvents(failed)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start', 'failed:provider_rejected']);

@@ -120,7 +120,7 @@ test('complete: sent and mirrored; idempotent for the same lease and ids; other 
   const ids = ['msg-1', 'msg-2'];
   expectOk(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: ids }), { status: 'sent' });
   const mirror = await mirrorOnceStatus(setup, messageId, 'sent');
-  expect(Object.keys(mirror).sort()).toEqual(['attempts', 'deliveryId', 'providerMessageIds', 'status', 'updatedAt']);
+  expect(Object.keys(mirror).sort()).toEqual(['attempts', 'deliveryId', 'providerMessageIds', 'status', 'traceId', 'updatedAt']);
   expect(attemptEvents(mirror)).toEqual(['claimed', 'lease_expired', 'claimed', 'started', 'sent']);
   expect(mirror).toMatchObject({ deliveryId, status: 'sent', providerMessageIds: ids });
   const stored = await deliveryDoc(setup, deliveryId);
@@ -159,7 +159,7 @@ test('fail failed -> failed (mirrored with its code); repeated -> same answer; t
   expect(await deliveryDoc(setup, deliveryId)).toEqual(stored);
 
   const mirror = await mirrorOnceStatus(setup, messageId, 'failed');
-  expect(mirror).toEqual({ deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'recipient_blocked' }, attempts: expect.any(Array) });
+  expect(mirror).toEqual({ deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'recipient_blocked' }, attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'failed:recipient_blocked']);
   await expectSkip(key, deliveryId, 'already_failed');
   expectApiError(await op('start', key, { deliveryId, leaseId: claim.leaseId }), 409, 'delivery_finished');
@@ -186,6 +186,7 @@ test('fail unknown -> unknown with the partial provider ids kept and mirrored; c
     providerMessageIds: ['part-1'],
     error: { outcome: 'unknown', code: 'provider_timeout' },
     attempts: expect.any(Array),
+    traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
   });
   expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'unknown:provider_timeout']);
   await expectSkip(key, deliveryId, 'outcome_unknown');
@@ -194,7 +195,7 @@ test('fail unknown -> unknown with the partial provider ids kept and mirrored; c
   // The connector later learns the provider did accept both parts: complete is the truth.
   expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['part-1', 'part-2'] }), { status: 'sent' });
   const sent = await mirrorOnceStatus(setup, messageId, 'sent');
-  expect(sent).toEqual({ deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['part-1', 'part-2'], attempts: expect.any(Array) });
+  expect(sent).toEqual({ deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['part-1', 'part-2'], attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(sent)).toEqual(['claimed', 'started', 'unknown:provider_timeout', 'sent']);
   await expectSkip(key, deliveryId, 'already_sent');
 });

@@ -81,7 +81,7 @@ test('the retry budget: the 10th attempt failing with retry ends failed / retry_
     lastFail: { outcome: 'retry', code: 'provider_busy', responseStatus: 'failed' },
   });
   const mirror = await mirrorOnceStatus(setup, a.messageId, 'failed');
-  expect(mirror).toEqual({ deliveryId: a.deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'retry_exhausted' }, attempts: expect.any(Array) });
+  expect(mirror).toEqual({ deliveryId: a.deliveryId, status: 'failed', updatedAt: expect.anything(), error: { outcome: 'failed', code: 'retry_exhausted' }, attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   // Ten leases, each rejected by the provider, then the service's verdict.
   expect(attemptEvents(mirror)).toEqual([...Array.from({ length: 10 }, () => ['claimed', 'retry:provider_busy']).flat(), 'failed:retry_exhausted']);
   await expectSkip(key, a.deliveryId, 'already_failed');

@@ -116,6 +116,8 @@ describe('config', () => {
       eventRetentionMs: 30 * 24 * 3600 * 1000,
       requestDeadlineMs: 50_000,
       unclaimedExpiryMs: 24 * 3600 * 1000,
+      opsBlockedAfterMs: 15 * 60_000,
+      opsUnhealthyAfterMs: 15 * 60_000,
       queueShards: 64,
       listShards: 8,
       imageStore: { kind: 'gcs', bucket: undefined },

@@ -1,4 +1,4 @@
-import * as logger from 'firebase-functions/logger';
+import * as logger from '../log';
 import {
   ApiError,
   BadRequestError,
@@ -10,6 +10,7 @@ import { errorMessage } from '../failures';
 import { config } from '../config';
 import { Deadline } from './deadline';
 import { newRequestId } from './request-id';
+import { newSpanId, newTraceId, parseTraceparent } from '../trace';
 import { sendError, sendResult, toApiError } from './respond';
 import { RECEIVED_AT, type HttpRequest, type HttpResponse, type HttpResult } from './types';
 
@@ -42,6 +43,12 @@ export interface RequestContext<Auth extends Caller = Caller> {
   logFields: Record<string, string | number | boolean>;
   /** Sets headers on the answer, whatever it turns out to be (ignored once an answer was sent, e.g. after the deadline's 503). */
   setHeaders: (headers: Readonly<Record<string, string>>) => void;
+  /**
+   * The request's trace (docs/operations.md#tracing): the caller's valid `traceparent`, or a new
+   * trace (a malformed header is ignored). A handler about a delivery sets `logFields.deliveryId`,
+   * and the log lines then name the delivery's trace instead (../log.ts).
+   */
+  trace: { traceId: string; spanId: string; parentSpanId: string | null };
 }
 
 export interface ParsedRequest {
@@ -115,6 +122,17 @@ export function parseJsonBody(raw: Buffer, what = 'body'): unknown {
   }
 }
 
+/**
+ * The trace fields of a request's log lines: the request's span, and its trace unless the handler
+ * named a delivery (whose own trace ../log.ts then uses; the trace a caller sent stays visible as
+ * `callerTraceId`, normally the same one: the SDK sends the notification's back).
+ */
+function traceFields(trace: RequestContext['trace'], logFields: RequestContext['logFields']): Record<string, string> {
+  const parent = trace.parentSpanId === null ? {} : { parentSpanId: trace.parentSpanId };
+  if (typeof logFields.deliveryId !== 'string') return { traceId: trace.traceId, spanId: trace.spanId, ...parent };
+  return { spanId: trace.spanId, ...parent, ...(trace.parentSpanId === null ? {} : { callerTraceId: trace.traceId }) };
+}
+
 const errorName = (err: unknown): string => (err instanceof ApiError ? err.code : err instanceof Error ? err.name : typeof err);
 
 /**
@@ -134,6 +152,11 @@ export function endpoint<Auth extends Caller>(
     const deadline = new Deadline((req[RECEIVED_AT] ?? Date.now()) + config().requestDeadlineMs);
     res.setHeader('X-Request-Id', requestId);
     const logFields: RequestContext['logFields'] = {};
+    const traceparent = header(req, 'traceparent');
+    const caller = parseTraceparent(traceparent);
+    const trace: RequestContext['trace'] = { traceId: caller?.traceId ?? newTraceId(), spanId: newSpanId(), parentSpanId: caller?.spanId ?? null };
+    // Ignored, never refused: tracing must not break a delivery; the line says why the trace is new.
+    if (traceparent !== undefined && caller === null) logFields.traceparentIgnored = true;
     const setHeaders: RequestContext['setHeaders'] = (headers) => {
       if (res.headersSent) return;
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
@@ -155,7 +178,7 @@ export function endpoint<Auth extends Caller>(
         throw new PayloadTooLargeError('payload_too_large', `Request body is ${rawBody.length} bytes; the limit for ${mediaType} is ${limit} bytes.`);
       }
       const json = mediaType === 'application/json' ? parseJsonBody(rawBody) : undefined;
-      return handle({ mediaType, contentType, rawBody, json }, { requestId, auth, deadline, logFields, setHeaders });
+      return handle({ mediaType, contentType, rawBody, json }, { requestId, auth, deadline, logFields, setHeaders, trace });
     };
     try {
       const result = await deadline.race(answer(), (late) => {
@@ -164,6 +187,7 @@ export function endpoint<Auth extends Caller>(
         logger.warn('request.finished_after_deadline', {
           requestId,
           endpoint: options.name,
+          ...traceFields(trace, logFields),
           ...logFields,
           outcome: late.status === 'fulfilled' ? 'completed' : errorName(late.reason),
         });
@@ -179,6 +203,7 @@ export function endpoint<Auth extends Caller>(
         logger.error('request.unexpected_error', {
           requestId,
           endpoint: options.name,
+          ...traceFields(trace, logFields),
           ...logFields,
           errorName: errorName(err),
           errorMessage: errorMessage(err),
@@ -186,7 +211,7 @@ export function endpoint<Auth extends Caller>(
       }
       if (!res.headersSent) sendError(res, error);
     } finally {
-      const fields = { requestId, endpoint: options.name, status, ...(errorCode ? { errorCode } : {}), ...logFields, durationMs: Math.round(performance.now() - startedAt) };
+      const fields = { requestId, endpoint: options.name, status, ...(errorCode ? { errorCode } : {}), ...traceFields(trace, logFields), ...logFields, durationMs: Math.round(performance.now() - startedAt) };
       if (status >= 500) logger.warn('request', fields);
       else logger.info('request', fields);
     }
