@@ -235,7 +235,7 @@ export const HTTP_OPERATIONS = {
     suites: ['test/integration/privacy/erasure-ack.test.ts'],
     summary: 'List the erasures you have not acknowledged yet',
     description:
-      "Your integration's finished customer erasures that you have not acknowledged, oldest first. The service has deleted the customer's messages (and every conversation in which they were the only customer); delete your own copies of the customer and of those conversations, then acknowledge each with `POST /v1/erasures/ack`. Page with `nextCursor` until it is null. Call it at start-up and every few minutes.",
+      "Your integration's finished customer erasures that you have not acknowledged, in `erasureId` order. The service has deleted the customer's messages (and every conversation in which they were the only customer); delete your own copies of the customer and of those conversations, then acknowledge each with `POST /v1/erasures/ack`. Page with `nextCursor` until it is null. Call it at start-up and every few minutes.",
   },
   acknowledgeErasure: {
     path: '/v1/erasures/ack',
