@@ -137,7 +137,7 @@ export const QUERIES = {
   /**
    * privacy/erasure.ts: one customer's messages stored before the erasure started, in any
    * conversation (a page at a time; each page is deleted before the next is read). The cost
-   * follows the customer's messages, never the workspace's (docs/privacy.md#cost).
+   * follows the customer's messages, never the workspace's (docs/privacy.md#cost-per-erased-conversation).
    */
   messagesOfCustomer: {
     collection: 'messages',
@@ -196,8 +196,11 @@ export const QUERIES = {
   messagesById: { collection: 'messages', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
   /** privacy/retention.ts: a workspace's customers, a page at a time in id order. */
   customersById: { collection: 'customers', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
-  /** privacy/export.ts: exports whose file expired (every workspace; a few a day). */
-  expiredExports: { collection: 'exports', scope: 'COLLECTION_GROUP', where: [{ field: 'fileExpiresAt', op: '<=' }], orderBy: [] },
+  /**
+   * privacy/export.ts: every workspace's exports (each lives 7 days, so this is a week of admin
+   * requests), read whole by the retention job to find the expired ones: no index on a time field.
+   */
+  allExports: { collection: 'exports', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
   /** privacy/retention.ts: every workspace's settings documents (which workspaces have a retention period). */
   allSettings: { collection: 'settings', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
   /** integrations/store.ts: key lookup by the hash of the current key (every workspace). */

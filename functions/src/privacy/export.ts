@@ -122,11 +122,15 @@ export async function runExport(db: Firestore, store: ImageStore, workspaceId: s
 
 /** The retention job's part: files (and their documents) of exports past `fileExpiresAt`. Returns how many. */
 export async function deleteExpiredExports(db: Firestore, store: ImageStore, now: number): Promise<number> {
-  const expired = await groupQuery(db, QUERIES.expiredExports, now).limit(200).get();
-  for (const doc of expired.docs) {
+  const all = await groupQuery(db, QUERIES.allExports).get();
+  let deleted = 0;
+  for (const doc of all.docs) {
+    const expiresAt: unknown = doc.get('fileExpiresAt');
+    if (typeof expiresAt !== 'number' || expiresAt > now) continue;
     const workspaceId = doc.ref.parent.parent?.id ?? '';
     await store.delete(exportFilePath(workspaceId, doc.id));
     await doc.ref.delete();
+    deleted += 1;
   }
-  return expired.size;
+  return deleted;
 }
