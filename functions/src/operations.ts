@@ -41,6 +41,12 @@ export type HandlerBundle = keyof HandlerModules;
 /** The bundles of the triggers (declared by hand in index.ts: they are not HTTP operations). */
 export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'privacy/triggers'] as const satisfies readonly HandlerBundle[];
 
+/**
+ * HTTP functions that are not operations of the connectors' API: they serve the console and
+ * authenticate a Firebase ID token, not an integration key (declared by hand in index.ts).
+ */
+export const CONSOLE_HTTP_FUNCTIONS = ['downloadExport'] as const;
+
 /** A `decide*` rule of the delivery state machine, by name. */
 export type DeliveryRuleName = Extract<keyof typeof DeliveryRules, `decide${string}`>;
 
