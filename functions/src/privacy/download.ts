@@ -28,6 +28,7 @@ async function callerOf(req: Request): Promise<string | null> {
   if (match?.[1] === undefined) return null;
   try {
     const { getAuth } = await import('firebase-admin/auth');
+    db(); // initialises the default app, which getAuth() uses
     return (await getAuth().verifyIdToken(match[1])).uid;
   } catch (err) {
     // Never the token itself: why it was refused (expired, wrong project, malformed).
