@@ -52,7 +52,7 @@ const httpOptions: HttpsOptions = {
 };
 
 type HttpBundle = (typeof HTTP_OPERATIONS)[OperationId]['handler']['bundle'];
-type Endpoint = HandlerModules['deliveries/http']['endpoints'][OperationsOf<'deliveries/http'>];
+type Endpoint = HandlerModules['deliveries/http']['endpoints'][OperationsOf<'deliveries/http'>] | HandlerModules['privacy/http']['endpoints'][OperationsOf<'privacy/http'>];
 type Assert<T extends true> = T;
 /** Compiles only while each HTTP bundle's `endpoints` serves every operation the catalogue gives it. */
 export type EveryOperationServed = Assert<
@@ -122,4 +122,38 @@ export const rollUpIntegrationHealth = onSchedule(
 export const onIntegrationWritten = onDocumentWritten(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/integrations/{integrationId}', retry: true },
   lazy(() => requireBundle('integrations/triggers').onIntegrationChanged),
+);
+/**
+ * Erasure of one customer (docs/privacy.md#erasure): an admin's erasure document starts the job at once; it continues
+ * itself in bounded runs through the task queue below until its audit is `done`.
+ */
+export const onErasureRequested = onDocumentCreated(
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/erasures/{erasureId}', retry: true },
+  lazy(() => requireBundle('privacy/triggers').onErasureCreated),
+);
+/** The next bounded run of an erasure (each run hands over to the next task until done). */
+export const continueErasure = onTaskDispatched(
+  { region: TRIGGER_REGION, retryConfig: { maxAttempts: 20, minBackoffSeconds: 5 }, rateLimits: { maxConcurrentDispatches: 10 } },
+  lazy(() => requireBundle('privacy/triggers').onErasureTask),
+);
+/**
+ * Retention (docs/privacy.md#retention): stamps `expireAt` for the TTL policies, deletes stored objects before
+ * their messages expire, and under the emulator deletes what expired (it runs no TTL). Bounded per run.
+ */
+export const applyRetention = onSchedule(
+  { region: TRIGGER_REGION, schedule: 'every 10 minutes', timeoutSeconds: 300 },
+  lazy(() => requireBundle('privacy/triggers').onRetention),
+);
+/** Export of one customer (docs/privacy.md#export): an admin's export document -> its JSON Lines file. */
+export const onExportRequested = onDocumentCreated(
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/exports/{exportId}', retry: true, timeoutSeconds: 300, memory: '1GiB' },
+  lazy(() => requireBundle('privacy/triggers').onExportCreated),
+);
+/**
+ * An export's file for the workspace's admins (docs/privacy.md#export): GET with the console's Firebase ID token.
+ * Not an operation of the connectors' API (no integration key), so not in the catalogue.
+ */
+export const downloadExport = onRequest(
+  { region: TRIGGER_REGION, cors: false, invoker: 'public', memory: '512MiB', timeoutSeconds: 60 },
+  lazy(() => requireBundle('privacy/triggers').downloadExport),
 );

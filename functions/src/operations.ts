@@ -33,11 +33,19 @@ export interface HandlerModules {
   'deliveries/http': typeof import('./deliveries/http');
   'deliveries/triggers': typeof import('./deliveries/triggers');
   'integrations/triggers': typeof import('./integrations/triggers');
+  'privacy/http': typeof import('./privacy/http');
+  'privacy/triggers': typeof import('./privacy/triggers');
 }
 export type HandlerBundle = keyof HandlerModules;
 
 /** The bundles of the triggers (declared by hand in index.ts: they are not HTTP operations). */
-export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers'] as const satisfies readonly HandlerBundle[];
+export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'privacy/triggers'] as const satisfies readonly HandlerBundle[];
+
+/**
+ * HTTP functions that are not operations of the connectors' API: they serve the console and
+ * authenticate a Firebase ID token, not an integration key (declared by hand in index.ts).
+ */
+export const CONSOLE_HTTP_FUNCTIONS = ['downloadExport'] as const;
 
 /** A `decide*` rule of the delivery state machine, by name. */
 export type DeliveryRuleName = Extract<keyof typeof DeliveryRules, `decide${string}`>;
@@ -49,7 +57,8 @@ export type DeliveryRuleName = Extract<keyof typeof DeliveryRules, `decide${stri
  */
 export type OperationHandler =
   | { bundle: 'messages/http' }
-  | { bundle: 'deliveries/http'; rule?: DeliveryRuleName; readsConversation?: true };
+  | { bundle: 'deliveries/http'; rule?: DeliveryRuleName; readsConversation?: true }
+  | { bundle: 'privacy/http' };
 
 /** The limits an operation's description may quote (supplied by openapi/document.ts). */
 export interface DocumentedLimits {
@@ -238,6 +247,28 @@ export const HTTP_OPERATIONS = {
     summary: 'Download one attachment of the claimed reply',
     description:
       "Under the live lease of a delivery that is `leased` or `sending`: the bytes of one file of the claim's `message.attachments`, with `Content-Type`, `Content-Length`, `Content-Disposition` (the sanitised file name), `ETag: \"<sha256 hex>\"` and `Repr-Digest: sha-256=:<base64>:`. Check the hash before sending the file on. A wrong or expired lease is 409 `lease_lost`; a finished delivery is 409 `delivery_finished`; an id that is not one of the delivery's files is 404 `attachment_not_found`.",
+  },
+  listPendingErasures: {
+    path: '/v1/erasures/pending',
+    functionName: 'listPendingErasures',
+    handler: { bundle: 'privacy/http' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'invalid_cursor'],
+    suites: ['test/integration/privacy/erasure-ack.test.ts'],
+    summary: 'List the erasures you have not acknowledged yet',
+    description:
+      "Your integration's finished customer erasures that you have not acknowledged, in `erasureId` order. The service has deleted the customer's messages (and every conversation in which they were the only customer); delete your own copies of the customer and of those conversations, then acknowledge each with `POST /v1/erasures/ack`. Page with `nextCursor` until it is null. Call it at start-up and every few minutes.",
+  },
+  acknowledgeErasure: {
+    path: '/v1/erasures/ack',
+    functionName: 'acknowledgeErasure',
+    handler: { bundle: 'privacy/http' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'erasure_not_found'],
+    suites: ['test/integration/privacy/erasure-ack.test.ts'],
+    summary: 'Acknowledge that you purged an erased customer',
+    description:
+      'Records that your connector deleted its own copies of the erased customer; the erasure leaves your pending list and the console shows it as confirmed. Repeatable (the first acknowledgement is kept). An unknown id, another integration\'s erasure, or one not finished yet is 404 `erasure_not_found`.',
   },
 } as const satisfies Record<string, HttpOperation>;
 

@@ -10,6 +10,7 @@ import { TEXT_PART } from '../contract';
 import { traceIdOfDelivery } from '../platform/trace';
 import {
   CANCELLED,
+  ERASED,
   LEASE_MAX_MS,
   LEASE_MS,
   backoffMs,
@@ -651,4 +652,18 @@ export function decideAttachmentFetch(d: DeliveryRecord, input: { now: number; l
   const file = d.attachments?.find((a) => a.attachmentId === input.attachmentId);
   if (file === undefined) throw new NotFoundError('attachment_not_found', `attachmentId: "${input.attachmentId}" is not an attachment of this delivery`);
   return file;
+}
+
+// erase
+
+/**
+ * erase (docs/privacy.md#erasure): the customer of the delivery's conversation is being erased. An
+ * unfinished delivery (queued, leased or sending) becomes `failed` with code `erased`, so that no
+ * connector can claim or send it afterwards (a later start is 409 `delivery_finished`); a finished
+ * one is left as it is (the cascade deletes it next). Answers whether it was unfinished.
+ */
+export function decideErase(d: DeliveryRecord, input: { now: number }): Decision<{ erased: boolean }> {
+  if (isTerminal(d.status)) return unchanged({ erased: false });
+  const next: DeliveryRecord = { ...d, status: 'failed', notBefore: null, waiting: false, error: { outcome: 'failed', code: ERASED }, updatedAt: input.now };
+  return decided(d, { erased: true }, withAttempt(next, input.now, 'failed', ERASED));
 }

@@ -2,7 +2,7 @@
  * Firestore access for incoming messages: the idempotency record, the message, its conversation
  * and its customer, written in one transaction.
  */
-import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { conversationListShard } from '../contract';
 
@@ -66,16 +66,23 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   const evRef = eventRef(db, input.workspaceId, input.eventDocId);
   const convRef = conversationRef(db, input.workspaceId, input.conversationId);
   const custRef = input.customerId ? customerRef(db, input.workspaceId, input.customerId) : null;
-  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, custRef] : [evRef, convRef]));
-  const [eventSnap, convSnap, custSnap] = snaps;
+  // The workspace's retention period (docs/privacy.md#retention), read with the rest: the message and
+  // customer get their `expireAt` now; the retention job stamps everything else (and re-stamps on a change).
+  const retentionRef = db.doc(paths.retentionSettings(input.workspaceId));
+  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, retentionRef, custRef] : [evRef, convRef, retentionRef]));
+  const [eventSnap, convSnap, retentionSnap, custSnap] = snaps;
+  const days: unknown = retentionSnap?.data()?.days;
+  const expireAt = typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= 3650 ? { expireAt: Timestamp.fromMillis(input.now + days * 86_400_000) } : {};
 
   const existing = eventSnap?.data();
   if (existing) return outcomeForExisting(existing, input.fingerprint);
 
   const now = Timestamp.fromMillis(input.now);
+  // The record keeps what idempotency needs and nothing of the content: its id is a hash of the
+  // eventId, the fingerprint tells a retry from a conflict, the ids answer a duplicate. An erasure
+  // leaves it, so that a retry of an erased message is a duplicate, not a resurrection (docs/privacy.md#kept).
   tx.create(evRef, {
     integrationId: input.integrationId,
-    eventId: input.eventId,
     fingerprint: input.fingerprint,
     conversationId: input.conversationId,
     messageId: input.messageId,
@@ -98,6 +105,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     },
     images: input.images,
     createdAt: now,
+    ...expireAt,
   });
 
   const conversationUpdate: Record<string, unknown> = {
@@ -108,6 +116,8 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     updatedAt: now,
   };
   if (input.sender.kind === 'customer') conversationUpdate.lastCustomerExternalId = input.sender.externalId;
+  // Every customer who wrote here: an erasure deletes the conversation only when its customer is the only one (docs/privacy.md#erasure).
+  if (input.customerId !== null) conversationUpdate.customerIds = FieldValue.arrayUnion(input.customerId);
   if (!convSnap?.exists) {
     conversationUpdate.createdAt = now;
     // The console's conversation list reads one index range per list shard (docs/capacity.md):
@@ -125,7 +135,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     };
     if (input.sender.displayName !== null) customerUpdate.displayName = input.sender.displayName;
     if (!custSnap?.exists) customerUpdate.createdAt = now;
-    tx.set(custRef, customerUpdate, { merge: true });
+    tx.set(custRef, { ...customerUpdate, ...expireAt }, { merge: true });
   }
   return { kind: 'created', conversationId: input.conversationId, messageId: input.messageId };
 }

@@ -13,6 +13,7 @@ import { LEASE_MAX_MS, LEASE_MS } from '../deliveries/record';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 import { DELIVERY_LIMITS, DELIVERY_OPERATION_SCHEMAS } from '../deliveries/schemas';
 import { MESSAGE_LIMITS, MESSAGE_OPERATION_SCHEMAS } from '../messages/schemas';
+import { PRIVACY_OPERATION_SCHEMAS } from '../privacy/schemas';
 import { HTTP_OPERATIONS, httpOperations, type DocumentedLimits, type OperationId, type OperationSchemas } from '../operations';
 import { ERROR_CODES, codesFor, type ErrorCode, type ErrorStatus } from './error-codes';
 import { ATTACHMENT_CONTENT_TYPES } from '../contract';
@@ -187,7 +188,7 @@ const SHARED_ERROR_RESPONSES: Partial<Record<ErrorStatus, string>> = {
 };
 
 /** The request and response schemas of every operation of the catalogue: one table, by operationId. */
-const OPERATION_SCHEMAS = { ...MESSAGE_OPERATION_SCHEMAS, ...DELIVERY_OPERATION_SCHEMAS } as const satisfies Record<OperationId, OperationSchemas>;
+const OPERATION_SCHEMAS = { ...MESSAGE_OPERATION_SCHEMAS, ...DELIVERY_OPERATION_SCHEMAS, ...PRIVACY_OPERATION_SCHEMAS } as const satisfies Record<OperationId, OperationSchemas>;
 
 /** What operation descriptions quote. */
 const DOCUMENTED_LIMITS: DocumentedLimits = { leaseSeconds: LEASE_MS / 1000, leaseMaxMinutes: LEASE_MAX_MS / 60_000 };
@@ -284,9 +285,14 @@ function statusExamples(summaries: Record<string, string>): Examples {
 
 /** `/v1/deliveries/claim` -> `Claim`: the prefix of the operation's `...Request` and `...Response` components. */
 const componentPrefix = (path: string): string => {
-  const last = path.split('/').at(-1) ?? '';
-  return `${last.charAt(0).toUpperCase()}${last.slice(1)}`;
+  const capitalised = (word: string): string => `${word.charAt(0).toUpperCase()}${word.slice(1)}`;
+  const last = capitalised(path.split('/').at(-1) ?? '');
+  // Features after the first two name their components with their tag (`/v1/erasures/pending` ->
+  // `ErasuresPending`), so a verb they share with the deliveries (`pending`) keeps one component each.
+  const tag = path.split('/')[2] ?? '';
+  return TAG_PREFIXED.has(tag) ? `${capitalised(tag)}${last}` : last;
 };
+const TAG_PREFIXED = new Set(['erasures']);
 /** `/v1/deliveries/claim` -> `deliveries`: the tag of the feature an operation belongs to. */
 const tagOf = (path: string): string => path.split('/')[2] ?? '';
 

@@ -28,9 +28,9 @@ export const COLLECTIONS = {
   members: { partition: 'workspace', monotonic: [] },
   integrations: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'replies.topicCheckedAt', 'previousKey.expiresAt'] },
   events: { partition: 'workspace', monotonic: ['createdAt', 'expireAt'] },
-  customers: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastSeenAt'] },
-  conversations: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastMessageAt'] },
-  messages: { partition: 'conversation', monotonic: ['createdAt', 'delivery.updatedAt', 'resend.requestedAt', 'cancel.requestedAt'] },
+  customers: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastSeenAt', 'expireAt'] },
+  conversations: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastMessageAt', 'expireAt'] },
+  messages: { partition: 'conversation', monotonic: ['createdAt', 'delivery.updatedAt', 'resend.requestedAt', 'cancel.requestedAt', 'expireAt'] },
   deliveries: {
     partition: 'workspace',
     monotonic: [
@@ -49,15 +49,19 @@ export const COLLECTIONS = {
       'cancel.at',
       'sentAt',
       'errorAt',
+      'expireAt',
     ],
   },
   integrationHealth: { partition: 'workspace', monotonic: ['computedAt', 'windowStartAt', 'oldestClaimable.since', 'lastSent.at', 'lastError.at'] },
-  deliveryQueues: { partition: 'workspace', monotonic: ['lastReplyAt', 'updatedAt'] },
+  deliveryQueues: { partition: 'workspace', monotonic: ['lastReplyAt', 'updatedAt', 'expireAt'] },
   // One document per upload (random id), written once; the 24 h sweep finds expired ones by `expireAt`.
   attachmentUploads: { partition: 'workspace', monotonic: ['createdAt'] },
+  // Privacy (docs/privacy.md): a few admin requests per workspace.
+  erasures: { partition: 'workspace', monotonic: ['requestedAt', 'startedAt', 'finishedAt', 'acknowledgedAt'] },
+  exports: { partition: 'workspace', monotonic: ['requestedAt', 'startedAt', 'finishedAt', 'fileExpiresAt', 'expireAt'] },
   outbox: { partition: 'project', monotonic: ['dueAt', 'createdAt', 'nextAttemptAt'] },
   deliveryChecks: { partition: 'project', monotonic: ['dueAt', 'pendingAt'] },
-  /** workspaces/{ws}/settings/operations: one document per workspace, written by its admins and after a failed event publish. */
+  /** workspaces/{ws}/settings/{retention,operations}: a document each per workspace, written by its admins (and, for operations, after a failed event publish). */
   settings: { partition: 'workspace', monotonic: [] },
 } as const satisfies Record<string, CollectionCapacity>;
 

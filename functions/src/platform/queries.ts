@@ -144,6 +144,75 @@ export const QUERIES = {
     where: [eq('direction'), { field: 'createdAt', op: '<=' }],
     orderBy: [desc('createdAt')],
   },
+  /**
+   * privacy/erasure.ts: one customer's messages stored before the erasure started, in any
+   * conversation (a page at a time; each page is deleted before the next is read). The cost
+   * follows the customer's messages, never the workspace's (docs/privacy.md#cost-per-erased-conversation).
+   */
+  messagesOfCustomer: {
+    collection: 'messages',
+    scope: 'COLLECTION_GROUP',
+    where: [eq('sender.customerId'), { field: 'createdAt', op: '<=' }],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: the unfinished deliveries of a conversation (failed `erased` before the cascade). */
+  unfinishedDeliveriesOfConversation: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('conversationId'), inList('status')],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: every delivery of a conversation (a page at a time). */
+  deliveriesOfConversation: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('conversationId')],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: a conversation's messages stored before the erasure started (a page at a time). */
+  messagesOfConversationUntil: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [{ field: 'createdAt', op: '<=' }],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: a conversation's inbound messages (who wrote there, for conversations stored before `customerIds`). */
+  inboundOfConversation: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [eq('direction')],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: the outbox entries of one delivery (deleted with it). */
+  outboxOfDelivery: {
+    collection: 'outbox',
+    scope: 'COLLECTION',
+    where: [eq('deliveryId')],
+    orderBy: [],
+  },
+  /**
+   * privacy/erasure-list.ts: an integration's finished erasures the connector has not acknowledged,
+   * in id order (no time field in the index: docs/capacity.md).
+   */
+  unacknowledgedErasures: {
+    collection: 'erasures',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), eq('pendingAck')],
+    orderBy: [asc('__name__')],
+  },
+  /** privacy/retention.ts: a workspace's conversations, a page at a time in id order (the pass's cursor). */
+  conversationsById: { collection: 'conversations', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
+  /** privacy/retention.ts: a conversation's messages, a page at a time in id order. */
+  messagesById: { collection: 'messages', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
+  /** privacy/retention.ts: a workspace's customers, a page at a time in id order. */
+  customersById: { collection: 'customers', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
+  /**
+   * privacy/export.ts: every workspace's exports (each lives 7 days, so this is a week of admin
+   * requests), read whole by the retention job to find the expired ones: no index on a time field.
+   */
+  allExports: { collection: 'exports', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
+  /** privacy/retention.ts: every workspace's settings documents (which workspaces have a retention period). */
+  allSettings: { collection: 'settings', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
   /** integrations/store.ts: key lookup by the hash of the current key (every workspace). */
   integrationByKeyHash: {
     collection: 'integrations',
