@@ -44,8 +44,8 @@ function print(event: ConnectorEvent): void {
               ? `reported ${r.outcome} ${r.code}; the delivery is now ${r.deliveryStatus}`
               : r.kind === 'skipped'
                 ? `skipped (${r.reason})`
-                : r.kind === 'already_sent'
-                  ? 'already sent (provider not called)'
+                : r.kind === 'already_finished'
+                  ? `already ${r.status} (provider not called)`
                   : JSON.stringify(r);
         return out(`delivery ${id} (${event.via}): ${what}`);
       }
@@ -54,6 +54,12 @@ function print(event: ConnectorEvent): void {
       }
       return out(`delivery ${id}: ${event.action === 'nack' ? 'will be redelivered' : 'dropped'}: ${describeError(event.error)}`);
     }
+    case 'erasure_purged':
+      return out(`erasure ${event.erasureId}: ${event.threads} thread(s) and ${event.messageIds} Message-ID(s) forgotten, acknowledged`);
+    case 'erasure_failed':
+      return out(`erasure ${event.erasureId}: ${event.step === 'purge' ? 'purge failed' : 'purged, but the acknowledgement failed'} (tried again later): ${describeError(event.error)}`);
+    case 'erasures_error':
+      return out(`could not list erasures (tried again later): ${describeError(event.error)}`);
     case 'catch_up_error':
       return out(`catch-up failed (tried again later): ${describeError(event.error)}`);
     case 'subscription_error':
