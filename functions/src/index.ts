@@ -52,7 +52,7 @@ const httpOptions: HttpsOptions = {
 };
 
 type HttpBundle = (typeof HTTP_OPERATIONS)[OperationId]['handler']['bundle'];
-type Endpoint = HandlerModules['deliveries/http']['endpoints'][OperationsOf<'deliveries/http'>];
+type Endpoint = HandlerModules['deliveries/http']['endpoints'][OperationsOf<'deliveries/http'>] | HandlerModules['privacy/http']['endpoints'][OperationsOf<'privacy/http'>];
 type Assert<T extends true> = T;
 /** Compiles only while each HTTP bundle's `endpoints` serves every operation the catalogue gives it. */
 export type EveryOperationServed = Assert<
@@ -122,4 +122,17 @@ export const rollUpIntegrationHealth = onSchedule(
 export const onIntegrationWritten = onDocumentWritten(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/integrations/{integrationId}', retry: true },
   lazy(() => requireBundle('integrations/triggers').onIntegrationChanged),
+);
+/**
+ * Erasure of one customer (docs/privacy.md#erasure): an admin's erasure document starts the job at once; it continues
+ * itself in bounded runs through the task queue below until its audit is `done`.
+ */
+export const onErasureRequested = onDocumentCreated(
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/erasures/{erasureId}', retry: true },
+  lazy(() => requireBundle('privacy/triggers').onErasureCreated),
+);
+/** The next bounded run of an erasure (each run hands over to the next task until done). */
+export const continueErasure = onTaskDispatched(
+  { region: TRIGGER_REGION, retryConfig: { maxAttempts: 20, minBackoffSeconds: 5 }, rateLimits: { maxConcurrentDispatches: 10 } },
+  lazy(() => requireBundle('privacy/triggers').onErasureTask),
 );

@@ -33,11 +33,13 @@ export interface HandlerModules {
   'deliveries/http': typeof import('./deliveries/http');
   'deliveries/triggers': typeof import('./deliveries/triggers');
   'integrations/triggers': typeof import('./integrations/triggers');
+  'privacy/http': typeof import('./privacy/http');
+  'privacy/triggers': typeof import('./privacy/triggers');
 }
 export type HandlerBundle = keyof HandlerModules;
 
 /** The bundles of the triggers (declared by hand in index.ts: they are not HTTP operations). */
-export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers'] as const satisfies readonly HandlerBundle[];
+export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'privacy/triggers'] as const satisfies readonly HandlerBundle[];
 
 /** A `decide*` rule of the delivery state machine, by name. */
 export type DeliveryRuleName = Extract<keyof typeof DeliveryRules, `decide${string}`>;
@@ -49,7 +51,8 @@ export type DeliveryRuleName = Extract<keyof typeof DeliveryRules, `decide${stri
  */
 export type OperationHandler =
   | { bundle: 'messages/http' }
-  | { bundle: 'deliveries/http'; rule?: DeliveryRuleName; readsConversation?: true };
+  | { bundle: 'deliveries/http'; rule?: DeliveryRuleName; readsConversation?: true }
+  | { bundle: 'privacy/http' };
 
 /** The limits an operation's description may quote (supplied by openapi/document.ts). */
 export interface DocumentedLimits {
@@ -222,6 +225,28 @@ export const HTTP_OPERATIONS = {
     summary: "Report the channel's receipt for a sent reply",
     description:
       'What the channel said after the provider accepted the message: `delivered`, `read`, or `failed` (with a `code`). Only for a `sent` delivery (409 `delivery_not_sent` otherwise); no lease is needed. Receipts never change the delivery, which stays `sent`, and only move forward: `read` is final and a later `delivered` changes nothing; `failed` after `delivered` is recorded; the same receipt again changes nothing. The console shows the latest as `delivery.receipt` on the reply.',
+  },
+  listPendingErasures: {
+    path: '/v1/erasures/pending',
+    functionName: 'listPendingErasures',
+    handler: { bundle: 'privacy/http' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'invalid_cursor'],
+    suites: ['test/integration/privacy/erasure-ack.test.ts'],
+    summary: 'List the erasures you have not acknowledged yet',
+    description:
+      "Your integration's finished customer erasures that you have not acknowledged, oldest first. The service has deleted the customer's messages (and every conversation in which they were the only customer); delete your own copies of the customer and of those conversations, then acknowledge each with `POST /v1/erasures/ack`. Page with `nextCursor` until it is null. Call it at start-up and every few minutes.",
+  },
+  acknowledgeErasure: {
+    path: '/v1/erasures/ack',
+    functionName: 'acknowledgeErasure',
+    handler: { bundle: 'privacy/http' },
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'erasure_not_found'],
+    suites: ['test/integration/privacy/erasure-ack.test.ts'],
+    summary: 'Acknowledge that you purged an erased customer',
+    description:
+      'Records that your connector deleted its own copies of the erased customer; the erasure leaves your pending list and the console shows it as confirmed. Repeatable (the first acknowledgement is kept). An unknown id, another integration\'s erasure, or one not finished yet is 404 `erasure_not_found`.',
   },
 } as const satisfies Record<string, HttpOperation>;
 

@@ -26,6 +26,8 @@ export const RENOTIFY_MAX_INTERVAL_MS = 3_600_000;
 export const NOT_CLAIMED = 'not_claimed';
 /** `error.code` of a delivery the operator recalled before it was sent (docs/decisions.md#recall-before-send-cancel). */
 export const CANCELLED = 'cancelled';
+/** `error.code` of an unfinished delivery failed by a customer's erasure (docs/privacy.md#erasure). */
+export const ERASED = 'erased';
 /** Attempt log entries kept per delivery (the latest ones; docs/decisions.md#attempt-log). */
 export const ATTEMPT_LOG_LIMIT = 50;
 

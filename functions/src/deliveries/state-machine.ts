@@ -8,6 +8,7 @@
 import { ConflictError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
 import {
   CANCELLED,
+  ERASED,
   LEASE_MAX_MS,
   LEASE_MS,
   backoffMs,
@@ -575,4 +576,19 @@ export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
   const record = newDelivery({ ...fields, seq: position.seq });
   const next: DeliveryRecord = { ...record, ...(previous !== undefined ? { previous } : {}), ...(position.head ? { head: true } : {}) };
   return { decision: { response: null, next, effects: { releasesNext: false, notify: { at: input.now, reason, inline: true } } }, queue: position.queue };
+}
+
+// ---------------------------------------------------------------------------------------------
+// erase
+
+/**
+ * erase (docs/privacy.md#erasure): the customer of the delivery's conversation is being erased. An
+ * unfinished delivery (queued, leased or sending) becomes `failed` with code `erased`, so that no
+ * connector can claim or send it afterwards (a later start is 409 `delivery_finished`); a finished
+ * one is left as it is (the cascade deletes it next). Answers whether it was unfinished.
+ */
+export function decideErase(d: DeliveryRecord, input: { now: number }): Decision<{ erased: boolean }> {
+  if (isTerminal(d.status)) return unchanged({ erased: false });
+  const next: DeliveryRecord = { ...d, status: 'failed', notBefore: null, waiting: false, error: { outcome: 'failed', code: ERASED }, updatedAt: input.now };
+  return decided(d, { erased: true }, withAttempt(next, input.now, 'failed', ERASED));
 }

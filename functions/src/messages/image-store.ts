@@ -1,4 +1,4 @@
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as logger from 'firebase-functions/logger';
@@ -13,6 +13,10 @@ import { errorCode } from '../platform/failures';
 export interface ImageStore {
   /** Stores `bytes` at `path` unless an object is already there (content-addressed: same bytes). */
   put(path: string, bytes: Buffer, contentType: string): Promise<void>;
+  /** Deletes the object at `path`; an object that is not there is not an error (retention and erasure repeat steps). */
+  delete(path: string): Promise<void>;
+  /** Whether an object is stored at `path` (tests and the erasure's checks). */
+  exists(path: string): Promise<boolean>;
 }
 
 /** Cloud Storage, for deployments. `ifGenerationMatch: 0` makes a retry a no-op instead of a rewrite. */
@@ -29,6 +33,17 @@ class CloudStorageImageStore implements ImageStore {
       if (errorCode(err) === 412) return;
       throw err;
     }
+  }
+
+  async delete(path: string): Promise<void> {
+    const { getStorage } = await import('firebase-admin/storage');
+    await getStorage().bucket(this.bucketName).file(path).delete({ ignoreNotFound: true });
+  }
+
+  async exists(path: string): Promise<boolean> {
+    const { getStorage } = await import('firebase-admin/storage');
+    const [found] = await getStorage().bucket(this.bucketName).file(path).exists();
+    return found;
   }
 }
 
@@ -56,6 +71,25 @@ class LocalDirectoryImageStore implements ImageStore {
     await writeFile(temp, bytes);
     await rename(temp, target);
   }
+
+  private target(path: string): string {
+    const target = join(this.root, path);
+    if (!target.startsWith(this.root + '/')) throw new Error('object path escapes the store root');
+    return target;
+  }
+
+  async delete(path: string): Promise<void> {
+    await rm(this.target(path), { force: true });
+  }
+
+  async exists(path: string): Promise<boolean> {
+    try {
+      await stat(this.target(path));
+      return true;
+    } catch {
+      return false;
+    }
+  }
 }
 
 /** Seconds before a client retries a message with images when no bucket is configured (an operator must act). */
@@ -67,6 +101,15 @@ const IMAGE_STORE_RETRY_AFTER_SECONDS = 60;
  * connector retries (same eventId, same files), and each refusal logs an ERROR naming the setting.
  */
 class MisconfiguredImageStore implements ImageStore {
+  // Nothing can have been stored without a bucket: there is nothing to delete.
+  delete(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  exists(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
   put(): Promise<void> {
     logger.error('image_store.misconfigured', {
       setting: 'IMAGE_BUCKET',

@@ -2,7 +2,7 @@
  * Firestore access for incoming messages: the idempotency record, the message, its conversation
  * and its customer, written in one transaction.
  */
-import { Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { conversationListShard } from '../contract';
 
@@ -73,9 +73,11 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   if (existing) return outcomeForExisting(existing, input.fingerprint);
 
   const now = Timestamp.fromMillis(input.now);
+  // The record keeps what idempotency needs and nothing of the content: its id is a hash of the
+  // eventId, the fingerprint tells a retry from a conflict, the ids answer a duplicate. An erasure
+  // leaves it, so that a retry of an erased message is a duplicate, not a resurrection (docs/privacy.md#kept).
   tx.create(evRef, {
     integrationId: input.integrationId,
-    eventId: input.eventId,
     fingerprint: input.fingerprint,
     conversationId: input.conversationId,
     messageId: input.messageId,
@@ -108,6 +110,8 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     updatedAt: now,
   };
   if (input.sender.kind === 'customer') conversationUpdate.lastCustomerExternalId = input.sender.externalId;
+  // Every customer who wrote here: an erasure deletes the conversation only when its customer is the only one (docs/privacy.md#erasure).
+  if (input.customerId !== null) conversationUpdate.customerIds = FieldValue.arrayUnion(input.customerId);
   if (!convSnap?.exists) {
     conversationUpdate.createdAt = now;
     // The console's conversation list reads one index range per list shard (docs/capacity.md):

@@ -13,6 +13,7 @@ import { LEASE_MAX_MS, LEASE_MS } from '../deliveries/record';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 import { DELIVERY_LIMITS, DELIVERY_OPERATION_SCHEMAS } from '../deliveries/schemas';
 import { MESSAGE_LIMITS, MESSAGE_OPERATION_SCHEMAS } from '../messages/schemas';
+import { PRIVACY_OPERATION_SCHEMAS } from '../privacy/schemas';
 import { HTTP_OPERATIONS, httpOperations, type DocumentedLimits, type OperationId, type OperationSchemas } from '../operations';
 import { ERROR_CODES, codesFor, type ErrorCode, type ErrorStatus } from './error-codes';
 
@@ -186,7 +187,7 @@ const SHARED_ERROR_RESPONSES: Partial<Record<ErrorStatus, string>> = {
 };
 
 /** The request and response schemas of every operation of the catalogue: one table, by operationId. */
-const OPERATION_SCHEMAS = { ...MESSAGE_OPERATION_SCHEMAS, ...DELIVERY_OPERATION_SCHEMAS } as const satisfies Record<OperationId, OperationSchemas>;
+const OPERATION_SCHEMAS = { ...MESSAGE_OPERATION_SCHEMAS, ...DELIVERY_OPERATION_SCHEMAS, ...PRIVACY_OPERATION_SCHEMAS } as const satisfies Record<OperationId, OperationSchemas>;
 
 /** What operation descriptions quote. */
 const DOCUMENTED_LIMITS: DocumentedLimits = { leaseSeconds: LEASE_MS / 1000, leaseMaxMinutes: LEASE_MAX_MS / 60_000 };

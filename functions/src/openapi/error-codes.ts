@@ -103,6 +103,11 @@ export const ERROR_CODES = {
     description: 'The `cursor` is not a `nextCursor` of this integration\'s list (malformed, or from another integration): start again without one.',
     example: 'cursor: not a cursor of this list; start again without one.',
   },
+  erasure_not_found: {
+    status: 404,
+    description: 'No finished erasure of your integration has this `erasureId` (unknown, another integration\'s, or not finished yet).',
+    example: 'erasureId: no finished erasure of this integration has this id.',
+  },
   delivery_not_sent: {
     status: 409,
     description: 'A receipt for a delivery that is not `sent` (still queued or being sent, failed, or outcome unknown): receipts are taken for sent deliveries only.',

@@ -14,6 +14,7 @@ export const paths = {
   /** Idempotency record of one incoming event (TTL: `expireAt`). */
   event: (workspaceId: string, eventDocId: string): string => `${workspace(workspaceId)}/events/${eventDocId}`,
   customer: (workspaceId: string, customerId: string): string => `${workspace(workspaceId)}/customers/${customerId}`,
+  conversations: (workspaceId: string): string => `${workspace(workspaceId)}/conversations`,
   conversation: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/conversations/${conversationId}`,
   /** A conversation's messages: inbound ones (written by the service) and operator replies (written by the console). */
   messages: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/conversations/${conversationId}/messages`,
@@ -28,4 +29,11 @@ export const paths = {
   /** The next liveness check of each claimable delivery (deliveries/liveness.ts): top-level, sharded, for the sweeper. */
   deliveryChecks: (): string => 'deliveryChecks',
   deliveryCheck: (deliveryId: string): string => `deliveryChecks/${deliveryId}`,
+  /** An admin's erasure request of one customer, and its audit (privacy/erasure.ts). */
+  erasures: (workspaceId: string): string => `${workspace(workspaceId)}/erasures`,
+  erasure: (workspaceId: string, erasureId: string): string => `${paths.erasures(workspaceId)}/${erasureId}`,
+  /** An admin's export request of one customer, and its file's state (privacy/export.ts). */
+  exportRequest: (workspaceId: string, exportId: string): string => `${workspace(workspaceId)}/exports/${exportId}`,
+  /** The workspace's retention period `{ days }`, written by admins (privacy/retention.ts). */
+  retentionSettings: (workspaceId: string): string => `${workspace(workspaceId)}/settings/retention`,
 };

@@ -134,6 +134,59 @@ export const QUERIES = {
     where: [eq('direction'), { field: 'createdAt', op: '<=' }],
     orderBy: [desc('createdAt')],
   },
+  /**
+   * privacy/erasure.ts: one customer's messages stored before the erasure started, in any
+   * conversation (a page at a time; each page is deleted before the next is read). The cost
+   * follows the customer's messages, never the workspace's (docs/privacy.md#cost).
+   */
+  messagesOfCustomer: {
+    collection: 'messages',
+    scope: 'COLLECTION_GROUP',
+    where: [eq('sender.customerId'), { field: 'createdAt', op: '<=' }],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: the unfinished deliveries of a conversation (failed `erased` before the cascade). */
+  unfinishedDeliveriesOfConversation: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('conversationId'), inList('status')],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: every delivery of a conversation (a page at a time). */
+  deliveriesOfConversation: {
+    collection: 'deliveries',
+    scope: 'COLLECTION',
+    where: [eq('conversationId')],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: a conversation's messages stored before the erasure started (a page at a time). */
+  messagesOfConversationUntil: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [{ field: 'createdAt', op: '<=' }],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: a conversation's inbound messages (who wrote there, for conversations stored before `customerIds`). */
+  inboundOfConversation: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [eq('direction')],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: the outbox entries of one delivery (deleted with it). */
+  outboxOfDelivery: {
+    collection: 'outbox',
+    scope: 'COLLECTION',
+    where: [eq('deliveryId')],
+    orderBy: [],
+  },
+  /** privacy/erasure-list.ts: an integration's finished erasures the connector has not acknowledged, oldest first. */
+  unacknowledgedErasures: {
+    collection: 'erasures',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), eq('pendingAck')],
+    orderBy: [asc('finishedAt'), asc('__name__')],
+  },
   /** integrations/store.ts: key lookup by the hash of the current key (every workspace). */
   integrationByKeyHash: {
     collection: 'integrations',

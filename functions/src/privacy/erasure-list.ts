@@ -1,0 +1,88 @@
+/**
+ * The connector's side of an erasure (docs/contract.md#erasures): `POST /v1/erasures/pending` lists
+ * the integration's finished erasures it has not acknowledged, oldest first, behind an opaque
+ * cursor; `POST /v1/erasures/ack` records that it purged its own copies. A finished erasure
+ * carries `pendingAck: true` until acknowledged, so the list reads one index range of the
+ * integration's unacknowledged erasures and never the acknowledged ones.
+ */
+import { createHash } from 'node:crypto';
+import type { Firestore } from 'firebase-admin/firestore';
+import { BadRequestError, NotFoundError } from '../platform/errors';
+import { isStorableDocumentId } from '../platform/ids';
+import { paths } from '../platform/paths';
+import { collectionQuery, QUERIES } from '../platform/queries';
+import type { ErasuresPendingResponse } from './schemas';
+
+interface Owner {
+  workspaceId: string;
+  integrationId: string;
+}
+
+interface Position {
+  finishedAt: number;
+  erasureId: string;
+}
+
+/** Ties a cursor to one integration without naming it (a cursor may end up in logs). */
+const ownerTag = (owner: Owner): string => createHash('sha256').update(`erasures\u0000${owner.workspaceId}\u0000${owner.integrationId}`).digest('base64url').slice(0, 16);
+
+export function encodeErasureCursor(owner: Owner, position: Position): string {
+  return Buffer.from(JSON.stringify({ v: 1, o: ownerTag(owner), t: position.finishedAt, e: position.erasureId })).toString('base64url');
+}
+
+/** The position a cursor stands for; 400 `invalid_cursor` when it is malformed or another integration's. */
+export function decodeErasureCursor(owner: Owner, cursor: string): Position {
+  let value: unknown;
+  try {
+    value = /^[A-Za-z0-9_-]+$/.test(cursor) ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
+  } catch {
+    value = undefined;
+  }
+  const c = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const valid =
+    c.v === 1 && c.o === ownerTag(owner) && typeof c.t === 'number' && Number.isSafeInteger(c.t) && typeof c.e === 'string' && isStorableDocumentId(c.e) && Object.keys(c).length === 4;
+  if (!valid) throw new BadRequestError('invalid_cursor', 'cursor: not a cursor of this list; start again without one.');
+  return { finishedAt: c.t as number, erasureId: c.e as string };
+}
+
+const millisOf = (value: unknown): number => (typeof value === 'number' ? value : typeof (value as { toMillis?: unknown } | null)?.toMillis === 'function' ? (value as { toMillis(): number }).toMillis() : 0);
+
+/** One page of the integration's unacknowledged finished erasures. */
+export async function pendingErasures(db: Firestore, owner: Owner, options: { limit: number; cursor?: string | undefined }): Promise<ErasuresPendingResponse> {
+  const after = options.cursor === undefined ? null : decodeErasureCursor(owner, options.cursor);
+  let query = collectionQuery(db.collection(paths.erasures(owner.workspaceId)), QUERIES.unacknowledgedErasures, owner.integrationId, true);
+  if (after !== null) query = query.startAfter(after.finishedAt, after.erasureId);
+  const docs = (await query.limit(options.limit + 1).get()).docs;
+  const page = docs.slice(0, options.limit);
+  const last = page.at(-1);
+  return {
+    erasures: page.map((doc) => {
+      const d = doc.data();
+      return {
+        erasureId: doc.id,
+        externalCustomerId: String(d.externalCustomerId),
+        externalConversationIds: Array.isArray(d.externalConversationIds) ? d.externalConversationIds.map(String) : [],
+        requestedAt: millisOf(d.requestedAt),
+      };
+    }),
+    nextCursor: docs.length > options.limit && last !== undefined ? encodeErasureCursor(owner, { finishedAt: Number(last.data().finishedAt), erasureId: last.id }) : null,
+  };
+}
+
+/**
+ * Records the connector's acknowledgement (`acknowledgedAt`, kept from the first one; repeatable).
+ * Unknown, another integration's, or not yet finished: 404 `erasure_not_found` (an erasure is
+ * shown to the connector once it is done).
+ */
+export async function acknowledgeErasure(db: Firestore, owner: Owner, erasureId: string, now: number): Promise<{ acknowledged: true }> {
+  const notFound = () => new NotFoundError('erasure_not_found', 'erasureId: no finished erasure of this integration has this id.');
+  if (!isStorableDocumentId(erasureId)) throw notFound();
+  const ref = db.doc(paths.erasure(owner.workspaceId, erasureId));
+  await db.runTransaction(async (tx) => {
+    const d = (await tx.get(ref)).data();
+    if (d === undefined || d.integrationId !== owner.integrationId || d.status !== 'done') throw notFound();
+    if (d.acknowledgedAt === undefined) tx.update(ref, { acknowledgedAt: now, pendingAck: false });
+  });
+  return { acknowledged: true };
+}
+

@@ -1,0 +1,327 @@
+/**
+ * Erasure of one customer (docs/privacy.md#erasure). An admin writes
+ * `workspaces/{ws}/erasures/{id}` = `{ integrationId, externalCustomerId, requestedAt, requestedBy }`;
+ * the creation trigger and then a task queue (./triggers.ts) call `runErasureStep` until it
+ * answers `done`. Each step is bounded (at most `ERASURE_PAGE` documents read and deleted in one
+ * transaction) and keeps its state on the erasure document, so a crash at any point resumes
+ * where the last committed step ended:
+ *
+ *   1. `messages`: the customer's messages stored before the erasure started, a page at a time,
+ *      in any conversation. A conversation is classified when first met: the customer is its only
+ *      customer (`customerIds`), or not. The unfinished deliveries of a sole-customer conversation
+ *      fail `erased` (the delivery transition) before anything of it is deleted.
+ *   2. `conversations`: each sole-customer conversation's deliveries (with their check and outbox
+ *      entries), its remaining messages (the operator replies) and then the conversation itself.
+ *   3. `customer`: the customer record; the audit becomes `done`.
+ *
+ * Counting: a page's documents are re-read and deleted in one transaction that also adds what it
+ * deleted to `counts`, so a repeated or concurrent step (a redelivered trigger, a retried task)
+ * never counts a document twice. Stored objects (images, attachments) are deleted before the
+ * transaction that deletes the message naming them, and a missing object is not an error.
+ *
+ * The race with an incoming message: an erasure deletes what was stored when it started
+ * (`startedAt`). A message accepted later (a new eventId) creates the customer again, as any first
+ * message does, and is kept, and so is its conversation; a retry of an old eventId is a duplicate
+ * (its event record stays: docs/privacy.md#kept) and creates nothing.
+ */
+import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type QueryDocumentSnapshot, type Transaction } from 'firebase-admin/firestore';
+import { paths } from '../platform/paths';
+import { customerIdFor } from '../platform/ids';
+import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
+import { UNFINISHED_STATUSES } from '../deliveries/record';
+import { decideErase } from '../deliveries/state-machine';
+import { runTransition } from '../deliveries/transition';
+import type { ImageStore } from '../messages/image-store';
+
+/** Documents read and deleted per step (one transaction: a page plus at most two writes per delivery). */
+export const ERASURE_PAGE = 100;
+/** How many inbound messages a conversation stored before `customerIds` existed is scanned for other customers. */
+const LEGACY_SCAN_LIMIT = 500;
+
+export interface ErasureCounts {
+  conversations: number;
+  messages: number;
+  images: number;
+  attachments: number;
+  deliveries: number;
+}
+
+/** A conversation the erasure met: whether it goes entirely (sole customer) and whether that is done. */
+interface ConversationPlan {
+  externalConversationId: string;
+  sole: boolean;
+  done: boolean;
+}
+
+type Phase = 'messages' | 'conversations' | 'customer' | 'done';
+
+/** The erasure document as the service reads it (the admin's request plus the service's state). */
+export interface ErasureDoc {
+  integrationId: string;
+  externalCustomerId: string;
+  status?: 'running' | 'done';
+  phase?: Phase;
+  startedAt?: number;
+  finishedAt?: number;
+  counts?: ErasureCounts;
+  conversations?: Record<string, ConversationPlan>;
+  /** The cost so far (docs/privacy.md#cost): steps run, documents read. */
+  cost?: { steps: number; reads: number };
+}
+
+export interface StepResult {
+  done: boolean;
+  /** Documents deleted by this step (counted once, see above). */
+  deleted: number;
+  /** Documents read by this step's queries and transactions. */
+  reads: number;
+}
+
+/** Test seams: a fault injected after a step's commit (the crash-resume tests). */
+export interface StepHooks {
+  afterCommit?(deleted: number): void;
+}
+
+const ZERO: ErasureCounts = { conversations: 0, messages: 0, images: 0, attachments: 0, deliveries: 0 };
+
+/** The stored objects a message names: incoming images and reply attachments (any entry with a string `path`). */
+export function storedObjectsOf(message: DocumentData | undefined): { images: string[]; attachments: string[] } {
+  const pathsOf = (list: unknown): string[] =>
+    Array.isArray(list) ? list.flatMap((item) => (typeof item === 'object' && item !== null && typeof (item as { path?: unknown }).path === 'string' ? [(item as { path: string }).path] : [])) : [];
+  return { images: pathsOf(message?.images), attachments: pathsOf(message?.attachments) };
+}
+
+const erasureRef = (db: Firestore, workspaceId: string, erasureId: string): DocumentReference => db.doc(paths.erasure(workspaceId, erasureId));
+
+/** Starts the audit (`running`, `startedAt`) unless it is started; answers the state, or null when the document is gone. */
+async function begin(db: Firestore, ref: DocumentReference): Promise<ErasureDoc | null> {
+  return db.runTransaction(async (tx) => {
+    const snap = await tx.get(ref);
+    const data = snap.data() as ErasureDoc | undefined;
+    if (data === undefined) return null;
+    if (data.status !== undefined) return data;
+    const started: Partial<ErasureDoc> = { status: 'running', phase: 'messages', startedAt: Date.now(), counts: ZERO, conversations: {}, cost: { steps: 0, reads: 0 } };
+    tx.update(ref, started);
+    return { ...data, ...started };
+  });
+}
+
+/** Fails the conversation's unfinished deliveries with `erased` (one delivery transition each). Returns documents read. */
+async function eraseUnfinished(db: Firestore, workspaceId: string, conversationId: string): Promise<number> {
+  const unfinished = await collectionQuery(db.collection(paths.deliveries(workspaceId)), QUERIES.unfinishedDeliveriesOfConversation, conversationId, [...UNFINISHED_STATUSES]).get();
+  for (const doc of unfinished.docs) {
+    await runTransition(db, { workspaceId, deliveryId: doc.id, decide: (d, facts) => decideErase(d, { now: facts.now }) });
+  }
+  return unfinished.size * 2;
+}
+
+/** Whether `customerId` is the conversation's only customer. */
+async function isSoleCustomer(db: Firestore, workspaceId: string, conversationId: string, conversation: DocumentData | undefined, customerId: string): Promise<{ sole: boolean; reads: number }> {
+  const ids: unknown = conversation?.customerIds;
+  if (Array.isArray(ids)) return { sole: ids.every((id) => id === customerId), reads: 0 };
+  // Stored before conversations listed their customers: look at who wrote there (bounded; a
+  // conversation too long to scan is kept, and only the customer's own messages go).
+  const inbound = await collectionQuery(db.collection(paths.messages(workspaceId, conversationId)), QUERIES.inboundOfConversation, 'inbound').limit(LEGACY_SCAN_LIMIT).get();
+  const others = inbound.docs.some((doc) => {
+    const id: unknown = (doc.data().sender as { customerId?: unknown } | undefined)?.customerId;
+    return typeof id === 'string' && id !== customerId;
+  });
+  return { sole: !others && inbound.size < LEGACY_SCAN_LIMIT, reads: inbound.size + 1 };
+}
+
+/**
+ * Deletes `refs` that still exist, in one transaction with the audit's counts (what `tally` says
+ * each deleted document adds) and `extra` writes: counted exactly once however often it runs.
+ */
+async function deleteCounted(
+  db: Firestore,
+  ref: DocumentReference,
+  refs: readonly DocumentReference[],
+  tally: (data: DocumentData) => Partial<ErasureCounts>,
+  extra?: (tx: Transaction, existing: number) => void,
+): Promise<{ deleted: number; reads: number }> {
+  return db.runTransaction(async (tx) => {
+    const snaps = refs.length > 0 ? await tx.getAll(...refs) : [];
+    const add: ErasureCounts = { ...ZERO };
+    let deleted = 0;
+    for (const snap of snaps) {
+      const data = snap.data();
+      if (data === undefined) continue;
+      deleted += 1;
+      for (const [k, v] of Object.entries(tally(data)) as Array<[keyof ErasureCounts, number]>) add[k] += v;
+      tx.delete(snap.ref);
+    }
+    const update: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(add)) if (v > 0) update[`counts.${k}`] = FieldValue.increment(v);
+    extra?.(tx, deleted);
+    if (Object.keys(update).length > 0) tx.update(ref, update);
+    return { deleted, reads: snaps.length };
+  });
+}
+
+async function deleteObjects(store: ImageStore, messages: readonly DocumentData[]): Promise<void> {
+  const all = messages.flatMap((m) => {
+    const o = storedObjectsOf(m);
+    return [...o.images, ...o.attachments];
+  });
+  // Content-addressed paths: several messages may name one object; delete it once.
+  for (const path of new Set(all)) await store.delete(path);
+}
+
+const messageTally = (data: DocumentData): Partial<ErasureCounts> => {
+  const o = storedObjectsOf(data);
+  return { messages: 1, images: o.images.length, attachments: o.attachments.length };
+};
+
+/** Step 1: a page of the customer's own messages (and the conversations they are in). */
+async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceId: string, ref: DocumentReference, state: Required<Pick<ErasureDoc, 'startedAt'>> & ErasureDoc): Promise<StepResult> {
+  const customerId = customerIdFor(state.integrationId, state.externalCustomerId);
+  const page = await groupQuery(db, QUERIES.messagesOfCustomer, customerId, Timestamp.fromMillis(state.startedAt)).limit(ERASURE_PAGE).get();
+  let reads = page.size;
+  // The customer id hashes the integration id, so only this workspace's integration can match;
+  // the prefix check keeps that an invariant rather than an assumption.
+  const mine = page.docs.filter((doc) => doc.ref.path.startsWith(`${paths.conversations(workspaceId)}/`));
+  if (mine.length === 0) {
+    await ref.update({ phase: 'conversations' });
+    return { done: false, deleted: 0, reads };
+  }
+  const plans: Record<string, ConversationPlan> = { ...(state.conversations ?? {}) };
+  const added: Record<string, ConversationPlan> = {};
+  for (const conversationId of new Set(mine.map((doc) => conversationOf(doc)))) {
+    if (plans[conversationId] !== undefined) continue;
+    const conversation = (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data();
+    const { sole, reads: scanned } = await isSoleCustomer(db, workspaceId, conversationId, conversation, customerId);
+    reads += 1 + scanned;
+    // Nothing of a conversation that goes entirely may be sent any more: its unfinished deliveries fail first.
+    if (sole) reads += await eraseUnfinished(db, workspaceId, conversationId);
+    const plan = { externalConversationId: String(conversation?.externalConversationId ?? ''), sole, done: false };
+    plans[conversationId] = plan;
+    added[conversationId] = plan;
+  }
+  await deleteObjects(store, mine.map((doc) => doc.data()));
+  const result = await deleteCounted(db, ref, mine.map((doc) => doc.ref), messageTally, (tx) => {
+    const update: Record<string, unknown> = {};
+    for (const [id, plan] of Object.entries(added)) update[`conversations.${id}`] = plan;
+    if (Object.keys(update).length > 0) tx.update(ref, update);
+  });
+  return { done: false, deleted: result.deleted, reads: reads + result.reads };
+}
+
+const conversationOf = (doc: QueryDocumentSnapshot): string => doc.ref.parent.parent?.id ?? '';
+
+/** Step 2: one page of a sole-customer conversation (deliveries, then messages, then the conversation). */
+async function conversationStep(db: Firestore, store: ImageStore, workspaceId: string, ref: DocumentReference, state: Required<Pick<ErasureDoc, 'startedAt'>> & ErasureDoc): Promise<StepResult> {
+  const next = Object.entries(state.conversations ?? {}).find(([, plan]) => plan.sole && !plan.done);
+  if (next === undefined) {
+    await ref.update({ phase: 'customer' });
+    return { done: false, deleted: 0, reads: 0 };
+  }
+  const [conversationId] = next;
+  let reads = await eraseUnfinished(db, workspaceId, conversationId);
+
+  const deliveries = await collectionQuery(db.collection(paths.deliveries(workspaceId)), QUERIES.deliveriesOfConversation, conversationId).limit(ERASURE_PAGE).get();
+  reads += deliveries.size;
+  if (deliveries.size > 0) {
+    const outbox: DocumentReference[] = [];
+    for (const d of deliveries.docs) {
+      const entries = await collectionQuery(db.collection(paths.outbox()), QUERIES.outboxOfDelivery, d.id).get();
+      reads += entries.size;
+      outbox.push(...entries.docs.map((e) => e.ref));
+    }
+    const result = await deleteCounted(db, ref, deliveries.docs.map((d) => d.ref), () => ({ deliveries: 1 }), (tx) => {
+      for (const d of deliveries.docs) tx.delete(db.doc(paths.deliveryCheck(d.id)));
+      for (const entry of outbox) tx.delete(entry);
+    });
+    return { done: false, deleted: result.deleted, reads: reads + result.reads };
+  }
+
+  const messages = await collectionQuery(db.collection(paths.messages(workspaceId, conversationId)), QUERIES.messagesOfConversationUntil, Timestamp.fromMillis(state.startedAt)).limit(ERASURE_PAGE).get();
+  reads += messages.size;
+  if (messages.size > 0) {
+    await deleteObjects(store, messages.docs.map((m) => m.data()));
+    const result = await deleteCounted(db, ref, messages.docs.map((m) => m.ref), messageTally);
+    return { done: false, deleted: result.deleted, reads: reads + result.reads };
+  }
+
+  // The conversation itself, unless a message arrived after the erasure started (then it goes on, with the new customer).
+  const conversation = db.doc(paths.conversation(workspaceId, conversationId));
+  const deleted = await db.runTransaction(async (tx) => {
+    const snap = await tx.get(conversation);
+    const lastMessageAt: unknown = snap.data()?.lastMessageAt;
+    const continued = lastMessageAt instanceof Timestamp && lastMessageAt.toMillis() > state.startedAt;
+    const gone = snap.exists && !continued;
+    if (gone) {
+      tx.delete(conversation);
+      tx.delete(db.doc(paths.deliveryQueue(workspaceId, conversationId)));
+    }
+    tx.update(ref, { [`conversations.${conversationId}.done`]: true, ...(gone ? { 'counts.conversations': FieldValue.increment(1) } : {}) });
+    return gone ? 1 : 0;
+  });
+  return { done: false, deleted, reads: reads + 1 };
+}
+
+/** Step 3: the customer record (unless it came back after the start), and the audit's end. */
+async function finishStep(db: Firestore, workspaceId: string, ref: DocumentReference, state: Required<Pick<ErasureDoc, 'startedAt'>> & ErasureDoc): Promise<StepResult> {
+  const customer = db.doc(paths.customer(workspaceId, customerIdFor(state.integrationId, state.externalCustomerId)));
+  const deleted = await db.runTransaction(async (tx) => {
+    const [erasure, snap] = await tx.getAll(ref, customer);
+    if ((erasure?.data() as ErasureDoc | undefined)?.status === 'done') return 0;
+    const lastSeenAt: unknown = snap?.data()?.lastSeenAt;
+    const cameBack = lastSeenAt instanceof Timestamp && lastSeenAt.toMillis() > state.startedAt;
+    const gone = snap?.exists === true && !cameBack;
+    if (gone) tx.delete(customer);
+    const externalConversationIds = [...new Set(Object.values(state.conversations ?? {}).map((p) => p.externalConversationId).filter((id) => id !== ''))].sort();
+    const finishedAt = Date.now();
+    tx.update(ref, {
+      status: 'done',
+      phase: 'done',
+      finishedAt,
+      externalConversationIds,
+      // Listed for the connector (POST /v1/erasures/pending) until it acknowledges (privacy/erasure-list.ts).
+      pendingAck: true,
+    });
+    return gone ? 1 : 0;
+  });
+  return { done: true, deleted, reads: 2 };
+}
+
+/**
+ * One bounded step of the erasure `erasureId`: reads at most about `ERASURE_PAGE` documents and
+ * deletes at most that many (plus a delivery's check and outbox entries). `done` once the audit is
+ * `done` (or the document is gone). Safe to run twice at once and to repeat after a crash.
+ */
+export async function runErasureStep(db: Firestore, store: ImageStore, workspaceId: string, erasureId: string, hooks: StepHooks = {}): Promise<StepResult> {
+  const ref = erasureRef(db, workspaceId, erasureId);
+  const state = await begin(db, ref);
+  if (state === null || state.status === 'done' || state.startedAt === undefined) return { done: true, deleted: 0, reads: 1 };
+  const started = { ...state, startedAt: state.startedAt };
+  const phase = state.phase ?? 'messages';
+  const result =
+    phase === 'messages'
+      ? await customerMessagesStep(db, store, workspaceId, ref, started)
+      : phase === 'conversations'
+        ? await conversationStep(db, store, workspaceId, ref, started)
+        : await finishStep(db, workspaceId, ref, started);
+  const reads = result.reads + 1;
+  // The cost is an estimate for the audit (a concurrent duplicate step adds its own): never content.
+  await ref.update({ 'cost.steps': FieldValue.increment(1), 'cost.reads': FieldValue.increment(reads) });
+  hooks.afterCommit?.(result.deleted);
+  return { ...result, reads };
+}
+
+/**
+ * Runs steps until the erasure is done or `budgetMs` has passed (a task continues it). Returns
+ * whether it is done, with the totals of this run.
+ */
+export async function runErasure(db: Firestore, store: ImageStore, workspaceId: string, erasureId: string, budgetMs: number, hooks: StepHooks = {}): Promise<StepResult & { steps: number }> {
+  const until = Date.now() + budgetMs;
+  const total = { done: false, deleted: 0, reads: 0, steps: 0 };
+  while (!total.done && Date.now() < until) {
+    const step = await runErasureStep(db, store, workspaceId, erasureId, hooks);
+    total.done = step.done;
+    total.deleted += step.deleted;
+    total.reads += step.reads;
+    total.steps += 1;
+  }
+  return total;
+}
