@@ -284,9 +284,14 @@ function statusExamples(summaries: Record<string, string>): Examples {
 
 /** `/v1/deliveries/claim` -> `Claim`: the prefix of the operation's `...Request` and `...Response` components. */
 const componentPrefix = (path: string): string => {
-  const last = path.split('/').at(-1) ?? '';
-  return `${last.charAt(0).toUpperCase()}${last.slice(1)}`;
+  const capitalised = (word: string): string => `${word.charAt(0).toUpperCase()}${word.slice(1)}`;
+  const last = capitalised(path.split('/').at(-1) ?? '');
+  // Features after the first two name their components with their tag (`/v1/erasures/pending` ->
+  // `ErasuresPending`), so a verb they share with the deliveries (`pending`) keeps one component each.
+  const tag = path.split('/')[2] ?? '';
+  return TAG_PREFIXED.has(tag) ? `${capitalised(tag)}${last}` : last;
 };
+const TAG_PREFIXED = new Set(['erasures']);
 /** `/v1/deliveries/claim` -> `deliveries`: the tag of the feature an operation belongs to. */
 const tagOf = (path: string): string => path.split('/')[2] ?? '';
 

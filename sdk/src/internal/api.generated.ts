@@ -164,6 +164,42 @@ export interface ReceiptResponse {
   status: 'sent';
 }
 
+/** `components.schemas.ErasuresPendingRequest`. */
+export interface ErasuresPendingRequest {
+  /** Page size (default 50). */
+  limit?: number;
+  /** `nextCursor` of the previous page; omit for the first page. */
+  cursor?: string;
+}
+
+/** `components.schemas.ErasuresPendingResponse`. */
+export interface ErasuresPendingResponse {
+  /** Finished erasures of your integration not acknowledged yet, oldest first. */
+  erasures: {
+    /** Acknowledge it with this id once your own copies are purged. */
+    erasureId: string;
+    /** The erased customer, in your system's words (`sender.externalId`). */
+    externalCustomerId: string;
+    /** The conversations in which the customer wrote (their messages are gone; a conversation with no other customer is gone entirely). */
+    externalConversationIds: string[];
+    /** When the admin asked for the erasure, Unix epoch milliseconds. */
+    requestedAt: number;
+  }[];
+  /** Pass it as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** `components.schemas.ErasuresAckRequest`. */
+export interface ErasuresAckRequest {
+  /** An `erasureId` from `POST /v1/erasures/pending`. */
+  erasureId: string;
+}
+
+/** `components.schemas.ErasuresAckResponse`. */
+export interface ErasuresAckResponse {
+  acknowledged: true;
+}
+
 // ----------------------------------------------------------------------------------- operations
 
 /** The JSON request body of `POST /v1/messages` (sendMessage): Send an incoming customer message or service alert. */
@@ -221,6 +257,18 @@ export type ReportDeliveryReceiptRequest = ReceiptRequest;
 
 /** A 2xx answer of `POST /v1/deliveries/receipt` (reportDeliveryReceipt): Report the channel's receipt for a sent reply. */
 export type ReportDeliveryReceiptResponse = ReceiptResponse;
+
+/** The JSON request body of `POST /v1/erasures/pending` (listPendingErasures): List the erasures you have not acknowledged yet. */
+export type ListPendingErasuresRequest = ErasuresPendingRequest;
+
+/** A 2xx answer of `POST /v1/erasures/pending` (listPendingErasures): List the erasures you have not acknowledged yet. */
+export type ListPendingErasuresResponse = ErasuresPendingResponse;
+
+/** The JSON request body of `POST /v1/erasures/ack` (acknowledgeErasure): Acknowledge that you purged an erased customer. */
+export type AcknowledgeErasureRequest = ErasuresAckRequest;
+
+/** A 2xx answer of `POST /v1/erasures/ack` (acknowledgeErasure): Acknowledge that you purged an erased customer. */
+export type AcknowledgeErasureResponse = ErasuresAckResponse;
 
 // -------------------------------------------------------------------------------------- readers
 
@@ -360,6 +408,10 @@ const SCHEMAS = {
   PendingResponse: {"type":["object"],"properties":{"deliveries":{"type":["array"],"items":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"workspaceId":{"type":["string"]},"integrationId":{"type":["string"]},"conversationId":{"type":["string"]},"messageId":{"type":["string"]}},"required":["deliveryId","workspaceId","integrationId","conversationId","messageId"]}},"nextCursor":{"type":["string","null"]}},"required":["deliveries","nextCursor"]},
   ReceiptRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"status":{"type":["string"],"enum":["delivered","read","failed"]},"code":{"type":["string"]},"at":{"type":["integer"]},"providerMessageId":{"type":["string"]}},"required":["deliveryId","status"]},
   ReceiptResponse: {"type":["object"],"properties":{"status":{"type":["string"],"const":"sent"}},"required":["status"]},
+  ErasuresPendingRequest: {"type":["object"],"properties":{"limit":{"type":["integer"]},"cursor":{"type":["string"]}}},
+  ErasuresPendingResponse: {"type":["object"],"properties":{"erasures":{"type":["array"],"items":{"type":["object"],"properties":{"erasureId":{"type":["string"]},"externalCustomerId":{"type":["string"]},"externalConversationIds":{"type":["array"],"items":{"type":["string"]}},"requestedAt":{"type":["integer"]}},"required":["erasureId","externalCustomerId","externalConversationIds","requestedAt"]}},"nextCursor":{"type":["string","null"]}},"required":["erasures","nextCursor"]},
+  ErasuresAckRequest: {"type":["object"],"properties":{"erasureId":{"type":["string"]}},"required":["erasureId"]},
+  ErasuresAckResponse: {"type":["object"],"properties":{"acknowledged":{"type":["boolean"],"const":true}},"required":["acknowledged"]},
 } as const satisfies Record<string, Schema>;
 
 /** `POST /v1/messages` (sendMessage): Send an incoming customer message or service alert. */
@@ -386,5 +438,11 @@ export const listPendingDeliveries: Operation<ListPendingDeliveriesResponse> = o
 /** `POST /v1/deliveries/receipt` (reportDeliveryReceipt): Report the channel's receipt for a sent reply. */
 export const reportDeliveryReceipt: Operation<ReportDeliveryReceiptResponse> = operation("reportDeliveryReceipt", "POST", "/v1/deliveries/receipt", {"200":{"ref":"ReceiptResponse"}}, "200: ReceiptResponse");
 
+/** `POST /v1/erasures/pending` (listPendingErasures): List the erasures you have not acknowledged yet. */
+export const listPendingErasures: Operation<ListPendingErasuresResponse> = operation("listPendingErasures", "POST", "/v1/erasures/pending", {"200":{"ref":"ErasuresPendingResponse"}}, "200: ErasuresPendingResponse");
+
+/** `POST /v1/erasures/ack` (acknowledgeErasure): Acknowledge that you purged an erased customer. */
+export const acknowledgeErasure: Operation<AcknowledgeErasureResponse> = operation("acknowledgeErasure", "POST", "/v1/erasures/ack", {"200":{"ref":"ErasuresAckResponse"}}, "200: ErasuresAckResponse");
+
 /** Every operation of the document, by operationId. */
-export const OPERATIONS = { sendMessage, claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, listPendingDeliveries, reportDeliveryReceipt } as const;
+export const OPERATIONS = { sendMessage, claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, listPendingDeliveries, reportDeliveryReceipt, listPendingErasures, acknowledgeErasure } as const;
