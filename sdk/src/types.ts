@@ -8,6 +8,8 @@
  */
 // By operation (operationId), not by component name: the operations are the stable part.
 import type {
+  AcknowledgeErasureRequest,
+  AcknowledgeErasureResponse,
   ClaimDeliveryRequest,
   ClaimDeliveryResponse,
   CompleteDeliveryRequest,
@@ -16,6 +18,7 @@ import type {
   FailDeliveryRequest,
   FailDeliveryResponse,
   ListPendingDeliveriesResponse,
+  ListPendingErasuresResponse,
   ReportDeliveryReceiptRequest,
   ReportDeliveryReceiptResponse,
   SendMessageRequest,
@@ -23,7 +26,7 @@ import type {
   StartDeliveryRequest,
   StartDeliveryResponse,
 } from './internal/api.generated.js';
-import type { AcknowledgeErasureRequest, AcknowledgeErasureResponse, ListPendingErasuresResponse } from './internal/erasures-api.js';
+
 
 /** Who sent an incoming message: `externalId` (stable in your system), `displayName`, `kind`. */
 export type Sender = SendMessageRequest['sender'];

@@ -1,5 +1,5 @@
 import type { AckErasureInput, AckErasureResult, ErasureNotice, PendingErasuresInput, PendingErasuresPage } from '../types.js';
-import { acknowledgeErasure, listPendingErasures, type AcknowledgeErasureRequest, type ListPendingErasuresRequest } from './erasures-api.js';
+import { acknowledgeErasure, listPendingErasures, type AcknowledgeErasureRequest, type ListPendingErasuresRequest } from './api.generated.js';
 import { readOperation } from './response.js';
 import type { CallOptions, Transport } from './transport.js';
 
