@@ -62,7 +62,7 @@ export function privacyView(session: Session): View {
   const saveRetention = h('button', { type: 'submit' }, 'Save retention');
   const retentionForm = h(
     'form',
-    { class: 'card', id: 'retention', 'aria-labelledby': 'retention-title' },
+    { class: 'card', id: 'retention', 'aria-labelledby': 'retention-title', novalidate: true },
     h('h2', { id: 'retention-title' }, 'Retention'),
     retentionNow,
     h(
@@ -305,13 +305,23 @@ export function privacyView(session: Session): View {
     );
   }
 
+  let erasureRows: Array<{ id: string; data: DocumentData }> = [];
+  const renderErasures = () => {
+    if (erasureRows.length === 0) replace(erasureList, notice('empty', 'No erasures yet.'));
+    else replace(erasureList, ...erasureRows.map((row) => erasureRow(row.id, row.data)));
+  };
+  // "Waiting 3 min" grows without a new snapshot: re-render the list every 30 s.
+  const waitingTicker = setInterval(() => {
+    if (erasureRows.length > 0 && !erasureList.contains(document.activeElement)) renderErasures();
+  }, 30_000);
+  unsubscribers.push(() => clearInterval(waitingTicker));
   unsubscribers.push(
     onSnapshot(
       query(erasuresCol, orderBy('requestedAt', 'desc'), limit(LISTED)),
       (snap) => {
         erasureList.removeAttribute('aria-busy');
-        if (snap.empty) replace(erasureList, notice('empty', 'No erasures yet.'));
-        else replace(erasureList, ...snap.docs.map((d) => erasureRow(d.id, d.data({ serverTimestamps: 'estimate' }))));
+        erasureRows = snap.docs.map((d) => ({ id: d.id, data: d.data({ serverTimestamps: 'estimate' }) }));
+        renderErasures();
       },
       (err) => {
         erasureList.removeAttribute('aria-busy');
