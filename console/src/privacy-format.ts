@@ -52,21 +52,28 @@ export function connectorConfirmation(audit: ErasureAudit, now: number): Connect
   return { kind: 'not_told_yet' };
 }
 
-/** What the console knows of an export's file. */
+/** What the console knows of an export from its document (`status`, `finishedAt`, `fileExpiresAt`). */
 export interface ExportState {
   status: string | undefined;
   finishedAt: number | undefined;
-  /** When the download stops being offered (the service's, else finishedAt + 7 days). */
+  /** When the download stops being offered (the service's `fileExpiresAt`, else finishedAt + 7 days). */
   expiresAt: number | undefined;
-  url: string | undefined;
+  /** The service's reason when the export failed (e.g. `too_large`). */
+  errorCode: string | undefined;
 }
 
-export type ExportDownload = { kind: 'ready'; url: string; until: number } | { kind: 'expired' } | { kind: 'preparing' };
+export type ExportDownload = { kind: 'ready'; until: number } | { kind: 'expired' } | { kind: 'failed'; code: string } | { kind: 'preparing' };
 
-/** A download link while the file is there and younger than 7 days. */
+/** Downloadable once done and until its expiry (7 days after the file was written). */
 export function exportDownload(state: ExportState, now: number): ExportDownload {
+  if (state.status === 'failed') return { kind: 'failed', code: state.errorCode ?? 'failed' };
   const until = state.expiresAt ?? (state.finishedAt === undefined ? undefined : state.finishedAt + EXPORT_DOWNLOAD_MS);
-  if (state.status === 'expired' || (until !== undefined && now >= until)) return { kind: 'expired' };
-  if (state.status === 'done' && state.url !== undefined && until !== undefined) return { kind: 'ready', url: state.url, until };
+  if (until !== undefined && now >= until) return { kind: 'expired' };
+  if (state.status === 'done' && until !== undefined) return { kind: 'ready', until };
   return { kind: 'preparing' };
+}
+
+/** The export download function's address for one export (it checks the caller's ID token and admin role). */
+export function exportDownloadUrl(functionUrl: string, workspaceId: string, exportId: string): string {
+  return `${functionUrl}?${new URLSearchParams({ workspaceId, exportId }).toString()}`;
 }

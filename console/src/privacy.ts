@@ -21,7 +21,17 @@ import {
 } from 'firebase/firestore';
 import { announce, h, notice, replace } from './dom';
 import { describeError } from './errors';
-import { connectorConfirmation, erasureStatusLabel, exportDownload, parseRetentionDays, RETENTION_MAX_DAYS, retentionLabel, type ErasureAudit, type ExportState } from './privacy-format';
+import {
+  connectorConfirmation,
+  erasureStatusLabel,
+  exportDownload,
+  exportDownloadUrl,
+  parseRetentionDays,
+  RETENTION_MAX_DAYS,
+  retentionLabel,
+  type ErasureAudit,
+  type ExportState,
+} from './privacy-format';
 import { formatTime } from './format';
 import type { View } from './main';
 import type { Session } from './session';
@@ -333,14 +343,51 @@ export function privacyView(session: Session): View {
   // ------------------------------------------------------------------------------- exports
   const exportList = h('div', { id: 'export-list', 'aria-busy': 'true' }, notice('loading', 'Loading exports…'));
 
+  /**
+   * Fetches the file with the admin's ID token (the download function checks it and the admin
+   * role; a link could not carry the header) and saves it as a file.
+   */
+  async function saveExport(exportId: string, status: HTMLElement): Promise<void> {
+    replace(status, notice('loading', 'Downloading…'));
+    const token = await user.getIdToken();
+    const res = await fetch(exportDownloadUrl(services.functionUrl('downloadExport'), workspaceId, exportId), { headers: { Authorization: `Bearer ${token}` } });
+    if (!res.ok) {
+      const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
+      throw new Error(`${body?.error?.message ?? `HTTP ${res.status}`} (${body?.error?.code ?? res.status})`);
+    }
+    const url = URL.createObjectURL(await res.blob());
+    const a = h('a', { href: url, download: `export-${exportId}.jsonl`, class: 'sr-only' });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    // Revoked after the click has handed the file to the browser.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    replace(status);
+    announce('Export downloaded.');
+  }
+
   function exportRow(id: string, d: DocumentData): HTMLElement {
     const state: ExportState = {
       status: typeof d.status === 'string' ? d.status : undefined,
       finishedAt: millis(d.finishedAt),
-      expiresAt: millis(d.expiresAt ?? (d.download as { expiresAt?: unknown } | undefined)?.expiresAt),
-      url: typeof (d.download as { url?: unknown } | undefined)?.url === 'string' ? (d.download as { url: string }).url : undefined,
+      expiresAt: millis(d.fileExpiresAt),
+      errorCode: typeof (d.error as { code?: unknown } | undefined)?.code === 'string' ? (d.error as { code: string }).code : undefined,
     };
     const download = exportDownload(state, Date.now());
+    const downloadStatus = h('span', { class: 'download-status' });
+    const downloadButton = h('button', { type: 'button', class: 'secondary', 'data-download': id }, 'Download (JSON Lines)');
+    downloadButton.addEventListener('click', () => {
+      downloadButton.disabled = true;
+      saveExport(id, downloadStatus).then(
+        () => {
+          downloadButton.disabled = false;
+        },
+        (err: unknown) => {
+          downloadButton.disabled = false;
+          replace(downloadStatus, notice('error', `The download failed: ${err instanceof Error ? err.message : String(err)}`));
+        },
+      );
+    });
     return h(
       'article',
       { class: 'card export', 'data-export': id, 'data-status': state.status ?? 'requested', 'aria-labelledby': `export-${id}` },
@@ -357,10 +404,12 @@ export function privacyView(session: Session): View {
           'dd',
           { 'data-field': 'download' },
           download.kind === 'ready'
-            ? h('span', {}, h('a', { href: download.url, download: `export-${id}.jsonl`, rel: 'noopener' }, 'Download (JSON Lines)'), ' until ', time(download.until))
+            ? h('span', {}, downloadButton, ' until ', time(download.until), ' ', downloadStatus)
             : download.kind === 'expired'
               ? h('span', { class: 'muted' }, 'expired (downloads are kept 7 days): request a new export')
-              : h('span', { class: 'muted' }, 'being prepared…'),
+              : download.kind === 'failed'
+                ? h('span', { class: 'badge badge-failed' }, `failed: ${download.code}`)
+                : h('span', { class: 'muted' }, 'being prepared…'),
         ),
       ),
     );

@@ -4,6 +4,7 @@ import {
   erasureStatusLabel,
   EXPORT_DOWNLOAD_MS,
   exportDownload,
+  exportDownloadUrl,
   parseRetentionDays,
   retentionLabel,
 } from '../../../console/src/privacy-format';
@@ -32,11 +33,19 @@ test('the erasure status and the connector: not told while erasing, waiting sinc
   expect(connectorConfirmation({ ...done, acknowledgedAt: 9000 }, 10_000)).toEqual({ kind: 'confirmed', at: 9000 });
 });
 
-test('an export is downloadable once done with a file, until 7 days after it was written (or the service’s expiry)', () => {
-  const done = { status: 'done', finishedAt: 1_000, expiresAt: undefined, url: 'blob:x' };
-  expect(exportDownload({ ...done, status: 'running', url: undefined }, 2_000)).toEqual({ kind: 'preparing' });
-  expect(exportDownload(done, 2_000)).toEqual({ kind: 'ready', url: 'blob:x', until: 1_000 + EXPORT_DOWNLOAD_MS });
+test('an export is downloadable once done, until its fileExpiresAt (else 7 days after it was written); a failure says why', () => {
+  const done = { status: 'done', finishedAt: 1_000, expiresAt: undefined, errorCode: undefined };
+  expect(exportDownload({ ...done, status: 'running' }, 2_000)).toEqual({ kind: 'preparing' });
+  expect(exportDownload({ ...done, status: undefined, finishedAt: undefined }, 2_000)).toEqual({ kind: 'preparing' });
+  expect(exportDownload(done, 2_000)).toEqual({ kind: 'ready', until: 1_000 + EXPORT_DOWNLOAD_MS });
   expect(exportDownload(done, 1_000 + EXPORT_DOWNLOAD_MS)).toEqual({ kind: 'expired' });
-  expect(exportDownload({ ...done, expiresAt: 5_000 }, 4_999)).toEqual({ kind: 'ready', url: 'blob:x', until: 5_000 });
-  expect(exportDownload({ ...done, status: 'expired' }, 2_000)).toEqual({ kind: 'expired' });
+  expect(exportDownload({ ...done, expiresAt: 5_000 }, 4_999)).toEqual({ kind: 'ready', until: 5_000 });
+  expect(exportDownload({ ...done, expiresAt: 5_000 }, 5_000)).toEqual({ kind: 'expired' });
+  expect(exportDownload({ ...done, status: 'failed', errorCode: 'too_large' }, 2_000)).toEqual({ kind: 'failed', code: 'too_large' });
+});
+
+test('the download address names the workspace and the export, encoded', () => {
+  expect(exportDownloadUrl('http://127.0.0.1:5001/demo-p/europe-central2/downloadExport', 'ws 1', 'ex/2')).toBe(
+    'http://127.0.0.1:5001/demo-p/europe-central2/downloadExport?workspaceId=ws+1&exportId=ex%2F2',
+  );
 });
