@@ -136,3 +136,11 @@ export const continueErasure = onTaskDispatched(
   { region: TRIGGER_REGION, retryConfig: { maxAttempts: 20, minBackoffSeconds: 5 }, rateLimits: { maxConcurrentDispatches: 10 } },
   lazy(() => requireBundle('privacy/triggers').onErasureTask),
 );
+/**
+ * Retention (docs/privacy.md#retention): stamps `expireAt` for the TTL policies, deletes stored objects before
+ * their messages expire, and under the emulator deletes what expired (it runs no TTL). Bounded per run.
+ */
+export const applyRetention = onSchedule(
+  { region: TRIGGER_REGION, schedule: 'every 10 minutes', timeoutSeconds: 300 },
+  lazy(() => requireBundle('privacy/triggers').onRetention),
+);

@@ -66,8 +66,13 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   const evRef = eventRef(db, input.workspaceId, input.eventDocId);
   const convRef = conversationRef(db, input.workspaceId, input.conversationId);
   const custRef = input.customerId ? customerRef(db, input.workspaceId, input.customerId) : null;
-  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, custRef] : [evRef, convRef]));
-  const [eventSnap, convSnap, custSnap] = snaps;
+  // The workspace's retention period (docs/privacy.md#retention), read with the rest: the message and
+  // customer get their `expireAt` now; the retention job stamps everything else (and re-stamps on a change).
+  const retentionRef = db.doc(paths.retentionSettings(input.workspaceId));
+  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, retentionRef, custRef] : [evRef, convRef, retentionRef]));
+  const [eventSnap, convSnap, retentionSnap, custSnap] = snaps;
+  const days: unknown = retentionSnap?.data()?.days;
+  const expireAt = typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= 3650 ? { expireAt: Timestamp.fromMillis(input.now + days * 86_400_000) } : {};
 
   const existing = eventSnap?.data();
   if (existing) return outcomeForExisting(existing, input.fingerprint);
@@ -100,6 +105,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     },
     images: input.images,
     createdAt: now,
+    ...expireAt,
   });
 
   const conversationUpdate: Record<string, unknown> = {
@@ -129,7 +135,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     };
     if (input.sender.displayName !== null) customerUpdate.displayName = input.sender.displayName;
     if (!custSnap?.exists) customerUpdate.createdAt = now;
-    tx.set(custRef, customerUpdate, { merge: true });
+    tx.set(custRef, { ...customerUpdate, ...expireAt }, { merge: true });
   }
   return { kind: 'created', conversationId: input.conversationId, messageId: input.messageId };
 }

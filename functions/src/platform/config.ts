@@ -57,6 +57,11 @@ const ConfigSchema = z.object({
    * console's conversation list has the contract's fixed `CONVERSATION_LIST_SHARDS`.
    */
   LIST_SHARDS: intFromEnv(SHARD_COUNTS.list.min, SHARD_COUNTS.list.max).default(SHARD_COUNTS.list.default),
+  /**
+   * The retention job also deletes documents whose `expireAt` has passed (docs/privacy.md#retention):
+   * the emulator runs no TTL deletion, so this is on by default there and off in deployments.
+   */
+  RETENTION_DELETE_EXPIRED: z.enum(['true', 'false']).optional(),
   FUNCTIONS_EMULATOR: z.string().optional(),
   STORAGE_EMULATOR_HOST: z.string().optional(),
 });
@@ -71,6 +76,7 @@ export interface Config {
   queueShards: number;
   listShards: number;
   imageStore: { kind: 'gcs'; bucket: string | undefined } | { kind: 'local'; dir: string };
+  retentionDeletesExpired: boolean;
 }
 
 /** Parses an environment into a Config; throws an Error that names every bad variable. */
@@ -94,6 +100,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     unclaimedExpiryMs: e.UNCLAIMED_EXPIRY,
     queueShards: e.QUEUE_SHARDS,
     listShards: e.LIST_SHARDS,
+    retentionDeletesExpired: (e.RETENTION_DELETE_EXPIRED ?? (e.FUNCTIONS_EMULATOR === 'true' ? 'true' : 'false')) === 'true',
     imageStore:
       kind === 'local'
         ? { kind: 'local', dir: e.LOCAL_IMAGE_DIR ?? '.local/images' }

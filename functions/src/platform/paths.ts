@@ -36,4 +36,7 @@ export const paths = {
   exportRequest: (workspaceId: string, exportId: string): string => `${workspace(workspaceId)}/exports/${exportId}`,
   /** The workspace's retention period `{ days }`, written by admins (privacy/retention.ts). */
   retentionSettings: (workspaceId: string): string => `${workspace(workspaceId)}/settings/retention`,
+  /** Where the retention job's pass of the workspace is (service-only). */
+  retentionState: (workspaceId: string): string => `${workspace(workspaceId)}/settings/retentionState`,
+  customers: (workspaceId: string): string => `${workspace(workspaceId)}/customers`,
 };

@@ -11,6 +11,7 @@ import { errorCode, errorMessage } from '../platform/failures';
 import { REGION } from '../platform/region';
 import { createImageStore } from '../messages/image-store';
 import { runErasure } from './erasure';
+import { runRetention } from './retention';
 
 export const ERASURE_TASK_FUNCTION = 'continueErasure';
 /**
@@ -48,4 +49,10 @@ export async function onErasureTask(request: TaskRequest<{ workspaceId?: unknown
   const { workspaceId, erasureId, run } = request.data;
   if (typeof workspaceId !== 'string' || typeof erasureId !== 'string') return;
   await runAndContinue(workspaceId, erasureId, typeof run === 'number' ? run : 1);
+}
+
+/** The retention job (docs/privacy.md#retention): each workspace's pass, bounded per run. */
+export async function onRetention(): Promise<void> {
+  const stats = await runRetention(db(), createImageStore(config().imageStore), { deleteDue: config().retentionDeletesExpired });
+  logger.info('retention.run', { ...stats });
 }

@@ -33,8 +33,8 @@ async function scene(): Promise<Scene> {
   const { integration } = setup;
   const customer = setup.customerId;
   const other = `other-${randomUUID().slice(0, 8)}`;
-  const first = await send(integration, setup.externalConversationId, customer, { withImage: true });
-  await send(integration, setup.externalConversationId, customer);
+  await send(integration, setup.externalConversationId, customer, { withImage: true });
+  const first = await send(integration, setup.externalConversationId, customer);
   const sent = await replyAndNotify(setup, 'first answer');
   await deliverFully(integration.key, sent.deliveryId);
   const queued = await replyAndSequence(setup, 'second answer, still queued');

@@ -1,0 +1,239 @@
+/**
+ * Retention (docs/privacy.md#retention): a workspace admin sets `settings/retention` = `{ days }`;
+ * messages, their stored objects, deliveries with their attempt logs, conversations and customers
+ * older than that are deleted. Firestore's TTL policies (firestore.indexes.json, field `expireAt`)
+ * do the deleting; this job decides every `expireAt`:
+ *
+ * - a pass walks each workspace's conversations (then its customers), a page at a time with its
+ *   cursor on `settings/retentionState`, and sets each document's `expireAt` to its time plus the
+ *   period (removes it when there is no period), writing only what differs. A pass runs when the
+ *   period changed (so a change applies to existing data) and otherwise once per `PASS_INTERVAL_MS`
+ *   (which stamps the replies and deliveries written since, and the messages of a new period);
+ *   incoming messages and customers are also stamped when written (messages/store.ts);
+ * - an unfinished delivery, its reply and its conversation never get an `expireAt` (and lose one
+ *   they had): retention never deletes them;
+ * - the stored objects of a message (images, attachments) are deleted by the pass once the message
+ *   expires within `OBJECT_LEAD_MS`, before TTL deletes the message that names them;
+ * - the emulator runs no TTL deletion: there (or with RETENTION_DELETE_EXPIRED=true) the pass also
+ *   deletes the documents whose `expireAt` has passed, so retention is observable locally and in tests.
+ *
+ * Bounded: one run reads at most `RUN_BUDGET` documents per workspace and continues at its cursor
+ * on the next run; every write is idempotent, so a crashed run is simply run again.
+ */
+import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type DocumentSnapshot, type Firestore, type WriteBatch } from 'firebase-admin/firestore';
+import { paths } from '../platform/paths';
+import type { ImageStore } from '../messages/image-store';
+import { UNFINISHED_STATUSES, type DeliveryStatus } from '../deliveries/record';
+import { storedObjectsOf } from './erasure';
+
+export const DAY_MS = 86_400_000;
+/** How often a full pass re-stamps a workspace when its period has not changed. */
+export const PASS_INTERVAL_MS = DAY_MS;
+/** Stored objects go this long before their message expires (the pass runs daily; TTL deletes within about a day). */
+export const OBJECT_LEAD_MS = 2 * DAY_MS;
+/** Documents one run reads per workspace at most (then it continues at its cursor). */
+export const RUN_BUDGET = 2_000;
+const PAGE = 100;
+
+export interface RetentionSettings {
+  days: number;
+}
+
+/** `settings/retentionState`: where the pass is, and the period it applied last. */
+interface RetentionState {
+  appliedDays: number | null;
+  /** The next conversation id to look at (a pass is in progress), or null. */
+  cursor: string | null;
+  phase: 'conversations' | 'customers';
+  lastPassFinishedAt: number;
+}
+
+export interface RunStats {
+  workspaces: number;
+  reads: number;
+  stamped: number;
+  deleted: number;
+  objectsDeleted: number;
+}
+
+/** The period of a workspace's settings document, or null (keep forever) for anything else. */
+export function retentionDaysOf(data: DocumentData | undefined): number | null {
+  const days: unknown = data?.days;
+  return typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= 3650 ? days : null;
+}
+
+/** The `expireAt` (epoch ms) of a document of time `at` under `days`, or null for none. */
+export const expiryOf = (at: number, days: number | null): number | null => (days === null ? null : at + days * DAY_MS);
+
+const millis = (value: unknown): number | null =>
+  value instanceof Timestamp ? value.toMillis() : typeof value === 'number' ? value : null;
+
+/** Whether a pass should run now (the period changed, one is in progress, or the last is old). */
+export function passDue(state: RetentionState | undefined, days: number | null, now: number): boolean {
+  if (state === undefined) return days !== null;
+  return state.cursor !== null || state.appliedDays !== days || now - state.lastPassFinishedAt >= PASS_INTERVAL_MS;
+}
+
+/** Collects the writes of one page in a batch (at most one write per document read). */
+class Writer {
+  private batch: WriteBatch;
+  private size = 0;
+  stamped = 0;
+  deleted = 0;
+  constructor(private readonly db: Firestore) {
+    this.batch = db.batch();
+  }
+
+  /** Makes `snap`'s `expireAt` `desired` (deleting it when due and `deleteDue`); nothing when it already is. */
+  apply(snap: DocumentSnapshot, desired: number | null, now: number, deleteDue: boolean): void {
+    if (deleteDue && desired !== null && desired <= now) {
+      this.batch.delete(snap.ref);
+      this.deleted += 1;
+    } else {
+      const current = millis(snap.get('expireAt'));
+      if (current === desired) return;
+      this.batch.update(snap.ref, { expireAt: desired === null ? FieldValue.delete() : Timestamp.fromMillis(desired) });
+      this.stamped += 1;
+    }
+    this.size += 1;
+  }
+
+  deleteRef(ref: DocumentReference): void {
+    this.batch.delete(ref);
+    this.size += 1;
+  }
+
+  async flush(): Promise<void> {
+    if (this.size > 0) await this.batch.commit();
+    this.batch = this.db.batch();
+    this.size = 0;
+  }
+}
+
+const isUnfinished = (status: unknown): boolean => UNFINISHED_STATUSES.includes(status as DeliveryStatus);
+
+/** One conversation: its messages, deliveries, queue and itself. Returns documents read. */
+async function conversationPass(db: Firestore, store: ImageStore, workspaceId: string, conversation: DocumentSnapshot, days: number | null, now: number, deleteDue: boolean, writer: Writer, stats: RunStats): Promise<number> {
+  let reads = 0;
+  let newest = millis(conversation.get('lastMessageAt')) ?? millis(conversation.get('createdAt')) ?? now;
+  let keep = false;
+
+  const deliveries = await db.collection(paths.deliveries(workspaceId)).where('conversationId', '==', conversation.id).get();
+  reads += deliveries.size;
+  for (const d of deliveries.docs) {
+    const unfinished = isUnfinished(d.get('status'));
+    keep ||= unfinished;
+    writer.apply(d, unfinished ? null : expiryOf(Number(d.get('createdAt')), days), now, deleteDue);
+  }
+  await writer.flush();
+
+  let last: DocumentSnapshot | undefined;
+  for (;;) {
+    let query = db.collection(paths.messages(workspaceId, conversation.id)).orderBy('__name__').limit(PAGE);
+    if (last !== undefined) query = query.startAfter(last);
+    const page = await query.get();
+    reads += page.size;
+    for (const m of page.docs) {
+      const createdAt = millis(m.get('createdAt')) ?? now;
+      newest = Math.max(newest, createdAt);
+      // A reply whose delivery is unfinished (or not created yet) stays while it can still be sent.
+      const pendingReply = m.get('direction') === 'outbound' && (m.get('delivery') === undefined || isUnfinished(m.get('delivery.status')));
+      keep ||= pendingReply;
+      const desired = pendingReply ? null : expiryOf(createdAt, days);
+      if (desired !== null && desired <= now + OBJECT_LEAD_MS) {
+        const objects = storedObjectsOf(m.data());
+        for (const path of [...objects.images, ...objects.attachments]) {
+          await store.delete(path);
+          stats.objectsDeleted += 1;
+        }
+      }
+      writer.apply(m, desired, now, deleteDue);
+    }
+    await writer.flush();
+    if (page.size < PAGE) break;
+    last = page.docs.at(-1);
+  }
+
+  const desired = keep ? null : expiryOf(newest, days);
+  writer.apply(conversation, desired, now, deleteDue);
+  const queue = await db.doc(paths.deliveryQueue(workspaceId, conversation.id)).get();
+  reads += 1;
+  if (queue.exists) writer.apply(queue, desired, now, deleteDue);
+  await writer.flush();
+  return reads + 1;
+}
+
+/**
+ * Runs the workspace's pass from its cursor until `RUN_BUDGET` documents are read or the pass is
+ * done. Returns the documents read.
+ */
+export async function workspacePass(db: Firestore, store: ImageStore, workspaceId: string, now: number, deleteDue: boolean, stats: RunStats): Promise<number> {
+  const [settings, stateSnap] = await Promise.all([db.doc(paths.retentionSettings(workspaceId)).get(), db.doc(paths.retentionState(workspaceId)).get()]);
+  const days = retentionDaysOf(settings.data());
+  const state = stateSnap.data() as RetentionState | undefined;
+  if (!passDue(state, days, now)) return 2;
+  let reads = 2;
+  // A period that changed mid-pass restarts the pass, so every document gets the new one.
+  const restart = state === undefined || state.appliedDays !== days || state.cursor === null;
+  let cursor = restart ? null : state.cursor;
+  let phase: RetentionState['phase'] = restart ? 'conversations' : state.phase;
+  const writer = new Writer(db);
+
+  while (reads < RUN_BUDGET && phase === 'conversations') {
+    let query = db.collection(paths.conversations(workspaceId)).orderBy('__name__').limit(PAGE);
+    if (cursor !== null && cursor !== '') query = query.startAfter(cursor);
+    const page = await query.get();
+    reads += page.size;
+    for (const conversation of page.docs) {
+      reads += await conversationPass(db, store, workspaceId, conversation, days, now, deleteDue, writer, stats);
+      cursor = conversation.id;
+    }
+    if (page.size < PAGE) {
+      phase = 'customers';
+      cursor = '';
+    }
+  }
+  while (reads < RUN_BUDGET && phase === 'customers') {
+    let query = db.collection(paths.customers(workspaceId)).orderBy('__name__').limit(PAGE);
+    if (cursor !== null && cursor !== '') query = query.startAfter(cursor);
+    const page = await query.get();
+    reads += page.size;
+    for (const customer of page.docs) {
+      writer.apply(customer, expiryOf(millis(customer.get('lastSeenAt')) ?? now, days), now, deleteDue);
+      cursor = customer.id;
+    }
+    await writer.flush();
+    if (page.size < PAGE) {
+      phase = 'conversations';
+      cursor = null;
+    }
+  }
+  stats.stamped += writer.stamped;
+  stats.deleted += writer.deleted;
+  const finished = phase === 'conversations' && cursor === null;
+  const next: RetentionState = {
+    appliedDays: days,
+    cursor: finished ? null : (cursor ?? ''),
+    phase,
+    lastPassFinishedAt: finished ? now : (state?.lastPassFinishedAt ?? 0),
+  };
+  await db.doc(paths.retentionState(workspaceId)).set(next);
+  return reads;
+}
+
+/** Every workspace with a retention setting or state (a removed setting's pass removes the stamps). */
+export async function runRetention(db: Firestore, store: ImageStore, options: { now?: number; deleteDue: boolean; workspaceIds?: readonly string[] }): Promise<RunStats> {
+  const now = options.now ?? Date.now();
+  const stats: RunStats = { workspaces: 0, reads: 0, stamped: 0, deleted: 0, objectsDeleted: 0 };
+  let workspaceIds = options.workspaceIds;
+  if (workspaceIds === undefined) {
+    const settings = await db.collectionGroup('settings').get();
+    stats.reads += settings.size;
+    workspaceIds = [...new Set(settings.docs.filter((d) => d.id === 'retention' || d.id === 'retentionState').map((d) => d.ref.parent.parent?.id ?? '').filter((id) => id !== ''))];
+  }
+  for (const workspaceId of workspaceIds) {
+    stats.workspaces += 1;
+    stats.reads += await workspacePass(db, store, workspaceId, now, options.deleteDue, stats);
+  }
+  return stats;
+}
