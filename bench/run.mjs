@@ -8,7 +8,7 @@
  * Phases without emulators run first; then two emulator sessions back to back under one hold of
  * the shared lock (`flock /tmp/emulators.lock`: the emulators use fixed ports), released at once:
  * `store` (Firestore emulator only) and `stack` (the whole stack plus the bench's no-op function).
- * `--only coldstart,images,sdk,store,framework,stack` runs a subset (the report then has only those);
+ * `--only coldstart,images,sdk,store,framework,stack,privacy` runs a subset (the report then has only those);
  * `--no-build` reuses the previous bench build; `--full-drain` lets the throughput drain run until
  * every reply is delivered instead of stopping at its time limit (see README: Throughput).
  */
@@ -126,11 +126,13 @@ if (wanted('sdk')) runNode('sdk', 'sdk.mjs');
 const sessions = [];
 if (wanted('store')) sessions.push({ name: 'store', nodeFlags: '--expose-gc', firebaseArgs: ['--only', 'firestore'] });
 if (wanted('framework')) sessions.push({ name: 'framework', firebaseArgs: ['--only', 'firestore'] });
+// Privacy (docs/privacy.md): erasure cost vs workspace size, retention job throughput.
+if (wanted('privacy')) sessions.push({ name: 'privacy', firebaseArgs: ['--only', 'firestore'] });
 if (wanted('stack')) sessions.push({ name: 'stack', firebaseArgs: ['--config', writeBenchConfig(), '--only', SERVICE_EMULATORS] });
 if (sessions.length > 0) await emulatorSessions(sessions, (quick ? 420_000 : 720_000) + (fullDrain ? 1_800_000 : 0));
 
 const parts = {};
-for (const name of ['coldstart', 'images', 'sdk', 'store', 'framework', 'stack']) {
+for (const name of ['coldstart', 'images', 'sdk', 'store', 'framework', 'stack', 'privacy']) {
   const file = join(PARTS, `${name}.json`);
   if (existsSync(file)) parts[name] = JSON.parse(readFileSync(file, 'utf8'));
 }

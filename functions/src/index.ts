@@ -144,3 +144,16 @@ export const applyRetention = onSchedule(
   { region: TRIGGER_REGION, schedule: 'every 10 minutes', timeoutSeconds: 300 },
   lazy(() => requireBundle('privacy/triggers').onRetention),
 );
+/** Export of one customer (docs/privacy.md#export): an admin's export document -> its JSON Lines file. */
+export const onExportRequested = onDocumentCreated(
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/exports/{exportId}', retry: true, timeoutSeconds: 300, memory: '1GiB' },
+  lazy(() => requireBundle('privacy/triggers').onExportCreated),
+);
+/**
+ * An export's file for the workspace's admins (docs/privacy.md#export): GET with the console's Firebase ID token.
+ * Not an operation of the connectors' API (no integration key), so not in the catalogue.
+ */
+export const downloadExport = onRequest(
+  { region: TRIGGER_REGION, cors: false, invoker: 'public', memory: '512MiB', timeoutSeconds: 60 },
+  lazy(() => requireBundle('privacy/triggers').downloadExport),
+);

@@ -41,6 +41,12 @@ export type HandlerBundle = keyof HandlerModules;
 /** The bundles of the triggers (declared by hand in index.ts: they are not HTTP operations). */
 export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'privacy/triggers'] as const satisfies readonly HandlerBundle[];
 
+/**
+ * HTTP functions that are not operations of the connectors' API: they serve the console and
+ * authenticate a Firebase ID token, not an integration key (declared by hand in index.ts).
+ */
+export const CONSOLE_HTTP_FUNCTIONS = ['downloadExport'] as const;
+
 /** A `decide*` rule of the delivery state machine, by name. */
 export type DeliveryRuleName = Extract<keyof typeof DeliveryRules, `decide${string}`>;
 
@@ -235,7 +241,7 @@ export const HTTP_OPERATIONS = {
     suites: ['test/integration/privacy/erasure-ack.test.ts'],
     summary: 'List the erasures you have not acknowledged yet',
     description:
-      "Your integration's finished customer erasures that you have not acknowledged, oldest first. The service has deleted the customer's messages (and every conversation in which they were the only customer); delete your own copies of the customer and of those conversations, then acknowledge each with `POST /v1/erasures/ack`. Page with `nextCursor` until it is null. Call it at start-up and every few minutes.",
+      "Your integration's finished customer erasures that you have not acknowledged, in `erasureId` order. The service has deleted the customer's messages (and every conversation in which they were the only customer); delete your own copies of the customer and of those conversations, then acknowledge each with `POST /v1/erasures/ack`. Page with `nextCursor` until it is null. Call it at start-up and every few minutes.",
   },
   acknowledgeErasure: {
     path: '/v1/erasures/ack',

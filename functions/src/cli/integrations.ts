@@ -3,12 +3,14 @@
  *   npm run integrations -- create --workspace W --name N [--topic projects/P/topics/T] [--id I] [--rate N]
  *   npm run integrations -- rotate --workspace W --integration I [--overlap-hours 24]
  *   npm run integrations -- deactivate|activate --workspace W --integration I
+ *   npm run integrations -- erase --workspace W --integration I --customer C [--timeout-seconds 300]
  *   add --project P to target a real project (Application Default Credentials); under the
  *   emulators FIRESTORE_EMULATOR_HOST is honoured. A new key is printed exactly once, to stdout.
  */
 import { parseArgs } from 'node:util';
 import { initializeApp } from 'firebase-admin/app';
-import { getFirestore } from 'firebase-admin/firestore';
+import { FieldValue, getFirestore, type Firestore } from 'firebase-admin/firestore';
+import { randomUUID } from 'node:crypto';
 import { createIntegration, rotateKey, setActive } from '../integrations/admin';
 import type { KeyPrefix } from '../integrations/keys';
 import { errorMessage } from '../platform/failures';
@@ -18,6 +20,7 @@ const USAGE = `usage: integrations <create|rotate|deactivate|activate> --workspa
   rotate      --integration I [--overlap-hours H]   (default 24; 0 revokes the old key at once)
   deactivate  --integration I
   activate    --integration I
+  erase       --integration I --customer EXTERNAL_ID [--timeout-seconds S]   (waits for the audit, prints it)
   common      [--project P] [--json]`;
 
 async function main(argv: string[]): Promise<void> {
@@ -33,6 +36,8 @@ async function main(argv: string[]): Promise<void> {
       rate: { type: 'string' },
       project: { type: 'string' },
       'overlap-hours': { type: 'string' },
+      customer: { type: 'string' },
+      'timeout-seconds': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -83,8 +88,38 @@ async function main(argv: string[]): Promise<void> {
       print({ workspaceId, integrationId: values.integration, active: command === 'activate' }, `integration ${workspaceId}/${values.integration} ${command}d (takes effect within 30 s)`);
       return;
     }
+    case 'erase': {
+      if (!values.integration) throw new Error('--integration is required');
+      if (!values.customer) throw new Error('--customer is required');
+      const timeoutMs = Number(values['timeout-seconds'] ?? '300') * 1000;
+      const audit = await erase(db, workspaceId, values.integration, values.customer, timeoutMs);
+      const counts = audit.counts as Record<string, number> | undefined;
+      print(audit, `erasure ${String(audit.erasureId)} of ${values.customer} in ${workspaceId}/${values.integration}: ${String(audit.status)}\n${JSON.stringify(counts ?? {})}`);
+      if (audit.status !== 'done') process.exitCode = 2;
+      return;
+    }
     default:
       throw new Error(`unknown command '${command}'\n${USAGE}`);
+  }
+}
+
+/**
+ * Requests an erasure exactly as the console does (docs/privacy.md#erasure: the four fields) and waits
+ * for the service's audit: `done` with its counts, or what it reached when the time is up.
+ */
+async function erase(db: Firestore, workspaceId: string, integrationId: string, externalCustomerId: string, timeoutMs: number): Promise<Record<string, unknown>> {
+  if (!(await db.doc(`workspaces/${workspaceId}/integrations/${integrationId}`).get()).exists) throw new Error(`no integration ${workspaceId}/${integrationId}`);
+  const erasureId = `cli-${randomUUID()}`;
+  const ref = db.doc(`workspaces/${workspaceId}/erasures/${erasureId}`);
+  await ref.create({ integrationId, externalCustomerId, requestedAt: FieldValue.serverTimestamp(), requestedBy: 'cli' });
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const data = (await ref.get()).data() ?? {};
+    if (data.status === 'done' || Date.now() > until) {
+      // The audit only: status, counts, times (never content).
+      return { erasureId, status: data.status ?? 'requested', counts: data.counts ?? null, startedAt: data.startedAt ?? null, finishedAt: data.finishedAt ?? null };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 

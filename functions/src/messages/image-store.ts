@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as logger from 'firebase-functions/logger';
@@ -17,6 +17,8 @@ export interface ImageStore {
   delete(path: string): Promise<void>;
   /** Whether an object is stored at `path` (tests and the erasure's checks). */
   exists(path: string): Promise<boolean>;
+  /** The object at `path`, or null when there is none (an export's download). */
+  read(path: string): Promise<Buffer | null>;
 }
 
 /** Cloud Storage, for deployments. `ifGenerationMatch: 0` makes a retry a no-op instead of a rewrite. */
@@ -44,6 +46,17 @@ class CloudStorageImageStore implements ImageStore {
     const { getStorage } = await import('firebase-admin/storage');
     const [found] = await getStorage().bucket(this.bucketName).file(path).exists();
     return found;
+  }
+
+  async read(path: string): Promise<Buffer | null> {
+    const { getStorage } = await import('firebase-admin/storage');
+    try {
+      const [bytes] = await getStorage().bucket(this.bucketName).file(path).download();
+      return bytes;
+    } catch (err) {
+      if (errorCode(err) === 404) return null;
+      throw err;
+    }
   }
 }
 
@@ -90,6 +103,14 @@ class LocalDirectoryImageStore implements ImageStore {
       return false;
     }
   }
+
+  async read(path: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.target(path));
+    } catch {
+      return null;
+    }
+  }
 }
 
 /** Seconds before a client retries a message with images when no bucket is configured (an operator must act). */
@@ -108,6 +129,10 @@ class MisconfiguredImageStore implements ImageStore {
 
   exists(): Promise<boolean> {
     return Promise.resolve(false);
+  }
+
+  read(): Promise<Buffer | null> {
+    return Promise.resolve(null);
   }
 
   put(): Promise<void> {

@@ -28,9 +28,9 @@ export const COLLECTIONS = {
   members: { partition: 'workspace', monotonic: [] },
   integrations: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'replies.topicCheckedAt', 'previousKey.expiresAt'] },
   events: { partition: 'workspace', monotonic: ['createdAt', 'expireAt'] },
-  customers: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastSeenAt'] },
-  conversations: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastMessageAt'] },
-  messages: { partition: 'conversation', monotonic: ['createdAt', 'delivery.updatedAt', 'resend.requestedAt', 'cancel.requestedAt'] },
+  customers: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastSeenAt', 'expireAt'] },
+  conversations: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastMessageAt', 'expireAt'] },
+  messages: { partition: 'conversation', monotonic: ['createdAt', 'delivery.updatedAt', 'resend.requestedAt', 'cancel.requestedAt', 'expireAt'] },
   deliveries: {
     partition: 'workspace',
     monotonic: [
@@ -49,10 +49,15 @@ export const COLLECTIONS = {
       'cancel.at',
       'sentAt',
       'errorAt',
+      'expireAt',
     ],
   },
   integrationHealth: { partition: 'workspace', monotonic: ['computedAt', 'windowStartAt', 'oldestClaimable.since', 'lastSent.at', 'lastError.at'] },
-  deliveryQueues: { partition: 'workspace', monotonic: ['lastReplyAt', 'updatedAt'] },
+  deliveryQueues: { partition: 'workspace', monotonic: ['lastReplyAt', 'updatedAt', 'expireAt'] },
+  // Privacy (docs/privacy.md): a few admin requests per workspace, and its settings.
+  erasures: { partition: 'workspace', monotonic: ['requestedAt', 'startedAt', 'finishedAt', 'acknowledgedAt'] },
+  exports: { partition: 'workspace', monotonic: ['requestedAt', 'startedAt', 'finishedAt', 'fileExpiresAt', 'expireAt'] },
+  settings: { partition: 'workspace', monotonic: [] },
   outbox: { partition: 'project', monotonic: ['dueAt', 'createdAt', 'nextAttemptAt'] },
   deliveryChecks: { partition: 'project', monotonic: ['dueAt', 'pendingAt'] },
 } as const satisfies Record<string, CollectionCapacity>;

@@ -137,7 +137,7 @@ export const QUERIES = {
   /**
    * privacy/erasure.ts: one customer's messages stored before the erasure started, in any
    * conversation (a page at a time; each page is deleted before the next is read). The cost
-   * follows the customer's messages, never the workspace's (docs/privacy.md#cost).
+   * follows the customer's messages, never the workspace's (docs/privacy.md#cost-per-erased-conversation).
    */
   messagesOfCustomer: {
     collection: 'messages',
@@ -180,13 +180,29 @@ export const QUERIES = {
     where: [eq('deliveryId')],
     orderBy: [],
   },
-  /** privacy/erasure-list.ts: an integration's finished erasures the connector has not acknowledged, oldest first. */
+  /**
+   * privacy/erasure-list.ts: an integration's finished erasures the connector has not acknowledged,
+   * in id order (no time field in the index: docs/capacity.md).
+   */
   unacknowledgedErasures: {
     collection: 'erasures',
     scope: 'COLLECTION',
     where: [eq('integrationId'), eq('pendingAck')],
-    orderBy: [asc('finishedAt'), asc('__name__')],
+    orderBy: [asc('__name__')],
   },
+  /** privacy/retention.ts: a workspace's conversations, a page at a time in id order (the pass's cursor). */
+  conversationsById: { collection: 'conversations', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
+  /** privacy/retention.ts: a conversation's messages, a page at a time in id order. */
+  messagesById: { collection: 'messages', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
+  /** privacy/retention.ts: a workspace's customers, a page at a time in id order. */
+  customersById: { collection: 'customers', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
+  /**
+   * privacy/export.ts: every workspace's exports (each lives 7 days, so this is a week of admin
+   * requests), read whole by the retention job to find the expired ones: no index on a time field.
+   */
+  allExports: { collection: 'exports', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
+  /** privacy/retention.ts: every workspace's settings documents (which workspaces have a retention period). */
+  allSettings: { collection: 'settings', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
   /** integrations/store.ts: key lookup by the hash of the current key (every workspace). */
   integrationByKeyHash: {
     collection: 'integrations',

@@ -1,6 +1,6 @@
 /**
  * The connector's side of an erasure (docs/contract.md#erasures): `POST /v1/erasures/pending` lists
- * the integration's finished erasures it has not acknowledged, oldest first, behind an opaque
+ * the integration's finished erasures it has not acknowledged, in id order, behind an opaque
  * cursor; `POST /v1/erasures/ack` records that it purged its own copies. A finished erasure
  * carries `pendingAck: true` until acknowledged, so the list reads one index range of the
  * integration's unacknowledged erasures and never the acknowledged ones.
@@ -19,7 +19,6 @@ interface Owner {
 }
 
 interface Position {
-  finishedAt: number;
   erasureId: string;
 }
 
@@ -27,7 +26,7 @@ interface Position {
 const ownerTag = (owner: Owner): string => createHash('sha256').update(`erasures\u0000${owner.workspaceId}\u0000${owner.integrationId}`).digest('base64url').slice(0, 16);
 
 export function encodeErasureCursor(owner: Owner, position: Position): string {
-  return Buffer.from(JSON.stringify({ v: 1, o: ownerTag(owner), t: position.finishedAt, e: position.erasureId })).toString('base64url');
+  return Buffer.from(JSON.stringify({ v: 1, o: ownerTag(owner), e: position.erasureId })).toString('base64url');
 }
 
 /** The position a cursor stands for; 400 `invalid_cursor` when it is malformed or another integration's. */
@@ -40,9 +39,9 @@ export function decodeErasureCursor(owner: Owner, cursor: string): Position {
   }
   const c = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   const valid =
-    c.v === 1 && c.o === ownerTag(owner) && typeof c.t === 'number' && Number.isSafeInteger(c.t) && typeof c.e === 'string' && isStorableDocumentId(c.e) && Object.keys(c).length === 4;
+    c.v === 1 && c.o === ownerTag(owner) && typeof c.e === 'string' && isStorableDocumentId(c.e) && Object.keys(c).length === 3;
   if (!valid) throw new BadRequestError('invalid_cursor', 'cursor: not a cursor of this list; start again without one.');
-  return { finishedAt: c.t as number, erasureId: c.e as string };
+  return { erasureId: c.e as string };
 }
 
 const millisOf = (value: unknown): number => (typeof value === 'number' ? value : typeof (value as { toMillis?: unknown } | null)?.toMillis === 'function' ? (value as { toMillis(): number }).toMillis() : 0);
@@ -51,7 +50,7 @@ const millisOf = (value: unknown): number => (typeof value === 'number' ? value 
 export async function pendingErasures(db: Firestore, owner: Owner, options: { limit: number; cursor?: string | undefined }): Promise<ErasuresPendingResponse> {
   const after = options.cursor === undefined ? null : decodeErasureCursor(owner, options.cursor);
   let query = collectionQuery(db.collection(paths.erasures(owner.workspaceId)), QUERIES.unacknowledgedErasures, owner.integrationId, true);
-  if (after !== null) query = query.startAfter(after.finishedAt, after.erasureId);
+  if (after !== null) query = query.startAfter(after.erasureId);
   const docs = (await query.limit(options.limit + 1).get()).docs;
   const page = docs.slice(0, options.limit);
   const last = page.at(-1);
@@ -65,7 +64,7 @@ export async function pendingErasures(db: Firestore, owner: Owner, options: { li
         requestedAt: millisOf(d.requestedAt),
       };
     }),
-    nextCursor: docs.length > options.limit && last !== undefined ? encodeErasureCursor(owner, { finishedAt: Number(last.data().finishedAt), erasureId: last.id }) : null,
+    nextCursor: docs.length > options.limit && last !== undefined ? encodeErasureCursor(owner, { erasureId: last.id }) : null,
   };
 }
 

@@ -65,7 +65,7 @@ export interface ErasureDoc {
   finishedAt?: number;
   counts?: ErasureCounts;
   conversations?: Record<string, ConversationPlan>;
-  /** The cost so far (docs/privacy.md#cost): steps run, documents read. */
+  /** The cost so far (docs/privacy.md#cost-per-erased-conversation): steps run, documents read. */
   cost?: { steps: number; reads: number };
 }
 

@@ -22,6 +22,7 @@
  */
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type DocumentSnapshot, type Firestore, type WriteBatch } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
+import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import type { ImageStore } from '../messages/image-store';
 import { UNFINISHED_STATUSES, type DeliveryStatus } from '../deliveries/record';
 import { storedObjectsOf } from './erasure';
@@ -118,7 +119,7 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
   let newest = millis(conversation.get('lastMessageAt')) ?? millis(conversation.get('createdAt')) ?? now;
   let keep = false;
 
-  const deliveries = await db.collection(paths.deliveries(workspaceId)).where('conversationId', '==', conversation.id).get();
+  const deliveries = await collectionQuery(db.collection(paths.deliveries(workspaceId)), QUERIES.deliveriesOfConversation, conversation.id).get();
   reads += deliveries.size;
   for (const d of deliveries.docs) {
     const unfinished = isUnfinished(d.get('status'));
@@ -129,7 +130,7 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
 
   let last: DocumentSnapshot | undefined;
   for (;;) {
-    let query = db.collection(paths.messages(workspaceId, conversation.id)).orderBy('__name__').limit(PAGE);
+    let query = collectionQuery(db.collection(paths.messages(workspaceId, conversation.id)), QUERIES.messagesById).limit(PAGE);
     if (last !== undefined) query = query.startAfter(last);
     const page = await query.get();
     reads += page.size;
@@ -180,7 +181,7 @@ export async function workspacePass(db: Firestore, store: ImageStore, workspaceI
   const writer = new Writer(db);
 
   while (reads < RUN_BUDGET && phase === 'conversations') {
-    let query = db.collection(paths.conversations(workspaceId)).orderBy('__name__').limit(PAGE);
+    let query = collectionQuery(db.collection(paths.conversations(workspaceId)), QUERIES.conversationsById).limit(PAGE);
     if (cursor !== null && cursor !== '') query = query.startAfter(cursor);
     const page = await query.get();
     reads += page.size;
@@ -194,7 +195,7 @@ export async function workspacePass(db: Firestore, store: ImageStore, workspaceI
     }
   }
   while (reads < RUN_BUDGET && phase === 'customers') {
-    let query = db.collection(paths.customers(workspaceId)).orderBy('__name__').limit(PAGE);
+    let query = collectionQuery(db.collection(paths.customers(workspaceId)), QUERIES.customersById).limit(PAGE);
     if (cursor !== null && cursor !== '') query = query.startAfter(cursor);
     const page = await query.get();
     reads += page.size;
@@ -227,7 +228,7 @@ export async function runRetention(db: Firestore, store: ImageStore, options: { 
   const stats: RunStats = { workspaces: 0, reads: 0, stamped: 0, deleted: 0, objectsDeleted: 0 };
   let workspaceIds = options.workspaceIds;
   if (workspaceIds === undefined) {
-    const settings = await db.collectionGroup('settings').get();
+    const settings = await groupQuery(db, QUERIES.allSettings).get();
     stats.reads += settings.size;
     workspaceIds = [...new Set(settings.docs.filter((d) => d.id === 'retention' || d.id === 'retentionState').map((d) => d.ref.parent.parent?.id ?? '').filter((id) => id !== ''))];
   }

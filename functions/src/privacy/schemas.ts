@@ -17,7 +17,7 @@ const erasure = z.strictObject({
 });
 
 export const ErasuresPendingResponseSchema = z.strictObject({
-  erasures: z.array(erasure).describe('Finished erasures of your integration not acknowledged yet, oldest first.'),
+  erasures: z.array(erasure).describe('Finished erasures of your integration not acknowledged yet, in `erasureId` order.'),
   nextCursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.'),
 });
 

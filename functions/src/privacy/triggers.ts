@@ -12,6 +12,8 @@ import { REGION } from '../platform/region';
 import { createImageStore } from '../messages/image-store';
 import { runErasure } from './erasure';
 import { runRetention } from './retention';
+import { deleteExpiredExports, runExport } from './export';
+export { downloadExport } from './download';
 
 export const ERASURE_TASK_FUNCTION = 'continueErasure';
 /**
@@ -53,6 +55,14 @@ export async function onErasureTask(request: TaskRequest<{ workspaceId?: unknown
 
 /** The retention job (docs/privacy.md#retention): each workspace's pass, bounded per run. */
 export async function onRetention(): Promise<void> {
-  const stats = await runRetention(db(), createImageStore(config().imageStore), { deleteDue: config().retentionDeletesExpired });
-  logger.info('retention.run', { ...stats });
+  const store = createImageStore(config().imageStore);
+  const stats = await runRetention(db(), store, { deleteDue: config().retentionDeletesExpired });
+  const exportsDeleted = await deleteExpiredExports(db(), store, Date.now());
+  logger.info('retention.run', { ...stats, exportsDeleted });
+}
+
+/** An admin requested an export: write its file (docs/privacy.md#export). */
+export async function onExportCreated(event: FirestoreEvent<QueryDocumentSnapshot | undefined, { workspaceId: string; exportId: string }>): Promise<void> {
+  const outcome = await runExport(db(), createImageStore(config().imageStore), event.params.workspaceId, event.params.exportId);
+  logger.info('export.run', { workspaceId: event.params.workspaceId, exportId: event.params.exportId, outcome });
 }

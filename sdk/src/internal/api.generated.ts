@@ -174,7 +174,7 @@ export interface ErasuresPendingRequest {
 
 /** `components.schemas.ErasuresPendingResponse`. */
 export interface ErasuresPendingResponse {
-  /** Finished erasures of your integration not acknowledged yet, oldest first. */
+  /** Finished erasures of your integration not acknowledged yet, in `erasureId` order. */
   erasures: {
     /** Acknowledge it with this id once your own copies are purged. */
     erasureId: string;

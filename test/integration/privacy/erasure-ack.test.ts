@@ -23,12 +23,15 @@ test('listed once done, paged by cursor; acknowledged ones leave the list; forei
     conversations.push(external);
     await send(integration, external, customer);
   }
-  const erasureIds: string[] = [];
-  for (const customer of customers) {
+  const customerOf = new Map<string, { customer: string; conversation: string }>();
+  for (const [i, customer] of customers.entries()) {
     const id = await requestErasure(integration, customer);
-    erasureIds.push(id);
+    customerOf.set(id, { customer, conversation: conversations[i] ?? '' });
     await waitForErasure(integration.workspaceId, id);
   }
+  // Listed in erasureId order.
+  const erasureIds = [...customerOf.keys()].sort();
+  const firstId = erasureIds[0] ?? '';
   // Another integration's erasure of the same workspace is not listed for this one.
   const foreign = await requestErasure(other, 'someone');
   await waitForErasure(other.workspaceId, foreign);
@@ -37,7 +40,7 @@ test('listed once done, paged by cursor; acknowledged ones leave the list; forei
   expect(first.status).toBe(200);
   const page1 = first.body as { erasures: Array<{ erasureId: string; externalCustomerId: string; externalConversationIds: string[]; requestedAt: number }>; nextCursor: string | null };
   expect(page1.erasures.map((e) => e.erasureId)).toEqual(erasureIds.slice(0, 2));
-  expect(page1.erasures[0]).toEqual({ erasureId: erasureIds[0], externalCustomerId: customers[0], externalConversationIds: [conversations[0]], requestedAt: expect.any(Number) as number });
+  expect(page1.erasures[0]).toEqual({ erasureId: firstId, externalCustomerId: customerOf.get(firstId)?.customer, externalConversationIds: [customerOf.get(firstId)?.conversation], requestedAt: expect.any(Number) as number });
   expect(page1.nextCursor).not.toBeNull();
   const second = await pending(integration.key, { cursor: page1.nextCursor });
   expect((second.body as { erasures: Array<{ erasureId: string }>; nextCursor: string | null })).toMatchObject({ erasures: [{ erasureId: erasureIds[2] }], nextCursor: null });
@@ -55,7 +58,7 @@ test('listed once done, paged by cursor; acknowledged ones leave the list; forei
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ acknowledged: true });
   }
-  const audit = (await ws(integration.workspaceId).collection('erasures').doc(erasureIds[0] ?? '').get()).data();
+  const audit = (await ws(integration.workspaceId).collection('erasures').doc(firstId).get()).data();
   expect(typeof audit?.acknowledgedAt).toBe('number');
   const after = await pending(integration.key, {});
   expect((after.body as { erasures: Array<{ erasureId: string }> }).erasures.map((e) => e.erasureId)).toEqual(erasureIds.slice(1));

@@ -115,6 +115,7 @@ describe('config', () => {
       keyNegativeCacheTtlMs: 5_000,
       eventRetentionMs: 30 * 24 * 3600 * 1000,
       requestDeadlineMs: 50_000,
+      retentionDeletesExpired: false,
       unclaimedExpiryMs: 24 * 3600 * 1000,
       queueShards: 64,
       listShards: 8,

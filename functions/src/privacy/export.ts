@@ -1,0 +1,136 @@
+/**
+ * Export of one customer (docs/privacy.md#export). An admin writes `workspaces/{ws}/exports/{id}`
+ * (the same four fields as an erasure); the creation trigger writes a JSON Lines file to the store
+ * (Cloud Storage deployed, the local directory on the emulators) and records on the document
+ * `status` (`running` -> `done`), `counts`, `file: { bytes, sha256 }`, `finishedAt` and
+ * `fileExpiresAt` (7 days later). Admins download it through `downloadExport` (./download.ts);
+ * the retention job deletes the file and the document once `fileExpiresAt` has passed.
+ *
+ * The lines, one JSON object each, with a `type`:
+ *   `customer` (the record), `conversation` (each one the customer wrote in, with `soleCustomer`),
+ *   `message` (the customer's own messages everywhere; in a sole-customer conversation also the
+ *   operator replies), with image and attachment references (store path, sha256, type, size: the
+ *   bytes stay in the store), and `delivery` (of those replies: status, attempts, receipt).
+ * In a conversation shared with other customers, their messages and the replies are not the
+ * customer's data, so they are left out.
+ *
+ * One run writes the whole file (idempotent: a repeated run writes the same path again); it reads
+ * at most `EXPORT_MESSAGE_LIMIT` messages, beyond which the export ends `failed` / `too_large`.
+ */
+import { createHash } from 'node:crypto';
+import { Timestamp, type DocumentData, type Firestore } from 'firebase-admin/firestore';
+import { customerIdFor } from '../platform/ids';
+import { paths } from '../platform/paths';
+import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
+import type { ImageStore } from '../messages/image-store';
+
+/** How long the file can be downloaded. */
+export const EXPORT_TTL_MS = 7 * 86_400_000;
+/** The most messages one export reads (one run, one file in memory). */
+export const EXPORT_MESSAGE_LIMIT = 20_000;
+
+/** The store path of an export's file (derived by the service; never from a client). */
+export const exportFilePath = (workspaceId: string, exportId: string): string => `workspaces/${workspaceId}/exports/${exportId}.jsonl`;
+
+/** Firestore values -> JSON: Timestamps as epoch ms. */
+function plain(value: unknown): unknown {
+  if (value instanceof Timestamp) return value.toMillis();
+  if (Array.isArray(value)) return value.map(plain);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  return value;
+}
+
+const line = (type: string, data: DocumentData): string => JSON.stringify({ type, ...(plain(data) as Record<string, unknown>) });
+
+export interface ExportCounts {
+  conversations: number;
+  messages: number;
+  deliveries: number;
+}
+
+/** Builds the JSON Lines of one customer; null when it reads more than the limit. */
+export async function buildExport(db: Firestore, workspaceId: string, integrationId: string, externalCustomerId: string, now: number): Promise<{ text: string; counts: ExportCounts } | null> {
+  const customerId = customerIdFor(integrationId, externalCustomerId);
+  const lines: string[] = [];
+  const customer = (await db.doc(paths.customer(workspaceId, customerId)).get()).data();
+  if (customer !== undefined) lines.push(line('customer', { customerId, ...customer }));
+
+  const own = await groupQuery(db, QUERIES.messagesOfCustomer, customerId, Timestamp.fromMillis(now)).limit(EXPORT_MESSAGE_LIMIT + 1).get();
+  const mine = own.docs.filter((doc) => doc.ref.path.startsWith(`${paths.conversations(workspaceId)}/`));
+  if (mine.length > EXPORT_MESSAGE_LIMIT) return null;
+  const counts: ExportCounts = { conversations: 0, messages: 0, deliveries: 0 };
+  const byConversation = new Map<string, DocumentData[]>();
+  for (const doc of mine) {
+    const conversationId = doc.ref.parent.parent?.id ?? '';
+    byConversation.set(conversationId, [...(byConversation.get(conversationId) ?? []), { messageId: doc.id, ...doc.data() }]);
+  }
+  let read = mine.length;
+  for (const conversationId of [...byConversation.keys()].sort()) {
+    const conversation = (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data() ?? {};
+    const ids: unknown = conversation.customerIds;
+    const sole = Array.isArray(ids) && ids.every((id) => id === customerId);
+    const { customerIds: _others, ...shown } = conversation;
+    lines.push(line('conversation', { conversationId, ...shown, soleCustomer: sole }));
+    counts.conversations += 1;
+    let messages = byConversation.get(conversationId) ?? [];
+    if (sole) {
+      const all = await collectionQuery(db.collection(paths.messages(workspaceId, conversationId)), QUERIES.messagesById).limit(EXPORT_MESSAGE_LIMIT + 1).get();
+      read += all.size;
+      if (read > EXPORT_MESSAGE_LIMIT) return null;
+      messages = all.docs.map((doc) => ({ messageId: doc.id, ...doc.data() }));
+    }
+    for (const m of messages.sort((a, b) => (plain(a.createdAt) as number) - (plain(b.createdAt) as number))) {
+      lines.push(line('message', { conversationId, ...m }));
+      counts.messages += 1;
+    }
+    if (sole) {
+      const deliveries = await collectionQuery(db.collection(paths.deliveries(workspaceId)), QUERIES.deliveriesOfConversation, conversationId).get();
+      for (const d of deliveries.docs.sort((a, b) => Number(a.get('seq')) - Number(b.get('seq')))) {
+        const { lease: _lease, ...record } = d.data();
+        lines.push(line('delivery', record));
+        counts.deliveries += 1;
+      }
+    }
+  }
+  return { text: lines.map((l) => `${l}\n`).join(''), counts };
+}
+
+/** The export `exportId`: writes its file and records the outcome (once; a repeated run finds it done). */
+export async function runExport(db: Firestore, store: ImageStore, workspaceId: string, exportId: string, now = Date.now()): Promise<'done' | 'failed' | 'ignored'> {
+  const ref = db.doc(paths.exportRequest(workspaceId, exportId));
+  const request = (await ref.get()).data();
+  if (request === undefined || request.status === 'done' || request.status === 'failed') return 'ignored';
+  await ref.update({ status: 'running', startedAt: now });
+  const built = await buildExport(db, workspaceId, String(request.integrationId), String(request.externalCustomerId), now);
+  if (built === null) {
+    await ref.update({ status: 'failed', error: { code: 'too_large' }, finishedAt: Date.now() });
+    return 'failed';
+  }
+  const bytes = Buffer.from(built.text, 'utf8');
+  await store.delete(exportFilePath(workspaceId, exportId));
+  await store.put(exportFilePath(workspaceId, exportId), bytes, 'application/x-ndjson');
+  const finishedAt = Date.now();
+  await ref.update({
+    status: 'done',
+    counts: built.counts,
+    file: { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') },
+    finishedAt,
+    fileExpiresAt: finishedAt + EXPORT_TTL_MS,
+  });
+  return 'done';
+}
+
+/** The retention job's part: files (and their documents) of exports past `fileExpiresAt`. Returns how many. */
+export async function deleteExpiredExports(db: Firestore, store: ImageStore, now: number): Promise<number> {
+  const all = await groupQuery(db, QUERIES.allExports).get();
+  let deleted = 0;
+  for (const doc of all.docs) {
+    const expiresAt: unknown = doc.get('fileExpiresAt');
+    if (typeof expiresAt !== 'number' || expiresAt > now) continue;
+    const workspaceId = doc.ref.parent.parent?.id ?? '';
+    await store.delete(exportFilePath(workspaceId, doc.id));
+    await doc.ref.delete();
+    deleted += 1;
+  }
+  return deleted;
+}
