@@ -25,9 +25,13 @@ export async function buildConsole() {
     projectId,
     authPort: firebaseJson.emulators.auth.port,
     firestorePort: firebaseJson.emulators.firestore.port,
+    functionsPort: firebaseJson.emulators.functions.port,
     // The workspace `npm start` seeds (scripts/lib/seed.mjs), pre-filled on the local sign-in form.
     demoWorkspace: 'demo-workspace',
   };
+  // The functions' region, for the URL of the export download (a function the console calls itself).
+  const region = /export const REGION = '([a-z0-9-]+)'/.exec(readFileSync(join(ROOT, 'functions', 'src', 'platform', 'region.ts'), 'utf8'))?.[1];
+  if (region === undefined) throw new Error('build-console: no REGION in functions/src/platform/region.ts');
   await build({
     absWorkingDir: ROOT,
     entryPoints: [join('console', 'src', 'main.ts')],
@@ -39,7 +43,7 @@ export async function buildConsole() {
     minify: true,
     sourcemap: true,
     tsconfig: join(ROOT, 'console', 'tsconfig.json'),
-    define: { __LOCAL_STACK__: JSON.stringify(local) },
+    define: { __LOCAL_STACK__: JSON.stringify(local), __FUNCTIONS_REGION__: JSON.stringify(region) },
     logLevel: 'warning',
   });
 }

@@ -9,7 +9,9 @@ import { connectFirestoreEmulator, getFirestore, type Firestore } from 'firebase
 import type { KeyPrefix } from './keys';
 
 /** Replaced at build time (esbuild `define`) from .firebaserc and firebase.json. */
-declare const __LOCAL_STACK__: { projectId: string; authPort: number; firestorePort: number; demoWorkspace: string };
+declare const __LOCAL_STACK__: { projectId: string; authPort: number; firestorePort: number; functionsPort: number; demoWorkspace: string };
+/** The region of the service's functions (functions/src/platform/region.ts), baked in at build time. */
+declare const __FUNCTIONS_REGION__: string;
 
 export interface Services {
   auth: Auth;
@@ -21,6 +23,8 @@ export interface Services {
   keyPrefix: KeyPrefix;
   /** Pre-filled workspace on the sign-in form of the local stack (the one `npm start` seeds). */
   defaultWorkspace: string;
+  /** The URL of an HTTP function the console calls itself (the export download): the emulator's, or the deployed one. */
+  functionUrl(name: string): string;
 }
 
 export async function connect(): Promise<Services> {
@@ -49,5 +53,7 @@ export async function connect(): Promise<Services> {
     projectId,
     keyPrefix: local || projectId.startsWith('demo-') ? 'sdk_test_' : 'sdk_live_',
     defaultWorkspace: local ? __LOCAL_STACK__.demoWorkspace : '',
+    functionUrl: (name) =>
+      local ? `http://${host}:${__LOCAL_STACK__.functionsPort}/${projectId}/${__FUNCTIONS_REGION__}/${name}` : `https://${__FUNCTIONS_REGION__}-${projectId}.cloudfunctions.net/${name}`,
   };
 }

@@ -1,6 +1,7 @@
 /**
- * The workspace console: sign-in, then two views, Conversations (members) and Integrations (read
- * by members, changed by admins), chosen by the URL hash (#/conversations[/<id>], #/integrations).
+ * The workspace console: sign-in, then the views Conversations (members), Integrations (read
+ * by members, changed by admins) and Privacy (admins only), chosen by the URL hash
+ * (#/conversations[/<id>], #/integrations, #/privacy).
  * Everything goes through firestore.rules with the signed-in user's own rights.
  */
 import { onAuthStateChanged, type User } from 'firebase/auth';
@@ -9,6 +10,7 @@ import { h, notice, replace } from './dom';
 import { describeError } from './errors';
 import { connect, type Services } from './firebase';
 import { integrationsView } from './integrations';
+import { privacyView } from './privacy';
 import { leave, loadMembership, preferredWorkspace, rememberWorkspace, signIn, type Session } from './session';
 
 /** A mounted view; `route` is called again when the hash changes within the same view. */
@@ -74,7 +76,8 @@ function shell(session: Session): HTMLElement {
       'header',
       { class: 'top' },
       h('span', { class: 'brand' }, 'Support desk'),
-      h('nav', { 'aria-label': 'Console' }, link('#/conversations', 'Conversations'), link('#/integrations', 'Integrations')),
+      // Operators get no Privacy link: every read and write of it is the admins' (firestore.rules).
+      h('nav', { 'aria-label': 'Console' }, link('#/conversations', 'Conversations'), link('#/integrations', 'Integrations'), role === 'admin' ? link('#/privacy', 'Privacy') : null),
       h('span', { class: 'who' }, h('span', { class: 'ws', title: 'Workspace' }, workspaceId), ' · ', h('span', { id: 'whoami' }, `${user.email ?? user.uid} (${role})`)),
       signOutButton,
     ),
@@ -85,7 +88,7 @@ function shell(session: Session): HTMLElement {
 
 function route(session: Session, outlet: HTMLElement): void {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '').map(decodeURIComponent);
-  const name = parts[0] === 'integrations' ? 'integrations' : 'conversations';
+  const name = parts[0] === 'integrations' || parts[0] === 'privacy' ? parts[0] : 'conversations';
   for (const a of document.querySelectorAll<HTMLAnchorElement>('[data-nav]')) {
     if (a.dataset.nav === `#/${name}`) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
@@ -95,7 +98,7 @@ function route(session: Session, outlet: HTMLElement): void {
     return;
   }
   unmount();
-  const view = name === 'integrations' ? integrationsView(session) : conversationsView(session);
+  const view = name === 'integrations' ? integrationsView(session) : name === 'privacy' ? privacyView(session) : conversationsView(session);
   current = { name, view };
   replace(outlet, view.el);
   view.route?.(parts.slice(1));

@@ -4,6 +4,9 @@
  *   loadConfig(env)              configuration from environment variables (defaults: the local stack)
  *   createFakeProvider()         a "channel adapter" that prints replies instead of sending them
  *   createReceiptStore()         providerMessageId -> deliveryId, what a channel's receipt webhook needs
+ *   createMessageLog()           the connector's own log of what it sent and received, per customer
+ *   purgeErasure(stores, e)      forgets one erased customer in both (idempotent)
+ *   startErasures(...)           the SDK's processErasures at start-up and on a timer: purge, then ack
  *   startConnector(...)          the SDK's runPullLoop on a subscription, plus the receipts
  *   runConnector(config, deps)   everything main.js does: clients, startup message, loop
  *
@@ -21,6 +24,7 @@ import {
   DeliveryReportError,
   ProviderPermanentError,
   ProviderRetryableError,
+  processErasures,
   runPullLoop,
 } from '@support-desk/connector-sdk';
 import { localStack } from './local-stack.js';
@@ -34,6 +38,9 @@ export const DEFAULTS = Object.freeze({
 });
 
 export { DEFAULT_CATCH_UP_INTERVAL_MS };
+
+/** How often the connector asks for erasures to purge (and once at start-up). */
+export const DEFAULT_ERASURE_INTERVAL_MS = 300_000;
 
 export class ConfigError extends Error {
   name = 'ConfigError';
@@ -59,6 +66,9 @@ export function loadConfig(env = process.env, stack = localStack()) {
   const interval = nonEmpty(env.CATCH_UP_INTERVAL_MS);
   const catchUpIntervalMs = interval === undefined ? DEFAULT_CATCH_UP_INTERVAL_MS : Number(interval);
   if (!(Number.isInteger(catchUpIntervalMs) && catchUpIntervalMs >= 1000)) throw new ConfigError('CATCH_UP_INTERVAL_MS must be an integer of at least 1000');
+  const erasureInterval = nonEmpty(env.ERASURE_INTERVAL_MS);
+  const erasureIntervalMs = erasureInterval === undefined ? DEFAULT_ERASURE_INTERVAL_MS : Number(erasureInterval);
+  if (!(Number.isInteger(erasureIntervalMs) && erasureIntervalMs >= 1000)) throw new ConfigError('ERASURE_INTERVAL_MS must be an integer of at least 1000');
   const timeout = nonEmpty(env.PROVIDER_TIMEOUT_MS);
   const providerTimeoutMs = timeout === undefined ? undefined : Number(timeout);
   if (providerTimeoutMs !== undefined && !(Number.isInteger(providerTimeoutMs) && providerTimeoutMs > 0)) {
@@ -82,6 +92,7 @@ export function loadConfig(env = process.env, stack = localStack()) {
     startupText: env.STARTUP_TEXT ?? DEFAULTS.startupText,
     providerTimeoutMs,
     catchUpIntervalMs,
+    erasureIntervalMs,
   };
 }
 
@@ -139,13 +150,113 @@ export function createFakeProvider({ write = (line) => process.stdout.write(`${l
  * channel lets it choose the message id, derives the id from the deliveryId and needs no store.
  */
 export function createReceiptStore() {
+  // providerMessageId -> { deliveryId, recipient }: the recipient only so that an erasure can find its entries.
   const byProviderId = new Map();
   return {
-    remember(deliveryId, providerMessageIds) {
-      for (const id of providerMessageIds) byProviderId.set(id, deliveryId);
+    remember(deliveryId, providerMessageIds, recipient) {
+      for (const id of providerMessageIds) byProviderId.set(id, { deliveryId, recipient });
     },
     deliveryOf(providerMessageId) {
-      return byProviderId.get(providerMessageId);
+      return byProviderId.get(providerMessageId)?.deliveryId;
+    },
+    /** Forgets every entry whose recipient matches `erased(recipient)`; returns how many. */
+    purge(erased) {
+      let removed = 0;
+      for (const [id, entry] of byProviderId) {
+        if (entry.recipient !== undefined && erased(entry.recipient)) {
+          byProviderId.delete(id);
+          removed += 1;
+        }
+      }
+      return removed;
+    },
+    get size() {
+      return byProviderId.size;
+    },
+  };
+}
+
+/**
+ * The connector's own log of the conversation: every message it posted and every reply it sent,
+ * with the customer and the external chat, as a real connector keeps them in its database (for
+ * support, for threading). In memory here. This is what an erasure must reach too: the service
+ * forgets the customer, then lists the erasure until the connector acknowledges it purged its copies.
+ */
+export function createMessageLog() {
+  const entries = [];
+  return {
+    /** `{ direction: 'in' | 'out', externalConversationId, externalCustomerId, text, at?, id? }` */
+    add(entry) {
+      entries.push({ at: Date.now(), ...entry });
+    },
+    entries() {
+      return entries.map((e) => ({ ...e }));
+    },
+    /** Removes the entries `erased(entry)` matches; returns how many. */
+    purge(erased) {
+      let removed = 0;
+      for (let i = entries.length - 1; i >= 0; i -= 1) {
+        if (erased(entries[i])) {
+          entries.splice(i, 1);
+          removed += 1;
+        }
+      }
+      return removed;
+    },
+  };
+}
+
+/**
+ * Forgets one erased customer (an item of `client.erasures.pendingItems()`): their own entries
+ * anywhere, and everything of the external chats that were erased with them. Idempotent, as
+ * processErasures requires (docs/decisions.md#erasure-on-the-connector-side): a second run finds
+ * nothing and succeeds. Returns the counts removed.
+ */
+export function purgeErasure({ log, receipts }, erasure) {
+  const chats = new Set(erasure.externalConversationIds);
+  const erased = ({ externalConversationId, externalCustomerId }) => externalCustomerId === erasure.externalCustomerId || chats.has(externalConversationId);
+  return { logEntries: log.purge(erased), receipts: receipts.purge(erased) };
+}
+
+/**
+ * Runs the SDK's `processErasures` at start-up and every `intervalMs`: each erasure the service
+ * lists is purged with `purge` (which must be idempotent), then acknowledged. Events:
+ * `erasure_purged { erasureId, removed }`, `erasure_failed { erasureId, step, error }`,
+ * `erasures_failed { error }` (the list could not be read; tried again at the next tick).
+ * `stop()` waits for a run in progress.
+ */
+export function startErasures({ client, purge, onEvent = printEvent, intervalMs = DEFAULT_ERASURE_INTERVAL_MS }) {
+  let running;
+  const removedBy = new Map();
+  const run = () => {
+    running ??= processErasures(
+      client,
+      (erasure) => {
+        removedBy.set(erasure.erasureId, purge(erasure));
+      },
+      {
+        onErasure: (erasure, outcome) => {
+          if (outcome.acknowledged) onEvent({ type: 'erasure_purged', erasureId: erasure.erasureId, removed: removedBy.get(erasure.erasureId) });
+          else onEvent({ type: 'erasure_failed', erasureId: erasure.erasureId, step: outcome.step, error: outcome.error });
+          removedBy.delete(erasure.erasureId);
+        },
+      },
+    )
+      .catch((error) => onEvent({ type: 'erasures_failed', error }))
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+  void run();
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  return {
+    /** Runs now (or waits for the run in progress). */
+    run,
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }
@@ -175,14 +286,32 @@ export async function reportReceipt(client, store, providerMessageId, status) {
  * channel delivers at once, so its "delivered" webhook is played right after each completion.
  * `stop()` waits for the deliveries and receipts in progress, then closes the subscription.
  */
-export function startConnector({ client, subscription, send, onEvent = printEvent, providerTimeoutMs, catchUpIntervalMs = DEFAULT_CATCH_UP_INTERVAL_MS }) {
+export function startConnector({
+  client,
+  subscription,
+  send,
+  onEvent = printEvent,
+  providerTimeoutMs,
+  catchUpIntervalMs = DEFAULT_CATCH_UP_INTERVAL_MS,
+  erasureIntervalMs = DEFAULT_ERASURE_INTERVAL_MS,
+  log = createMessageLog(),
+}) {
   const store = createReceiptStore();
   const receipts = new Set();
-  const loop = runPullLoop(client, subscription, send, {
+  // Every reply the provider accepted goes into the connector's log, with its recipient.
+  const sendAndLog = async (input) => {
+    const result = await send(input);
+    const ids = Array.isArray(result) ? result : result.providerMessageIds;
+    const { externalConversationId, externalCustomerId } = input.recipient;
+    log.add({ direction: 'out', externalConversationId, externalCustomerId, text: input.text, id: input.deliveryId });
+    store.remember(input.deliveryId, ids, input.recipient);
+    return result;
+  };
+  const erasures = startErasures({ client, purge: (erasure) => purgeErasure({ log, receipts: store }, erasure), onEvent, intervalMs: erasureIntervalMs });
+  const loop = runPullLoop(client, subscription, sendAndLog, {
     catchUpIntervalMs,
     ...(providerTimeoutMs === undefined ? {} : { delivery: { providerTimeoutMs } }),
     onEvent: (event) => {
-      if (event.type === 'completed') store.remember(event.deliveryId, event.providerMessageIds);
       onEvent(event);
       if (event.type === 'handled' && event.result?.kind === 'sent') {
         // The fake channel's "delivered" webhook, for the first part of the reply.
@@ -193,8 +322,12 @@ export function startConnector({ client, subscription, send, onEvent = printEven
     },
   });
   return {
+    log,
+    /** Purges the erasures the service lists now (also run at start-up and every `erasureIntervalMs`). */
+    processErasures: erasures.run,
     async stop() {
       await loop.stop();
+      await erasures.stop();
       await Promise.allSettled([...receipts]);
     },
   };
@@ -223,6 +356,7 @@ export async function runConnector(config, deps = {}) {
       projectId: config.projectId,
       ...(config.pubsubEmulatorHost === undefined ? {} : { apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true }),
     });
+  const log = createMessageLog();
   try {
     // The client library leases (and keeps extending) at most as many messages as the loop runs at once.
     const subscription = pubsub.subscription(config.subscription, { flowControl: { maxMessages: DEFAULT_PULL_CONCURRENCY } });
@@ -239,15 +373,27 @@ export async function runConnector(config, deps = {}) {
         sender: { externalId: config.customerId, displayName: 'Example customer', kind: 'customer' },
         text: config.startupText,
       });
+      log.add({ direction: 'in', externalConversationId: config.externalConversationId, externalCustomerId: config.customerId, text: config.startupText, id: incoming.eventId });
       onEvent({ type: 'incoming', externalConversationId: config.externalConversationId, ...incoming });
     }
 
-    const loop = startConnector({ client, subscription, send, onEvent, providerTimeoutMs: config.providerTimeoutMs, catchUpIntervalMs: config.catchUpIntervalMs });
+    const loop = startConnector({
+      client,
+      subscription,
+      send,
+      onEvent,
+      log,
+      providerTimeoutMs: config.providerTimeoutMs,
+      catchUpIntervalMs: config.catchUpIntervalMs,
+      ...(config.erasureIntervalMs === undefined ? {} : { erasureIntervalMs: config.erasureIntervalMs }),
+    });
     onEvent({ type: 'listening', subscription: subscription.name });
     return {
       client,
       incoming,
       subscription,
+      log,
+      processErasures: loop.processErasures,
       async stop() {
         await loop.stop();
         if (ownsPubSub) await pubsub.close();
@@ -334,6 +480,16 @@ export function printEvent(event, { out = console.log, err = console.error } = {
       return;
     case 'catch_up':
       if (event.started > 0) out(`[connector] catch-up: ${event.started} deliver${event.started === 1 ? 'y' : 'ies'} taken from the pending list`);
+      return;
+    case 'erasure_purged':
+      // The erasure id only: the customer's id is what was just forgotten.
+      out(`[connector] erasure ${event.erasureId}: purged ${event.removed?.logEntries ?? 0} log entries and ${event.removed?.receipts ?? 0} receipt ids, acknowledged`);
+      return;
+    case 'erasure_failed':
+      err(`[connector] erasure ${event.erasureId}: ${event.step === 'purge' ? 'purge failed' : 'purged, but the acknowledgement failed'} (tried again later): ${describeError(event.error)}`);
+      return;
+    case 'erasures_failed':
+      err(`[connector] could not list erasures (tried again later): ${describeError(event.error)}`);
       return;
     case 'catch_up_failed':
       err(`[connector] catch-up failed (tried again later): ${describeError(event.error)}`);

@@ -1,4 +1,5 @@
 import { DeliveriesApi } from './internal/deliveries.js';
+import { ErasuresApi } from './internal/erasures.js';
 import { defaultSleep, type FetchLike, normalizeBaseUrl, type SleepFn, Transport } from './internal/transport.js';
 import { MessagesApi } from './internal/messages.js';
 import { processDelivery, type ProcessDeliveryOptions, type ProcessDeliveryResult, type ProviderSend } from './internal/process.js';
@@ -46,6 +47,8 @@ export class ConnectorClient {
   readonly messages: MessagesApi;
   /** Delivery operations: `claim`, `start`, `extend`, `complete`, `fail`, `receipt`, and the catch-up list (`pending`, `pendingItems`). */
   readonly deliveries: DeliveriesApi;
+  /** Erasures of customers to purge from the connector's own storage: `pending`, `pendingItems`, `ack` (and `processErasures`). */
+  readonly erasures: ErasuresApi;
   readonly #transport: Transport;
 
   constructor(options: ConnectorClientOptions) {
@@ -76,6 +79,7 @@ export class ConnectorClient {
     });
     this.messages = new MessagesApi(this.#transport);
     this.deliveries = new DeliveriesApi(this.#transport);
+    this.erasures = new ErasuresApi(this.#transport);
   }
 
   get baseUrl(): string {

@@ -11,6 +11,16 @@
 export { ConnectorClient, type ConnectorClientOptions } from './client.js';
 export type { MessagesApi } from './internal/messages.js';
 export type { DeliveriesApi } from './internal/deliveries.js';
+// Erasures: the customers to purge from the connector's own storage, and the loop that purges then acknowledges.
+export {
+  processErasures,
+  type ErasuresApi,
+  type ErasuresClient,
+  type PendingErasureItemsOptions,
+  type ProcessErasuresOptions,
+  type ProcessErasuresResult,
+  type PurgeErasure,
+} from './internal/erasures.js';
 export { CONNECT_FAILURE_CODES, type CallOptions, type FetchLike, type SleepFn } from './internal/transport.js';
 export {
   BACKOFF_BASE_MS,

@@ -8,6 +8,8 @@
  */
 // By operation (operationId), not by component name: the operations are the stable part.
 import type {
+  AcknowledgeErasureRequest,
+  AcknowledgeErasureResponse,
   ClaimDeliveryRequest,
   ClaimDeliveryResponse,
   CompleteDeliveryRequest,
@@ -16,6 +18,7 @@ import type {
   FailDeliveryRequest,
   FailDeliveryResponse,
   ListPendingDeliveriesResponse,
+  ListPendingErasuresResponse,
   ReportDeliveryReceiptRequest,
   ReportDeliveryReceiptResponse,
   SendMessageRequest,
@@ -23,6 +26,7 @@ import type {
   StartDeliveryRequest,
   StartDeliveryResponse,
 } from './internal/api.generated.js';
+
 
 /** Who sent an incoming message: `externalId` (stable in your system), `displayName`, `kind`. */
 export type Sender = SendMessageRequest['sender'];
@@ -170,3 +174,25 @@ export type ReceiptResult = ReportDeliveryReceiptResponse;
 
 /** The delivery notification published to the integration's topic: identifiers only (the items of the catch-up list are the same). */
 export type DeliveryNotification = ListPendingDeliveriesResponse['deliveries'][number];
+
+/** Request of `erasures.pending()`: a page size (1 to 100, default 50) and the previous page's `nextCursor`. */
+export interface PendingErasuresInput {
+  limit?: number;
+  cursor?: string | null;
+}
+
+/** One page of the erasures to purge, oldest first; `nextCursor` is null on the last page. */
+export type PendingErasuresPage = ListPendingErasuresResponse;
+
+/**
+ * A customer the service has erased and the connector must purge from its own storage: their id
+ * in your system, the external conversations that were erased with them, and when the erasure was
+ * requested (epoch ms). `erasureId` is what `erasures.ack` takes.
+ */
+export type ErasureNotice = ListPendingErasuresResponse['erasures'][number];
+
+/** Request of `erasures.ack()`. */
+export type AckErasureInput = AcknowledgeErasureRequest;
+
+/** `{ acknowledged: true }`, also on a repeated ack. */
+export type AckErasureResult = AcknowledgeErasureResponse;

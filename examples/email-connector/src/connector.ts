@@ -9,14 +9,66 @@
  */
 import { join } from 'node:path';
 import { PubSub } from '@google-cloud/pubsub';
-import { ConnectorClient, runPullLoop, type ProviderSend, type PullLoopEvent, type PullSubscription } from '@support-desk/connector-sdk';
+import { ConnectorClient, processErasures, runPullLoop, type ProviderSend, type PullLoopEvent, type PullSubscription } from '@support-desk/connector-sdk';
 import type { EmailConnectorConfig } from './config.js';
 import { startInboundServer, type InboundEvent, type InboundServer } from './inbound.js';
 import { createEmailSender, type OutboundEvent } from './outbound.js';
 import { startMailboxSink, type MailboxSink } from './relay-sink.js';
 import { ThreadStore } from './store.js';
 
-export type ConnectorEvent = InboundEvent | OutboundEvent | PullLoopEvent | { type: 'sink_mail'; file: string };
+/** What an erasure run reports: the erasure id and what was removed, never the customer's address. */
+export type ErasureEvent =
+  | { type: 'erasure_purged'; erasureId: string; threads: number; messageIds: number }
+  | { type: 'erasure_failed'; erasureId: string; step: 'purge' | 'ack'; error: unknown }
+  | { type: 'erasures_error'; error: unknown };
+
+export type ConnectorEvent = InboundEvent | OutboundEvent | PullLoopEvent | ErasureEvent | { type: 'sink_mail'; file: string };
+
+/** How often the connector asks for erasures to purge (and once at start-up). */
+export const ERASURE_INTERVAL_MS = 300_000;
+
+/**
+ * The SDK's processErasures at start-up and every `intervalMs`: each erased customer's threads
+ * leave threads.json (saved), then the erasure is acknowledged. `run()` runs now (or joins the run
+ * in progress); `stop()` waits for it.
+ */
+export function startErasures(client: ConnectorClient, store: ThreadStore, onEvent: (event: ErasureEvent) => void, intervalMs = ERASURE_INTERVAL_MS): { run(): Promise<void>; stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const removed = new Map<string, { threads: number; messageIds: number }>();
+  const run = (): Promise<void> => {
+    running ??= processErasures(
+      client,
+      async (erasure) => {
+        removed.set(erasure.erasureId, await store.purgeCustomer(erasure.externalCustomerId, erasure.externalConversationIds));
+      },
+      {
+        onErasure: (erasure, outcome) => {
+          const counts = removed.get(erasure.erasureId) ?? { threads: 0, messageIds: 0 };
+          removed.delete(erasure.erasureId);
+          onEvent(outcome.acknowledged ? { type: 'erasure_purged', erasureId: erasure.erasureId, ...counts } : { type: 'erasure_failed', erasureId: erasure.erasureId, step: outcome.step, error: outcome.error });
+        },
+      },
+    )
+      .then(
+        () => undefined,
+        (error: unknown) => onEvent({ type: 'erasures_error', error }),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+  void run();
+  const timer = setInterval(() => void run(), intervalMs);
+  timer.unref();
+  return {
+    run,
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
 
 export interface RunningConnector {
   client: ConnectorClient;
@@ -27,6 +79,8 @@ export interface RunningConnector {
   /** Where replies go. */
   relay: { host: string; port: number };
   send: ProviderSend;
+  /** Purges the erasures the service lists now (also run at start-up and every few minutes). */
+  processErasures(): Promise<void>;
   /** The subscription's full name. */
   subscriptionName: string;
   stop(): Promise<void>;
@@ -39,6 +93,7 @@ export interface ConnectorDeps {
   /** A subscription to pull from instead of `config.subscription` (then it is not checked). */
   subscription?: PullSubscription & { name?: string };
   catchUpIntervalMs?: number;
+  erasureIntervalMs?: number;
 }
 
 export function domainOf(address: string): string {
@@ -89,7 +144,9 @@ export async function startEmailConnector(config: EmailConnectorConfig, deps: Co
     const loop = runPullLoop(client, subscription, send, { onEvent, ...(deps.catchUpIntervalMs === undefined ? {} : { catchUpIntervalMs: deps.catchUpIntervalMs }) });
     // The loop stops first (deliveries in progress finish), then the servers close.
     closers.push(() => loop.stop());
-    return { client, store, inbound, sink, relay, send, subscriptionName, stop: closeAll };
+    const erasures = startErasures(client, store, onEvent, deps.erasureIntervalMs);
+    closers.push(() => erasures.stop());
+    return { client, store, inbound, sink, relay, send, processErasures: erasures.run, subscriptionName, stop: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -53,6 +53,12 @@ function print(event: ConnectorEvent): void {
       }
       return out(`delivery ${id}: ${event.action === 'nack' ? 'will be redelivered' : 'dropped'}: ${describeError(event.error)}`);
     }
+    case 'erasure_purged':
+      return out(`erasure ${event.erasureId}: ${event.threads} thread(s) and ${event.messageIds} Message-ID(s) forgotten, acknowledged`);
+    case 'erasure_failed':
+      return out(`erasure ${event.erasureId}: ${event.step === 'purge' ? 'purge failed' : 'purged, but the acknowledgement failed'} (tried again later): ${describeError(event.error)}`);
+    case 'erasures_error':
+      return out(`could not list erasures (tried again later): ${describeError(event.error)}`);
     case 'invalid_notification':
       return out(`a message that is not a delivery notification was acknowledged: ${describeError(event.error)}`);
     case 'catch_up_failed':

@@ -94,6 +94,31 @@ export class ThreadStore {
     await this.#save();
   }
 
+  /**
+   * Forgets an erased customer (docs/decisions.md#erasure-on-the-connector-side): the threads that
+   * were erased with them and every thread whose customer they are, with the Message-IDs that
+   * pointed into those threads. Idempotent (a second call removes nothing and succeeds); saved
+   * before it resolves, so an acknowledgement never precedes the purge on disk.
+   */
+  async purgeCustomer(externalCustomerId: string, externalConversationIds: readonly string[]): Promise<{ threads: number; messageIds: number }> {
+    const erased = new Set(externalConversationIds);
+    for (const [id, thread] of Object.entries(this.#data.conversations)) if (thread.customer === externalCustomerId) erased.add(id);
+    let threads = 0;
+    for (const id of erased) {
+      if (!Object.hasOwn(this.#data.conversations, id)) continue;
+      delete this.#data.conversations[id];
+      threads += 1;
+    }
+    let messageIds = 0;
+    for (const [messageId, conversation] of Object.entries(this.#data.messages)) {
+      if (!erased.has(conversation)) continue;
+      delete this.#data.messages[messageId];
+      messageIds += 1;
+    }
+    await this.#save();
+    return { threads, messageIds };
+  }
+
   #remember(messageId: string, externalConversationId: string): void {
     // First writer wins: a Message-ID never moves to another conversation (stable threads).
     if (Object.hasOwn(this.#data.messages, messageId)) return;

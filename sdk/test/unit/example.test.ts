@@ -46,8 +46,11 @@ test('a stack on other ports moves the defaults with it; without a stack there a
 
 test('the loop is the SDK\'s runPullLoop (no hand-made ack / nack rules in the example)', () => {
   const source = readFileSync(join(DIR, 'connector.js'), 'utf8');
-  expect(source).toContain('runPullLoop(client, subscription, send,');
-  expect(source).not.toMatch(/\.nack\(\)|parsePulledNotification|setInterval/);
+  expect(source).toContain('runPullLoop(client, subscription, sendAndLog,');
+  expect(source).not.toMatch(/\.nack\(\)|parsePulledNotification/);
+  // One timer only: the erasures' (the SDK's processErasures), none for a hand-made catch-up.
+  expect(source.match(/setInterval\(/g)).toHaveLength(1);
+  expect(source).toMatch(/export function startErasures[\s\S]*processErasures\([\s\S]*setInterval\(run, intervalMs\)/);
 });
 
 test.each(files)('node --check examples/connector/%s', (file) => {

@@ -56,10 +56,11 @@ const CLIENT = [
   'SDK_VERSION',
 ];
 const NOTIFICATIONS = ['parseNotificationJson', 'parsePulledNotification', 'parsePushNotification'];
+const ERASURES = ['processErasures'];
 const LOOPS = ['ackActionFor', 'createPushHandler', 'DEFAULT_CATCH_UP_INTERVAL_MS', 'DEFAULT_PULL_CONCURRENCY', 'DEFAULT_STOP_TIMEOUT_MS', 'isTransientError', 'MAX_PUSH_BODY_BYTES', 'runPullLoop'];
 
-test('the index exports the client and its defaults, the errors, the notification parsers and the delivery loops, nothing else', () => {
-  expect(Object.keys(sdk).sort()).toEqual([...CLIENT, ...ERRORS, ...NOTIFICATIONS, ...LOOPS].sort());
+test('the index exports the client and its defaults, the errors, the notification parsers, the delivery loops and processErasures, nothing else', () => {
+  expect(Object.keys(sdk).sort()).toEqual([...CLIENT, ...ERRORS, ...NOTIFICATIONS, ...LOOPS, ...ERASURES].sort());
 });
 
 test.each(ERRORS)('%s has a literal name equal to its export name', (exportName) => {

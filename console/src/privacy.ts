@@ -1,0 +1,450 @@
+/**
+ * Privacy (admins only; docs/console.md#privacy): the workspace's retention period, the erasure of
+ * one customer (with its audit and whether the connector confirmed it purged its own copies), and
+ * the export of one customer (downloadable for 7 days). Everything is read and written under
+ * firestore.rules (`settings/retention`, `erasures/{id}`, `exports/{id}`: docs/data-model.md);
+ * the service does the work and writes the audit fields the view shows live.
+ */
+import {
+  collection,
+  deleteDoc,
+  doc,
+  limit,
+  onSnapshot,
+  orderBy,
+  query,
+  serverTimestamp,
+  setDoc,
+  type DocumentData,
+  type Timestamp,
+  type Unsubscribe,
+} from 'firebase/firestore';
+import { announce, h, notice, replace } from './dom';
+import { describeError } from './errors';
+import {
+  connectorConfirmation,
+  erasureStatusLabel,
+  exportDownload,
+  exportDownloadUrl,
+  parseRetentionDays,
+  RETENTION_MAX_DAYS,
+  retentionLabel,
+  type ErasureAudit,
+  type ExportState,
+} from './privacy-format';
+import { formatTime } from './format';
+import type { View } from './main';
+import type { Session } from './session';
+
+const ADMINS_ONLY = 'only workspace admins may change retention or request erasures and exports, with exactly the fields the contract lists';
+const LISTED = 50;
+
+const millis = (t: unknown): number | undefined =>
+  typeof t === 'number' ? t : t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : undefined;
+
+/** A `<time>` with a machine-readable value, or a dash. */
+function time(ms: number | undefined): HTMLElement {
+  return ms === undefined ? h('span', { class: 'muted' }, '—') : h('time', { datetime: new Date(ms).toISOString() }, formatTime(ms));
+}
+
+export function privacyView(session: Session): View {
+  const { services, user, workspaceId } = session;
+  const db = services.db;
+  if (session.role !== 'admin') {
+    // The rules refuse every read and write of this view to operators; say so instead of showing controls.
+    return { el: h('div', { class: 'privacy' }, h('h1', {}, 'Privacy'), notice('info', 'Only workspace admins manage retention, erasures and exports.')), destroy() {} };
+  }
+  const ws = (...path: string[]) => [workspaceId, ...path] as const;
+  const retentionRef = doc(db, 'workspaces', ...ws('settings', 'retention'));
+  const erasuresCol = collection(db, 'workspaces', ...ws('erasures'));
+  const exportsCol = collection(db, 'workspaces', ...ws('exports'));
+  const integrationsCol = collection(db, 'workspaces', ...ws('integrations'));
+  const unsubscribers: Unsubscribe[] = [];
+  const integrationNames = new Map<string, string>();
+  const nameOf = (id: string) => integrationNames.get(id) ?? id;
+
+  // ------------------------------------------------------------------------------- retention
+  const retentionNow = h('p', { id: 'retention-now', 'aria-live': 'polite' }, notice('loading', 'Loading…'));
+  const retentionError = h('div', {});
+  const keepForever = h('input', { type: 'radio', name: 'retention', id: 'retention-forever', value: 'forever', class: 'inline' });
+  const deleteAfter = h('input', { type: 'radio', name: 'retention', id: 'retention-days', value: 'days', class: 'inline' });
+  const days = h('input', { type: 'number', id: 'retention-days-value', min: 1, max: RETENTION_MAX_DAYS, step: 1, inputmode: 'numeric', 'aria-label': 'Days', class: 'days' });
+  const saveRetention = h('button', { type: 'submit' }, 'Save retention');
+  const retentionForm = h(
+    'form',
+    { class: 'card', id: 'retention', 'aria-labelledby': 'retention-title', novalidate: true },
+    h('h2', { id: 'retention-title' }, 'Retention'),
+    retentionNow,
+    h(
+      'fieldset',
+      { class: 'choices' },
+      h('legend', { class: 'sr-only' }, 'Retention period'),
+      h('div', { class: 'choice' }, keepForever, h('label', { for: 'retention-forever', class: 'inline' }, 'Keep forever')),
+      h('div', { class: 'choice' }, deleteAfter, h('label', { for: 'retention-days', class: 'inline' }, 'Delete after'), days, h('span', {}, 'days')),
+    ),
+    h(
+      'p',
+      { class: 'muted' },
+      `Messages, their images and attachments, finished deliveries with their attempt logs, and event records older than this (by creation time) are deleted by the service, existing ones included. Unfinished deliveries are never deleted. 1 to ${RETENTION_MAX_DAYS} days.`,
+    ),
+    saveRetention,
+    retentionError,
+  );
+  days.addEventListener('focus', () => {
+    deleteAfter.checked = true;
+  });
+  retentionForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const forever = keepForever.checked;
+    const parsed = forever ? undefined : parseRetentionDays(days.value);
+    if (!forever && typeof parsed !== 'number') {
+      replace(retentionError, notice('error', parsed ?? 'Choose “Keep forever” or a number of days.'));
+      days.focus();
+      return;
+    }
+    saveRetention.disabled = true;
+    replace(retentionError, notice('loading', 'Saving…'));
+    (forever ? deleteDoc(retentionRef) : setDoc(retentionRef, { days: parsed })).then(
+      () => {
+        saveRetention.disabled = false;
+        replace(retentionError);
+        announce(`Retention saved: ${retentionLabel(forever ? undefined : (parsed as number))}.`);
+      },
+      (err: unknown) => {
+        saveRetention.disabled = false;
+        replace(retentionError, notice('error', describeError(err, ADMINS_ONLY)));
+      },
+    );
+  });
+  unsubscribers.push(
+    onSnapshot(
+      retentionRef,
+      (snap) => {
+        const value: unknown = snap.exists() ? snap.get('days') : undefined;
+        const current = typeof value === 'number' ? value : undefined;
+        replace(retentionNow, h('strong', { 'data-retention': current ?? 'forever' }, retentionLabel(current)));
+        // The form follows the stored value unless the admin is editing it.
+        if (!retentionForm.contains(document.activeElement)) {
+          keepForever.checked = current === undefined;
+          deleteAfter.checked = current !== undefined;
+          days.value = current === undefined ? '' : String(current);
+        }
+      },
+      (err) => replace(retentionNow, notice('error', describeError(err, 'only members of the workspace may read its retention'))),
+    ),
+  );
+
+  // --------------------------------------------------------------------- one customer: request
+  const integrationSelect = h('select', { id: 'privacy-integration', required: true });
+  const customer = h('input', { id: 'privacy-customer', required: true, maxlength: 256, autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'privacy-customer-help' });
+  const requestError = h('div', {});
+  const confirmPanel = h('div', { id: 'erase-confirm' });
+  const eraseButton = h('button', { type: 'button', id: 'erase-start', class: 'danger' }, 'Erase customer…');
+  const exportButton = h('button', { type: 'button', id: 'export-start', class: 'secondary' }, 'Export customer');
+
+  /** The request both documents carry: exactly the four fields the rules accept. */
+  function readRequest(): { integrationId: string; externalCustomerId: string } | undefined {
+    const integrationId = integrationSelect.value;
+    const externalCustomerId = customer.value.trim();
+    if (integrationId === '') {
+      replace(requestError, notice('error', 'Choose the integration the customer writes through.'));
+      integrationSelect.focus();
+      return undefined;
+    }
+    if (externalCustomerId === '' || externalCustomerId.length > 256) {
+      replace(requestError, notice('error', 'Enter the customer’s id in that integration (1 to 256 characters), as the connector sends it in sender.externalId.'));
+      customer.focus();
+      return undefined;
+    }
+    return { integrationId, externalCustomerId };
+  }
+
+  async function write(col: typeof erasuresCol, request: { integrationId: string; externalCustomerId: string }): Promise<string> {
+    const ref = doc(col);
+    await setDoc(ref, { ...request, requestedAt: serverTimestamp(), requestedBy: user.uid });
+    return ref.id;
+  }
+
+  eraseButton.addEventListener('click', () => {
+    const request = readRequest();
+    if (request === undefined) return;
+    replace(requestError);
+    const confirmButton = h('button', { type: 'button', id: 'erase-confirm-button', class: 'danger' }, 'Erase permanently');
+    const cancel = h('button', { type: 'button', class: 'secondary', onclick: () => replace(confirmPanel) }, 'Cancel');
+    confirmButton.addEventListener('click', () => {
+      confirmButton.disabled = true;
+      write(erasuresCol, request).then(
+        () => {
+          replace(confirmPanel);
+          customer.value = '';
+          announce('Erasure requested: the service is erasing the customer.');
+        },
+        (err: unknown) => {
+          confirmButton.disabled = false;
+          replace(requestError, notice('error', describeError(err, ADMINS_ONLY)));
+        },
+      );
+    });
+    replace(
+      confirmPanel,
+      h(
+        'div',
+        { class: 'card confirm', role: 'alertdialog', 'aria-labelledby': 'erase-confirm-title', 'aria-describedby': 'erase-confirm-text' },
+        h('h3', { id: 'erase-confirm-title' }, 'Erase this customer?'),
+        h(
+          'p',
+          { id: 'erase-confirm-text' },
+          'Customer ',
+          h('code', { class: 'wrap' }, request.externalCustomerId),
+          ` of “${nameOf(request.integrationId)}”: their messages, images and attachments, the conversations in which they are the only customer (with the replies, deliveries and attempt logs) and the customer record are deleted. Replies not sent yet fail as “erased”. This cannot be undone.`,
+        ),
+        h('div', { class: 'row' }, confirmButton, cancel),
+      ),
+    );
+    confirmButton.focus();
+  });
+
+  exportButton.addEventListener('click', () => {
+    const request = readRequest();
+    if (request === undefined) return;
+    exportButton.disabled = true;
+    replace(requestError, notice('loading', 'Requesting the export…'));
+    write(exportsCol, request).then(
+      () => {
+        exportButton.disabled = false;
+        replace(requestError);
+        announce('Export requested: it appears under Exports when ready.');
+      },
+      (err: unknown) => {
+        exportButton.disabled = false;
+        replace(requestError, notice('error', describeError(err, ADMINS_ONLY)));
+      },
+    );
+  });
+
+  const requestCard = h(
+    'section',
+    { class: 'card', id: 'customer-request', 'aria-labelledby': 'customer-title' },
+    h('h2', { id: 'customer-title' }, 'One customer: erase or export'),
+    h('label', { for: 'privacy-integration' }, 'Integration'),
+    integrationSelect,
+    h('label', { for: 'privacy-customer' }, 'External customer id'),
+    customer,
+    h('p', { id: 'privacy-customer-help', class: 'muted' }, 'The id the connector sends as sender.externalId (e.g. the email address or the chat user id).'),
+    h('div', { class: 'row' }, eraseButton, exportButton),
+    confirmPanel,
+    requestError,
+  );
+
+  unsubscribers.push(
+    onSnapshot(
+      integrationsCol,
+      (snap) => {
+        const chosen = integrationSelect.value;
+        integrationNames.clear();
+        const options = snap.docs.map((d) => {
+          const name = typeof d.get('name') === 'string' ? (d.get('name') as string) : d.id;
+          integrationNames.set(d.id, name);
+          return h('option', { value: d.id }, `${name} (${d.id})`);
+        });
+        replace(integrationSelect, h('option', { value: '' }, options.length === 0 ? 'No integrations' : 'Choose…'), ...options);
+        if (chosen !== '' && integrationNames.has(chosen)) integrationSelect.value = chosen;
+        else if (options.length === 1) integrationSelect.value = snap.docs[0]?.id ?? '';
+      },
+      (err) => replace(requestError, notice('error', describeError(err, 'only members of the workspace may read its integrations'))),
+    ),
+  );
+
+  // ------------------------------------------------------------------------------ erasures
+  const erasureList = h('div', { id: 'erasure-list', 'aria-busy': 'true' }, notice('loading', 'Loading erasures…'));
+
+  function erasureRow(id: string, d: DocumentData): HTMLElement {
+    const audit: ErasureAudit = {
+      status: d.status === 'running' || d.status === 'done' ? d.status : undefined,
+      startedAt: millis(d.startedAt),
+      finishedAt: millis(d.finishedAt),
+      acknowledgedAt: millis(d.acknowledgedAt),
+    };
+    const counts = (d.counts ?? {}) as Partial<Record<'conversations' | 'messages' | 'images' | 'attachments' | 'deliveries', number>>;
+    const confirmation = connectorConfirmation(audit, Date.now());
+    const status = audit.status ?? 'requested';
+    return h(
+      'article',
+      { class: 'card erasure', 'data-erasure': id, 'data-status': status, 'aria-labelledby': `erasure-${id}` },
+      h(
+        'h3',
+        { id: `erasure-${id}` },
+        h('code', { class: 'wrap' }, String(d.externalCustomerId ?? '?')),
+        ' ',
+        h('span', { class: `badge erasure-${status}` }, erasureStatusLabel(audit.status)),
+      ),
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'Integration'),
+        h('dd', {}, nameOf(String(d.integrationId ?? ''))),
+        h('dt', {}, 'Requested'),
+        h('dd', {}, time(millis(d.requestedAt)), d.requestedBy === user.uid ? ' by you' : null),
+        h('dt', {}, 'Started'),
+        h('dd', { 'data-field': 'started' }, time(audit.startedAt)),
+        h('dt', {}, 'Finished'),
+        h('dd', { 'data-field': 'finished' }, time(audit.finishedAt)),
+        h('dt', {}, 'Deleted'),
+        h(
+          'dd',
+          {},
+          h(
+            'ul',
+            { class: 'erasure-counts', 'aria-label': 'Deleted, by kind' },
+            ...(['conversations', 'messages', 'images', 'attachments', 'deliveries'] as const).map((kind) =>
+              h('li', { 'data-count': kind }, h('strong', {}, String(counts[kind] ?? 0)), ` ${kind}`),
+            ),
+          ),
+        ),
+        h('dt', {}, 'Connector'),
+        h(
+          'dd',
+          { 'data-field': 'connector', 'data-confirmed': confirmation.kind === 'confirmed' ? 'true' : 'false' },
+          confirmation.kind === 'confirmed'
+            ? h('span', {}, h('span', { class: 'badge badge-ok' }, 'connector confirmed'), ' at ', time(confirmation.at))
+            : confirmation.kind === 'waiting'
+              ? h('span', {}, h('span', { class: 'badge badge-pending' }, `waiting ${confirmation.age}`), ' since ', time(confirmation.since))
+              : h('span', { class: 'muted' }, 'told once the erasure is done'),
+        ),
+      ),
+    );
+  }
+
+  let erasureRows: Array<{ id: string; data: DocumentData }> = [];
+  const renderErasures = () => {
+    if (erasureRows.length === 0) replace(erasureList, notice('empty', 'No erasures yet.'));
+    else replace(erasureList, ...erasureRows.map((row) => erasureRow(row.id, row.data)));
+  };
+  // "Waiting 3 min" grows without a new snapshot: re-render the list every 30 s.
+  const waitingTicker = setInterval(() => {
+    if (erasureRows.length > 0 && !erasureList.contains(document.activeElement)) renderErasures();
+  }, 30_000);
+  unsubscribers.push(() => clearInterval(waitingTicker));
+  unsubscribers.push(
+    onSnapshot(
+      query(erasuresCol, orderBy('requestedAt', 'desc'), limit(LISTED)),
+      (snap) => {
+        erasureList.removeAttribute('aria-busy');
+        erasureRows = snap.docs.map((d) => ({ id: d.id, data: d.data({ serverTimestamps: 'estimate' }) }));
+        renderErasures();
+      },
+      (err) => {
+        erasureList.removeAttribute('aria-busy');
+        replace(erasureList, notice('error', describeError(err, 'only workspace admins may read erasures')));
+      },
+    ),
+  );
+
+  // ------------------------------------------------------------------------------- exports
+  const exportList = h('div', { id: 'export-list', 'aria-busy': 'true' }, notice('loading', 'Loading exports…'));
+
+  /**
+   * Fetches the file with the admin's ID token (the download function checks it and the admin
+   * role; a link could not carry the header) and saves it as a file.
+   */
+  async function saveExport(exportId: string, status: HTMLElement): Promise<void> {
+    replace(status, notice('loading', 'Downloading…'));
+    const token = await user.getIdToken();
+    const res = await fetch(exportDownloadUrl(services.functionUrl('downloadExport'), workspaceId, exportId), { headers: { Authorization: `Bearer ${token}` } });
+    if (!res.ok) {
+      const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
+      throw new Error(`${body?.error?.message ?? `HTTP ${res.status}`} (${body?.error?.code ?? res.status})`);
+    }
+    const url = URL.createObjectURL(await res.blob());
+    const a = h('a', { href: url, download: `export-${exportId}.jsonl`, class: 'sr-only' });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    // Revoked after the click has handed the file to the browser.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    replace(status);
+    announce('Export downloaded.');
+  }
+
+  function exportRow(id: string, d: DocumentData): HTMLElement {
+    const state: ExportState = {
+      status: typeof d.status === 'string' ? d.status : undefined,
+      finishedAt: millis(d.finishedAt),
+      expiresAt: millis(d.fileExpiresAt),
+      errorCode: typeof (d.error as { code?: unknown } | undefined)?.code === 'string' ? (d.error as { code: string }).code : undefined,
+    };
+    const download = exportDownload(state, Date.now());
+    const downloadStatus = h('span', { class: 'download-status' });
+    const downloadButton = h('button', { type: 'button', class: 'secondary', 'data-download': id }, 'Download (JSON Lines)');
+    downloadButton.addEventListener('click', () => {
+      downloadButton.disabled = true;
+      saveExport(id, downloadStatus).then(
+        () => {
+          downloadButton.disabled = false;
+        },
+        (err: unknown) => {
+          downloadButton.disabled = false;
+          replace(downloadStatus, notice('error', `The download failed: ${err instanceof Error ? err.message : String(err)}`));
+        },
+      );
+    });
+    return h(
+      'article',
+      { class: 'card export', 'data-export': id, 'data-status': state.status ?? 'requested', 'aria-labelledby': `export-${id}` },
+      h('h3', { id: `export-${id}` }, h('code', { class: 'wrap' }, String(d.externalCustomerId ?? '?')), ' ', h('span', { class: 'badge' }, state.status ?? 'requested')),
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'Integration'),
+        h('dd', {}, nameOf(String(d.integrationId ?? ''))),
+        h('dt', {}, 'Requested'),
+        h('dd', {}, time(millis(d.requestedAt))),
+        h('dt', {}, 'File'),
+        h(
+          'dd',
+          { 'data-field': 'download' },
+          download.kind === 'ready'
+            ? h('span', {}, downloadButton, ' until ', time(download.until), ' ', downloadStatus)
+            : download.kind === 'expired'
+              ? h('span', { class: 'muted' }, 'expired (downloads are kept 7 days): request a new export')
+              : download.kind === 'failed'
+                ? h('span', { class: 'badge badge-failed' }, `failed: ${download.code}`)
+                : h('span', { class: 'muted' }, 'being prepared…'),
+        ),
+      ),
+    );
+  }
+
+  unsubscribers.push(
+    onSnapshot(
+      query(exportsCol, orderBy('requestedAt', 'desc'), limit(LISTED)),
+      (snap) => {
+        exportList.removeAttribute('aria-busy');
+        if (snap.empty) replace(exportList, notice('empty', 'No exports yet.'));
+        else replace(exportList, ...snap.docs.map((d) => exportRow(d.id, d.data({ serverTimestamps: 'estimate' }))));
+      },
+      (err) => {
+        exportList.removeAttribute('aria-busy');
+        replace(exportList, notice('error', describeError(err, 'only workspace admins may read exports')));
+      },
+    ),
+  );
+
+  const el = h(
+    'div',
+    { class: 'privacy' },
+    h('h1', {}, 'Privacy'),
+    retentionForm,
+    requestCard,
+    h('h2', {}, 'Erasures'),
+    erasureList,
+    h('h2', {}, 'Exports'),
+    exportList,
+  );
+  return {
+    el,
+    destroy() {
+      for (const unsubscribe of unsubscribers) unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * The console's Privacy view (docs/console.md#privacy) in a real browser against the real local
+ * stack (helpers: ./browser-helpers.ts). One workspace with an integration whose customer wrote
+ * through the API, an admin and an operator on the Auth emulator; steps in order:
+ *
+ *   the admin sets the retention period (and back to keep forever)
+ *   -> erases the customer (integration + external id, then a confirmation): the audit shows done
+ *      with the counts, and the connector "waiting since"
+ *   -> the example connector (examples/connector: processErasures with its log purge) purges and
+ *      acknowledges: the console shows "connector confirmed"
+ *   -> exports another customer: done, with a download offered until the file expires
+ *   -> an operator sees no Privacy link and no controls.
+ */
+import { randomUUID } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { ConnectorClient } from '../../../sdk/src/index.js';
+import { adminDb, apiBaseUrl, closeStack, createTestIntegration, type TestIntegration } from '../helpers/stack';
+import { closePubSub, eventually } from '../helpers/deliveries';
+import { consoleUrl, createUser, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+
+jest.setTimeout(180_000);
+
+const admin: TestUser = { email: `admin-${randomUUID().slice(0, 8)}@privacy.test`, password: `pw-${randomUUID()}`, uid: '' };
+const operator: TestUser = { email: `operator-${randomUUID().slice(0, 8)}@privacy.test`, password: `pw-${randomUUID()}`, uid: '' };
+const browserLog: string[] = [];
+const customer = `customer-${randomUUID().slice(0, 8)}@example.test`;
+let browser: Browser;
+let integration: TestIntegration;
+let workspaceId = '';
+let adminPage: Page;
+
+/** The parts of examples/connector/connector.js this test uses (the example is plain JS). */
+interface ExampleModule {
+  createMessageLog(): { add(entry: object): void; entries(): object[] };
+  createReceiptStore(): object;
+  purgeErasure(stores: { log: object; receipts: object }, erasure: object): { logEntries: number; receipts: number };
+  startErasures(options: { client: ConnectorClient; purge: (erasure: object) => unknown; onEvent: (event: { type: string; erasureId?: string }) => void; intervalMs?: number }): {
+    run(): Promise<void>;
+    stop(): Promise<void>;
+  };
+}
+
+const ws = () => adminDb().collection('workspaces').doc(workspaceId);
+/** The stored retention document once it is `expected` (the page shows its own write before the server has it). */
+const storedRetention = (expected: object | undefined) =>
+  eventually(async () => {
+    const data = (await ws().collection('settings').doc('retention').get()).data();
+    return JSON.stringify(data) === JSON.stringify(expected) ? true : undefined;
+  }, `retention stored as ${JSON.stringify(expected)}`);
+
+beforeAll(async () => {
+  integration = await createTestIntegration();
+  workspaceId = integration.workspaceId;
+  admin.uid = await createUser(admin.email, admin.password);
+  operator.uid = await createUser(operator.email, operator.password);
+  await ws().set({ name: 'Privacy test workspace' }, { merge: true });
+  await ws().collection('members').doc(admin.uid).set({ role: 'admin' });
+  await ws().collection('members').doc(operator.uid).set({ role: 'operator' });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await closePubSub();
+  await closeStack();
+});
+
+test('an admin sets the retention period, and back to keep forever', async () => {
+  adminPage = await newPage(browser, browserLog);
+  await signIn(adminPage, workspaceId, admin);
+  await adminPage.getByRole('link', { name: 'Privacy' }).click();
+  await adminPage.locator('[data-retention="forever"]').waitFor();
+
+  await adminPage.getByLabel('Delete after').check();
+  await adminPage.getByLabel('Days').fill('30');
+  await adminPage.getByRole('button', { name: 'Save retention' }).click();
+  await adminPage.locator('[data-retention="30"]', { hasText: 'Deleted after 30 days.' }).waitFor();
+  await storedRetention({ days: 30 });
+
+  // Out of range: refused in the form, nothing written.
+  await adminPage.getByLabel('Days').fill('4000');
+  await adminPage.getByRole('button', { name: 'Save retention' }).click();
+  await adminPage.getByRole('alert').filter({ hasText: 'from 1 to 3650' }).waitFor();
+  expect((await ws().collection('settings').doc('retention').get()).data()).toEqual({ days: 30 });
+
+  await adminPage.getByLabel('Keep forever').check();
+  await adminPage.getByRole('button', { name: 'Save retention' }).click();
+  await adminPage.locator('[data-retention="forever"]').waitFor();
+  await storedRetention(undefined);
+
+  // Leave 90 days set for the screenshot.
+  await adminPage.getByLabel('Delete after').check();
+  await adminPage.getByLabel('Days').fill('90');
+  await adminPage.getByRole('button', { name: 'Save retention' }).click();
+  await adminPage.locator('[data-retention="90"]').waitFor();
+});
+
+test('an admin erases a customer from the console and sees it done with the counts; the example connector acknowledges and the console shows "connector confirmed"', async () => {
+  const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  const chat = `chat-${randomUUID()}`;
+  await client.messages.send({ externalConversationId: chat, sender: { externalId: customer, displayName: 'Erin' }, text: 'My phone number is 555-0100' });
+  await client.messages.send({ externalConversationId: chat, sender: { externalId: customer }, text: 'Please delete my data' });
+
+  await adminPage.getByLabel('Integration').selectOption(integration.integrationId);
+  await adminPage.getByLabel('External customer id').fill(customer);
+  await adminPage.getByRole('button', { name: 'Erase customer…' }).click();
+  const dialog = adminPage.getByRole('alertdialog', { name: 'Erase this customer?' });
+  await dialog.waitFor();
+  await expect(dialog.textContent()).resolves.toContain(customer);
+  await shot(adminPage, 'privacy-erase-confirm', { fullPage: true });
+  await dialog.getByRole('button', { name: 'Erase permanently' }).click();
+
+  // The request is exactly what the rules accept; the service's audit follows live.
+  const row = adminPage.locator('article.erasure', { hasText: customer });
+  await adminPage.locator('article.erasure[data-status="done"]', { hasText: customer }).waitFor({ timeout: 60_000 });
+  const erasures = await ws().collection('erasures').where('externalCustomerId', '==', customer).get();
+  expect(erasures.size).toBe(1);
+  const erasureId = erasures.docs[0]!.id;
+  expect(erasures.docs[0]!.data()).toMatchObject({ integrationId: integration.integrationId, requestedBy: admin.uid, status: 'done' });
+  const count = (kind: string) => row.locator(`[data-count="${kind}"] strong`).textContent();
+  await expect(count('messages')).resolves.toBe('2');
+  await expect(count('conversations')).resolves.toBe('1');
+  await expect(count('deliveries')).resolves.toBe('0');
+  await expect(row.locator('[data-field="connector"]').textContent()).resolves.toMatch(/^waiting .+ since /);
+  await expect(row.locator('[data-field="finished"] time').getAttribute('datetime')).resolves.toBe(new Date(erasures.docs[0]!.get('finishedAt') as number).toISOString());
+  await shot(adminPage, 'privacy-erasure-waiting', { fullPage: true });
+
+  // The example connector's erasure loop: its log of the customer is purged, then it acknowledges.
+  const example = (await import(join(resolve(__dirname, '..', '..', '..'), 'examples', 'connector', 'connector.js'))) as ExampleModule;
+  const log = example.createMessageLog();
+  const receipts = example.createReceiptStore();
+  log.add({ direction: 'in', externalConversationId: chat, externalCustomerId: customer, text: 'My phone number is 555-0100' });
+  const events: Array<{ type: string; erasureId?: string }> = [];
+  const erasuresLoop = example.startErasures({ client, purge: (e) => example.purgeErasure({ log, receipts }, e), onEvent: (e) => events.push(e), intervalMs: 60_000 });
+  try {
+    await eventually(async () => (events.some((e) => e.type === 'erasure_purged' && e.erasureId === erasureId) ? true : undefined), 'the example connector acknowledged');
+  } finally {
+    await erasuresLoop.stop();
+  }
+  expect(log.entries()).toEqual([]);
+  await row.locator('[data-field="connector"][data-confirmed="true"]', { hasText: 'connector confirmed' }).waitFor();
+  await shot(adminPage, 'privacy', { fullPage: true });
+  expect(browserLog.filter((line) => line.startsWith('pageerror'))).toEqual([]);
+});
+
+test('an admin exports a customer: done, and offered for download until it expires', async () => {
+  const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  const exported = `export-${randomUUID().slice(0, 8)}@example.test`;
+  const chat = `chat-${randomUUID()}`;
+  await client.messages.send({ externalConversationId: chat, sender: { externalId: exported }, text: 'What do you know about me?' });
+
+  await adminPage.getByLabel('Integration').selectOption(integration.integrationId);
+  await adminPage.getByLabel('External customer id').fill(exported);
+  await adminPage.getByRole('button', { name: 'Export customer' }).click();
+  const row = adminPage.locator('article.export[data-status="done"]', { hasText: exported });
+  await row.waitFor({ timeout: 60_000 });
+  const stored = await ws().collection('exports').where('externalCustomerId', '==', exported).get();
+  expect(stored.size).toBe(1);
+  expect(stored.docs[0]!.data()).toMatchObject({ integrationId: integration.integrationId, requestedBy: admin.uid, status: 'done' });
+
+  // Offered until the service's fileExpiresAt (7 days).
+  await expect(row.getByRole('button', { name: 'Download (JSON Lines)' }).isVisible()).resolves.toBe(true);
+  await expect(row.locator('[data-field="download"] time').getAttribute('datetime')).resolves.toBe(new Date(stored.docs[0]!.get('fileExpiresAt') as number).toISOString());
+  await shot(adminPage, 'privacy-export', { fullPage: true });
+});
+
+test('an operator sees no Privacy link and none of the admin controls', async () => {
+  const page = await newPage(browser, browserLog);
+  await signIn(page, workspaceId, operator);
+  await page.locator('#whoami', { hasText: '(operator)' }).waitFor();
+  await expect(page.getByRole('link', { name: 'Privacy' }).count()).resolves.toBe(0);
+  await page.goto(consoleUrl(workspaceId, '#/privacy'));
+  await page.getByRole('status').filter({ hasText: 'Only workspace admins manage retention, erasures and exports.' }).waitFor();
+  for (const control of ['#retention', '#customer-request', '#erasure-list', '#export-list']) await expect(page.locator(control).count()).resolves.toBe(0);
+  await page.close();
+});
