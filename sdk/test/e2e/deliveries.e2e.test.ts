@@ -43,16 +43,21 @@ async function claimReady(deliveryId: string, requestId = randomUUID()): Promise
   return claim;
 }
 
-test('the pulled notification parses (pulled and push forms) to the five identifiers', async () => {
+test('the pulled notification parses (pulled and push forms) to the five identifiers and its trace context', async () => {
   const conversation = await startConversation(client, integration);
   const { replyId, message } = await replyAndWait(topic, conversation, 'Parsing check');
   const pulled = parsePulledNotification(message);
-  expect(pulled).toEqual(expectedNotification(conversation, replyId));
+  const { traceparent, ...identifiers } = pulled;
+  expect(identifiers).toEqual(expectedNotification(conversation, replyId));
+  // The trace context rides as the message's `traceparent` attribute (docs/operations.md#tracing).
+  expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/);
+  expect(traceparent).toBe(message.attributes.traceparent);
   // The same message as a push endpoint receives it, and as a REST pull's base64 data.
   const pushBody = { message: { data: message.data.toString('base64'), messageId: message.id, attributes: message.attributes }, subscription: `projects/x/subscriptions/${topic.subscriptionName}` };
   expect(parsePushNotification(pushBody)).toEqual(pulled);
   expect(parsePushNotification(JSON.stringify(pushBody))).toEqual(pulled);
-  expect(parsePulledNotification({ data: message.data.toString('base64') })).toEqual(pulled);
+  // Without the attributes (a REST pull's bare data): the identifiers only.
+  expect(parsePulledNotification({ data: message.data.toString('base64') })).toEqual(identifiers);
 });
 
 test('claim -> start -> complete: typed results; repeats under the same request/lease answer the same', async () => {

@@ -77,7 +77,12 @@ test('temporary rejection (ProviderRetryableError) -> fail retry -> queued; re-n
 
   // The service publishes the notification again once the delay has passed (Cloud Task).
   const again = parsePulledNotification(await topic.waitFor(replyId, 2, 30_000));
-  expect(again).toEqual(notification);
+  // The same delivery; its notifications are spans of the reply's one trace (docs/operations.md#tracing).
+  const { traceparent: againTrace, ...againIds } = again;
+  const { traceparent: firstTrace, ...firstIds }: typeof again = notification;
+  expect(againIds).toEqual(firstIds);
+  expect(againTrace?.split('-')[1]).toMatch(/^[0-9a-f]{32}$/);
+  expect(againTrace?.split('-')[1]).toBe(firstTrace?.split('-')[1]);
   const ok = provider(() => ['tg-200']);
   expect(await client.processDelivery(again, ok.send)).toMatchObject({ kind: 'sent', providerMessageIds: ['tg-200'] });
   expect(await readDeliveryDoc(integration.workspaceId, notification.deliveryId)).toMatchObject({ status: 'sent', attempts: 2 });

@@ -80,7 +80,7 @@ describe('the HTTP functions are the operation catalogue', () => {
 
   test.each(httpOperations().map((op) => [op.functionName, op] as const))('%s has the options of its catalogue entry over the shared ones', (name, op) => {
     const endpoint = endpoints[name] as Endpoint;
-    const memoryMb = { '256MiB': 256, '2GiB': 2048 }[String(op.options.memory)];
+    const memoryMb = { '256MiB': 256, '512MiB': 512, '1GiB': 1024, '2GiB': 2048 }[String(op.options.memory)];
     expect({ name, memoryMb: endpoint.availableMemoryMb, concurrency: endpoint.concurrency, maxInstances: endpoint.maxInstances, timeoutSeconds: endpoint.timeoutSeconds }).toEqual({
       name,
       memoryMb,
