@@ -10,9 +10,8 @@
  * duplicates and no gaps. A delivery that is claimed leaves the list; one that becomes claimable
  * again (lease expired, retry due) comes back with its new time.
  */
-import { createHash } from 'node:crypto';
 import type { Firestore } from 'firebase-admin/firestore';
-import { BadRequestError } from '../platform/errors';
+import { decodeOwnedCursor, encodeOwnedCursor, type CursorOwner } from '../platform/cursor';
 import { paths } from '../platform/paths';
 import { config } from '../platform/config';
 import { collectionQuery, QUERIES } from '../platform/queries';
@@ -32,37 +31,23 @@ interface Position {
   deliveryId: string;
 }
 
-/** Ties a cursor to one integration without naming it (a cursor may end up in logs). */
-const ownerTag = (workspaceId: string, integrationId: string): string =>
-  createHash('sha256').update(`${workspaceId}\u0000${integrationId}`).digest('base64url').slice(0, 16);
-
-export function encodeCursor(owner: { workspaceId: string; integrationId: string }, position: Position): string {
-  return Buffer.from(JSON.stringify({ v: 1, o: ownerTag(owner.workspaceId, owner.integrationId), t: position.pendingAt, d: position.deliveryId })).toString('base64url');
+export function encodeCursor(owner: CursorOwner, position: Position): string {
+  return encodeOwnedCursor('', owner, { t: position.pendingAt, d: position.deliveryId });
 }
 
-const invalidCursor = (): BadRequestError => new BadRequestError('invalid_cursor', 'cursor: not a cursor of this list; start again without one.');
-
 /** The position a cursor stands for; 400 `invalid_cursor` when it is malformed or another integration's. */
-export function decodeCursor(owner: { workspaceId: string; integrationId: string }, cursor: string): Position {
-  let value: unknown;
-  try {
-    value = /^[A-Za-z0-9_-]+$/.test(cursor) ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
-  } catch {
-    value = undefined;
-  }
-  const c = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  const valid =
-    c.v === 1 &&
-    c.o === ownerTag(owner.workspaceId, owner.integrationId) &&
+export function decodeCursor(owner: CursorOwner, cursor: string): Position {
+  return decodeOwnedCursor('', owner, cursor, (c) =>
     typeof c.t === 'number' &&
     Number.isSafeInteger(c.t) &&
     c.t >= 0 &&
     typeof c.d === 'string' &&
     c.d.length > 0 &&
     c.d.length <= 128 &&
-    Object.keys(c).length === 4;
-  if (!valid) throw invalidCursor();
-  return { pendingAt: c.t as number, deliveryId: c.d as string };
+    Object.keys(c).length === 2
+      ? { pendingAt: c.t, deliveryId: c.d }
+      : null,
+  );
 }
 
 /** Catch-up list order: `pendingAt`, then the delivery id (Firestore's `__name__` order for these ids). */

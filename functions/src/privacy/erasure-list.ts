@@ -5,9 +5,9 @@
  * carries `pendingAck: true` until acknowledged, so the list reads one index range of the
  * integration's unacknowledged erasures and never the acknowledged ones.
  */
-import { createHash } from 'node:crypto';
 import type { Firestore } from 'firebase-admin/firestore';
-import { BadRequestError, NotFoundError } from '../platform/errors';
+import { decodeOwnedCursor, encodeOwnedCursor } from '../platform/cursor';
+import { NotFoundError } from '../platform/errors';
 import { isStorableDocumentId } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
@@ -22,26 +22,16 @@ interface Position {
   erasureId: string;
 }
 
-/** Ties a cursor to one integration without naming it (a cursor may end up in logs). */
-const ownerTag = (owner: Owner): string => createHash('sha256').update(`erasures\u0000${owner.workspaceId}\u0000${owner.integrationId}`).digest('base64url').slice(0, 16);
+/** The erasures list's cursors carry their own owner tag (docs/contract.md#erasures). */
+const SCOPE = 'erasures\u0000';
 
 export function encodeErasureCursor(owner: Owner, position: Position): string {
-  return Buffer.from(JSON.stringify({ v: 1, o: ownerTag(owner), e: position.erasureId })).toString('base64url');
+  return encodeOwnedCursor(SCOPE, owner, { e: position.erasureId });
 }
 
 /** The position a cursor stands for; 400 `invalid_cursor` when it is malformed or another integration's. */
 export function decodeErasureCursor(owner: Owner, cursor: string): Position {
-  let value: unknown;
-  try {
-    value = /^[A-Za-z0-9_-]+$/.test(cursor) ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
-  } catch {
-    value = undefined;
-  }
-  const c = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  const valid =
-    c.v === 1 && c.o === ownerTag(owner) && typeof c.e === 'string' && isStorableDocumentId(c.e) && Object.keys(c).length === 3;
-  if (!valid) throw new BadRequestError('invalid_cursor', 'cursor: not a cursor of this list; start again without one.');
-  return { erasureId: c.e as string };
+  return decodeOwnedCursor(SCOPE, owner, cursor, (c) => (typeof c.e === 'string' && isStorableDocumentId(c.e) && Object.keys(c).length === 1 ? { erasureId: c.e } : null));
 }
 
 const millisOf = (value: unknown): number => (typeof value === 'number' ? value : typeof (value as { toMillis?: unknown } | null)?.toMillis === 'function' ? (value as { toMillis(): number }).toMillis() : 0);
