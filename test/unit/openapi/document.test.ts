@@ -57,6 +57,30 @@ describe('the committed document', () => {
     expect(result).toEqual({ valid: true, version: '3.1' });
   });
 
+  // What a connector developer's tools make of it: Redocly's strict ruleset (redocly.yaml: every
+  // warning is an error) and the types openapi-typescript generates, which the openapi-fetch client
+  // of test/integration/openapi-client.test.ts is typed with (committed, so a change shows in review).
+  test('passes `redocly lint` with the recommended-strict rules', () => {
+    const run = spawnSync(join(ROOT, 'node_modules', '.bin', 'redocly'), ['lint', 'openapi/openapi.yaml', '--format', 'stylish'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    });
+    expect({ status: run.status, output: run.stdout + run.stderr }).toEqual({ status: 0, output: expect.stringContaining('Your API description is valid') });
+    expect(run.stdout + run.stderr).not.toMatch(/warning/i);
+  });
+
+  test('test/openapi-client/api.generated.d.ts is what openapi-typescript makes of it (run `npm run openapi`)', () => {
+    // openapi-typescript loads ESM-only modules: generate in plain Node, as scripts/openapi.mjs does.
+    const script = `
+      import openapiTS, { astToString } from 'openapi-typescript';
+      import { readFileSync } from 'node:fs';
+      process.stdout.write(astToString(await openapiTS(readFileSync(process.argv[1], 'utf8'))));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, OPENAPI_FILE], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+    expect(run.stderr).toBe('');
+    expect(readFileSync(join(ROOT, 'test', 'openapi-client', 'api.generated.d.ts'), 'utf8')).toBe(run.stdout);
+  });
+
   test('info, servers, security and operation ids', () => {
     expect(fresh.openapi).toBe('3.1.0');
     expect((fresh.info as Obj).version).toBe('1.0.0');
