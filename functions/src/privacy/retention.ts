@@ -12,8 +12,9 @@
  *   incoming messages and customers are also stamped when written (messages/store.ts);
  * - an unfinished delivery, its reply and its conversation never get an `expireAt` (and lose one
  *   they had): retention never deletes them;
- * - the stored objects of a message (images, attachments) are deleted by the pass once the message
- *   expires within `OBJECT_LEAD_MS`, before TTL deletes the message that names them;
+ * - the stored objects of a message are deleted by the pass once the message expires within
+ *   `OBJECT_LEAD_MS`, before TTL deletes the message that names them: an incoming message's
+ *   images, and a reply's attachments with their upload records (./stored-objects.ts);
  * - the emulator runs no TTL deletion: there (or with RETENTION_DELETE_EXPIRED=true) the pass also
  *   deletes the documents whose `expireAt` has passed, so retention is observable locally and in tests.
  *
@@ -25,7 +26,7 @@ import { paths } from '../platform/paths';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import type { ImageStore } from '../messages/image-store';
 import { UNFINISHED_STATUSES, type DeliveryStatus } from '../deliveries/record';
-import { storedObjectsOf } from './erasure';
+import { removeAttachmentObjects, removeImages, uploadRecordsOf } from './stored-objects';
 
 export const DAY_MS = 86_400_000;
 /** How often a full pass re-stamps a workspace when its period has not changed. */
@@ -142,11 +143,16 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
       keep ||= pendingReply;
       const desired = pendingReply ? null : expiryOf(createdAt, days);
       if (desired !== null && desired <= now + OBJECT_LEAD_MS) {
-        const objects = storedObjectsOf(m.data());
-        for (const path of [...objects.images, ...objects.attachments]) {
-          await store.remove(path);
-          stats.objectsDeleted += 1;
-        }
+        // A shared image (stored before images had one object per message) stays while a message
+        // naming it is not about to expire too.
+        const dueSoon = (other: DocumentSnapshot): boolean => (expiryOf(millis(other.get('createdAt')) ?? now, days) ?? Infinity) <= now + OBJECT_LEAD_MS;
+        const images = await removeImages(db, store, [m], (other) => other.ref.path !== m.ref.path && !dueSoon(other));
+        // A reply's attachments: their objects and upload records go with it.
+        const uploads = await uploadRecordsOf(db, workspaceId, m.data());
+        const attachments = uploads.length > 0 ? await removeAttachmentObjects(db, store, workspaceId, uploads) : { reads: 0, removed: 0 };
+        for (const upload of uploads) writer.deleteRef(upload.ref);
+        reads += images.reads + uploads.length + attachments.reads;
+        stats.objectsDeleted += images.removed + attachments.removed;
       }
       writer.apply(m, desired, now, deleteDue);
     }
