@@ -42,6 +42,18 @@ export async function uploadRecordsOf(db: Firestore, workspaceId: string, messag
   return snaps.filter((snap) => snap.exists);
 }
 
+/**
+ * A reply's attachments as the export shows them: each entry as the reply names it, with the
+ * object's store path from its upload record (`path`, like an image's; null when the record is
+ * gone). The bytes stay in the store.
+ */
+export async function attachmentReferencesOf(db: Firestore, workspaceId: string, message: DocumentData): Promise<Array<Record<string, unknown>> | undefined> {
+  const list: unknown = message.attachments;
+  if (!Array.isArray(list)) return undefined;
+  const uploads = new Map((await uploadRecordsOf(db, workspaceId, message)).map((u) => [u.id, storagePathOf(u.data())]));
+  return list.filter(isMap).map((entry) => ({ ...entry, path: uploads.get(String(entry.attachmentId)) ?? null }));
+}
+
 /** The object path an upload record names, or null. */
 export const storagePathOf = (upload: DocumentData | undefined): string | null => (typeof upload?.storagePath === 'string' && upload.storagePath !== '' ? upload.storagePath : null);
 
