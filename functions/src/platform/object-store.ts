@@ -137,10 +137,10 @@ export function createImageStore(settings: Config['imageStore']): ImageStore {
 
 /**
  * The object path of an incoming message's image: one object per message and image
- * (docs/decisions.md, "One object per message image"). The message id is deterministic (the
- * integration, the eventId and the content), so a retried eventId writes the same object once;
- * two messages with the same bytes have two objects, so erasing or expiring one never deletes
- * the other's image.
+ * (docs/decisions.md#stored-files-under-erasure-retention-and-export). The message id is
+ * deterministic (the integration, the eventId and the content), so a retried eventId writes the
+ * same object once; two messages with the same bytes have two objects, so erasing or expiring one
+ * never deletes the other's image.
  */
 export function imagePath(workspaceId: string, conversationId: string, messageId: string, sha256: string, format: string): string {
   return `workspaces/${workspaceId}/conversations/${conversationId}/messages/${messageId}/images/${sha256}.${format}`;
