@@ -3,7 +3,7 @@
  * as the console writes it, and waiting for the service's audit.
  */
 import { randomUUID } from 'node:crypto';
-import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentData, type DocumentReference } from 'firebase-admin/firestore';
 import { adminDb, postJson, postMultipart, messageParts, testImageDir, type TestIntegration } from '../helpers/stack';
 import { eventually } from '../helpers/deliveries';
 import { createImageStore, type ImageStore } from '../../../functions/src/messages/image-store';
@@ -45,4 +45,11 @@ export function waitForErasure(workspaceId: string, erasureId: string, timeoutMs
     const d = (await ws(workspaceId).collection('erasures').doc(erasureId).get()).data();
     return d?.status === 'done' ? d : undefined;
   }, `erasure ${erasureId} done`, timeoutMs);
+}
+
+/** Moves a document's time back by `ms` (as if it had been written then). */
+export async function age(ref: DocumentReference, field: string, ms: number): Promise<void> {
+  const value: unknown = (await ref.get()).get(field);
+  if (value instanceof Timestamp) await ref.update({ [field]: Timestamp.fromMillis(value.toMillis() - ms) });
+  else if (typeof value === 'number') await ref.update({ [field]: value - ms });
 }

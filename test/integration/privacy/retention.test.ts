@@ -5,11 +5,11 @@
  * its stored objects; an unfinished delivery, its reply and its conversation stay; a change of
  * the period applies to data stored before it.
  */
-import { Timestamp, type DocumentReference } from 'firebase-admin/firestore';
+import { Timestamp } from 'firebase-admin/firestore';
 import { runRetention } from '../../../functions/src/privacy/retention';
 import { adminDb, functionsUrl, projectId } from '../helpers/stack';
 import { deliverFully, deliveryTestFile, replyAndNotify, replyAndSequence } from '../helpers/deliveries';
-import { localStore, send, ws } from './helpers';
+import { age, localStore, send, ws } from './helpers';
 
 const file = deliveryTestFile();
 const DAY = 86_400_000;
@@ -19,13 +19,6 @@ async function runScheduledRetention(): Promise<void> {
   const host = new URL(functionsUrl()).host;
   const res = await fetch(`http://${host}/functions/projects/${projectId()}/triggers/europe-central2-applyRetention-0`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   expect(res.ok).toBe(true);
-}
-
-/** Moves a document's time back by `ms` (as if it had been written then). */
-async function age(ref: DocumentReference, field: string, ms: number): Promise<void> {
-  const value: unknown = (await ref.get()).get(field);
-  if (value instanceof Timestamp) await ref.update({ [field]: Timestamp.fromMillis(value.toMillis() - ms) });
-  else if (typeof value === 'number') await ref.update({ [field]: value - ms });
 }
 
 test('old messages, objects, finished deliveries and customers go; the unfinished delivery, its reply and conversation stay; a new period applies to existing data', async () => {

@@ -12,14 +12,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Timestamp, type DocumentData, type DocumentReference } from 'firebase-admin/firestore';
+import type { DocumentData, DocumentReference } from 'firebase-admin/firestore';
 import { runErasure, type StepKind } from '../../../functions/src/privacy/erasure';
 import { runRetention } from '../../../functions/src/privacy/retention';
 import { adminDb, integrationRef, testImageDir } from '../helpers/stack';
 import { deliverFully, deliveryTestFile, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
 import { seedUpload, writeReplyWithAttachments, type Uploaded } from '../helpers/console-uploads';
 import { png } from '../../unit/fixtures/image-bytes';
-import { localStore, requestErasure, send, waitForErasure, ws } from './helpers';
+import { age, localStore, requestErasure, send, waitForErasure, ws } from './helpers';
 
 const file = deliveryTestFile();
 const DAY = 86_400_000;
@@ -169,13 +169,6 @@ test('an image stored the old way (one object for every message with the same by
   expect((await secondRef.get()).exists).toBe(false);
   expect(await present(legacy)).toBe(false);
 });
-
-/** Moves a document's time back by `ms` (as if it had been written then). */
-async function age(ref: DocumentReference, field: string, ms: number): Promise<void> {
-  const value: unknown = (await ref.get()).get(field);
-  if (value instanceof Timestamp) await ref.update({ [field]: Timestamp.fromMillis(value.toMillis() - ms) });
-  else if (typeof value === 'number') await ref.update({ [field]: value - ms });
-}
 
 test('retention: a reply goes with its attachment objects and upload records; the same image in a newer message stays', async () => {
   const setup = await file.ownConversation();
