@@ -7,16 +7,18 @@
  *  - two customers send the same image: erasing one leaves the other's image (one object per
  *    message), and an image stored the old way (content-addressed per integration, shared by both
  *    messages) stays until the last message naming it goes;
- *  - retention deletes a reply's attachment objects and upload records with the reply.
+ *  - retention deletes a reply's attachment objects and upload records with the reply;
+ *  - the export names a reply's attachments by their store path (from the upload record).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { DocumentData, DocumentReference } from 'firebase-admin/firestore';
+import { FieldValue, type DocumentData, type DocumentReference } from 'firebase-admin/firestore';
 import { runErasure, type StepKind } from '../../../functions/src/privacy/erasure';
 import { runRetention } from '../../../functions/src/privacy/retention';
+import { exportFilePath } from '../../../functions/src/privacy/export';
 import { adminDb, integrationRef, testImageDir } from '../helpers/stack';
-import { deliverFully, deliveryTestFile, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
+import { deliverFully, deliveryTestFile, eventually, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
 import { seedUpload, writeReplyWithAttachments, type Uploaded } from '../helpers/console-uploads';
 import { png } from '../../unit/fixtures/image-bytes';
 import { age, localStore, requestErasure, send, waitForErasure, ws } from './helpers';
@@ -203,4 +205,25 @@ test('retention: a reply goes with its attachment objects and upload records; th
   // The newer message and its image (same bytes, its own object) stay.
   expect((await messageRef(workspaceId, fresh.conversationId, fresh.messageId).get()).exists).toBe(true);
   for (const path of freshImages) expect(await present(path)).toBe(true);
+});
+
+test('the export names a reply\'s attachments by their store path, like the images', async () => {
+  const setup = await file.ownConversation();
+  const { integration } = setup;
+  const workspaceId = integration.workspaceId;
+  await withAttachments(setup);
+  const withImage = await send(integration, setup.externalConversationId, setup.customerId, { withImage: true });
+  const upload = await seedUpload(workspaceId, setup.conversationId, OPERATOR.uid, { bytes: Buffer.from(`invoice ${randomUUID()}\n`), name: 'invoice.txt', type: 'text/plain' });
+  const reply = await replyWith(setup, 'your invoice', [upload]);
+  const exportId = `ex-${randomUUID()}`;
+  await ws(workspaceId).collection('exports').doc(exportId).create({ integrationId: integration.integrationId, externalCustomerId: setup.customerId, requestedAt: FieldValue.serverTimestamp(), requestedBy: 'admin-1' });
+  await eventually(async () => ((await ws(workspaceId).collection('exports').doc(exportId).get()).get('status') === 'done' ? true : undefined), 'the export done');
+
+  const text = String(await localStore().get(exportFilePath(workspaceId, exportId)));
+  const lines = text.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  const byId = (messageId: string) => lines.find((l) => l.type === 'message' && l.messageId === messageId);
+  expect(byId(reply.messageId)?.attachments).toEqual([{ ...upload, path: await storagePathOf(workspaceId, upload.attachmentId) }]);
+  const [image] = (byId(withImage.messageId)?.images ?? []) as Array<Record<string, unknown>>;
+  expect(image).toMatchObject({ path: (await imagePathsOf(messageRef(workspaceId, withImage.conversationId, withImage.messageId)))[0], sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as string, contentType: 'image/png' });
+  expect(await present(String(image?.path))).toBe(true);
 });
