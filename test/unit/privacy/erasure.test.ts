@@ -5,7 +5,8 @@ import { erasureDoneEvent } from '../../../functions/src/privacy/erasure';
 import { imageEntriesOf, storagePathOf } from '../../../functions/src/privacy/stored-objects';
 import { imagePath, isSharedImagePath } from '../../../functions/src/platform/object-store';
 import { decodeErasureCursor, encodeErasureCursor } from '../../../functions/src/privacy/erasure-list';
-import { expiryOf, passDue, retentionDaysOf, DAY_MS, PASS_INTERVAL_MS } from '../../../functions/src/privacy/retention';
+import { retentionDaysOf } from '../../../functions/src/privacy/retention';
+import { expiryOf, passDue, DAY_MS, PASS_INTERVAL_MS } from '../../../functions/src/privacy/retention-plan';
 
 const base = {
   deliveryId: 'd_1', workspaceId: 'ws', integrationId: 'i', conversationId: 'c', messageId: 'm', seq: 1, text: 't', attempts: 0,
