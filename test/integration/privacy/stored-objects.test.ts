@@ -7,7 +7,8 @@
  *  - two customers send the same image: erasing one leaves the other's image (one object per
  *    message), and an image stored the old way (content-addressed per integration, shared by both
  *    messages) stays until the last message naming it goes;
- *  - retention deletes a reply's attachment objects and upload records with the reply;
+ *  - retention deletes a reply's attachment objects and upload records with the reply (more in
+ *    retention-objects.test.ts);
  *  - the export names a reply's attachments by their store path (from the upload record).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -190,7 +191,7 @@ test('retention: a reply goes with its attachment objects and upload records; th
   const oldImages = await imagePathsOf(messageRef(workspaceId, old.conversationId, old.messageId));
 
   const conversation = base.collection('conversations').doc(setup.conversationId);
-  // Objects go up to two days before their message expires: a 3-day period leaves today's alone.
+  // Five days old under a 3-day period: the reply and the old image message are past it (today's are not).
   for (const doc of (await conversation.collection('messages').get()).docs) await age(doc.ref, 'createdAt', 5 * DAY);
   await age(base.collection('deliveries').doc(reply.deliveryId), 'createdAt', 5 * DAY);
   await age(conversation, 'lastMessageAt', 5 * DAY);
