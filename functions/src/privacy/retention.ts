@@ -152,11 +152,12 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
       // A reply whose delivery is unfinished (or not created yet) stays while it can still be sent.
       const pendingReply = m.get('direction') === 'outbound' && (m.get('delivery') === undefined || isUnfinished(m.get('delivery.status')));
       keep ||= pendingReply;
-      const plan = messagePlan({ createdAt, pendingReply, namesObjects: namesObjects(m.data()) }, days, now);
+      const withObjects = namesObjects(m.data());
+      const plan = messagePlan({ createdAt, pendingReply, namesObjects: withObjects }, days, now);
       if (plan.kind === 'deleteWithObjects') {
         reads += await deleteWithObjects(db, store, workspaceId, m, days, now, stats);
       } else {
-        if (plan.expireAt === null && namesObjects(m.data())) objectMessagesLeft += 1;
+        if (withObjects) objectMessagesLeft += 1;
         writer.apply(m, plan.expireAt, now, deleteDue);
       }
     }
