@@ -424,7 +424,7 @@ export function integrationsView(session: Session): View {
       h('h2', { id: 'operations-title' }, 'Operations topic'),
       h('label', { for: 'operations-topic' }, 'Pub/Sub topic for operational events (optional)'),
       input,
-      h('p', { class: 'muted' }, 'delivery.exhausted, conversation.blocked, integration.unhealthy/recovered are published here; the service needs roles/pubsub.publisher on it. Empty: no events.'),
+      h('p', { class: 'muted' }, 'delivery.exhausted, conversation.blocked, integration.unhealthy/recovered and erasure.done are published here; the service needs roles/pubsub.publisher on it. Empty: no events.'),
       submit,
       status,
     );

@@ -137,8 +137,9 @@ export const continueErasure = onTaskDispatched(
   lazy(() => requireBundle('privacy/triggers').onErasureTask),
 );
 /**
- * Retention (docs/privacy.md#retention): stamps `expireAt` for the TTL policies, deletes stored objects before
- * their messages expire, and under the emulator deletes what expired (it runs no TTL). Bounded per run.
+ * Retention (docs/privacy.md#retention): stamps `expireAt` for the TTL policies, deletes the messages that name
+ * stored objects (objects first) and conversations itself, and under the emulator deletes what expired (it
+ * runs no TTL). Bounded per run.
  */
 export const applyRetention = onSchedule(
   { region: TRIGGER_REGION, schedule: 'every 10 minutes', timeoutSeconds: 300 },

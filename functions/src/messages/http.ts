@@ -57,7 +57,7 @@ async function readBody(request: ParsedRequest): Promise<{ payload: unknown; ima
 
 /**
  * POST /v1/messages: validate everything first (nothing is written for a bad request), upload
- * images to content-addressed paths, then record the message in one transaction.
+ * images to their message's own paths, then record the message in one transaction.
  */
 async function handleIncomingMessage(request: ParsedRequest, context: RequestContext<AuthContext>): Promise<HttpResult> {
   enforceRateLimit(context);
@@ -80,7 +80,7 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   context.logFields.messageId = messageId;
 
   const stored: StoredImage[] = inspected.map((img) => ({
-    path: imagePath(workspaceId, integrationId, img.sha256, img.format),
+    path: imagePath(workspaceId, conversationId, messageId, img.sha256, img.format),
     sha256: img.sha256,
     contentType: img.contentType,
     width: img.width,
@@ -116,8 +116,9 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   const known = stored.length > 0 ? await findExistingEvent(db(), workspaceId, eventDocId, print) : null;
   if (known === null) {
     // Uploaded before the transaction: if it fails, nothing was recorded and a retry re-uploads to
-    // the same paths. An orphaned image (upload done, then the transaction failed or a concurrent
-    // request with other content won the eventId) is harmless and re-used.
+    // the same paths (the message id, and so the path, follows from the eventId and the content).
+    // An orphaned image (upload done, then the transaction failed and was never retried, or a
+    // concurrent request with other content won the eventId) is named by no message.
     await Promise.all(stored.map((img, i) => images().put(img.path, imageBytes[i] ?? Buffer.alloc(0), img.contentType)));
   }
   const outcome = known ?? (await record());

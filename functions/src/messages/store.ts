@@ -68,6 +68,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   const custRef = input.customerId ? customerRef(db, input.workspaceId, input.customerId) : null;
   // The workspace's retention period (docs/privacy.md#retention), read with the rest: the message and
   // customer get their `expireAt` now; the retention job stamps everything else (and re-stamps on a change).
+  // A message with images gets none: the job deletes it, its images first, once its period is over.
   const retentionRef = db.doc(paths.retentionSettings(input.workspaceId));
   const snaps = await tx.getAll(...(custRef ? [evRef, convRef, retentionRef, custRef] : [evRef, convRef, retentionRef]));
   const [eventSnap, convSnap, retentionSnap, custSnap] = snaps;
@@ -105,7 +106,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     },
     images: input.images,
     createdAt: now,
-    ...expireAt,
+    ...(input.images.length === 0 ? expireAt : {}),
   });
 
   const conversationUpdate: Record<string, unknown> = {

@@ -135,10 +135,24 @@ export function createImageStore(settings: Config['imageStore']): ImageStore {
   return settings.bucket === undefined ? new MisconfiguredImageStore() : new CloudStorageImageStore(settings.bucket);
 }
 
-/** Content-addressed object path for an image of an integration. */
-export function imagePath(workspaceId: string, integrationId: string, sha256: string, format: string): string {
-  return `workspaces/${workspaceId}/integrations/${integrationId}/images/${sha256}.${format}`;
+/**
+ * The object path of an incoming message's image: one object per message and image
+ * (docs/decisions.md#stored-files-under-erasure-retention-and-export). The message id is
+ * deterministic (the integration, the eventId and the content), so a retried eventId writes the
+ * same object once; two messages with the same bytes have two objects, so erasing or expiring one
+ * never deletes the other's image.
+ */
+export function imagePath(workspaceId: string, conversationId: string, messageId: string, sha256: string, format: string): string {
+  return `workspaces/${workspaceId}/conversations/${conversationId}/messages/${messageId}/images/${sha256}.${format}`;
 }
+
+/**
+ * Whether `path` is an image stored before images had one object per message: content-addressed
+ * per integration (`workspaces/{ws}/integrations/{id}/images/{sha256}.{ext}`), so possibly named
+ * by other messages too. Such paths stay readable; they are deleted only once no other message
+ * names them (privacy/stored-objects.ts).
+ */
+export const isSharedImagePath = (path: string): boolean => /^workspaces\/[^/]+\/integrations\/[^/]+\/images\/[0-9a-f]{64}\.[a-z]+$/.test(path);
 
 /** Content-addressed object path of a reply attachment of a workspace (docs/data-model.md#attachment-uploads). */
 export function attachmentPath(workspaceId: string, sha256: string): string {

@@ -8,24 +8,9 @@ import { FieldValue, type Firestore } from 'firebase-admin/firestore';
 import { isValidTopicName } from '../contract';
 import { errorCode, errorMessage, GRPC } from './failures';
 import * as logger from './log';
-import { entryOf, isOperationalEntry, operationalOutboxId, operationalOutboxRef as outboxRef, type OperationalEvent } from './operational-events';
+import { isOperationalEntry, operationalOutboxRef as outboxRef } from './operational-events';
 import { paths } from './paths';
 import { pubsub } from './pubsub';
-
-/**
- * Publishes an event caused outside a delivery transaction (e.g. an erasure finished): writes its
- * entry (the same eventId twice is one entry) and publishes it now; the sweeper retries a failure.
- * Prefer `writeOperationalEvent` inside the transaction that causes the event when there is one.
- */
-export async function publishOperationalEvent(db: Firestore, event: OperationalEvent): Promise<void> {
-  const id = operationalOutboxId(event.eventId);
-  await outboxRef(db, id).set(entryOf(event, Date.now()));
-  try {
-    await processOperationalEntry(db, id);
-  } catch (err) {
-    logger.warn('operations.event_publish_failed', { eventId: event.eventId, type: event.type, detail: errorMessage(err) });
-  }
-}
 
 /** The Pub/Sub answers that retrying will not change: recorded on the settings document. */
 const PERMANENT: ReadonlyMap<unknown, string> = new Map<unknown, string>([

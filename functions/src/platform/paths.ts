@@ -19,6 +19,8 @@ export const paths = {
   /** A conversation's messages: inbound ones (written by the service) and operator replies (written by the console). */
   messages: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/conversations/${conversationId}/messages`,
   message: (workspaceId: string, conversationId: string, messageId: string): string => `${paths.messages(workspaceId, conversationId)}/${messageId}`,
+  /** The records of the files members uploaded for replies (docs/data-model.md#attachment-uploads). */
+  attachmentUploads: (workspaceId: string): string => `${workspace(workspaceId)}/attachmentUploads`,
   /** The record of one file a member uploaded for a reply (docs/data-model.md#attachment-uploads). */
   attachmentUpload: (workspaceId: string, attachmentId: string): string => `${workspace(workspaceId)}/attachmentUploads/${attachmentId}`,
   deliveries: (workspaceId: string): string => `${workspace(workspaceId)}/deliveries`,

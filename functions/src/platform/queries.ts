@@ -183,6 +183,31 @@ export const QUERIES = {
     where: [eq('direction')],
     orderBy: [],
   },
+  /**
+   * privacy/stored-objects.ts: the messages naming one image stored content-addressed per
+   * integration (before images had one object per message), by the exact image entry: such an
+   * object is removed only when none of them stays.
+   */
+  messagesNamingImage: {
+    collection: 'messages',
+    scope: 'COLLECTION_GROUP',
+    where: [{ field: 'images', op: 'array-contains' }],
+    orderBy: [],
+  },
+  /** privacy/erasure.ts: the upload records of a conversation (used by a reply or not), a page at a time. */
+  uploadsOfConversation: {
+    collection: 'attachmentUploads',
+    scope: 'COLLECTION',
+    where: [eq('conversationId')],
+    orderBy: [],
+  },
+  /** privacy/stored-objects.ts: the upload records naming one stored object (it is removed only when none stays). */
+  uploadsOfStoragePath: {
+    collection: 'attachmentUploads',
+    scope: 'COLLECTION',
+    where: [eq('storagePath')],
+    orderBy: [],
+  },
   /** privacy/erasure.ts: the outbox entries of one delivery (deleted with it). */
   outboxOfDelivery: {
     collection: 'outbox',

@@ -11,13 +11,16 @@
  *      customer (`customerIds`), or not. The unfinished deliveries of a sole-customer conversation
  *      fail `erased` (the delivery transition) before anything of it is deleted.
  *   2. `conversations`: each sole-customer conversation's deliveries (with their check and outbox
- *      entries), its remaining messages (the operator replies) and then the conversation itself.
- *   3. `customer`: the customer record; the audit becomes `done`.
+ *      entries), its upload records (the reply attachments, used or not, with their objects), its
+ *      remaining messages (the operator replies) and then the conversation itself.
+ *   3. `customer`: the customer record; the audit becomes `done`, and with it (in the same
+ *      transaction) the `erasure.done` operational event when the workspace has an operations topic.
  *
  * Counting: a page's documents are re-read and deleted in one transaction that also adds what it
  * deleted to `counts`, so a repeated or concurrent step (a redelivered trigger, a retried task)
- * never counts a document twice. Stored objects (images, attachments) are deleted before the
- * transaction that deletes the message naming them, and a missing object is not an error.
+ * never counts a document twice. Stored objects are deleted before the transaction that deletes
+ * the document naming them (an image: its message; an attachment: its upload record, which is what
+ * `counts.attachments` counts), and a missing object is not an error (./stored-objects.ts).
  *
  * The race with an incoming message: an erasure deletes what was stored when it started
  * (`startedAt`). A message accepted later (a new eventId) creates the customer again, as any first
@@ -32,6 +35,9 @@ import { UNFINISHED_STATUSES } from '../deliveries/record';
 import { decideErase } from '../deliveries/state-machine';
 import { runTransition } from '../deliveries/transition';
 import type { ImageStore } from '../messages/image-store';
+import { isValidTopicName } from '../contract';
+import { iso, writeOperationalEvent, type OperationalEvent } from '../platform/operational-events';
+import { imageEntriesOf, removeAttachmentObjects, removeImages } from './stored-objects';
 
 /** Documents read and deleted per step (one transaction: a page plus at most two writes per delivery). */
 export const ERASURE_PAGE = 100;
@@ -75,21 +81,18 @@ export interface StepResult {
   deleted: number;
   /** Documents read by this step's queries and transactions. */
   reads: number;
+  /** What the step deleted (for the crash tests' hooks): a kind of document, or the end. */
+  kind?: StepKind;
 }
+
+export type StepKind = 'messages' | 'deliveries' | 'uploads' | 'replies' | 'conversation' | 'customer' | 'phase';
 
 /** Test seams: a fault injected after a step's commit (the crash-resume tests). */
 export interface StepHooks {
-  afterCommit?(deleted: number): void;
+  afterCommit?(deleted: number, kind?: StepKind): void;
 }
 
 const ZERO: ErasureCounts = { conversations: 0, messages: 0, images: 0, attachments: 0, deliveries: 0 };
-
-/** The stored objects a message names: incoming images and reply attachments (any entry with a string `path`). */
-export function storedObjectsOf(message: DocumentData | undefined): { images: string[]; attachments: string[] } {
-  const pathsOf = (list: unknown): string[] =>
-    Array.isArray(list) ? list.flatMap((item) => (typeof item === 'object' && item !== null && typeof (item as { path?: unknown }).path === 'string' ? [(item as { path: string }).path] : [])) : [];
-  return { images: pathsOf(message?.images), attachments: pathsOf(message?.attachments) };
-}
 
 const erasureRef = (db: Firestore, workspaceId: string, erasureId: string): DocumentReference => db.doc(paths.erasure(workspaceId, erasureId));
 
@@ -159,19 +162,8 @@ async function deleteCounted(
   });
 }
 
-async function deleteObjects(store: ImageStore, messages: readonly DocumentData[]): Promise<void> {
-  const all = messages.flatMap((m) => {
-    const o = storedObjectsOf(m);
-    return [...o.images, ...o.attachments];
-  });
-  // Content-addressed paths: several messages may name one object; delete it once.
-  for (const path of new Set(all)) await store.remove(path);
-}
-
-const messageTally = (data: DocumentData): Partial<ErasureCounts> => {
-  const o = storedObjectsOf(data);
-  return { messages: 1, images: o.images.length, attachments: o.attachments.length };
-};
+/** A deleted message counts itself and its images (a reply's attachments are counted by their upload records). */
+const messageTally = (data: DocumentData): Partial<ErasureCounts> => ({ messages: 1, images: imageEntriesOf(data).length });
 
 /** Step 1: a page of the customer's own messages (and the conversations they are in). */
 async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceId: string, ref: DocumentReference, state: Required<Pick<ErasureDoc, 'startedAt'>> & ErasureDoc): Promise<StepResult> {
@@ -198,13 +190,13 @@ async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceI
     plans[conversationId] = plan;
     added[conversationId] = plan;
   }
-  await deleteObjects(store, mine.map((doc) => doc.data()));
+  reads += (await removeImages(db, store, mine)).reads;
   const result = await deleteCounted(db, ref, mine.map((doc) => doc.ref), messageTally, (tx) => {
     const update: Record<string, unknown> = {};
     for (const [id, plan] of Object.entries(added)) update[`conversations.${id}`] = plan;
     if (Object.keys(update).length > 0) tx.update(ref, update);
   });
-  return { done: false, deleted: result.deleted, reads: reads + result.reads };
+  return { done: false, deleted: result.deleted, reads: reads + result.reads, kind: 'messages' };
 }
 
 const conversationOf = (doc: QueryDocumentSnapshot): string => doc.ref.parent.parent?.id ?? '';
@@ -232,15 +224,28 @@ async function conversationStep(db: Firestore, store: ImageStore, workspaceId: s
       for (const d of deliveries.docs) tx.delete(db.doc(paths.deliveryCheck(d.id)));
       for (const entry of outbox) tx.delete(entry);
     });
-    return { done: false, deleted: result.deleted, reads: reads + result.reads };
+    return { done: false, deleted: result.deleted, reads: reads + result.reads, kind: 'deliveries' };
+  }
+
+  // The conversation's uploads (the replies' attachments, and files uploaded but never sent): each
+  // record with its object, counted once as an attachment when its record is deleted. An upload
+  // made after the erasure started belongs to a reply that is kept (the race rule); such uploads
+  // are few and recent, so a page holding only them ends this part.
+  const page = await collectionQuery(db.collection(paths.attachmentUploads(workspaceId)), QUERIES.uploadsOfConversation, conversationId).limit(ERASURE_PAGE).get();
+  reads += page.size;
+  const uploads = page.docs.filter((u) => !(Number(u.get('createdAt')) > state.startedAt));
+  if (uploads.length > 0) {
+    reads += (await removeAttachmentObjects(db, store, workspaceId, uploads)).reads;
+    const result = await deleteCounted(db, ref, uploads.map((u) => u.ref), () => ({ attachments: 1 }));
+    return { done: false, deleted: result.deleted, reads: reads + result.reads, kind: 'uploads' };
   }
 
   const messages = await collectionQuery(db.collection(paths.messages(workspaceId, conversationId)), QUERIES.messagesOfConversationUntil, Timestamp.fromMillis(state.startedAt)).limit(ERASURE_PAGE).get();
   reads += messages.size;
   if (messages.size > 0) {
-    await deleteObjects(store, messages.docs.map((m) => m.data()));
+    reads += (await removeImages(db, store, messages.docs)).reads;
     const result = await deleteCounted(db, ref, messages.docs.map((m) => m.ref), messageTally);
-    return { done: false, deleted: result.deleted, reads: reads + result.reads };
+    return { done: false, deleted: result.deleted, reads: reads + result.reads, kind: 'replies' };
   }
 
   // The conversation itself, unless a message arrived after the erasure started (then it goes on, with the new customer).
@@ -257,21 +262,46 @@ async function conversationStep(db: Firestore, store: ImageStore, workspaceId: s
     tx.update(ref, { [`conversations.${conversationId}.done`]: true, ...(gone ? { 'counts.conversations': FieldValue.increment(1) } : {}) });
     return gone ? 1 : 0;
   });
-  return { done: false, deleted, reads: reads + 1 };
+  return { done: false, deleted, reads: reads + 1, kind: 'conversation' };
 }
 
-/** Step 3: the customer record (unless it came back after the start), and the audit's end. */
+/**
+ * `erasure.done` (docs/operations.md#operational-events) of the erasure `erasureId` of
+ * `workspaceId`, finished at `finishedAt` with `counts`. One per erasure: the id names the
+ * workspace too, since erasure ids are chosen per workspace and the outbox is shared. No content and
+ * no customer identifier: the operations topic is read by tools that keep what they receive.
+ */
+export function erasureDoneEvent(workspaceId: string, erasureId: string, state: Pick<ErasureDoc, 'integrationId' | 'startedAt'>, counts: ErasureCounts, finishedAt: number): OperationalEvent {
+  return {
+    eventId: `erasure.done:${workspaceId}:${erasureId}`,
+    type: 'erasure.done',
+    workspaceId,
+    integrationId: state.integrationId,
+    at: iso(finishedAt),
+    detail: { erasureId, counts, startedAt: state.startedAt === undefined ? null : iso(state.startedAt), finishedAt: iso(finishedAt) },
+  };
+}
+
+/** Step 3: the customer record (unless it came back after the start), and the audit's end with its event. */
 async function finishStep(db: Firestore, workspaceId: string, ref: DocumentReference, state: Required<Pick<ErasureDoc, 'startedAt'>> & ErasureDoc): Promise<StepResult> {
   const customer = db.doc(paths.customer(workspaceId, customerIdFor(state.integrationId, state.externalCustomerId)));
   const deleted = await db.runTransaction(async (tx) => {
-    const [erasure, snap] = await tx.getAll(ref, customer);
-    if ((erasure?.data() as ErasureDoc | undefined)?.status === 'done') return 0;
+    const [erasure, snap, operations] = await tx.getAll(ref, customer, db.doc(paths.operationsSettings(workspaceId)));
+    const current = erasure?.data() as ErasureDoc | undefined;
+    // Already done (a repeated or concurrent last step): nothing is written, so no second event.
+    if (current?.status === 'done') return 0;
     const lastSeenAt: unknown = snap?.data()?.lastSeenAt;
     const cameBack = lastSeenAt instanceof Timestamp && lastSeenAt.toMillis() > state.startedAt;
     const gone = snap?.exists === true && !cameBack;
     if (gone) tx.delete(customer);
     const externalConversationIds = [...new Set(Object.values(state.conversations ?? {}).map((p) => p.externalConversationId).filter((id) => id !== ''))].sort();
     const finishedAt = Date.now();
+    // Written with the transition to `done`, through the outbox (published within seconds, at least
+    // once); only when the workspace has an operations topic, so that others pay no outbox write.
+    const topic: unknown = operations?.get('topic');
+    if (typeof topic === 'string' && isValidTopicName(topic)) {
+      writeOperationalEvent(tx, db, erasureDoneEvent(workspaceId, ref.id, state, { ...ZERO, ...current?.counts }, finishedAt), finishedAt);
+    }
     tx.update(ref, {
       status: 'done',
       phase: 'done',
@@ -282,7 +312,7 @@ async function finishStep(db: Firestore, workspaceId: string, ref: DocumentRefer
     });
     return gone ? 1 : 0;
   });
-  return { done: true, deleted, reads: 2 };
+  return { done: true, deleted, reads: 3, kind: 'customer' };
 }
 
 /**
@@ -305,7 +335,7 @@ export async function runErasureStep(db: Firestore, store: ImageStore, workspace
   const reads = result.reads + 1;
   // The cost is an estimate for the audit (a concurrent duplicate step adds its own): never content.
   await ref.update({ 'cost.steps': FieldValue.increment(1), 'cost.reads': FieldValue.increment(reads) });
-  hooks.afterCommit?.(result.deleted);
+  hooks.afterCommit?.(result.deleted, result.kind ?? 'phase');
   return { ...result, reads };
 }
 

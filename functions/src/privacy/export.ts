@@ -10,7 +10,8 @@
  *   `customer` (the record), `conversation` (each one the customer wrote in, with `soleCustomer`),
  *   `message` (the customer's own messages everywhere; in a sole-customer conversation also the
  *   operator replies), with image and attachment references (store path, sha256, type, size: the
- *   bytes stay in the store), and `delivery` (of those replies: status, attempts, receipt).
+ *   bytes stay in the store; an attachment's path comes from its upload record), and `delivery`
+ *   (of those replies: status, attempts, receipt).
  * In a conversation shared with other customers, their messages and the replies are not the
  * customer's data, so they are left out.
  *
@@ -23,6 +24,7 @@ import { customerIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import type { ImageStore } from '../messages/image-store';
+import { attachmentReferencesOf } from './stored-objects';
 
 /** How long the file can be downloaded. */
 export const EXPORT_TTL_MS = 7 * 86_400_000;
@@ -80,7 +82,9 @@ export async function buildExport(db: Firestore, workspaceId: string, integratio
       messages = all.docs.map((doc) => ({ messageId: doc.id, ...doc.data() }));
     }
     for (const m of messages.sort((a, b) => (plain(a.createdAt) as number) - (plain(b.createdAt) as number))) {
-      lines.push(line('message', { conversationId, ...m }));
+      // A reply's attachments name no path: their upload records do (./stored-objects.ts).
+      const attachments = await attachmentReferencesOf(db, workspaceId, m);
+      lines.push(line('message', { conversationId, ...m, ...(attachments === undefined ? {} : { attachments }) }));
       counts.messages += 1;
     }
     if (sole) {

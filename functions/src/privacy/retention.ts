@@ -2,51 +2,45 @@
  * Retention (docs/privacy.md#retention): a workspace admin sets `settings/retention` = `{ days }`;
  * messages, their stored objects, deliveries with their attempt logs, conversations and customers
  * older than that are deleted. Firestore's TTL policies (firestore.indexes.json, field `expireAt`)
- * do the deleting; this job decides every `expireAt`:
+ * delete most documents; this job decides every `expireAt` and deletes the rest itself
+ * (the decisions are pure, in ./retention-plan.ts):
  *
  * - a pass walks each workspace's conversations (then its customers), a page at a time with its
  *   cursor on `settings/retentionState`, and sets each document's `expireAt` to its time plus the
  *   period (removes it when there is no period), writing only what differs. A pass runs when the
- *   period changed (so a change applies to existing data) and otherwise once per `PASS_INTERVAL_MS`
- *   (which stamps the replies and deliveries written since, and the messages of a new period);
- *   incoming messages and customers are also stamped when written (messages/store.ts);
+ *   period changed (so a change applies to existing data) and otherwise `PASS_INTERVAL_MS` after
+ *   the previous one started (which stamps the replies and deliveries written since, and deletes
+ *   what is due); incoming messages without images and customers are also stamped when written
+ *   (messages/store.ts);
+ * - a message that names stored objects (an incoming message's images, a reply's attachments with
+ *   their upload records: ./stored-objects.ts) gets no `expireAt`: once its period is over the
+ *   pass deletes its objects, then the message. TTL cannot be used for it: the objects would go
+ *   either before their period is over or after nothing names them any more;
+ * - a conversation gets no `expireAt` either: the pass deletes it once its newest message is older
+ *   than the period, after visiting its messages (TTL deleting it first would hide its messages,
+ *   and with them their objects, from every later pass);
  * - an unfinished delivery, its reply and its conversation never get an `expireAt` (and lose one
- *   they had): retention never deletes them;
- * - the stored objects of a message (images, attachments) are deleted by the pass once the message
- *   expires within `OBJECT_LEAD_MS`, before TTL deletes the message that names them;
+ *   they had) and are never deleted: retention never changes what a connector is about to send;
  * - the emulator runs no TTL deletion: there (or with RETENTION_DELETE_EXPIRED=true) the pass also
  *   deletes the documents whose `expireAt` has passed, so retention is observable locally and in tests.
  *
  * Bounded: one run reads at most `RUN_BUDGET` documents per workspace and continues at its cursor
- * on the next run; every write is idempotent, so a crashed run is simply run again.
+ * on the next run; every write and deletion is idempotent, so a crashed run is simply run again.
  */
-import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type DocumentSnapshot, type Firestore, type WriteBatch } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type DocumentSnapshot, type Firestore, type QueryDocumentSnapshot, type WriteBatch } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import type { ImageStore } from '../messages/image-store';
 import { UNFINISHED_STATUSES, type DeliveryStatus } from '../deliveries/record';
-import { storedObjectsOf } from './erasure';
-
-export const DAY_MS = 86_400_000;
-/** How often a full pass re-stamps a workspace when its period has not changed. */
-export const PASS_INTERVAL_MS = DAY_MS;
-/** Stored objects go this long before their message expires (the pass runs daily; TTL deletes within about a day). */
-export const OBJECT_LEAD_MS = 2 * DAY_MS;
+import { attachmentIdsOf } from '../deliveries/reply';
+import { imageEntriesOf, removeAttachmentObjects, removeImages, uploadRecordsOf } from './stored-objects';
+import { conversationPlan, expiryOf, messagePlan, passDue, type RetentionState } from './retention-plan';
 /** Documents one run reads per workspace at most (then it continues at its cursor). */
 export const RUN_BUDGET = 2_000;
 const PAGE = 100;
 
 export interface RetentionSettings {
   days: number;
-}
-
-/** `settings/retentionState`: where the pass is, and the period it applied last. */
-interface RetentionState {
-  appliedDays: number | null;
-  /** The next conversation id to look at (a pass is in progress), or null. */
-  cursor: string | null;
-  phase: 'conversations' | 'customers';
-  lastPassFinishedAt: number;
 }
 
 export interface RunStats {
@@ -63,17 +57,8 @@ export function retentionDaysOf(data: DocumentData | undefined): number | null {
   return typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= 3650 ? days : null;
 }
 
-/** The `expireAt` (epoch ms) of a document of time `at` under `days`, or null for none. */
-export const expiryOf = (at: number, days: number | null): number | null => (days === null ? null : at + days * DAY_MS);
-
 const millis = (value: unknown): number | null =>
   value instanceof Timestamp ? value.toMillis() : typeof value === 'number' ? value : null;
-
-/** Whether a pass should run now (the period changed, one is in progress, or the last is old). */
-export function passDue(state: RetentionState | undefined, days: number | null, now: number): boolean {
-  if (state === undefined) return days !== null;
-  return state.cursor !== null || state.appliedDays !== days || now - state.lastPassFinishedAt >= PASS_INTERVAL_MS;
-}
 
 /** Collects the writes of one page in a batch (at most one write per document read). */
 class Writer {
@@ -101,6 +86,7 @@ class Writer {
 
   deleteRef(ref: DocumentReference): void {
     this.batch.delete(ref);
+    this.deleted += 1;
     this.size += 1;
   }
 
@@ -113,11 +99,37 @@ class Writer {
 
 const isUnfinished = (status: unknown): boolean => UNFINISHED_STATUSES.includes(status as DeliveryStatus);
 
-/** One conversation: its messages, deliveries, queue and itself. Returns documents read. */
+/**
+ * Deletes a message that names stored objects, its period being over: the objects first, then (in
+ * one batch) a reply's upload records and the message. A crash in between leaves the message, so
+ * the next pass finds it again, removes what is left (a missing object is no error) and the rest.
+ */
+async function deleteWithObjects(db: Firestore, store: ImageStore, workspaceId: string, m: QueryDocumentSnapshot, days: number | null, now: number, stats: RunStats): Promise<number> {
+  // A shared image (stored before images had one object per message) stays while a message naming
+  // it has not reached the end of its period too.
+  const due = (other: QueryDocumentSnapshot): boolean => (expiryOf(millis(other.get('createdAt')) ?? now, days) ?? Infinity) <= now;
+  const images = await removeImages(db, store, [m], (other) => other.ref.path !== m.ref.path && !due(other));
+  const uploads = await uploadRecordsOf(db, workspaceId, m.data());
+  const attachments = uploads.length > 0 ? await removeAttachmentObjects(db, store, workspaceId, uploads) : { reads: 0, removed: 0 };
+  stats.objectsDeleted += images.removed + attachments.removed;
+  // Its own batch: a page of messages with up to five upload records each would not fit in one.
+  const batch = db.batch();
+  for (const upload of uploads) batch.delete(upload.ref);
+  batch.delete(m.ref);
+  await batch.commit();
+  stats.deleted += 1;
+  return images.reads + uploads.length + attachments.reads;
+}
+
+/** Whether a message names stored objects: images, or a reply's attachments (by `attachmentId`). */
+const namesObjects = (message: DocumentData): boolean => imageEntriesOf(message).length > 0 || attachmentIdsOf(message.attachments).length > 0;
+
+/** One conversation: its deliveries, messages, queue and itself. Returns documents read. */
 async function conversationPass(db: Firestore, store: ImageStore, workspaceId: string, conversation: DocumentSnapshot, days: number | null, now: number, deleteDue: boolean, writer: Writer, stats: RunStats): Promise<number> {
   let reads = 0;
   let newest = millis(conversation.get('lastMessageAt')) ?? millis(conversation.get('createdAt')) ?? now;
   let keep = false;
+  let objectMessagesLeft = 0;
 
   const deliveries = await collectionQuery(db.collection(paths.deliveries(workspaceId)), QUERIES.deliveriesOfConversation, conversation.id).get();
   reads += deliveries.size;
@@ -140,26 +152,27 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
       // A reply whose delivery is unfinished (or not created yet) stays while it can still be sent.
       const pendingReply = m.get('direction') === 'outbound' && (m.get('delivery') === undefined || isUnfinished(m.get('delivery.status')));
       keep ||= pendingReply;
-      const desired = pendingReply ? null : expiryOf(createdAt, days);
-      if (desired !== null && desired <= now + OBJECT_LEAD_MS) {
-        const objects = storedObjectsOf(m.data());
-        for (const path of [...objects.images, ...objects.attachments]) {
-          await store.remove(path);
-          stats.objectsDeleted += 1;
-        }
+      const withObjects = namesObjects(m.data());
+      const plan = messagePlan({ createdAt, pendingReply, namesObjects: withObjects }, days, now);
+      if (plan.kind === 'deleteWithObjects') {
+        reads += await deleteWithObjects(db, store, workspaceId, m, days, now, stats);
+      } else {
+        if (withObjects) objectMessagesLeft += 1;
+        writer.apply(m, plan.expireAt, now, deleteDue);
       }
-      writer.apply(m, desired, now, deleteDue);
     }
     await writer.flush();
     if (page.size < PAGE) break;
     last = page.docs.at(-1);
   }
 
-  const desired = keep ? null : expiryOf(newest, days);
-  writer.apply(conversation, desired, now, deleteDue);
+  const queueExpiry = keep ? null : expiryOf(newest, days);
   const queue = await db.doc(paths.deliveryQueue(workspaceId, conversation.id)).get();
   reads += 1;
-  if (queue.exists) writer.apply(queue, desired, now, deleteDue);
+  if (queue.exists) writer.apply(queue, queueExpiry, now, deleteDue);
+  if (conversationPlan({ newest, keep, objectMessagesLeft }, days, now).kind === 'delete') writer.deleteRef(conversation.ref);
+  // TTL never deletes a conversation (./retention-plan.ts): a stamp left by an earlier version goes.
+  else writer.apply(conversation, null, now, deleteDue);
   await writer.flush();
   return reads + 1;
 }
@@ -217,6 +230,7 @@ export async function workspacePass(db: Firestore, store: ImageStore, workspaceI
     cursor: finished ? null : (cursor ?? ''),
     phase,
     lastPassFinishedAt: finished ? now : (state?.lastPassFinishedAt ?? 0),
+    lastPassStartedAt: restart ? now : (state.lastPassStartedAt ?? state.lastPassFinishedAt),
   };
   await db.doc(paths.retentionState(workspaceId)).set(next);
   return reads;

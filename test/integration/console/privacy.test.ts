@@ -8,16 +8,19 @@
  *      with the counts, and the connector "waiting since"
  *   -> the example connector (examples/connector: processErasures with its log purge) purges and
  *      acknowledges: the console shows "connector confirmed"
- *   -> exports another customer: done, with a download offered until the file expires
- *   -> an operator sees no Privacy link and no controls.
+ *   -> exports another customer: done, with a download offered until the file expires; the admin
+ *      downloads the JSON Lines file through the console and its lines are that customer's
+ *   -> an operator sees no Privacy link and no controls, and the download function refuses their
+ *      token (403 not_an_admin).
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ConnectorClient } from '../../../sdk/src/index.js';
-import { adminDb, apiBaseUrl, closeStack, createTestIntegration, type TestIntegration } from '../helpers/stack';
+import { adminDb, apiBaseUrl, closeStack, createTestIntegration, functionsUrl, type TestIntegration } from '../helpers/stack';
 import { closePubSub, eventually } from '../helpers/deliveries';
-import { consoleUrl, createUser, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { authHost, consoleUrl, createUser, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -29,6 +32,20 @@ let browser: Browser;
 let integration: TestIntegration;
 let workspaceId = '';
 let adminPage: Page;
+/** The export the admin downloaded (the operator's refusal asks for the same file). */
+let exportId = '';
+
+/** A user's Firebase ID token from the Auth emulator (what the console holds after signing in). */
+async function idTokenOf(user: TestUser): Promise<string> {
+  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=fake-api-key`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: user.email, password: user.password, returnSecureToken: true }),
+  });
+  const body = (await res.json()) as { idToken?: string };
+  if (!res.ok || body.idToken === undefined) throw new Error(`cannot sign in ${user.email}: ${JSON.stringify(body)}`);
+  return body.idToken;
+}
 
 /** The parts of examples/connector/connector.js this test uses (the example is plain JS). */
 interface ExampleModule {
@@ -163,6 +180,21 @@ test('an admin exports a customer: done, and offered for download until it expir
   await expect(row.getByRole('button', { name: 'Download (JSON Lines)' }).isVisible()).resolves.toBe(true);
   await expect(row.locator('[data-field="download"] time').getAttribute('datetime')).resolves.toBe(new Date(stored.docs[0]!.get('fileExpiresAt') as number).toISOString());
   await shot(adminPage, 'privacy-export', { fullPage: true });
+
+  // The download: the console fetches the file with the admin's token and hands it to the browser.
+  exportId = stored.docs[0]!.id;
+  const [download] = await Promise.all([adminPage.waitForEvent('download'), row.getByRole('button', { name: 'Download (JSON Lines)' }).click()]);
+  expect(download.suggestedFilename()).toBe(`export-${exportId}.jsonl`);
+  const text = await readFile(await download.path(), 'utf8');
+  expect(text.endsWith('\n')).toBe(true);
+  const lines = text.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(lines.find((l) => l.type === 'customer')).toMatchObject({ externalId: exported });
+  const messages = lines.filter((l) => l.type === 'message');
+  expect(messages.map((m) => m.text)).toEqual(['What do you know about me?']);
+  expect(messages[0]).toMatchObject({ direction: 'inbound', sender: { externalId: exported } });
+  // Nothing of the customer erased before, nor of anyone else.
+  expect(text).not.toContain(customer);
+  expect(browserLog.filter((line) => line.startsWith('pageerror'))).toEqual([]);
 });
 
 test('an operator sees no Privacy link and none of the admin controls', async () => {
@@ -174,4 +206,10 @@ test('an operator sees no Privacy link and none of the admin controls', async ()
   await page.getByRole('status').filter({ hasText: 'Only workspace admins manage retention, erasures and exports.' }).waitFor();
   for (const control of ['#retention', '#customer-request', '#erasure-list', '#export-list']) await expect(page.locator(control).count()).resolves.toBe(0);
   await page.close();
+
+  // Nor can an operator fetch the file the admin downloaded with their own token, as the console would.
+  expect(exportId).not.toBe('');
+  const res = await fetch(`${functionsUrl()}/downloadExport?${new URLSearchParams({ workspaceId, exportId }).toString()}`, { headers: { Authorization: `Bearer ${await idTokenOf(operator)}` } });
+  expect(res.status).toBe(403);
+  expect(await res.json()).toEqual({ error: { code: 'not_an_admin', message: expect.any(String) as string } });
 });

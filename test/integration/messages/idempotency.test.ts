@@ -198,8 +198,9 @@ describe('POST /v1/messages: concurrent identical retries', () => {
       Array.from({ length: 4 }, () => postMultipart(MESSAGES_PATH, messageParts(msg, [image]), { key: integ.key })),
     );
     expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 200, 201]);
+    const { conversationId, messageId } = responses[0]?.body as { conversationId: string; messageId: string };
     const files = await listImageFiles(`workspaces/${integ.workspaceId}`);
-    expect(files).toEqual([`workspaces/${integ.workspaceId}/integrations/${integ.integrationId}/images/${sha256(image)}.png`]);
+    expect(files).toEqual([`workspaces/${integ.workspaceId}/conversations/${conversationId}/messages/${messageId}/images/${sha256(image)}.png`]);
     expect(sha256(await readFile(imageFilePath(files[0] ?? '')))).toBe(sha256(image));
   });
 });

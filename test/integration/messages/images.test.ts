@@ -58,7 +58,7 @@ async function sendAccepted(integ: TestIntegration, payload: WireMessage, images
   return { body, stored, images: (stored?.images ?? []) as Array<Record<string, unknown>> };
 }
 
-describe('accepted formats, stored under their content hash', () => {
+describe('accepted formats, stored under their message and content hash', () => {
   const formats: Array<[string, Buffer, string, string, [number, number]]> = [
     ['PNG', png(640, 480), 'png', 'image/png', [640, 480]],
     ['JPEG (baseline)', jpeg(1024, 768), 'jpeg', 'image/jpeg', [1024, 768]],
@@ -69,8 +69,9 @@ describe('accepted formats, stored under their content hash', () => {
   ];
   test.each(formats)('%s', async (_name, bytes, ext, contentType, [width, height]) => {
     const integ = await createTestIntegration();
-    const { images } = await sendAccepted(integ, newMessage(), [{ data: bytes, contentType, filename: '../../etc/passwd' }]);
-    const path = `workspaces/${integ.workspaceId}/integrations/${integ.integrationId}/images/${sha256(bytes)}.${ext}`;
+    const { body, images } = await sendAccepted(integ, newMessage(), [{ data: bytes, contentType, filename: '../../etc/passwd' }]);
+    // One object per message and image: the message's (deterministic) id is in the path.
+    const path = `workspaces/${integ.workspaceId}/conversations/${body.conversationId}/messages/${body.messageId}/images/${sha256(bytes)}.${ext}`;
     expect(images).toEqual([{ path, sha256: sha256(bytes), contentType, width, height, bytes: bytes.length }]);
     // The client's filename is never used: the only file is at the derived path, with the same bytes.
     expect(await listImageFiles(`workspaces/${integ.workspaceId}`)).toEqual([path]);

@@ -3,7 +3,7 @@
  * as the console writes it, and waiting for the service's audit.
  */
 import { randomUUID } from 'node:crypto';
-import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentData, type DocumentReference } from 'firebase-admin/firestore';
 import { adminDb, postJson, postMultipart, messageParts, testImageDir, type TestIntegration } from '../helpers/stack';
 import { eventually } from '../helpers/deliveries';
 import { createImageStore, type ImageStore } from '../../../functions/src/messages/image-store';
@@ -21,12 +21,13 @@ export interface Sent {
   body: Record<string, unknown>;
 }
 
-/** A customer message through POST /v1/messages (with one small PNG when `withImage`). */
-export async function send(integration: TestIntegration, externalConversationId: string, externalId: string, options: { withImage?: boolean; eventId?: string; text?: string } = {}): Promise<Sent> {
+/** A customer message through POST /v1/messages (with one small PNG when `withImage`, or the image `image`). */
+export async function send(integration: TestIntegration, externalConversationId: string, externalId: string, options: { withImage?: boolean; image?: Buffer; eventId?: string; text?: string } = {}): Promise<Sent> {
   const eventId = options.eventId ?? `evt-${randomUUID()}`;
   const body = { eventId, externalConversationId, sender: { externalId }, message: { text: options.text ?? `hello from ${externalId}` } };
-  const res = options.withImage
-    ? await postMultipart('/v1/messages', messageParts(body, [png(3 + Math.floor(Math.random() * 50), 3)]), { key: integration.key })
+  const image = options.image ?? (options.withImage ? png(3 + Math.floor(Math.random() * 50), 3) : undefined);
+  const res = image !== undefined
+    ? await postMultipart('/v1/messages', messageParts(body, [image]), { key: integration.key })
     : await postJson('/v1/messages', body, { key: integration.key });
   if (res.status !== 201 && res.status !== 200) throw new Error(`message refused: ${res.status} ${res.text}`);
   const { conversationId, messageId } = res.body as { conversationId: string; messageId: string };
@@ -44,4 +45,11 @@ export function waitForErasure(workspaceId: string, erasureId: string, timeoutMs
     const d = (await ws(workspaceId).collection('erasures').doc(erasureId).get()).data();
     return d?.status === 'done' ? d : undefined;
   }, `erasure ${erasureId} done`, timeoutMs);
+}
+
+/** Moves a document's time back by `ms` (as if it had been written then). */
+export async function age(ref: DocumentReference, field: string, ms: number): Promise<void> {
+  const value: unknown = (await ref.get()).get(field);
+  if (value instanceof Timestamp) await ref.update({ [field]: Timestamp.fromMillis(value.toMillis() - ms) });
+  else if (typeof value === 'number') await ref.update({ [field]: value - ms });
 }

@@ -960,7 +960,7 @@ test('afterwards: the rejecting workspaces are exactly as they were; the accepti
     expected.add(`conversations/${m.conversationId}/messages/${m.messageId}`);
     expected.add(`events/${eventDocIdFor(integrationId, m.payload.eventId as string)}`);
     if (sender.kind !== 'service') expected.add(`customers/${customerIdFor(integrationId, sender.externalId)}`);
-    for (const img of m.images) expectedImages.add(imagePath(workspaceId, integrationId, sha256(img.bytes), img.format as string));
+    for (const img of m.images) expectedImages.add(imagePath(workspaceId, m.conversationId, m.messageId, sha256(img.bytes), img.format as string));
   }
   expect(acceptedMessages.length).toBeGreaterThan(20);
   expect(await workspaceDocPaths(workspaceId)).toEqual([...expected].sort());

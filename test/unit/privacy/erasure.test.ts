@@ -1,9 +1,12 @@
 /** The pure parts of the privacy feature (docs/privacy.md): the erase rule, stored objects, the retention arithmetic, the erasures cursor. */
 import { decideErase } from '../../../functions/src/deliveries/state-machine';
 import type { DeliveryRecord } from '../../../functions/src/deliveries/record';
-import { storedObjectsOf } from '../../../functions/src/privacy/erasure';
+import { erasureDoneEvent } from '../../../functions/src/privacy/erasure';
+import { imageEntriesOf, storagePathOf } from '../../../functions/src/privacy/stored-objects';
+import { imagePath, isSharedImagePath } from '../../../functions/src/platform/object-store';
 import { decodeErasureCursor, encodeErasureCursor } from '../../../functions/src/privacy/erasure-list';
-import { expiryOf, passDue, retentionDaysOf, DAY_MS, PASS_INTERVAL_MS } from '../../../functions/src/privacy/retention';
+import { retentionDaysOf } from '../../../functions/src/privacy/retention';
+import { expiryOf, passDue, DAY_MS, PASS_INTERVAL_MS } from '../../../functions/src/privacy/retention-plan';
 
 const base = {
   deliveryId: 'd_1', workspaceId: 'ws', integrationId: 'i', conversationId: 'c', messageId: 'm', seq: 1, text: 't', attempts: 0,
@@ -23,10 +26,37 @@ describe('decideErase', () => {
   });
 });
 
-test('storedObjectsOf: image and attachment paths, nothing else', () => {
-  expect(storedObjectsOf({ images: [{ path: 'a.png' }, { nope: 1 }], attachments: [{ path: 'b.pdf' }] })).toEqual({ images: ['a.png'], attachments: ['b.pdf'] });
-  expect(storedObjectsOf(undefined)).toEqual({ images: [], attachments: [] });
-  expect(storedObjectsOf({ images: 'x' })).toEqual({ images: [], attachments: [] });
+test('imageEntriesOf: the image entries that name an object, nothing else; storagePathOf an upload record\'s path', () => {
+  expect(imageEntriesOf({ images: [{ path: 'a.png', sha256: 'x' }, { nope: 1 }], attachments: [{ path: 'b.pdf' }] })).toEqual([{ path: 'a.png', sha256: 'x' }]);
+  expect(imageEntriesOf(undefined)).toEqual([]);
+  expect(imageEntriesOf({ images: 'x' })).toEqual([]);
+  expect(storagePathOf({ storagePath: 'workspaces/w/attachments/h' })).toBe('workspaces/w/attachments/h');
+  for (const bad of [undefined, {}, { storagePath: '' }, { storagePath: 3 }]) expect(storagePathOf(bad)).toBeNull();
+});
+
+test('image paths: one object per message (by its deterministic id); the old per-integration paths are recognised as shared', () => {
+  const sha = 'a'.repeat(64);
+  const path = imagePath('ws', 'c_1', 'm_1', sha, 'png');
+  expect(path).toBe(`workspaces/ws/conversations/c_1/messages/m_1/images/${sha}.png`);
+  expect(imagePath('ws', 'c_1', 'm_2', sha, 'png')).not.toBe(path);
+  expect(isSharedImagePath(path)).toBe(false);
+  expect(isSharedImagePath(`workspaces/ws/integrations/i1/images/${sha}.jpeg`)).toBe(true);
+  expect(isSharedImagePath(`workspaces/ws/integrations/i1/images/${sha}.jpeg/x`)).toBe(false);
+});
+
+test('erasureDoneEvent: a stable id per workspace and erasure, the erasure id and counts in detail, no customer', () => {
+  const counts = { conversations: 1, messages: 5, images: 1, attachments: 2, deliveries: 2 };
+  const event = erasureDoneEvent('ws', 'er-1', { integrationId: 'i1', startedAt: 1_000 }, counts, 3_000);
+  expect(event).toEqual({
+    eventId: 'erasure.done:ws:er-1',
+    type: 'erasure.done',
+    workspaceId: 'ws',
+    integrationId: 'i1',
+    at: new Date(3_000).toISOString(),
+    detail: { erasureId: 'er-1', counts, startedAt: new Date(1_000).toISOString(), finishedAt: new Date(3_000).toISOString() },
+  });
+  expect(erasureDoneEvent('ws', 'er-1', { integrationId: 'i1', startedAt: 1_000 }, counts, 9_000).eventId).toBe(event.eventId);
+  expect(erasureDoneEvent('other', 'er-1', { integrationId: 'i1', startedAt: 1_000 }, counts, 3_000).eventId).not.toBe(event.eventId);
 });
 
 describe('retention arithmetic', () => {
