@@ -122,6 +122,16 @@ function summaryRows(r) {
       add('5', 'Each function loads only its own code (require.cache)', null, 'yes', checks.every(([, ok]) => ok), checks.map(([what, ok]) => `${what}${ok ? '' : ' (NOT MET)'}`).join('; ') + `; own modules: messages ${msgs.ownModules.length}, deliveries ${deliveries.ownModules.length}, triggers ${triggers.ownModules.length}`);
     }
   }
+  if (r.privacy?.erasure) {
+    const e = r.privacy.erasure;
+    const what = `Erasure of one customer (${e.targetMessages} messages in ${e.targetConversations} conversations) among ${e.otherMessages.large} / among ${e.otherMessages.small} other customers' messages`;
+    add('7', `${what}: time`, e.timeRatio, '<= 1.25', e.timeRatio.median <= 1.25, `${fmt(e.large.ms.median / 1000, 2)} vs ${fmt(e.small.ms.median / 1000, 2)} s; ${e.large.steps.median} vs ${e.small.steps.median} steps; the erasure's collection-group query alone grew ${fmt(e.groupQueryScan.ratio)}x (${fmt(e.groupQueryScan.beforeMs, 1)} -> ${fmt(e.groupQueryScan.afterMs, 1)} ms) when the large workspace's ${e.otherMessages.large} messages were written (the emulator has no index; production reads an index range)`);
+    add('7', `${what}: documents read`, e.docsReadRatio, '<= 1.25', e.docsReadRatio.median <= 1.25, `${e.large.docsRead.median} vs ${e.small.docsRead.median} (billed, at the Admin SDK); ${e.large.deleted.median} vs ${e.small.deleted.median} deleted`);
+  }
+  if (r.privacy?.retention) {
+    const t = r.privacy.retention;
+    add('7', `Retention job: documents deleted per second / raw batched deletes per second (${t.documents} documents, 500 per batch)`, t.ratio, 'report', null, `${fmt(t.jobDeletesPerSecond.median, 0)} vs ${fmt(t.rawDeletesPerSecond.median, 0)} per second; the job read ${t.runs[0].jobReads} documents in ${t.runs[0].jobRuns} run(s)`);
+  }
   if (r.sdk) {
     add('6', 'SDK: deliveries.start / hand-written fetch, per call', r.sdk.ratio, '<= 1.1', r.sdk.ratio.median <= 1.1, `${fmt(r.sdk.sdkStartMicros.median, 0)} vs ${fmt(r.sdk.fetchMicros.median, 0)} µs`);
     const p = r.sdk.package;
@@ -214,7 +224,7 @@ export function renderMarkdown(r) {
         `4 loops ${fmt(raw.fourLoops.median, 1)} (${spread(raw.fourLoops, 1)}), 4 loops of start only ${fmt(raw.fourLoopsStartOnly.median, 1)} (${spread(raw.fourLoopsStartOnly, 1)}).`,
     );
   }
-  const errors = [...(r.failures ?? []), ...Object.entries({ ...r.store?.errors, ...r.stack?.errors }).map(([k, v]) => `${k}: ${v}`)];
+  const errors = [...(r.failures ?? []), ...Object.entries({ ...r.store?.errors, ...r.stack?.errors, ...r.framework?.errors, ...r.privacy?.errors }).map(([k, v]) => `${k}: ${v}`)];
   if (errors.length > 0) lines.push('', '## Failures', '', ...errors.map((e) => `- ${e}`));
   const retried = (r.store?.retried503 ?? 0) + (r.stack?.overhead?.retried503 ?? 0);
   if (retried > 0) lines.push('', `${retried} measured request(s) got a 503 (the emulator's "Transaction lock timeout") and were retried; only successful attempts are in the figures.`);

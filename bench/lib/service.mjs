@@ -154,11 +154,11 @@ const messagesOf = (integration, conversationId) =>
   db().collection('workspaces').doc(integration.workspaceId).collection('conversations').doc(conversationId).collection('messages');
 
 /** Writes `count` operator replies to a conversation exactly as the console does (in order). */
-export async function writeReplies(integration, conversationId, count, text = (i) => `Reply ${i + 1}: your parcel is on its way.`) {
+export async function writeReplies(integration, conversationId, count, text = (i) => `Reply ${i + 1}: your parcel is on its way.`, fields = () => ({})) {
   const ids = [];
   for (let i = 0; i < count; i++) {
     const ref = messagesOf(integration, conversationId).doc();
-    const reply = { direction: 'outbound', author: { type: 'operator', uid: 'bench-operator' }, text: text(i), createdAt: FieldValue.serverTimestamp() };
+    const reply = { direction: 'outbound', author: { type: 'operator', uid: 'bench-operator' }, text: text(i), ...fields(i), createdAt: FieldValue.serverTimestamp() };
     await retrying(() =>
       ref.create(reply).catch((err) => {
         if (err?.code !== ALREADY_EXISTS) throw err; // an earlier attempt did write it
@@ -170,13 +170,16 @@ export async function writeReplies(integration, conversationId, count, text = (i
 }
 
 /**
- * `perConversation` replies in each conversation, sequenced into deliveries by the reply
+ * `perConversation` replies in each conversation (`reply(c)`: `{ text, fields }` of each reply in
+ * conversation c, else the default text), sequenced into deliveries by the reply
  * trigger's own transaction (`sequenceReplies`, idempotent: the emulated trigger may run it too).
  * Returns the delivery ids per conversation, in delivery order.
  */
-export async function newDeliveries(integration, conversations, perConversation, concurrency = 4) {
+export async function newDeliveries(integration, conversations, perConversation, concurrency = 4, reply = undefined) {
   return mapLimit(conversations, concurrency, async (c) => {
-    const replyIds = await writeReplies(integration, c.conversationId, perConversation);
+    // `reply(c)`: more fields of each reply of conversation c (e.g. its attachments), with its text.
+    const extra = reply?.(c);
+    const replyIds = extra ? await writeReplies(integration, c.conversationId, perConversation, () => extra.text, () => extra.fields) : await writeReplies(integration, c.conversationId, perConversation);
     // With Pub/Sub (stack session) as the reply trigger does: sequence, then publish what it
     // committed (the outbox trigger leaves those entries to their writer). Without (store session),
     // sequencing only: nothing there publishes.
