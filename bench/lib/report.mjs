@@ -36,6 +36,23 @@ function summaryRows(r) {
     add('2', 'Transactions per operation (max over runs, every operation)', null, '1', oneTx, ops.map(([n, c]) => `${n}: ${c.counts.transactions.max}`).join('; '));
     add('2', 'Reads outside the transaction, warm key cache (every JSON operation)', null, '0', noAuthReads, `cold key cache: ${r.store.counts['message (cold key cache)'].counts.docsReadOutsideTx.median} reads (${r.store.counts['message (cold key cache)'].counts.queries.median} queries)`);
   }
+  if (r.store?.counts && r.previous?.counts) {
+    // The committed results of the run before (bench/results/latest.json at HEAD): the same
+    // Firestore work per operation is what "costs what it cost before" means (counts are exact).
+    const fields = ['transactions', 'roundTrips', 'rpcs', 'docsRead', 'docsWritten'];
+    const diff = (name) => {
+      const now = r.store.counts[name]?.counts;
+      const before = r.previous.counts[name];
+      if (!now || !before) return `${name}: not in both runs`;
+      const changed = fields.filter((f) => now[f].median !== before[f]);
+      return changed.length === 0 ? null : `${name}: ${changed.map((f) => `${f} ${before[f]} -> ${now[f].median}`).join(', ')}`;
+    };
+    const show = (name) => `${r.store.counts[name].counts.docsRead.median} / ${r.store.counts[name].counts.docsWritten.median} / ${r.store.counts[name].counts.roundTrips.median}`;
+    const claim = diff('claim');
+    add('2', `Claim of a reply without attachments: reads / writes / round trips / RPCs / transactions, now vs the committed previous run (commit ${r.previous.commit})`, null, 'equal', claim === null, claim ?? `${show('claim')} (reads / writes / round trips), as before`);
+    const all = Object.keys(r.store.counts).map(diff).filter((d) => d !== null);
+    add('2', `Every operation's Firestore work, now vs the committed previous run (commit ${r.previous.commit})`, null, 'equal', all.length === 0, all.length === 0 ? `equal for ${Object.keys(r.store.counts).join(', ')}` : all.join('; '));
+  }
   if (r.store?.scale) {
     const scale = r.store.scale;
     const first = scale[0];
@@ -81,6 +98,17 @@ function summaryRows(r) {
     const single = (x) => ({ median: x, p25: x, p75: x, min: x, max: x });
     add('4', `Multipart on the functions framework: peak RSS at the configured concurrency (${m.concurrency} x ${mb(m.requestBytes)}) / memory limit (${m.memory})`, single(m.peakToLimitRatio), '<= 0.8, all 201', m.peakToLimitRatio <= 0.8 && m.allAccepted, `peak ${mb(m.peakAtConcurrencyBytes)}; idle ${mb(m.idleRssBytes)}; ${m.runs.map((x) => `${x.n}: ${mb(x.peakRssBytes)} (${x.accepted}/${x.n} accepted)`).join(', ')}`);
     add('4', 'Multipart on the functions framework: extra RSS per upload in flight / request size (slope over N)', single(m.perUploadExtraRatio), 'report', null, `${mb(m.perUploadExtraBytes)} per upload`);
+  }
+  if (r.stack?.attachmentFetch) {
+    const a = r.stack.attachmentFetch;
+    add('4', `Attachment fetch (${mb(a.bytes)}): POST /v1/deliveries/attachment through Hosting / the same object read directly from the store (HTTP)`, a.ratioToDirect, '<= 1.3', a.ratioToDirect.median <= 1.3, `${fmt(a.fetchMs.median, 1)} vs ${fmt(a.directMs.median, 1)} ms; the store's in-process read ${fmt(a.inProcessReadMs.median, 1)} ms (fetch / that: ${fmt(a.ratioToInProcessRead.median, 1)})`);
+    add('4', `Attachment fetch (${mb(a.bytes)}) / the no-op function serving the same file through Hosting (the platform's floor)`, a.ratioToNoopFile, 'report', null, `${fmt(a.fetchMs.median, 1)} vs ${fmt(a.noopFileMs.median, 1)} ms; the no-op / the direct read: ${fmt(a.noopFileToDirect.median)}`);
+  }
+  if (r.framework?.attachmentMemory) {
+    const m = r.framework.attachmentMemory;
+    const single = (x) => ({ median: x, p25: x, p75: x, min: x, max: x });
+    add('4', `Attachment fetch on the functions framework: peak RSS at the configured concurrency (${m.concurrency} x ${mb(m.fileBytes)}) / memory limit (${m.memory})`, single(m.peakToLimitRatio), '<= 0.8, all 200', m.peakToLimitRatio <= 0.8 && m.allComplete, `peak ${mb(m.peakAtConcurrencyBytes)}; idle ${mb(m.idleRssBytes)}; ${m.runs.map((x) => `${x.n}: ${mb(x.peakRssBytes)} (${x.ok}/${x.n} complete)`).join(', ')}`);
+    add('4', 'Attachment fetch on the functions framework: extra RSS per fetch in flight / file size (slope over N)', single(m.perFetchExtraRatio), 'report', null, `${mb(m.perFetchExtraBytes)} per fetch`);
   }
   if (r.images) {
     for (const [name, c] of Object.entries(r.images.cases)) {

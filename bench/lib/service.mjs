@@ -5,7 +5,7 @@
  * service's own code (admin CLI for integrations, the messages handler for conversations, the
  * reply trigger's `sequenceReplies` for deliveries).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { FUNCTIONS_LIB } from './build.mjs';
@@ -267,4 +267,47 @@ export async function bulkFinishedThenPending(integration, conversations, finish
 /** The conversation's queue document (deliveries/store.ts), which claim and complete read by id. */
 export function queueDocument(integration, conversationId) {
   return deliveryQueueRef(db(), integration.workspaceId, conversationId);
+}
+
+const { attachmentPath, createImageStore } = lib('platform/object-store.js');
+
+/**
+ * `count` deliveries of replies with one file of `size` bytes each (a PDF), made as the service
+ * makes them: the integration gets the attachments capability, each file is stored in the local
+ * object store at `storeDir` (content-addressed, as the upload function stores it) with its upload
+ * record, the reply names it as the console writes it, and the reply trigger's own sequencing
+ * turns it into a delivery that carries the file. `distinct`: a different file per delivery
+ * (otherwise all name the same object). Returns `{ deliveryId, conversationId, sha256, file }` each.
+ */
+export async function attachmentDeliveries(integration, count, { size, storeDir, distinct = false }) {
+  const { workspaceId, integrationId } = integration;
+  await db().doc(`workspaces/${workspaceId}/integrations/${integrationId}`).update({ 'replies.attachments': { contentTypes: ['application/pdf'], maxBytes: size, maxCount: 5 } });
+  const store = createImageStore({ kind: 'local', dir: storeDir });
+  const conversations = await newConversations(integration, count);
+  const files = new Map();
+  let shared = null;
+  for (const c of conversations) {
+    if (distinct || shared === null) {
+      const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(size - 9)]);
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      await store.put(attachmentPath(workspaceId, sha256), bytes, 'application/pdf');
+      shared = { sha256, path: join(storeDir, attachmentPath(workspaceId, sha256)) };
+    }
+    const attachmentId = `a_${randomUUID().replaceAll('-', '')}`;
+    await db().doc(`workspaces/${workspaceId}/attachmentUploads/${attachmentId}`).create({
+      workspaceId,
+      conversationId: c.conversationId,
+      uploadedBy: 'bench-operator',
+      name: 'invoice.pdf',
+      contentType: 'application/pdf',
+      size,
+      sha256: shared.sha256,
+      storagePath: attachmentPath(workspaceId, shared.sha256),
+      createdAt: Date.now(),
+      expireAt: Timestamp.fromMillis(Date.now() + 86_400_000),
+    });
+    files.set(c.conversationId, { file: { attachmentId, name: 'invoice.pdf', contentType: 'application/pdf', size, sha256: shared.sha256 }, path: shared.path });
+  }
+  const deliveries = await newDeliveries(integration, conversations, 1, 4, (c) => ({ text: 'Your invoice is attached.', fields: { attachments: [files.get(c.conversationId).file] } }));
+  return deliveries.map((d) => ({ deliveryId: d.deliveryIds[0], conversationId: d.conversationId, sha256: files.get(d.conversationId).file.sha256, ...files.get(d.conversationId) }));
 }
