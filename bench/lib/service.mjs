@@ -270,14 +270,16 @@ export function queueDocument(integration, conversationId) {
 }
 
 const { attachmentPath, createImageStore } = lib('platform/object-store.js');
+const { createUploadRecord, newAttachmentId } = lib('console-api/store.js');
 
 /**
  * `count` deliveries of replies with one file of `size` bytes each (a PDF), made as the service
- * makes them: the integration gets the attachments capability, each file is stored in the local
- * object store at `storeDir` (content-addressed, as the upload function stores it) with its upload
- * record, the reply names it as the console writes it, and the reply trigger's own sequencing
- * turns it into a delivery that carries the file. `distinct`: a different file per delivery
- * (otherwise all name the same object). Returns `{ deliveryId, conversationId, sha256, file }` each.
+ * makes them: the integration gets the attachments capability, each upload is stored as the
+ * console's upload handler stores it (console-api/store.ts `createUploadRecord`, then the object
+ * at its per-upload path in the local object store at `storeDir`), the reply names it as the
+ * console writes it, and the reply trigger's own sequencing turns it into a delivery that carries
+ * the file. `distinct`: different bytes per upload (otherwise all uploads hold the same bytes).
+ * Returns `{ deliveryId, conversationId, sha256, file, path }` each (`path`: the object's file).
  */
 export async function attachmentDeliveries(integration, count, { size, storeDir, distinct = false }) {
   const { workspaceId, integrationId } = integration;
@@ -285,29 +287,16 @@ export async function attachmentDeliveries(integration, count, { size, storeDir,
   const store = createImageStore({ kind: 'local', dir: storeDir });
   const conversations = await newConversations(integration, count);
   const files = new Map();
-  let shared = null;
+  let bytes = null;
   for (const c of conversations) {
-    if (distinct || shared === null) {
-      const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(size - 9)]);
-      const sha256 = createHash('sha256').update(bytes).digest('hex');
-      await store.put(attachmentPath(workspaceId, sha256), bytes, 'application/pdf');
-      shared = { sha256, path: join(storeDir, attachmentPath(workspaceId, sha256)) };
-    }
-    const attachmentId = `a_${randomUUID().replaceAll('-', '')}`;
-    await db().doc(`workspaces/${workspaceId}/attachmentUploads/${attachmentId}`).create({
-      workspaceId,
-      conversationId: c.conversationId,
-      uploadedBy: 'bench-operator',
-      name: 'invoice.pdf',
-      contentType: 'application/pdf',
-      size,
-      sha256: shared.sha256,
-      storagePath: attachmentPath(workspaceId, shared.sha256),
-      createdAt: Date.now(),
-      expireAt: Timestamp.fromMillis(Date.now() + 86_400_000),
-    });
-    files.set(c.conversationId, { file: { attachmentId, name: 'invoice.pdf', contentType: 'application/pdf', size, sha256: shared.sha256 }, path: shared.path });
+    if (distinct || bytes === null) bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(size - 9)]);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const attachmentId = newAttachmentId();
+    await createUploadRecord(db(), { workspaceId, conversationId: c.conversationId, attachmentId, uploadedBy: 'bench-operator', name: 'invoice.pdf', contentType: 'application/pdf', size, sha256, now: Date.now(), shardCount: config().queueShards });
+    const objectPath = attachmentPath(workspaceId, c.conversationId, attachmentId);
+    await store.put(objectPath, bytes, 'application/pdf');
+    files.set(c.conversationId, { sha256, file: { attachmentId, name: 'invoice.pdf', contentType: 'application/pdf', size, sha256 }, path: join(storeDir, objectPath) });
   }
   const deliveries = await newDeliveries(integration, conversations, 1, 4, (c) => ({ text: 'Your invoice is attached.', fields: { attachments: [files.get(c.conversationId).file] } }));
-  return deliveries.map((d) => ({ deliveryId: d.deliveryIds[0], conversationId: d.conversationId, sha256: files.get(d.conversationId).file.sha256, ...files.get(d.conversationId) }));
+  return deliveries.map((d) => ({ deliveryId: d.deliveryIds[0], conversationId: d.conversationId, ...files.get(d.conversationId) }));
 }

@@ -11,7 +11,7 @@
  * both read from the built function's own options (`__endpoint`), so the figure always checks
  * what is deployed.
  *
- * Then the same for the attachment fetch (`getDeliveryAttachment`, issue 23): N fetches at once of
+ * Then the same for the attachment fetch (`getDeliveryAttachment`): N fetches at once of
  * maximum-size files (10 MiB, a different stored file per delivery, each under its own live
  * lease) for N = 1, 2, 4, 8 and its configured concurrency; peak RSS at the concurrency / its
  * memory limit (goal <= 0.8), every fetch 200 with the whole file.
@@ -28,6 +28,8 @@ import { multipartMessage, png } from '../lib/images.mjs';
 import { BENCH_DIR } from '../lib/stack-config.mjs';
 import { QUICK, log, runSections } from '../lib/session.mjs';
 import { attachmentDeliveries, callOk, HANDLERS, newIntegration } from '../lib/service.mjs';
+import { startStoreServer } from '../lib/store-http.mjs';
+import { performance } from 'node:perf_hooks';
 
 const require = createRequire(import.meta.url);
 const EACH_IMAGE = 6_900_000;
@@ -179,6 +181,35 @@ await runSections(
           log(`framework: ${n} attachment fetches at once: ${ok}/${n} complete, peak RSS ${(peak / MB).toFixed(0)} MiB`);
           runs.push({ n, ok, statuses, peakRssBytes: peak });
         }
+        // Without the emulators' proxies: one fetch at a time from the function on the framework
+        // against the same object read directly from the store over HTTP, alternating (as 4c).
+        const server = await startStoreServer(storeDir);
+        const timing = { fetch: [], direct: [] };
+        try {
+          const download = async (url, init) => {
+            const t0 = performance.now();
+            const res = await fetch(url, init);
+            const bytes = (await res.arrayBuffer()).byteLength;
+            if (res.status !== 200 || bytes !== SIZE) throw new Error(`attachment timing: HTTP ${res.status}, ${bytes} bytes`);
+            return performance.now() - t0;
+          };
+          const fetchIt = () => download(`${att.url}/`, { method: 'POST', headers: { authorization: `Bearer ${integration.key}`, 'content-type': 'application/json' }, body: JSON.stringify(leases[0]) });
+          const directIt = () => download(server.urlOf(deliveries[0].path));
+          await fetchIt();
+          await directIt();
+          for (let i = 0; i < (QUICK ? 10 : 30); i++) {
+            if (i % 2 === 0) {
+              timing.fetch.push(await fetchIt());
+              timing.direct.push(await directIt());
+            } else {
+              timing.direct.push(await directIt());
+              timing.fetch.push(await fetchIt());
+            }
+          }
+        } finally {
+          server.stop();
+        }
+        const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
         const slope = slopeOf(runs.map((r) => r.n), runs.map((r) => r.peakRssBytes));
         const atConcurrency = runs.find((r) => r.n === atOnce);
         return {
@@ -193,6 +224,10 @@ await runSections(
           peakToLimitRatio: atConcurrency.peakRssBytes / limit,
           allComplete: runs.every((r) => r.ok === r.n),
           runs,
+          fetchMs: median(timing.fetch),
+          directMs: median(timing.direct),
+          fetchToDirect: median(timing.fetch) / median(timing.direct),
+          pairedFetchToDirect: timing.fetch.map((f, i) => f / timing.direct[i]),
         };
       } finally {
         await att.stop();

@@ -20,12 +20,9 @@
  *   against the bench's no-op function serving the same file through Hosting (the platform's
  *   floor for a function that answers a stored file) and the store's own in-process read.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { pathToFileURL } from 'node:url';
 import { BASE_URL } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
@@ -33,6 +30,7 @@ import { describePattern, measure, replay } from '../lib/instrument.mjs';
 import { attachmentDeliveries, bulkDeliveries, callOk, db, HANDLERS, messageBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
 import { NOOP_FILE_PATH, NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
+import { startStoreServer } from '../lib/store-http.mjs';
 import { mapLimit, median, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
@@ -43,6 +41,8 @@ const { FieldValue } = require(require.resolve('firebase-admin/firestore', { pat
 const { ConnectorClient, parsePulledNotification } = await import(pathToFileURL(SDK_ENTRY).href);
 
 const PROJECT = process.env.GCLOUD_PROJECT;
+/** The Functions emulator's own address for the functions of the region (no Hosting in front). */
+const FUNCTIONS_URL = `http://${process.env.FUNCTIONS_EMULATOR_HOST ?? '127.0.0.1:5001'}/${PROJECT}/europe-central2`;
 const ACK_DEADLINE = Duration.from({ seconds: 600 });
 const pubsub = new PubSub({ projectId: PROJECT });
 const PATHS = { message: '/v1/messages', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
@@ -507,19 +507,13 @@ async function attachmentFetch() {
   const topic = await newTopic(false);
   const integration = await newIntegration(topic.path);
   const key = integration.key;
-  // One delivery per repetition (a fresh lease each), all naming the same stored object.
+  // One delivery per repetition (a fresh lease each), each with its own stored object (same bytes).
   const deliveries = await attachmentDeliveries(integration, reps, { size: SIZE, storeDir });
-  const objectPath = deliveries[0].path;
   const expected = deliveries[0].sha256;
-  const server = spawn(process.execPath, [join(fileURLToPath(new URL('.', import.meta.url)), '..', 'lib', 'store-server.mjs'), storeDir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise((resolve, reject) => {
-    server.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim())));
-    server.once('exit', (code) => reject(new Error(`store server exited ${code}`)));
-  });
-  const directUrl = `http://127.0.0.1:${port}/${objectPath.slice(storeDir.length + 1)}`;
+  const server = await startStoreServer(storeDir);
   try {
     await quiesce('attachment fixtures');
-    const claimOf = async (deliveryId) => {
+    const claimOf = async ({ deliveryId }) => {
       const r = await post(PATHS.claim, key, { deliveryId, requestId: randomUUID() });
       if (r.status !== 200 || r.body.status !== 'ready' || r.body.message?.attachments?.length !== 1) throw new Error(`attachment claim: ${r.status} ${JSON.stringify(r.body)}`);
       return { deliveryId, leaseId: r.body.leaseId, attachmentId: r.body.message.attachments[0].attachmentId };
@@ -527,19 +521,21 @@ async function attachmentFetch() {
     const check = (what, r) => {
       if (r.status !== 200 || r.bytes.length !== SIZE || createHash('sha256').update(r.bytes).digest('hex') !== expected) throw new Error(`${what}: HTTP ${r.status}, ${r.bytes.length} bytes, not the stored file`);
     };
-    const steps = (lease) => ({
+    const steps = (lease, objectPath) => ({
       fetch: () => download(`${BASE_URL}/v1/deliveries/attachment`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(lease) }),
-      direct: () => download(directUrl),
+      direct: () => download(server.urlOf(objectPath)),
       noop: () => download(`${BASE_URL}${NOOP_FILE_PATH}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ path: objectPath }) }),
+      // The same no-op called at the Functions emulator's own address: Hosting's hop left out.
+      noopNoHosting: () => download(`${FUNCTIONS_URL}/benchNoopFile`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: objectPath }) }),
       read: async () => ({ status: 200, bytes: await readFile(objectPath) }),
     });
     // Warm-up, checking every path answers the stored bytes: the function's worker, the key cache, the no-op's worker.
-    const warm = steps(await claimOf(deliveries[0].deliveryId));
+    const warm = steps(await claimOf(deliveries[0]), deliveries[0].path);
     for (const [name, step] of Object.entries(warm)) for (let i = 0; i < 2; i++) check(name, await step());
-    const perRepMedians = { fetch: [], direct: [], noop: [], read: [] };
+    const perRepMedians = { fetch: [], direct: [], noop: [], noopNoHosting: [], read: [] };
     for (let rep = 0; rep < reps; rep++) {
-      const run = rep === 0 ? warm : steps(await claimOf(deliveries[rep].deliveryId));
-      const samples = { fetch: [], direct: [], noop: [], read: [] };
+      const run = rep === 0 ? warm : steps(await claimOf(deliveries[rep]), deliveries[rep].path);
+      const samples = { fetch: [], direct: [], noop: [], noopNoHosting: [], read: [] };
       const names = Object.keys(samples);
       for (let i = 0; i < perRep; i++) {
         // Rotate the order inside each round so drift and background work hit all alike.
@@ -562,6 +558,8 @@ async function attachmentFetch() {
       fetchMs: summarize(perRepMedians.fetch, 1),
       directMs: summarize(perRepMedians.direct, 1),
       noopFileMs: summarize(perRepMedians.noop, 1),
+      noopFileNoHostingMs: summarize(perRepMedians.noopNoHosting, 1),
+      noopNoHostingToDirect: ratio('noopNoHosting', 'direct'),
       inProcessReadMs: summarize(perRepMedians.read, 2),
       ratioToDirect: ratio('fetch', 'direct'),
       ratioToNoopFile: ratio('fetch', 'noop'),
@@ -569,7 +567,7 @@ async function attachmentFetch() {
       ratioToInProcessRead: ratio('fetch', 'read'),
     };
   } finally {
-    server.kill();
+    server.stop();
   }
 }
 
