@@ -21,7 +21,10 @@ const MAX_KEPT_EXTENSION = 16;
  * bytes' type is sniffed, never taken from the name; a connector sanitises the name for its channel.
  */
 export function uploadName(raw: string | undefined): string {
-  const segment = (raw ?? '').split(/[\\/]/).at(-1) ?? '';
+  // Browsers escape `"`, CR and LF in a multipart file name as %22, %0D and %0A (the HTML standard's
+  // form encoding); read back, a quote is a quote and CR/LF go with the other control characters.
+  const unescaped = (raw ?? '').replace(/%22/g, '"').replace(/%0[DA]/gi, '\n');
+  const segment = unescaped.split(/[\\/]/).at(-1) ?? '';
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
   const cleaned = segment.normalize('NFC').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '').trim();
   if (cleaned === '' || cleaned === '.' || cleaned === '..') return DEFAULT_UPLOAD_NAME;
