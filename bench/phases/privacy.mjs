@@ -6,7 +6,8 @@
  * 1. erasure: one customer with 1,000 messages (10 conversations of 100) erased with
  *    `runErasure`, in a workspace where 10 other customers wrote one message each ("small") and in
  *    one where 1,000 other customers wrote 10 each, 10,000 messages ("large"). Each repetition
- *    writes a fresh target customer into both workspaces and erases the two in rotating order;
+ *    writes a fresh target customer into both workspaces, waits for the emulator to settle, and
+ *    erases the two in rotating order (6 repetitions, so each goes first equally often);
  *    the ratios (large / small: time, documents read) are paired by repetition. Target <= 1.25
  *    each. Both workspaces live in the one emulator database throughout, so the emulator's own
  *    scan of the `messages` collection group (it has no indexes; production reads an index range)
@@ -27,7 +28,7 @@ import { FUNCTIONS_LIB } from '../lib/build.mjs';
 import { measure } from '../lib/instrument.mjs';
 import { BENCH_DIR } from '../lib/stack-config.mjs';
 import { log, pick, runSections } from '../lib/session.mjs';
-import { median, summarize, zipWith } from '../lib/stats.mjs';
+import { median, sleep, summarize, zipWith } from '../lib/stats.mjs';
 
 const require = createRequire(import.meta.url);
 if (!process.env.FIRESTORE_EMULATOR_HOST) throw new Error('run inside `firebase emulators:exec` (FIRESTORE_EMULATOR_HOST is not set)');
@@ -50,7 +51,9 @@ const TARGET_MESSAGES = pick(1000, 200);
 const TARGET_CONVERSATIONS = 10;
 const LARGE_OTHERS = pick(1000, 100);
 const OTHER_MESSAGES_EACH = 10;
-const REPS = pick(5, 2);
+const REPS = pick(6, 2);
+/** After writing a repetition's fixtures, before timing: the emulator is still busy with the writes for a while. */
+const SETTLE_MS = pick(3_000, 1_000);
 
 /** Writes `docs` ([path, data]) in batches of 500, 4 batches at a time. */
 async function writeAll(docs) {
@@ -147,6 +150,9 @@ async function erasure() {
   for (let rep = 0; rep < REPS; rep++) {
     const target = `target-${rep}`;
     for (const size of ['small', 'large']) await writeAll(customerDocs(ws[size], [target], TARGET_MESSAGES, TARGET_CONVERSATIONS, now));
+    // Without the pause, whichever erasure ran first was the slower one in 4 of 5 pairs (full run
+    // of 2026-11-25 16:13): the emulator was still absorbing the 2,022 documents just written.
+    await sleep(SETTLE_MS);
     const order = rep % 2 === 0 ? ['small', 'large'] : ['large', 'small'];
     for (const size of order) runs[size].push(await erase(ws[size], target, size));
     log(`privacy: erasure ${rep + 1}/${REPS}: small ${runs.small[rep].ms.toFixed(0)} ms, ${runs.small[rep].docsRead} read; large ${runs.large[rep].ms.toFixed(0)} ms, ${runs.large[rep].docsRead} read`);
