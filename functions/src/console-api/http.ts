@@ -15,14 +15,12 @@
  */
 import type { Request } from 'firebase-functions/v2/https';
 import type { Response } from 'express';
-import * as logger from '../platform/log';
 import { config } from '../platform/config';
-import { errorMessage } from '../platform/failures';
 import { MethodNotAllowedError, NotFoundError, UnauthorizedError, type ApiError } from '../platform/errors';
 import { Deadline } from '../platform/http/deadline';
 import { idTokenUid } from '../platform/http/id-token';
+import { answerWithin } from '../platform/http/pipeline';
 import { newRequestId } from '../platform/http/request-id';
-import { sendError, sendResult, toApiError } from '../platform/http/respond';
 import { RECEIVED_AT, type HttpResult } from '../platform/http/types';
 import { serveMedia } from './media';
 import { receiveUpload } from './upload';
@@ -64,8 +62,6 @@ export async function consoleApi(req: Request, res: Response): Promise<void> {
   const found = endpointOf(req.path);
   const name = found === undefined ? 'unknown' : `${found[1].method} /console/v1/${found[0]}`;
   const logFields: ConsoleContext['logFields'] = {};
-  let status = 500;
-  let errorCode: string | undefined;
   const answer = async (): Promise<HttpResult> => {
     if (found === undefined) throw new NotFoundError('not_found', 'No console endpoint at this path: POST /console/v1/attachments or GET /console/v1/media.');
     const [, endpoint] = found;
@@ -75,21 +71,5 @@ export async function consoleApi(req: Request, res: Response): Promise<void> {
     logFields.uid = uid;
     return endpoint.handle(req, { uid, deadline, logFields });
   };
-  try {
-    const result = await deadline.race(answer(), (late) => {
-      logger.warn('request.finished_after_deadline', { requestId, endpoint: name, ...logFields, outcome: late.status === 'fulfilled' ? 'completed' : errorMessage(late.reason) });
-    });
-    status = result.status;
-    sendResult(res, result);
-  } catch (err) {
-    const { error, unexpected } = toApiError(err);
-    status = error.status;
-    errorCode = error.code;
-    if (unexpected) logger.error('request.unexpected_error', { requestId, endpoint: name, ...logFields, errorMessage: errorMessage(err) });
-    if (!res.headersSent) sendError(res, error, found?.[1].method ?? 'GET, POST');
-  } finally {
-    const fields = { requestId, endpoint: name, status, ...(errorCode ? { errorCode } : {}), ...logFields, durationMs: Math.round(performance.now() - startedAt) };
-    if (status >= 500) logger.warn('request', fields);
-    else logger.info('request', fields);
-  }
+  await answerWithin(res, deadline, { requestId, endpoint: name, startedAt, fields: () => logFields, allow: found?.[1].method ?? 'GET, POST' }, answer);
 }

@@ -10,7 +10,7 @@
 import type { Request } from 'firebase-functions/v2/https';
 import { NotFoundError } from '../platform/errors';
 import { db } from '../platform/firebase';
-import { contentDisposition } from '../platform/http/content-disposition';
+import { storedFileHeaders } from '../platform/http/file-headers';
 import { memberRole } from '../platform/http/id-token';
 import type { HttpResult } from '../platform/http/types';
 import type { ConsoleContext } from './http';
@@ -34,14 +34,5 @@ export async function serveMedia(req: Request, context: ConsoleContext): Promise
   if (bytes === null) throw notFound();
   context.logFields.size = bytes.length;
   context.deadline.assertTimeLeft();
-  return {
-    status: 200,
-    body: bytes,
-    headers: {
-      'Content-Type': media.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : media.contentType,
-      'Content-Disposition': contentDisposition(media.name, 'inline'),
-      'Cache-Control': 'private, no-store',
-      'X-Content-Type-Options': 'nosniff',
-    },
-  };
+  return { status: 200, body: bytes, headers: storedFileHeaders(media.contentType, media.name, 'inline') };
 }

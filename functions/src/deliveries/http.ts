@@ -15,7 +15,7 @@ import { parseOrThrow } from '../platform/schema';
 import { config } from '../platform/config';
 import { ServiceUnavailableError } from '../platform/errors';
 import { attachmentPath, createImageStore, type ImageStore } from '../platform/object-store';
-import { contentDisposition } from '../platform/http/content-disposition';
+import { contentDisposition, storedFileHeaders } from '../platform/http/file-headers';
 import { paths } from '../platform/paths';
 import { authenticate } from '../integrations/auth';
 import { HTTP_OPERATIONS, type HttpOperations, type OperationsOf, type TransitionOperationId } from '../operations';
@@ -110,7 +110,7 @@ const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', DE
 let objectStore: ImageStore | undefined;
 const attachmentsStore = (): ImageStore => (objectStore ??= createImageStore(config().imageStore));
 
-/** The attachment's Content-Disposition (../platform/http/content-disposition.ts, shared with the console's media). */
+/** The attachment's Content-Disposition (../platform/http/file-headers.ts, shared with the console's media). */
 export { contentDisposition };
 
 /**
@@ -136,14 +136,7 @@ const getDeliveryAttachment = endpoint(
     return {
       status: 200,
       body: bytes,
-      headers: {
-        'Content-Type': file.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : file.contentType,
-        'Content-Disposition': contentDisposition(file.name),
-        ETag: `"${file.sha256}"`,
-        'Repr-Digest': `sha-256=:${digest.toString('base64')}:`,
-        'Cache-Control': 'private, no-store',
-        'X-Content-Type-Options': 'nosniff',
-      },
+      headers: { ...storedFileHeaders(file.contentType, file.name, 'attachment'), ETag: `"${file.sha256}"`, 'Repr-Digest': `sha-256=:${digest.toString('base64')}:` },
     };
   },
 );
