@@ -136,6 +136,19 @@ for (const name of ['coldstart', 'images', 'sdk', 'store', 'framework', 'stack',
   const file = join(PARTS, `${name}.json`);
   if (existsSync(file)) parts[name] = JSON.parse(readFileSync(file, 'utf8'));
 }
+// The committed results of the previous full run (bench/results/latest.json at HEAD, or at the
+// revision BENCH_COMPARE_REV names): each operation's Firestore counts, to check that a change
+// left them as they were (report.mjs).
+const compareRev = process.env.BENCH_COMPARE_REV ?? 'HEAD';
+const previousRun = spawnSync('git', ['show', `${compareRev}:bench/results/latest.json`], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+const previous = previousRun.status === 0 ? JSON.parse(previousRun.stdout) : null;
+const previousCounts = previous?.store?.counts
+  ? {
+      commit: previous.commit,
+      date: previous.date,
+      counts: Object.fromEntries(Object.entries(previous.store.counts).map(([name, c]) => [name, Object.fromEntries(['transactions', 'roundTrips', 'rpcs', 'docsRead', 'docsWritten'].map((f) => [f, c.counts[f].median]))])),
+    }
+  : null;
 const result = {
   mode: quick ? 'quick' : fullDrain ? 'full, --full-drain' : 'full',
   date: new Date().toISOString(),
@@ -147,6 +160,7 @@ const result = {
   // The run's own time: waiting for the shared emulator lock (other engineers' runs) left out.
   benchSeconds: Number(((performance.now() - started) / 1000 - (timings['emulator lock wait'] ?? 0)).toFixed(1)),
   ...parts,
+  ...(previousCounts ? { previous: previousCounts } : {}),
   ...(failures.length > 0 ? { failures } : {}),
 };
 const base = quick ? 'quick' : fullDrain ? 'full-drain' : 'latest';

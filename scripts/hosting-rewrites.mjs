@@ -2,7 +2,7 @@
 /**
  * `npm run rewrites`: (re)writes firebase.json's Hosting rewrites from the operation catalogue
  * (functions/src/operations.ts), like `npm run openapi` writes openapi/openapi.yaml: one rewrite per
- * HTTP operation, path -> function, in the functions' region. Run it after adding an operation or
+ * HTTP operation, path -> function, then the console function's (`/console/v1/**`), in the functions' region. Run it after adding an operation or
  * changing a path or function name; test/unit/operations.test.ts fails when firebase.json is stale.
  * `--check` only compares and exits 1 on a difference.
  */
@@ -14,7 +14,7 @@ import { writeOrCheck } from './lib/generated-file.mjs';
 import { renderFirebaseJson } from './lib/hosting-rewrites.mjs';
 
 const FIREBASE_JSON = join(ROOT, 'firebase.json');
-const { httpOperations, HTTP_REGION } = loadCatalogue();
-const fresh = renderFirebaseJson(readFileSync(FIREBASE_JSON, 'utf8'), httpOperations(), HTTP_REGION);
+const { hostingRewriteTargets, HTTP_REGION } = loadCatalogue();
+const fresh = renderFirebaseJson(readFileSync(FIREBASE_JSON, 'utf8'), hostingRewriteTargets(), HTTP_REGION);
 const check = process.argv.includes('--check');
 process.exit(writeOrCheck(FIREBASE_JSON, fresh, { check, howToFix: 'run npm run rewrites' }) ? 0 : 1);

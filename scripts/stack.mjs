@@ -60,10 +60,11 @@ child.on('exit', (code) => {
  * The scheduled functions (index.ts `onSchedule`), which the Functions emulator loads but never
  * runs: its Pub/Sub bridge refuses their HTTP signature. The local stack runs them itself every
  * minute, as Cloud Scheduler does in production, through the emulator's trigger route, so that
- * lease expiry, re-notification, unclaimed expiry, the console's integration health and retention
- * (which deletes expired documents itself here: the emulator runs no TTL) work here too.
+ * lease expiry, re-notification, unclaimed expiry, the console's integration health, retention
+ * (which deletes expired documents itself here: the emulator runs no TTL) and the cleanup of
+ * unused reply uploads work here too.
  */
-const SCHEDULED_FUNCTIONS = ['sweepDeliveries', 'rollUpIntegrationHealth', 'applyRetention'];
+const SCHEDULED_FUNCTIONS = ['sweepDeliveries', 'rollUpIntegrationHealth', 'applyRetention', 'cleanUpUnusedUploads'];
 const SCHEDULE_EVERY_MS = 60_000;
 const warnedSchedules = new Set();
 async function runSchedules() {

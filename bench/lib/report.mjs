@@ -36,6 +36,29 @@ function summaryRows(r) {
     add('2', 'Transactions per operation (max over runs, every operation)', null, '1', oneTx, ops.map(([n, c]) => `${n}: ${c.counts.transactions.max}`).join('; '));
     add('2', 'Reads outside the transaction, warm key cache (every JSON operation)', null, '0', noAuthReads, `cold key cache: ${r.store.counts['message (cold key cache)'].counts.docsReadOutsideTx.median} reads (${r.store.counts['message (cold key cache)'].counts.queries.median} queries)`);
   }
+  if (r.store?.counts && r.previous?.counts) {
+    // The committed results of the run before (bench/results/latest.json at HEAD): the same
+    // Firestore work per operation is what "costs what it cost before" means (counts are exact).
+    const fields = ['transactions', 'roundTrips', 'rpcs', 'docsRead', 'docsWritten'];
+    const diff = (name) => {
+      const now = r.store.counts[name]?.counts;
+      const before = r.previous.counts[name];
+      if (!now || !before) return `${name}: not in both runs`;
+      const changed = fields.filter((f) => now[f].median !== before[f]);
+      return changed.length === 0 ? null : `${name}: ${changed.map((f) => `${f} ${before[f]} -> ${now[f].median}`).join(', ')}`;
+    };
+    const show = (name) => `${r.store.counts[name].counts.docsRead.median} / ${r.store.counts[name].counts.docsWritten.median} / ${r.store.counts[name].counts.roundTrips.median}`;
+    const claim = diff('claim');
+    add('2', `Claim of a reply without attachments: reads / writes / round trips / RPCs / transactions, now vs the committed previous run (commit ${r.previous.commit})`, null, 'equal', claim === null, claim ?? `${show('claim')} (reads / writes / round trips), as before`);
+    // The cost per delivery (claim, start, complete, fail) has a target; incoming messages are reported.
+    const group = (names, target, checked) => {
+      const diffs = names.map(diff).filter((d) => d !== null);
+      return [target, checked ? diffs.length === 0 : null, diffs.length === 0 ? `equal for ${names.join(', ')}` : diffs.join('; ')];
+    };
+    const names = Object.keys(r.store.counts);
+    add('2', `Delivery operations' Firestore work (the cost per delivery), now vs the committed previous run (commit ${r.previous.commit})`, null, ...group(names.filter((n) => !n.startsWith('message')), 'equal', true));
+    add('2', `Incoming messages' Firestore work, now vs the committed previous run (commit ${r.previous.commit})`, null, ...group(names.filter((n) => n.startsWith('message')), 'report', false));
+  }
   if (r.store?.scale) {
     const scale = r.store.scale;
     const first = scale[0];
@@ -76,11 +99,31 @@ function summaryRows(r) {
     add('4', 'Multipart: peak extra RSS / request size', m.rssRatio, '<= 2', m.rssRatio.median <= 2, `peak +${mb(m.peakExtraRssBytes.median)}`);
     add('4', 'Multipart: peak extra arrayBuffers (sampled) / request size', m.arrayBuffersRatio, '<= 2', m.arrayBuffersRatio.median <= 2, `peak +${mb(m.peakExtraArrayBuffersBytes.median)}`);
   }
+  if (r.store?.upload) {
+    const u = r.store.upload;
+    add('4', `Console upload (one file, ${mb(u.requestBytes)} request): handler CPU per MB / SHA-256 CPU per MB`, u.cpuRatio, 'report (floor 1)', null, `${fmt(u.handlerCpuMsPerMB.median, 1)} vs ${fmt(u.sha256CpuMsPerMB.median, 1)} ms/MB; of which multipart parsing ${fmt(u.multipartParseCpuRatio.median)}x, sniffing ${fmt(u.sniffCpuRatio.median)}x; peak extra RSS / request size ${fmt(u.rssRatio.median)}`);
+  }
   if (r.framework?.multipartMemory) {
     const m = r.framework.multipartMemory;
     const single = (x) => ({ median: x, p25: x, p75: x, min: x, max: x });
     add('4', `Multipart on the functions framework: peak RSS at the configured concurrency (${m.concurrency} x ${mb(m.requestBytes)}) / memory limit (${m.memory})`, single(m.peakToLimitRatio), '<= 0.8, all 201', m.peakToLimitRatio <= 0.8 && m.allAccepted, `peak ${mb(m.peakAtConcurrencyBytes)}; idle ${mb(m.idleRssBytes)}; ${m.runs.map((x) => `${x.n}: ${mb(x.peakRssBytes)} (${x.accepted}/${x.n} accepted)`).join(', ')}`);
     add('4', 'Multipart on the functions framework: extra RSS per upload in flight / request size (slope over N)', single(m.perUploadExtraRatio), 'report', null, `${mb(m.perUploadExtraBytes)} per upload`);
+  }
+  if (r.stack?.attachmentFetch) {
+    const a = r.stack.attachmentFetch;
+    add('4', `Attachment fetch (${mb(a.bytes)}): POST /v1/deliveries/attachment through Hosting / the same object read directly from the store (HTTP)`, a.ratioToDirect, '<= 1.3', a.ratioToDirect.median <= 1.3, `${fmt(a.fetchMs.median, 1)} vs ${fmt(a.directMs.median, 1)} ms; the store's in-process read ${fmt(a.inProcessReadMs.median, 1)} ms (fetch / that: ${fmt(a.ratioToInProcessRead.median, 1)})`);
+    add('4', `Attachment fetch (${mb(a.bytes)}) / the no-op function serving the same file through Hosting (the platform's floor)`, a.ratioToNoopFile, 'report', null, `${fmt(a.fetchMs.median, 1)} vs ${fmt(a.noopFileMs.median, 1)} ms; the no-op / the direct read: ${fmt(a.noopFileToDirect.median)} through Hosting${a.noopNoHostingToDirect ? `, ${fmt(a.noopNoHostingToDirect.median)} at the Functions emulator's own address (${fmt(a.noopFileNoHostingMs.median, 1)} ms)` : ''}`);
+  }
+  if (r.framework?.attachmentMemory) {
+    const m = r.framework.attachmentMemory;
+    const single = (x) => ({ median: x, p25: x, p75: x, min: x, max: x });
+    add('4', `Attachment fetch on the functions framework: peak RSS at the configured concurrency (${m.concurrency} x ${mb(m.fileBytes)}) / memory limit (${m.memory})`, single(m.peakToLimitRatio), '<= 0.8, all 200', m.peakToLimitRatio <= 0.8 && m.allComplete, `peak ${mb(m.peakAtConcurrencyBytes)}; idle ${mb(m.idleRssBytes)}; ${m.runs.map((x) => `${x.n}: ${mb(x.peakRssBytes)} (${x.ok}/${x.n} complete)`).join(', ')}`);
+    add('4', 'Attachment fetch on the functions framework: extra RSS per fetch in flight / file size (slope over N)', single(m.perFetchExtraRatio), 'report', null, `${mb(m.perFetchExtraBytes)} per fetch`);
+    if (m.fetchToDirect !== undefined) {
+      const q = (v, p) => [...v].sort((x, y) => x - y)[Math.min(v.length - 1, Math.floor(p * v.length))];
+      const paired = m.pairedFetchToDirect;
+      add('4', `Attachment fetch on the functions framework (no emulator proxy), one at a time / the same object read directly from the store (HTTP)`, { median: m.fetchToDirect, p25: q(paired, 0.25), p75: q(paired, 0.75), min: Math.min(...paired), max: Math.max(...paired) }, 'report', null, `${fmt(m.fetchMs, 1)} vs ${fmt(m.directMs, 1)} ms (medians of ${paired.length}); spread: the paired per-request ratios`);
+    }
   }
   if (r.images) {
     for (const [name, c] of Object.entries(r.images.cases)) {
@@ -121,6 +164,16 @@ function summaryRows(r) {
       ];
       add('5', 'Each function loads only its own code (require.cache)', null, 'yes', checks.every(([, ok]) => ok), checks.map(([what, ok]) => `${what}${ok ? '' : ' (NOT MET)'}`).join('; ') + `; own modules: messages ${msgs.ownModules.length}, deliveries ${deliveries.ownModules.length}, triggers ${triggers.ownModules.length}`);
     }
+  }
+  if (r.privacy?.erasure) {
+    const e = r.privacy.erasure;
+    const what = `Erasure of one customer (${e.targetMessages} messages in ${e.targetConversations} conversations) among ${e.otherMessages.large} / among ${e.otherMessages.small} other customers' messages`;
+    add('7', `${what}: time`, e.timeRatio, '<= 1.25', e.timeRatio.median <= 1.25, `${fmt(e.large.ms.median / 1000, 2)} vs ${fmt(e.small.ms.median / 1000, 2)} s; ${e.large.steps.median} vs ${e.small.steps.median} steps; the erasure's collection-group query alone grew ${fmt(e.groupQueryScan.ratio)}x (${fmt(e.groupQueryScan.beforeMs, 1)} -> ${fmt(e.groupQueryScan.afterMs, 1)} ms) when the large workspace's ${e.otherMessages.large} messages were written (the emulator has no index; production reads an index range)`);
+    add('7', `${what}: documents read`, e.docsReadRatio, '<= 1.25', e.docsReadRatio.median <= 1.25, `${e.large.docsRead.median} vs ${e.small.docsRead.median} (billed, at the Admin SDK); ${e.large.deleted.median} vs ${e.small.deleted.median} deleted`);
+  }
+  if (r.privacy?.retention) {
+    const t = r.privacy.retention;
+    add('7', `Retention job: documents deleted per second / raw batched deletes per second (${t.documents} documents, 500 per batch)`, t.ratio, 'report', null, `${fmt(t.jobDeletesPerSecond.median, 0)} vs ${fmt(t.rawDeletesPerSecond.median, 0)} per second; the job read ${t.runs[0].jobReads} documents in ${t.runs[0].jobRuns} run(s)`);
   }
   if (r.sdk) {
     add('6', 'SDK: deliveries.start / hand-written fetch, per call', r.sdk.ratio, '<= 1.1', r.sdk.ratio.median <= 1.1, `${fmt(r.sdk.sdkStartMicros.median, 0)} vs ${fmt(r.sdk.fetchMicros.median, 0)} µs`);
@@ -214,7 +267,7 @@ export function renderMarkdown(r) {
         `4 loops ${fmt(raw.fourLoops.median, 1)} (${spread(raw.fourLoops, 1)}), 4 loops of start only ${fmt(raw.fourLoopsStartOnly.median, 1)} (${spread(raw.fourLoopsStartOnly, 1)}).`,
     );
   }
-  const errors = [...(r.failures ?? []), ...Object.entries({ ...r.store?.errors, ...r.stack?.errors }).map(([k, v]) => `${k}: ${v}`)];
+  const errors = [...(r.failures ?? []), ...Object.entries({ ...r.store?.errors, ...r.stack?.errors, ...r.framework?.errors, ...r.privacy?.errors }).map(([k, v]) => `${k}: ${v}`)];
   if (errors.length > 0) lines.push('', '## Failures', '', ...errors.map((e) => `- ${e}`));
   const retried = (r.store?.retried503 ?? 0) + (r.stack?.overhead?.retried503 ?? 0);
   if (retried > 0) lines.push('', `${retried} measured request(s) got a 503 (the emulator's "Transaction lock timeout") and were retried; only successful attempts are in the figures.`);

@@ -5,7 +5,7 @@
  * service's own code (admin CLI for integrations, the messages handler for conversations, the
  * reply trigger's `sequenceReplies` for deliveries).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { FUNCTIONS_LIB } from './build.mjs';
@@ -154,11 +154,11 @@ const messagesOf = (integration, conversationId) =>
   db().collection('workspaces').doc(integration.workspaceId).collection('conversations').doc(conversationId).collection('messages');
 
 /** Writes `count` operator replies to a conversation exactly as the console does (in order). */
-export async function writeReplies(integration, conversationId, count, text = (i) => `Reply ${i + 1}: your parcel is on its way.`) {
+export async function writeReplies(integration, conversationId, count, text = (i) => `Reply ${i + 1}: your parcel is on its way.`, fields = () => ({})) {
   const ids = [];
   for (let i = 0; i < count; i++) {
     const ref = messagesOf(integration, conversationId).doc();
-    const reply = { direction: 'outbound', author: { type: 'operator', uid: 'bench-operator' }, text: text(i), createdAt: FieldValue.serverTimestamp() };
+    const reply = { direction: 'outbound', author: { type: 'operator', uid: 'bench-operator' }, text: text(i), ...fields(i), createdAt: FieldValue.serverTimestamp() };
     await retrying(() =>
       ref.create(reply).catch((err) => {
         if (err?.code !== ALREADY_EXISTS) throw err; // an earlier attempt did write it
@@ -170,13 +170,16 @@ export async function writeReplies(integration, conversationId, count, text = (i
 }
 
 /**
- * `perConversation` replies in each conversation, sequenced into deliveries by the reply
+ * `perConversation` replies in each conversation (`reply(c)`: `{ text, fields }` of each reply in
+ * conversation c, else the default text), sequenced into deliveries by the reply
  * trigger's own transaction (`sequenceReplies`, idempotent: the emulated trigger may run it too).
  * Returns the delivery ids per conversation, in delivery order.
  */
-export async function newDeliveries(integration, conversations, perConversation, concurrency = 4) {
+export async function newDeliveries(integration, conversations, perConversation, concurrency = 4, reply = undefined) {
   return mapLimit(conversations, concurrency, async (c) => {
-    const replyIds = await writeReplies(integration, c.conversationId, perConversation);
+    // `reply(c)`: more fields of each reply of conversation c (e.g. its attachments), with its text.
+    const extra = reply?.(c);
+    const replyIds = extra ? await writeReplies(integration, c.conversationId, perConversation, () => extra.text, () => extra.fields) : await writeReplies(integration, c.conversationId, perConversation);
     // With Pub/Sub (stack session) as the reply trigger does: sequence, then publish what it
     // committed (the outbox trigger leaves those entries to their writer). Without (store session),
     // sequencing only: nothing there publishes.
@@ -264,4 +267,36 @@ export async function bulkFinishedThenPending(integration, conversations, finish
 /** The conversation's queue document (deliveries/store.ts), which claim and complete read by id. */
 export function queueDocument(integration, conversationId) {
   return deliveryQueueRef(db(), integration.workspaceId, conversationId);
+}
+
+const { attachmentPath, createImageStore } = lib('platform/object-store.js');
+const { createUploadRecord, newAttachmentId } = lib('console-api/store.js');
+
+/**
+ * `count` deliveries of replies with one file of `size` bytes each (a PDF), made as the service
+ * makes them: the integration gets the attachments capability, each upload is stored as the
+ * console's upload handler stores it (console-api/store.ts `createUploadRecord`, then the object
+ * at its per-upload path in the local object store at `storeDir`), the reply names it as the
+ * console writes it, and the reply trigger's own sequencing turns it into a delivery that carries
+ * the file. `distinct`: different bytes per upload (otherwise all uploads hold the same bytes).
+ * Returns `{ deliveryId, conversationId, sha256, file, path }` each (`path`: the object's file).
+ */
+export async function attachmentDeliveries(integration, count, { size, storeDir, distinct = false }) {
+  const { workspaceId, integrationId } = integration;
+  await db().doc(`workspaces/${workspaceId}/integrations/${integrationId}`).update({ 'replies.attachments': { contentTypes: ['application/pdf'], maxBytes: size, maxCount: 5 } });
+  const store = createImageStore({ kind: 'local', dir: storeDir });
+  const conversations = await newConversations(integration, count);
+  const files = new Map();
+  let bytes = null;
+  for (const c of conversations) {
+    if (distinct || bytes === null) bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(size - 9)]);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const attachmentId = newAttachmentId();
+    await createUploadRecord(db(), { workspaceId, conversationId: c.conversationId, attachmentId, uploadedBy: 'bench-operator', name: 'invoice.pdf', contentType: 'application/pdf', size, sha256, now: Date.now(), shardCount: config().queueShards });
+    const objectPath = attachmentPath(workspaceId, c.conversationId, attachmentId);
+    await store.put(objectPath, bytes, 'application/pdf');
+    files.set(c.conversationId, { sha256, file: { attachmentId, name: 'invoice.pdf', contentType: 'application/pdf', size, sha256 }, path: join(storeDir, objectPath) });
+  }
+  const deliveries = await newDeliveries(integration, conversations, 1, 4, (c) => ({ text: 'Your invoice is attached.', fields: { attachments: [files.get(c.conversationId).file] } }));
+  return deliveries.map((d) => ({ deliveryId: d.deliveryIds[0], conversationId: d.conversationId, ...files.get(d.conversationId) }));
 }

@@ -28,7 +28,10 @@ export async function runSections(phase, sections, { extra = () => ({}), close =
   const started = performance.now();
   const result = {};
   const errors = {};
+  // BENCH_SECTIONS=a,b runs only those sections of each phase (for working on one figure).
+  const chosen = process.env.BENCH_SECTIONS ? process.env.BENCH_SECTIONS.split(',') : null;
   for (const [name, section] of Object.entries(sections)) {
+    if (chosen !== null && !chosen.includes(name)) continue;
     log(`${phase} phase${QUICK ? ' (quick)' : ''}: ${name}`);
     try {
       result[name] = await section();

@@ -5,8 +5,8 @@
  * - every path made absolute, except functions sources, which firebase-tools joins to the config
  *   file's directory (so they are made relative to it);
  * - a second functions codebase, `bench-noop` (bench/noop-function), with the no-op HTTP functions
- *   `benchNoop` and `benchNoopLogged`, and Hosting rewrites `/bench/noop` and `/bench/noop-logged`
- *   to them: the baseline of the overhead figures goes through exactly the same Hosting ->
+ *   `benchNoop`, `benchNoopLogged` and `benchNoopFile`, and Hosting rewrites `/bench/noop`,
+ *   `/bench/noop-logged` and `/bench/noop-file` to them: the baseline of the overhead figures goes through exactly the same Hosting ->
  *   Functions emulator path as the endpoints.
  *
  * firebase.json itself is untouched, so `firebase deploy` never sees the no-op function, and the
@@ -20,6 +20,7 @@ import { FUNCTIONS_DIR } from './build.mjs';
 export const BENCH_DIR = join(ROOT, '.local', 'bench');
 export const NOOP_PATH = '/bench/noop';
 export const NOOP_LOGGED_PATH = '/bench/noop-logged';
+export const NOOP_FILE_PATH = '/bench/noop-file';
 
 const abs = (p) => (isAbsolute(p) ? p : join(ROOT, p));
 
@@ -40,6 +41,7 @@ export function writeBenchConfig() {
     rewrites: [
       { source: NOOP_PATH, function: { functionId: 'benchNoop', region: 'europe-central2' } },
       { source: NOOP_LOGGED_PATH, function: { functionId: 'benchNoopLogged', region: 'europe-central2' } },
+      { source: NOOP_FILE_PATH, function: { functionId: 'benchNoopFile', region: 'europe-central2' } },
       ...config.hosting.rewrites,
     ],
   };

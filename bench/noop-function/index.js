@@ -6,11 +6,16 @@
  * - benchNoop: answers a fixed JSON. The overhead figures divide by it.
  * - benchNoopLogged: the same plus one structured log line shaped like the service's request
  *   log, to show how much of the overhead is the emulator's handling of a log line.
+ * - benchNoopFile: reads the file the request names (`{ "path": <absolute path> }`, a stored
+ *   attachment in the local object store) and answers its bytes, with the HTTP options of
+ *   getDeliveryAttachment (functions/src/operations.ts): the floor of any function that serves a
+ *   stored file through Hosting, for the attachment fetch figure.
  * - benchFloorPublish: a Firestore trigger that publishes one message and does nothing else, the
  *   floor of "operator reply written -> notification pulled" (a document written -> one trigger ->
  *   one publish -> pulled): the service's reply trigger does its sequencing transaction on top.
  */
 const { randomBytes } = require('node:crypto');
+const { readFile } = require('node:fs/promises');
 const { performance } = require('node:perf_hooks');
 const logger = require('firebase-functions/logger');
 const { onRequest } = require('firebase-functions/v2/https');
@@ -46,6 +51,12 @@ module.exports.benchNoopLogged = onRequest(OPTIONS, (req, res) => {
     keyPrefix: 'sdk_test_AAAA',
     durationMs: Math.round(performance.now() - startedAt),
   });
+});
+
+module.exports.benchNoopFile = onRequest({ ...OPTIONS, memory: '1GiB', cpu: 1, concurrency: 16 }, async (req, res) => {
+  const bytes = await readFile(String(req.body?.path));
+  res.status(200).setHeader('content-type', 'application/pdf');
+  res.send(bytes);
 });
 
 module.exports.benchFloorPublish = onDocumentCreated({ region: 'europe-central2', document: 'benchFloor/{id}' }, async (event) => {

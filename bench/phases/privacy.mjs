@@ -1,20 +1,34 @@
 /**
- * Privacy phase (docs/privacy.md): run inside `firebase emulators:exec --only firestore`.
+ * Phase `privacy` (inside `firebase emulators:exec --only firestore`; docs/privacy.md), the
+ * service's own code in-process (functions/src/privacy/*), counted at the Admin SDK
+ * (lib/instrument.mjs):
  *
- * 1. Erasure cost grows with the customer's data, not the workspace's: one customer with 1,000
- *    messages (10 conversations of 100) erased in a workspace where 10 other customers wrote one
- *    message each, and again in one where other customers wrote 10,000 messages. Reported: the
- *    time and documents-read ratios (large / small), each to be <= 1.25.
- * 2. Retention job throughput: documents deleted per second by the job (a pass with a one-day
- *    period over data two days old, deleting as the emulator stand-in does) / raw batched deletes
- *    per second (500 per batch) of the same number of documents.
+ * 1. erasure: one customer with 1,000 messages (10 conversations of 100) erased with
+ *    `runErasure`, in a workspace where 10 other customers wrote one message each ("small") and in
+ *    one where 1,000 other customers wrote 10 each, 10,000 messages ("large"). Each repetition
+ *    writes a fresh target customer into both workspaces, waits for the emulator to settle, and
+ *    erases the two in rotating order (6 repetitions, so each goes first equally often);
+ *    the ratios (large / small: time, documents read) are paired by repetition. Target <= 1.25
+ *    each. Both workspaces live in the one emulator database throughout, so the emulator's own
+ *    scan of the `messages` collection group (it has no indexes; production reads an index range)
+ *    costs both alike; how much that scan grows with the 10,000 messages is measured on its own
+ *    (`groupQueryScan`: the erasure's query for one customer, timed before and after the large
+ *    workspace is written).
+ * 2. retention: documents deleted per second by the retention job (`runRetention` with a one-day
+ *    period over data two days old, deleting due documents as it does on the emulators, run until
+ *    its pass is done) / raw batched deletes per second (500 per batch, sequential) of as many
+ *    documents of the same shape. Reported.
+ *
+ * Quick: 200 messages per target, 1,000 other messages, fewer repetitions.
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { FUNCTIONS_LIB } from '../lib/build.mjs';
+import { measure } from '../lib/instrument.mjs';
 import { BENCH_DIR } from '../lib/stack-config.mjs';
+import { log, pick, runSections } from '../lib/session.mjs';
+import { median, sleep, summarize, zipWith } from '../lib/stats.mjs';
 
 const require = createRequire(import.meta.url);
 if (!process.env.FIRESTORE_EMULATOR_HOST) throw new Error('run inside `firebase emulators:exec` (FIRESTORE_EMULATOR_HOST is not set)');
@@ -24,14 +38,22 @@ const lib = (path) => require(join(FUNCTIONS_LIB, path));
 const { db } = lib('platform/firebase.js');
 const { runErasure } = lib('privacy/erasure.js');
 const { runRetention } = lib('privacy/retention.js');
-const { createImageStore } = lib('messages/image-store.js');
+const { createImageStore } = lib('platform/object-store.js');
 const { customerIdFor, conversationIdFor } = lib('platform/ids.js');
+const { groupQuery, QUERIES } = lib('platform/queries.js');
 const { Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 
-const quick = process.env.BENCH_QUICK === '1';
 const store = createImageStore({ kind: 'local', dir: join(BENCH_DIR, 'privacy-objects') });
-const INTEGRATION = 'int-bench';
+/** Each workspace has its own integration (customer ids hash the integration id, as in production). */
+const integrationOf = (ws) => `int-${ws}`;
 const DAY = 86_400_000;
+const TARGET_MESSAGES = pick(1000, 200);
+const TARGET_CONVERSATIONS = 10;
+const LARGE_OTHERS = pick(1000, 100);
+const OTHER_MESSAGES_EACH = 10;
+const REPS = pick(6, 2);
+/** After writing a repetition's fixtures, before timing: the emulator is still busy with the writes for a while. */
+const SETTLE_MS = pick(3_000, 1_000);
 
 /** Writes `docs` ([path, data]) in batches of 500, 4 batches at a time. */
 async function writeAll(docs) {
@@ -48,20 +70,24 @@ async function writeAll(docs) {
   }
 }
 
-/** A workspace: `customers` customers each writing `perCustomer` messages in `conversationsEach` conversations of their own. */
-function workspaceDocs(ws, customers, perCustomer, conversationsEach, createdAt) {
+/**
+ * Customers, their conversations (the customer the only one, as the messages handler records it in
+ * `customerIds`) and their inbound messages, shaped as messages/store.ts writes them.
+ */
+function customerDocs(ws, externalIds, perCustomer, conversationsEach, createdAt) {
   const docs = [];
-  for (const [externalId, count, conversations] of customers.map((c) => [c, perCustomer, conversationsEach])) {
-    const customerId = customerIdFor(INTEGRATION, externalId);
-    docs.push([`workspaces/${ws}/customers/${customerId}`, { integrationId: INTEGRATION, externalId, lastSeenAt: Timestamp.fromMillis(createdAt), createdAt: Timestamp.fromMillis(createdAt) }]);
-    for (let c = 0; c < conversations; c++) {
+  const integrationId = integrationOf(ws);
+  for (const externalId of externalIds) {
+    const customerId = customerIdFor(integrationId, externalId);
+    docs.push([`workspaces/${ws}/customers/${customerId}`, { integrationId, externalId, lastSeenAt: Timestamp.fromMillis(createdAt), createdAt: Timestamp.fromMillis(createdAt) }]);
+    const inEach = Math.ceil(perCustomer / conversationsEach);
+    for (let c = 0; c < conversationsEach; c++) {
       const external = `${externalId}-chat-${c}`;
-      const conversationId = conversationIdFor(INTEGRATION, external);
-      docs.push([`workspaces/${ws}/conversations/${conversationId}`, { integrationId: INTEGRATION, externalConversationId: external, customerIds: [customerId], lastMessageAt: Timestamp.fromMillis(createdAt), createdAt: Timestamp.fromMillis(createdAt), listShard: 0 }]);
-      const inThis = Math.ceil(count / conversations);
-      for (let m = 0; m < inThis; m++) {
+      const conversationId = conversationIdFor(integrationId, external);
+      docs.push([`workspaces/${ws}/conversations/${conversationId}`, { integrationId, externalConversationId: external, customerIds: [customerId], lastMessageAt: Timestamp.fromMillis(createdAt), createdAt: Timestamp.fromMillis(createdAt), listShard: 0 }]);
+      for (let m = 0; m < inEach; m++) {
         docs.push([`workspaces/${ws}/conversations/${conversationId}/messages/m_${c}_${m}`, {
-          direction: 'inbound', integrationId: INTEGRATION, kind: 'message', text: 'x'.repeat(200), images: [],
+          direction: 'inbound', integrationId, kind: 'message', text: 'x'.repeat(200), images: [],
           sender: { externalId, displayName: null, kind: 'customer', customerId }, createdAt: Timestamp.fromMillis(createdAt + m),
         }]);
       }
@@ -70,71 +96,139 @@ function workspaceDocs(ws, customers, perCustomer, conversationsEach, createdAt)
   return docs;
 }
 
-async function erasureRun(label, others, otherMessagesEach) {
-  const ws = `ws-privacy-${label}-${Date.now()}`;
-  const now = Date.now() - 60_000;
-  const target = 'target-customer';
-  await writeAll(workspaceDocs(ws, [target], quick ? 200 : 1000, 10, now));
-  const otherIds = Array.from({ length: others }, (_, i) => `other-${i}`);
-  await writeAll(workspaceDocs(ws, otherIds, otherMessagesEach, 1, now));
-  const id = `er-${label}`;
-  await db().doc(`workspaces/${ws}/erasures/${id}`).set({ integrationId: INTEGRATION, externalCustomerId: target, requestedAt: Timestamp.now(), requestedBy: 'bench' });
-  const t0 = performance.now();
-  let total = { steps: 0, reads: 0, deleted: 0, done: false };
-  while (!total.done) {
-    const r = await runErasure(db(), store, ws, id, 60_000);
-    total = { steps: total.steps + r.steps, reads: total.reads + r.reads, deleted: total.deleted + r.deleted, done: r.done };
-  }
-  const ms = performance.now() - t0;
+/** Erases `externalId` of `ws` to the end, counted: time, documents read (billed, at the SDK), steps. */
+async function erase(ws, externalId, label) {
+  const id = `er-${label}-${externalId}`;
+  await db().doc(`workspaces/${ws}/erasures/${id}`).set({ integrationId: integrationOf(ws), externalCustomerId: externalId, requestedAt: Timestamp.now(), requestedBy: 'bench' });
+  const m = await measure(async () => {
+    const total = { steps: 0, reads: 0, deleted: 0, done: false };
+    while (!total.done) {
+      const r = await runErasure(db(), store, ws, id, 60_000);
+      Object.assign(total, { steps: total.steps + r.steps, reads: total.reads + r.reads, deleted: total.deleted + r.deleted, done: r.done });
+    }
+    return total;
+  });
   const audit = (await db().doc(`workspaces/${ws}/erasures/${id}`).get()).data();
-  return { label, otherMessages: others * otherMessagesEach, ms: Math.round(ms), steps: total.steps, reads: total.reads, deleted: total.deleted, counts: audit.counts, docsPerStep: Number((total.deleted / total.steps).toFixed(1)) };
+  if (audit.status !== 'done' || audit.counts.messages !== TARGET_MESSAGES) throw new Error(`${label}: erasure ended ${audit.status} with ${JSON.stringify(audit.counts)}`);
+  return { ms: m.ms, docsRead: m.counts.docsRead, serviceReads: m.value.reads, steps: m.value.steps, deleted: m.value.deleted, rpcs: m.counts.rpcs, queries: m.counts.queries, transactions: m.counts.transactions, counts: audit.counts };
 }
 
-async function retentionRun() {
-  const n = quick ? 1000 : 3000;
+/** The erasure's first query (one customer's messages, a page) timed alone, `n` times: the emulator's collection-group scan. */
+async function timeGroupQuery(ws, customerExternalId, n) {
+  const query = groupQuery(db(), QUERIES.messagesOfCustomer, customerIdFor(integrationOf(ws), customerExternalId), Timestamp.now()).limit(100);
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await query.get();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+async function erasure() {
+  const now = Date.now() - 60_000;
+  const stamp = Date.now().toString(36);
+  const ws = { small: `ws-privacy-small-${stamp}`, large: `ws-privacy-large-${stamp}` };
+  await writeAll(customerDocs(ws.small, Array.from({ length: 10 }, (_, i) => `other-${i}`), 1, 1, now));
+  // A probe customer that is never erased: the group query alone, before and after the large workspace exists.
+  await writeAll(customerDocs(ws.small, ['probe'], 100, 1, now));
+  await timeGroupQuery(ws.small, 'probe', 5);
+  const probeBefore = await timeGroupQuery(ws.small, 'probe', 20);
+  await writeAll(customerDocs(ws.large, Array.from({ length: 10 }, (_, i) => `other-${i}`), 1, 1, now));
+  await writeAll(customerDocs(ws.large, Array.from({ length: LARGE_OTHERS - 10 }, (_, i) => `other-${i + 10}`), OTHER_MESSAGES_EACH, 1, now));
+  // The 10 customers the two workspaces share wrote 1 message each; the other customers of the
+  // large workspace 10 each: 10 + 990 x 10 (quick: 10 + 90 x 10) other messages.
+  const otherMessages = { small: 10, large: 10 + (LARGE_OTHERS - 10) * OTHER_MESSAGES_EACH };
+  const probeAfter = await timeGroupQuery(ws.small, 'probe', 20);
+  log(`privacy: the erasure's group query alone: ${probeBefore.toFixed(1)} ms before, ${probeAfter.toFixed(1)} ms after the large workspace was written`);
+
+  // Warm-up (code paths, channels): one small erasure, not measured.
+  await writeAll(customerDocs(ws.small, ['warm-up'], TARGET_MESSAGES, TARGET_CONVERSATIONS, now));
+  await erase(ws.small, 'warm-up', 'small');
+
+  const runs = { small: [], large: [] };
+  for (let rep = 0; rep < REPS; rep++) {
+    const target = `target-${rep}`;
+    for (const size of ['small', 'large']) await writeAll(customerDocs(ws[size], [target], TARGET_MESSAGES, TARGET_CONVERSATIONS, now));
+    // Without the pause, whichever erasure ran first was the slower one in 4 of 5 pairs (full run
+    // of 2026-11-25 16:13): the emulator was still absorbing the 2,022 documents just written.
+    await sleep(SETTLE_MS);
+    const order = rep % 2 === 0 ? ['small', 'large'] : ['large', 'small'];
+    for (const size of order) runs[size].push(await erase(ws[size], target, size));
+    log(`privacy: erasure ${rep + 1}/${REPS}: small ${runs.small[rep].ms.toFixed(0)} ms, ${runs.small[rep].docsRead} read; large ${runs.large[rep].ms.toFixed(0)} ms, ${runs.large[rep].docsRead} read`);
+  }
+  const of = (size, field) => runs[size].map((r) => r[field]);
+  return {
+    targetMessages: TARGET_MESSAGES,
+    targetConversations: TARGET_CONVERSATIONS,
+    otherMessages,
+    otherCustomers: { small: 10, large: LARGE_OTHERS },
+    repetitions: REPS,
+    timeRatio: summarize(zipWith((l, s) => l / s, of('large', 'ms'), of('small', 'ms'))),
+    docsReadRatio: summarize(zipWith((l, s) => l / s, of('large', 'docsRead'), of('small', 'docsRead'))),
+    small: { ms: summarize(of('small', 'ms'), 1), docsRead: summarize(of('small', 'docsRead'), 0), serviceReads: summarize(of('small', 'serviceReads'), 0), steps: summarize(of('small', 'steps'), 0), deleted: summarize(of('small', 'deleted'), 0), rpcs: summarize(of('small', 'rpcs'), 0) },
+    large: { ms: summarize(of('large', 'ms'), 1), docsRead: summarize(of('large', 'docsRead'), 0), serviceReads: summarize(of('large', 'serviceReads'), 0), steps: summarize(of('large', 'steps'), 0), deleted: summarize(of('large', 'deleted'), 0), rpcs: summarize(of('large', 'rpcs'), 0) },
+    counts: runs.large[0].counts,
+    groupQueryScan: { beforeMs: probeBefore, afterMs: probeAfter, ratio: probeAfter / probeBefore, documentsInGroupAfter: otherMessages.small + otherMessages.large + 100 + TARGET_MESSAGES * 2 },
+  };
+}
+
+async function retention() {
+  const customers = pick(30, 10);
   const old = Date.now() - 2 * DAY;
-  const customers = Array.from({ length: n / 100 }, (_, i) => `ret-${i}`);
-  const wsJob = `ws-retention-job-${Date.now()}`;
-  const docs = workspaceDocs(wsJob, customers, 100, 1, old);
-  await writeAll(docs);
-  await db().doc(`workspaces/${wsJob}/settings/retention`).set({ days: 1 });
-  const t0 = performance.now();
-  let deleted = 0;
-  let reads = 0;
-  for (;;) {
-    const stats = await runRetention(db(), store, { deleteDue: true, workspaceIds: [wsJob] });
-    deleted += stats.deleted;
-    reads += stats.reads;
-    const state = (await db().doc(`workspaces/${wsJob}/settings/retentionState`).get()).data();
-    if (state.cursor === null) break;
+  const reps = pick(3, 1);
+  const jobRates = [];
+  const rawRates = [];
+  const details = [];
+  for (let rep = 0; rep < reps; rep++) {
+    const externalIds = Array.from({ length: customers }, (_, i) => `ret-${rep}-${i}`);
+    const wsJob = `ws-retention-job-${rep}-${Date.now().toString(36)}`;
+    const wsRaw = `ws-retention-raw-${rep}-${Date.now().toString(36)}`;
+    const docs = customerDocs(wsJob, externalIds, 100, 1, old);
+    const raw = customerDocs(wsRaw, externalIds, 100, 1, old);
+    await writeAll(docs);
+    await writeAll(raw);
+    await db().doc(`workspaces/${wsJob}/settings/retention`).set({ days: 1 });
+    const job = async () => {
+      const t0 = performance.now();
+      let deleted = 0;
+      let reads = 0;
+      let runs = 0;
+      for (;;) {
+        const stats = await runRetention(db(), store, { deleteDue: true, workspaceIds: [wsJob] });
+        deleted += stats.deleted;
+        reads += stats.reads;
+        runs += 1;
+        const state = (await db().doc(`workspaces/${wsJob}/settings/retentionState`).get()).data();
+        if (state.cursor === null) break;
+      }
+      const ms = performance.now() - t0;
+      if (deleted !== docs.length) throw new Error(`retention job deleted ${deleted} of ${docs.length}`);
+      return { ms, deleted, reads, runs };
+    };
+    const batched = async () => {
+      const t0 = performance.now();
+      for (let i = 0; i < raw.length; i += 500) {
+        const batch = db().batch();
+        for (const [path] of raw.slice(i, i + 500)) batch.delete(db().doc(path));
+        await batch.commit();
+      }
+      return { ms: performance.now() - t0 };
+    };
+    const [a, b] = rep % 2 === 0 ? [await job(), await batched()] : (([r, j]) => [j, r])([await batched(), await job()]);
+    jobRates.push(a.deleted / (a.ms / 1000));
+    rawRates.push(raw.length / (b.ms / 1000));
+    details.push({ documents: docs.length, jobMs: Math.round(a.ms), jobReads: a.reads, jobRuns: a.runs, rawMs: Math.round(b.ms) });
+    log(`privacy: retention ${rep + 1}/${reps}: job ${jobRates.at(-1).toFixed(0)} deleted/s, raw ${rawRates.at(-1).toFixed(0)} deletes/s`);
   }
-  const jobMs = performance.now() - t0;
-
-  const wsRaw = `ws-retention-raw-${Date.now()}`;
-  const raw = workspaceDocs(wsRaw, customers, 100, 1, old);
-  await writeAll(raw);
-  const t1 = performance.now();
-  for (let i = 0; i < raw.length; i += 500) {
-    const batch = db().batch();
-    for (const [path] of raw.slice(i, i + 500)) batch.delete(db().doc(path));
-    await batch.commit();
-  }
-  const rawMs = performance.now() - t1;
-  const jobRate = deleted / (jobMs / 1000);
-  const rawRate = raw.length / (rawMs / 1000);
-  return { documents: docs.length, deleted, reads, jobMs: Math.round(jobMs), jobDeletesPerSecond: Math.round(jobRate), rawMs: Math.round(rawMs), rawDeletesPerSecond: Math.round(rawRate), ratio: Number((jobRate / rawRate).toFixed(2)) };
+  return {
+    documents: details[0].documents,
+    repetitions: reps,
+    ratio: summarize(zipWith((j, r) => j / r, jobRates, rawRates)),
+    jobDeletesPerSecond: summarize(jobRates, 0),
+    rawDeletesPerSecond: summarize(rawRates, 0),
+    runs: details,
+  };
 }
 
-const small = await erasureRun('small', 10, 1);
-const large = await erasureRun('large', quick ? 100 : 1000, 10);
-const erasure = {
-  small,
-  large,
-  timeRatio: Number((large.ms / small.ms).toFixed(2)),
-  readsRatio: Number((large.reads / small.reads).toFixed(2)),
-};
-const retention = await retentionRun();
-const result = { erasure, retention };
-console.log(JSON.stringify(result, null, 2));
-if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, JSON.stringify(result, null, 2));
-process.exit(0);
+await runSections('privacy', { erasure, retention }, { close: () => db().terminate() });

@@ -14,16 +14,23 @@
  *   time from the notification that led to `sent` to `sent` (claim, start, a zero-latency
  *   provider, complete), against three sequential round trips to the no-op function measured
  *   during the same drain.
+ * - attachmentFetch: a 10 MiB reply attachment fetched with POST /v1/deliveries/attachment through
+ *   Hosting -> function, against reading the same object from the store directly (over HTTP from
+ *   a server of the store's directory, as a storage service serves an object to a client); also
+ *   against the bench's no-op function serving the same file through Hosting (the platform's
+ *   floor for a function that answers a stored file) and the store's own in-process read.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { BASE_URL } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
-import { bulkDeliveries, callOk, db, HANDLERS, messageBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
+import { attachmentDeliveries, bulkDeliveries, callOk, db, HANDLERS, messageBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
-import { NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
+import { NOOP_FILE_PATH, NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
+import { startStoreServer } from '../lib/store-http.mjs';
 import { mapLimit, median, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
@@ -34,6 +41,8 @@ const { FieldValue } = require(require.resolve('firebase-admin/firestore', { pat
 const { ConnectorClient, parsePulledNotification } = await import(pathToFileURL(SDK_ENTRY).href);
 
 const PROJECT = process.env.GCLOUD_PROJECT;
+/** The Functions emulator's own address for the functions of the region (no Hosting in front). */
+const FUNCTIONS_URL = `http://${process.env.FUNCTIONS_EMULATOR_HOST ?? '127.0.0.1:5001'}/${PROJECT}/europe-central2`;
 const ACK_DEADLINE = Duration.from({ seconds: 600 });
 const pubsub = new PubSub({ projectId: PROJECT });
 const PATHS = { message: '/v1/messages', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
@@ -481,6 +490,87 @@ async function replyLatency() {
   };
 }
 
+// ------------------------------------------------------------------------------ attachment fetch
+
+/** POST/GET `url`, the whole answer read; resolves to `{ status, bytes }`. */
+async function download(url, init) {
+  const res = await fetch(url, init);
+  return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+async function attachmentFetch() {
+  const SIZE = 10 * 1024 * 1024;
+  const reps = pick(5, 3);
+  const perRep = pick(10, 4);
+  const storeDir = process.env.LOCAL_IMAGE_DIR;
+  if (!storeDir) throw new Error('LOCAL_IMAGE_DIR is not set (the functions must use the local object store)');
+  const topic = await newTopic(false);
+  const integration = await newIntegration(topic.path);
+  const key = integration.key;
+  // One delivery per repetition (a fresh lease each), each with its own stored object (same bytes).
+  const deliveries = await attachmentDeliveries(integration, reps, { size: SIZE, storeDir });
+  const expected = deliveries[0].sha256;
+  const server = await startStoreServer(storeDir);
+  try {
+    await quiesce('attachment fixtures');
+    const claimOf = async ({ deliveryId }) => {
+      const r = await post(PATHS.claim, key, { deliveryId, requestId: randomUUID() });
+      if (r.status !== 200 || r.body.status !== 'ready' || r.body.message?.attachments?.length !== 1) throw new Error(`attachment claim: ${r.status} ${JSON.stringify(r.body)}`);
+      return { deliveryId, leaseId: r.body.leaseId, attachmentId: r.body.message.attachments[0].attachmentId };
+    };
+    const check = (what, r) => {
+      if (r.status !== 200 || r.bytes.length !== SIZE || createHash('sha256').update(r.bytes).digest('hex') !== expected) throw new Error(`${what}: HTTP ${r.status}, ${r.bytes.length} bytes, not the stored file`);
+    };
+    const steps = (lease, objectPath) => ({
+      fetch: () => download(`${BASE_URL}/v1/deliveries/attachment`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(lease) }),
+      direct: () => download(server.urlOf(objectPath)),
+      noop: () => download(`${BASE_URL}${NOOP_FILE_PATH}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ path: objectPath }) }),
+      // The same no-op called at the Functions emulator's own address: Hosting's hop left out.
+      noopNoHosting: () => download(`${FUNCTIONS_URL}/benchNoopFile`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: objectPath }) }),
+      read: async () => ({ status: 200, bytes: await readFile(objectPath) }),
+    });
+    // Warm-up, checking every path answers the stored bytes: the function's worker, the key cache, the no-op's worker.
+    const warm = steps(await claimOf(deliveries[0]), deliveries[0].path);
+    for (const [name, step] of Object.entries(warm)) for (let i = 0; i < 2; i++) check(name, await step());
+    const perRepMedians = { fetch: [], direct: [], noop: [], noopNoHosting: [], read: [] };
+    for (let rep = 0; rep < reps; rep++) {
+      const run = rep === 0 ? warm : steps(await claimOf(deliveries[rep]), deliveries[rep].path);
+      const samples = { fetch: [], direct: [], noop: [], noopNoHosting: [], read: [] };
+      const names = Object.keys(samples);
+      for (let i = 0; i < perRep; i++) {
+        // Rotate the order inside each round so drift and background work hit all alike.
+        for (let k = 0; k < names.length; k++) {
+          const name = names[(i + k) % names.length];
+          const t0 = performance.now();
+          const r = await run[name]();
+          samples[name].push(performance.now() - t0);
+          if (r.status !== 200 || r.bytes.length !== SIZE) throw new Error(`${name}: HTTP ${r.status}, ${r.bytes.length} bytes`);
+        }
+      }
+      for (const name of names) perRepMedians[name].push(median(samples[name]));
+      log(`attachmentFetch: rep ${rep + 1}/${reps}: fetch ${median(samples.fetch).toFixed(0)} ms, direct ${median(samples.direct).toFixed(0)} ms, no-op ${median(samples.noop).toFixed(0)} ms, in-process read ${median(samples.read).toFixed(1)} ms`);
+    }
+    const ratio = (a, b) => summarize(perRepMedians[a].map((x, i) => x / perRepMedians[b][i]));
+    return {
+      bytes: SIZE,
+      reps,
+      requestsPerRep: perRep,
+      fetchMs: summarize(perRepMedians.fetch, 1),
+      directMs: summarize(perRepMedians.direct, 1),
+      noopFileMs: summarize(perRepMedians.noop, 1),
+      noopFileNoHostingMs: summarize(perRepMedians.noopNoHosting, 1),
+      noopNoHostingToDirect: ratio('noopNoHosting', 'direct'),
+      inProcessReadMs: summarize(perRepMedians.read, 2),
+      ratioToDirect: ratio('fetch', 'direct'),
+      ratioToNoopFile: ratio('fetch', 'noop'),
+      noopFileToDirect: ratio('noop', 'direct'),
+      ratioToInProcessRead: ratio('fetch', 'read'),
+    };
+  } finally {
+    server.stop();
+  }
+}
+
 // ------------------------------------------------------------------------------------ main
 
-await runSections('stack', { overhead, replyLatency, throughput }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });
+await runSections('stack', { overhead, replyLatency, attachmentFetch, throughput }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });

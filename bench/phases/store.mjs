@@ -291,6 +291,39 @@ async function multipart() {
   };
 }
 
+// ------------------------------------------------------------------------------- console upload
+
+/**
+ * The console's upload handler (console-api/upload.ts), measured like the incoming multipart
+ * message: each repetition in a fresh process (upload-once.mjs), a 10 MiB PDF for a conversation
+ * of an integration with the attachments capability, uploaded by a member of the workspace.
+ */
+async function upload() {
+  const reps = pick(5, 3);
+  const integration = await newIntegration(TOPIC);
+  await db().doc(`workspaces/${integration.workspaceId}/integrations/${integration.integrationId}`).update({ 'replies.attachments': { contentTypes: ['application/pdf'], maxBytes: 10 * 1024 * 1024, maxCount: 5 } });
+  const [conversation] = await newConversations(integration, 1);
+  const uid = 'bench-operator';
+  await db().doc(`workspaces/${integration.workspaceId}/members/${uid}`).set({ role: 'operator' });
+  const rows = [];
+  for (let rep = 0; rep < reps; rep++) {
+    const out = join(BENCH_DIR, `upload-${rep}.json`);
+    const r = spawnSync(process.execPath, ['--expose-gc', join(dirname(fileURLToPath(import.meta.url)), 'upload-once.mjs'), integration.workspaceId, conversation.conversationId, uid, out], {
+      env: process.env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    if (r.status !== 0) throw new Error(`upload repetition ${rep + 1} failed (exit ${r.status ?? r.signal})`);
+    const row = JSON.parse(readFileSync(out, 'utf8'));
+    rows.push(row);
+    log(`upload rep ${rep + 1}/${reps}: ${row.handlerCpuMs.toFixed(0)} ms CPU (${row.cpuRatio.toFixed(2)}x SHA-256), peak +${(row.peakExtraRssBytes / 1e6).toFixed(1)} MB RSS`);
+  }
+  const fields = Object.keys(rows[0]).filter((f) => typeof rows[0][f] === 'number' && f !== 'requestBytes');
+  return {
+    requestBytes: median(rows.map((r) => r.requestBytes)),
+    ...Object.fromEntries(fields.map((f) => [f, summarize(rows.map((r) => r[f]))])),
+  };
+}
+
 // ------------------------------------------------------------------------------------ main
 
-await runSections('store', { counts, multipart, scale, pending }, { extra: () => ({ retried503 }), close: () => db().terminate() });
+await runSections('store', { counts, multipart, upload, scale, pending }, { extra: () => ({ retried503 }), close: () => db().terminate() });

@@ -25,7 +25,7 @@ import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { lazy } from './platform/lazy';
 import { installRuntimeHooks } from './platform/http/runtime';
 import { REGION } from './platform/region';
-import { HTTP_OPERATIONS, HTTP_REGION, type HandlerBundle, type HandlerModules, type OperationId, type OperationsOf } from './operations';
+import { CONSOLE_API, HTTP_OPERATIONS, HTTP_REGION, type HandlerBundle, type HandlerModules, type OperationId, type OperationsOf } from './operations';
 
 /** The handler module `bundle`, required on first use: its esbuild bundle, typed as its source. */
 function requireBundle<B extends HandlerBundle>(bundle: B): HandlerModules[B] {
@@ -80,6 +80,16 @@ const httpFunctions: Readonly<Record<string, HttpsFunction>> = Object.fromEntrie
   }),
 );
 Object.assign(module.exports, httpFunctions);
+
+/**
+ * The console's function (operations.ts `CONSOLE_API`, docs/console.md#console-endpoints): uploads
+ * of reply files and members-only media under `/console/v1/**` on the Hosting site, authenticated
+ * with the member's Firebase ID token (so, like the connectors' functions, publicly invokable).
+ * Exported under the catalogue's name, which its Hosting rewrite names too.
+ */
+Object.assign(module.exports, {
+  [CONSOLE_API.functionName]: onRequest({ ...httpOptions, ...CONSOLE_API.options }, lazy(() => requireBundle(CONSOLE_API.bundle).consoleApi)),
+});
 
 /** Operator reply written by the console -> delivery + notification (exactly one per reply). */
 export const onReplyWritten = onDocumentCreated(
@@ -144,6 +154,14 @@ export const continueErasure = onTaskDispatched(
 export const applyRetention = onSchedule(
   { region: TRIGGER_REGION, schedule: 'every 10 minutes', timeoutSeconds: 300 },
   lazy(() => requireBundle('privacy/triggers').onRetention),
+);
+/**
+ * Uploads no reply took within 24 hours: object first, then record (docs/data-model.md#attachment-uploads).
+ * Bounded per run and resumable; the local stack runs it itself (scripts/stack.mjs).
+ */
+export const cleanUpUnusedUploads = onSchedule(
+  { region: TRIGGER_REGION, schedule: 'every 10 minutes', timeoutSeconds: 120 },
+  lazy(() => requireBundle('console-api/cleanup').onUploadCleanup),
 );
 /** Export of one customer (docs/privacy.md#export): an admin's export document -> its JSON Lines file. */
 export const onExportRequested = onDocumentCreated(

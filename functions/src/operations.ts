@@ -35,17 +35,43 @@ export interface HandlerModules {
   'integrations/triggers': typeof import('./integrations/triggers');
   'privacy/http': typeof import('./privacy/http');
   'privacy/triggers': typeof import('./privacy/triggers');
+  'console-api/http': typeof import('./console-api/http');
+  'console-api/cleanup': typeof import('./console-api/cleanup');
 }
 export type HandlerBundle = keyof HandlerModules;
 
 /** The bundles of the triggers (declared by hand in index.ts: they are not HTTP operations). */
-export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'privacy/triggers'] as const satisfies readonly HandlerBundle[];
+export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'privacy/triggers', 'console-api/cleanup'] as const satisfies readonly HandlerBundle[];
+
+/**
+ * The console's HTTP function (docs/console.md#attachments-and-media): members of a workspace, with
+ * their Firebase Auth ID token, upload a reply's files (`POST /console/v1/attachments`) and read
+ * stored media (`GET /console/v1/media`). One function for every path under `path`, served on the
+ * Hosting site (its rewrite is generated with the operations': `npm run rewrites`). Not an
+ * operation of the connectors' API (no integration key, not in the OpenAPI document).
+ */
+export const CONSOLE_API = {
+  functionName: 'consoleApi',
+  path: '/console/v1/**',
+  bundle: 'console-api/http',
+  /*
+   * Memory and concurrency (docs/operations.md#the-console-function): an upload is at most 10 MB
+   * plus its multipart framing; the runtime buffers the body (1x), body-parser's transient chunks
+   * add about 1x, the file is a view of the body (no copy) and the Cloud Storage client's upload
+   * buffer at most one more: ~3 x 10.1 MB per request in flight. 16 x 3 x 10.1 MB ≈ 485 MB over an
+   * idle ~170 MiB ≈ 0.63 of 1 GiB, below 0.8. A media read holds the object and the response (2x).
+   */
+  options: { memory: '1GiB', cpu: 1, concurrency: 16 },
+  /** Its HTTP suites, which the framework phase runs on the production runtime too (multipart parsing there). */
+  suites: ['test/integration/console-api/uploads.test.ts', 'test/integration/console-api/media.test.ts'],
+} as const satisfies { functionName: string; path: `/console/v1/${string}`; bundle: HandlerBundle; options: HttpOperation['options']; suites: readonly string[] };
 
 /**
  * HTTP functions that are not operations of the connectors' API: they serve the console and
- * authenticate a Firebase ID token, not an integration key (declared by hand in index.ts).
+ * authenticate a Firebase ID token, not an integration key (declared in index.ts outside the
+ * catalogue's loop).
  */
-export const CONSOLE_HTTP_FUNCTIONS = ['downloadExport'] as const;
+export const CONSOLE_HTTP_FUNCTIONS = ['downloadExport', CONSOLE_API.functionName] as const;
 
 /** A `decide*` rule of the delivery state machine, by name. */
 export type DeliveryRuleName = Extract<keyof typeof DeliveryRules, `decide${string}`>;
@@ -286,4 +312,10 @@ export const httpOperations = (): Array<HttpOperation & { operationId: Operation
   (Object.keys(HTTP_OPERATIONS) as OperationId[]).map((operationId) => ({ operationId, ...HTTP_OPERATIONS[operationId] }));
 
 /** The handler bundles index.ts requires: those of the HTTP operations, then the triggers'. */
-export const handlerBundles = (): HandlerBundle[] => [...new Set<HandlerBundle>([...httpOperations().map((op) => op.handler.bundle), ...TRIGGER_BUNDLES])];
+export const handlerBundles = (): HandlerBundle[] => [...new Set<HandlerBundle>([...httpOperations().map((op) => op.handler.bundle), CONSOLE_API.bundle, ...TRIGGER_BUNDLES])];
+
+/** The Hosting rewrites the catalogue derives (firebase.json, `npm run rewrites`): every operation's path, then the console function's. */
+export const hostingRewriteTargets = (): Array<{ path: string; functionName: string }> => [
+  ...httpOperations().map(({ path, functionName }) => ({ path, functionName })),
+  { path: CONSOLE_API.path, functionName: CONSOLE_API.functionName },
+];

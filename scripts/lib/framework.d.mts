@@ -3,7 +3,7 @@ export declare const FRAMEWORK_MAIN: string;
 
 /** Suites about the runtime itself rather than one operation. */
 export declare const RUNTIME_SUITES: readonly string[];
-/** The framework phase's suites: every operation's (from the catalogue), then the runtime's. */
+/** The framework phase's suites: every operation's (from the catalogue), the console function's, then the runtime's. */
 export declare function frameworkSuites(): string[];
 
 export interface HostingRewrite {
@@ -24,9 +24,12 @@ export interface FrameworkFunction {
 }
 export declare function startFunction(options: { target: string; port: number; env?: Record<string, string>; logFile?: string }): Promise<FrameworkFunction>;
 
+/** Whether a rewrite's `source` matches `path`: exactly, or below a source ending in `/**`, as Hosting's globs do. */
+export declare function rewriteMatches(source: string, path: string): boolean;
+
 export declare function startRouter(options: { port: number; routes: Array<{ path: string; url: string }> }): Promise<{
   url: string;
-  /** Calls `listener(path)` for every request the router receives. */
+  /** Calls `listener(path)` for every request the router receives (the matched rewrite's source, else the path). */
   onRequest(listener: (path: string) => void): void;
   close(): Promise<void>;
 }>;

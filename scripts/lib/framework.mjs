@@ -37,10 +37,11 @@ export const RUNTIME_SUITES = [
 
 /**
  * The framework phase's suites: every operation's (functions/src/operations.ts `suites`, in
- * catalogue order), then the runtime's own.
+ * catalogue order), the console function's (`CONSOLE_API.suites`), then the runtime's own.
  */
 export function frameworkSuites() {
-  return [...new Set([...loadCatalogue().httpOperations().flatMap((op) => op.suites), ...RUNTIME_SUITES])];
+  const catalogue = loadCatalogue();
+  return [...new Set([...catalogue.httpOperations().flatMap((op) => op.suites), ...catalogue.CONSOLE_API.suites, ...RUNTIME_SUITES])];
 }
 
 /** Hosting's rewrites from firebase.json: `/v1/messages` -> `messages`, ... */
@@ -153,17 +154,26 @@ function answers(url) {
 }
 
 /**
+ * Whether a rewrite's `source` matches `path`: exactly, or, for a source ending in `/**` (the
+ * console function's `/console/v1/**`), every path below that prefix, as Hosting's globs do.
+ */
+export function rewriteMatches(source, path) {
+  return source.endsWith('/**') ? path.startsWith(source.slice(0, -2)) : source === path;
+}
+
+/**
  * A stand-in for Hosting's rewrites: forwards each route's path to its function's URL, streaming
  * both ways (the body is not buffered here, as Hosting does not hand the function a parsed body).
- * `routes`: [{ path: '/v1/messages', url: 'http://127.0.0.1:5101' }, ...].
+ * `routes`: [{ path: '/v1/messages', url: 'http://127.0.0.1:5101' }, { path: '/console/v1/**', ... }, ...],
+ * first match wins.
  */
 export function startRouter({ port, routes }) {
-  const byPath = new Map(routes.map((r) => [r.path, new URL(r.url)]));
   const listeners = [];
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const target = byPath.get(path);
-    for (const listener of listeners) listener(path);
+    const route = routes.find((r) => rewriteMatches(r.path, path));
+    const target = route === undefined ? undefined : new URL(route.url);
+    for (const listener of listeners) listener(route?.path ?? path);
     if (!target) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('no rewrite for this path');
       return;
@@ -186,7 +196,7 @@ export function startRouter({ port, routes }) {
     server.listen(port, '127.0.0.1', () =>
       resolve({
         url: `http://127.0.0.1:${port}`,
-        /** Calls `listener(path)` for every request the router receives (before forwarding it). */
+        /** Calls `listener(path)` for every request the router receives (before forwarding it): the matched rewrite's source, else the path. */
         onRequest: (listener) => void listeners.push(listener),
         close: () => new Promise((done) => server.close(done)),
       }),

@@ -9,3 +9,5 @@ export interface FunctionRewrite {
 }
 export declare function operationRewrites(operations: readonly RewriteOperation[], region: string): FunctionRewrite[];
 export declare function renderFirebaseJson(firebaseJsonText: string, operations: readonly RewriteOperation[], region: string): string;
+/** The path prefixes whose rewrites are generated (`/v1/`, `/console/v1/`). */
+export declare const GENERATED_PREFIXES: readonly string[];

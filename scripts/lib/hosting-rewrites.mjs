@@ -1,8 +1,9 @@
 /**
  * firebase.json's Hosting rewrites, generated from the operation catalogue
- * (functions/src/operations.ts): one rewrite per HTTP operation, its path to its function, in the
- * functions' region and in catalogue order. Rewrites of other paths (not under /v1/) are kept as
- * they are, after the generated ones; the rest of firebase.json is untouched.
+ * (functions/src/operations.ts `hostingRewriteTargets`): one rewrite per HTTP operation, its path to
+ * its function, then the console function's (`/console/v1/**`), in the functions' region and in
+ * catalogue order. Rewrites of other paths (not under /v1/ or /console/v1/) are kept as they are,
+ * after the generated ones; the rest of firebase.json is untouched.
  *
  * Written by `npm run rewrites` (scripts/hosting-rewrites.mjs); test/unit/operations.test.ts fails
  * when the committed firebase.json differs from a fresh rendering.
@@ -10,7 +11,11 @@
 
 const INDENT = '      ';
 
-/** The rewrites of `operations` (catalogue entries: `{ path, functionName }`) in `region`. */
+/** The path prefixes whose rewrites are generated (any other rewrite is kept as written). */
+export const GENERATED_PREFIXES = ['/v1/', '/console/v1/'];
+const generated = (source) => typeof source === 'string' && GENERATED_PREFIXES.some((prefix) => source.startsWith(prefix));
+
+/** The rewrites of `operations` (catalogue targets: `{ path, functionName }`) in `region`. */
 export function operationRewrites(operations, region) {
   return operations.map((op) => ({ source: op.path, function: { functionId: op.functionName, region } }));
 }
@@ -29,7 +34,7 @@ const line = (value) =>
  */
 export function renderFirebaseJson(firebaseJsonText, operations, region) {
   const current = JSON.parse(firebaseJsonText);
-  const kept = (current.hosting?.rewrites ?? []).filter((r) => typeof r.source !== 'string' || !r.source.startsWith('/v1/'));
+  const kept = (current.hosting?.rewrites ?? []).filter((r) => !generated(r.source));
   const rewrites = [...operationRewrites(operations, region), ...kept];
   const block = /("rewrites": \[)[\s\S]*?(\n {4}\])/;
   if (!block.test(firebaseJsonText)) throw new Error('firebase.json: no "rewrites": [ ... ] block under "hosting" to replace');

@@ -104,10 +104,11 @@ const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   deliveries: ['platform', 'integrations', 'contract', 'operations.ts'],
   openapi: ['platform', 'messages', 'deliveries', 'privacy', 'contract', 'operations.ts'],
   privacy: ['platform', 'integrations', 'messages', 'deliveries', 'contract', 'operations.ts'],
+  'console-api': ['platform', 'integrations', 'messages', 'deliveries', 'contract', 'operations.ts'],
   cli: ['platform', 'integrations', 'contract'],
   // The thin entry point declares every function: it may reach the features' handler modules
   // (lazily, through their bundles), never the CLI.
-  'index.ts': ['platform', 'integrations', 'messages', 'deliveries', 'privacy', 'operations.ts'],
+  'index.ts': ['platform', 'integrations', 'messages', 'deliveries', 'privacy', 'console-api', 'operations.ts'],
   // The operation catalogue is data below the features (they read their entries from it); at run
   // time it imports only platform/. It names handler modules, rules and error codes by type only
   // (TYPE_ONLY_REFERENCES), which tsc erases, so that a missing rule or handler fails the build.
@@ -116,7 +117,7 @@ const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
 
 /** Imports allowed only as `import type` (erased at compile time), by part. */
 const TYPE_ONLY_REFERENCES: Readonly<Record<string, readonly string[]>> = {
-  'operations.ts': ['deliveries', 'messages', 'integrations', 'privacy', 'openapi'],
+  'operations.ts': ['deliveries', 'messages', 'integrations', 'privacy', 'console-api', 'openapi'],
 };
 
 /**

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { HTTP_OPERATIONS, HTTP_REGION, TRIGGER_BUNDLES, handlerBundles, httpOperations } from '../../functions/src/operations';
+import { CONSOLE_API, HTTP_OPERATIONS, HTTP_REGION, TRIGGER_BUNDLES, handlerBundles, hostingRewriteTargets, httpOperations } from '../../functions/src/operations';
 import { REGION } from '../../functions/src/platform/region';
 import { BUNDLED_HANDLERS } from '../../scripts/bundle-functions.mjs';
 import { RUNTIME_SUITES, frameworkSuites } from '../../scripts/lib/framework.mjs';
@@ -15,6 +15,7 @@ import { operationRewrites, renderFirebaseJson } from '../../scripts/lib/hosting
 
 const ROOT = join(__dirname, '..', '..');
 const operations = httpOperations();
+const targets = hostingRewriteTargets();
 const firebaseJsonText = readFileSync(join(ROOT, 'firebase.json'), 'utf8');
 
 describe('the catalogue', () => {
@@ -37,27 +38,31 @@ describe('the catalogue', () => {
 
 describe('firebase.json (generated: npm run rewrites)', () => {
   test('is a fresh rendering of the catalogue (run `npm run rewrites` after adding an operation or changing a path)', () => {
-    expect(firebaseJsonText === renderFirebaseJson(firebaseJsonText, operations, HTTP_REGION)).toBe(true);
+    expect(firebaseJsonText === renderFirebaseJson(firebaseJsonText, targets, HTTP_REGION)).toBe(true);
   });
 
-  test('rewrites every operation path to its function, and no other /v1/ path', () => {
+  test('rewrites every operation path to its function, the console paths to the console function, and no other /v1/ path', () => {
     const rewrites = (JSON.parse(firebaseJsonText) as { hosting: { rewrites: Array<{ source: string }> } }).hosting.rewrites;
     expect(rewrites.filter((r) => r.source.startsWith('/v1/'))).toEqual(operationRewrites(operations, HTTP_REGION));
+    expect(rewrites.filter((r) => r.source.startsWith('/console/v1/'))).toEqual([{ source: '/console/v1/**', function: { functionId: CONSOLE_API.functionName, region: HTTP_REGION } }]);
   });
 
-  test('a stale file is detected: a forgotten, renamed or extra rewrite', () => {
-    const withOneMore = [...operations, { path: '/v1/deliveries/toy', functionName: 'toyDelivery' }];
+  test('a stale file is detected: a forgotten, renamed or extra rewrite, the console function\'s included', () => {
+    const withOneMore = [...targets, { path: '/v1/deliveries/toy', functionName: 'toyDelivery' }];
     expect(renderFirebaseJson(firebaseJsonText, withOneMore, HTTP_REGION)).not.toBe(firebaseJsonText);
-    expect(renderFirebaseJson(firebaseJsonText, operations.slice(1), HTTP_REGION)).not.toBe(firebaseJsonText);
-    const renamed = operations.map((op, i) => (i === 0 ? { ...op, functionName: 'renamed' } : op));
+    expect(renderFirebaseJson(firebaseJsonText, targets.slice(1), HTTP_REGION)).not.toBe(firebaseJsonText);
+    expect(renderFirebaseJson(firebaseJsonText, targets.slice(0, -1), HTTP_REGION)).not.toBe(firebaseJsonText);
+    const renamed = targets.map((op, i) => (i === 0 ? { ...op, functionName: 'renamed' } : op));
     expect(renderFirebaseJson(firebaseJsonText, renamed, HTTP_REGION)).not.toBe(firebaseJsonText);
+    const renamedConsole = targets.map((op, i) => (i === targets.length - 1 ? { ...op, functionName: 'renamed' } : op));
+    expect(renderFirebaseJson(firebaseJsonText, renamedConsole, HTTP_REGION)).not.toBe(firebaseJsonText);
   });
 
   test('rendering changes nothing but the rewrites, and keeps rewrites of other paths', () => {
     const withConsoleRewrite = firebaseJsonText.replace('"rewrites": [', '"rewrites": [\n      { "source": "/console/**", "destination": "/console/index.html" },');
-    const rendered = renderFirebaseJson(withConsoleRewrite, operations, HTTP_REGION);
+    const rendered = renderFirebaseJson(withConsoleRewrite, targets, HTTP_REGION);
     const parsed = JSON.parse(rendered) as { hosting: { rewrites: Array<{ source: string }> } } & Record<string, unknown>;
-    expect(parsed.hosting.rewrites.map((r) => r.source)).toEqual([...operations.map((op) => op.path), '/console/**']);
+    expect(parsed.hosting.rewrites.map((r) => r.source)).toEqual([...targets.map((op) => op.path), '/console/**']);
     const { hosting: _h1, ...rest } = parsed;
     const { hosting: _h2, ...committedRest } = JSON.parse(firebaseJsonText) as Record<string, unknown>;
     expect(rest).toEqual(committedRest);
@@ -89,9 +94,10 @@ describe('the framework phase covers every operation', () => {
     }
   });
 
-  test("the phase runs every operation's suites and the runtime's own", () => {
+  test("the phase runs every operation's suites, the console function's and the runtime's own", () => {
     const suites = frameworkSuites();
-    expect(suites).toEqual(expect.arrayContaining([...operations.flatMap((op) => op.suites), ...RUNTIME_SUITES]));
+    expect(suites).toEqual(expect.arrayContaining([...operations.flatMap((op) => op.suites), ...CONSOLE_API.suites, ...RUNTIME_SUITES]));
+    for (const suite of CONSOLE_API.suites) expect({ suite, callsIt: readFileSync(join(ROOT, suite), 'utf8').includes('/console/v1/') }).toEqual({ suite, callsIt: true });
     for (const suite of suites) expect({ suite, exists: existsSync(join(ROOT, suite)) }).toEqual({ suite, exists: true });
   });
 });

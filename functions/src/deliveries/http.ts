@@ -15,6 +15,7 @@ import { parseOrThrow } from '../platform/schema';
 import { config } from '../platform/config';
 import { ServiceUnavailableError } from '../platform/errors';
 import { attachmentPath, createImageStore, type ImageStore } from '../platform/object-store';
+import { contentDisposition, storedFileHeaders } from '../platform/http/file-headers';
 import { paths } from '../platform/paths';
 import { authenticate } from '../integrations/auth';
 import { HTTP_OPERATIONS, type HttpOperations, type OperationsOf, type TransitionOperationId } from '../operations';
@@ -109,18 +110,8 @@ const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', DE
 let objectStore: ImageStore | undefined;
 const attachmentsStore = (): ImageStore => (objectStore ??= createImageStore(config().imageStore));
 
-/**
- * A file name safe in a header (docs/contract.md#fetch-an-attachment): no control characters,
- * quotes, backslashes or path separators; the ASCII fallback replaces the rest, `filename*`
- * (RFC 6266 / RFC 8187) carries the name in UTF-8.
- */
-export function contentDisposition(name: string): string {
-  const unsafe = (c: string): boolean => { const code = c.codePointAt(0) ?? 0; return code < 0x20 || code === 0x7f || c === '"' || c === '\\' || c === '/'; };
-  const cleaned = [...name].map((c) => (unsafe(c) ? '_' : c)).join('').trim() || 'attachment';
-  const ascii = [...cleaned].map((c) => (/[\u0020-\u007e]/u.test(c) ? c : '_')).join('');
-  const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}
+/** The attachment's Content-Disposition (../platform/http/file-headers.ts, shared with the console's media). */
+export { contentDisposition };
 
 /**
  * POST /v1/deliveries/attachment (getDeliveryAttachment): the bytes of one file of the claimed
@@ -136,7 +127,7 @@ const getDeliveryAttachment = endpoint(
     const snap = isStorableDocumentId(body.deliveryId) ? await db().doc(paths.delivery(context.auth.workspaceId, body.deliveryId)).get() : null;
     const delivery = visibleDelivery(snap?.exists === true ? (snap.data() as DeliveryRecord) : null, context.auth);
     const file = rules.decideAttachmentFetch(delivery, { now: Date.now(), leaseId: body.leaseId, attachmentId: body.attachmentId });
-    const bytes = await attachmentsStore().get(attachmentPath(context.auth.workspaceId, file.sha256));
+    const bytes = await attachmentsStore().get(attachmentPath(context.auth.workspaceId, delivery.conversationId, file.attachmentId));
     const digest = bytes === null ? null : createHash('sha256').update(bytes).digest();
     if (bytes === null || digest === null || digest.toString('hex') !== file.sha256) {
       throw new ServiceUnavailableError('temporarily_unavailable', 'The file cannot be read at the moment; retry after the indicated delay.', ATTACHMENT_RETRY_AFTER_SECONDS);
@@ -145,14 +136,7 @@ const getDeliveryAttachment = endpoint(
     return {
       status: 200,
       body: bytes,
-      headers: {
-        'Content-Type': file.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : file.contentType,
-        'Content-Disposition': contentDisposition(file.name),
-        ETag: `"${file.sha256}"`,
-        'Repr-Digest': `sha-256=:${digest.toString('base64')}:`,
-        'Cache-Control': 'private, no-store',
-        'X-Content-Type-Options': 'nosniff',
-      },
+      headers: { ...storedFileHeaders(file.contentType, file.name, 'attachment'), ETag: `"${file.sha256}"`, 'Repr-Digest': `sha-256=:${digest.toString('base64')}:` },
     };
   },
 );

@@ -8,7 +8,7 @@
  * times are Firestore `Timestamp` values because the console reads them); the mirror has one
  * writer, ./store.ts `writeReplyMirror`.
  */
-import { Timestamp } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp } from 'firebase-admin/firestore';
 import { ATTACHMENT_LIMITS, codePointLength, REPLY_MAX_CODE_POINTS, TEXT_PART, type AttachmentCapability } from '../contract';
 import type { AttachmentRef, PartOutcome } from './record';
 import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from './record';
@@ -114,6 +114,8 @@ export interface UploadRecord {
   size: number;
   sha256: string;
   storagePath: string;
+  /** The reply that carries the file (set by sequencing, ./sequencing.ts); null while unused. */
+  usedBy: string | null;
 }
 
 /** Reads an upload record; null when there is none or it is not one. */
@@ -122,7 +124,16 @@ export function uploadRecordOf(data: Record<string, unknown> | undefined): Uploa
   const { workspaceId, conversationId, contentType, size, sha256, storagePath } = data;
   if (typeof workspaceId !== 'string' || typeof conversationId !== 'string' || typeof contentType !== 'string') return null;
   if (typeof size !== 'number' || typeof sha256 !== 'string' || typeof storagePath !== 'string') return null;
-  return { workspaceId, conversationId, contentType, size, sha256, storagePath };
+  return { workspaceId, conversationId, contentType, size, sha256, storagePath, usedBy: typeof data.usedBy === 'string' ? data.usedBy : null };
+}
+
+/**
+ * The update that gives an upload to the reply `messageId` (in the sequencing transaction): it is
+ * `usedBy` that reply, and its `cleanupAt` goes, so the unused-upload cleanup never sees it again
+ * (console-api/cleanup.ts). Its object then lives as long as the reply (retention, erasure).
+ */
+export function markUploadUsed(messageId: string): { usedBy: string; cleanupAt: FieldValue } {
+  return { usedBy: messageId, cleanupAt: FieldValue.delete() };
 }
 
 /** The `attachments` of a reply as written (any value): the list of ids it names, for reading their upload records. */
@@ -137,14 +148,15 @@ export type AttachmentsVerdict = { accepted: true; attachments: AttachmentRef[] 
  * Whether a reply's files may go out (docs/contract.md#attachments), after the rules checked their
  * shape: none at all -> accepted with none; files on an integration without the capability ->
  * `attachments_unsupported`; otherwise each must have been uploaded to this workspace and
- * conversation with exactly the type, size and hash the reply names, and fit the capability
+ * conversation with exactly the type, size and hash the reply names, not be used by another reply
+ * (an upload belongs to one reply: docs/data-model.md#attachment-uploads), and fit the capability
  * (type, per-file size, count), and together at most the contract's total -> else `attachment_rejected`.
  */
 export function attachmentsVerdict(
   value: unknown,
   capability: AttachmentCapability | null,
   uploads: ReadonlyMap<string, UploadRecord | null>,
-  where: { workspaceId: string; conversationId: string },
+  where: { workspaceId: string; conversationId: string; messageId?: string },
 ): AttachmentsVerdict {
   if (value === undefined) return { accepted: true, attachments: [] };
   if (capability === null) return { accepted: false, code: 'attachments_unsupported' };
@@ -160,6 +172,7 @@ export function attachmentsVerdict(
     seen.add(attachmentId);
     const upload = uploads.get(attachmentId) ?? null;
     if (upload === null || upload.workspaceId !== where.workspaceId || upload.conversationId !== where.conversationId) return rejected;
+    if (upload.usedBy !== null && upload.usedBy !== where.messageId) return rejected;
     if (contentType !== upload.contentType || size !== upload.size || sha256 !== upload.sha256) return rejected;
     const type = capability.contentTypes.find((t) => t === upload.contentType);
     if (type === undefined || upload.size > capability.maxBytes) return rejected;

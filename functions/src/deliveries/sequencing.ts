@@ -13,7 +13,7 @@ import { LruMap } from '../platform/lru-map';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { publishCommitted, type CommittedNotification } from './outbox';
-import { attachmentIdsOf, attachmentsVerdict, operatorReplyOf, replyVerdict, uploadRecordOf, type UploadRecord } from './reply';
+import { attachmentIdsOf, attachmentsVerdict, markUploadUsed, operatorReplyOf, replyVerdict, uploadRecordOf, type UploadRecord } from './reply';
 import { appendDelivery, openQueue, refuseReply, runCreation } from './transition';
 
 /**
@@ -215,7 +215,7 @@ export async function sequenceReplies(
     for (const { snap } of unsequenced) {
       const files = snap.get('attachments') as unknown;
       const textVerdict = replyVerdict(snap.get('text'), integrationId, repliesEnabled, files !== undefined);
-      const filesVerdict = textVerdict.accepted ? attachmentsVerdict(files, integration?.replies.attachments ?? null, uploads, { workspaceId, conversationId }) : null;
+      const filesVerdict = textVerdict.accepted ? attachmentsVerdict(files, integration?.replies.attachments ?? null, uploads, { workspaceId, conversationId, messageId: snap.id }) : null;
       const verdict = filesVerdict !== null && !filesVerdict.accepted ? filesVerdict : textVerdict;
       if (!verdict.accepted) {
         refuseReply(tx, db, { workspaceId, conversationId, messageId: snap.id }, verdict.code, now);
@@ -239,6 +239,13 @@ export async function sequenceReplies(
         result.committed.push(directTopic === null ? { outboxId } : { outboxId, publish: { topic: directTopic, reason: 'created', notification } });
       }
       result.created.push(delivery.deliveryId);
+      // Each file now belongs to this reply: no other reply may carry it, and the unused-upload
+      // cleanup no longer finds it (docs/data-model.md#attachment-uploads).
+      for (const file of filesVerdict?.accepted === true ? filesVerdict.attachments : []) {
+        tx.update(db.doc(paths.attachmentUpload(workspaceId, file.attachmentId)), markUploadUsed(snap.id));
+        const upload = uploads.get(file.attachmentId);
+        if (upload) uploads.set(file.attachmentId, { ...upload, usedBy: snap.id });
+      }
     }
     // The queue's position never moves backwards (a late reply does not rewind it).
     const newest = late && last !== null ? last : (unsequenced[unsequenced.length - 1]?.position ?? mine);

@@ -54,8 +54,8 @@ export const COLLECTIONS = {
   },
   integrationHealth: { partition: 'workspace', monotonic: ['computedAt', 'windowStartAt', 'oldestClaimable.since', 'lastSent.at', 'lastError.at'] },
   deliveryQueues: { partition: 'workspace', monotonic: ['lastReplyAt', 'updatedAt', 'expireAt'] },
-  // One document per upload (random id), written once; the 24 h sweep finds expired ones by `expireAt`.
-  attachmentUploads: { partition: 'workspace', monotonic: ['createdAt'] },
+  // One document per upload (random id); the unused-upload cleanup finds due ones by `shard` + `cleanupAt`.
+  attachmentUploads: { partition: 'workspace', monotonic: ['createdAt', 'cleanupAt'] },
   // Privacy (docs/privacy.md): a few admin requests per workspace.
   erasures: { partition: 'workspace', monotonic: ['requestedAt', 'startedAt', 'finishedAt', 'acknowledgedAt'] },
   exports: { partition: 'workspace', monotonic: ['requestedAt', 'startedAt', 'finishedAt', 'fileExpiresAt', 'expireAt'] },

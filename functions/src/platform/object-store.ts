@@ -7,12 +7,13 @@ import { ServiceUnavailableError } from './errors';
 import { errorCode } from './failures';
 
 /**
- * The object store of incoming images and reply attachments (content-addressed): Cloud Storage
- * deployed, a local directory on the emulators. Shared by messages/ (incoming images) and
+ * The object store of incoming images and reply attachments: Cloud Storage deployed, a local
+ * directory on the emulators. Shared by messages/ (incoming images), console-api/ (uploads) and
  * deliveries/ (reply attachments), hence in platform/.
  *
- * Where accepted images are stored. Paths are derived by the service from the content hash
- * (never from a client filename), so a retried upload writes the same object once.
+ * Paths are derived by the service (never from a client filename): incoming images from their
+ * content hash (a retried message writes the same object once), reply attachments from their
+ * upload's id (`attachmentPath`).
  */
 export interface ImageStore {
   /** Stores `bytes` at `path` unless an object is already there (content-addressed: same bytes). */
@@ -154,7 +155,12 @@ export function imagePath(workspaceId: string, conversationId: string, messageId
  */
 export const isSharedImagePath = (path: string): boolean => /^workspaces\/[^/]+\/integrations\/[^/]+\/images\/[0-9a-f]{64}\.[a-z]+$/.test(path);
 
-/** Content-addressed object path of a reply attachment of a workspace (docs/data-model.md#attachment-uploads). */
-export function attachmentPath(workspaceId: string, sha256: string): string {
-  return `workspaces/${workspaceId}/attachments/${sha256}`;
+/**
+ * Object path of one uploaded reply attachment (docs/data-model.md#attachment-uploads): per upload,
+ * not per content, so that each object belongs to exactly one upload record and deleting one
+ * conversation's files (retention, erasure, the unused-upload cleanup) never removes a file another
+ * conversation or reply uses, even when the bytes are the same.
+ */
+export function attachmentPath(workspaceId: string, conversationId: string, attachmentId: string): string {
+  return `workspaces/${workspaceId}/conversations/${conversationId}/attachments/${attachmentId}`;
 }

@@ -7,6 +7,8 @@
 const workspace = (workspaceId: string): string => `workspaces/${workspaceId}`;
 
 export const paths = {
+  /** A console user's membership: `{ role: "admin" | "operator" }` (written by the console). */
+  member: (workspaceId: string, uid: string): string => `${workspace(workspaceId)}/members/${uid}`,
   integration: (workspaceId: string, integrationId: string): string => `${workspace(workspaceId)}/integrations/${integrationId}`,
   integrations: (workspaceId: string): string => `${workspace(workspaceId)}/integrations`,
   /** The integration's health for the console (deliveries/health-rollup.ts), beside it: writing the integration fires its trigger. */

@@ -238,6 +238,17 @@ export const QUERIES = {
   allExports: { collection: 'exports', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
   /** privacy/retention.ts: every workspace's settings documents (which workspaces have a retention period). */
   allSettings: { collection: 'settings', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
+  /**
+   * console-api/cleanup.ts: uploads no reply took whose 24 hours are over, in every workspace, one
+   * shard at a time, oldest first (`cleanupAt` is removed when a reply takes the upload, so used
+   * ones are not in the index at all).
+   */
+  unusedUploadsOfShard: {
+    collection: 'attachmentUploads',
+    scope: 'COLLECTION_GROUP',
+    where: [eq('shard'), { field: 'cleanupAt', op: '<=' }],
+    orderBy: [asc('cleanupAt')],
+  },
   /** integrations/store.ts: key lookup by the hash of the current key (every workspace). */
   integrationByKeyHash: {
     collection: 'integrations',

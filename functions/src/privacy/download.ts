@@ -9,10 +9,9 @@
  */
 import type { Request } from 'firebase-functions/v2/https';
 import type { Response } from 'express';
-import * as logger from 'firebase-functions/logger';
 import { config } from '../platform/config';
-import { errorMessage } from '../platform/failures';
 import { db } from '../platform/firebase';
+import { idTokenUid, memberRole } from '../platform/http/id-token';
 import { isStorableDocumentId } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { createImageStore } from '../messages/image-store';
@@ -20,21 +19,6 @@ import { exportFilePath } from './export';
 
 function fail(res: Response, status: number, code: string, message: string): void {
   res.status(status).json({ error: { code, message } });
-}
-
-/** The uid of a valid Firebase Auth ID token in the Authorization header, or null. */
-async function callerOf(req: Request): Promise<string | null> {
-  const match = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '');
-  if (match?.[1] === undefined) return null;
-  try {
-    const { getAuth } = await import('firebase-admin/auth');
-    db(); // initialises the default app, which getAuth() uses
-    return (await getAuth().verifyIdToken(match[1])).uid;
-  } catch (err) {
-    // Never the token itself: why it was refused (expired, wrong project, malformed).
-    logger.warn('export.download_unauthenticated', { detail: errorMessage(err) });
-    return null;
-  }
 }
 
 export async function downloadExport(req: Request, res: Response): Promise<void> {
@@ -48,10 +32,9 @@ export async function downloadExport(req: Request, res: Response): Promise<void>
   const workspaceId = typeof req.query.workspaceId === 'string' ? req.query.workspaceId : '';
   const exportId = typeof req.query.exportId === 'string' ? req.query.exportId : '';
   if (!isStorableDocumentId(workspaceId) || !isStorableDocumentId(exportId)) return fail(res, 400, 'invalid_request', 'workspaceId and exportId are required.');
-  const uid = await callerOf(req);
+  const uid = await idTokenUid(req.get('authorization'), 'export.download_unauthenticated');
   if (uid === null) return fail(res, 401, 'invalid_token', 'Sign in: a valid Firebase ID token is required.');
-  const member = (await db().doc(`workspaces/${workspaceId}/members/${uid}`).get()).data();
-  if (member?.role !== 'admin') return fail(res, 403, 'not_an_admin', 'Only the workspace\'s admins download exports.');
+  if ((await memberRole(workspaceId, uid)) !== 'admin') return fail(res, 403, 'not_an_admin', 'Only the workspace\'s admins download exports.');
   const request = (await db().doc(paths.exportRequest(workspaceId, exportId)).get()).data();
   const expiresAt: unknown = request?.fileExpiresAt;
   if (request?.status !== 'done' || typeof expiresAt !== 'number' || expiresAt <= Date.now()) return fail(res, 404, 'export_not_found', 'No downloadable export has this id (unknown, unfinished or expired).');

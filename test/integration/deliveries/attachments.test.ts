@@ -7,10 +7,9 @@
  * function stores them (an upload record + the object in the local store the functions use).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { FieldValue, Timestamp } from 'firebase-admin/firestore';
-import { adminDb, apiBaseUrl, createTestIntegration, integrationRef, testImageDir } from '../helpers/stack';
+import { FieldValue } from 'firebase-admin/firestore';
+import { adminDb, apiBaseUrl, createTestIntegration, integrationRef } from '../helpers/stack';
+import { seedUpload as seedUploadAs, type Uploaded } from '../helpers/console-uploads';
 import {
   claimReady,
   deliveryDoc,
@@ -34,40 +33,11 @@ const { conversation } = sharedConversationFixture((first) => {
   key = first.integration.key;
 });
 
-interface Uploaded {
-  attachmentId: string;
-  name: string;
-  contentType: string;
-  size: number;
-  sha256: string;
-}
-
 const PNG_HEADER = Buffer.from('89504e470d0a1a0a', 'hex');
 
-/** Stores `bytes` as the upload function does: the content-addressed object and the upload record. */
-async function seedUpload(setup: Pick<ConversationSetup, 'integration' | 'conversationId'>, name: string, contentType: string, bytes: Buffer): Promise<Uploaded> {
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const storagePath = `workspaces/${setup.integration.workspaceId}/attachments/${sha256}`;
-  const file = join(testImageDir(), storagePath);
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, bytes);
-  const attachmentId = `a_${randomBytes(18).toString('base64url')}`;
-  await adminDb()
-    .doc(`workspaces/${setup.integration.workspaceId}/attachmentUploads/${attachmentId}`)
-    .create({
-      workspaceId: setup.integration.workspaceId,
-      conversationId: setup.conversationId,
-      uploadedBy: 'operator-1',
-      name,
-      contentType,
-      size: bytes.length,
-      sha256,
-      storagePath,
-      createdAt: Date.now(),
-      expireAt: Timestamp.fromMillis(Date.now() + 86_400_000),
-    });
-  return { attachmentId, name, contentType, size: bytes.length, sha256 };
-}
+/** Stores `bytes` as the upload function does (helpers/console-uploads.ts): the upload record and its object. */
+const seedUpload = (setup: Pick<ConversationSetup, 'integration' | 'conversationId'>, name: string, contentType: string, bytes: Buffer): Promise<Uploaded> =>
+  seedUploadAs(setup.integration.workspaceId, setup.conversationId, 'operator-1', { bytes, name, type: contentType });
 
 /** An operator reply with files, exactly as the console writes it. */
 async function writeReplyWithFiles(setup: Pick<ConversationSetup, 'integration' | 'conversationId'>, text: string, attachments: Uploaded[]): Promise<string> {
@@ -203,6 +173,20 @@ describe('with the capability', () => {
       expect(mirror).toMatchObject({ status: 'failed', error: { code: 'attachment_rejected' } });
       expect(conv.topic.received.some((n) => n.messageId === messageId)).toBe(false);
     }
+  });
+
+  test('an upload belongs to the reply that carries it: it is marked used (out of the cleanup), and a second reply naming it is failed attachment_rejected', async () => {
+    const conv = await fresh();
+    const file = await seedUpload(conv, 'once.png', 'image/png', Buffer.concat([PNG_HEADER, randomBytes(64)]));
+    const first = await writeReplyWithFiles(conv, 'first', [file]);
+    await notified(conv, first);
+    const record = (await adminDb().doc(`workspaces/${conv.integration.workspaceId}/attachmentUploads/${file.attachmentId}`).get()).data();
+    expect(record?.usedBy).toBe(first);
+    expect(record?.cleanupAt).toBeUndefined();
+    const second = await writeReplyWithFiles(conv, 'second', [file]);
+    expect(await waitForMirror(conv, second)).toMatchObject({ status: 'failed', error: { code: 'attachment_rejected' } });
+    expect(conv.topic.received.some((n) => n.messageId === second)).toBe(false);
+    expect((await adminDb().doc(`workspaces/${conv.integration.workspaceId}/attachmentUploads/${file.attachmentId}`).get()).get('usedBy')).toBe(first);
   });
 
   test('a resend of a partly sent reply sends only the parts not known to be sent', async () => {

@@ -3,11 +3,13 @@
  * membership and an ID token, the integration's capability (as an admin sets it), an upload through
  * `POST /console/v1/attachments`, and a reply that carries uploads (as the console writes it).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { FieldValue, Timestamp } from 'firebase-admin/firestore';
+import { FieldValue } from 'firebase-admin/firestore';
+import { SHARD_COUNTS, type AttachmentContentType } from '../../../functions/src/contract';
+import { newAttachmentId, uploadRecord } from '../../../functions/src/console-api/store';
 import { adminDb, apiBaseUrl, testImageDir } from './stack';
 
 export interface Member {
@@ -73,29 +75,38 @@ export async function uploaded(member: Member, workspaceId: string, conversation
 }
 
 /**
- * Stores a file as the upload function does (the content-addressed object in the functions' local
- * store and the upload record, docs/data-model.md#attachment-uploads), for suites about what
- * happens after an upload (the connector's side); the upload itself is tested through its endpoint.
+ * Stores a file as the upload function does (the upload record, written by the service's own
+ * `uploadRecord`, and its object in the functions' local store, docs/data-model.md#attachment-uploads),
+ * for suites about what happens after an upload (the connector's side, the cleanup); the upload
+ * itself is tested through its endpoint. `createdAt` backdates the upload (the cleanup's 24 hours).
  */
-export async function seedUpload(workspaceId: string, conversationId: string, uploadedBy: string, file: { bytes: Buffer; name: string; type: string }): Promise<Uploaded> {
+export async function seedUpload(
+  workspaceId: string,
+  conversationId: string,
+  uploadedBy: string,
+  file: { bytes: Buffer; name: string; type: string },
+  options: { createdAt?: number } = {},
+): Promise<Uploaded> {
   const sha256 = createHash('sha256').update(file.bytes).digest('hex');
-  const storagePath = `workspaces/${workspaceId}/attachments/${sha256}`;
+  const attachmentId = newAttachmentId();
+  const record = uploadRecord({
+    workspaceId,
+    conversationId,
+    attachmentId,
+    uploadedBy,
+    name: file.name,
+    // As stored: the type the upload function sniffed (a test may seed one a capability refuses).
+    contentType: file.type as AttachmentContentType,
+    size: file.bytes.length,
+    sha256,
+    now: options.createdAt ?? Date.now(),
+    shardCount: SHARD_COUNTS.queue.default,
+  });
+  const storagePath = record.storagePath as string;
   const local = join(testImageDir(), storagePath);
   await mkdir(dirname(local), { recursive: true });
   await writeFile(local, file.bytes);
-  const attachmentId = `a_${randomBytes(18).toString('base64url')}`;
-  await adminDb().doc(`workspaces/${workspaceId}/attachmentUploads/${attachmentId}`).create({
-    workspaceId,
-    conversationId,
-    uploadedBy,
-    name: file.name,
-    contentType: file.type,
-    size: file.bytes.length,
-    sha256,
-    storagePath,
-    createdAt: Date.now(),
-    expireAt: Timestamp.fromMillis(Date.now() + 86_400_000),
-  });
+  await adminDb().doc(`workspaces/${workspaceId}/attachmentUploads/${attachmentId}`).create(record);
   return { attachmentId, name: file.name, contentType: file.type, size: file.bytes.length, sha256 };
 }
 

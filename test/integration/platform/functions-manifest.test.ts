@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONSOLE_HTTP_FUNCTIONS, handlerBundles, httpOperations } from '../../../functions/src/operations';
+import { CONSOLE_API, CONSOLE_HTTP_FUNCTIONS, handlerBundles, httpOperations } from '../../../functions/src/operations';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const REGION = 'europe-central2';
@@ -91,6 +91,11 @@ describe('the HTTP functions are the operation catalogue', () => {
     if (op.options.cpu !== undefined) expect(endpoint.cpu).toBe(op.options.cpu);
   });
 
+  test('the console function has the sizing of its catalogue entry (docs/operations.md#the-console-function)', () => {
+    expect(endpoints[CONSOLE_API.functionName]).toMatchObject({ availableMemoryMb: 1024, cpu: CONSOLE_API.options.cpu, concurrency: CONSOLE_API.options.concurrency, timeoutSeconds: 60, region: [REGION] });
+    expect(endpoints[CONSOLE_API.functionName]?.httpsTrigger?.invoker).toEqual(['public']);
+  });
+
   test("the messages function keeps its sizing (bench: multipart memory): 2 GiB, 1 vCPU, 32 concurrent, 50 instances", () => {
     expect(endpoints.messages).toMatchObject({ availableMemoryMb: 2048, cpu: 1, concurrency: 32, maxInstances: 50 });
   });
@@ -130,7 +135,8 @@ describe('Hosting rewrites', () => {
     expect(endpoint?.region).toEqual([REGION]);
   });
 
-  test('every rewrite source is under /v1/', () => {
-    for (const rewrite of functionRewrites) expect(rewrite.source).toMatch(/^\/v1\//);
+  test('every rewrite source is under /v1/, but the console function\'s /console/v1/**', () => {
+    for (const rewrite of functionRewrites) expect(rewrite.source).toMatch(/^\/v1\/|^\/console\/v1\/\*\*$/);
+    expect(functionRewrites.filter((r) => r.source.startsWith('/console/')).map((r) => r.function)).toEqual([{ functionId: 'consoleApi', region: REGION }]);
   });
 });

@@ -5,7 +5,7 @@ import { contentDisposition } from '../../../functions/src/deliveries/http';
 
 const where = { workspaceId: 'ws', conversationId: 'c1' };
 const sha = 'a'.repeat(64);
-const upload = (over: Partial<UploadRecord> = {}): UploadRecord => ({ workspaceId: 'ws', conversationId: 'c1', contentType: 'image/png', size: 100, sha256: sha, storagePath: 'p', ...over });
+const upload = (over: Partial<UploadRecord> = {}): UploadRecord => ({ workspaceId: 'ws', conversationId: 'c1', contentType: 'image/png', size: 100, sha256: sha, storagePath: 'p', usedBy: null, ...over });
 const ref = { attachmentId: 'a_1', name: 'x.png', contentType: 'image/png' as const, size: 100, sha256: sha };
 const capability = { contentTypes: ['image/png' as const], maxBytes: 1000, maxCount: 2 };
 
@@ -35,6 +35,12 @@ describe('attachmentsVerdict', () => {
   });
   test('a file uploaded to this conversation, fitting the capability, is accepted', () => {
     expect(attachmentsVerdict([ref], capability, uploads, where)).toEqual({ accepted: true, attachments: [ref] });
+  });
+  test('an upload belongs to one reply: used by this reply it is accepted again, used by another (or claimed by the cleanup) it is rejected', () => {
+    const mine = { ...where, messageId: 'm1' };
+    expect(attachmentsVerdict([ref], capability, new Map([['a_1', upload({ usedBy: 'm1' })]]), mine)).toEqual({ accepted: true, attachments: [ref] });
+    expect(attachmentsVerdict([ref], capability, new Map([['a_1', upload({ usedBy: 'm2' })]]), mine)).toEqual({ accepted: false, code: 'attachment_rejected' });
+    expect(attachmentsVerdict([ref], capability, new Map([['a_1', upload({ usedBy: 'cleanup/unused' })]]), mine)).toEqual({ accepted: false, code: 'attachment_rejected' });
   });
   test.each([
     ['unknown upload', [{ ...ref, attachmentId: 'a_2' }], uploads],

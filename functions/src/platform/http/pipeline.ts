@@ -161,8 +161,6 @@ export function endpoint<Auth extends Caller>(
       if (res.headersSent) return;
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     };
-    let status = 500;
-    let errorCode: string | undefined;
     const answer = async (): Promise<HttpResult> => {
       if (req.method !== 'POST') throw new MethodNotAllowedError('method_not_allowed', `${options.name} accepts POST only.`);
       const auth = await options.authenticate(header(req, 'authorization'));
@@ -180,40 +178,54 @@ export function endpoint<Auth extends Caller>(
       const json = mediaType === 'application/json' ? parseJsonBody(rawBody) : undefined;
       return handle({ mediaType, contentType, rawBody, json }, { requestId, auth, deadline, logFields, setHeaders, trace });
     };
-    try {
-      const result = await deadline.race(answer(), (late) => {
-        // The client already has its 503. Work that still commits is found by the retry (same
-        // eventId / requestId / lease); work that gave up at `assertTimeLeft` wrote nothing.
-        logger.warn('request.finished_after_deadline', {
-          requestId,
-          endpoint: options.name,
-          ...traceFields(trace, logFields),
-          ...logFields,
-          outcome: late.status === 'fulfilled' ? 'completed' : errorName(late.reason),
-        });
-      });
-      status = result.status;
-      sendResult(res, result);
-    } catch (err) {
-      const { error, unexpected } = toApiError(err);
-      status = error.status;
-      errorCode = error.code;
-      if (unexpected) {
-        // Unexpected: log the error class and message (never the request body, never the key).
-        logger.error('request.unexpected_error', {
-          requestId,
-          endpoint: options.name,
-          ...traceFields(trace, logFields),
-          ...logFields,
-          errorName: errorName(err),
-          errorMessage: errorMessage(err),
-        });
-      }
-      if (!res.headersSent) sendError(res, error);
-    } finally {
-      const fields = { requestId, endpoint: options.name, status, ...(errorCode ? { errorCode } : {}), ...traceFields(trace, logFields), ...logFields, durationMs: Math.round(performance.now() - startedAt) };
-      if (status >= 500) logger.warn('request', fields);
-      else logger.info('request', fields);
-    }
+    await answerWithin(res, deadline, { requestId, endpoint: options.name, startedAt, fields: () => ({ ...traceFields(trace, logFields), ...logFields }) }, answer);
   };
+}
+
+/** What the log lines of one request name (./pipeline.ts `endpoint`, the console function). */
+export interface RequestLine {
+  requestId: string;
+  /** The endpoint's name in the log (`POST /v1/messages`). */
+  endpoint: string;
+  /** `performance.now()` at arrival in the handler (the line's `durationMs`). */
+  startedAt: number;
+  /** The line's other fields (ids, trace), read when a line is written: handlers add to them as they go. Never a key, token or body. */
+  fields: () => Record<string, unknown>;
+  /** The methods a 405 names in `Allow` (default POST). */
+  allow?: string;
+}
+
+/**
+ * Answers a request with what `answer` resolves to, within `deadline`, and writes its log line:
+ * the result (a JSON body or bytes), or, for anything thrown, the error envelope (`sendError`;
+ * unknown failures become 503, never 500, and are logged with their class and message). When the
+ * budget is spent first the answer is our 503 `deadline_exceeded` (docs/contract.md#time-budget),
+ * and how the abandoned work ended is logged when it does. Shared by every HTTP endpoint.
+ */
+export async function answerWithin(res: HttpResponse, deadline: Deadline, line: RequestLine, answer: () => Promise<HttpResult>): Promise<void> {
+  const { requestId, endpoint: name } = line;
+  let status = 500;
+  let errorCode: string | undefined;
+  try {
+    const result = await deadline.race(answer(), (late) => {
+      // The client already has its 503. Work that still commits is found by the retry (same
+      // eventId / requestId / lease); work that gave up at `assertTimeLeft` wrote nothing.
+      logger.warn('request.finished_after_deadline', { requestId, endpoint: name, ...line.fields(), outcome: late.status === 'fulfilled' ? 'completed' : errorName(late.reason) });
+    });
+    status = result.status;
+    sendResult(res, result);
+  } catch (err) {
+    const { error, unexpected } = toApiError(err);
+    status = error.status;
+    errorCode = error.code;
+    if (unexpected) {
+      // Unexpected: log the error class and message (never the request body, never the key).
+      logger.error('request.unexpected_error', { requestId, endpoint: name, ...line.fields(), errorName: errorName(err), errorMessage: errorMessage(err) });
+    }
+    if (!res.headersSent) sendError(res, error, line.allow);
+  } finally {
+    const fields = { requestId, endpoint: name, status, ...(errorCode ? { errorCode } : {}), ...line.fields(), durationMs: Math.round(performance.now() - line.startedAt) };
+    if (status >= 500) logger.warn('request', fields);
+    else logger.info('request', fields);
+  }
 }

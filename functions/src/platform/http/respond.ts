@@ -30,10 +30,10 @@ function sendJson(res: HttpResponse, status: number, body: unknown): void {
   res.send(JSON.stringify(body));
 }
 
-/** The one place an error becomes the `{"error":{"code","message"}}` envelope. */
-export function sendError(res: HttpResponse, error: ApiError): void {
+/** The one place an error becomes the `{"error":{"code","message"}}` envelope (`allow`: the methods a 405 names). */
+export function sendError(res: HttpResponse, error: ApiError, allow = 'POST'): void {
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
-  if (error.status === 405) res.setHeader('Allow', 'POST');
+  if (error.status === 405) res.setHeader('Allow', allow);
   sendJson(res, error.status, { error: { code: error.code, message: error.message } });
 }
 

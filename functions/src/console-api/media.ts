@@ -1,0 +1,38 @@
+/**
+ * `GET /console/v1/media?workspaceId&conversationId&(messageId&image | attachmentId)`
+ * (docs/console.md#console-endpoints): the bytes of an incoming image of a message, or of a file
+ * uploaded for a reply, for the workspace's members only. Whatever the query names must be in that
+ * conversation of that workspace (404 `media_not_found` otherwise, the same answer for an id that
+ * does not exist and one of another conversation). Answered with the stored (sniffed) type,
+ * `X-Content-Type-Options: nosniff`, `Cache-Control: private, no-store` and an inline
+ * Content-Disposition; the browser never learns where the store keeps it.
+ */
+import type { Request } from 'firebase-functions/v2/https';
+import { NotFoundError } from '../platform/errors';
+import { db } from '../platform/firebase';
+import { storedFileHeaders } from '../platform/http/file-headers';
+import { memberRole } from '../platform/http/id-token';
+import type { HttpResult } from '../platform/http/types';
+import type { ConsoleContext } from './http';
+import { objectStore } from './objects';
+import { parseMediaQuery } from './rules';
+import { findMedia } from './store';
+import { notAMember } from './upload';
+
+const notFound = () => new NotFoundError('media_not_found', 'No such image or file in this conversation.');
+
+/** Serves one stored file; see the module comment. */
+export async function serveMedia(req: Request, context: ConsoleContext): Promise<HttpResult> {
+  const ref = parseMediaQuery(req.query as Record<string, unknown>);
+  context.logFields.workspaceId = ref.workspaceId;
+  context.logFields.conversationId = ref.conversationId;
+  if ((await memberRole(ref.workspaceId, context.uid)) === null) throw notAMember();
+  const media = await findMedia(db(), ref);
+  if (media === null) throw notFound();
+  // Deleted by retention or an erasure while the record or message was still being read.
+  const bytes = await objectStore().get(media.path);
+  if (bytes === null) throw notFound();
+  context.logFields.size = bytes.length;
+  context.deadline.assertTimeLeft();
+  return { status: 200, body: bytes, headers: storedFileHeaders(media.contentType, media.name, 'inline') };
+}

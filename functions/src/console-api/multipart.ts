@@ -1,0 +1,101 @@
+/**
+ * The body of `POST /console/v1/attachments` (docs/console.md#console-endpoints): `multipart/form-data`
+ * with the text fields `workspaceId` and `conversationId` and one file field `file`. Both runtimes
+ * buffer the body before the function runs (`req.rawBody`), so busboy is fed it at once and the
+ * file's chunks are views of that buffer (`joinChunks`: the file is not copied). Every limit of
+ * busboy is set; a breach, an unknown field or a second file is a 4xx, never a partial parse.
+ */
+import busboy from 'busboy';
+import { ATTACHMENT_LIMITS } from '../contract';
+import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
+import { joinChunks } from '../messages/multipart';
+
+/** The multipart framing allowed beyond the file (two short fields, part headers, boundaries). */
+export const UPLOAD_FRAMING_BYTES = 64 * 1024;
+/** The largest body read at all: a maximum-size file and its framing. A larger body is refused unread. */
+export const MAX_UPLOAD_BODY_BYTES = ATTACHMENT_LIMITS.maxBytesPerFile + UPLOAD_FRAMING_BYTES;
+
+export interface UploadBody {
+  workspaceId: string;
+  conversationId: string;
+  file: {
+    bytes: Buffer;
+    /** The part's file name as sent (UTF-8), if any. */
+    filename: string | undefined;
+    /** The part's declared Content-Type (never trusted: compared with the bytes). */
+    declaredType: string | undefined;
+  };
+}
+
+const FIELDS = ['workspaceId', 'conversationId'] as const;
+/** A text field's longest value: a document id is at most 1500 bytes. */
+const MAX_FIELD_BYTES = 1500;
+
+const invalid = (detail: string) => new BadRequestError('invalid_multipart', `multipart body: ${detail} (send the text fields workspaceId and conversationId and one file field 'file').`);
+
+/** Parses the upload's body; throws the 400/413 of the first problem. */
+export function parseUploadBody(contentType: string, rawBody: Buffer): Promise<UploadBody> {
+  if (rawBody.length > MAX_UPLOAD_BODY_BYTES) {
+    return Promise.reject(new PayloadTooLargeError('attachment_too_large', `The upload is ${rawBody.length} bytes; a file is at most ${ATTACHMENT_LIMITS.maxBytesPerFile} bytes.`));
+  }
+  return new Promise((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({
+        headers: { 'content-type': contentType },
+        // Browsers send the file name as raw UTF-8 in the part's header; busboy's default reads it as latin1.
+        defParamCharset: 'utf8',
+        defCharset: 'utf8',
+        limits: { fields: FIELDS.length, fieldSize: MAX_FIELD_BYTES, files: 1, fileSize: ATTACHMENT_LIMITS.maxBytesPerFile, parts: FIELDS.length + 2, headerPairs: 20 },
+      });
+    } catch (err) {
+      reject(invalid(err instanceof Error ? err.message : 'unreadable'));
+      return;
+    }
+    let failure: Error | undefined;
+    const fail = (err: Error): void => {
+      failure ??= err;
+    };
+    const fields = new Map<string, string>();
+    let file: UploadBody['file'] | undefined;
+
+    bb.on('field', (name, value, info) => {
+      if (!(FIELDS as readonly string[]).includes(name)) return fail(invalid(`the field '${name}' is not allowed`));
+      if (fields.has(name)) return fail(invalid(`the field '${name}' is given twice`));
+      if (info.valueTruncated) return fail(invalid(`the field '${name}' is too long`));
+      fields.set(name, value);
+    });
+    bb.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let truncated = false;
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        chunks.push(chunk);
+      });
+      stream.on('limit', () => {
+        truncated = true;
+      });
+      // A body that ends inside the file makes busboy destroy its stream with an error; unhandled, it would crash the instance.
+      stream.on('error', (err: Error) => fail(invalid(err.message)));
+      stream.on('close', () => {
+        if (name !== 'file') return fail(invalid(`the file field '${name}' is not allowed`));
+        if (truncated) return fail(new PayloadTooLargeError('attachment_too_large', `file: exceeds ${ATTACHMENT_LIMITS.maxBytesPerFile} bytes.`));
+        file = { bytes: joinChunks(chunks, size), filename: info.filename, declaredType: info.mimeType };
+      });
+    });
+    bb.on('filesLimit', () => fail(invalid('only one file is allowed')));
+    bb.on('fieldsLimit', () => fail(invalid('too many text fields')));
+    bb.on('partsLimit', () => fail(invalid('too many parts')));
+    bb.on('error', (err: unknown) => reject(failure ?? invalid(err instanceof Error ? err.message : 'malformed')));
+    bb.on('close', () => {
+      if (failure) return reject(failure);
+      const workspaceId = fields.get('workspaceId');
+      const conversationId = fields.get('conversationId');
+      if (workspaceId === undefined || conversationId === undefined) return reject(invalid('workspaceId and conversationId are required'));
+      if (file === undefined) return reject(invalid("the file field 'file' is missing"));
+      resolve({ workspaceId, conversationId, file });
+    });
+    bb.end(rawBody);
+  });
+}

@@ -1,0 +1,29 @@
+/**
+ * The headers of an answer that is a stored file's bytes (a connector's attachment download, the
+ * console's media): its type (text with its charset), a safe Content-Disposition, never a shared
+ * cache, never sniffed. Pure.
+ */
+
+/**
+ * A file name safe in a header (docs/contract.md#fetch-an-attachment): no control characters,
+ * quotes, backslashes or path separators; the ASCII fallback replaces the rest, `filename*`
+ * (RFC 6266 / RFC 8187) carries the name in UTF-8. `inline` for what the console shows in the
+ * page (its media), `attachment` for a download. Pure.
+ */
+export function contentDisposition(name: string, disposition: 'attachment' | 'inline' = 'attachment'): string {
+  const unsafe = (c: string): boolean => { const code = c.codePointAt(0) ?? 0; return code < 0x20 || code === 0x7f || c === '"' || c === '\\' || c === '/'; };
+  const cleaned = [...name].map((c) => (unsafe(c) ? '_' : c)).join('').trim() || 'attachment';
+  const ascii = [...cleaned].map((c) => (/[\u0020-\u007e]/u.test(c) ? c : '_')).join('');
+  const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/** The headers every stored-file answer carries, for a file of `contentType` named `name`. */
+export function storedFileHeaders(contentType: string, name: string, disposition: 'attachment' | 'inline'): Record<string, string> {
+  return {
+    'Content-Type': contentType === 'text/plain' ? 'text/plain; charset=utf-8' : contentType,
+    'Content-Disposition': contentDisposition(name, disposition),
+    'Cache-Control': 'private, no-store',
+    'X-Content-Type-Options': 'nosniff',
+  };
+}
