@@ -43,10 +43,12 @@ export function parseUploadBody(contentType: string, rawBody: Buffer): Promise<U
     try {
       bb = busboy({
         headers: { 'content-type': contentType },
+        // `fileSize` one over the limit: busboy flags a file that reaches its limit as truncated, and a
+        // file of exactly the limit is allowed (as the incoming images' parser does, messages/multipart.ts).
         // Browsers send the file name as raw UTF-8 in the part's header; busboy's default reads it as latin1.
         defParamCharset: 'utf8',
         defCharset: 'utf8',
-        limits: { fields: FIELDS.length, fieldSize: MAX_FIELD_BYTES, files: 1, fileSize: ATTACHMENT_LIMITS.maxBytesPerFile, parts: FIELDS.length + 2, headerPairs: 20 },
+        limits: { fields: FIELDS.length, fieldSize: MAX_FIELD_BYTES, files: 1, fileSize: ATTACHMENT_LIMITS.maxBytesPerFile + 1, parts: FIELDS.length + 2, headerPairs: 20 },
       });
     } catch (err) {
       reject(invalid(err instanceof Error ? err.message : 'unreadable'));
