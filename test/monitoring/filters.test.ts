@@ -6,8 +6,8 @@
  * (docs/operations.md#monitoring). Run by scripts/test.mjs after the integration phase (the
  * `monitoring` Jest project); it needs a full integration run's log.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { alerts, metrics, MONITORING_DIR } from './definitions';
 import { extract, logEntryOf, matches, metricCondition, type LogEntry } from './log-filter';
 
@@ -38,6 +38,20 @@ function capturedEntries(): LogEntry[] {
 const entries = capturedEntries();
 const byName = new Map(metrics().map((m) => [m.metric.name, m.metric]));
 
+/**
+ * What each alert's condition caught in this run: the number of matching lines and the values of
+ * its metric's labels among them. Written next to the log (monitoring-summary.json) and printed,
+ * so a run shows what every alert would have fired on, not only that it matched something.
+ */
+const caught: Record<string, { lines: number; labels: Record<string, Record<string, number>> }> = {};
+afterAll(() => {
+  writeFileSync(join(dirname(LOG), 'monitoring-summary.json'), JSON.stringify(caught, null, 2) + '\n');
+  // Ids (integrationId) as a count of distinct values: the categories (outcome, status, code) are what a reader wants.
+  const readable = (labels: Record<string, Record<string, number>>) =>
+    Object.fromEntries(Object.entries(labels).map(([label, values]) => [label, Object.keys(values).length > 8 ? `${Object.keys(values).length} distinct` : values]));
+  console.info(Object.entries(caught).map(([file, c]) => `${file}: ${c.lines} line(s) ${JSON.stringify(readable(c.labels))}`).join('\n'));
+});
+
 test('the integration run captured structured lines', () => {
   expect(entries.length).toBeGreaterThan(100);
 });
@@ -54,12 +68,21 @@ test.each(metrics().map((m) => [m.metric.name, m.metric] as const))('metric %s m
   }
 });
 
-test.each(alerts().map((a) => [a.file, a.alert] as const))('alert %s: its condition holds for captured lines', (_file, alert) => {
+test.each(alerts().map((a) => [a.file, a.alert] as const))('alert %s: its condition holds for captured lines', (file, alert) => {
   for (const condition of alert.conditions) {
     const { metric: name, labels } = metricCondition(condition.conditionThreshold.filter);
     const metric = byName.get(name);
     if (metric === undefined) throw new Error(`unknown metric ${name}`);
-    const hits = entries.filter((e) => matches(metric.filter, e) && labels(Object.fromEntries(Object.entries(metric.labelExtractors ?? {}).map(([k, x]) => [k, extract(x, e)]))));
+    const labelsOf = (e: LogEntry) => Object.fromEntries(Object.entries(metric.labelExtractors ?? {}).map(([k, x]) => [k, extract(x, e)]));
+    const hits = entries.filter((e) => matches(metric.filter, e) && labels(labelsOf(e)));
     expect(hits.length).toBeGreaterThan(0);
+    const summary = (caught[file] ??= { lines: 0, labels: {} });
+    summary.lines += hits.length;
+    for (const hit of hits) {
+      for (const [label, value] of Object.entries(labelsOf(hit))) {
+        const values = (summary.labels[label] ??= {});
+        values[String(value)] = (values[String(value)] ?? 0) + 1;
+      }
+    }
   }
 });
