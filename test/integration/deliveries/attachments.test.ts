@@ -64,19 +64,32 @@ async function fetchAttachment(apiKey: string, body: unknown): Promise<{ status:
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
-/** A fetch read to its end or until the connection is cut: whether the body was complete, and how much came. */
-async function fetchIncomplete(apiKey: string, body: unknown): Promise<{ status: number; headers: Headers; complete: boolean; received: number }> {
+/**
+ * A fetch read to its end, until the connection is cut, or until no byte came for `idleMs`: whether
+ * the body was complete, and how much came. Deployed, a cut-off answer is a reset connection; the
+ * Hosting emulator's proxy does not pass the reset on and leaves the body open, hence the idle limit.
+ */
+async function fetchIncomplete(apiKey: string, body: unknown, idleMs = 4000): Promise<{ status: number; headers: Headers; complete: boolean; received: number }> {
+  const controller = new AbortController();
   const res = await fetch(`${apiBaseUrl()}/v1/deliveries/attachment`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
+    signal: controller.signal,
   });
   let received = 0;
+  let idle = setTimeout(() => controller.abort(), idleMs);
   try {
-    for await (const chunk of res.body ?? []) received += (chunk as Uint8Array).length;
+    for await (const chunk of res.body ?? []) {
+      received += (chunk as Uint8Array).length;
+      clearTimeout(idle);
+      idle = setTimeout(() => controller.abort(), idleMs);
+    }
   } catch {
-    // The connection was cut before Content-Length bytes came: what a cut-off answer looks like.
+    // Cut or stalled before Content-Length bytes came: what a cut-off answer looks like.
     return { status: res.status, headers: res.headers, complete: false, received };
+  } finally {
+    clearTimeout(idle);
   }
   return { status: res.status, headers: res.headers, complete: received === Number(res.headers.get('content-length')), received };
 }
