@@ -6,7 +6,7 @@
  * - benchNoop: answers a fixed JSON. The overhead figures divide by it.
  * - benchNoopLogged: the same plus one structured log line shaped like the service's request
  *   log, to show how much of the overhead is the emulator's handling of a log line.
- * - benchNoopFile: reads the file the request names (`{ "path": <absolute path> }`, a stored
+ * - benchNoopFile: streams the file the request names (`{ "path": <absolute path> }`, a stored
  *   attachment in the local object store) and answers its bytes, with the HTTP options of
  *   getDeliveryAttachment (functions/src/operations.ts): the floor of any function that serves a
  *   stored file through Hosting, for the attachment fetch figure.
@@ -15,7 +15,8 @@
  *   one publish -> pulled): the service's reply trigger does its sequencing transaction on top.
  */
 const { randomBytes } = require('node:crypto');
-const { readFile } = require('node:fs/promises');
+const { open } = require('node:fs/promises');
+const { pipeline } = require('node:stream/promises');
 const { performance } = require('node:perf_hooks');
 const logger = require('firebase-functions/logger');
 const { onRequest } = require('firebase-functions/v2/https');
@@ -54,9 +55,12 @@ module.exports.benchNoopLogged = onRequest(OPTIONS, (req, res) => {
 });
 
 module.exports.benchNoopFile = onRequest({ ...OPTIONS, memory: '1GiB', cpu: 1, concurrency: 16 }, async (req, res) => {
-  const bytes = await readFile(String(req.body?.path));
+  // Streamed like the service's answer (functions/src/platform/http/streamed-body.ts), without its checks.
+  const handle = await open(String(req.body?.path), 'r');
+  const { size } = await handle.stat();
   res.status(200).setHeader('content-type', 'application/pdf');
-  res.send(bytes);
+  res.setHeader('content-length', String(size));
+  await pipeline(handle.createReadStream(), res);
 });
 
 module.exports.benchFloorPublish = onDocumentCreated({ region: 'europe-central2', document: 'benchFloor/{id}' }, async (event) => {

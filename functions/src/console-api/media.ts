@@ -12,6 +12,7 @@ import { NotFoundError } from '../platform/errors';
 import { db } from '../platform/firebase';
 import { storedFileHeaders } from '../platform/http/file-headers';
 import { memberRole } from '../platform/http/id-token';
+import { StreamedBody } from '../platform/http/streamed-body';
 import type { HttpResult } from '../platform/http/types';
 import type { ConsoleContext } from './http';
 import { objectStore } from './objects';
@@ -30,9 +31,16 @@ export async function serveMedia(req: Request, context: ConsoleContext): Promise
   const media = await findMedia(db(), ref);
   if (media === null) throw notFound();
   // Deleted by retention or an erasure while the record or message was still being read.
-  const bytes = await objectStore().get(media.path);
-  if (bytes === null) throw notFound();
-  context.logFields.size = bytes.length;
-  context.deadline.assertTimeLeft();
-  return { status: 200, body: bytes, headers: storedFileHeaders(media.contentType, media.name, 'inline') };
+  const stored = await objectStore().open(media.path);
+  if (stored === null) throw notFound();
+  context.logFields.size = stored.size;
+  try {
+    context.deadline.assertTimeLeft();
+  } catch (err) {
+    stored.stream.destroy();
+    throw err;
+  }
+  // Streamed as it is read (docs/decisions.md#stored-files-are-streamed), with the stored size:
+  // a read that fails or ends short cuts the answer off instead of completing it.
+  return { status: 200, body: new StreamedBody(stored.stream, { length: stored.size }), headers: storedFileHeaders(media.contentType, media.name, 'inline') };
 }

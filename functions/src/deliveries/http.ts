@@ -5,7 +5,7 @@
  * decides on the delivery the body names, given the body and the transition's facts. The catch-up
  * list is the one endpoint with its own handler.
  */
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type * as z from 'zod';
 import { db } from '../platform/firebase';
 import { isStorableDocumentId } from '../platform/ids';
@@ -16,6 +16,7 @@ import { config } from '../platform/config';
 import { ServiceUnavailableError } from '../platform/errors';
 import { attachmentPath, createImageStore, type ImageStore } from '../platform/object-store';
 import { contentDisposition, storedFileHeaders } from '../platform/http/file-headers';
+import { StreamedBody } from '../platform/http/streamed-body';
 import { paths } from '../platform/paths';
 import { authenticate } from '../integrations/auth';
 import { HTTP_OPERATIONS, type HttpOperations, type OperationsOf, type TransitionOperationId } from '../operations';
@@ -115,9 +116,12 @@ export { contentDisposition };
 
 /**
  * POST /v1/deliveries/attachment (getDeliveryAttachment): the bytes of one file of the claimed
- * reply, under the live lease (a read: the delivery is not changed). The bytes are checked against
- * the recorded SHA-256 before they leave: a store that answers other bytes is a 503, never a
- * wrong file.
+ * reply, under the live lease (a read: the delivery is not changed). The file is streamed from the
+ * store (docs/decisions.md#stored-files-are-streamed): a missing object, or one whose size is not
+ * the recorded one, is a 503 before anything is sent; bytes that turn out not to match the recorded
+ * SHA-256 while they pass cut the response off before its last chunk, so a client never receives a
+ * complete wrong file (../platform/http/streamed-body.ts; logged as an ERROR naming the delivery and
+ * the attachment).
  */
 const getDeliveryAttachment = endpoint(
   { name: 'POST /v1/deliveries/attachment', accepts: ['application/json'], authenticate },
@@ -127,16 +131,22 @@ const getDeliveryAttachment = endpoint(
     const snap = isStorableDocumentId(body.deliveryId) ? await db().doc(paths.delivery(context.auth.workspaceId, body.deliveryId)).get() : null;
     const delivery = visibleDelivery(snap?.exists === true ? (snap.data() as DeliveryRecord) : null, context.auth);
     const file = rules.decideAttachmentFetch(delivery, { now: Date.now(), leaseId: body.leaseId, attachmentId: body.attachmentId });
-    const bytes = await attachmentsStore().get(attachmentPath(context.auth.workspaceId, delivery.conversationId, file.attachmentId));
-    const digest = bytes === null ? null : createHash('sha256').update(bytes).digest();
-    if (bytes === null || digest === null || digest.toString('hex') !== file.sha256) {
-      throw new ServiceUnavailableError('temporarily_unavailable', 'The file cannot be read at the moment; retry after the indicated delay.', ATTACHMENT_RETRY_AFTER_SECONDS);
+    context.logFields.attachmentId = file.attachmentId;
+    const stored = await attachmentsStore().open(attachmentPath(context.auth.workspaceId, delivery.conversationId, file.attachmentId));
+    try {
+      if (stored === null || stored.size !== file.size) {
+        throw new ServiceUnavailableError('temporarily_unavailable', 'The file cannot be read at the moment; retry after the indicated delay.', ATTACHMENT_RETRY_AFTER_SECONDS);
+      }
+      context.deadline.assertTimeLeft();
+    } catch (err) {
+      stored?.stream.destroy();
+      throw err;
     }
-    context.deadline.assertTimeLeft();
+    const digest = Buffer.from(file.sha256, 'hex').toString('base64');
     return {
       status: 200,
-      body: bytes,
-      headers: { ...storedFileHeaders(file.contentType, file.name, 'attachment'), ETag: `"${file.sha256}"`, 'Repr-Digest': `sha-256=:${digest.toString('base64')}:` },
+      body: new StreamedBody(stored.stream, { length: file.size, sha256Hex: file.sha256 }),
+      headers: { ...storedFileHeaders(file.contentType, file.name, 'attachment'), ETag: `"${file.sha256}"`, 'Repr-Digest': `sha-256=:${digest}:` },
     };
   },
 );

@@ -1,4 +1,5 @@
-import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as logger from './log';
@@ -20,8 +21,20 @@ export interface ImageStore {
   put(path: string, bytes: Buffer, contentType: string): Promise<void>;
   /** The bytes at `path`, or null when there is no object there. */
   get(path: string): Promise<Buffer | null>;
+  /**
+   * The object at `path` as a stream, with its stored size, or null when there is no object there.
+   * For answering a file without holding it in memory (docs/decisions.md#stored-files-are-streamed):
+   * the caller must consume or destroy `stream`.
+   */
+  open(path: string): Promise<StoredObject | null>;
   /** Removes the object at `path` (nothing when there is none). */
   remove(path: string): Promise<void>;
+}
+
+/** An object opened for reading: its size as stored, and its bytes as they are read. */
+export interface StoredObject {
+  size: number;
+  stream: Readable;
 }
 
 /** Cloud Storage, for deployments. `ifGenerationMatch: 0` makes a retry a no-op instead of a rewrite. */
@@ -45,6 +58,21 @@ class CloudStorageImageStore implements ImageStore {
     try {
       const [bytes] = await getStorage().bucket(this.bucketName).file(path).download();
       return bytes;
+    } catch (err) {
+      if (errorCode(err) === 404) return null;
+      throw err;
+    }
+  }
+
+  async open(path: string): Promise<StoredObject | null> {
+    const { getStorage } = await import('firebase-admin/storage');
+    const file = getStorage().bucket(this.bucketName).file(path);
+    try {
+      const [metadata] = await file.getMetadata();
+      // Pinned to the generation whose size we announce: an object replaced meanwhile is not mixed in.
+      const generation = metadata.generation === undefined ? undefined : Number(metadata.generation);
+      const stream = (generation === undefined ? file : getStorage().bucket(this.bucketName).file(path, { generation })).createReadStream();
+      return { size: Number(metadata.size), stream };
     } catch (err) {
       if (errorCode(err) === 404) return null;
       throw err;
@@ -82,6 +110,24 @@ class LocalDirectoryImageStore implements ImageStore {
     }
   }
 
+  async open(path: string): Promise<StoredObject | null> {
+    let handle;
+    try {
+      handle = await open(this.target(path), 'r');
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'ENOENT') return null;
+      throw err;
+    }
+    // The size and the stream of one open file: a rename over the path meanwhile does not mix two objects.
+    try {
+      const { size } = await handle.stat();
+      return { size, stream: handle.createReadStream() };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
   async remove(path: string): Promise<void> {
     try {
       await unlink(this.target(path));
@@ -115,6 +161,9 @@ const IMAGE_STORE_RETRY_AFTER_SECONDS = 60;
  */
 class MisconfiguredImageStore implements ImageStore {
   get(): Promise<Buffer | null> {
+    return this.put();
+  }
+  open(): Promise<StoredObject | null> {
     return this.put();
   }
   remove(): Promise<void> {

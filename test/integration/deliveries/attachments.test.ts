@@ -7,8 +7,11 @@
  * function stores them (an upload record + the object in the local store the functions use).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { FieldValue } from 'firebase-admin/firestore';
-import { adminDb, apiBaseUrl, createTestIntegration, integrationRef } from '../helpers/stack';
+import { attachmentPath } from '../../../functions/src/platform/object-store';
+import { adminDb, apiBaseUrl, createTestIntegration, integrationRef, testImageDir } from '../helpers/stack';
 import { seedUpload as seedUploadAs, type Uploaded } from '../helpers/console-uploads';
 import {
   claimReady,
@@ -59,6 +62,36 @@ async function fetchAttachment(apiKey: string, body: unknown): Promise<{ status:
     body: JSON.stringify(body),
   });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+/**
+ * A fetch read to its end, until the connection is cut, or until no byte came for `idleMs`: whether
+ * the body was complete, and how much came. Deployed, a cut-off answer is a reset connection; the
+ * Hosting emulator's proxy does not pass the reset on and leaves the body open, hence the idle limit.
+ */
+async function fetchIncomplete(apiKey: string, body: unknown, idleMs = 4000): Promise<{ status: number; headers: Headers; complete: boolean; received: number }> {
+  const controller = new AbortController();
+  const res = await fetch(`${apiBaseUrl()}/v1/deliveries/attachment`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  let received = 0;
+  let idle = setTimeout(() => controller.abort(), idleMs);
+  try {
+    for await (const chunk of res.body ?? []) {
+      received += (chunk as Uint8Array).length;
+      clearTimeout(idle);
+      idle = setTimeout(() => controller.abort(), idleMs);
+    }
+  } catch {
+    // Cut or stalled before Content-Length bytes came: what a cut-off answer looks like.
+    return { status: res.status, headers: res.headers, complete: false, received };
+  } finally {
+    clearTimeout(idle);
+  }
+  return { status: res.status, headers: res.headers, complete: received === Number(res.headers.get('content-length')), received };
 }
 
 const withCapability = async (setup: ConversationSetup) => integrationRef(setup.integration.workspaceId, setup.integration.integrationId).update({ 'replies.attachments': CAPABILITY });
@@ -156,6 +189,47 @@ describe('with the capability', () => {
     expectApiError(await op('attachment', k, { deliveryId, leaseId: claim.leaseId, attachmentId: file.attachmentId, extra: 1 }), 400, 'invalid_request');
     await adminDb().doc(`workspaces/${conv.integration.workspaceId}/deliveries/${deliveryId}`).update({ 'lease.expiresAt': Date.now() - 1000 });
     expectApiError(await op('attachment', k, { deliveryId, leaseId: claim.leaseId, attachmentId: file.attachmentId }), 409, 'lease_lost');
+  });
+
+  test('a stored object that no longer matches its record: other bytes of the same size never reach the client complete; a missing or resized object is 503', async () => {
+    const conv = await fresh();
+    // Several chunks of the store's reads, so that the answer is under way when the mismatch shows.
+    const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(512 * 1024)]);
+    const file = await seedUpload(conv, 'report.pdf', 'application/pdf', bytes);
+    const messageId = await writeReplyWithFiles(conv, 'the report', [file]);
+    const deliveryId = await notified(conv, messageId);
+    const claim = await claimReady(conv.integration.key, deliveryId);
+    const body = { deliveryId, leaseId: claim.leaseId, attachmentId: file.attachmentId };
+    const stored = join(testImageDir(), attachmentPath(conv.integration.workspaceId, conv.conversationId, file.attachmentId));
+
+    // Altered in its last byte only (the mismatch is known at the very end), then in its first.
+    for (const at of [bytes.length - 1, 0]) {
+      const altered = Buffer.from(bytes);
+      altered[at] = (altered[at] ?? 0) ^ 0xff;
+      await writeFile(stored, altered);
+      const res = await fetchIncomplete(conv.integration.key, body);
+      // The headers were sent (the mismatch shows only while the bytes pass), the body is cut off.
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-length')).toBe(String(file.size));
+      expect(res.complete).toBe(false);
+      expect(res.received).toBeLessThan(file.size);
+    }
+
+    // Restored, the same request gets the file.
+    await writeFile(stored, bytes);
+    const ok = await fetchAttachment(conv.integration.key, body);
+    expect(ok.status).toBe(200);
+    expect(ok.bytes.equals(bytes)).toBe(true);
+
+    // Another size than recorded, or no object at all: 503 with Retry-After before anything is sent.
+    await writeFile(stored, bytes.subarray(0, bytes.length - 1));
+    const resized = await op('attachment', conv.integration.key, body);
+    expectApiError(resized, 503, 'temporarily_unavailable');
+    expect(resized.headers.get('retry-after')).toBe('5');
+    await rm(stored);
+    expectApiError(await op('attachment', conv.integration.key, body), 503, 'temporarily_unavailable');
+    // A read: the delivery is still leased, the lease still live.
+    expect(await deliveryDoc(conv, deliveryId)).toMatchObject({ status: 'leased', lease: { leaseId: claim.leaseId } });
   });
 
   test('a file of another conversation or workspace, or a reply naming a file other than the upload, is failed attachment_rejected', async () => {

@@ -40,6 +40,7 @@ function crashingAfterRemoving(crashOn: string): ImageStore {
   return {
     put: (path, bytes, type) => store.put(path, bytes, type),
     get: (path) => store.get(path),
+    open: (path) => store.open(path),
     remove: async (path) => {
       await store.remove(path);
       if (path === crashOn) throw new Error('crash between the objects and the document');

@@ -11,7 +11,8 @@ import { config } from '../config';
 import { Deadline } from './deadline';
 import { newRequestId } from './request-id';
 import { newSpanId, newTraceId, parseTraceparent } from '../trace';
-import { sendError, sendResult, toApiError } from './respond';
+import { isStreamed, sendError, sendResult, sendStreamed, toApiError } from './respond';
+import { StreamedBodyMismatch } from './streamed-body';
 import { RECEIVED_AT, type HttpRequest, type HttpResponse, type HttpResult } from './types';
 
 /** docs/contract.md#limits: JSON request bodies are limited to 65536 bytes, measured on the raw bytes. */
@@ -206,14 +207,30 @@ export async function answerWithin(res: HttpResponse, deadline: Deadline, line: 
   const { requestId, endpoint: name } = line;
   let status = 500;
   let errorCode: string | undefined;
+  let bodyCutOff: string | undefined;
   try {
     const result = await deadline.race(answer(), (late) => {
       // The client already has its 503. Work that still commits is found by the retry (same
       // eventId / requestId / lease); work that gave up at `assertTimeLeft` wrote nothing.
+      if (late.status === 'fulfilled' && isStreamed(late.value)) late.value.body.stream.destroy();
       logger.warn('request.finished_after_deadline', { requestId, endpoint: name, ...line.fields(), outcome: late.status === 'fulfilled' ? 'completed' : errorName(late.reason) });
     });
     status = result.status;
-    sendResult(res, result);
+    if (isStreamed(result)) {
+      // A streamed file (./streamed-body.ts): once its headers are out, a failure can only cut the
+      // body off. Bytes other than the announced ones, or a failed read, are ours to fix: ERROR;
+      // a client that went away is not.
+      const cutOff = await sendStreamed(res, result);
+      if (cutOff !== null) {
+        bodyCutOff = errorName(cutOff);
+        const clientGone = (cutOff as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE' && !(cutOff instanceof StreamedBodyMismatch);
+        const fields = { requestId, endpoint: name, ...line.fields(), errorName: bodyCutOff, errorMessage: errorMessage(cutOff) };
+        if (clientGone) logger.info('request.body_not_received', fields);
+        else logger.error('request.body_cut_off', fields);
+      }
+    } else {
+      sendResult(res, result);
+    }
   } catch (err) {
     const { error, unexpected } = toApiError(err);
     status = error.status;
@@ -224,8 +241,8 @@ export async function answerWithin(res: HttpResponse, deadline: Deadline, line: 
     }
     if (!res.headersSent) sendError(res, error, line.allow);
   } finally {
-    const fields = { requestId, endpoint: name, status, ...(errorCode ? { errorCode } : {}), ...line.fields(), durationMs: Math.round(performance.now() - line.startedAt) };
-    if (status >= 500) logger.warn('request', fields);
+    const fields = { requestId, endpoint: name, status, ...(errorCode ? { errorCode } : {}), ...(bodyCutOff ? { bodyCutOff } : {}), ...line.fields(), durationMs: Math.round(performance.now() - line.startedAt) };
+    if (status >= 500 || bodyCutOff !== undefined) logger.warn('request', fields);
     else logger.info('request', fields);
   }
 }

@@ -14,18 +14,24 @@ export interface HttpRequest {
   [RECEIVED_AT]?: number;
 }
 
-export interface HttpResponse {
+/** The response: also a writable stream, for a streamed body (./streamed-body.ts). */
+export interface HttpResponse extends NodeJS.WritableStream {
   status(code: number): HttpResponse;
   setHeader(name: string, value: string | number): unknown;
   send(body: string | Buffer): unknown;
   readonly headersSent: boolean;
+  /** Cuts the response off (the client sees an incomplete body). */
+  destroy(error?: Error): unknown;
 }
 
 /** What an endpoint returns on success; errors are thrown as ApiError. */
 export interface HttpResult {
   status: number;
-  /** JSON, or the bytes of a binary answer (sent as they are, with `headers`). */
+  /**
+   * JSON, or the bytes of a binary answer (sent as they are, with `headers`): a Buffer, or a
+   * `StreamedBody` (./streamed-body.ts) for a stored file sent as it is read.
+   */
   body: unknown;
-  /** Headers of a binary answer (`body` a Buffer): its Content-Type and the rest. */
+  /** Headers of a binary answer (`body` a Buffer or a `StreamedBody`): its Content-Type and the rest. */
   headers?: Record<string, string>;
 }
