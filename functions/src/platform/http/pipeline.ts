@@ -11,8 +11,8 @@ import { config } from '../config';
 import { Deadline } from './deadline';
 import { newRequestId } from './request-id';
 import { newSpanId, newTraceId, parseTraceparent } from '../trace';
-import { isStreamed, sendError, sendResult, sendStreamed, toApiError } from './respond';
-import { StreamedBodyMismatch } from './streamed-body';
+import { sendError, sendResult, toApiError } from './respond';
+import { isStreamed, sendStreamed, StreamedBodyMismatch } from './streamed-body';
 import { RECEIVED_AT, type HttpRequest, type HttpResponse, type HttpResult } from './types';
 
 /** docs/contract.md#limits: JSON request bodies are limited to 65536 bytes, measured on the raw bytes. */

@@ -1,7 +1,5 @@
 import { ApiError, ServiceUnavailableError } from '../errors';
 import { isTransientFailure } from '../failures';
-import { pipeline } from 'node:stream/promises';
-import { StreamedBody, VerifyingPassThrough } from './streamed-body';
 import type { HttpResponse, HttpResult } from './types';
 
 /** Seconds a client should wait after a transient backend failure (contention clears quickly). */
@@ -50,26 +48,3 @@ export function sendResult(res: HttpResponse, result: HttpResult): void {
   }
   sendJson(res, result.status, result.body);
 }
-
-/**
- * Sends a result whose body is a `StreamedBody`: status, headers and `Content-Length`, then the
- * bytes through a `VerifyingPassThrough`. Resolves once the answer is complete, or with the reason
- * it was cut off (a mismatch, a read error, the client gone): the response is then destroyed, so
- * the client has an incomplete body, never a complete wrong one (./streamed-body.ts).
- */
-export async function sendStreamed(res: HttpResponse, result: HttpResult & { body: StreamedBody }): Promise<Error | null> {
-  const { stream, expected } = result.body;
-  res.status(result.status);
-  for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-  res.setHeader('Content-Length', String(expected.length));
-  try {
-    // pipeline destroys every stream on a failure: the store's read, and the response.
-    await pipeline(stream, new VerifyingPassThrough(expected), res);
-    return null;
-  } catch (err) {
-    res.destroy();
-    return err instanceof Error ? err : new Error(String(err));
-  }
-}
-
-export const isStreamed = (result: HttpResult): result is HttpResult & { body: StreamedBody } => result.body instanceof StreamedBody;

@@ -8,6 +8,8 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { HttpResponse, HttpResult } from './types';
 
 /** Why a streamed body was cut off: the bytes read are not the ones announced. */
 export class StreamedBodyMismatch extends Error {
@@ -76,3 +78,28 @@ export class StreamedBody {
     readonly expected: ExpectedBytes,
   ) {}
 }
+
+// Sending a streamed answer lives here rather than in ./respond.ts: every instance loads respond.ts
+// (index.js installs the runtime hooks), while only the handler bundles that serve files need this.
+/**
+ * Sends a result whose body is a `StreamedBody`: status, headers and `Content-Length`, then the
+ * bytes through a `VerifyingPassThrough`. Resolves once the answer is complete, or with the reason
+ * it was cut off (a mismatch, a read error, the client gone): the response is then destroyed, so
+ * the client has an incomplete body, never a complete wrong one (./streamed-body.ts).
+ */
+export async function sendStreamed(res: HttpResponse, result: HttpResult & { body: StreamedBody }): Promise<Error | null> {
+  const { stream, expected } = result.body;
+  res.status(result.status);
+  for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+  res.setHeader('Content-Length', String(expected.length));
+  try {
+    // pipeline destroys every stream on a failure: the store's read, and the response.
+    await pipeline(stream, new VerifyingPassThrough(expected), res);
+    return null;
+  } catch (err) {
+    res.destroy();
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+export const isStreamed = (result: HttpResult): result is HttpResult & { body: StreamedBody } => result.body instanceof StreamedBody;
