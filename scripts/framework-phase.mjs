@@ -21,22 +21,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { frameworkSuites, hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
+import { STACK_WORKERS, parseTestArgs, splitSerial } from './lib/test-suites.mjs';
 
 const FRAMEWORK_SUITES = frameworkSuites();
 
 const ROUTER_PORT = Number(process.env.FRAMEWORK_ROUTER_PORT ?? 5200);
-const args = process.argv.slice(2);
-const flags = [];
-const filters = [];
-for (let i = 0; i < args.length; i++) {
-  const arg = args[i];
-  if (arg.startsWith('-')) {
-    flags.push(arg);
-    // Flags that take a separate value (`-t name`).
-    if (['-t', '--testNamePattern', '--seed', '--maxWorkers'].includes(arg) && i + 1 < args.length) flags.push(args[++i]);
-  } else filters.push(new RegExp(arg));
-}
-const suites = FRAMEWORK_SUITES.filter((s) => filters.length === 0 || filters.some((f) => f.test(s)));
+const { flags, filters, selects } = parseTestArgs(process.argv.slice(2));
+const suites = FRAMEWORK_SUITES.filter(selects);
 const missing = suites.filter((s) => !existsSync(join(ROOT, s)));
 if (missing.length > 0) throw new Error(`framework phase: no such suite: ${missing.join(', ')}`);
 if (suites.length === 0) {
@@ -55,30 +46,35 @@ const functions = [];
 let router;
 let status = 1;
 try {
-  for (const [i, { target }] of rewrites.entries()) {
-    functions.push(await startFunction({ target, port: ROUTER_PORT + 1 + i, env: functionEnv, logFile: join(logDir, `framework-${target}.log`) }));
-  }
+  // All at once: each process spends its start-up loading modules, and one at a time that was
+  // twelve start-ups in a row.
+  const started = await Promise.allSettled(
+    rewrites.map(({ target }, i) => startFunction({ target, port: ROUTER_PORT + 1 + i, env: functionEnv, logFile: join(logDir, `framework-${target}.log`) })),
+  );
+  for (const result of started) if (result.status === 'fulfilled') functions.push(result.value);
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
   router = await startRouter({ port: ROUTER_PORT, routes: rewrites.map((r, i) => ({ path: r.path, url: functions[i].url })) });
   const requested = new Map(rewrites.map((r) => [r.path, 0]));
   router.onRequest((path) => requested.set(path, (requested.get(path) ?? 0) + 1));
   const messagesUrl = functions[rewrites.findIndex((r) => r.target === 'messages')].url;
+  const env = {
+    ...process.env,
+    API_BASE_URL: router.url,
+    // The one direct call of the suites (`${functionsUrl()}/messages`): the framework serves its function on every path.
+    FUNCTIONS_URL: messagesUrl,
+    TEST_RUNTIME: 'framework',
+  };
   // Asynchronous: the router lives in this process, so its event loop must keep running.
-  const jest = spawn(
-    join(ROOT, 'node_modules', '.bin', 'jest'),
-    ['--selectProjects', 'integration', 'framework', '--runInBand', '--runTestsByPath', ...suites, ...flags],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        API_BASE_URL: router.url,
-        // The one direct call of the suites (`${functionsUrl()}/messages`): the framework serves its function on every path.
-        FUNCTIONS_URL: messagesUrl,
-        TEST_RUNTIME: 'framework',
-      },
-    },
-  );
-  status = await new Promise((resolve) => jest.on('close', (code) => resolve(code ?? 1)));
+  const jest = (args) =>
+    new Promise((resolve) => {
+      const child = spawn(join(ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', 'integration', 'framework', ...args, ...flags], { cwd: ROOT, stdio: 'inherit', env });
+      child.on('close', (code) => resolve(code ?? 1));
+    });
+  // As in the integration phase (scripts/lib/test-suites.mjs): parallel workers, then the @serial suites alone.
+  const { parallel, serial } = splitSerial(suites);
+  status = parallel.length > 0 ? await jest([`--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel]) : 0;
+  if (status === 0 && serial.length > 0) status = await jest(['--runInBand', '--runTestsByPath', ...serial]);
   const unserved = [...requested].filter(([, count]) => count === 0).map(([path]) => path);
   if (filters.length === 0 && status === 0 && unserved.length > 0) {
     console.error(`✖ framework phase: no suite requested ${unserved.join(', ')}: list a suite that calls it in the operation's catalogue entry (functions/src/operations.ts)`);

@@ -1,50 +1,137 @@
 #!/usr/bin/env node
 /**
- * `npm test`: type check, lint, unit tests, then the integration suites against the official
- * emulators (real HTTP through Hosting and the Functions emulator), then the HTTP contract suites
- * again on the production runtime (functions framework, scripts/framework-phase.mjs). Fails on
- * any failure. Extra arguments are passed to every Jest run (e.g. `npm test -- -t duplicate`).
+ * `npm test`: every check of the project, in the order that finishes soonest on two cores.
+ *
+ *   build ─┬─ type check ∥ lint (eslint, import cycles, unused code) ─ unit tests ─┐
+ *          └─ emulators starting ─────────────────────────────────────────────────┴─ integration
+ *             (parallel workers, then the @serial suites) ─ framework phase ─ monitoring filters
+ *
+ * The build comes first (the emulators load the built functions and the console bundle). The
+ * emulators then start while the static checks and unit tests run; the suites that need the stack
+ * wait for both, so a type error never costs an integration run. The integration suites run in
+ * parallel Jest workers against the one stack (scripts/lib/test-suites.mjs: each suite has its own
+ * workspace; those that share state say `@serial` and run alone afterwards), then the HTTP contract
+ * suites again on the production runtime (scripts/framework-phase.mjs). Fails on any failure and
+ * prints each phase's wall time at the end.
+ *
+ * Positional arguments select integration and framework suites by path (regular expressions);
+ * arguments that start with '-' go to every Jest run (e.g. `npm test -- -t duplicate`).
+ * TEST_PHASES=integration (or framework, or integration,framework) skips the static checks and unit
+ * tests; the default, and CI, runs everything. TEST_WORKERS sets the integration workers.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
 
 const extra = process.argv.slice(2);
-const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
-const run = (cmd, args, env = process.env) => {
-  const result = spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit', env });
-  if (result.status !== 0) {
-    console.error(`\n✗ ${[cmd.replace(ROOT + '/', ''), ...args].join(' ')} failed (exit ${result.status ?? result.signal})`);
-    process.exit(result.status || 1);
-  }
-};
-
-// TEST_PHASES=integration (or framework, or integration,framework) skips the static checks and
-// unit tests (quicker local iterations); the default, and CI, runs everything.
 const phases = (process.env.TEST_PHASES ?? 'static,unit,integration,framework').split(',');
-console.log('▶ build');
-buildFunctions();
-// The SDK's dist: the example connector (examples/connector) runs on the built package.
-run(bin('tsc'), ['-p', join(ROOT, 'sdk', 'tsconfig.build.json')]);
-if (phases.includes('static')) {
-  console.log('▶ type check');
-  run(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
-  // The console (console/src) is browser code: its own tsconfig with the DOM library.
-  run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
-  console.log('▶ lint');
-  run(bin('eslint'), ['.']);
-}
-if (phases.includes('unit')) {
-  console.log('▶ unit tests');
-  run(bin('jest'), ['--selectProjects', 'unit', ...extra]);
-}
-if (!phases.includes('integration') && !phases.includes('framework')) process.exit(0);
+const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
+const rel = (path) => path.replace(ROOT + '/', '');
+const started = performance.now();
+const since = (t) => ((performance.now() - t) / 1000).toFixed(1);
 
-console.log('▶ integration tests (official emulators), then the framework phase');
+/** Each phase's start and end (seconds since the run began), printed at the end. */
+const timeline = [];
+const children = new Set();
+
+/** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. */
+function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' ') } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: 'inherit', env });
+    children.add(child);
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      if (code === 0) resolve();
+      else reject(new Error(`${label} failed (exit ${code ?? signal})`));
+    });
+  });
+}
+
+/** Runs `fn` as phase `name`, recording its wall time. */
+async function phase(name, fn) {
+  const t = performance.now();
+  console.log(`▶ ${name}`);
+  try {
+    return await fn();
+  } finally {
+    timeline.push({ name, from: (t - started) / 1000, to: (performance.now() - started) / 1000 });
+    console.log(`◀ ${name} (${since(t)} s)`);
+  }
+}
+
+function printTimeline() {
+  console.log('\nPhase times (wall clock; overlapping phases ran at the same time):');
+  for (const { name, from, to } of timeline.sort((a, b) => a.from - b.from)) {
+    console.log(`  ${name.padEnd(34)} ${(to - from).toFixed(1).padStart(6)} s   (${from.toFixed(0).padStart(4)} s - ${to.toFixed(0).padStart(4)} s)`);
+  }
+  console.log(`  ${'total'.padEnd(34)} ${since(started).padStart(6)} s`);
+}
+
+function fail(err) {
+  console.error(`\n✗ ${err instanceof Error ? err.message : String(err)}`);
+  for (const child of children) {
+    try {
+      // The emulators run in their own process group (detached): stop all of it.
+      process.kill(child.spawnfile === firebaseBin() ? -child.pid : child.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  printTimeline();
+  process.exit(1);
+}
+
+const needsStack = phases.includes('integration') || phases.includes('framework');
+
+await phase('build', async () => {
+  // Emit only: the one type check of every TypeScript file is the static phase's (tsconfig.json
+  // covers functions/src, sdk/src and the tests), not this build's.
+  buildFunctions(undefined, { typeCheck: false });
+  // The SDK's dist: the example connector (examples/connector) runs on the built package.
+  await run(bin('tsc'), ['-p', join('sdk', 'tsconfig.build.json'), '--noCheck']);
+}).catch(fail);
+
+// ------------------------------------------------------------------------ static checks and units
+
+/** ESLint's cache (.local/eslint-cache) makes a local rerun lint only changed files; CI starts clean. */
+const lintArgs = ['.', '--cache', '--cache-location', join('.local', 'eslint-cache'), '--cache-strategy', 'content'];
+const checks = (async () => {
+  if (phases.includes('static')) {
+    await Promise.all([
+      phase('type check', async () => {
+        await run(bin('tsc'), ['-p', 'tsconfig.json']);
+        // The console (console/src) is browser code: its own tsconfig with the DOM library.
+        await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
+      }),
+      phase('lint (eslint, import cycles, unused code)', async () => {
+        await run(bin('eslint'), lintArgs);
+        await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
+        await run(bin('knip'), ['--no-progress']);
+      }),
+    ]);
+  }
+  if (phases.includes('unit')) await phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', ...extra]));
+})();
+
+if (!needsStack) {
+  await checks.catch(fail);
+  printTimeline();
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------- the stack
+
 const imageDir = join(ROOT, '.local', 'test-images');
 rmSync(imageDir, { recursive: true, force: true });
 mkdirSync(imageDir, { recursive: true });
+const logDir = join(ROOT, '.local', 'test-logs');
+mkdirSync(logDir, { recursive: true });
+/** Written once the static checks and unit tests passed: the stack phases wait for it (scripts/test-stack.mjs). */
+const checksPassed = join(logDir, 'checks-passed');
+rmSync(checksPassed, { force: true });
+
 const env = emulatorEnv({
   LOCAL_IMAGE_DIR: imageDir,
   TEST_IMAGE_DIR: imageDir,
@@ -55,38 +142,47 @@ const env = emulatorEnv({
   // A short unclaimed expiry (docs/contract.md#liveness), so that its test shows the configured value at work
   // (test/integration/deliveries/liveness.test.ts); nothing else stays claimable that long.
   UNCLAIMED_EXPIRY: '20m',
+  // Everything `emulators:exec` prints (the emulators, the functions' logs, Jest) is shown as usual
+  // and also written here, so the security suite can check that no key material ever reaches a log
+  // (test/integration/reliability/security.test.ts reads it while it runs).
+  EMULATOR_LOG_FILE: join(logDir, 'emulators.log'),
+  TEST_CHECKS_PASSED_FILE: checksPassed,
+  TEST_PHASES: phases.join(','),
 });
-const quote = (args) => args.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
-const commands = [];
-if (phases.includes('integration')) commands.push(quote([bin('jest'), '--selectProjects', 'integration', '--runInBand', ...extra]));
-if (phases.includes('framework')) commands.push(quote([process.execPath, join(ROOT, 'scripts', 'framework-phase.mjs'), ...extra]));
 
-// Everything `emulators:exec` prints (the emulators, the functions' logs, Jest) is shown as usual
-// and also written to EMULATOR_LOG_FILE, so the security suite can check that no key material
-// ever reaches a log (test/integration/reliability/security.test.ts reads it while it runs).
-const logDir = join(ROOT, '.local', 'test-logs');
-mkdirSync(logDir, { recursive: true });
-env.EMULATOR_LOG_FILE = join(logDir, 'emulators.log');
+const stackStarted = performance.now();
 const log = createWriteStream(env.EMULATOR_LOG_FILE, { flags: 'w' });
-const child = spawn(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, commands.join(' && ')], { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'pipe'] });
-for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+const stackCommand = [process.execPath, join(ROOT, 'scripts', 'test-stack.mjs'), ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+// detached: its own process group, so that a failed check stops firebase-tools and every emulator.
+const stack = spawn(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, stackCommand], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+children.add(stack);
+for (const [from, to] of [[stack.stdout, process.stdout], [stack.stderr, process.stderr]]) {
   from.on('data', (chunk) => {
     to.write(chunk);
     log.write(chunk);
   });
 }
-const [code, signal] = await new Promise((resolve) => child.on('close', (c, s) => resolve([c, s])));
+const stackDone = new Promise((resolve) => stack.on('close', (code, signal) => resolve([code, signal])));
+
+await checks.catch(fail);
+writeFileSync(checksPassed, `${new Date().toISOString()}\n`);
+
+const [code, signal] = await stackDone;
+children.delete(stack);
 await new Promise((resolve) => log.end(resolve));
-if (code !== 0) {
-  console.error(`\n✗ firebase emulators:exec failed (exit ${code ?? signal}); its output is in ${env.EMULATOR_LOG_FILE.replace(ROOT + '/', '')}`);
-  process.exit(code || 1);
+// The stack phases' own times (scripts/test-stack.mjs writes them).
+const stackTimes = join(logDir, 'stack-phases.json');
+if (existsSync(stackTimes)) {
+  const offset = (stackStarted - started) / 1000;
+  for (const p of (await import(stackTimes, { with: { type: 'json' } })).default) timeline.push({ name: p.name, from: offset + p.from, to: offset + p.to });
 }
+if (code !== 0) fail(new Error(`firebase emulators:exec failed (exit ${code ?? signal}); its output is in ${rel(env.EMULATOR_LOG_FILE)}`));
 
 // The monitoring's log filters against the lines the whole integration phase captured
 // (test/monitoring/filters.test.ts, docs/operations.md#monitoring): a renamed log field fails
 // here. Only after a full integration phase: a run limited to some suites (extra arguments)
 // captures only some of the lines the filters must match.
 if (phases.includes('integration') && extra.length === 0) {
-  console.log('▶ monitoring filters against the captured log lines');
-  run(bin('jest'), ['--selectProjects', 'monitoring'], { ...process.env, EMULATOR_LOG_FILE: env.EMULATOR_LOG_FILE });
+  await phase('monitoring filters', () => run(bin('jest'), ['--selectProjects', 'monitoring'], { env: { ...process.env, EMULATOR_LOG_FILE: env.EMULATOR_LOG_FILE } })).catch(fail);
 }
+printTimeline();

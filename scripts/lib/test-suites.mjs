@@ -1,0 +1,61 @@
+/**
+ * Which suites a test phase runs, and how: the runner (scripts/test.mjs) and the framework phase
+ * (scripts/framework-phase.mjs) run the suites that may share the one emulator stack in parallel
+ * Jest workers, then the few that may not, one at a time.
+ *
+ * A suite that cannot run beside others says so in its first doc comment, with the reason:
+ *
+ *   /**
+ *    * ...
+ *    * @serial reads the whole emulator log, which every other suite writes to
+ *    *\/
+ *
+ * Everything else runs in parallel: each suite works in a workspace of its own.
+ */
+import { globSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './emulators.mjs';
+
+/** The integration project's suites (jest.config.cjs `integration`), relative to the root, sorted. */
+export function integrationSuites() {
+  return globSync(['test/integration/**/*.test.ts', 'sdk/test/e2e/**/*.test.ts'], { cwd: ROOT }).sort();
+}
+
+/** The `@serial` reason a suite gives in its first doc comment, or null. */
+export function serialReason(suite) {
+  const text = readFileSync(join(ROOT, suite), 'utf8');
+  const firstDoc = /\/\*\*([\s\S]*?)\*\//.exec(text)?.[1] ?? '';
+  const match = /^\s*\*\s*@serial\b[ \t]*(.*)$/m.exec(firstDoc);
+  return match ? match[1].trim() || 'no reason given' : null;
+}
+
+/** `suites` split into those that run in parallel workers and those that run alone, in order. */
+export function splitSerial(suites) {
+  const serial = suites.filter((s) => serialReason(s) !== null);
+  return { parallel: suites.filter((s) => !serial.includes(s)), serial };
+}
+
+/**
+ * Command-line arguments of the test scripts: positional ones are regular expressions that select
+ * suites by path (like Jest's), those that start with '-' are passed to Jest.
+ */
+export function parseTestArgs(args) {
+  const flags = [];
+  const filters = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg.startsWith('-')) {
+      flags.push(arg);
+      // Flags that take a separate value (`-t name`).
+      if (['-t', '--testNamePattern', '--seed', '--maxWorkers'].includes(arg) && i + 1 < args.length) flags.push(args[++i]);
+    } else filters.push(new RegExp(arg));
+  }
+  return { flags, filters, selects: (suite) => filters.length === 0 || filters.some((f) => f.test(suite)) };
+}
+
+/**
+ * Parallel Jest workers for suites against the one emulator stack. The suites mostly wait on the
+ * emulators, so more workers than cores keeps both cores busy; beyond that the emulators
+ * themselves become the bottleneck (measured: docs/toolchain.md#test-suite-time).
+ */
+export const STACK_WORKERS = Number(process.env.TEST_WORKERS ?? 3);

@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+/**
+ * The phases of `npm test` that need the emulator stack, run by scripts/test.mjs inside
+ * `firebase emulators:exec` (which sets the emulators' hosts in the environment):
+ *
+ * 1. waits until the static checks and unit tests, running beside the starting emulators, passed
+ *    (scripts/test.mjs writes TEST_CHECKS_PASSED_FILE; it stops this process group if they fail);
+ * 2. the integration suites: in parallel Jest workers, then the `@serial` ones alone
+ *    (scripts/lib/test-suites.mjs);
+ * 3. the framework phase (scripts/framework-phase.mjs): the HTTP suites on the production runtime.
+ *
+ * Writes each phase's times to .local/test-logs/stack-phases.json for the runner's summary.
+ * Arguments: as scripts/test.mjs (positional ones select suites, flags go to Jest).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ROOT } from './lib/emulators.mjs';
+import { STACK_WORKERS, integrationSuites, parseTestArgs, splitSerial } from './lib/test-suites.mjs';
+
+const { flags, selects } = parseTestArgs(process.argv.slice(2));
+const phases = (process.env.TEST_PHASES ?? 'integration,framework').split(',');
+const started = performance.now();
+const times = [];
+const timesFile = join(ROOT, '.local', 'test-logs', 'stack-phases.json');
+writeFileSync(timesFile, '[]\n');
+
+async function phase(name, fn) {
+  const t = performance.now();
+  console.log(`▶ ${name}`);
+  try {
+    return await fn();
+  } finally {
+    times.push({ name, from: (t - started) / 1000, to: (performance.now() - started) / 1000 });
+    writeFileSync(timesFile, JSON.stringify(times, null, 2) + '\n');
+    console.log(`◀ ${name} (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  }
+}
+
+function run(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: 'inherit', env: process.env });
+    child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${args.slice(0, 4).join(' ')} ... failed (exit ${code ?? signal})`))));
+  });
+}
+
+const jest = join(ROOT, 'node_modules', '.bin', 'jest');
+
+try {
+  await phase('emulators up, waiting for the checks', async () => {
+    const file = process.env.TEST_CHECKS_PASSED_FILE;
+    while (file !== undefined && !existsSync(file)) await sleep(200);
+  });
+
+  if (phases.includes('integration')) {
+    const { parallel, serial } = splitSerial(integrationSuites().filter(selects));
+    if (parallel.length > 0) {
+      await phase(`integration: ${parallel.length} suites, ${STACK_WORKERS} workers`, () =>
+        run(jest, ['--selectProjects', 'integration', `--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel, ...flags]),
+      );
+    }
+    if (serial.length > 0) {
+      await phase(`integration: ${serial.length} @serial suites`, () => run(jest, ['--selectProjects', 'integration', '--runInBand', '--runTestsByPath', ...serial, ...flags]));
+    }
+  }
+  if (phases.includes('framework')) {
+    await phase('framework phase', () => run(process.execPath, [join(ROOT, 'scripts', 'framework-phase.mjs'), ...process.argv.slice(2)]));
+  }
+} catch (err) {
+  console.error(`✗ ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}
