@@ -5,6 +5,8 @@
  * finished cases are 409s that write nothing; the sweeper's check document moves with the lease.
  * Time is simulated by rewriting the lease's times with the Admin SDK (test fixture writes), as in
  * expiry.test.ts. Validation, 401/403 and foreign deliveries are in validation.test.ts.
+ *
+ * @serial runs the global sweeper and moves leases into the past, asserting records a concurrent suite's sweep would change (an expired lease requeued)
  */
 import { randomUUID } from 'node:crypto';
 import { sweep } from '../../../functions/src/deliveries/sweep';

@@ -11,6 +11,8 @@
  *
  * Time is simulated as in deliveries/liveness.test.ts: a fixture moves a delivery's claimable
  * period into the past (record, schedule and check document), then the sweeper runs in-process.
+ *
+ * @serial runs the global sweeper on deliveries it rewound (blocked episodes, exhaustion); another suite's sweep would re-notify or fail them out of its order, and its sweeps touch others' due leases
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

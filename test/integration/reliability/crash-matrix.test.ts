@@ -22,6 +22,8 @@
  *
  * Across the file the provider is never called twice under one lease, and never again once a
  * delivery was started under an expired lease.
+ *
+ * @serial runs the global sweeper on leases it expired, asserting the lazy (no-sweep) path and exact notification counts a concurrent sweep would change
  */
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { ConnectorClient, DeliveryReportError, type FetchLike } from '../../../sdk/src/index';

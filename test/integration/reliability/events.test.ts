@@ -13,6 +13,8 @@
  *  - a retry whose re-notification is lost (its Cloud Task is due in an hour and never runs
  *    here): the sweeper, run in-process with a clock past the due time, finds the outbox entry
  *    and publishes it, once.
+ *
+ * @serial runs the global sweeper as of an hour ahead: it would expire, re-notify and publish every other suite's deliveries
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue } from 'firebase-admin/firestore';
