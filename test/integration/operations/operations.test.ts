@@ -222,6 +222,7 @@ test('conversation.blocked: one event per episode, nothing more until it recover
   // Still blocked, in later minutes (and re-notified meanwhile): no second event.
   await sweep(adminDb());
   await sweep(adminDb());
+  // A negative check (no second event for the episode): bounded, a few outbox publish latencies.
   await sleep(3000);
   expect(eventsOf(ops, 'conversation.blocked', forThis)).toHaveLength(1);
   // The health roll-up sees the same: its oldest claimable is an open problem.
@@ -236,6 +237,7 @@ test('conversation.blocked: one event per episode, nothing more until it recover
   // Claimed too early: 503 retry_delayed (a line the 5xx metric counts by code).
   expect((await op('claim', setup.integration.key, { deliveryId, requestId: randomUUID() })).status).toBe(503);
   await sweep(adminDb());
+  // A negative check (recovering publishes no event): bounded.
   await sleep(1500);
   expect(eventsOf(ops, 'conversation.blocked', forThis)).toHaveLength(1);
   await eventually(async () => ((await deliveryDocRef(setup.integration.workspaceId, deliveryId).get()).get('pendingAt') !== undefined ? true : undefined), 'claimable again');

@@ -214,6 +214,8 @@ test('dies after start: unknown / lease_expired_after_start, the next reply is r
   // A is never offered again: no re-notification, and a redelivered one is skipped.
   const aNotifications = notificationsFor(topic, a.deliveryId).length;
   await sweep(adminDb());
+  // A negative check (the sweep published nothing for A): an outbox publish and its streaming pull
+  // take well under this; nothing observable marks "none is coming".
   await sleep(1_500);
   expect(notificationsFor(topic, a.deliveryId)).toHaveLength(aNotifications);
   const redelivered = provider();
