@@ -4,6 +4,8 @@
  * schedule runs it: it deletes exactly the uploads no reply took whose 24 hours are over (object,
  * then record), leaves used and recent ones, is idempotent, finishes an upload a cut-off run
  * claimed, and stops within its page budget leaving the rest for the next run.
+ *
+ * @serial runs the unused-upload cleanup for every workspace at now + 24 h: it deletes the uploads other suites are about to use
  */
 import { existsSync } from 'node:fs';
 import { SHARD_COUNTS } from '../../../functions/src/contract';

@@ -131,12 +131,16 @@ test('a reply without a delivery (replies disabled): a cancel changes nothing', 
 
   await requestCancel(setup, reply.messageId);
   expect(await cancelReply(adminDb(), setup.integration.workspaceId, reply.messageId, await readReply(setup, reply.messageId))).toEqual({ kind: 'ignored', reason: 'no_delivery' });
-  await sleep(1_500); // what the trigger would have written by now
+  // A negative check (the update trigger writes nothing): no state shows that it ran, so a bounded
+  // wait of a few trigger latencies on the emulator (~0.3 s each) stands for "by now".
+  await sleep(1_500);
   expect((await readReply(setup, reply.messageId))?.delivery).toEqual(mirror);
 });
 
 /** Notifications received so far for one delivery. */
 async function notificationsAfter(setup: ConversationSetup, deliveryId: string): Promise<number> {
+  // A negative check (no further notification): one outbox publish and its streaming pull take
+  // well under this on the emulator; nothing observable marks "none is coming".
   await sleep(500);
   return setup.topic.received.filter((n) => n.deliveryId === deliveryId).length;
 }

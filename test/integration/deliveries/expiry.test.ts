@@ -3,6 +3,8 @@
  * past on the delivery document (a test fixture write with the Admin SDK); expiry is then applied
  * either lazily by the next operation or by the every-minute sweeper, run here in-process
  * (`sweep` publishes with the real Pub/Sub client against the emulator).
+ *
+ * @serial runs the global sweeper (every workspace's due leases and checks) and asserts its counts and the lazy (claim-time) expiry of leases it moved into the past, which another suite's sweep would take first
  */
 import { randomUUID } from 'node:crypto';
 import { sweep } from '../../../functions/src/deliveries/sweep';

@@ -5,6 +5,8 @@
  * finished cases are 409s that write nothing; the sweeper's check document moves with the lease.
  * Time is simulated by rewriting the lease's times with the Admin SDK (test fixture writes), as in
  * expiry.test.ts. Validation, 401/403 and foreign deliveries are in validation.test.ts.
+ *
+ * @serial runs the global sweeper and moves leases into the past, asserting records a concurrent suite's sweep would change (an expired lease requeued)
  */
 import { randomUUID } from 'node:crypto';
 import { sweep } from '../../../functions/src/deliveries/sweep';
@@ -35,6 +37,17 @@ const { conversation } = sharedConversationFixture((first) => {
   key = first.integration.key;
 });
 
+/**
+ * Waits until the clock is past `at` (an instant the service granted a lease at), so that a lease
+ * granted now ends strictly later than the one granted then. The service and the tests share the
+ * machine's clock; the requests in between usually took longer than this already.
+ */
+async function clockPast(at: number): Promise<void> {
+  await sleep(Math.max(0, at + CLOCK_STEP_MS - Date.now()));
+}
+/** How far past: a few milliseconds already make the later lease later (leases are whole milliseconds). */
+const CLOCK_STEP_MS = 20;
+
 const checkDoc = async (deliveryId: string) => (await adminDb().collection('deliveryChecks').doc(deliveryId).get()).data();
 
 /** Extends and asserts a 200 `{ leaseExpiresAt }` (an integer); returns it. */
@@ -61,7 +74,7 @@ test('a live lease, leased then sending, is extended to now + 120 s (later than 
   const claim = await claimReady(key, deliveryId);
   const stored = await deliveryDoc(setup, deliveryId);
   expect(stored.lease).toMatchObject({ leaseId: claim.leaseId, expiresAt: claim.leaseExpiresAt, claimedAt: claim.leaseExpiresAt - LEASE_MS });
-  await sleep(1_100);
+  await clockPast(stored.lease.claimedAt as number);
 
   const before = Date.now();
   const extended = await extendOk(deliveryId, claim.leaseId);
@@ -76,7 +89,7 @@ test('a live lease, leased then sending, is extended to now + 120 s (later than 
 
   // Start and a second extend work under the extended lease.
   expectOk(await op('start', key, { deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
-  await sleep(1_100);
+  await clockPast(extended - LEASE_MS);
   const again = await extendOk(deliveryId, claim.leaseId);
   expect(again).toBeGreaterThan(extended);
   expect(await deliveryDoc(setup, deliveryId)).toMatchObject({ status: 'sending', lease: { expiresAt: again, started: true } });

@@ -4,6 +4,8 @@
  * Admin SDK, as setup), then the roll-up run in-process, as the other suites run the sweeper:
  * the per-integration roll-up for the numbers, and the scheduled handler's own code
  * (`rollUpHealth`) for the selection and the write budget.
+ *
+ * @serial runs the scheduled roll-up (`rollUpHealth`) for every integration at future minutes, writing other suites' health documents
  */
 import { FieldValue, type DocumentSnapshot } from 'firebase-admin/firestore';
 import { rollUpDue } from '../../../functions/src/deliveries/health';

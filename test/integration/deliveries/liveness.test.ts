@@ -7,6 +7,8 @@
  * the past (`pendingAt`, its schedule and its check document, in one transaction), then the
  * every-minute sweeper runs in-process. The test stack sets UNCLAIMED_EXPIRY=20m
  * (scripts/test.mjs), so a schedule is: re-notified at 5 and 15 minutes, `not_claimed` at 20.
+ *
+ * @serial runs the global sweeper and asserts its global counts (`renotified` 0 when nothing of its own is due); rewound deliveries would be taken by another suite's sweep
  */
 import { randomUUID } from 'node:crypto';
 import { sweep } from '../../../functions/src/deliveries/sweep';

@@ -104,7 +104,8 @@ test('the relay dropping the connection after DATA: unknown, and the mail is nev
   const mirror = await finalMirror(conversation, replyId);
   expect(mirror).toMatchObject({ status: 'unknown', error: { outcome: 'unknown', code: 'smtp_connection_lost_after_data' } });
   expect(attemptEvents(mirror)).toEqual(['claimed', 'started', 'unknown:smtp_connection_lost_after_data']);
-  // Nothing re-sends it: the relay saw the message once, and still once a while later.
+  // Nothing re-sends it: the relay saw the message once, and still once a while later (a negative
+  // check: nothing observable marks that no re-send is coming, so it stays a bounded wait).
   await sleep(3_000);
   expect(stack.relay.dataCount()).toBe(1);
   expect(stack.relay.accepted).toHaveLength(0);

@@ -2,7 +2,7 @@
  * Jest assertions shared by the integration suites: the error envelope (docs/contract.md#errors), the request
  * id header, and "a rejected request wrote nothing".
  */
-import { type ApiResponse, type TestIntegration, listImageFiles, workspaceDocPaths } from './stack';
+import { type ApiResponse, type TestIntegration, listImageFilesExceptOtherWorkspaces, workspaceDocPaths } from './stack';
 
 export const SNAKE_CASE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 
@@ -54,12 +54,14 @@ export function expectAccepted(res: ApiResponse, status: 200 | 201): { conversat
 /**
  * Snapshot before a request that must be rejected; the returned check asserts that afterwards the
  * workspace holds only its integration document and that no image file appeared anywhere in the
- * image store (including temporary files).
+ * image store (including temporary files) but in other workspaces' directories, where suites
+ * running at the same time write their own.
  */
 export async function guardNoWrites(integration: TestIntegration): Promise<() => Promise<void>> {
-  const imagesBefore = await listImageFiles();
+  const images = () => listImageFilesExceptOtherWorkspaces([integration.workspaceId]);
+  const imagesBefore = await images();
   return async () => {
     expect(await workspaceDocPaths(integration.workspaceId)).toEqual([`integrations/${integration.integrationId}`]);
-    expect(await listImageFiles()).toEqual(imagesBefore);
+    expect(await images()).toEqual(imagesBefore);
   };
 }

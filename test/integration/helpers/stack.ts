@@ -13,6 +13,7 @@ import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import { createIntegration } from '../../../functions/src/integrations/admin';
 import { multipartBody, type MultipartPart } from './multipart';
 import { db } from '../../../functions/src/platform/firebase';
+import { parseConfig } from '../../../functions/src/platform/config';
 import { assertResponseMatchesContract } from './openapi';
 
 // ------------------------------------------------------------------------------------ environment
@@ -33,6 +34,29 @@ export const functionsUrl = (): string => requiredEnv('FUNCTIONS_URL', 'the Func
 export const testImageDir = (): string => requiredEnv('TEST_IMAGE_DIR', 'the local image store of the functions');
 export const firestoreEmulatorHost = (): string => requiredEnv('FIRESTORE_EMULATOR_HOST', 'set by firebase emulators:exec');
 export const projectId = (): string => requiredEnv('GCLOUD_PROJECT', 'set by firebase emulators:exec');
+
+/**
+ * The key cache TTLs the functions run with (KEY_CACHE_TTL_MS, KEY_NEGATIVE_CACHE_TTL_MS): the
+ * suites get the same environment as the emulators (scripts/test.mjs), and read it through the
+ * service's own parser, so a test stack with short TTLs (quicker revocation tests) and the
+ * defaults give the same answer the functions use. Revocation tests bound their waits by these.
+ */
+export function keyCacheTtls(): { positiveMs: number; negativeMs: number } {
+  const { keyCacheTtlMs, keyNegativeCacheTtlMs } = parseConfig(process.env);
+  return { positiveMs: keyCacheTtlMs, negativeMs: keyNegativeCacheTtlMs };
+}
+
+/** Request latency and polling interval on a loaded 2-core test machine, added to the TTL. */
+const REVOCATION_MARGIN_MS = 5_000;
+
+/**
+ * How long after a key was revoked (or its integration changed) every function instance must refuse
+ * it: the key cache TTL plus a margin for the polling request in flight and a loaded emulator,
+ * never above the contract's 30 s (docs/contract.md#authentication).
+ */
+export function revocationBoundMs(): number {
+  return Math.min(30_000, keyCacheTtls().positiveMs + REVOCATION_MARGIN_MS);
+}
 
 /** The Admin SDK Firestore client (connected to the emulator through FIRESTORE_EMULATOR_HOST). */
 export function adminDb(): Firestore {
@@ -241,6 +265,17 @@ export async function listImageFiles(prefix = ''): Promise<string[]> {
   const root = testImageDir();
   const files = await walk(join(root, prefix));
   return files.map((f) => relative(root, f)).sort();
+}
+
+/**
+ * Files in the image store a test of `workspaceIds` may see change: everything except other
+ * workspaces' directories (every object path starts with `workspaces/<id>/`, temporary files sit
+ * next to their target), so a check that "no file appeared anywhere" holds while other suites
+ * write their own images at the same time (the integration suites run in parallel workers).
+ */
+export async function listImageFilesExceptOtherWorkspaces(workspaceIds: readonly string[]): Promise<string[]> {
+  const own = workspaceIds.map((id) => `workspaces/${id}/`);
+  return (await listImageFiles()).filter((f) => !f.startsWith('workspaces/') || own.some((prefix) => f.startsWith(prefix)));
 }
 
 /** Absolute path of a stored image given its store path (as recorded on the message). */

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
-import { createTestIntegration, integrationRef, postJson, projectId, type TestIntegration } from '../helpers/stack';
+import { createTestIntegration, integrationRef, keyCacheTtls, postJson, projectId, revocationBoundMs, type TestIntegration } from '../helpers/stack';
 import { createTestTopic, deliveryTestFile, eventually, setupConversation, waitForMirror, writeReply, type TestTopic } from '../helpers/deliveries';
 
 const file = deliveryTestFile();
@@ -140,9 +140,10 @@ describe('key hash uniqueness', () => {
     const other = await createTestIntegration();
     const otherRef = integrationRef(other.workspaceId, other.integrationId);
     await otherRef.update({ previousKey: { hash: keyHash, prefix: 'sdk_test_XXXX', expiresAt: Date.now() + 3_600_000 } });
-    // Within the key cache TTL (<= 30 s) the key stops working.
-    await eventually(async () => ((await message(original.key)).status === 401 ? true : undefined), 'the ambiguous key to be refused', 35_000);
+    // Within the key cache TTL (KEY_CACHE_TTL_MS, <= 30 s) the key stops working.
+    await eventually(async () => ((await message(original.key)).status === 401 ? true : undefined), 'the ambiguous key to be refused', revocationBoundMs());
     await otherRef.update({ previousKey: FieldValue.delete() });
-    await eventually(async () => ((await message(original.key)).status === 201 ? true : undefined), 'the key to work again', 35_000);
+    // Refused lookups are remembered for the negative TTL (KEY_NEGATIVE_CACHE_TTL_MS), then it works again.
+    await eventually(async () => ((await message(original.key)).status === 201 ? true : undefined), 'the key to work again', Math.min(30_000, keyCacheTtls().negativeMs + 5_000));
   }, 90_000);
 });

@@ -11,6 +11,8 @@
  *
  * Time is simulated as in deliveries/liveness.test.ts: a fixture moves a delivery's claimable
  * period into the past (record, schedule and check document), then the sweeper runs in-process.
+ *
+ * @serial runs the global sweeper on deliveries it rewound (blocked episodes, exhaustion); another suite's sweep would re-notify or fail them out of its order, and its sweeps touch others' due leases
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -220,6 +222,7 @@ test('conversation.blocked: one event per episode, nothing more until it recover
   // Still blocked, in later minutes (and re-notified meanwhile): no second event.
   await sweep(adminDb());
   await sweep(adminDb());
+  // A negative check (no second event for the episode): bounded, a few outbox publish latencies.
   await sleep(3000);
   expect(eventsOf(ops, 'conversation.blocked', forThis)).toHaveLength(1);
   // The health roll-up sees the same: its oldest claimable is an open problem.
@@ -234,6 +237,7 @@ test('conversation.blocked: one event per episode, nothing more until it recover
   // Claimed too early: 503 retry_delayed (a line the 5xx metric counts by code).
   expect((await op('claim', setup.integration.key, { deliveryId, requestId: randomUUID() })).status).toBe(503);
   await sweep(adminDb());
+  // A negative check (recovering publishes no event): bounded.
   await sleep(1500);
   expect(eventsOf(ops, 'conversation.blocked', forThis)).toHaveLength(1);
   await eventually(async () => ((await deliveryDocRef(setup.integration.workspaceId, deliveryId).get()).get('pendingAt') !== undefined ? true : undefined), 'claimable again');

@@ -48,6 +48,8 @@ test('an erasure publishes one erasure.done to the operations topic; a re-run of
   // The last step again (a redelivered trigger, a retried task), twice at once: nothing new.
   const again = await Promise.all([1, 2].map(() => runErasure(adminDb(), localStore(), integration.workspaceId, erasureId, 10_000)));
   for (const run of again) expect(run).toMatchObject({ done: true, deleted: 0 });
+  // A negative check (no second event): an outbox entry of the re-runs would be published within
+  // a trigger and a pull's latency; nothing observable marks "none is coming". Bounded.
   await sleep(3_000);
   expect(ofThisErasure()).toHaveLength(1);
   expect((await adminDb().collection('outbox').where('event.detail.erasureId', '==', erasureId).get()).size).toBe(0);
@@ -59,6 +61,7 @@ test('without an operations topic no event is written (not even one dropped for 
   const setup = await file.ownConversation();
   const erasureId = await requestErasure(setup.integration, `nobody-${randomUUID()}`);
   await waitForErasure(setup.integration.workspaceId, erasureId);
+  // A negative check (no outbox entry, no publish log line): bounded, a trigger's latency and the log's flush.
   await sleep(2_000);
   expect((await adminDb().collection('outbox').where('event.detail.erasureId', '==', erasureId).get()).size).toBe(0);
   expect(emulatorLog()).not.toContain(`erasure.done:${setup.integration.workspaceId}:${erasureId}`);

@@ -1,6 +1,8 @@
 /**
  * Export of one customer (docs/privacy.md#export) through the real trigger and the admins-only
  * download, and the CLI's `erase` command (docs/privacy.md#erasure).
+ *
+ * @serial runs deleteExpiredExports for every workspace at now + 7 days: it deletes the exports other suites are reading
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

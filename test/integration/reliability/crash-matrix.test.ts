@@ -22,6 +22,8 @@
  *
  * Across the file the provider is never called twice under one lease, and never again once a
  * delivery was started under an expired lease.
+ *
+ * @serial runs the global sweeper on leases it expired, asserting the lazy (no-sweep) path and exact notification counts a concurrent sweep would change
  */
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { ConnectorClient, DeliveryReportError, type FetchLike } from '../../../sdk/src/index';
@@ -212,6 +214,8 @@ test('dies after start: unknown / lease_expired_after_start, the next reply is r
   // A is never offered again: no re-notification, and a redelivered one is skipped.
   const aNotifications = notificationsFor(topic, a.deliveryId).length;
   await sweep(adminDb());
+  // A negative check (the sweep published nothing for A): an outbox publish and its streaming pull
+  // take well under this; nothing observable marks "none is coming".
   await sleep(1_500);
   expect(notificationsFor(topic, a.deliveryId)).toHaveLength(aNotifications);
   const redelivered = provider();

@@ -13,6 +13,8 @@
  *  - a retry whose re-notification is lost (its Cloud Task is due in an hour and never runs
  *    here): the sweeper, run in-process with a clock past the due time, finds the outbox entry
  *    and publishes it, once.
+ *
+ * @serial runs the global sweeper as of an hour ahead: it would expire, re-notify and publish every other suite's deliveries
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue } from 'firebase-admin/firestore';
@@ -114,6 +116,7 @@ test('the reply trigger twice and out of order: 5 replies sequenced by 10 concur
   const deliveries = await conversationDeliveries(setup);
   expect(deliveries.map((d) => [d.messageId, d.seq])).toEqual(ids.map((id, i) => [id, i + 1]));
   for (const id of ids) await waitForNotifications(setup.topic, deliveryIdFor(setup.conversationId, id), 1);
+  // A negative check (no second notification of any): bounded, a few publish latencies.
   await sleep(1_500);
   for (const id of ids) expect(notificationsFor(setup.topic, deliveryIdFor(setup.conversationId, id))).toHaveLength(1);
 
@@ -136,10 +139,12 @@ test('the real trigger racing duplicated, reversed in-process runs: 4 replies wr
     const all = await conversationDeliveries(setup);
     return all.length >= 4 ? all : undefined;
   }, 'four deliveries');
+  // A negative check (no fifth, duplicate delivery from a late trigger run): bounded.
   await sleep(1_000);
   expect((await conversationDeliveries(setup)).map((d) => [d.messageId, d.seq])).toEqual(ids.map((id, i) => [id, i + 1]));
   expect(deliveries).toHaveLength(4);
   for (const id of ids) await waitForNotifications(setup.topic, deliveryIdFor(setup.conversationId, id), 1);
+  // A negative check (no second notification of any): bounded, a few publish latencies.
   await sleep(1_000);
   for (const id of ids) expect(notificationsFor(setup.topic, deliveryIdFor(setup.conversationId, id))).toHaveLength(1);
 });
@@ -242,6 +247,7 @@ test('a retry whose re-notification is lost: the sweeper (clock past the due tim
   const dueAt = doc.notBefore as number;
   const entries = async () => (await adminDb().collection(OUTBOX).where('deliveryId', '==', deliveryId).get()).docs;
   expect((await entries()).map((e) => e.get('reason'))).toEqual(['retry']);
+  // A negative check (the retry's notification is not published before its due time): bounded.
   await sleep(1_500);
   expect(notificationsFor(setup.topic, deliveryId)).toHaveLength(1);
 
@@ -254,6 +260,7 @@ test('a retry whose re-notification is lost: the sweeper (clock past the due tim
 
   // Once published it is gone: the next sweep publishes nothing more for it.
   await sweep(adminDb(), later);
+  // A negative check (this sweep published nothing more): bounded, a few publish latencies.
   await sleep(1_500);
   expect(notificationsFor(setup.topic, deliveryId)).toHaveLength(2);
 

@@ -25,7 +25,8 @@
  *
  * Requests that must be rejected go to one integration whose workspace must stay exactly as it
  * was; requests that may be accepted go to another, reconciled exactly at the end (the documents
- * of each 201 and nothing else, its images and no other file). No image file appears elsewhere.
+ * of each 201 and nothing else, its images and no other file). No image file appears elsewhere
+ * (other than in other suites' workspaces: the suites run in parallel workers).
  */
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
@@ -33,7 +34,7 @@ import { customerIdFor, eventDocIdFor } from '../../../functions/src/platform/id
 import { imagePath } from '../../../functions/src/messages/image-store';
 import { jpeg, png, webpAnimated, webpLossless, webpLossy } from '../../unit/fixtures/image-bytes';
 import { assertResponseMatchesContract } from '../helpers/openapi';
-import { closeStack, createTestIntegration, listImageFiles, workspaceDocPaths, type TestIntegration } from '../helpers/stack';
+import { closeStack, createTestIntegration, listImageFilesExceptOtherWorkspaces, workspaceDocPaths, type TestIntegration } from '../helpers/stack';
 import { FC_RUNS, FC_SEED, FC_SHRINK, codePoints, expectNoKeyMaterialInLogs, describe as describeRes, envelopeCode, rawRequest, sortedCounts, tally, type RawResponse } from './support';
 
 jest.setTimeout(600_000);
@@ -47,6 +48,8 @@ let rejecting: TestIntegration;
 let inactive: TestIntegration;
 let disabled: TestIntegration;
 let imagesBefore: string[];
+/** The image store as these integrations' requests may change it (other suites write to their own workspaces meanwhile). */
+const imageFiles = () => listImageFilesExceptOtherWorkspaces([accepting, rejecting, inactive, disabled].map((i) => i.workspaceId));
 
 type Who = 'accepting' | 'rejecting' | 'inactive' | 'disabled';
 const integrationOf = (who: Who): TestIntegration => ({ accepting, rejecting, inactive, disabled })[who];
@@ -58,7 +61,7 @@ beforeAll(async () => {
     createTestIntegration({ active: false }),
     createTestIntegration({ sourceEnabled: false }),
   ]);
-  imagesBefore = await listImageFiles();
+  imagesBefore = await imageFiles();
   console.log(`fuzz: seed=${FC_SEED} runs=${FC_RUNS} (FC_SEED / FC_RUNS override; FC_SHRINK=1 shrinks a failure)`);
 });
 afterAll(closeStack);
@@ -965,7 +968,7 @@ test('afterwards: the rejecting workspaces are exactly as they were; the accepti
   expect(acceptedMessages.length).toBeGreaterThan(20);
   expect(await workspaceDocPaths(workspaceId)).toEqual([...expected].sort());
 
-  const imagesAfter = await listImageFiles();
+  const imagesAfter = await imageFiles();
   const before = new Set(imagesBefore);
   const added = imagesAfter.filter((f) => !before.has(f));
   expect(added.sort()).toEqual([...expectedImages].sort());

@@ -49,6 +49,8 @@ test("a notification of another workspace's delivery on a connector's topic is a
 
   const example = (await import(EXAMPLE)) as ExampleModule;
   const events: ExampleEvent[] = [];
+  /** When each event was reported: the ack deadline below counts from the handling of the notification. */
+  const handledAt = new Map<ExampleEvent, number>();
   const connector = await example.runConnector(
     example.loadConfig({
       INTEGRATION_KEY: owner.key,
@@ -59,7 +61,13 @@ test("a notification of another workspace's delivery on a connector's topic is a
       EXTERNAL_CONVERSATION_ID: `shared-topic-${randomUUID()}`,
       STARTUP_TEXT: '',
     }),
-    { send: example.createFakeProvider({ write: () => undefined }), onEvent: (event) => events.push(event) },
+    {
+      send: example.createFakeProvider({ write: () => undefined }),
+      onEvent: (event) => {
+        events.push(event);
+        handledAt.set(event, Date.now());
+      },
+    },
   );
   try {
     // B's operator replies: B's notification is published to A's topic.
@@ -73,8 +81,13 @@ test("a notification of another workspace's delivery on a connector's topic is a
     expect(seen).toMatchObject({ action: 'ack', notification: { integrationId: intruder.integrationId }, error: { status: 404, code: 'delivery_not_found' } });
     expect(isTransientError(seen.error)).toBe(false);
 
-    // Acknowledged: past the subscription's 10 s ack deadline it has not come back.
-    await sleep(15_000);
+    // Acknowledged: past the subscription's ack deadline (10 s, Pub/Sub's minimum; read from the
+    // subscription itself) it has not come back. The deadline runs from the delivery to the
+    // connector, which is before it handled it; the margin covers a redelivery's own latency.
+    // A negative check: it must wait out the deadline, but no longer than that and the margin.
+    const [subscription] = await topic.subscription.getMetadata();
+    const ackDeadlineMs = Number(subscription.ackDeadlineSeconds ?? 10) * 1000;
+    await sleep(Math.max(0, (handledAt.get(seen) ?? Date.now()) + ackDeadlineMs + 2_000 - Date.now()));
     expect(aboutIt()).toHaveLength(1);
 
     // The SDK says the same to a connector that follows the README's loops: NotFoundError (404), not transient.

@@ -16,6 +16,8 @@
  * written to .local/test-logs/soak-report.json (SOAK_REPORT overrides the path).
  *
  * The pseudo-random choices are seeded by FC_SEED, so a run's mix is reproducible.
+ *
+ * @serial runs the global sweeper in a loop under load for SOAK_SECONDS and reports latency percentiles that concurrent suites would distort
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
