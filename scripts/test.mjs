@@ -142,6 +142,10 @@ const env = emulatorEnv({
   // A short unclaimed expiry (docs/contract.md#liveness), so that its test shows the configured value at work
   // (test/integration/deliveries/liveness.test.ts); nothing else stays claimable that long.
   UNCLAIMED_EXPIRY: '20m',
+  // Short key caches, so that the revocation and rotation suites wait seconds, not the default 20 s;
+  // their bounds scale with these (test/integration/helpers/stack.ts `revocationBoundMs`).
+  KEY_CACHE_TTL_MS: '2000',
+  KEY_NEGATIVE_CACHE_TTL_MS: '1000',
   // Everything `emulators:exec` prints (the emulators, the functions' logs, Jest) is shown as usual
   // and also written here, so the security suite can check that no key material ever reaches a log
   // (test/integration/reliability/security.test.ts reads it while it runs).

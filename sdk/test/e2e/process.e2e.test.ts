@@ -1,6 +1,7 @@
 /**
  * SDK end to end: `processDelivery` (docs/contract.md#connector-rules) against the emulator stack, from a notification
  * pulled from Pub/Sub and parsed by the SDK to the delivery record and the reply's mirror.
+ * @serial runs the global sweeper about a minute ahead: it would expire other suites' live leases
  */
 import { randomUUID } from 'node:crypto';
 import {
