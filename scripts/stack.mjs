@@ -90,7 +90,7 @@ try {
   setInterval(() => void runSchedules(), SCHEDULE_EVERY_MS);
   console.log(`
 ==================================================================
- Local stack is up (project ${PROJECT_ID}, functions in europe-central2)
+ Local stack is up (project ${PROJECT_ID}, functions in ${REGION})
 
  Console:          ${CONSOLE_URL}
 ${demo.logins.map((l) => `   ${l.role.padEnd(9)} ${l.email} / ${l.password}`).join('\n')}

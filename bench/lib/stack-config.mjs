@@ -14,7 +14,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
-import { ROOT } from '../../scripts/lib/emulators.mjs';
+import { REGION, ROOT } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_DIR } from './build.mjs';
 
 export const BENCH_DIR = join(ROOT, '.local', 'bench');
@@ -39,9 +39,9 @@ export function writeBenchConfig() {
     ...config.hosting,
     public: abs(config.hosting.public),
     rewrites: [
-      { source: NOOP_PATH, function: { functionId: 'benchNoop', region: 'europe-central2' } },
-      { source: NOOP_LOGGED_PATH, function: { functionId: 'benchNoopLogged', region: 'europe-central2' } },
-      { source: NOOP_FILE_PATH, function: { functionId: 'benchNoopFile', region: 'europe-central2' } },
+      { source: NOOP_PATH, function: { functionId: 'benchNoop', region: REGION } },
+      { source: NOOP_LOGGED_PATH, function: { functionId: 'benchNoopLogged', region: REGION } },
+      { source: NOOP_FILE_PATH, function: { functionId: 'benchNoopFile', region: REGION } },
       ...config.hosting.rewrites,
     ],
   };

@@ -21,6 +21,9 @@ const { performance } = require('node:perf_hooks');
 const logger = require('firebase-functions/logger');
 const { onRequest } = require('firebase-functions/v2/https');
 const { onDocumentCreated } = require('firebase-functions/v2/firestore');
+// The service's region (functions/src/platform/region.ts): the emulator runs this codebase from
+// its directory in the repository, so the scripts' reader is at hand.
+const { REGION } = require('../../scripts/lib/region.cjs');
 
 let pubsub;
 /** Created on first use, like the service's own client (functions/src/platform/pubsub.ts). */
@@ -30,7 +33,7 @@ function pubsubClient() {
   return pubsub;
 }
 
-const OPTIONS = { region: 'europe-central2', cors: false, invoker: 'public', concurrency: 80, maxInstances: 20, timeoutSeconds: 60, memory: '256MiB' };
+const OPTIONS = { region: REGION, cors: false, invoker: 'public', concurrency: 80, maxInstances: 20, timeoutSeconds: 60, memory: '256MiB' };
 const ANSWER = JSON.stringify({ status: 'ok' });
 
 function answer(res) {
@@ -63,7 +66,7 @@ module.exports.benchNoopFile = onRequest({ ...OPTIONS, memory: '1GiB', cpu: 1, c
   await pipeline(handle.createReadStream(), res);
 });
 
-module.exports.benchFloorPublish = onDocumentCreated({ region: 'europe-central2', document: 'benchFloor/{id}' }, async (event) => {
+module.exports.benchFloorPublish = onDocumentCreated({ region: REGION, document: 'benchFloor/{id}' }, async (event) => {
   const data = event.data?.data();
   if (typeof data?.topic !== 'string') return;
   // The same batching settings as the service's publisher (functions/src/deliveries/publisher.ts).

@@ -24,7 +24,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { BASE_URL } from '../../scripts/lib/emulators.mjs';
+import { BASE_URL, REGION } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
 import { attachmentDeliveries, bulkDeliveries, callOk, db, HANDLERS, messageBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
@@ -42,7 +42,7 @@ const { ConnectorClient, parsePulledNotification } = await import(pathToFileURL(
 
 const PROJECT = process.env.GCLOUD_PROJECT;
 /** The Functions emulator's own address for the functions of the region (no Hosting in front). */
-const FUNCTIONS_URL = `http://${process.env.FUNCTIONS_EMULATOR_HOST ?? '127.0.0.1:5001'}/${PROJECT}/europe-central2`;
+const FUNCTIONS_URL = `http://${process.env.FUNCTIONS_EMULATOR_HOST ?? '127.0.0.1:5001'}/${PROJECT}/${REGION}`;
 const ACK_DEADLINE = Duration.from({ seconds: 600 });
 const pubsub = new PubSub({ projectId: PROJECT });
 const PATHS = { message: '/v1/messages', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };

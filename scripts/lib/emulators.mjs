@@ -4,6 +4,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { offlineEmulatorEnv } from './emulator-env.mjs';
+import { REGION } from './region.cjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PROJECT_ID = JSON.parse(readFileSync(join(ROOT, '.firebaserc'), 'utf8')).projects.default;
@@ -18,7 +19,8 @@ export const HOSTS = {
   pubsub: hostPort('pubsub'),
   hub: hostPort('hub'),
 };
-export const REGION = 'europe-central2';
+/** The functions' region (functions/src/platform/region.ts, read by ./region.cjs). */
+export { REGION };
 export const BASE_URL = `http://${HOSTS.hosting}`;
 export const FUNCTIONS_URL = `http://${HOSTS.functions}/${PROJECT_ID}/${REGION}`;
 /** The service's emulators (what the bench runs: it does not need the console's sign-in). */

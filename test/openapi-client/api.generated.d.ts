@@ -270,8 +270,8 @@ export interface components {
              * @enum {string}
              */
             status: "skip";
-            /** @description e.g. waiting_for_previous, already_sent, already_failed, outcome_unknown */
-            reason: string;
+            /** @description One of the listed reasons; later versions may add others: treat an unknown one like any skip (acknowledge). */
+            reason: ("waiting_for_previous" | "already_sent" | "already_failed" | "outcome_unknown") | string;
         };
         ClaimReady: {
             /**

@@ -10,8 +10,11 @@
  *   still builds and installs on its own.
  *
  * Therefore this file is pure and self-contained: no import at all, no Node.js or browser API, no
- * Firebase, no zod. firestore.rules cannot import it: its copies (the topic pattern, the reply
- * limit) are checked against this file by test/unit/contract/contract.test.ts.
+ * Firebase, no zod. firestore.rules cannot import it: the facts the rules apply (the topic pattern,
+ * the reply limit, the attachment limits and content types, the console's id and name lengths, the
+ * retention bounds) are a generated block of functions there, written from this file by
+ * scripts/rules-facts.mjs (`--check` compares); test/unit/contract/rules-facts.test.ts fails when
+ * the block is stale or a hand-written copy of one of them is left outside it.
  */
 
 /** Length in Unicode code points: every text limit of the contract counts characters, not UTF-16 units or bytes. */
@@ -49,6 +52,17 @@ export const DELIVERY_LIMITS = {
   pendingCursor: 512,
 } as const;
 
+/**
+ * Why a claim answers `skip` (docs/contract.md#claim): `waiting_for_previous` (an earlier reply of
+ * the conversation is unfinished: a new notification comes), or the delivery is over
+ * (`already_sent`, `already_failed`, `outcome_unknown`). The service's response schema, its state
+ * machine and the SDK use this list. Later versions may add reasons: a reader treats an unknown one
+ * like any skip (acknowledge), so the published schema admits any string besides these.
+ */
+export const SKIP_REASONS = ['waiting_for_previous', 'already_sent', 'already_failed', 'outcome_unknown'] as const;
+/** One of the skip reasons of this version. */
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
 /** Pattern of a fail code (a connector's own reason): snake_case, a letter first. */
 export const FAIL_CODE_PATTERN = /^[a-z][a-z0-9_]*$/;
 
@@ -58,6 +72,25 @@ export const FAIL_CODE_PATTERN = /^[a-z][a-z0-9_]*$/;
  */
 export const REPLY_MAX_CODE_POINTS = 10_000;
 
+/**
+ * What the console writes straight to Firestore under firestore.rules (docs/data-model.md); the
+ * rules refuse anything beyond these.
+ */
+export const CONSOLE_LIMITS = {
+  /**
+   * The id of a document the console creates (an integration, an operator reply, an erasure or an
+   * export request): at most this many characters, so that it fits the connector API's ids.
+   */
+  documentId: DELIVERY_LIMITS.id,
+  /** An integration's `name`: 1 to this many UTF-16 units (what the rules' size() and an input's maxlength count). */
+  integrationName: 200,
+  /** `externalCustomerId` of an erasure or export request: the connector's `sender.externalId`. */
+  externalCustomerId: MESSAGE_LIMITS.senderExternalId,
+} as const;
+
+/** The retention period of a workspace (`settings/retention` `{ days }`, docs/privacy.md#retention): whole days in this range. */
+export const RETENTION_DAYS = { min: 1, max: 3650 } as const;
+
 /** A lease lasts this long from its claim, and from each extension. */
 export const LEASE_MS = 120_000;
 /** Extensions never move a lease's end later than this after its claim (`lease_limit_reached`). */
@@ -66,7 +99,7 @@ export const LEASE_MAX_MS = 15 * 60_000;
 /**
  * The topic-name rule of an integration's `replies.topic`: a full Pub/Sub topic name with a valid
  * project id (6-30 characters) and topic id (3-255, a letter first). The service, the admin CLI,
- * the console and firestore.rules (its own copy, checked by a test) apply this one.
+ * the console and firestore.rules (its generated copy) apply this one.
  */
 export const TOPIC_NAME_PATTERN = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/topics\/[A-Za-z][A-Za-z0-9._~%+-]{2,254}$/;
 /** How the topic-name rule reads in messages. */
@@ -124,8 +157,8 @@ export function conversationListShard(conversationId: string): number {
 /**
  * Reply attachments (docs/contract.md#attachments): the limits an integration's
  * `replies.attachments` capability may set, and that every reply's files obey. The console shows
- * them before an upload, firestore.rules keep a copy (checked by test/unit/contract/contract.test.ts),
- * the service applies them on upload, on the reply and on the claim.
+ * them before an upload, firestore.rules apply a generated copy (scripts/rules-facts.mjs), the
+ * service applies them on upload, on the reply and on the claim.
  */
 export const ATTACHMENT_CONTENT_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'application/pdf', 'text/plain'] as const;
 /** One of the content types a reply attachment may have (sniffed from its bytes, never trusted from a client). */

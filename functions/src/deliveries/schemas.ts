@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, DELIVERY_LIMITS, FAIL_CODE_PATTERN, SHA256_HEX_PATTERN, TEXT_PART } from '../contract';
+import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, DELIVERY_LIMITS, FAIL_CODE_PATTERN, SHA256_HEX_PATTERN, SKIP_REASONS, TEXT_PART } from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 
@@ -128,7 +128,12 @@ export const AttachmentRefSchema = z.strictObject({
   sha256: z.string().regex(SHA256_HEX_PATTERN).describe('SHA-256 of the bytes, lowercase hex.'),
 });
 export const ClaimResponseSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('skip'), reason: z.string().describe('e.g. waiting_for_previous, already_sent, already_failed, outcome_unknown') }),
+  z.strictObject({
+    status: z.literal('skip'),
+    // The contract's reasons, and any other string: a later version may add one (docs/contract.md#claim),
+    // and a reader generated from this schema (the SDK's) must still accept it.
+    reason: z.union([z.enum(SKIP_REASONS), z.string()]).describe('One of the listed reasons; later versions may add others: treat an unknown one like any skip (acknowledge).'),
+  }),
   z.strictObject({
     status: z.literal('ready'),
     leaseId: z.string(),

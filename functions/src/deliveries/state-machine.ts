@@ -40,7 +40,8 @@ import {
 import type { ClaimResponse, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './schemas';
 import { appendToQueue, type QueueTail } from './ordering';
 
-export type SkipReason = 'already_sent' | 'already_failed' | 'outcome_unknown' | 'waiting_for_previous';
+// Why a claim answers `skip`: the contract's list (SKIP_REASONS), shared with the response schema and the SDK.
+import type { SkipReason } from '../contract';
 
 /** The console's recall answer (not an HTTP response: it is written on the reply). */
 export interface CancelResponse {

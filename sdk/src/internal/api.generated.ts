@@ -44,8 +44,8 @@ export type ClaimResponse = ClaimSkip | ClaimReady;
 /** `components.schemas.ClaimSkip`. */
 export interface ClaimSkip {
   status: 'skip';
-  /** e.g. waiting_for_previous, already_sent, already_failed, outcome_unknown */
-  reason: string;
+  /** One of the listed reasons; later versions may add others: treat an unknown one like any skip (acknowledge). */
+  reason: 'waiting_for_previous' | 'already_sent' | 'already_failed' | 'outcome_unknown' | string;
 }
 
 /** `components.schemas.ClaimReady`. */
@@ -424,7 +424,7 @@ const SCHEMAS = {
   IncomingMessageResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"messageId":{"type":["string"]},"duplicate":{"type":["boolean"]}},"required":["conversationId","messageId","duplicate"]},
   ClaimRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"requestId":{"type":["string"]}},"required":["deliveryId","requestId"]},
   ClaimResponse: {"oneOf":[{"ref":"ClaimSkip"},{"ref":"ClaimReady"}]},
-  ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"type":["string"]}},"required":["status","reason"]},
+  ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"oneOf":[{"type":["string"],"enum":["waiting_for_previous","already_sent","already_failed","outcome_unknown"]},{"type":["string"]}]}},"required":["status","reason"]},
   ClaimReady: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]},"attachments":{"type":["array"],"items":{"type":["object"],"properties":{"attachmentId":{"type":["string"]},"name":{"type":["string"]},"contentType":{"type":["string"],"enum":["image/png","image/jpeg","image/webp","image/gif","application/pdf","text/plain"]},"size":{"type":["integer"]},"sha256":{"type":["string"]}},"required":["attachmentId","name","contentType","size","sha256"]}}},"required":["text","recipient"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
   StartRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},
   StartResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["sending","sent"]}},"required":["status"]},

@@ -3,17 +3,22 @@
  * result kind is a distinct situation a connector may want to count or alert on differently.
  */
 import type { FailOutcome } from '../types.js';
+import type { SkipReason } from './contract.generated.js';
 
 /**
- * Why `claim` answered `skip`. The documented reasons, plus `string` so that a reason added by a
- * later service version still type-checks (handle an unknown one like `waiting_for_previous`:
- * acknowledge the notification).
+ * Why `claim` answered `skip`. The documented reasons (the contract's `SKIP_REASONS`), plus
+ * `string` so that a reason added by a later service version still type-checks (handle an unknown
+ * one like `waiting_for_previous`: acknowledge the notification).
  */
 // `string & {}` keeps the literal members visible to editors while accepting any string.
-export type ClaimSkipReason = 'waiting_for_previous' | 'already_sent' | 'already_failed' | 'outcome_unknown' | (string & {});
+export type ClaimSkipReason = SkipReason | (string & {});
 
-/** The skip reasons that mean the delivery is over (`already_finished`), with the status each one stands for. */
-export const FINISHED_SKIP_REASONS = Object.freeze({ already_sent: 'sent', already_failed: 'failed', outcome_unknown: 'unknown' } as const);
+/**
+ * The skip reasons that mean the delivery is over (`already_finished`), with the status each one
+ * stands for: every reason of the contract but `waiting_for_previous` (a new reason of the
+ * contract does not compile until it is placed here or there).
+ */
+export const FINISHED_SKIP_REASONS = Object.freeze({ already_sent: 'sent', already_failed: 'failed', outcome_unknown: 'unknown' } as const satisfies Record<Exclude<SkipReason, 'waiting_for_previous'>, string>);
 
 /** A skip reason that means the delivery is over. */
 export type FinishedReason = keyof typeof FINISHED_SKIP_REASONS;
