@@ -91,6 +91,11 @@ export const CONSOLE_LIMITS = {
 /** The retention period of a workspace (`settings/retention` `{ days }`, docs/privacy.md#retention): whole days in this range. */
 export const RETENTION_DAYS = { min: 1, max: 3650 } as const;
 
+/** Whether a stored `days` is a retention period (anything else means: keep forever). */
+export function isRetentionDays(days: unknown): days is number {
+  return typeof days === 'number' && Number.isInteger(days) && days >= RETENTION_DAYS.min && days <= RETENTION_DAYS.max;
+}
+
 /** A lease lasts this long from its claim, and from each extension. */
 export const LEASE_MS = 120_000;
 /** Extensions never move a lease's end later than this after its claim (`lease_limit_reached`). */

@@ -4,7 +4,7 @@
  */
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
-import { conversationListShard } from '../contract';
+import { conversationListShard, isRetentionDays } from '../contract';
 
 export interface StoredImage {
   path: string;
@@ -73,7 +73,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   const snaps = await tx.getAll(...(custRef ? [evRef, convRef, retentionRef, custRef] : [evRef, convRef, retentionRef]));
   const [eventSnap, convSnap, retentionSnap, custSnap] = snaps;
   const days: unknown = retentionSnap?.data()?.days;
-  const expireAt = typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= 3650 ? { expireAt: Timestamp.fromMillis(input.now + days * 86_400_000) } : {};
+  const expireAt = isRetentionDays(days) ? { expireAt: Timestamp.fromMillis(input.now + days * 86_400_000) } : {};
 
   const existing = eventSnap?.data();
   if (existing) return outcomeForExisting(existing, input.fingerprint);

@@ -29,6 +29,7 @@
  */
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type DocumentSnapshot, type Firestore, type QueryDocumentSnapshot, type WriteBatch } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
+import { isRetentionDays } from '../contract';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import type { ImageStore } from '../messages/image-store';
 import { UNFINISHED_STATUSES, type DeliveryStatus } from '../deliveries/record';
@@ -54,7 +55,7 @@ export interface RunStats {
 /** The period of a workspace's settings document, or null (keep forever) for anything else. */
 export function retentionDaysOf(data: DocumentData | undefined): number | null {
   const days: unknown = data?.days;
-  return typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= 3650 ? days : null;
+  return isRetentionDays(days) ? days : null;
 }
 
 const millis = (value: unknown): number | null =>
