@@ -46,7 +46,7 @@ export interface IntegrationHealth {
 }
 
 /** The workspace's operations settings (`settings/operations`): the topic and the service's check of it. */
-export interface OperationsSettings {
+interface OperationsSettings {
   topic?: string | null;
   topicStatus?: string;
   topicMessage?: string;

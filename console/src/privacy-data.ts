@@ -20,7 +20,7 @@ export interface CustomerRequest {
 }
 
 /** One integration of the workspace, for the request form. */
-export interface IntegrationName {
+interface IntegrationName {
   id: string;
   /** Its name, or its id when it has none. */
   name: string;

@@ -10,7 +10,7 @@ import { conversationPerson, timestampMillis, type DeliveryStatus } from './form
 import type { Session } from './session';
 
 /** The conversation as the thread's heading shows it. */
-export interface ConversationHeader {
+interface ConversationHeader {
   /** The connector's id of the conversation (the conversation id when it has none). */
   externalConversationId: string;
   integrationId: string | undefined;
@@ -45,7 +45,7 @@ export interface DeliveryFacts {
 }
 
 /** A reply's live `delivery` mirror (docs/data-model.md), times in epoch ms. */
-export interface DeliveryMirror extends DeliveryFacts {
+interface DeliveryMirror extends DeliveryFacts {
   deliveryId: string | undefined;
   updatedAtMs: number | undefined;
   receipt: { status: string | undefined; atMs: number | undefined; code: string | undefined } | undefined;
@@ -70,7 +70,7 @@ export interface OutboundMessage {
 }
 
 /** The metadata of one image of a customer message (the image itself goes through the media endpoint). */
-export interface ImageMeta {
+interface ImageMeta {
   path?: string;
   contentType?: string;
   width?: number;
