@@ -9,13 +9,13 @@
 
 import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_LIMITS, parseAttachmentCapability, type AttachmentCapability, type AttachmentContentType } from '../../functions/src/contract';
 
-export { ATTACHMENT_CONTENT_TYPES, type AttachmentCapability, type AttachmentContentType };
+export { ATTACHMENT_CONTENT_TYPES, type AttachmentCapability };
 /** `maxBytes` of one file is at most this (10 MB; the contract's). */
 export const ATTACHMENT_MAX_BYTES = ATTACHMENT_LIMITS.maxBytesPerFile;
 /** `maxCount` is 1..this. */
 export const ATTACHMENT_MAX_COUNT = ATTACHMENT_LIMITS.maxCount;
 /** A reply's files total at most this (20 MB), whatever the capability says. */
-export const REPLY_ATTACHMENTS_MAX_TOTAL_BYTES = ATTACHMENT_LIMITS.maxTotalBytes;
+const REPLY_ATTACHMENTS_MAX_TOTAL_BYTES = ATTACHMENT_LIMITS.maxTotalBytes;
 
 /** A file uploaded for a reply: the service's 201 answer, which the reply's `attachments` repeat. */
 export interface UploadedAttachment {
@@ -56,7 +56,7 @@ export function capabilityProblem(c: { contentTypes?: unknown; maxBytes?: unknow
 }
 
 /** Megabytes for people ("10 MB", "2.5 MB"); 1 MB = 1024 × 1024 bytes, as the limits are set. */
-export function formatMegabytes(bytes: number): string {
+function formatMegabytes(bytes: number): string {
   const mb = bytes / (1024 * 1024);
   return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;
 }

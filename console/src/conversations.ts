@@ -3,11 +3,11 @@
  * docs/data-model.md) and, beside it (or instead of it at phone width), the selected
  * conversation's thread (thread.ts).
  */
-import { collection, limit, onSnapshot, orderBy, query, where, type Timestamp, type Unsubscribe } from 'firebase/firestore';
+import { collection, limit, onSnapshot, orderBy, query, where, type Unsubscribe } from 'firebase/firestore';
 import { h, notice, replace } from './dom';
 import { describeError } from './errors';
 import { allShards, CONVERSATION_LIST_SHARDS } from '../../functions/src/contract';
-import { conversationPerson, formatTime, mergeByRecency, NO_CUSTOMER_YET } from './format';
+import { conversationPerson, formatTime, mergeByRecency, NO_CUSTOMER_YET, timestampMillis } from './format';
 import type { View } from './main';
 import type { Session } from './session';
 import { threadView } from './thread';
@@ -27,7 +27,7 @@ interface Row {
   customerExternalId: string | undefined;
 }
 
-const millis = (t: unknown): number => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : 0);
+const millis = (t: unknown): number => timestampMillis(t) ?? 0;
 
 export function conversationsView(session: Session): View {
   const db = session.services.db;

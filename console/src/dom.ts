@@ -2,6 +2,7 @@
  * A tiny element builder. Text is always set as text (never HTML), so nothing a customer or a
  * connector wrote can become markup.
  */
+import { formatTime } from './format';
 
 export type Child = Node | string | number | null | undefined | false;
 export type Attrs = Record<string, string | number | boolean | undefined | ((event: Event) => void)>;
@@ -35,6 +36,11 @@ export function replace(parent: Element, ...children: Child[]): void {
 /** A status line: role="status" for progress, role="alert" for errors. */
 export function notice(kind: 'loading' | 'empty' | 'error' | 'info', text: string): HTMLElement {
   return h('p', { class: `notice notice-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text);
+}
+
+/** A `<time>` with a machine-readable value (what the browser tests compare), or a muted dash when unknown. */
+export function timeElement(ms: number | undefined): HTMLElement {
+  return ms === undefined ? h('span', { class: 'muted' }, '—') : h('time', { datetime: new Date(ms).toISOString() }, formatTime(ms));
 }
 
 const announcer = (): HTMLElement | null => document.getElementById('announcer');

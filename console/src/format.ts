@@ -2,7 +2,15 @@
  * Pure helpers of the console (no DOM, no Firebase): counting, labels and merging. Unit-tested in
  * test/unit/console/format.test.ts.
  */
-import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
+import { codePointLength, isValidTopicName, REPLY_MAX_CODE_POINTS, TOPIC_NAME_FORMAT } from '../../functions/src/contract';
+
+/**
+ * Epoch milliseconds of a Firestore `Timestamp` (anything with `toMillis()`), else undefined.
+ * Duck-typed so that this module stays free of Firebase.
+ */
+export function timestampMillis(t: unknown): number | undefined {
+  return t && typeof (t as { toMillis?: unknown }).toMillis === 'function' ? (t as { toMillis(): number }).toMillis() : undefined;
+}
 
 /**
  * Why a reply cannot be sent yet, or undefined when it can (the contract's limit, in code points as
@@ -57,8 +65,65 @@ export function cancelOutcomeLabel(status: 'cancelled' | 'too_late'): string {
   return status === 'cancelled' ? 'cancelled before sending' : 'too late to cancel: the connector had already started sending';
 }
 
+/**
+ * Whether a resend asked for on this reply is still unanswered: the delivery can be resent and the
+ * request is newer than the mirror's last update (a resend that took effect replaced the mirror).
+ */
+export function resendPending(status: string | undefined, requestedAtMs: number | undefined, updatedAtMs: number | undefined): boolean {
+  return canResend(status) && requestedAtMs !== undefined && requestedAtMs > (updatedAtMs ?? 0);
+}
+
+/**
+ * Whether a cancel of the reply's current delivery is pending: there is a delivery, the service has
+ * not answered on it, and the cancel was asked here or by a request newer than the mirror (e.g. a
+ * colleague's). A request older than the current delivery (made before a resend) does not count,
+ * and neither does one while the mirror has no `updatedAt` yet.
+ */
+export function cancelPending(reply: {
+  deliveryId: string | undefined;
+  answered: boolean;
+  requestedHere: boolean;
+  requestedAtMs: number | undefined;
+  updatedAtMs: number | undefined;
+}): boolean {
+  return reply.deliveryId !== undefined && !reply.answered && (reply.requestedHere || (reply.requestedAtMs ?? 0) > (reply.updatedAtMs ?? Number.MAX_SAFE_INTEGER));
+}
+
 /** The statuses of the integration health counts, in the order the console shows them. */
 export const HEALTH_STATUSES = ['queued', 'leased', 'sending', 'sent', 'failed', 'unknown'] as const;
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
+
+/** One open problem of an integration's health (docs/operations.md#operational-events). */
+export interface HealthProblem {
+  code?: string;
+  deliveryId?: string;
+  ageSeconds?: number;
+  failed?: number;
+  of?: number;
+}
+
+/** One open problem of an integration, in words. */
+export function healthProblemText(p: HealthProblem): string {
+  if (p.code === 'claimable_too_old') return `a reply has waited ${formatAge(p.ageSeconds ?? 0)} for the connector to claim it`;
+  if (p.code === 'outcomes_failing') return `${p.failed ?? '?'} of the last ${p.of ?? '?'} replies failed or ended unknown`;
+  return p.code ?? 'unknown problem';
+}
+
+/** The roll-up runs every minute (quiet integrations every 10): older numbers mean it has stopped. */
+const HEALTH_STALE_MS = 15 * 60_000;
+
+/** How long the health numbers computed at `computedAtMs` have gone without a roll-up, in seconds, when that means it stopped; else undefined. */
+export function healthStaleSeconds(computedAtMs: number | undefined, now: number): number | undefined {
+  return computedAtMs !== undefined && now - computedAtMs > HEALTH_STALE_MS ? (now - computedAtMs) / 1000 : undefined;
+}
+
+/**
+ * Why a typed Pub/Sub topic name cannot be saved, or undefined when it can (empty means none). The
+ * rule and its wording are the contract's, as the service and the rules apply them.
+ */
+export function topicProblem(topic: string): string | undefined {
+  return topic === '' || isValidTopicName(topic) ? undefined : `The topic must look like ${TOPIC_NAME_FORMAT}.`;
+}
 
 /** A duration in whole seconds for people: "45 s", "3 min 5 s", "2 h 7 min", "3 d 4 h". */
 export function formatAge(seconds: number): string {

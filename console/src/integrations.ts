@@ -5,66 +5,42 @@
  * (docs/data-model.md, "Integrations"). Writes are exactly what firestore.rules accept.
  * Every member also sees each integration's health, read live from the roll-up's document
  * `integrationHealth/{integrationId}` (docs/decisions.md#integration-health; docs/data-model.md, "Integration health").
+ * This module renders and wires the view; its Firestore reads and writes are integrations-data.ts.
  */
-import { collection, deleteField, doc, onSnapshot, serverTimestamp, setDoc, updateDoc, type DocumentData, type Timestamp } from 'firebase/firestore';
-import { announce, h, notice, replace } from './dom';
+import { announce, h, notice, replace, timeElement } from './dom';
 import { describeError } from './errors';
-import { isValidTopicName } from '../../functions/src/contract';
-import { formatAge, formatTime, HEALTH_STATUSES } from './format';
-import { issueKey, type IssuedKey } from './keys';
-import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_MAX_BYTES, ATTACHMENT_MAX_COUNT, capabilityProblem, contentTypeLabel, limitsText, readCapability, type AttachmentCapability } from './attachments';
+import { formatAge, formatTime, HEALTH_STATUSES, healthProblemText, healthStaleSeconds, topicProblem } from './format';
+import type { IssuedKey } from './keys';
+import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_MAX_BYTES, ATTACHMENT_MAX_COUNT, capabilityProblem, contentTypeLabel, limitsText, type AttachmentCapability } from './attachments';
+import {
+  createIntegration,
+  endKeyOverlap,
+  rekeyIntegration,
+  saveOperationsTopic,
+  setIntegrationActive,
+  setReplyAttachments,
+  subscribeHealth,
+  subscribeIntegrations,
+  subscribeOperations,
+  type Integration,
+  type IntegrationHealth,
+} from './integrations-data';
 import type { View } from './main';
 import type { Session } from './session';
 
 const ADMINS_ONLY = 'only workspace admins may create or change integrations, and only the fields the contract lists';
 
-interface IntegrationRow {
-  id: string;
-  data: DocumentData;
-}
-
-const millis = (t: unknown): number | undefined => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : undefined);
-
-/** The roll-up's document, as the console contract describes it (docs/data-model.md). */
-interface HealthDoc {
-  computedAt?: Timestamp;
-  counts?: Partial<Record<(typeof HEALTH_STATUSES)[number], number>>;
-  total?: number;
-  oldestClaimable?: { deliveryId?: string; since?: Timestamp; ageSeconds?: number } | null;
-  lastSent?: { deliveryId?: string; at?: Timestamp } | null;
-  lastError?: { deliveryId?: string; at?: Timestamp; status?: string; code?: string } | null;
-  active?: boolean;
-  /** The open problems (docs/operations.md#operational-events): empty or absent when healthy. */
-  problems?: Array<{ code?: string; deliveryId?: string; ageSeconds?: number; failed?: number; of?: number }>;
-  unhealthySince?: Timestamp | null;
-}
-
-/** One open problem of an integration, in words. */
-function problemText(p: NonNullable<HealthDoc['problems']>[number]): string {
-  if (p.code === 'claimable_too_old') return `a reply has waited ${formatAge(p.ageSeconds ?? 0)} for the connector to claim it`;
-  if (p.code === 'outcomes_failing') return `${p.failed ?? '?'} of the last ${p.of ?? '?'} replies failed or ended unknown`;
-  return p.code ?? 'unknown problem';
-}
-
-/** The roll-up runs every minute (quiet integrations every 10): older numbers mean it has stopped. */
-const HEALTH_STALE_MS = 15 * 60_000;
-
-/** A `<time>` with a machine-readable value (also what the browser test compares). */
-function time(ms: number | undefined): HTMLElement {
-  return ms === undefined ? h('span', { class: 'muted' }, '—') : h('time', { datetime: new Date(ms).toISOString() }, formatTime(ms));
-}
-
 /** The body of an integration's health panel for its roll-up document (or its absence). */
-function healthBody(data: HealthDoc | undefined): HTMLElement[] {
+function healthBody(data: IntegrationHealth | undefined): HTMLElement[] {
   if (data === undefined) return [notice('empty', 'Health not computed yet: the roll-up runs every minute.')];
-  const counts = data.counts ?? {};
-  const computedAt = millis(data.computedAt);
-  const stale = computedAt !== undefined && Date.now() - computedAt > HEALTH_STALE_MS;
-  const oldest = data.oldestClaimable ?? null;
-  const lastError = data.lastError ?? null;
+  const counts = data.counts;
+  const computedAt = data.computedAtMs;
+  const staleSeconds = healthStaleSeconds(computedAt, Date.now());
+  const oldest = data.oldestClaimable;
+  const lastError = data.lastError;
   const item = (key: string, label: string, value: number | undefined, bad = false) =>
     h('div', { class: `count${bad && (value ?? 0) > 0 ? ' count-bad' : ''}`, 'data-count': key }, h('dt', {}, label), h('dd', {}, String(value ?? 0)));
-  const problems = data.problems ?? [];
+  const problems = data.problems;
   return [
     problems.length === 0
       ? h('p', { class: 'health-problems muted', 'data-health': 'problems' }, 'No open problems.')
@@ -72,8 +48,8 @@ function healthBody(data: HealthDoc | undefined): HTMLElement[] {
           'div',
           { class: 'health-problems', role: 'alert', 'data-health': 'problems' },
           h('strong', {}, 'Unhealthy'),
-          data.unhealthySince ? h('span', {}, ' since ', time(millis(data.unhealthySince))) : null,
-          h('ul', {}, ...problems.map((p) => h('li', { 'data-problem': p.code ?? '' }, problemText(p)))),
+          data.unhealthy ? h('span', {}, ' since ', timeElement(data.unhealthy.sinceMs)) : null,
+          h('ul', {}, ...problems.map((p) => h('li', { 'data-problem': p.code ?? '' }, healthProblemText(p)))),
         ),
     h(
       'dl',
@@ -90,36 +66,34 @@ function healthBody(data: HealthDoc | undefined): HTMLElement[] {
         { 'data-health': 'oldest' },
         oldest === null
           ? h('span', { class: 'muted' }, 'none waiting')
-          : h('span', { 'data-age-seconds': oldest.ageSeconds ?? 0 }, `waiting ${formatAge(oldest.ageSeconds ?? 0)}`, ' (since ', time(millis(oldest.since)), ')'),
+          : h('span', { 'data-age-seconds': oldest.ageSeconds ?? 0 }, `waiting ${formatAge(oldest.ageSeconds ?? 0)}`, ' (since ', timeElement(oldest.sinceMs), ')'),
       ),
       h('dt', {}, 'Last sent'),
-      h('dd', { 'data-health': 'last-sent' }, data.lastSent ? time(millis(data.lastSent.at)) : h('span', { class: 'muted' }, 'never')),
+      h('dd', { 'data-health': 'last-sent' }, data.lastSent ? timeElement(data.lastSent.atMs) : h('span', { class: 'muted' }, 'never')),
       h('dt', {}, 'Last error'),
       h(
         'dd',
         { 'data-health': 'last-error' },
         lastError === null
           ? h('span', { class: 'muted' }, 'none')
-          : h('span', {}, h('code', {}, lastError.code ?? '?'), ' ', h('span', { class: `badge status-${lastError.status ?? 'failed'}` }, lastError.status ?? '?'), ' at ', time(millis(lastError.at))),
+          : h('span', {}, h('code', {}, lastError.code ?? '?'), ' ', h('span', { class: `badge status-${lastError.status ?? 'failed'}` }, lastError.status ?? '?'), ' at ', timeElement(lastError.atMs)),
       ),
       h('dt', {}, 'As of'),
       h(
         'dd',
         { 'data-health': 'computed-at' },
-        time(computedAt),
+        timeElement(computedAt),
         ' ',
         data.active === false ? h('span', { class: 'muted' }, '(quiet: recomputed every 10 minutes) ') : null,
-        stale && computedAt !== undefined ? h('span', { class: 'badge badge-failed' }, `stale: no roll-up for ${formatAge((Date.now() - computedAt) / 1000)}`) : null,
+        staleSeconds !== undefined ? h('span', { class: 'badge badge-failed' }, `stale: no roll-up for ${formatAge(staleSeconds)}`) : null,
       ),
     ),
   ];
 }
 
 export function integrationsView(session: Session): View {
-  const { services, user, role } = session;
-  const db = services.db;
+  const { services, role } = session;
   const isAdmin = role === 'admin';
-  const col = collection(db, 'workspaces', session.workspaceId, 'integrations');
 
   const keyPanel = h('div', { id: 'key-panel' });
 
@@ -131,11 +105,12 @@ export function integrationsView(session: Session): View {
     const headingId = `health-${integrationId}`;
     const body = h('div', { class: 'health-body', 'aria-busy': 'true' }, notice('loading', 'Loading health…'));
     const el = h('section', { class: 'health', 'aria-labelledby': headingId }, h('h4', { id: headingId }, 'Health: replies of the last 24 h'), body);
-    const unsubscribe = onSnapshot(
-      doc(db, 'workspaces', session.workspaceId, 'integrationHealth', integrationId),
-      (snap) => {
+    const unsubscribe = subscribeHealth(
+      session,
+      integrationId,
+      (data) => {
         body.removeAttribute('aria-busy');
-        replace(body, ...healthBody(snap.exists() ? (snap.data() as HealthDoc) : undefined));
+        replace(body, ...healthBody(data));
       },
       (err) => {
         body.removeAttribute('aria-busy');
@@ -208,8 +183,9 @@ export function integrationsView(session: Session): View {
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const topicValue = topic.value.trim();
-      if (topicValue !== '' && !isValidTopicName(topicValue)) {
-        replace(error, notice('error', 'The topic must look like projects/<project-id>/topics/<topic-id>.'));
+      const topicWhy = topicProblem(topicValue);
+      if (topicWhy !== undefined) {
+        replace(error, notice('error', topicWhy));
         topic.focus();
         return;
       }
@@ -217,17 +193,7 @@ export function integrationsView(session: Session): View {
       replace(error, notice('loading', 'Creating…'));
       void (async () => {
         try {
-          const issued = await issueKey(services.keyPrefix);
-          await setDoc(doc(col), {
-            name: name.value.trim(),
-            active: true,
-            sourceEnabled: true,
-            keyHash: issued.keyHash,
-            keyPrefix: issued.keyPrefix,
-            replies: topicValue === '' ? { enabled: false, topic: null } : { enabled: true, topic: topicValue },
-            createdAt: serverTimestamp(),
-            createdBy: user.uid,
-          });
+          const issued = await createIntegration(session, name.value.trim(), topicValue);
           const created = name.value.trim();
           form.reset();
           replace(error);
@@ -243,13 +209,8 @@ export function integrationsView(session: Session): View {
     return form;
   }
 
-  function card(row: IntegrationRow): HTMLElement {
-    const d = row.data;
-    const name = typeof d.name === 'string' ? d.name : row.id;
-    const active = d.active === true;
-    const replies = (d.replies ?? {}) as { enabled?: boolean; topic?: string | null; topicStatus?: string; topicMessage?: string; topicCheckedAt?: Timestamp };
-    const previous = d.previousKey as { prefix?: string; expiresAt?: number } | undefined;
-    const revoked = d.keyRevoked as { reason?: string } | undefined;
+  function card(row: Integration): HTMLElement {
+    const { name, active, replies, previousKey: previous, keyRevoked: revoked } = row;
     const error = h('div', {});
     const act = (label: string, deniedWhy: string, write: () => Promise<void>) =>
       h('button', {
@@ -270,7 +231,6 @@ export function integrationsView(session: Session): View {
           );
         },
       }, label);
-    const ref = doc(col, row.id);
 
     const topicStatus = !replies.enabled
       ? h('span', { class: 'muted' }, 'replies disabled')
@@ -282,14 +242,13 @@ export function integrationsView(session: Session): View {
       ? h(
           'div',
           { class: 'row actions' },
-          act(active ? 'Deactivate' : 'Activate', ADMINS_ONLY, () => updateDoc(ref, { active: !active, updatedAt: serverTimestamp() })),
+          act(active ? 'Deactivate' : 'Activate', ADMINS_ONLY, () => setIntegrationActive(session, row.id, !active)),
           act('Re-key', ADMINS_ONLY, async () => {
             if (!confirm(`Re-key “${name}”? The current key stops working within 30 seconds (no overlap; for an overlap use the CLI's rotate).`)) return;
-            const issued = await issueKey(services.keyPrefix);
-            await updateDoc(ref, { keyHash: issued.keyHash, keyPrefix: issued.keyPrefix, updatedAt: serverTimestamp() });
+            const issued = await rekeyIntegration(session, row.id);
             showKey(`New key for “${name}”`, issued);
           }),
-          previous ? act('End overlap now', ADMINS_ONLY, () => updateDoc(ref, { previousKey: deleteField(), updatedAt: serverTimestamp() })) : null,
+          previous ? act('End overlap now', ADMINS_ONLY, () => endKeyOverlap(session, row.id)) : null,
         )
       : null;
 
@@ -303,17 +262,17 @@ export function integrationsView(session: Session): View {
         h('dt', {}, 'ID'),
         h('dd', {}, h('code', {}, row.id)),
         h('dt', {}, 'Key'),
-        h('dd', {}, revoked ? h('span', { class: 'badge badge-failed' }, `revoked (${revoked.reason ?? 'by the service'}): re-key`) : h('code', {}, `${String(d.keyPrefix ?? '')}…`)),
+        h('dd', {}, revoked ? h('span', { class: 'badge badge-failed' }, `revoked (${revoked.reason ?? 'by the service'}): re-key`) : h('code', {}, `${row.keyPrefix}…`)),
         previous ? h('dt', {}, 'Previous key') : null,
         previous ? h('dd', {}, h('code', {}, `${previous.prefix ?? ''}…`), ` works until ${formatTime(previous.expiresAt)}`) : null,
-        d.sourceEnabled === false ? h('dt', {}, 'Source') : null,
-        d.sourceEnabled === false ? h('dd', {}, 'paused (incoming messages refused)') : null,
+        row.sourcePaused ? h('dt', {}, 'Source') : null,
+        row.sourcePaused ? h('dd', {}, 'paused (incoming messages refused)') : null,
         h('dt', {}, 'Replies topic'),
         h('dd', {}, replies.enabled && replies.topic ? h('code', { class: 'wrap' }, replies.topic) : h('span', { class: 'muted' }, 'none')),
         h('dt', {}, 'Topic status'),
         h('dd', {}, topicStatus, replies.topicMessage ? h('span', { class: 'muted topic-message' }, ` ${replies.topicMessage}`) : null),
       ),
-      attachmentsPanel(row.id, d, ref),
+      attachmentsPanel(row.id, row.attachments),
       healthPanel(row.id),
       actions,
       error,
@@ -325,8 +284,7 @@ export function integrationsView(session: Session): View {
    * admins set the file types, the size per file and the files per reply, or turn it off (text
    * only, exactly as before). Checked here as the rules check it (attachments.ts).
    */
-  function attachmentsPanel(integrationId: string, d: DocumentData, ref: ReturnType<typeof doc>): HTMLElement {
-    const current = readCapability((d.replies as { attachments?: unknown } | undefined)?.attachments);
+  function attachmentsPanel(integrationId: string, current: AttachmentCapability | undefined): HTMLElement {
     const summary = h('p', { class: 'attachments-capability', 'data-capability': current ? 'on' : 'off' }, current ? `Replies may carry files: ${limitsText(current)}` : 'Replies are text only.');
     const section = h('section', { class: 'attachments-settings', 'aria-labelledby': `att-${integrationId}` }, h('h4', { id: `att-${integrationId}` }, 'Reply attachments'), summary);
     if (!isAdmin) return section;
@@ -344,7 +302,7 @@ export function integrationsView(session: Session): View {
           class: 'secondary',
           onclick: () => {
             replace(problem);
-            updateDoc(ref, { 'replies.attachments': deleteField(), updatedAt: serverTimestamp() }).then(
+            setReplyAttachments(session, integrationId, undefined).then(
               () => announce('Replies of this integration are text only again.'),
               (err: unknown) => replace(problem, notice('error', describeError(err, ADMINS_ONLY))),
             );
@@ -373,7 +331,7 @@ export function integrationsView(session: Session): View {
       }
       save.disabled = true;
       replace(problem);
-      updateDoc(ref, { 'replies.attachments': capability, updatedAt: serverTimestamp() }).then(
+      setReplyAttachments(session, integrationId, capability).then(
         () => announce(`Replies may carry files: ${limitsText(capability)}`),
         (err: unknown) => {
           save.disabled = false;
@@ -385,12 +343,10 @@ export function integrationsView(session: Session): View {
     return section;
   }
 
-  const unsubscribe = onSnapshot(
-    col,
-    (snap) => {
+  const unsubscribe = subscribeIntegrations(
+    session,
+    (rows) => {
       list.removeAttribute('aria-busy');
-      const rows = snap.docs.map((d) => ({ id: d.id, data: d.data({ serverTimestamps: 'estimate' }) }));
-      rows.sort((a, b) => (millis(b.data.createdAt) ?? 0) - (millis(a.data.createdAt) ?? 0));
       const listed = new Set(rows.map((r) => r.id));
       for (const [id, panel] of health) {
         if (!listed.has(id)) {
@@ -414,7 +370,6 @@ export function integrationsView(session: Session): View {
   let unsubscribeOperations = (): void => {};
   function operationsForm(): HTMLElement | null {
     if (!isAdmin) return null;
-    const ref = doc(db, 'workspaces', session.workspaceId, 'settings', 'operations');
     const status = h('div', { 'data-operations': 'status' });
     const input = h('input', { id: 'operations-topic', name: 'topic', autocomplete: 'off', spellcheck: 'false', placeholder: `projects/${services.projectId || 'my-project'}/topics/support-operations` });
     const submit = h('button', { type: 'submit' }, 'Save');
@@ -428,10 +383,9 @@ export function integrationsView(session: Session): View {
       submit,
       status,
     );
-    unsubscribeOperations = onSnapshot(
-      ref,
-      (snap) => {
-        const data = snap.data() as { topic?: string | null; topicStatus?: string; topicMessage?: string } | undefined;
+    unsubscribeOperations = subscribeOperations(
+      session,
+      (data) => {
         if (document.activeElement !== input) input.value = data?.topic ?? '';
         replace(status, data?.topicStatus ? notice('error', `Events cannot be published: ${data.topicStatus}${data.topicMessage ? ` (${data.topicMessage})` : ''}`) : null);
       },
@@ -440,13 +394,13 @@ export function integrationsView(session: Session): View {
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const value = input.value.trim();
-      if (value !== '' && !isValidTopicName(value)) {
-        replace(status, notice('error', 'The topic must look like projects/<project-id>/topics/<topic-id>.'));
+      const topicWhy = topicProblem(value);
+      if (topicWhy !== undefined) {
+        replace(status, notice('error', topicWhy));
         return;
       }
       submit.disabled = true;
-      // A new document replaces the service's status fields (they were about the old topic).
-      setDoc(ref, { topic: value === '' ? null : value })
+      saveOperationsTopic(session, value)
         .then(() => announce('Operations topic saved.'))
         .catch((err: unknown) => replace(status, notice('error', describeError(err, 'only workspace admins may set the operations topic'))))
         .finally(() => {

@@ -9,8 +9,8 @@ import { isImage, uploadErrorText, type UploadedAttachment } from './attachments
 import { formatBytes } from './format';
 import type { Session } from './session';
 
-export const UPLOAD_PATH = '/console/v1/attachments';
-export const MEDIA_PATH = '/console/v1/media';
+const UPLOAD_PATH = '/console/v1/attachments';
+const MEDIA_PATH = '/console/v1/media';
 
 /** What identifies a stored file for `GET /console/v1/media`: an incoming image (by its message and index) or a reply's attachment. */
 export type MediaRef =
@@ -18,7 +18,7 @@ export type MediaRef =
   | { kind: 'attachment'; conversationId: string; attachmentId: string };
 
 /** The media URL (same origin) of `ref` in the session's workspace. */
-export function mediaUrl(workspaceId: string, ref: MediaRef): string {
+function mediaUrl(workspaceId: string, ref: MediaRef): string {
   const q = new URLSearchParams({ workspaceId, conversationId: ref.conversationId });
   if (ref.kind === 'image') {
     q.set('messageId', ref.messageId);
@@ -28,7 +28,7 @@ export function mediaUrl(workspaceId: string, ref: MediaRef): string {
 }
 
 /** An upload that failed: the service's sentence (from its error envelope) and code. */
-export class UploadError extends Error {
+class UploadError extends Error {
   constructor(
     message: string,
     readonly status: number,

@@ -5,7 +5,7 @@
 import { formatAge } from './format';
 
 /** The retention period's bounds (firestore.rules accept an integer 1..3650; absent = keep forever). */
-export const RETENTION_MIN_DAYS = 1;
+const RETENTION_MIN_DAYS = 1;
 export const RETENTION_MAX_DAYS = 3650;
 
 /** An export is offered for download this long after it is written (docs/decisions.md#privacy-in-the-console). */

@@ -3,63 +3,38 @@
  * one customer (with its audit and whether the connector confirmed it purged its own copies), and
  * the export of one customer (downloadable for 7 days). Everything is read and written under
  * firestore.rules (`settings/retention`, `erasures/{id}`, `exports/{id}`: docs/data-model.md);
- * the service does the work and writes the audit fields the view shows live.
+ * the service does the work and writes the audit fields the view shows live. This module renders
+ * and wires the view; its reads and writes are privacy-data.ts.
  */
-import {
-  collection,
-  deleteDoc,
-  doc,
-  limit,
-  onSnapshot,
-  orderBy,
-  query,
-  serverTimestamp,
-  setDoc,
-  type DocumentData,
-  type Timestamp,
-  type Unsubscribe,
-} from 'firebase/firestore';
-import { announce, h, notice, replace } from './dom';
+import { announce, h, notice, replace, timeElement } from './dom';
 import { describeError } from './errors';
+import { connectorConfirmation, erasureStatusLabel, exportDownload, parseRetentionDays, RETENTION_MAX_DAYS, retentionLabel } from './privacy-format';
 import {
-  connectorConfirmation,
-  erasureStatusLabel,
-  exportDownload,
-  exportDownloadUrl,
-  parseRetentionDays,
-  RETENTION_MAX_DAYS,
-  retentionLabel,
-  type ErasureAudit,
-  type ExportState,
-} from './privacy-format';
-import { formatTime } from './format';
+  ERASED_KINDS,
+  fetchExport,
+  requestErasure,
+  requestExport,
+  setRetention,
+  subscribeErasures,
+  subscribeExports,
+  subscribeIntegrationNames,
+  subscribeRetention,
+  type CustomerExport,
+  type CustomerRequest,
+  type Erasure,
+} from './privacy-data';
 import type { View } from './main';
 import type { Session } from './session';
 
 const ADMINS_ONLY = 'only workspace admins may change retention or request erasures and exports, with exactly the fields the contract lists';
-const LISTED = 50;
-
-const millis = (t: unknown): number | undefined =>
-  typeof t === 'number' ? t : t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : undefined;
-
-/** A `<time>` with a machine-readable value, or a dash. */
-function time(ms: number | undefined): HTMLElement {
-  return ms === undefined ? h('span', { class: 'muted' }, '—') : h('time', { datetime: new Date(ms).toISOString() }, formatTime(ms));
-}
 
 export function privacyView(session: Session): View {
-  const { services, user, workspaceId } = session;
-  const db = services.db;
+  const { user } = session;
   if (session.role !== 'admin') {
     // The rules refuse every read and write of this view to operators; say so instead of showing controls.
     return { el: h('div', { class: 'privacy' }, h('h1', {}, 'Privacy'), notice('info', 'Only workspace admins manage retention, erasures and exports.')), destroy() {} };
   }
-  const ws = (...path: string[]) => [workspaceId, ...path] as const;
-  const retentionRef = doc(db, 'workspaces', ...ws('settings', 'retention'));
-  const erasuresCol = collection(db, 'workspaces', ...ws('erasures'));
-  const exportsCol = collection(db, 'workspaces', ...ws('exports'));
-  const integrationsCol = collection(db, 'workspaces', ...ws('integrations'));
-  const unsubscribers: Unsubscribe[] = [];
+  const unsubscribers: Array<() => void> = [];
   const integrationNames = new Map<string, string>();
   const nameOf = (id: string) => integrationNames.get(id) ?? id;
 
@@ -104,7 +79,7 @@ export function privacyView(session: Session): View {
     }
     saveRetention.disabled = true;
     replace(retentionError, notice('loading', 'Saving…'));
-    (forever ? deleteDoc(retentionRef) : setDoc(retentionRef, { days: parsed })).then(
+    setRetention(session, forever ? undefined : (parsed as number)).then(
       () => {
         saveRetention.disabled = false;
         replace(retentionError);
@@ -117,11 +92,9 @@ export function privacyView(session: Session): View {
     );
   });
   unsubscribers.push(
-    onSnapshot(
-      retentionRef,
-      (snap) => {
-        const value: unknown = snap.exists() ? snap.get('days') : undefined;
-        const current = typeof value === 'number' ? value : undefined;
+    subscribeRetention(
+      session,
+      (current) => {
         replace(retentionNow, h('strong', { 'data-retention': current ?? 'forever' }, retentionLabel(current)));
         // The form follows the stored value unless the admin is editing it.
         if (!retentionForm.contains(document.activeElement)) {
@@ -143,7 +116,7 @@ export function privacyView(session: Session): View {
   const exportButton = h('button', { type: 'button', id: 'export-start', class: 'secondary' }, 'Export customer');
 
   /** The request both documents carry: exactly the four fields the rules accept. */
-  function readRequest(): { integrationId: string; externalCustomerId: string } | undefined {
+  function readRequest(): CustomerRequest | undefined {
     const integrationId = integrationSelect.value;
     const externalCustomerId = customer.value.trim();
     if (integrationId === '') {
@@ -159,12 +132,6 @@ export function privacyView(session: Session): View {
     return { integrationId, externalCustomerId };
   }
 
-  async function write(col: typeof erasuresCol, request: { integrationId: string; externalCustomerId: string }): Promise<string> {
-    const ref = doc(col);
-    await setDoc(ref, { ...request, requestedAt: serverTimestamp(), requestedBy: user.uid });
-    return ref.id;
-  }
-
   eraseButton.addEventListener('click', () => {
     const request = readRequest();
     if (request === undefined) return;
@@ -173,7 +140,7 @@ export function privacyView(session: Session): View {
     const cancel = h('button', { type: 'button', class: 'secondary', onclick: () => replace(confirmPanel) }, 'Cancel');
     confirmButton.addEventListener('click', () => {
       confirmButton.disabled = true;
-      write(erasuresCol, request).then(
+      requestErasure(session, request).then(
         () => {
           replace(confirmPanel);
           customer.value = '';
@@ -209,7 +176,7 @@ export function privacyView(session: Session): View {
     if (request === undefined) return;
     exportButton.disabled = true;
     replace(requestError, notice('loading', 'Requesting the export…'));
-    write(exportsCol, request).then(
+    requestExport(session, request).then(
       () => {
         exportButton.disabled = false;
         replace(requestError);
@@ -237,19 +204,18 @@ export function privacyView(session: Session): View {
   );
 
   unsubscribers.push(
-    onSnapshot(
-      integrationsCol,
-      (snap) => {
+    subscribeIntegrationNames(
+      session,
+      (integrations) => {
         const chosen = integrationSelect.value;
         integrationNames.clear();
-        const options = snap.docs.map((d) => {
-          const name = typeof d.get('name') === 'string' ? (d.get('name') as string) : d.id;
-          integrationNames.set(d.id, name);
-          return h('option', { value: d.id }, `${name} (${d.id})`);
+        const options = integrations.map(({ id, name }) => {
+          integrationNames.set(id, name);
+          return h('option', { value: id }, `${name} (${id})`);
         });
         replace(integrationSelect, h('option', { value: '' }, options.length === 0 ? 'No integrations' : 'Choose…'), ...options);
         if (chosen !== '' && integrationNames.has(chosen)) integrationSelect.value = chosen;
-        else if (options.length === 1) integrationSelect.value = snap.docs[0]?.id ?? '';
+        else if (options.length === 1) integrationSelect.value = integrations[0]?.id ?? '';
       },
       (err) => replace(requestError, notice('error', describeError(err, 'only members of the workspace may read its integrations'))),
     ),
@@ -258,14 +224,8 @@ export function privacyView(session: Session): View {
   // ------------------------------------------------------------------------------ erasures
   const erasureList = h('div', { id: 'erasure-list', 'aria-busy': 'true' }, notice('loading', 'Loading erasures…'));
 
-  function erasureRow(id: string, d: DocumentData): HTMLElement {
-    const audit: ErasureAudit = {
-      status: d.status === 'running' || d.status === 'done' ? d.status : undefined,
-      startedAt: millis(d.startedAt),
-      finishedAt: millis(d.finishedAt),
-      acknowledgedAt: millis(d.acknowledgedAt),
-    };
-    const counts = (d.counts ?? {}) as Partial<Record<'conversations' | 'messages' | 'images' | 'attachments' | 'deliveries', number>>;
+  function erasureRow(erasure: Erasure): HTMLElement {
+    const { id, audit, counts } = erasure;
     const confirmation = connectorConfirmation(audit, Date.now());
     const status = audit.status ?? 'requested';
     return h(
@@ -274,7 +234,7 @@ export function privacyView(session: Session): View {
       h(
         'h3',
         { id: `erasure-${id}` },
-        h('code', { class: 'wrap' }, String(d.externalCustomerId ?? '?')),
+        h('code', { class: 'wrap' }, erasure.externalCustomerId),
         ' ',
         h('span', { class: `badge erasure-${status}` }, erasureStatusLabel(audit.status)),
       ),
@@ -282,13 +242,13 @@ export function privacyView(session: Session): View {
         'dl',
         {},
         h('dt', {}, 'Integration'),
-        h('dd', {}, nameOf(String(d.integrationId ?? ''))),
+        h('dd', {}, nameOf(erasure.integrationId)),
         h('dt', {}, 'Requested'),
-        h('dd', {}, time(millis(d.requestedAt)), d.requestedBy === user.uid ? ' by you' : null),
+        h('dd', {}, timeElement(erasure.requestedAtMs), erasure.requestedBy === user.uid ? ' by you' : null),
         h('dt', {}, 'Started'),
-        h('dd', { 'data-field': 'started' }, time(audit.startedAt)),
+        h('dd', { 'data-field': 'started' }, timeElement(audit.startedAt)),
         h('dt', {}, 'Finished'),
-        h('dd', { 'data-field': 'finished' }, time(audit.finishedAt)),
+        h('dd', { 'data-field': 'finished' }, timeElement(audit.finishedAt)),
         h('dt', {}, 'Deleted'),
         h(
           'dd',
@@ -296,7 +256,7 @@ export function privacyView(session: Session): View {
           h(
             'ul',
             { class: 'erasure-counts', 'aria-label': 'Deleted, by kind' },
-            ...(['conversations', 'messages', 'images', 'attachments', 'deliveries'] as const).map((kind) =>
+            ...ERASED_KINDS.map((kind) =>
               h('li', { 'data-count': kind }, h('strong', {}, String(counts[kind] ?? 0)), ` ${kind}`),
             ),
           ),
@@ -306,19 +266,19 @@ export function privacyView(session: Session): View {
           'dd',
           { 'data-field': 'connector', 'data-confirmed': confirmation.kind === 'confirmed' ? 'true' : 'false' },
           confirmation.kind === 'confirmed'
-            ? h('span', {}, h('span', { class: 'badge badge-ok' }, 'connector confirmed'), ' at ', time(confirmation.at))
+            ? h('span', {}, h('span', { class: 'badge badge-ok' }, 'connector confirmed'), ' at ', timeElement(confirmation.at))
             : confirmation.kind === 'waiting'
-              ? h('span', {}, h('span', { class: 'badge badge-pending' }, `waiting ${confirmation.age}`), ' since ', time(confirmation.since))
+              ? h('span', {}, h('span', { class: 'badge badge-pending' }, `waiting ${confirmation.age}`), ' since ', timeElement(confirmation.since))
               : h('span', { class: 'muted' }, 'told once the erasure is done'),
         ),
       ),
     );
   }
 
-  let erasureRows: Array<{ id: string; data: DocumentData }> = [];
+  let erasureRows: Erasure[] = [];
   const renderErasures = () => {
     if (erasureRows.length === 0) replace(erasureList, notice('empty', 'No erasures yet.'));
-    else replace(erasureList, ...erasureRows.map((row) => erasureRow(row.id, row.data)));
+    else replace(erasureList, ...erasureRows.map(erasureRow));
   };
   // "Waiting 3 min" grows without a new snapshot: re-render the list every 30 s.
   const waitingTicker = setInterval(() => {
@@ -326,11 +286,11 @@ export function privacyView(session: Session): View {
   }, 30_000);
   unsubscribers.push(() => clearInterval(waitingTicker));
   unsubscribers.push(
-    onSnapshot(
-      query(erasuresCol, orderBy('requestedAt', 'desc'), limit(LISTED)),
-      (snap) => {
+    subscribeErasures(
+      session,
+      (erasures) => {
         erasureList.removeAttribute('aria-busy');
-        erasureRows = snap.docs.map((d) => ({ id: d.id, data: d.data({ serverTimestamps: 'estimate' }) }));
+        erasureRows = erasures;
         renderErasures();
       },
       (err) => {
@@ -343,19 +303,10 @@ export function privacyView(session: Session): View {
   // ------------------------------------------------------------------------------- exports
   const exportList = h('div', { id: 'export-list', 'aria-busy': 'true' }, notice('loading', 'Loading exports…'));
 
-  /**
-   * Fetches the file with the admin's ID token (the download function checks it and the admin
-   * role; a link could not carry the header) and saves it as a file.
-   */
+  /** Fetches the export's file (privacy-data.ts) and saves it as a file. */
   async function saveExport(exportId: string, status: HTMLElement): Promise<void> {
     replace(status, notice('loading', 'Downloading…'));
-    const token = await user.getIdToken();
-    const res = await fetch(exportDownloadUrl(services.functionUrl('downloadExport'), workspaceId, exportId), { headers: { Authorization: `Bearer ${token}` } });
-    if (!res.ok) {
-      const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
-      throw new Error(`${body?.error?.message ?? `HTTP ${res.status}`} (${body?.error?.code ?? res.status})`);
-    }
-    const url = URL.createObjectURL(await res.blob());
+    const url = URL.createObjectURL(await fetchExport(session, exportId));
     const a = h('a', { href: url, download: `export-${exportId}.jsonl`, class: 'sr-only' });
     document.body.append(a);
     a.click();
@@ -366,13 +317,8 @@ export function privacyView(session: Session): View {
     announce('Export downloaded.');
   }
 
-  function exportRow(id: string, d: DocumentData): HTMLElement {
-    const state: ExportState = {
-      status: typeof d.status === 'string' ? d.status : undefined,
-      finishedAt: millis(d.finishedAt),
-      expiresAt: millis(d.fileExpiresAt),
-      errorCode: typeof (d.error as { code?: unknown } | undefined)?.code === 'string' ? (d.error as { code: string }).code : undefined,
-    };
+  function exportRow(row: CustomerExport): HTMLElement {
+    const { id, state } = row;
     const download = exportDownload(state, Date.now());
     const downloadStatus = h('span', { class: 'download-status' });
     const downloadButton = h('button', { type: 'button', class: 'secondary', 'data-download': id }, 'Download (JSON Lines)');
@@ -391,20 +337,20 @@ export function privacyView(session: Session): View {
     return h(
       'article',
       { class: 'card export', 'data-export': id, 'data-status': state.status ?? 'requested', 'aria-labelledby': `export-${id}` },
-      h('h3', { id: `export-${id}` }, h('code', { class: 'wrap' }, String(d.externalCustomerId ?? '?')), ' ', h('span', { class: 'badge' }, state.status ?? 'requested')),
+      h('h3', { id: `export-${id}` }, h('code', { class: 'wrap' }, row.externalCustomerId), ' ', h('span', { class: 'badge' }, state.status ?? 'requested')),
       h(
         'dl',
         {},
         h('dt', {}, 'Integration'),
-        h('dd', {}, nameOf(String(d.integrationId ?? ''))),
+        h('dd', {}, nameOf(row.integrationId)),
         h('dt', {}, 'Requested'),
-        h('dd', {}, time(millis(d.requestedAt))),
+        h('dd', {}, timeElement(row.requestedAtMs)),
         h('dt', {}, 'File'),
         h(
           'dd',
           { 'data-field': 'download' },
           download.kind === 'ready'
-            ? h('span', {}, downloadButton, ' until ', time(download.until), ' ', downloadStatus)
+            ? h('span', {}, downloadButton, ' until ', timeElement(download.until), ' ', downloadStatus)
             : download.kind === 'expired'
               ? h('span', { class: 'muted' }, 'expired (downloads are kept 7 days): request a new export')
               : download.kind === 'failed'
@@ -416,12 +362,12 @@ export function privacyView(session: Session): View {
   }
 
   unsubscribers.push(
-    onSnapshot(
-      query(exportsCol, orderBy('requestedAt', 'desc'), limit(LISTED)),
-      (snap) => {
+    subscribeExports(
+      session,
+      (exports) => {
         exportList.removeAttribute('aria-busy');
-        if (snap.empty) replace(exportList, notice('empty', 'No exports yet.'));
-        else replace(exportList, ...snap.docs.map((d) => exportRow(d.id, d.data({ serverTimestamps: 'estimate' }))));
+        if (exports.length === 0) replace(exportList, notice('empty', 'No exports yet.'));
+        else replace(exportList, ...exports.map(exportRow));
       },
       (err) => {
         exportList.removeAttribute('aria-busy');

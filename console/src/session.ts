@@ -8,7 +8,7 @@ import { doc, getDoc } from 'firebase/firestore';
 import { describeError, errorCode } from './errors';
 import type { Services } from './firebase';
 
-export type Role = 'admin' | 'operator';
+type Role = 'admin' | 'operator';
 
 export interface Session {
   services: Services;

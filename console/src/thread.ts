@@ -2,66 +2,36 @@
  * One conversation: incoming messages and alerts, image metadata (no client access to the image
  * store is granted, docs/data-model.md), the operator replies with their live `delivery` mirror,
  * a compose box, Resend on failed/unknown replies and Cancel send (recall before send) on replies the
- * connector has not started yet.
+ * connector has not started yet. This module renders and wires the view; its Firestore reads and
+ * writes are thread-data.ts.
  */
-import {
-  addDoc,
-  collection,
-  doc,
-  limitToLast,
-  onSnapshot,
-  orderBy,
-  query,
-  serverTimestamp,
-  updateDoc,
-  type DocumentData,
-  type QueryDocumentSnapshot,
-  type Timestamp,
-} from 'firebase/firestore';
 import { announce, append, h, notice, replace, type Child } from './dom';
 import { describeError } from './errors';
 import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
-import { canCancel, cancelOutcomeLabel, canResend, conversationPerson, formatBytes, formatTime, NO_CUSTOMER_YET, replyProblem, statusLabel, type DeliveryStatus } from './format';
+import { cancelOutcomeLabel, cancelPending as isCancelPending, canCancel, canResend, formatBytes, formatTime, NO_CUSTOMER_YET, replyProblem, resendPending as isResendPending, statusLabel, type DeliveryStatus } from './format';
 import type { View } from './main';
 import type { Session } from './session';
-import { readCapability, type UploadedAttachment } from './attachments';
+import type { UploadedAttachment } from './attachments';
 import { composeAttachments } from './compose-attachments';
 import { MediaCache, mediaElement } from './media';
 import { CustomerNames, personLabel } from './customers';
+import {
+  requestCancel,
+  requestResend,
+  sendReply,
+  subscribeConversation,
+  subscribeMessages,
+  subscribeReplyCapability,
+  type Attempt,
+  type DeliveryFacts,
+  type InboundMessage,
+  type OutboundMessage,
+  type PartStatus,
+  type ThreadMessage,
+} from './thread-data';
 
 /** Messages shown at first: the latest of the conversation; "Load older" adds as many again. */
 const THREAD_LIMIT = 200;
-
-/** Per-part outcome on the mirror (`delivery.parts`): the text, or one attachment by id. */
-interface PartStatus {
-  part?: string;
-  status?: 'sent' | 'failed';
-  providerMessageIds?: string[];
-  code?: string;
-}
-
-const millis = (t: unknown): number | undefined => (t && typeof (t as Timestamp).toMillis === 'function' ? (t as Timestamp).toMillis() : undefined);
-
-interface Attempt {
-  at?: Timestamp;
-  event?: string;
-  code?: string;
-}
-interface DeliveryMirror {
-  deliveryId?: string;
-  status?: DeliveryStatus;
-  updatedAt?: Timestamp;
-  providerMessageIds?: string[];
-  error?: { outcome?: string; code?: string };
-  receipt?: { status?: string; at?: Timestamp; code?: string };
-  attempts?: Attempt[];
-  previous?: Omit<DeliveryMirror, 'previous' | 'receipt' | 'cancel'>;
-  parts?: PartStatus[];
-  /** The service's answer to the latest cancel request on this delivery (docs/decisions.md#recall-before-send-cancel). */
-  cancel?: { status?: 'cancelled' | 'too_late'; at?: Timestamp };
-  /** The reply's trace id (docs/operations.md#tracing): search the service's logs by it. */
-  traceId?: string;
-}
 
 function attemptList(attempts: Attempt[] | undefined): Child {
   if (!attempts || attempts.length === 0) return null;
@@ -69,25 +39,22 @@ function attemptList(attempts: Attempt[] | undefined): Child {
     'details',
     { class: 'attempts' },
     h('summary', {}, `Attempt log (${attempts.length})`),
-    h('ol', {}, ...attempts.map((a) => h('li', {}, h('time', {}, formatTime(millis(a.at))), ` ${a.event ?? '?'}`, a.code ? h('code', {}, ` ${a.code}`) : null))),
+    h('ol', {}, ...attempts.map((a) => h('li', {}, h('time', {}, formatTime(a.atMs)), ` ${a.event ?? '?'}`, a.code ? h('code', {}, ` ${a.code}`) : null))),
   );
 }
 
-function deliveryDetails(delivery: DeliveryMirror): Child[] {
+function deliveryDetails(delivery: DeliveryFacts | undefined): Child[] {
   return [
-    delivery.error?.code ? h('span', { class: 'error-code' }, 'code ', h('code', {}, delivery.error.code)) : null,
-    delivery.providerMessageIds && delivery.providerMessageIds.length > 0
+    delivery?.errorCode ? h('span', { class: 'error-code' }, 'code ', h('code', {}, delivery.errorCode)) : null,
+    delivery?.providerMessageIds && delivery.providerMessageIds.length > 0
       ? h('span', { class: 'provider-ids' }, 'provider ids ', h('code', {}, delivery.providerMessageIds.join(', ')))
       : null,
-    delivery.traceId ? h('span', { class: 'trace-id', 'data-trace-id': delivery.traceId }, 'trace ', h('code', {}, delivery.traceId)) : null,
+    delivery?.traceId ? h('span', { class: 'trace-id', 'data-trace-id': delivery.traceId }, 'trace ', h('code', {}, delivery.traceId)) : null,
   ];
 }
 
 export function threadView(session: Session, conversationId: string): View {
   const { services, user } = session;
-  const db = services.db;
-  const conversationRef = doc(db, 'workspaces', session.workspaceId, 'conversations', conversationId);
-  const messagesCol = collection(conversationRef, 'messages');
 
   const title = h('h2', { id: 'thread-title' }, conversationId);
   const subtitle = h('p', { class: 'muted' });
@@ -100,7 +67,7 @@ export function threadView(session: Session, conversationId: string): View {
   const send = h('button', { type: 'submit', id: 'send-reply', disabled: true }, 'Send reply');
   const composeError = h('div', { id: 'compose-error' });
   const media = new MediaCache(session);
-  const customers = new CustomerNames(db, session.workspaceId);
+  const customers = new CustomerNames(services.db, session.workspaceId);
   const files = composeAttachments(session, conversationId, () => updateCounter());
   const form = h(
     'form',
@@ -137,10 +104,7 @@ export function threadView(session: Session, conversationId: string): View {
     text.readOnly = true;
     files.setDisabled(true);
     replace(composeError, notice('loading', 'Sending…'));
-    // `attachments` only when there are files: a text reply is exactly the document it always was.
-    const replyDoc: Record<string, unknown> = { direction: 'outbound', author: { type: 'operator', uid: user.uid }, text: value, createdAt: serverTimestamp() };
-    if (attachments !== undefined && attachments.length > 0) replyDoc.attachments = attachments;
-    addDoc(messagesCol, replyDoc).then(
+    sendReply(session, conversationId, value, attachments).then(
       () => {
         text.readOnly = false;
         files.setDisabled(false);
@@ -170,25 +134,24 @@ export function threadView(session: Session, conversationId: string): View {
   /** The reply whose Cancel send was just used: keyboard focus stays on it across re-renders. */
   let focusAfterRender: { message: string; control?: string } | undefined;
 
-  function reply(id: string, d: DocumentData): HTMLElement {
-    const delivery = d.delivery as DeliveryMirror | undefined;
+  function reply(m: OutboundMessage): HTMLElement {
+    const { id, delivery } = m;
     const status: DeliveryStatus | 'pending' = delivery?.status ?? 'pending';
-    const resend = d.resend as { requestedAt?: Timestamp } | undefined;
-    const resendPending = resend !== undefined && canResend(delivery?.status) && millis(resend.requestedAt) !== undefined && (millis(resend.requestedAt) ?? 0) > (millis(delivery?.updatedAt) ?? 0);
+    const resendPending = isResendPending(delivery?.status, m.resendRequestedAtMs, delivery?.updatedAtMs);
     const errorBox = h('div', {});
     const resendError = resendErrors.get(id);
     if (resendError) replace(errorBox, notice('error', resendError));
-    const mine = (d.author as { uid?: string } | undefined)?.uid === user.uid;
-    // Recall before send. Pending: asked (here, or a request newer than the mirror, e.g. by a
-    // colleague) and not answered yet on this delivery. A request older than the current delivery
-    // (one made before a resend) does not count.
-    const cancelRequest = d.cancel as { requestedAt?: Timestamp } | undefined;
+    const mine = m.authorUid === user.uid;
+    // Recall before send: pending while asked here or by a newer request, and not answered yet.
     const deliveryId = delivery?.deliveryId;
-    const cancelAnswer = delivery?.cancel?.status;
-    const cancelPending =
-      deliveryId !== undefined &&
-      cancelAnswer === undefined &&
-      (cancelRequested.has(deliveryId) || (millis(cancelRequest?.requestedAt) ?? 0) > (millis(delivery?.updatedAt) ?? Number.MAX_SAFE_INTEGER));
+    const cancelAnswer = delivery?.cancel;
+    const cancelPending = isCancelPending({
+      deliveryId,
+      answered: cancelAnswer !== undefined,
+      requestedHere: deliveryId !== undefined && cancelRequested.has(deliveryId),
+      requestedAtMs: m.cancelRequestedAtMs,
+      updatedAtMs: delivery?.updatedAtMs,
+    });
     const textId = `text-${id}`;
     const cancelError = cancelErrors.get(id);
     if (cancelError) append(errorBox, notice('error', cancelError));
@@ -206,8 +169,8 @@ export function threadView(session: Session, conversationId: string): View {
               cancelErrors.delete(id);
               cancelRequested.add(deliveryId);
               focusAfterRender = { message: id };
-              announce(`Cancel requested for the reply “${String(d.text ?? '').slice(0, 40)}”.`);
-              updateDoc(doc(messagesCol, id), { cancel: { requestedAt: serverTimestamp(), uid: user.uid } }).catch((err: unknown) => {
+              announce(`Cancel requested for the reply “${m.text.slice(0, 40)}”.`);
+              requestCancel(session, conversationId, id).catch((err: unknown) => {
                 // The refused write was rolled back (and may have re-rendered already): render again
                 // with the reason, the button back and focused.
                 cancelRequested.delete(deliveryId);
@@ -228,7 +191,7 @@ export function threadView(session: Session, conversationId: string): View {
               const button = event.currentTarget as HTMLButtonElement;
               button.disabled = true;
               resendErrors.delete(id);
-              updateDoc(doc(messagesCol, id), { resend: { requestedAt: serverTimestamp(), uid: user.uid } }).catch((err: unknown) => {
+              requestResend(session, conversationId, id).catch((err: unknown) => {
                 resendErrors.set(id, describeError(err, 'a resend may be requested only once per failed or unknown delivery'));
                 focusAfterRender = { message: id, control: 'resend' };
                 render();
@@ -239,9 +202,9 @@ export function threadView(session: Session, conversationId: string): View {
     return h(
       'li',
       { class: 'message outbound', 'data-message': id, 'data-status': status, 'data-cancel': cancelAnswer ?? (cancelPending ? 'requested' : undefined), tabindex: -1 },
-      h('div', { class: 'who' }, mine ? 'You' : 'Operator', ' · ', h('time', {}, formatTime(millis(d.createdAt)))),
-      h('p', { class: 'text', id: textId }, String(d.text ?? '')),
-      replyFiles(d.attachments, delivery?.parts),
+      h('div', { class: 'who' }, mine ? 'You' : 'Operator', ' · ', h('time', {}, formatTime(m.createdAtMs))),
+      h('p', { class: 'text', id: textId }, m.text),
+      replyFiles(m.attachments, delivery?.parts),
       h(
         'div',
         { class: 'delivery' },
@@ -249,8 +212,8 @@ export function threadView(session: Session, conversationId: string): View {
         resendPending ? h('span', { class: 'muted' }, ' resend requested…') : null,
         cancelPending ? h('span', { class: 'muted cancel-pending' }, 'cancel requested…') : null,
         cancelAnswer ? h('span', { class: `cancel-outcome cancel-${cancelAnswer}` }, cancelOutcomeLabel(cancelAnswer)) : null,
-        ...deliveryDetails(delivery ?? {}),
-        delivery?.receipt?.status ? h('span', { class: 'receipt' }, `receipt: ${delivery.receipt.status}`, delivery.receipt.code ? ` (${delivery.receipt.code})` : '', ` ${formatTime(millis(delivery.receipt.at))}`) : null,
+        ...deliveryDetails(delivery),
+        delivery?.receipt?.status ? h('span', { class: 'receipt' }, `receipt: ${delivery.receipt.status}`, delivery.receipt.code ? ` (${delivery.receipt.code})` : '', ` ${formatTime(delivery.receipt.atMs)}`) : null,
         cancelButton,
         resendButton,
       ),
@@ -269,8 +232,7 @@ export function threadView(session: Session, conversationId: string): View {
   }
 
   /** A reply's files inline (thumbnails, links) and, once the connector reported them, each part's outcome. */
-  function replyFiles(value: unknown, parts: PartStatus[] | undefined): Child {
-    const files = Array.isArray(value) ? (value as Partial<UploadedAttachment>[]) : [];
+  function replyFiles(files: Partial<UploadedAttachment>[], parts: PartStatus[] | undefined): Child {
     const partOf = (name: string) => parts?.find((p) => p.part === name);
     const partBadge = (p: PartStatus | undefined) =>
       p?.status ? h('span', { class: `badge part-status status-${p.status}`, 'data-part-status': p.status }, p.status, p.code ? ` (${p.code})` : '') : null;
@@ -291,15 +253,13 @@ export function threadView(session: Session, conversationId: string): View {
     );
   }
 
-  function inbound(id: string, d: DocumentData): HTMLElement {
-    const sender = (d.sender ?? {}) as { externalId?: string; displayName?: string | null };
-    const alert = d.kind === 'alert';
-    const images = Array.isArray(d.images) ? (d.images as Array<{ path?: string; contentType?: string; width?: number; height?: number; bytes?: number; sha256?: string }>) : [];
+  function inbound(m: InboundMessage): HTMLElement {
+    const { id, sender, alert, images } = m;
     return h(
       'li',
       { class: `message inbound${alert ? ' alert' : ''}`, 'data-message': id },
-      h('div', { class: 'who' }, alert ? h('span', { class: 'badge badge-alert' }, 'Alert') : null, alert ? ' ' : null, sender.displayName ?? sender.externalId ?? 'customer', ' · ', h('time', {}, formatTime(millis(d.createdAt)))),
-      typeof d.text === 'string' ? h('p', { class: 'text' }, d.text) : null,
+      h('div', { class: 'who' }, alert ? h('span', { class: 'badge badge-alert' }, 'Alert') : null, alert ? ' ' : null, sender.displayName ?? sender.externalId ?? 'customer', ' · ', h('time', {}, formatTime(m.createdAtMs))),
+      m.text !== undefined ? h('p', { class: 'text' }, m.text) : null,
       images.length > 0
         ? h(
             'ul',
@@ -321,32 +281,34 @@ export function threadView(session: Session, conversationId: string): View {
   // `replies.attachments`); followed live, so an admin's change shows without a reload.
   let watchedIntegration: string | undefined;
   let unsubscribeIntegration: (() => void) | undefined;
-  function watchCapability(integrationId: unknown): void {
-    if (typeof integrationId !== 'string' || integrationId === '' || integrationId === watchedIntegration) return;
+  function watchCapability(integrationId: string | undefined): void {
+    if (integrationId === undefined || integrationId === '' || integrationId === watchedIntegration) return;
     watchedIntegration = integrationId;
     unsubscribeIntegration?.();
-    unsubscribeIntegration = onSnapshot(
-      doc(db, 'workspaces', session.workspaceId, 'integrations', integrationId),
-      (snap) => {
-        files.setCapability(readCapability((snap.get('replies') as { attachments?: unknown } | undefined)?.attachments));
+    unsubscribeIntegration = subscribeReplyCapability(
+      session,
+      integrationId,
+      (capability) => {
+        files.setCapability(capability);
         updateCounter();
       },
       () => files.setCapability(undefined),
     );
   }
 
-  const unsubscribeConversation = onSnapshot(
-    conversationRef,
-    (snap) => {
-      if (!snap.exists()) {
+  const unsubscribeConversation = subscribeConversation(
+    session,
+    conversationId,
+    (header) => {
+      if (header === undefined) {
         replace(subtitle, 'This conversation does not exist.');
         return;
       }
-      title.textContent = String(snap.get('externalConversationId') ?? conversationId);
-      watchCapability(snap.get('integrationId') as unknown);
-      const externalId = conversationPerson({ lastCustomerExternalId: snap.get('lastCustomerExternalId') as unknown });
-      const integrationId = String(snap.get('integrationId') ?? '?');
-      const line = (person: string) => `Customer ${person} · integration ${integrationId} · last message ${formatTime(millis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })))}`;
+      title.textContent = header.externalConversationId;
+      watchCapability(header.integrationId);
+      const externalId = header.customerExternalId;
+      const integrationId = header.integrationId ?? '?';
+      const line = (person: string) => `Customer ${person} · integration ${integrationId} · last message ${formatTime(header.lastMessageAtMs)}`;
       replace(subtitle, line(externalId ?? NO_CUSTOMER_YET));
       if (externalId !== undefined) {
         void customers.displayName(integrationId, externalId).then((name) => {
@@ -357,24 +319,22 @@ export function threadView(session: Session, conversationId: string): View {
     (err) => replace(subtitle, notice('error', describeError(err, 'only members of the workspace may read its conversations'))),
   );
 
-  /** The latest snapshot's documents: a refused request re-renders them with its error. */
-  let lastDocs: QueryDocumentSnapshot[] = [];
+  /** The latest snapshot's messages: a refused request re-renders them with its error. */
+  let lastMessages: ThreadMessage[] = [];
   function render(): void {
-    const items = lastDocs.map((m) => {
-      const d = m.data({ serverTimestamps: 'estimate' });
-      if (d.direction === 'outbound') {
-        const mirror = d.delivery as DeliveryMirror | undefined;
-        const status = mirror?.status ?? 'pending';
-        const cancel = mirror?.cancel?.status ?? '';
-        const quoted = `Reply “${String(d.text ?? '').slice(0, 40)}”`;
+    const items = lastMessages.map((m) => {
+      if (m.direction === 'outbound') {
+        const status = m.delivery?.status ?? 'pending';
+        const cancel = m.delivery?.cancel ?? '';
+        const quoted = `Reply “${m.text.slice(0, 40)}”`;
         // The outcome of a cancel says more than the status it brings (or keeps): announce that.
-        if (!firstSnapshot && cancel !== '' && lastCancel.get(m.id) !== cancel) announce(`${quoted}: ${cancelOutcomeLabel(cancel as 'cancelled' | 'too_late')}`);
+        if (!firstSnapshot && cancel !== '' && lastCancel.get(m.id) !== cancel) announce(`${quoted}: ${cancelOutcomeLabel(cancel)}`);
         else if (!firstSnapshot && lastStatus.get(m.id) !== status) announce(`${quoted}: ${statusLabel(status)}`);
         lastStatus.set(m.id, status);
         lastCancel.set(m.id, cancel);
-        return reply(m.id, d);
+        return reply(m);
       }
-      return inbound(m.id, d);
+      return inbound(m);
     });
     firstSnapshot = false;
     replace(state, items.length === 0 ? notice('empty', 'No messages yet.') : null);
@@ -405,13 +365,15 @@ export function threadView(session: Session, conversationId: string): View {
   let shown = THREAD_LIMIT;
   const older = h('button', { type: 'button', class: 'secondary load-older', id: 'load-older', hidden: true }, 'Load older messages');
   let unsubscribeMessages = (): void => undefined;
-  function subscribeMessages(): void {
+  function followMessages(): void {
     unsubscribeMessages();
-    unsubscribeMessages = onSnapshot(
-      query(messagesCol, orderBy('createdAt', 'asc'), limitToLast(shown)),
-      (snap) => {
-        lastDocs = snap.docs;
-        older.hidden = snap.size < shown;
+    unsubscribeMessages = subscribeMessages(
+      session,
+      conversationId,
+      shown,
+      (messages) => {
+        lastMessages = messages;
+        older.hidden = messages.length < shown;
         older.disabled = false;
         render();
       },
@@ -421,12 +383,12 @@ export function threadView(session: Session, conversationId: string): View {
   older.addEventListener('click', () => {
     older.disabled = true;
     shown += THREAD_LIMIT;
-    const first = lastDocs[0]?.id;
-    subscribeMessages();
+    const first = lastMessages[0]?.id;
+    followMessages();
     // Keep the reader where they were: on the message that was the oldest shown.
     requestAnimationFrame(() => messages.querySelector<HTMLElement>(`li[data-message="${CSS.escape(first ?? '')}"]`)?.scrollIntoView({ block: 'start' }));
   });
-  subscribeMessages();
+  followMessages();
 
   const el = h(
     'div',

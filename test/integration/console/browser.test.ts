@@ -28,7 +28,7 @@ import { adminDb, apiBaseUrl, closeStack, firestoreEmulatorHost, projectId } fro
 import { closePubSub, createTestTopic, eventually, sleep, type TestTopic } from '../helpers/deliveries';
 import { png } from '../../unit/fixtures/image-bytes';
 import { hashKey } from '../../../functions/src/integrations/keys';
-import { CONVERSATION_LIST_SHARDS, conversationListShard } from '../../../functions/src/contract';
+import { CONVERSATION_LIST_SHARDS, conversationListShard, TOPIC_NAME_FORMAT } from '../../../functions/src/contract';
 import { conversationIdFor } from '../../../functions/src/platform/ids';
 import { authHost, createUser, launchChromium, newPage as openPage, shot, signIn as signInTo } from './browser-helpers';
 
@@ -125,7 +125,8 @@ test('an admin signs in, creates an integration and reads its key once; only its
   await adminPage.getByLabel('Name').fill('Telegram bot');
   await adminPage.getByLabel('Replies topic (optional)').fill('not a topic');
   await adminPage.getByRole('button', { name: 'Create integration' }).click();
-  await adminPage.getByRole('alert').filter({ hasText: 'projects/<project-id>/topics/<topic-id>' }).waitFor();
+  // The console states the contract's topic-name rule, in the contract's words.
+  await adminPage.getByRole('alert').filter({ hasText: `The topic must look like ${TOPIC_NAME_FORMAT}.` }).waitFor();
   await adminPage.getByLabel('Replies topic (optional)').fill(topic.topicPath);
   await adminPage.getByRole('button', { name: 'Create integration' }).click();
 

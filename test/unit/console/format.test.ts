@@ -1,7 +1,21 @@
-/** The console's pure helpers (console/src/format.ts, keys.ts): counting, merging, keys. */
+/** The console's pure helpers (console/src/format.ts, keys.ts): counting, merging, keys, the reply and health rules the views apply. */
 import { displayPrefix, hashKey, isWellFormedKey } from '../../../functions/src/integrations/keys';
-import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../../functions/src/contract';
-import { canCancel, canResend, cancelOutcomeLabel, conversationPerson, formatAge, mergeByRecency, replyProblem } from '../../../console/src/format';
+import { codePointLength, isValidTopicName, REPLY_MAX_CODE_POINTS, TOPIC_NAME_FORMAT } from '../../../functions/src/contract';
+import {
+  cancelPending,
+  canCancel,
+  canResend,
+  cancelOutcomeLabel,
+  conversationPerson,
+  formatAge,
+  healthProblemText,
+  healthStaleSeconds,
+  mergeByRecency,
+  replyProblem,
+  resendPending,
+  timestampMillis,
+  topicProblem,
+} from '../../../console/src/format';
 import { issueKey, sha256Hex } from '../../../console/src/keys';
 
 test('reply length counts code points like the rules: an emoji is one, 10000 is the limit', () => {
@@ -54,4 +68,59 @@ test("a conversation's person is its latest customer, never the alert bot that w
   expect(conversationPerson({ lastSenderExternalId: 'shop-monitor' } as { lastCustomerExternalId?: unknown })).toBeUndefined();
   expect(conversationPerson({ lastCustomerExternalId: '' })).toBeUndefined();
   expect(conversationPerson({ lastCustomerExternalId: null })).toBeUndefined();
+});
+
+test('a Firestore Timestamp reads as epoch ms; anything else (missing, a number, a plain object) as unknown', () => {
+  expect(timestampMillis({ toMillis: () => 1234 })).toBe(1234);
+  for (const other of [undefined, null, 0, 1234, '2024-01-01', {}, { toMillis: 5 }]) expect(timestampMillis(other)).toBeUndefined();
+});
+
+test('a resend is pending while the request is newer than the mirror of a resendable delivery', () => {
+  expect(resendPending('failed', 2000, 1000)).toBe(true);
+  expect(resendPending('unknown', 2000, undefined)).toBe(true);
+  // The service answered (the mirror moved on) or nothing was asked.
+  expect(resendPending('failed', 1000, 2000)).toBe(false);
+  expect(resendPending('failed', 1000, 1000)).toBe(false);
+  expect(resendPending('failed', undefined, 1000)).toBe(false);
+  // Once the new delivery is under way, the reply is no longer waiting for the resend.
+  expect(resendPending('queued', 2000, 1000)).toBe(false);
+  expect(resendPending(undefined, 2000, 1000)).toBe(false);
+});
+
+test('a cancel is pending while asked (here, or by a request newer than the mirror) and not answered on this delivery', () => {
+  const reply = { deliveryId: 'd1', answered: false, requestedHere: false, requestedAtMs: undefined, updatedAtMs: 1000 };
+  expect(cancelPending(reply)).toBe(false);
+  expect(cancelPending({ ...reply, requestedHere: true })).toBe(true);
+  // A colleague's request after the mirror's last update.
+  expect(cancelPending({ ...reply, requestedAtMs: 2000 })).toBe(true);
+  // A request older than the current delivery (made before a resend) does not count.
+  expect(cancelPending({ ...reply, requestedAtMs: 500 })).toBe(false);
+  // Without the mirror's time the request cannot be placed: not pending.
+  expect(cancelPending({ ...reply, requestedAtMs: 2000, updatedAtMs: undefined })).toBe(false);
+  // Answered, or no delivery yet: never pending.
+  expect(cancelPending({ ...reply, requestedHere: true, answered: true })).toBe(false);
+  expect(cancelPending({ ...reply, deliveryId: undefined, requestedHere: true, requestedAtMs: 2000 })).toBe(false);
+});
+
+test("an integration's open problems read in words; unknown codes as themselves", () => {
+  expect(healthProblemText({ code: 'claimable_too_old', ageSeconds: 192 })).toBe('a reply has waited 3 min 12 s for the connector to claim it');
+  expect(healthProblemText({ code: 'outcomes_failing', failed: 4, of: 5 })).toBe('4 of the last 5 replies failed or ended unknown');
+  expect(healthProblemText({ code: 'outcomes_failing' })).toBe('? of the last ? replies failed or ended unknown');
+  expect(healthProblemText({ code: 'something_new' })).toBe('something_new');
+  expect(healthProblemText({})).toBe('unknown problem');
+});
+
+test('health numbers are stale after 15 minutes without a roll-up, and say for how long', () => {
+  const now = 10_000_000;
+  expect(healthStaleSeconds(undefined, now)).toBeUndefined();
+  expect(healthStaleSeconds(now - 15 * 60_000, now)).toBeUndefined();
+  expect(healthStaleSeconds(now - 15 * 60_000 - 1000, now)).toBe(15 * 60 + 1);
+});
+
+test("topic names: empty (none) or the contract's form; refused in the contract's words", () => {
+  const valid = 'projects/my-project/topics/connector-notifications';
+  expect(isValidTopicName(valid)).toBe(true);
+  expect(topicProblem(valid)).toBeUndefined();
+  expect(topicProblem('')).toBeUndefined();
+  for (const bad of ['not a topic', 'projects/p/topics/t', 'topics/connector-notifications']) expect(topicProblem(bad)).toBe(`The topic must look like ${TOPIC_NAME_FORMAT}.`);
 });

@@ -1,0 +1,172 @@
+/**
+ * Data access of the Privacy view (privacy.ts; admins only): the retention setting
+ * (`settings/retention`), the workspace's integrations by name, the erasure and export requests
+ * (`erasures/{id}`, `exports/{id}`) with the service's audit fields, live, and the export's file
+ * from the download function. No DOM: what is read comes back as plain shapes with epoch
+ * milliseconds. Writes are exactly what firestore.rules accept (docs/data-model.md).
+ */
+import { collection, deleteDoc, doc, limit, onSnapshot, orderBy, query, serverTimestamp, setDoc, type DocumentData, type Unsubscribe } from 'firebase/firestore';
+import { timestampMillis } from './format';
+import { exportDownloadUrl, type ErasureAudit, type ExportState } from './privacy-format';
+import type { Session } from './session';
+
+/** Erasures and exports listed: the most recent ones. */
+const LISTED = 50;
+
+/** What an erasure or an export is about: exactly the request fields the rules accept with the request's time and author. */
+export interface CustomerRequest {
+  integrationId: string;
+  externalCustomerId: string;
+}
+
+/** One integration of the workspace, for the request form. */
+interface IntegrationName {
+  id: string;
+  /** Its name, or its id when it has none. */
+  name: string;
+}
+
+/** What the service counts as it erases a customer. */
+export const ERASED_KINDS = ['conversations', 'messages', 'images', 'attachments', 'deliveries'] as const;
+
+/** One erasure request with the service's audit. */
+export interface Erasure {
+  id: string;
+  /** `'?'` when the document has none. */
+  externalCustomerId: string;
+  /** `''` when the document has none. */
+  integrationId: string;
+  requestedAtMs: number | undefined;
+  requestedBy: string | undefined;
+  audit: ErasureAudit;
+  counts: Partial<Record<(typeof ERASED_KINDS)[number], number>>;
+}
+
+/** One export request with what the service wrote of its file. */
+export interface CustomerExport {
+  id: string;
+  /** `'?'` when the document has none. */
+  externalCustomerId: string;
+  /** `''` when the document has none. */
+  integrationId: string;
+  requestedAtMs: number | undefined;
+  state: ExportState;
+}
+
+/** The service writes some of these times as epoch ms, others as Timestamps: either reads as ms. */
+const millis = (t: unknown): number | undefined => (typeof t === 'number' ? t : timestampMillis(t));
+
+function workspaceCol(session: Session, name: 'erasures' | 'exports' | 'integrations') {
+  return collection(session.services.db, 'workspaces', session.workspaceId, name);
+}
+
+function retentionRef(session: Session) {
+  return doc(session.services.db, 'workspaces', session.workspaceId, 'settings', 'retention');
+}
+
+/** The retention period in days, live; `undefined` when messages are kept forever. */
+export function subscribeRetention(session: Session, onDays: (days: number | undefined) => void, onError: (err: unknown) => void): Unsubscribe {
+  return onSnapshot(
+    retentionRef(session),
+    (snap) => {
+      const value: unknown = snap.exists() ? snap.get('days') : undefined;
+      onDays(typeof value === 'number' ? value : undefined);
+    },
+    onError,
+  );
+}
+
+/** Sets the retention period; `undefined` keeps everything forever (the setting is removed). */
+export async function setRetention(session: Session, days: number | undefined): Promise<void> {
+  await (days === undefined ? deleteDoc(retentionRef(session)) : setDoc(retentionRef(session), { days }));
+}
+
+/** The workspace's integrations with their names, live, in Firestore's order. */
+export function subscribeIntegrationNames(session: Session, onList: (integrations: IntegrationName[]) => void, onError: (err: unknown) => void): Unsubscribe {
+  return onSnapshot(
+    workspaceCol(session, 'integrations'),
+    (snap) => onList(snap.docs.map((d) => ({ id: d.id, name: typeof d.get('name') === 'string' ? (d.get('name') as string) : d.id }))),
+    onError,
+  );
+}
+
+async function writeRequest(session: Session, name: 'erasures' | 'exports', request: CustomerRequest): Promise<string> {
+  const ref = doc(workspaceCol(session, name));
+  await setDoc(ref, { ...request, requestedAt: serverTimestamp(), requestedBy: session.user.uid });
+  return ref.id;
+}
+
+/** Requests the erasure of one customer; resolves to the erasure's id. */
+export function requestErasure(session: Session, request: CustomerRequest): Promise<string> {
+  return writeRequest(session, 'erasures', request);
+}
+
+/** Requests the export of one customer; resolves to the export's id. */
+export function requestExport(session: Session, request: CustomerRequest): Promise<string> {
+  return writeRequest(session, 'exports', request);
+}
+
+function toErasure(id: string, d: DocumentData): Erasure {
+  return {
+    id,
+    externalCustomerId: String(d.externalCustomerId ?? '?'),
+    integrationId: String(d.integrationId ?? ''),
+    requestedAtMs: millis(d.requestedAt),
+    requestedBy: typeof d.requestedBy === 'string' ? d.requestedBy : undefined,
+    audit: {
+      status: d.status === 'running' || d.status === 'done' ? d.status : undefined,
+      startedAt: millis(d.startedAt),
+      finishedAt: millis(d.finishedAt),
+      acknowledgedAt: millis(d.acknowledgedAt),
+    },
+    counts: (d.counts ?? {}) as Erasure['counts'],
+  };
+}
+
+/** The latest erasures, most recent first, live. */
+export function subscribeErasures(session: Session, onList: (erasures: Erasure[]) => void, onError: (err: unknown) => void): Unsubscribe {
+  return onSnapshot(
+    query(workspaceCol(session, 'erasures'), orderBy('requestedAt', 'desc'), limit(LISTED)),
+    (snap) => onList(snap.docs.map((d) => toErasure(d.id, d.data({ serverTimestamps: 'estimate' })))),
+    onError,
+  );
+}
+
+function toExport(id: string, d: DocumentData): CustomerExport {
+  const error = d.error as { code?: unknown } | undefined;
+  return {
+    id,
+    externalCustomerId: String(d.externalCustomerId ?? '?'),
+    integrationId: String(d.integrationId ?? ''),
+    requestedAtMs: millis(d.requestedAt),
+    state: {
+      status: typeof d.status === 'string' ? d.status : undefined,
+      finishedAt: millis(d.finishedAt),
+      expiresAt: millis(d.fileExpiresAt),
+      errorCode: typeof error?.code === 'string' ? error.code : undefined,
+    },
+  };
+}
+
+/** The latest exports, most recent first, live. */
+export function subscribeExports(session: Session, onList: (exports: CustomerExport[]) => void, onError: (err: unknown) => void): Unsubscribe {
+  return onSnapshot(
+    query(workspaceCol(session, 'exports'), orderBy('requestedAt', 'desc'), limit(LISTED)),
+    (snap) => onList(snap.docs.map((d) => toExport(d.id, d.data({ serverTimestamps: 'estimate' })))),
+    onError,
+  );
+}
+
+/**
+ * Fetches an export's file with the admin's ID token (the download function checks it and the
+ * admin role; a link could not carry the header). Rejects with the function's error message and code.
+ */
+export async function fetchExport(session: Session, exportId: string): Promise<Blob> {
+  const token = await session.user.getIdToken();
+  const res = await fetch(exportDownloadUrl(session.services.functionUrl('downloadExport'), session.workspaceId, exportId), { headers: { Authorization: `Bearer ${token}` } });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
+    throw new Error(`${body?.error?.message ?? `HTTP ${res.status}`} (${body?.error?.code ?? res.status})`);
+  }
+  return res.blob();
+}

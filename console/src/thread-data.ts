@@ -1,0 +1,213 @@
+/**
+ * Firestore access of one conversation's thread (thread.ts): the conversation's header, its latest
+ * messages, live, the reply capability of its integration, and the member's writes (a reply, a
+ * resend, a cancel). No DOM: what is read comes back as plain shapes with epoch milliseconds.
+ * Writes are exactly what firestore.rules accept (docs/data-model.md).
+ */
+import { addDoc, collection, doc, limitToLast, onSnapshot, orderBy, query, serverTimestamp, updateDoc, type DocumentData, type Unsubscribe } from 'firebase/firestore';
+import { readCapability, type AttachmentCapability, type UploadedAttachment } from './attachments';
+import { conversationPerson, timestampMillis, type DeliveryStatus } from './format';
+import type { Session } from './session';
+
+/** The conversation as the thread's heading shows it. */
+interface ConversationHeader {
+  /** The connector's id of the conversation (the conversation id when it has none). */
+  externalConversationId: string;
+  integrationId: string | undefined;
+  /** The latest customer's external id (never an alert bot): see conversationPerson. */
+  customerExternalId: string | undefined;
+  lastMessageAtMs: number | undefined;
+}
+
+/** One entry of a delivery's attempt log. */
+export interface Attempt {
+  atMs: number | undefined;
+  event: string | undefined;
+  code: string | undefined;
+}
+
+/** Per-part outcome on the mirror (`delivery.parts`): the text, or one attachment by id. */
+export interface PartStatus {
+  part?: string;
+  status?: 'sent' | 'failed';
+  providerMessageIds?: string[];
+  code?: string;
+}
+
+/** What a delivery mirror (or the one a resend replaced) shows in every case. */
+export interface DeliveryFacts {
+  status: DeliveryStatus | undefined;
+  providerMessageIds: string[] | undefined;
+  errorCode: string | undefined;
+  /** The reply's trace id (docs/operations.md#tracing): search the service's logs by it. */
+  traceId: string | undefined;
+  attempts: Attempt[] | undefined;
+}
+
+/** A reply's live `delivery` mirror (docs/data-model.md), times in epoch ms. */
+interface DeliveryMirror extends DeliveryFacts {
+  deliveryId: string | undefined;
+  updatedAtMs: number | undefined;
+  receipt: { status: string | undefined; atMs: number | undefined; code: string | undefined } | undefined;
+  /** How the delivery a resend replaced ended. */
+  previous: DeliveryFacts | undefined;
+  parts: PartStatus[] | undefined;
+  /** The service's answer to the latest cancel request on this delivery (docs/decisions.md#recall-before-send-cancel). */
+  cancel: 'cancelled' | 'too_late' | undefined;
+}
+
+/** An operator reply. */
+export interface OutboundMessage {
+  direction: 'outbound';
+  id: string;
+  text: string;
+  authorUid: string | undefined;
+  createdAtMs: number | undefined;
+  attachments: Partial<UploadedAttachment>[];
+  delivery: DeliveryMirror | undefined;
+  resendRequestedAtMs: number | undefined;
+  cancelRequestedAtMs: number | undefined;
+}
+
+/** The metadata of one image of a customer message (the image itself goes through the media endpoint). */
+interface ImageMeta {
+  path?: string;
+  contentType?: string;
+  width?: number;
+  height?: number;
+  bytes?: number;
+  sha256?: string;
+}
+
+/** A customer message or a service alert. */
+export interface InboundMessage {
+  direction: 'inbound';
+  id: string;
+  alert: boolean;
+  sender: { externalId?: string; displayName?: string | null };
+  text: string | undefined;
+  createdAtMs: number | undefined;
+  images: ImageMeta[];
+}
+
+export type ThreadMessage = OutboundMessage | InboundMessage;
+
+function conversationRef(session: Session, conversationId: string) {
+  return doc(session.services.db, 'workspaces', session.workspaceId, 'conversations', conversationId);
+}
+
+function messagesCol(session: Session, conversationId: string) {
+  return collection(conversationRef(session, conversationId), 'messages');
+}
+
+/** The conversation's header, live; `undefined` when the conversation does not exist. */
+export function subscribeConversation(session: Session, conversationId: string, onHeader: (header: ConversationHeader | undefined) => void, onError: (err: unknown) => void): Unsubscribe {
+  return onSnapshot(
+    conversationRef(session, conversationId),
+    (snap) => {
+      if (!snap.exists()) {
+        onHeader(undefined);
+        return;
+      }
+      const integrationId: unknown = snap.get('integrationId');
+      onHeader({
+        externalConversationId: String(snap.get('externalConversationId') ?? conversationId),
+        integrationId: typeof integrationId === 'string' ? integrationId : undefined,
+        customerExternalId: conversationPerson({ lastCustomerExternalId: snap.get('lastCustomerExternalId') as unknown }),
+        lastMessageAtMs: timestampMillis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })),
+      });
+    },
+    onError,
+  );
+}
+
+/** What files the integration's replies may carry (`replies.attachments`), live. */
+export function subscribeReplyCapability(session: Session, integrationId: string, onCapability: (capability: AttachmentCapability | undefined) => void, onError: (err: unknown) => void): Unsubscribe {
+  return onSnapshot(
+    doc(session.services.db, 'workspaces', session.workspaceId, 'integrations', integrationId),
+    (snap) => onCapability(readCapability((snap.get('replies') as { attachments?: unknown } | undefined)?.attachments)),
+    onError,
+  );
+}
+
+function toAttempts(value: unknown): Attempt[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return (value as Array<{ at?: unknown; event?: string; code?: string }>).map((a) => ({ atMs: timestampMillis(a.at), event: a.event, code: a.code }));
+}
+
+function toFacts(raw: DocumentData): DeliveryFacts {
+  return {
+    status: raw.status as DeliveryStatus | undefined,
+    providerMessageIds: raw.providerMessageIds as string[] | undefined,
+    errorCode: (raw.error as { code?: string } | undefined)?.code,
+    traceId: raw.traceId as string | undefined,
+    attempts: toAttempts(raw.attempts),
+  };
+}
+
+function toMirror(raw: unknown): DeliveryMirror | undefined {
+  if (!raw) return undefined;
+  const d = raw as DocumentData;
+  const receipt = d.receipt as { status?: string; at?: unknown; code?: string } | undefined;
+  return {
+    ...toFacts(d),
+    deliveryId: d.deliveryId as string | undefined,
+    updatedAtMs: timestampMillis(d.updatedAt),
+    receipt: receipt ? { status: receipt.status, atMs: timestampMillis(receipt.at), code: receipt.code } : undefined,
+    previous: d.previous ? toFacts(d.previous as DocumentData) : undefined,
+    parts: d.parts as PartStatus[] | undefined,
+    cancel: (d.cancel as { status?: 'cancelled' | 'too_late' } | undefined)?.status,
+  };
+}
+
+function toMessage(id: string, d: DocumentData): ThreadMessage {
+  if (d.direction === 'outbound') {
+    return {
+      direction: 'outbound',
+      id,
+      text: String(d.text ?? ''),
+      authorUid: (d.author as { uid?: string } | undefined)?.uid,
+      createdAtMs: timestampMillis(d.createdAt),
+      attachments: Array.isArray(d.attachments) ? (d.attachments as Partial<UploadedAttachment>[]) : [],
+      delivery: toMirror(d.delivery),
+      resendRequestedAtMs: timestampMillis((d.resend as { requestedAt?: unknown } | undefined)?.requestedAt),
+      cancelRequestedAtMs: timestampMillis((d.cancel as { requestedAt?: unknown } | undefined)?.requestedAt),
+    };
+  }
+  return {
+    direction: 'inbound',
+    id,
+    alert: d.kind === 'alert',
+    sender: (d.sender ?? {}) as InboundMessage['sender'],
+    text: typeof d.text === 'string' ? d.text : undefined,
+    createdAtMs: timestampMillis(d.createdAt),
+    images: Array.isArray(d.images) ? (d.images as ImageMeta[]) : [],
+  };
+}
+
+/** The latest `count` messages of the conversation, oldest first, live. */
+export function subscribeMessages(session: Session, conversationId: string, count: number, onMessages: (messages: ThreadMessage[]) => void, onError: (err: unknown) => void): Unsubscribe {
+  return onSnapshot(
+    query(messagesCol(session, conversationId), orderBy('createdAt', 'asc'), limitToLast(count)),
+    (snap) => onMessages(snap.docs.map((m) => toMessage(m.id, m.data({ serverTimestamps: 'estimate' })))),
+    onError,
+  );
+}
+
+/** Writes an operator reply: its text and, only when there are files, their uploaded `attachments`. */
+export async function sendReply(session: Session, conversationId: string, text: string, attachments: UploadedAttachment[] | undefined): Promise<void> {
+  // `attachments` only when there are files: a text reply is exactly the document it always was.
+  const replyDoc: Record<string, unknown> = { direction: 'outbound', author: { type: 'operator', uid: session.user.uid }, text, createdAt: serverTimestamp() };
+  if (attachments !== undefined && attachments.length > 0) replyDoc.attachments = attachments;
+  await addDoc(messagesCol(session, conversationId), replyDoc);
+}
+
+/** Asks the service to cancel the reply's delivery before the connector starts it (recall before send). */
+export async function requestCancel(session: Session, conversationId: string, messageId: string): Promise<void> {
+  await updateDoc(doc(messagesCol(session, conversationId), messageId), { cancel: { requestedAt: serverTimestamp(), uid: session.user.uid } });
+}
+
+/** Asks the service to deliver a failed or unknown reply again. */
+export async function requestResend(session: Session, conversationId: string, messageId: string): Promise<void> {
+  await updateDoc(doc(messagesCol(session, conversationId), messageId), { resend: { requestedAt: serverTimestamp(), uid: session.user.uid } });
+}
