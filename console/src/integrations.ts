@@ -27,6 +27,7 @@ import {
 } from './integrations-data';
 import type { View } from './main';
 import type { Session } from './session';
+import { CONSOLE_LIMITS } from '../../functions/src/contract';
 
 const ADMINS_ONLY = 'only workspace admins may create or change integrations, and only the fields the contract lists';
 
@@ -158,7 +159,7 @@ export function integrationsView(session: Session): View {
       return notice('info', 'You are an operator: only workspace admins can create, deactivate or re-key integrations.');
     }
     const error = h('div', {});
-    const name = h('input', { id: 'integration-name', name: 'name', required: true, maxlength: 200, autocomplete: 'off' });
+    const name = h('input', { id: 'integration-name', name: 'name', required: true, maxlength: CONSOLE_LIMITS.integrationName, autocomplete: 'off' });
     const topic = h('input', {
       id: 'integration-topic',
       name: 'topic',

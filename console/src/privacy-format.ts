@@ -3,10 +3,11 @@
  * erasure audit and the export's download. Unit-tested in test/unit/console/privacy-format.test.ts.
  */
 import { formatAge } from './format';
+import { RETENTION_DAYS } from '../../functions/src/contract';
 
-/** The retention period's bounds (firestore.rules accept an integer 1..3650; absent = keep forever). */
-const RETENTION_MIN_DAYS = 1;
-export const RETENTION_MAX_DAYS = 3650;
+/** The retention period's bounds (the contract's, which firestore.rules check too; absent = keep forever). */
+const RETENTION_MIN_DAYS = RETENTION_DAYS.min;
+export const RETENTION_MAX_DAYS = RETENTION_DAYS.max;
 
 /** An export is offered for download this long after it is written (docs/decisions.md#privacy-in-the-console). */
 export const EXPORT_DOWNLOAD_MS = 7 * 24 * 3600_000;

@@ -25,6 +25,7 @@ import {
 } from './privacy-data';
 import type { View } from './main';
 import type { Session } from './session';
+import { CONSOLE_LIMITS } from '../../functions/src/contract';
 
 const ADMINS_ONLY = 'only workspace admins may change retention or request erasures and exports, with exactly the fields the contract lists';
 
@@ -109,7 +110,7 @@ export function privacyView(session: Session): View {
 
   // --------------------------------------------------------------------- one customer: request
   const integrationSelect = h('select', { id: 'privacy-integration', required: true });
-  const customer = h('input', { id: 'privacy-customer', required: true, maxlength: 256, autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'privacy-customer-help' });
+  const customer = h('input', { id: 'privacy-customer', required: true, maxlength: CONSOLE_LIMITS.externalCustomerId, autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'privacy-customer-help' });
   const requestError = h('div', {});
   const confirmPanel = h('div', { id: 'erase-confirm' });
   const eraseButton = h('button', { type: 'button', id: 'erase-start', class: 'danger' }, 'Erase customer…');
@@ -124,8 +125,8 @@ export function privacyView(session: Session): View {
       integrationSelect.focus();
       return undefined;
     }
-    if (externalCustomerId === '' || externalCustomerId.length > 256) {
-      replace(requestError, notice('error', 'Enter the customer’s id in that integration (1 to 256 characters), as the connector sends it in sender.externalId.'));
+    if (externalCustomerId === '' || externalCustomerId.length > CONSOLE_LIMITS.externalCustomerId) {
+      replace(requestError, notice('error', `Enter the customer’s id in that integration (1 to ${CONSOLE_LIMITS.externalCustomerId} characters), as the connector sends it in sender.externalId.`));
       customer.focus();
       return undefined;
     }
