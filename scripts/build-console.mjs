@@ -15,6 +15,7 @@ import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REGION } from './lib/region.cjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -30,8 +31,7 @@ export async function buildConsole() {
     demoWorkspace: 'demo-workspace',
   };
   // The functions' region, for the URL of the export download (a function the console calls itself).
-  const region = /export const REGION = '([a-z0-9-]+)'/.exec(readFileSync(join(ROOT, 'functions', 'src', 'platform', 'region.ts'), 'utf8'))?.[1];
-  if (region === undefined) throw new Error('build-console: no REGION in functions/src/platform/region.ts');
+  const region = REGION;
   await build({
     absWorkingDir: ROOT,
     entryPoints: [join('console', 'src', 'main.ts')],

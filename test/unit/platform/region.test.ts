@@ -22,7 +22,7 @@ test('the reader takes exactly one declaration, and refuses anything else', () =
   expect(() => regionOf("export const REGION: string = 'europe-central2';\n")).toThrow(/one/);
 });
 
-test.each(['scripts/lib/emulators.mjs', 'scripts/stack.mjs', 'bench/lib/stack-config.mjs', 'bench/phases/stack.mjs', 'bench/noop-function/index.js'])(
+test.each(['scripts/lib/emulators.mjs', 'scripts/stack.mjs', 'bench/lib/stack-config.mjs', 'bench/phases/stack.mjs', 'bench/noop-function/index.js', 'scripts/build-console.mjs'])(
   '%s does not write the region itself',
   (file) => {
     const text = readFileSync(join(ROOT, file), 'utf8');
