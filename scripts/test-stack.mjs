@@ -3,11 +3,12 @@
  * The phases of `npm test` that need the emulator stack, run by scripts/test.mjs inside
  * `firebase emulators:exec` (which sets the emulators' hosts in the environment):
  *
- * 1. waits until the static checks and unit tests, running beside the starting emulators, passed
- *    (scripts/test.mjs writes TEST_CHECKS_PASSED_FILE; it stops this process group if they fail);
- * 2. the integration suites: in parallel Jest workers, then the `@serial` ones alone
- *    (scripts/lib/test-suites.mjs);
- * 3. the framework phase (scripts/framework-phase.mjs): the HTTP suites on the production runtime.
+ * 1. the `@serial` integration suites, one at a time (scripts/lib/test-suites.mjs), while the static
+ *    checks and unit tests still run beside the stack;
+ * 2. waits until those checks passed (scripts/test.mjs writes TEST_CHECKS_PASSED_FILE; it stops
+ *    this process group if they fail);
+ * 3. the other integration suites, in parallel Jest workers;
+ * 4. the framework phase (scripts/framework-phase.mjs): the HTTP suites on the production runtime.
  *
  * Writes each phase's times to .local/test-logs/stack-phases.json for the runner's summary.
  * Arguments: as scripts/test.mjs (positional ones select suites, flags go to Jest).
@@ -49,21 +50,22 @@ function run(cmd, args) {
 const jest = join(ROOT, 'node_modules', '.bin', 'jest');
 
 try {
-  await phase('emulators up, waiting for the checks', async () => {
+  const { parallel, serial } = phases.includes('integration') ? splitSerial(integrationSuites().filter(selects)) : { parallel: [], serial: [] };
+  // The @serial suites first, while the static checks and unit tests still run beside them: they
+  // mostly wait (the soak's minute of traffic, the sweeper's clock), and on a fresh database the
+  // jobs that scan every workspace (the health roll-up) have little to scan. They share nothing with
+  // the checks, which only read the tree.
+  if (serial.length > 0) {
+    await phase(`integration: ${serial.length} @serial suites, one at a time`, () => run(jest, ['--selectProjects', 'integration', '--runInBand', '--runTestsByPath', ...serial, ...flags]));
+  }
+  await phase('waiting for the static checks and unit tests', async () => {
     const file = process.env.TEST_CHECKS_PASSED_FILE;
     while (file !== undefined && !existsSync(file)) await sleep(200);
   });
-
-  if (phases.includes('integration')) {
-    const { parallel, serial } = splitSerial(integrationSuites().filter(selects));
-    if (parallel.length > 0) {
-      await phase(`integration: ${parallel.length} suites, ${STACK_WORKERS} workers`, () =>
-        run(jest, ['--selectProjects', 'integration', `--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel, ...flags]),
-      );
-    }
-    if (serial.length > 0) {
-      await phase(`integration: ${serial.length} @serial suites`, () => run(jest, ['--selectProjects', 'integration', '--runInBand', '--runTestsByPath', ...serial, ...flags]));
-    }
+  if (parallel.length > 0) {
+    await phase(`integration: ${parallel.length} suites, ${STACK_WORKERS} workers`, () =>
+      run(jest, ['--selectProjects', 'integration', `--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel, ...flags]),
+    );
   }
   if (phases.includes('framework')) {
     await phase('framework phase', () => run(process.execPath, [join(ROOT, 'scripts', 'framework-phase.mjs'), ...process.argv.slice(2)]));

@@ -2,17 +2,17 @@
 /**
  * `npm test`: every check of the project, in the order that finishes soonest on two cores.
  *
- *   build ─┬─ type check ∥ lint (eslint, import cycles, unused code) ─ unit tests ─┐
- *          └─ emulators starting ─────────────────────────────────────────────────┴─ integration
- *             (parallel workers, then the @serial suites) ─ framework phase ─ monitoring filters
+ *   build ─┬─ type check ∥ lint (eslint, import cycles, unused code) ─ unit tests ───┐
+ *          └─ emulators start ─ @serial integration suites, one at a time ────────────┴─ other
+ *             integration suites (parallel workers) ─ framework phase ─ monitoring filters
  *
  * The build comes first (the emulators load the built functions and the console bundle). The
- * emulators then start while the static checks and unit tests run; the suites that need the stack
- * wait for both, so a type error never costs an integration run. The integration suites run in
- * parallel Jest workers against the one stack (scripts/lib/test-suites.mjs: each suite has its own
- * workspace; those that share state say `@serial` and run alone afterwards), then the HTTP contract
- * suites again on the production runtime (scripts/framework-phase.mjs). Fails on any failure and
- * prints each phase's wall time at the end.
+ * emulators then start while the static checks and unit tests run, and the few integration suites
+ * that cannot share the stack (`@serial`, scripts/lib/test-suites.mjs) run on it meanwhile: they
+ * mostly wait, the checks mostly compute. The other integration suites, each in a workspace of its
+ * own, then run in parallel Jest workers, once the checks passed (a type error stops everything at
+ * once); then the HTTP contract suites again on the production runtime (scripts/framework-phase.mjs).
+ * Fails on any failure and prints each phase's wall time at the end.
  *
  * Positional arguments select integration and framework suites by path (regular expressions);
  * arguments that start with '-' go to every Jest run (e.g. `npm test -- -t duplicate`).
@@ -128,7 +128,7 @@ rmSync(imageDir, { recursive: true, force: true });
 mkdirSync(imageDir, { recursive: true });
 const logDir = join(ROOT, '.local', 'test-logs');
 mkdirSync(logDir, { recursive: true });
-/** Written once the static checks and unit tests passed: the stack phases wait for it (scripts/test-stack.mjs). */
+/** Written once the static checks and unit tests passed: the parallel stack phases wait for it (scripts/test-stack.mjs). */
 const checksPassed = join(logDir, 'checks-passed');
 rmSync(checksPassed, { force: true });
 
