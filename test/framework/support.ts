@@ -7,7 +7,12 @@ import { startFunction as startFrameworkFunction, type FrameworkFunction } from 
 
 export type { FrameworkFunction };
 
-let nextPort = Number(process.env.FRAMEWORK_TEST_PORT ?? 5260);
+/**
+ * Ports from FRAMEWORK_TEST_PORT, 20 per Jest worker: the framework phase runs these suites in
+ * parallel workers (scripts/lib/test-suites.mjs), each starting its own processes.
+ */
+const PORTS_PER_WORKER = 20;
+let nextPort = Number(process.env.FRAMEWORK_TEST_PORT ?? 5260) + (Number(process.env.JEST_WORKER_ID ?? 1) - 1) * PORTS_PER_WORKER;
 
 /** Starts `target` in its own functions-framework process (NODE_ENV=production) with `env` on top of the test environment. */
 export function startFunction(target: string, env: Record<string, string>): Promise<FrameworkFunction> {
