@@ -18,7 +18,7 @@ import { FUNCTIONS_LIB } from './build.mjs';
 const require = createRequire(import.meta.url);
 /** The exact @google-cloud/firestore instance the compiled functions use (through firebase-admin). */
 const adminFirestorePath = require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] });
-export const gcf = require(require.resolve('@google-cloud/firestore', { paths: [adminFirestorePath] }));
+const gcf = require(require.resolve('@google-cloud/firestore', { paths: [adminFirestorePath] }));
 
 let active = null;
 let installed = false;
@@ -49,7 +49,7 @@ const finish = (rpc) => {
 };
 
 /** Patches the Admin SDK (idempotent). Counting happens only inside `measure()`. */
-export function install() {
+function install() {
   if (installed) return;
   installed = true;
   const F = gcf.Firestore.prototype;
@@ -142,7 +142,7 @@ export function install() {
 }
 
 /** Sequential round trips: RPCs that overlap in time share one. */
-export function criticalPath(rpcs) {
+function criticalPath(rpcs) {
   const sorted = [...rpcs].sort((a, b) => a.start - b.start);
   let waves = 0;
   let waveEnd = -Infinity;
@@ -157,7 +157,7 @@ export function criticalPath(rpcs) {
 }
 
 /** What one operation did, from its RPCs. Billed reads: a lookup costs 1 per document asked, a query 1 per document (min 1). */
-export function summarizeRpcs(record) {
+function summarizeRpcs(record) {
   const count = (pred) => record.rpcs.filter(pred).length;
   const byMethod = {};
   for (const r of record.rpcs) byMethod[r.method] = (byMethod[r.method] ?? 0) + 1;

@@ -21,7 +21,8 @@ const lib = (path) => require(join(FUNCTIONS_LIB, path));
 export const { db } = lib('platform/firebase.js');
 export const { incomingMessages } = lib('messages/http.js');
 /** The delivery handlers, by operationId (functions/src/operations.ts). */
-export const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
+const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
+export { listPendingDeliveries };
 const { createIntegration } = lib('integrations/admin.js');
 const { sequenceAndPublish, sequenceReplies } = lib('deliveries/sequencing.js');
 const { deliveryCheckOf, deliveryCheckRef, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');

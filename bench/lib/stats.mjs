@@ -1,9 +1,7 @@
 /** Small statistics helpers: every reported figure is a summary over repetitions. */
 
-import { performance } from 'node:perf_hooks';
-
 /** Linear-interpolated quantile of an unsorted array (q in [0, 1]). */
-export function quantile(values, q) {
+function quantile(values, q) {
   if (values.length === 0) return NaN;
   const s = [...values].sort((a, b) => a - b);
   const pos = (s.length - 1) * q;
@@ -30,8 +28,6 @@ export function summarize(values, digits = 3) {
 /** Element-wise per-repetition values of f(a[i], b[i], ...). */
 export const zipWith = (f, ...arrays) => arrays[0].map((_, i) => f(...arrays.map((a) => a[i])));
 
-/** Milliseconds since `t0` (performance.now()). */
-export const since = (t0) => performance.now() - t0;
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
