@@ -27,7 +27,7 @@
  * by-name dispatch needed an `as unknown as` cast. So the data lives here, the typed reference to
  * the code lives with the code, and the import goes one way: features -> operations.ts. For the same
  * reason the per-feature tables are sections of this module rather than modules of the feature
- * folders: a `messages/operations.js` loaded by index.js would be messages code in every instance.
+ * folders: a module of the messages folder loaded by index.js would be messages code in every instance.
  * test/unit/completeness.test.ts fails when an operation has no SDK method, no contract section or
  * no suite.
  */
