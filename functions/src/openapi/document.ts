@@ -207,7 +207,7 @@ function jsonOperationSchemas(id: OperationId): JsonObject {
 
 /** A JSON operation: a JSON request, a 200 JSON answer (or, for the `file` shape, the file's bytes), the operation's errors. */
 function jsonOperationPath(id: OperationId): JsonObject {
-  const { path, summary, openapi } = entryOf(id);
+  const { summary, openapi } = entryOf(id);
   const prefix = componentsOf(id);
   const examples = openapi.examples ?? {};
   return {
