@@ -16,7 +16,7 @@
  * scripts/bundle-functions.mjs): one file with our code, zod (tree-shaken), busboy and image-size,
  * with firebase-functions, firebase-admin and @google-cloud/* left to node_modules. Loading one
  * file instead of ~130 modules is most of what keeps the cold start near the platform's own. The
- * types are those of the source module each bundle is built from (`HandlerModules`).
+ * types are those of the source module each bundle is built from (`HandlerModules` below).
  */
 import { onRequest, type HttpsFunction, type HttpsOptions } from 'firebase-functions/v2/https';
 import { onDocumentCreated, onDocumentUpdated, onDocumentWritten } from 'firebase-functions/v2/firestore';
@@ -25,7 +25,27 @@ import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { lazy } from './platform/lazy';
 import { installRuntimeHooks } from './platform/http/runtime';
 import { REGION } from './platform/region';
-import { CONSOLE_API, HTTP_OPERATIONS, HTTP_REGION, type HandlerBundle, type HandlerModules, type OperationId, type OperationsOf } from './operations';
+import { CONSOLE_API, HTTP_OPERATIONS, HTTP_REGION, type HandlerBundle, type HttpBundle, type OperationId, type OperationsOf } from './operations';
+
+/**
+ * What `require` returns for each handler bundle: the types of the source module it is built from.
+ * Declared here, the one module nothing imports, rather than in the catalogue: a catalogue naming
+ * its handler modules, even by type, formed an import cycle with every feature that reads its
+ * entries (docs/architecture.md#operations). Type-only: tsc erases these imports.
+ */
+interface HandlerModules {
+  'messages/http': typeof import('./messages/http');
+  'deliveries/http': typeof import('./deliveries/http');
+  'deliveries/triggers': typeof import('./deliveries/triggers');
+  'integrations/triggers': typeof import('./integrations/triggers');
+  'privacy/http': typeof import('./privacy/http');
+  'privacy/triggers': typeof import('./privacy/triggers');
+  'console-api/http': typeof import('./console-api/http');
+  'console-api/cleanup': typeof import('./console-api/cleanup');
+}
+type Assert<T extends true> = T;
+/** Compiles only while `HandlerModules` types exactly the bundles the catalogue names. */
+export type EveryBundleTyped = Assert<[keyof HandlerModules] extends [HandlerBundle] ? ([HandlerBundle] extends [keyof HandlerModules] ? true : false) : false>;
 
 /** The handler module `bundle`, required on first use: its esbuild bundle, typed as its source. */
 function requireBundle<B extends HandlerBundle>(bundle: B): HandlerModules[B] {
@@ -51,19 +71,24 @@ const httpOptions: HttpsOptions = {
   timeoutSeconds: 60,
 };
 
-type HttpBundle = (typeof HTTP_OPERATIONS)[OperationId]['handler']['bundle'];
-type Endpoint = HandlerModules['deliveries/http']['endpoints'][OperationsOf<'deliveries/http'>] | HandlerModules['privacy/http']['endpoints'][OperationsOf<'privacy/http'>];
-type Assert<T extends true> = T;
-/** Compiles only while each HTTP bundle's `endpoints` serves every operation the catalogue gives it. */
+/** The bundles that serve the operations of the catalogue (each exports `endpoints`). */
+type OperationBundle = (typeof HTTP_OPERATIONS)[OperationId]['bundle'];
+type Endpoint = { [B in OperationBundle]: HandlerModules[B]['endpoints'][keyof HandlerModules[B]['endpoints']] }[OperationBundle];
+/**
+ * Compiles only while each HTTP bundle's `endpoints` serves every operation the catalogue gives it
+ * (each feature's http.ts checks the same with `satisfies`; this is the entry point's side of it).
+ */
 export type EveryOperationServed = Assert<
-  { [B in HttpBundle]: OperationsOf<B> extends keyof HandlerModules[B]['endpoints'] ? true : false }[HttpBundle] extends true ? true : false
+  { [B in OperationBundle]: OperationsOf<B> extends keyof HandlerModules[B]['endpoints'] ? true : false }[OperationBundle] extends true ? true : false
 >;
+/** The console's bundle is an HTTP bundle too, with its own handler rather than `endpoints`. */
+export type ConsoleBundleIsHttp = Assert<typeof CONSOLE_API.bundle extends HttpBundle ? true : false>;
 
 /** The handler of operation `id`: `endpoints[id]` of the bundle the catalogue names. */
 function handlerOf(id: OperationId): Endpoint {
-  const endpoints: Partial<Record<OperationId, Endpoint>> = requireBundle(HTTP_OPERATIONS[id].handler.bundle).endpoints;
+  const endpoints: Partial<Record<OperationId, Endpoint>> = requireBundle(HTTP_OPERATIONS[id].bundle).endpoints;
   const handler = endpoints[id];
-  if (handler === undefined) throw new Error(`${HTTP_OPERATIONS[id].handler.bundle} serves no ${id}`);
+  if (handler === undefined) throw new Error(`${HTTP_OPERATIONS[id].bundle} serves no ${id}`);
   return handler;
 }
 

@@ -1,4 +1,5 @@
-import { DeliveriesApi } from './internal/deliveries.js';
+import type { OPERATIONS } from './internal/api.generated.js';
+import { DeliveriesApi, type FILE_OPERATIONS } from './internal/deliveries.js';
 import { ErasuresApi } from './internal/erasures.js';
 import { defaultSleep, type FetchLike, normalizeBaseUrl, type SleepFn, Transport } from './internal/transport.js';
 import { MessagesApi } from './internal/messages.js';
@@ -124,3 +125,31 @@ export class ConnectorClient {
     return `ConnectorClient ${JSON.stringify(this.toJSON())}`;
   }
 }
+
+/** The method names of one API object of the client (`claim`, `start`, ... of `client.deliveries`). */
+type MethodsOf<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T] & string;
+/** `deliveries.claim`, `messages.send`, ...: a method of the client, by its path from the client. */
+type ClientMethod = { [Api in 'messages' | 'deliveries' | 'erasures']: `${Api}.${MethodsOf<ConnectorClient[Api]>}` }['messages' | 'deliveries' | 'erasures'];
+
+/**
+ * Which method of the client calls each operation of the API, by operationId. Internal (index.ts
+ * does not export it). Typed against the operations of the generated API module and the file
+ * operations, so the SDK does not compile when the document gains an operation without a method
+ * here, or when a method named here does not exist. test/unit/completeness.test.ts maps every
+ * operation of the service's catalogue through it and fails when one has no method or its method
+ * does not call it. The methods are written by hand: each adds behaviour a generated one would not
+ * (ids generated once and reused on retries, cursors followed, digests checked).
+ */
+export const OPERATION_METHODS = {
+  sendMessage: 'messages.send',
+  claimDelivery: 'deliveries.claim',
+  startDelivery: 'deliveries.start',
+  extendDeliveryLease: 'deliveries.extend',
+  completeDelivery: 'deliveries.complete',
+  failDelivery: 'deliveries.fail',
+  listPendingDeliveries: 'deliveries.pending',
+  reportDeliveryReceipt: 'deliveries.receipt',
+  getDeliveryAttachment: 'deliveries.attachment',
+  listPendingErasures: 'erasures.pending',
+  acknowledgeErasure: 'erasures.ack',
+} as const satisfies Record<keyof typeof OPERATIONS | keyof typeof FILE_OPERATIONS, ClientMethod>;

@@ -12,6 +12,7 @@ import { REGION } from '../../functions/src/platform/region';
 import { BUNDLED_HANDLERS } from '../../scripts/bundle-functions.mjs';
 import { RUNTIME_SUITES, frameworkSuites } from '../../scripts/lib/framework.mjs';
 import { operationRewrites, renderFirebaseJson } from '../../scripts/lib/hosting-rewrites.mjs';
+import { suiteNamesPath } from './completeness';
 
 const ROOT = join(__dirname, '..', '..');
 const operations = httpOperations();
@@ -80,11 +81,8 @@ describe('the framework phase covers every operation', () => {
     return constants;
   };
   const constants = helperPathConstants();
-  /** The suite calls `path`: it writes it out, uses a helper constant holding it, or quotes its last segment (`op('claim', ...)`). */
-  const names = (source: string, path: string): boolean =>
-    source.includes(`'${path}'`) ||
-    [...constants].some(([name, value]) => value === path && new RegExp(`\\b${name}\\b`).test(source)) ||
-    new RegExp(`['"]${path.split('/').at(-1) ?? ''}['"]`).test(source);
+  /** The suite calls `path` (the rule of ./completeness.ts, which checks the same for every operation). */
+  const names = (source: string, path: string): boolean => suiteNamesPath(source, path, constants);
 
   test.each(operations.map((op) => [op.operationId, op] as const))('%s has suites that exist and call it', (_id, op) => {
     expect(op.suites.length).toBeGreaterThan(0);
@@ -105,7 +103,7 @@ describe('the framework phase covers every operation', () => {
 describe('the handler bundles and the entry point', () => {
   test('scripts/bundle-functions.mjs bundles the catalogue handler modules and the triggers', () => {
     expect([...BUNDLED_HANDLERS].sort()).toEqual(handlerBundles().map((b) => `${b}.ts`).sort());
-    expect(handlerBundles()).toEqual(expect.arrayContaining([...new Set(operations.map((op) => op.handler.bundle)), ...TRIGGER_BUNDLES]));
+    expect(handlerBundles()).toEqual(expect.arrayContaining([...new Set(operations.map((op) => op.bundle)), ...TRIGGER_BUNDLES]));
     for (const bundle of handlerBundles()) expect({ bundle, exists: existsSync(join(ROOT, 'functions', 'src', `${bundle}.ts`)) }).toEqual({ bundle, exists: true });
   });
 

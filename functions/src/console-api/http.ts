@@ -22,16 +22,10 @@ import { idTokenUid } from '../platform/http/id-token';
 import { answerWithin } from '../platform/http/pipeline';
 import { newRequestId } from '../platform/http/request-id';
 import { RECEIVED_AT, type HttpResult } from '../platform/http/types';
+import type { ConsoleContext } from './context';
 import { serveMedia } from './media';
 import { receiveUpload } from './upload';
 
-/** What a console endpoint is given: the verified caller, the request's budget and its log fields. */
-export interface ConsoleContext {
-  uid: string;
-  deadline: Deadline;
-  /** Fields added to the request's log line (ids, sizes; never a token, a name or the bytes). */
-  logFields: Record<string, string | number | boolean>;
-}
 
 interface ConsoleEndpoint {
   method: 'GET' | 'POST';

@@ -14,7 +14,7 @@ import { storedFileHeaders } from '../platform/http/file-headers';
 import { memberRole } from '../platform/http/id-token';
 import { StreamedBody } from '../platform/http/streamed-body';
 import type { HttpResult } from '../platform/http/types';
-import type { ConsoleContext } from './http';
+import type { ConsoleContext } from './context';
 import { objectStore } from './objects';
 import { parseMediaQuery } from './rules';
 import { findMedia } from './store';

@@ -20,7 +20,7 @@ import type { HttpResult } from '../platform/http/types';
 import { isStorableDocumentId } from '../platform/ids';
 import { attachmentPath } from '../platform/object-store';
 import { sniffAttachmentType } from '../deliveries/sniff';
-import type { ConsoleContext } from './http';
+import type { ConsoleContext } from './context';
 import { parseUploadBody } from './multipart';
 import { objectStore } from './objects';
 import { uploadName, uploadRefusal } from './rules';

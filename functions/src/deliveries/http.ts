@@ -1,9 +1,12 @@
 /**
- * The connector's delivery endpoints. Every catalogue entry (../operations.ts) with a `rule` is a
- * delivery transition served here without code of its own: its body is validated with its request
- * schema (./schemas.ts `DELIVERY_OPERATION_SCHEMAS`), then its `decide*` rule (./state-machine.ts)
- * decides on the delivery the body names, given the body and the transition's facts. The catch-up
- * list is the one endpoint with its own handler.
+ * The connector's delivery endpoints: `endpoints` below holds one handler per delivery operation of
+ * the catalogue (../operations.ts `DELIVERY_OPERATIONS`), checked with `satisfies` so that an entry
+ * without its handler does not compile. Most are transitions, served without code of their own:
+ * `transition(id, rule)` validates the body with the operation's request schema (./schemas.ts
+ * `DELIVERY_OPERATION_SCHEMAS`), then the `decide*` rule it references (./state-machine.ts) decides
+ * on the delivery the body names, given the body and the transition's facts; its type makes the
+ * compiler check that the rule takes that body and answers the response schema's type. The
+ * catch-up list and the attachment download have handlers of their own.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type * as z from 'zod';
@@ -19,7 +22,7 @@ import { contentDisposition, storedFileHeaders } from '../platform/http/file-hea
 import { StreamedBody } from '../platform/http/streamed-body';
 import { paths } from '../platform/paths';
 import { authenticate } from '../integrations/auth';
-import { HTTP_OPERATIONS, type HttpOperations, type OperationsOf, type TransitionOperationId } from '../operations';
+import { DELIVERY_OPERATIONS, type OperationsOf } from '../operations';
 import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
 import { catchUpPage } from './catch-up-list';
 import { DELIVERY_OPERATION_SCHEMAS, type PendingResponse } from './schemas';
@@ -79,24 +82,28 @@ type RuleFacts = TransitionFacts & {
   /** Uniform in [0, 1), for backoff jitter. */
   random: number;
 };
-type RuleOf<Id extends TransitionOperationId> = (typeof rules)[HttpOperations[Id]['handler']['rule']];
-type BodyOf<Id extends TransitionOperationId> = z.output<(typeof DELIVERY_OPERATION_SCHEMAS)[Id]['request']>;
-type ResponseOf<Id extends TransitionOperationId> = z.output<(typeof DELIVERY_OPERATION_SCHEMAS)[Id]['response']>;
-/** `Id`'s rule takes its body and the facts, and answers its response schema's type. */
-type RuleFits<Id extends TransitionOperationId> = RuleOf<Id> extends (d: DeliveryRecord, input: BodyOf<Id> & RuleFacts) => Decision<ResponseOf<Id>> ? true : false;
-type Assert<T extends true> = T;
-/** Compiles only while every transition operation of the catalogue fits its rule (what makes the call below sound). */
-export type EveryRuleFits = Assert<{ [Id in TransitionOperationId]: RuleFits<Id> }[TransitionOperationId] extends true ? true : false>;
+type Schemas = typeof DELIVERY_OPERATION_SCHEMAS;
+type BodyOf<Id extends keyof Schemas> = z.output<Schemas[Id]['request']>;
+type ResponseOf<Id extends keyof Schemas> = z.output<Schemas[Id]['response']>;
+/** The delivery operations whose body names a delivery: those a rule can decide. */
+type TransitionId = { [Id in keyof Schemas]: BodyOf<Id> extends { deliveryId: string } ? Id : never }[keyof Schemas];
+/** The rule of a transition `Id`: it takes `Id`'s body plus the facts, and answers `Id`'s response schema's type. */
+type RuleOf<Id extends TransitionId> = (d: DeliveryRecord, input: BodyOf<Id> & RuleFacts) => Decision<ResponseOf<Id>>;
 
-/** The endpoint of a transition operation: body -> its rule, on the delivery the body names. */
-function transitionEndpoint(id: TransitionOperationId): Endpoint {
-  const { path, handler } = HTTP_OPERATIONS[id];
-  // Sound by EveryRuleFits: the rule of `id` accepts `id`'s body plus the facts.
-  const rule = rules[handler.rule] as unknown as (d: DeliveryRecord, input: RuleFacts) => Decision<unknown>;
-  const readsConversation = 'readsConversation' in handler && handler.readsConversation;
-  const schema: z.ZodType<{ deliveryId: string }> = DELIVERY_OPERATION_SCHEMAS[id].request;
-  return deliveryEndpoint(`POST ${path}`, schema, (body, context) =>
-    transitionForCaller(context, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), readsConversation),
+/**
+ * The endpoint of a transition operation: body -> `rule`, on the delivery the body names. The rule
+ * is referenced directly (not by name), so a reader jumps from the endpoint to it, and this
+ * signature has the compiler check it against the operation's schemas (`RuleOf`).
+ */
+function transition<Id extends TransitionId>(id: Id, rule: RuleOf<Id>, options?: { readsConversation?: true }): Endpoint;
+/*
+ * The implementation sees every transition at once: the body `id`'s schema parses always has a
+ * `deliveryId` (`TransitionId`), and the signature above guarantees that `rule` takes that very
+ * body, which a generic body cannot express here without a cast.
+ */
+function transition(id: TransitionId, rule: (d: DeliveryRecord, input: { deliveryId: string } & RuleFacts) => Decision<unknown>, options: { readsConversation?: true } = {}): Endpoint {
+  return deliveryEndpoint(`POST ${DELIVERY_OPERATIONS[id].path}`, DELIVERY_OPERATION_SCHEMAS[id].request, (body, context) =>
+    transitionForCaller(context, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), options.readsConversation === true),
   );
 }
 
@@ -154,13 +161,19 @@ const getDeliveryAttachment = endpoint(
 /** Seconds before retrying a fetch whose object could not be read. */
 const ATTACHMENT_RETRY_AFTER_SECONDS = 5;
 
-const isTransition = (id: OperationsOf<'deliveries/http'>): id is TransitionOperationId => 'rule' in HTTP_OPERATIONS[id].handler;
-
-/** The handler of each delivery operation, by operationId (index.ts serves `endpoints[operationId]`). */
-export const endpoints: Record<OperationsOf<'deliveries/http'>, Endpoint> = {
-  ...(Object.fromEntries(
-    (Object.keys(DELIVERY_OPERATION_SCHEMAS) as Array<OperationsOf<'deliveries/http'>>).filter(isTransition).map((id) => [id, transitionEndpoint(id)]),
-  ) as Record<TransitionOperationId, Endpoint>),
+/**
+ * The handler of each delivery operation, by operationId (index.ts serves `endpoints[operationId]`).
+ * `satisfies` makes a catalogue entry without a handler here (or a handler without an entry) a
+ * compile error.
+ */
+export const endpoints = {
+  // Reads the conversation with the delivery: the claim's answer names the recipient.
+  claimDelivery: transition('claimDelivery', rules.decideClaim, { readsConversation: true }),
+  startDelivery: transition('startDelivery', rules.decideStart),
+  extendDeliveryLease: transition('extendDeliveryLease', rules.decideExtend),
+  completeDelivery: transition('completeDelivery', rules.decideComplete),
+  failDelivery: transition('failDelivery', rules.decideFail),
   listPendingDeliveries,
+  reportDeliveryReceipt: transition('reportDeliveryReceipt', rules.decideReceipt),
   getDeliveryAttachment,
-};
+} satisfies Record<OperationsOf<'deliveries/http'>, Endpoint>;

@@ -139,5 +139,8 @@ export const incomingMessages = endpoint(
   handleIncomingMessage,
 );
 
-/** The handler of each messages operation, by operationId (index.ts serves `endpoints[operationId]`). */
-export const endpoints: Record<OperationsOf<'messages/http'>, typeof incomingMessages> = { sendMessage: incomingMessages };
+/**
+ * The handler of each messages operation of the catalogue (../operations.ts `MESSAGE_OPERATIONS`), by
+ * operationId (index.ts serves `endpoints[operationId]`); `satisfies` makes an entry without its handler a compile error.
+ */
+export const endpoints = { sendMessage: incomingMessages } satisfies Record<OperationsOf<'messages/http'>, typeof incomingMessages>;

@@ -1,7 +1,8 @@
 /**
  * Every `error.code` the service emits, with its HTTP status. Which operation can answer with which
- * code is in the operation catalogue (../operations.ts `errorCodes`); the OpenAPI document lists
- * them per operation and status.
+ * code is in the operation catalogue (../operations.ts `errorCodes`, typed with `ErrorCode`); the
+ * OpenAPI document lists them per operation and status (./document.ts). This module does not import
+ * the catalogue: the catalogue names these codes (by type), so the import goes one way.
  *
  * Collected from the code: `new <Status>Error('<code>'` anywhere in functions/src but cli/.
  * test/unit/openapi/document.test.ts scans the sources and fails when a code is thrown that is not
@@ -9,7 +10,6 @@
  */
 import { IMAGE_ERROR_CODES, IMAGE_LIMITS } from '../messages/images';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
-import { HTTP_OPERATIONS, type OperationId } from '../operations';
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 503;
 
@@ -192,9 +192,3 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
-
-/** The codes of `operationId` for one status, in catalogue order (each operation's codes: ../operations.ts). */
-export function codesFor(operationId: OperationId, status: ErrorStatus): ErrorCode[] {
-  const codes: readonly ErrorCode[] = HTTP_OPERATIONS[operationId].errorCodes;
-  return (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => ERROR_CODES[code].status === status && codes.includes(code));
-}

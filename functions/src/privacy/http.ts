@@ -30,5 +30,8 @@ const acknowledge = jsonEndpoint('POST /v1/erasures/ack', PRIVACY_OPERATION_SCHE
   return acknowledgeErasure(db(), context.auth, body.erasureId, Date.now());
 });
 
-/** The handler of each privacy operation, by operationId (index.ts serves `endpoints[operationId]`). */
-export const endpoints: Record<OperationsOf<'privacy/http'>, ReturnType<typeof endpoint>> = { listPendingErasures, acknowledgeErasure: acknowledge };
+/**
+ * The handler of each privacy operation of the catalogue (../operations.ts `PRIVACY_OPERATIONS`), by
+ * operationId (index.ts serves `endpoints[operationId]`); `satisfies` makes an entry without its handler a compile error.
+ */
+export const endpoints = { listPendingErasures, acknowledgeErasure: acknowledge } satisfies Record<OperationsOf<'privacy/http'>, ReturnType<typeof endpoint>>;

@@ -116,7 +116,7 @@ describe('handler bundles', () => {
   });
 
   test.each(httpOperations().map((op) => [op.operationId, op] as const))("%s is served by its bundle's endpoints", (id, op) => {
-    const served = load(join(lib, 'bundles', `${op.handler.bundle}.js`)).endpoints as Record<string, unknown> | undefined;
+    const served = load(join(lib, 'bundles', `${op.bundle}.js`)).endpoints as Record<string, unknown> | undefined;
     expect({ id, handler: typeof served?.[id] }).toEqual({ id, handler: 'function' });
   });
 });
