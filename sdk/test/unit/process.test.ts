@@ -12,6 +12,7 @@ import {
   parsePushNotification,
 } from '../../src/index.js';
 import { toFailCode } from '../../src/internal/process.js';
+import { extendDelay, MIN_EXTEND_DELAY_MS } from '../../src/internal/lease.js';
 import { errorReply, fakeSleep, KEY, type RecordedRequest, reply, startServer, type TestServer } from './helpers/server.js';
 import { fakeClock, trackedFetch, type FakeClock } from './helpers/clock.js';
 
@@ -431,6 +432,46 @@ describe('processDelivery keeps the lease alive while the provider call runs', (
     expect(log.extends).toHaveLength(1);
     expect(calls()).toEqual(['claim', 'start', 'extend', 'complete']);
   }, 20_000);
+
+  test('an extension that fails after the transport\'s retries (503) is tried again at half of what is left, and the lease kept', async () => {
+    const started = clock.now();
+    // Every attempt of the first extension (at half of the lease) meets a 503; the later ones are granted.
+    const log = leaseServer((res) => {
+      if (clock.now() > started + LEASE / 2) return false;
+      errorReply(res, 503, 'unavailable');
+      return true;
+    });
+    const events: DeliveryEvent[] = [];
+    const result = await clock.run(
+      client.processDelivery(NOTIFICATION, async () => {
+        await sleep(LEASE + 1_100);
+        return ['wamid.kept'];
+      }, { onEvent: (e) => events.push(e), clock }),
+    );
+    expect(result).toMatchObject({ kind: 'sent', providerMessageIds: ['wamid.kept'] });
+    expect(events.map((e) => e.type)).toEqual(['claimed', 'started', 'extend_failed', 'extended', 'extended', 'completed']);
+    expect(events[2]).toMatchObject({ type: 'extend_failed', willRetry: true, error: { status: 503 } });
+    // 1.2 s (every attempt refused, 1.2 s left), again after MIN_EXTEND_DELAY_MS (half of what is
+    // left would be under it) at 2.2 s (lease to 4.6 s), then at half of that, 3.4 s; the call ends at 3.5 s.
+    expect([...new Set(log.extends.map((e) => e.at - started))]).toEqual([LEASE / 2, LEASE / 2 + MIN_EXTEND_DELAY_MS, LEASE / 2 + MIN_EXTEND_DELAY_MS + LEASE / 2]);
+    expect(log.extends.every((e) => e.liveBefore)).toBe(true);
+    expect(log.completeAt - started).toBe(LEASE + 1_100);
+    expect(log.completeAt).toBeLessThan(log.expiresAt);
+  }, 20_000);
+
+  test('extendDelay: half of what is left, never under MIN_EXTEND_DELAY_MS (a lease that seems over), never past the timer limit', () => {
+    expect(extendDelay(10_000, 0)).toBe(5_000);
+    expect(extendDelay(10_001, 0)).toBe(5_000);
+    expect(extendDelay(1_000, 0)).toBe(MIN_EXTEND_DELAY_MS);
+    expect(extendDelay(0, 5_000)).toBe(MIN_EXTEND_DELAY_MS);
+    expect(extendDelay(Number.MAX_SAFE_INTEGER, 0)).toBe(2_147_483_647);
+  });
+
+  test('a clock without now(), setTimeout() and clearTimeout() is refused before any call', async () => {
+    serve();
+    await expect(client.processDelivery(NOTIFICATION, () => ['x'], { clock: { now: () => 0 } as never })).rejects.toThrow(TypeError);
+    expect(server.requests).toHaveLength(0);
+  });
 
   test('a provider error while extending: the failure is reported as usual and extending stops', async () => {
     const log = leaseServer();
