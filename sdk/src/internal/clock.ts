@@ -19,7 +19,7 @@ export interface Clock {
 }
 
 /** The real clock: `Date.now` and the global timers. */
-export const systemClock: Clock = {
+const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout> | undefined),
