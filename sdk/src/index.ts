@@ -42,6 +42,8 @@ export {
   type ProviderSendInput,
   type ProviderSendResult,
 } from './internal/process.js';
+// For tests: the clock processDelivery and runPullLoop run on (their `clock` option).
+export type { Clock } from './internal/clock.js';
 // What processDelivery returns (one kind per situation) and reports while it runs.
 export type {
   AlreadyFinishedResult,

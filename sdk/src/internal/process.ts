@@ -6,7 +6,6 @@
 import {
   AttachmentIntegrityError,
   AttachmentUnavailableError,
-  ConnectorApiError,
   DeliveryReportError,
   ProviderPermanentError,
   ProviderRetryableError,
@@ -17,6 +16,8 @@ import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS } from '.
 import type { AttachmentFile, DeliveryAttachment, DeliveryNotification, DeliveryPart, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
+import { clockOption, type Clock } from './clock.js';
+import { keepLeaseAlive } from './lease.js';
 
 const { failCode: FAIL_CODE_MAX_LENGTH, retryAfterMs: MAX_FAIL_RETRY_AFTER_MS, providerMessageId: MAX_PROVIDER_MESSAGE_ID_LENGTH, providerMessageIds: MAX_PROVIDER_MESSAGE_IDS } = DELIVERY_LIMITS;
 
@@ -99,6 +100,13 @@ export interface ProcessDeliveryOptions {
    * the message's attributes).
    */
   traceparent?: string;
+  /**
+   * For tests: the clock everything time-related here runs on — when to extend the lease, the
+   * provider timeout, and the times of the events (`at`, `elapsedMs`, `providerMs`). Default: the
+   * real one (`Date.now` and the global timers). A fake one lets a test drive a long provider call
+   * without waiting for it (see the SDK README, "Testing with a fake clock").
+   */
+  clock?: Clock;
 }
 
 export type { ProcessDeliveryResult } from './results.js';
@@ -201,11 +209,11 @@ function classifyError(err: unknown): FailReport {
   return { outcome: 'unknown', code: 'provider_error' };
 }
 
-async function callProvider(send: ProviderSend, input: Omit<ProviderSendInput, 'signal'>, timeoutMs: number): Promise<ProviderSendResult> {
+async function callProvider(send: ProviderSend, input: Omit<ProviderSendInput, 'signal'>, timeoutMs: number, clock: Clock): Promise<ProviderSendResult> {
   const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: unknown;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    timer = clock.setTimeout(() => {
       const err = new ProviderUnknownOutcomeError(`provider send did not finish within ${timeoutMs} ms`, { code: 'provider_timeout' });
       controller.abort(err);
       reject(err);
@@ -216,60 +224,8 @@ async function callProvider(send: ProviderSend, input: Omit<ProviderSendInput, '
   try {
     return await Promise.race([sending, timeout]);
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
   }
-}
-
-/** Never schedule extensions closer together than this (a lease that seems already over, e.g. a skewed clock). */
-const MIN_EXTEND_DELAY_MS = 1_000;
-/** setTimeout's largest delay (a longer one fires at once). */
-const MAX_TIMER_MS = 2_147_483_647;
-
-/**
- * Keeps the lease alive while the provider call runs: an extension at half of the remaining
- * lease, then again at half of what the extension granted, until `stop()`. A refusal (any 4xx:
- * the lease is lost, at its `LEASE_MAX_MS` limit, or the delivery finished) ends it; a failure after
- * the transport's own retries (network, 503) tries again at half of the time left, while some is.
- * Never throws, and leaves nothing running after `stop()`.
- */
-function keepLeaseAlive(
-  deliveries: DeliveriesApi,
-  deliveryId: string,
-  leaseId: string,
-  leaseExpiresAt: number,
-  report: (event: { type: 'extended'; leaseExpiresAt: number } | { type: 'extend_failed'; error: unknown; willRetry: boolean }) => void,
-  traceparent?: string,
-): { stop(): void } {
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let expiresAt = leaseExpiresAt;
-  const schedule = (): void => {
-    if (controller.signal.aborted) return;
-    const left = expiresAt - Date.now();
-    timer = setTimeout(() => void extendOnce(), Math.min(MAX_TIMER_MS, Math.max(MIN_EXTEND_DELAY_MS, Math.floor(left / 2))));
-  };
-  const extendOnce = async (): Promise<void> => {
-    try {
-      const answer = await deliveries.extend({ deliveryId, leaseId }, traceparent === undefined ? { signal: controller.signal } : { signal: controller.signal, traceparent });
-      expiresAt = Math.max(expiresAt, answer.leaseExpiresAt);
-      report({ type: 'extended', leaseExpiresAt: answer.leaseExpiresAt });
-      schedule();
-    } catch (err) {
-      if (controller.signal.aborted) return;
-      const refused = err instanceof ConnectorApiError && typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.status !== 429;
-      // Refused: the lease cannot be kept; the provider call goes on and its outcome is reported as usual.
-      const willRetry = !refused && expiresAt - Date.now() > MIN_EXTEND_DELAY_MS;
-      report({ type: 'extend_failed', error: err, willRetry });
-      if (willRetry) schedule();
-    }
-  };
-  schedule();
-  return {
-    stop() {
-      clearTimeout(timer);
-      controller.abort(new Error('the provider call ended: no more lease extensions'));
-    },
-  };
 }
 
 /** A claim's attachment with its lazy, hash-checked download (`ProviderAttachment`). */
@@ -313,16 +269,17 @@ export async function processDelivery(
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('providerTimeoutMs must be a positive number');
   const onEvent = options.onEvent;
   if (onEvent !== undefined && typeof onEvent !== 'function') throw new TypeError('onEvent must be a function');
+  const clock = clockOption(options.clock);
 
   const received = typeof notificationOrDeliveryId === 'string' ? undefined : (notificationOrDeliveryId as { traceparent?: unknown }).traceparent;
   const traceparent = options.traceparent ?? (typeof received === 'string' ? received : undefined);
   const traceId = traceIdOf(traceparent);
   // Every call of this delivery names its trace (docs/contract.md#tracing).
   const call: { traceparent?: string } = traceId === undefined || traceparent === undefined ? {} : { traceparent };
-  const begun = Date.now();
+  const begun = clock.now();
   const emit = (event: EventInit<DeliveryEvent>): void => {
     if (onEvent === undefined) return;
-    const at = Date.now();
+    const at = clock.now();
     try {
       onEvent({ ...event, deliveryId, at, elapsedMs: at - begun, ...(traceId === undefined ? {} : { traceId }) } as DeliveryEvent);
     } catch {
@@ -352,7 +309,7 @@ export async function processDelivery(
   emit({ type: 'started', leaseId });
 
   // Provider timing: from the call to `send` until it returned or threw.
-  let providerBegun = Date.now();
+  let providerBegun = clock.now();
   let providerEnded = providerBegun;
   const providerMs = (): number => providerEnded - providerBegun;
   const message: ReplyMessage = claim.message;
@@ -395,20 +352,20 @@ export async function processDelivery(
   const keeper =
     options.extendLease === false
       ? undefined
-      : keepLeaseAlive(deliveries, deliveryId, leaseId, claim.leaseExpiresAt, (event) => emit({ ...event, leaseId }), call.traceparent);
-  providerBegun = Date.now();
+      : keepLeaseAlive(deliveries, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, clock, report: (event) => emit({ ...event, leaseId }), traceparent: call.traceparent });
+  providerBegun = clock.now();
   try {
     const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
-    result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient, attachments: files }, timeoutMs);
+    result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient, attachments: files }, timeoutMs, clock);
   } catch (err) {
     // No extension may race the report of the failure.
     keeper?.stop();
-    providerEnded = Date.now();
+    providerEnded = clock.now();
     return await reportFailure(classifyProviderError(err, attachmentIds), err);
   } finally {
     keeper?.stop();
   }
-  providerEnded = Date.now();
+  providerEnded = clock.now();
 
   const raw: unknown = Array.isArray(result) ? result : (result as { providerMessageIds?: unknown } | null)?.providerMessageIds;
   const ids = Array.isArray(raw) ? (raw as unknown[]) : [];

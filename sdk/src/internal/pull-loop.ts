@@ -8,6 +8,7 @@
 import { InvalidNotificationError } from '../errors.js';
 import type { DeliveryNotification } from '../types.js';
 import { ackActionFor, type AckAction } from './ack.js';
+import { clockOption, unrefTimer, type Clock } from './clock.js';
 import type { DeliveriesApi } from './deliveries.js';
 import { parsePulledNotification } from './notification.js';
 import type { ProcessDeliveryOptions, ProviderSend } from './process.js';
@@ -98,6 +99,11 @@ export interface PullLoopOptions {
   delivery?: Pick<ProcessDeliveryOptions, 'providerTimeoutMs' | 'extendLease'>;
   /** Observes the loop (`PullLoopEvent`). Called synchronously; what it throws is ignored. */
   onEvent?: (event: PullLoopEvent) => void;
+  /**
+   * For tests: the clock of the loop (the pending-list interval, `stopTimeoutMs`, `elapsedMs`) and
+   * of every `processDelivery` call (its `clock` option). Default: the real one.
+   */
+  clock?: Clock;
 }
 
 export interface PullLoop {
@@ -143,7 +149,9 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
   const concurrency = positiveInteger('concurrency', options.concurrency, DEFAULT_PULL_CONCURRENCY, 1);
   const catchUpIntervalMs = positiveInteger('catchUpIntervalMs', options.catchUpIntervalMs, DEFAULT_CATCH_UP_INTERVAL_MS, 0);
   const stopTimeoutMs = positiveInteger('stopTimeoutMs', options.stopTimeoutMs, DEFAULT_STOP_TIMEOUT_MS, 0);
-  const deliveryOptions = options.delivery ?? {};
+  const clock = clockOption(options.clock);
+  // The loop's clock is the deliveries' too: a test drives both with one.
+  const deliveryOptions: ProcessDeliveryOptions = { ...options.delivery, ...(options.clock === undefined ? {} : { clock }) };
 
   const emit = (event: PullLoopEvent): void => {
     try {
@@ -183,7 +191,7 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
 
   /** One delivery under a slot the caller holds; never rejects. */
   const deliver = (notification: DeliveryNotification, via: DeliverySource, messageId: string | undefined): Promise<{ action: AckAction }> => {
-    const begun = Date.now();
+    const begun = clock.now();
     const task = (async () => {
       let outcome: { result: ProcessDeliveryResult } | { error: unknown };
       try {
@@ -200,7 +208,7 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         notification,
         ...(messageId === undefined ? {} : { messageId }),
         ...outcome,
-        elapsedMs: Date.now() - begun,
+        elapsedMs: clock.now() - begun,
       });
       return { action };
     })();
@@ -296,8 +304,17 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
   subscription.on('message', onMessage);
   subscription.on('error', onError);
   if (options.catchUpOnStart !== false) void catchUp();
-  const timer = catchUpIntervalMs > 0 ? setInterval(() => void catchUp(), catchUpIntervalMs) : undefined;
-  timer?.unref?.();
+  // Every catchUpIntervalMs (a timer re-armed as it fires, like setInterval), never keeping the process alive.
+  let timer: unknown;
+  const every = (): void => {
+    timer = clock.setTimeout(every, catchUpIntervalMs);
+    unrefTimer(timer);
+    void catchUp();
+  };
+  if (catchUpIntervalMs > 0) {
+    timer = clock.setTimeout(every, catchUpIntervalMs);
+    unrefTimer(timer);
+  }
 
   let stopped: Promise<void> | undefined;
   return {
@@ -308,21 +325,21 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
     stop() {
       stopped ??= (async () => {
         stopping = true;
-        clearInterval(timer);
+        clock.clearTimeout(timer);
         subscription.removeListener('message', onMessage);
         catchUpAbort.abort(new Error('the pull loop stopped'));
         // Messages waiting for a slot learn that the loop stopped (and are nacked).
         for (const next of waiting.splice(0)) next();
-        let timeout: ReturnType<typeof setTimeout> | undefined;
+        let timeout: unknown;
         const timedOut = new Promise<'timeout'>((resolve) => {
-          timeout = setTimeout(() => resolve('timeout'), stopTimeoutMs);
+          timeout = clock.setTimeout(() => resolve('timeout'), stopTimeoutMs);
         });
         // Until nothing runs: a delivery may start just after the first look (a walk that had its slot).
         let how: 'done' | 'timeout' = 'done';
         while (running.size > 0 && how === 'done') {
           how = await Promise.race([Promise.allSettled([...running]).then(() => 'done' as const), timedOut]);
         }
-        clearTimeout(timeout);
+        clock.clearTimeout(timeout);
         const abandoned = how === 'timeout' ? active.size : 0;
         closed = true;
         try {

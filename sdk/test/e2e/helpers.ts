@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { Message, Subscription } from '@google-cloud/pubsub';
-import { ConnectorClient, parsePulledNotification, type ConnectorClientOptions, type DeliveryNotification } from '../../src/index.js';
+import { ConnectorClient, parsePulledNotification, type Clock, type ConnectorClientOptions, type DeliveryNotification } from '../../src/index.js';
 import { apiBaseUrl, createTestIntegration, projectId, type TestIntegration } from '../../../test/integration/helpers/stack';
 import { eventually, fileFixture, pubsubClient, writeReply } from '../../../test/integration/helpers/deliveries';
 
@@ -17,6 +17,20 @@ export { adminDb, apiBaseUrl, closeStack, createTestIntegration, type TestIntegr
 /** An SDK client for `key` on the API host. Retries never wait long in tests. */
 export function sdkClient(key: string, options: Partial<ConnectorClientOptions> = {}): ConnectorClient {
   return new ConnectorClient({ integrationKey: key, baseUrl: apiBaseUrl(), timeoutMs: 20_000, ...options });
+}
+
+/**
+ * A clock that runs `factor` times as fast as real time from now on (its timers fire after
+ * 1/factor of their delay): the SDK under it keeps a real 120 s lease in seconds. The service's
+ * own time stays real, so what a lease gains from an extension is the real time since the claim.
+ */
+export function fastClock(factor: number): Clock {
+  const origin = Date.now();
+  return {
+    now: () => origin + (Date.now() - origin) * factor,
+    setTimeout: (callback, ms) => setTimeout(callback, ms / factor),
+    clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout> | undefined),
+  };
 }
 
 export interface RawTopic {

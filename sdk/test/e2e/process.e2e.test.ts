@@ -10,10 +10,11 @@ import {
   ProviderRetryableError,
   ProviderUnknownOutcomeError,
   type ConnectorClient,
+  type DeliveryEvent,
   type ProviderSendInput,
 } from '../../src/index.js';
 import { sweep } from '../../../functions/src/deliveries/sweep';
-import { adminDb, eventually, readDeliveryDoc, sdkDeliveryFixture, startConversation, waitForMirror, writeReply, type RawTopic, type TestIntegration } from './helpers';
+import { adminDb, eventually, fastClock, readDeliveryDoc, sdkDeliveryFixture, startConversation, waitForMirror, writeReply, type RawTopic, type TestIntegration } from './helpers';
 
 // The first calls of a run meet cold functions in the emulator; triggers and Pub/Sub add seconds.
 jest.setTimeout(120_000);
@@ -158,40 +159,54 @@ test('replies are delivered in order: the second waits (skipped waiting_for_prev
 });
 
 /**
- * A provider call longer than half the lease, with the real 120 s lease (about a minute): the SDK
- * extends the lease through POST /v1/deliveries/extend while the call runs. Once it has, the
- * sweeper is run as of the ORIGINAL expiry: without the extension the delivery would become
- * `unknown` (lease_expired_after_start) there; with it, it stays `sending` and ends `sent` with no
- * expiry in its attempt log. (The SDK's timing with short leases is in sdk/test/unit/process.test.ts.)
+ * A provider call longer than half the lease, with the real 120 s lease, in seconds: the SDK runs on
+ * a clock 30 times as fast as real time (`fastClock`), so it extends the lease through POST
+ * /v1/deliveries/extend about 2 s (60 s of its clock) after the claim, while the call runs. Once the
+ * service has moved the stored lease, the sweeper is run as of the ORIGINAL expiry (plus 1 s):
+ * without the extension the delivery would become `unknown` (lease_expired_after_start) there; with
+ * it, it stays `sending` and ends `sent` with no expiry in its attempt log. The service's time is
+ * real, so the extension moves the expiry by the real time since the claim (a few seconds), not by
+ * 60 s. (The SDK's timing with short leases is in sdk/test/unit/process.test.ts.)
  */
 test('a slow provider (longer than half the lease): the lease is extended while it runs, the original expiry passes harmlessly, sent', async () => {
   const { conversation, replyId, notification } = await newDelivery('Large attachment, slow channel');
+  const clock = fastClock(30);
+  const events: DeliveryEvent[] = [];
   let originalExpiry = 0;
   let sweptAtOriginalExpiry: Record<string, unknown> | undefined;
   const p = provider(async ({ leaseExpiresAt }) => {
     originalExpiry = leaseExpiresAt;
-    // The SDK extends at half of the remaining lease (~60 s): wait until the stored lease moved.
+    // The SDK extends at half of the remaining lease (~60 s of its clock): wait until the stored lease moved past the sweep's time.
     const extendedTo = await eventually(
       async () => {
         const lease = (await readDeliveryDoc(integration.workspaceId, notification.deliveryId))?.lease as { expiresAt: number } | undefined;
-        return lease !== undefined && lease.expiresAt > leaseExpiresAt ? lease.expiresAt : undefined;
+        return lease !== undefined && lease.expiresAt > leaseExpiresAt + 1_000 ? lease.expiresAt : undefined;
       },
       'the SDK to extend the lease',
-      100_000,
+      30_000,
     );
-    expect(extendedTo).toBeGreaterThan(leaseExpiresAt + 30_000);
+    expect(extendedTo).toBeGreaterThan(leaseExpiresAt + 1_000);
     await sweep(adminDb(), leaseExpiresAt + 1_000);
     sweptAtOriginalExpiry = await readDeliveryDoc(integration.workspaceId, notification.deliveryId);
     return ['tg-slow'];
   });
-  const started = Date.now();
-  const result = await client.processDelivery(notification, p.send, { providerTimeoutMs: 110_000 });
-  expect(Date.now() - started).toBeGreaterThan(55_000);
+  const started = clock.now();
+  // 14 minutes of the SDK's clock (28 s real): the provider limit must not end the call first.
+  const result = await client.processDelivery(notification, p.send, { providerTimeoutMs: 14 * 60_000, clock, onEvent: (e) => events.push(e) });
+  expect(clock.now() - started).toBeGreaterThan(55_000);
   expect(result).toEqual({ kind: 'sent', deliveryId: notification.deliveryId, leaseId: expect.any(String), providerMessageIds: ['tg-slow'] });
   expect(sweptAtOriginalExpiry).toMatchObject({ status: 'sending' });
+  // The SDK extended at half of the lease by its clock, and each time got the service's new expiry.
+  const extended = events.filter((e): e is Extract<DeliveryEvent, { type: 'extended' }> => e.type === 'extended');
+  expect(extended.length).toBeGreaterThanOrEqual(1);
+  expect((extended[0]?.at ?? 0) - started).toBeGreaterThan(55_000);
+  // Nothing else happened to the delivery (an extension that failed once and was tried again aside).
+  expect(events.filter((e) => e.type !== 'extended' && !(e.type === 'extend_failed' && e.willRetry)).map((e) => e.type)).toEqual(['claimed', 'started', 'completed']);
   const doc = await readDeliveryDoc(integration.workspaceId, notification.deliveryId);
   expect(doc).toMatchObject({ status: 'sent', attempts: 1, providerMessageIds: ['tg-slow'] });
   expect((doc?.lease as { expiresAt: number }).expiresAt).toBeGreaterThan(originalExpiry);
+  // At least what the last reported extension granted (one still in flight when the call ended may have been stored too).
+  expect((doc?.lease as { expiresAt: number }).expiresAt).toBeGreaterThanOrEqual(Math.max(...extended.map((e) => e.leaseExpiresAt)));
   expect(((doc?.attemptLog ?? []) as Array<{ event: string }>).map((e) => e.event)).toEqual(['claimed', 'started', 'sent']);
   expect(await waitForMirror(conversation, replyId, (m) => m.status === 'sent')).toMatchObject({ providerMessageIds: ['tg-slow'] });
-}, 150_000);
+});

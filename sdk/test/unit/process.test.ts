@@ -12,7 +12,9 @@ import {
   parsePushNotification,
 } from '../../src/index.js';
 import { toFailCode } from '../../src/internal/process.js';
+import { extendDelay, MIN_EXTEND_DELAY_MS } from '../../src/internal/lease.js';
 import { errorReply, fakeSleep, KEY, type RecordedRequest, reply, startServer, type TestServer } from './helpers/server.js';
+import { fakeClock, trackedFetch, type FakeClock } from './helpers/clock.js';
 
 const READY = {
   status: 'ready',
@@ -27,6 +29,8 @@ type Routes = Partial<Record<'claim' | 'start' | 'extend' | 'complete' | 'fail',
 let server: TestServer;
 let client: ConnectorClient;
 let delays: number[];
+/** The time of the tests that wait (lease keeping, provider durations): it moves when the code is idle. */
+let clock: FakeClock;
 
 /** A fake delivery service: claim -> ready, start -> sending, complete -> sent, fail -> status by outcome; overridable per route. */
 function serve(routes: Routes = {}): void {
@@ -53,7 +57,9 @@ beforeEach(async () => {
   server = await startServer();
   const s = fakeSleep();
   delays = s.delays;
-  client = new ConnectorClient({ integrationKey: KEY, baseUrl: server.url, sleep: s.sleep });
+  const http = trackedFetch();
+  clock = fakeClock({ busy: () => http.inFlight() > 0 });
+  client = new ConnectorClient({ integrationKey: KEY, baseUrl: server.url, sleep: s.sleep, fetch: http.fetch });
 });
 afterEach(async () => {
   await server.close();
@@ -299,11 +305,13 @@ describe('processDelivery onEvent', () => {
   test('sent: claimed, started, completed, each with the deliveryId, the time and the elapsed time; provider time measured', async () => {
     serve();
     const r = record();
-    const before = Date.now();
-    await client.processDelivery(NOTIFICATION, async () => {
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      return ['p-1'];
-    }, { onEvent: r.onEvent });
+    const before = clock.now();
+    await clock.run(
+      client.processDelivery(NOTIFICATION, async () => {
+        await clock.sleep(60);
+        return ['p-1'];
+      }, { onEvent: r.onEvent, clock }),
+    );
     expect(r.types()).toEqual(['claimed', 'started', 'completed']);
     for (const e of r.events) {
       expect(e.deliveryId).toBe('d_1');
@@ -347,31 +355,32 @@ describe('processDelivery onEvent', () => {
 });
 
 /**
- * Automatic lease extension, with real time and short leases: the local server grants leases of
- * LEASE ms (claim and extend answer like the service, `now + LEASE`) and records when each call
- * arrived, so the test sees whether every extension came while the lease was still live.
+ * Automatic lease extension, with short leases on a fake clock (`clock`, given to processDelivery
+ * and read by the server): the local server grants leases of LEASE ms (claim and extend answer like
+ * the service, `now + LEASE`) and records when each call arrived, so the test sees whether every
+ * extension came while the lease was still live. Times are the clock's; no test waits for them.
  */
 describe('processDelivery keeps the lease alive while the provider call runs', () => {
   const LEASE = 2_400;
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const sleep = (ms: number) => clock.sleep(ms);
 
   /** A lease-keeping server: claim and extend grant `now + LEASE`; `extendAnswer` may refuse the n-th extend. */
   function leaseServer(extendAnswer?: (res: import('node:http').ServerResponse, n: number) => boolean) {
     const log = { expiresAt: 0, extends: [] as Array<{ at: number; liveBefore: boolean }>, completeAt: 0 };
     serve({
       claim: (_req, res) => {
-        log.expiresAt = Date.now() + LEASE;
+        log.expiresAt = clock.now() + LEASE;
         reply(res, 200, { ...READY, leaseExpiresAt: log.expiresAt });
       },
       extend: (_req, res, n) => {
-        const at = Date.now();
+        const at = clock.now();
         log.extends.push({ at, liveBefore: at < log.expiresAt });
         if (extendAnswer?.(res, n)) return;
         log.expiresAt = at + LEASE;
         reply(res, 200, { leaseExpiresAt: log.expiresAt });
       },
       complete: (_req, res) => {
-        log.completeAt = Date.now();
+        log.completeAt = clock.now();
         reply(res, 200, { status: 'sent' });
       },
     });
@@ -380,12 +389,14 @@ describe('processDelivery keeps the lease alive while the provider call runs', (
 
   test('a provider call longer than the lease: extended at half of the remaining lease, each time while live; sent; no extension after the end', async () => {
     const log = leaseServer();
-    const started = Date.now();
+    const started = clock.now();
     const events: DeliveryEvent[] = [];
-    const result = await client.processDelivery(NOTIFICATION, async () => {
-      await sleep(LEASE + 1_000);
-      return ['wamid.slow'];
-    }, { onEvent: (e) => events.push(e) });
+    const result = await clock.run(
+      client.processDelivery(NOTIFICATION, async () => {
+        await sleep(LEASE + 1_000);
+        return ['wamid.slow'];
+      }, { onEvent: (e) => events.push(e), clock }),
+    );
     // Every extension is reported with the new expiry, between started and completed.
     const types = events.map((e) => e.type);
     expect(types).toEqual(['claimed', 'started', ...log.extends.map(() => 'extended'), 'completed']);
@@ -399,7 +410,7 @@ describe('processDelivery keeps the lease alive while the provider call runs', (
     expect(log.completeAt).toBeLessThan(log.expiresAt);
     expect(body('extend')).toEqual({ deliveryId: 'd_1', leaseId: 'lease-1' });
     const count = log.extends.length;
-    await sleep(LEASE);
+    await clock.advance(LEASE);
     expect(log.extends).toHaveLength(count);
     expect(calls().filter((c) => c !== 'extend')).toEqual(['claim', 'start', 'complete']);
   }, 20_000);
@@ -410,37 +421,83 @@ describe('processDelivery keeps the lease alive while the provider call runs', (
       return true;
     });
     const events: DeliveryEvent[] = [];
-    const result = await client.processDelivery(NOTIFICATION, async () => {
-      await sleep(LEASE + 500);
-      return ['wamid.late'];
-    }, { onEvent: (e) => events.push(e) });
+    const result = await clock.run(
+      client.processDelivery(NOTIFICATION, async () => {
+        await sleep(LEASE + 500);
+        return ['wamid.late'];
+      }, { onEvent: (e) => events.push(e), clock }),
+    );
     expect(events.find((e) => e.type === 'extend_failed')).toMatchObject({ willRetry: false, error: { code } });
     expect(result).toMatchObject({ kind: 'sent', providerMessageIds: ['wamid.late'] });
     expect(log.extends).toHaveLength(1);
     expect(calls()).toEqual(['claim', 'start', 'extend', 'complete']);
   }, 20_000);
 
+  test('an extension that fails after the transport\'s retries (503) is tried again at half of what is left, and the lease kept', async () => {
+    const started = clock.now();
+    // Every attempt of the first extension (at half of the lease) meets a 503; the later ones are granted.
+    const log = leaseServer((res) => {
+      if (clock.now() > started + LEASE / 2) return false;
+      errorReply(res, 503, 'unavailable');
+      return true;
+    });
+    const events: DeliveryEvent[] = [];
+    const result = await clock.run(
+      client.processDelivery(NOTIFICATION, async () => {
+        await sleep(LEASE + 1_100);
+        return ['wamid.kept'];
+      }, { onEvent: (e) => events.push(e), clock }),
+    );
+    expect(result).toMatchObject({ kind: 'sent', providerMessageIds: ['wamid.kept'] });
+    expect(events.map((e) => e.type)).toEqual(['claimed', 'started', 'extend_failed', 'extended', 'extended', 'completed']);
+    expect(events[2]).toMatchObject({ type: 'extend_failed', willRetry: true, error: { status: 503 } });
+    // 1.2 s (every attempt refused, 1.2 s left), again after MIN_EXTEND_DELAY_MS (half of what is
+    // left would be under it) at 2.2 s (lease to 4.6 s), then at half of that, 3.4 s; the call ends at 3.5 s.
+    expect([...new Set(log.extends.map((e) => e.at - started))]).toEqual([LEASE / 2, LEASE / 2 + MIN_EXTEND_DELAY_MS, LEASE / 2 + MIN_EXTEND_DELAY_MS + LEASE / 2]);
+    expect(log.extends.every((e) => e.liveBefore)).toBe(true);
+    expect(log.completeAt - started).toBe(LEASE + 1_100);
+    expect(log.completeAt).toBeLessThan(log.expiresAt);
+  }, 20_000);
+
+  test('extendDelay: half of what is left, never under MIN_EXTEND_DELAY_MS (a lease that seems over), never past the timer limit', () => {
+    expect(extendDelay(10_000, 0)).toBe(5_000);
+    expect(extendDelay(10_001, 0)).toBe(5_000);
+    expect(extendDelay(1_000, 0)).toBe(MIN_EXTEND_DELAY_MS);
+    expect(extendDelay(0, 5_000)).toBe(MIN_EXTEND_DELAY_MS);
+    expect(extendDelay(Number.MAX_SAFE_INTEGER, 0)).toBe(2_147_483_647);
+  });
+
+  test('a clock without now(), setTimeout() and clearTimeout() is refused before any call', async () => {
+    serve();
+    await expect(client.processDelivery(NOTIFICATION, () => ['x'], { clock: { now: () => 0 } as never })).rejects.toThrow(TypeError);
+    expect(server.requests).toHaveLength(0);
+  });
+
   test('a provider error while extending: the failure is reported as usual and extending stops', async () => {
     const log = leaseServer();
-    const result = await client.processDelivery(NOTIFICATION, async () => {
-      await sleep(LEASE / 2 + 400);
-      throw new ProviderPermanentError('blocked', { code: 'recipient_blocked' });
-    });
+    const result = await clock.run(
+      client.processDelivery(NOTIFICATION, async () => {
+        await sleep(LEASE / 2 + 400);
+        throw new ProviderPermanentError('blocked', { code: 'recipient_blocked' });
+      }, { clock }),
+    );
     expect(result).toMatchObject({ kind: 'failed', outcome: 'failed', code: 'recipient_blocked' });
     expect(log.extends).toHaveLength(1);
-    await sleep(LEASE);
+    await clock.advance(LEASE);
     expect(log.extends).toHaveLength(1);
   }, 20_000);
 
   test('a short provider call never extends; extendLease: false never extends', async () => {
     leaseServer();
-    await client.processDelivery(NOTIFICATION, async () => ['quick']);
+    await clock.run(client.processDelivery(NOTIFICATION, async () => ['quick'], { clock }));
     expect(calls()).toEqual(['claim', 'start', 'complete']);
     server.requests.length = 0;
-    await client.processDelivery(NOTIFICATION, async () => {
-      await sleep(LEASE / 2 + 300);
-      return ['slow'];
-    }, { extendLease: false });
+    await clock.run(
+      client.processDelivery(NOTIFICATION, async () => {
+        await sleep(LEASE / 2 + 300);
+        return ['slow'];
+      }, { extendLease: false, clock }),
+    );
     expect(calls()).toEqual(['claim', 'start', 'complete']);
   }, 20_000);
 });

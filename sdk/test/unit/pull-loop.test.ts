@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type { Subscription } from '@google-cloud/pubsub';
 import { ConnectorClient, runPullLoop, type PullLoopEvent, type PullSubscription } from '../../src/index.js';
 import { errorReply, fakeSleep, KEY, reply, startServer, type RecordedRequest, type TestServer } from './helpers/server.js';
+import { fakeClock, trackedFetch, type FakeClock } from './helpers/clock.js';
 
 // The real client library's Subscription is accepted where the loop wants a PullSubscription (a compile-time check).
 export const acceptsPubSubSubscription = (s: Subscription): PullSubscription => s;
@@ -53,6 +54,8 @@ let server: TestServer;
 let client: ConnectorClient;
 let subscription: FakeSubscription;
 let events: PullLoopEvent[];
+/** The time of the tests that wait (provider durations, the pending-list interval, stopTimeoutMs): it moves when the code is idle. */
+let clock: FakeClock;
 const deliveryOf = (req: RecordedRequest) => (req.json as { deliveryId: string }).deliveryId;
 const callsFor = (deliveryId: string) => server.requests.filter((r) => r.json !== undefined && deliveryOf(r) === deliveryId).map((r) => r.path.replace('/v1/deliveries/', ''));
 
@@ -84,7 +87,9 @@ async function until(what: string, check: () => boolean, timeoutMs = 5_000): Pro
 
 beforeEach(async () => {
   server = await startServer();
-  client = new ConnectorClient({ integrationKey: KEY, baseUrl: server.url, sleep: fakeSleep().sleep, retry: 1 });
+  const http = trackedFetch();
+  clock = fakeClock({ busy: () => http.inFlight() > 0 });
+  client = new ConnectorClient({ integrationKey: KEY, baseUrl: server.url, sleep: fakeSleep().sleep, retry: 1, fetch: http.fetch });
   subscription = new FakeSubscription();
   events = [];
 });
@@ -182,13 +187,13 @@ test('concurrency is bounded; waiting messages are processed in turn', async () 
   const loop = runPullLoop(client, subscription, async ({ deliveryId }) => {
     running++;
     most = Math.max(most, running);
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await clock.sleep(40);
     running--;
     return [`p-${deliveryId}`];
-  }, { concurrency: 2, catchUpOnStart: false });
+  }, { concurrency: 2, catchUpOnStart: false, clock });
   const ms = Array.from({ length: 6 }, (_, i) => message(notification(`d_${i}`)));
   for (const m of ms) subscription.emit('message', m);
-  await until('six acks', () => ms.every((m) => m.acks.length > 0));
+  await clock.runUntil('six acks', () => ms.every((m) => m.acks.length > 0));
   expect(most).toBe(2);
   expect(ms.map((m) => m.acks)).toEqual(ms.map(() => ['ack']));
   await loop.stop();
@@ -249,16 +254,16 @@ test('catch-up: periodically; a delivery already in progress is not claimed agai
   const loop = runPullLoop(client, subscription, async () => {
     await gate;
     return ['p'];
-  }, { catchUpIntervalMs: 50, onEvent: (e) => events.push(e) });
-  await until('the failed walk', () => events.some((e) => e.type === 'catch_up_failed'));
+  }, { catchUpIntervalMs: 50, onEvent: (e) => events.push(e), clock });
+  await clock.runUntil('the failed walk', () => events.some((e) => e.type === 'catch_up_failed'));
   expect(events.find((e) => e.type === 'catch_up_failed')).toMatchObject({ error: { status: 403, code: 'integration_inactive' } });
   const m = message(notification('d_busy'));
   subscription.emit('message', m);
-  await until('the provider call', () => callsFor('d_busy').includes('start'));
-  await until('two more walks', () => pendingCalls >= 4);
+  await clock.runUntil('the provider call', () => callsFor('d_busy').includes('start'));
+  await clock.runUntil('two more walks', () => pendingCalls >= 4);
   expect(events.filter((e) => e.type === 'catch_up').every((e) => e.type === 'catch_up' && e.found === 1 && e.started === 0)).toBe(true);
   release();
-  await until('the ack', () => m.acks.length > 0);
+  await clock.runUntil('the ack', () => m.acks.length > 0);
   expect(callsFor('d_busy').filter((c) => c === 'claim')).toHaveLength(1);
   await loop.stop();
 });
@@ -298,16 +303,17 @@ test('stop() gives up waiting after stopTimeoutMs and still closes the subscript
     stopTimeoutMs: 50,
     delivery: { extendLease: false, providerTimeoutMs: 400 },
     onEvent: (e) => seen.push(e),
+    clock,
   });
   const m = message(notification('d_hang'));
   subscription.emit('message', m);
-  await until('the provider call', () => callsFor('d_hang').includes('start'));
-  await loop.stop();
+  await clock.runUntil('the provider call', () => callsFor('d_hang').includes('start'));
+  await clock.run(loop.stop());
   expect(subscription.closed).toBe(true);
   expect(m.acks).toEqual([]); // never acked: Pub/Sub redelivers it after its ack deadline
   expect(seen.at(-1)).toEqual({ type: 'stopped', abandoned: 1 });
   // The abandoned delivery still ends by itself (its provider timeout), after the loop stopped.
-  await until('the abandoned delivery to end', () => seen.some((e) => e.type === 'handled'));
+  await clock.runUntil('the abandoned delivery to end', () => seen.some((e) => e.type === 'handled'));
   expect(seen.find((e) => e.type === 'handled')).toMatchObject({ result: { kind: 'unknown', code: 'provider_timeout' } });
   expect(m.acks).toEqual([]); // the subscription is closed: nothing is acked any more
 });
