@@ -82,12 +82,12 @@ export interface DocumentedLimits {
 }
 
 /** A JSON value (an example body). */
-export type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
+type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
 /** Named examples of a body, as the OpenAPI document lists them. */
 export type Examples = Readonly<Record<string, { summary: string; value: Json }>>;
 
 /** How the OpenAPI document describes an operation (openapi/document.ts). */
-export interface OperationDocument {
+interface OperationDocument {
   /** The OpenAPI tag: the feature the operation belongs to. */
   tag: string;
   /**
@@ -178,7 +178,7 @@ const statusExamples = (summaries: Readonly<Record<string, string>>): Examples =
 const MESSAGES = { bundle: 'messages/http' } as const;
 
 /** The messages feature (functions/src/messages/http.ts `endpoints`). */
-export const MESSAGE_OPERATIONS = {
+const MESSAGE_OPERATIONS = {
   sendMessage: {
     path: '/v1/messages',
     functionName: 'messages',
@@ -460,7 +460,7 @@ const PRIVACY = { bundle: 'privacy/http' } as const;
  * its tag (`ErasuresPending`), so a verb it shares with the deliveries (`pending`) keeps one
  * component each.
  */
-export const PRIVACY_OPERATIONS = {
+const PRIVACY_OPERATIONS = {
   listPendingErasures: {
     path: '/v1/erasures/pending',
     functionName: 'listPendingErasures',
@@ -492,7 +492,7 @@ export const PRIVACY_OPERATIONS = {
 /** Every operation of the API, feature by feature (the order of the OpenAPI paths and the rewrites). */
 export const HTTP_OPERATIONS = { ...MESSAGE_OPERATIONS, ...DELIVERY_OPERATIONS, ...PRIVACY_OPERATIONS } as const satisfies Record<string, HttpOperation>;
 
-export type HttpOperations = typeof HTTP_OPERATIONS;
+type HttpOperations = typeof HTTP_OPERATIONS;
 export type OperationId = keyof HttpOperations;
 
 /** The operations one bundle serves: the keys its `endpoints` must have (the feature's http.ts checks it with `satisfies`). */

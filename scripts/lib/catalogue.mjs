@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const FUNCTIONS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'functions');
-export const CATALOGUE_SOURCE = join(FUNCTIONS, 'src', 'operations.ts');
+const CATALOGUE_SOURCE = join(FUNCTIONS, 'src', 'operations.ts');
 
 let loaded;
 

@@ -25,7 +25,7 @@ const FUNCTIONS_DIR = join(ROOT, 'functions');
 const requireFromFunctions = createRequire(join(FUNCTIONS_DIR, 'package.json'));
 
 /** The framework's CLI, resolved the way the deployed function resolves the package. */
-export const FRAMEWORK_MAIN = join(dirname(requireFromFunctions.resolve('@google-cloud/functions-framework')), 'main.js');
+const FRAMEWORK_MAIN = join(dirname(requireFromFunctions.resolve('@google-cloud/functions-framework')), 'main.js');
 
 /** Suites about the runtime itself rather than one operation: body parsing and the envelope, the smoke run, injected faults. */
 export const RUNTIME_SUITES = [
@@ -55,7 +55,7 @@ export function hostingRewrites() {
  * markers of the Functions emulator (firebase-functions behaves differently under them), the
  * project, and `extra` (emulator hosts, image store, limits).
  */
-export function frameworkEnv(target, extra = {}) {
+function frameworkEnv(target, extra = {}) {
   const env = { ...process.env };
   for (const name of Object.keys(env)) {
     if (name === 'FUNCTIONS_EMULATOR' || name.startsWith('FIREBASE_EMULATOR') || name === 'FUNCTIONS_EMULATOR_HOST') delete env[name];

@@ -12,7 +12,7 @@
 const INDENT = '      ';
 
 /** The path prefixes whose rewrites are generated (any other rewrite is kept as written). */
-export const GENERATED_PREFIXES = ['/v1/', '/console/v1/'];
+const GENERATED_PREFIXES = ['/v1/', '/console/v1/'];
 const generated = (source) => typeof source === 'string' && GENERATED_PREFIXES.some((prefix) => source.startsWith(prefix));
 
 /** The rewrites of `operations` (catalogue targets: `{ path, functionName }`) in `region`. */

@@ -9,7 +9,7 @@ import { crc32 } from 'node:zlib';
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** A PNG chunk: length, type, data, CRC of type + data. */
-export function pngChunk(type, data) {
+function pngChunk(type, data) {
   const head = Buffer.alloc(8);
   head.writeUInt32BE(data.length, 0);
   head.write(type, 4, 'latin1');

@@ -71,7 +71,7 @@ export function rulesFacts(contract) {
 }
 
 /** The generated block, markers included (no trailing newline). */
-export function renderFactsBlock(contract) {
+function renderFactsBlock(contract) {
   const lines = [
     `${BEGIN_MARKER}: written by \`node scripts/rules-facts.mjs\` from`,
     `${INDENT}// functions/src/contract/index.ts (rules cannot import it). Do not edit: change the contract and run`,

@@ -20,7 +20,7 @@ export const DEMO = {
  * Creates an email/password user on the Auth emulator (or finds the existing one, with persisted
  * data) and returns its uid. The emulator accepts any API key.
  */
-export async function emulatorUser(email, password) {
+async function emulatorUser(email, password) {
   const base = `http://${HOSTS.auth}/identitytoolkit.googleapis.com/v1/accounts`;
   const call = async (op) => {
     const res = await fetch(`${base}:${op}?key=local-emulator-api-key`, {

@@ -22,7 +22,7 @@ export function integrationSuites() {
 }
 
 /** The `@serial` reason a suite gives in its first doc comment, or null. */
-export function serialReason(suite) {
+function serialReason(suite) {
   const text = readFileSync(join(ROOT, suite), 'utf8');
   const firstDoc = /\/\*\*([\s\S]*?)\*\//.exec(text)?.[1] ?? '';
   const match = /^\s*\*\s*@serial\b[ \t]*(.*)$/m.exec(firstDoc);

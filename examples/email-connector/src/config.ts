@@ -45,7 +45,7 @@ export interface EmailConnectorConfig {
 }
 
 /** The flags `main` accepts; each has an environment variable too. */
-export const FLAGS = {
+const FLAGS = {
   key: { type: 'string', env: 'INTEGRATION_KEY', help: 'integration key (required; `npm start` prints it)' },
   'base-url': { type: 'string', env: 'API_BASE_URL', help: `API base URL (default ${DEFAULTS.apiBaseUrl})` },
   subscription: { type: 'string', env: 'SUBSCRIPTION', help: `Pub/Sub subscription (default ${DEFAULTS.subscription})` },

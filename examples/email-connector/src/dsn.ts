@@ -51,7 +51,7 @@ export interface BounceReport {
 }
 
 /** Header-style fields of RFC 822 text, continuation lines unfolded; one map per blank-line block. */
-export function parseFieldBlocks(text: string): Array<Map<string, string>> {
+function parseFieldBlocks(text: string): Array<Map<string, string>> {
   const blocks: Array<Map<string, string>> = [];
   let current = new Map<string, string>();
   let last: string | undefined;
@@ -76,7 +76,7 @@ export function parseFieldBlocks(text: string): Array<Map<string, string>> {
 }
 
 /** Whether a mail is a bounce or a DSN rather than a customer's message. */
-export function isBounce(candidate: BounceCandidate, settings: BounceSettings): boolean {
+function isBounce(candidate: BounceCandidate, settings: BounceSettings): boolean {
   if (candidate.contentType === 'multipart/report' && candidate.reportType === 'delivery-status') return true;
   return candidate.recipients.some((r) => deliveryIdFromBounceAddress(r, settings.bounceLocalPart, settings.domain) !== undefined);
 }

@@ -94,7 +94,7 @@ export function normalizeAddress(address: string): string {
 const SAFE_TOKEN = /^[A-Za-z0-9_-]+$/;
 
 /** deliveryId -> a token for a Message-ID / local part: as is when safe, else `b64.` + base64url. Reversible. */
-export function deliveryToken(deliveryId: string): string {
+function deliveryToken(deliveryId: string): string {
   return SAFE_TOKEN.test(deliveryId) ? deliveryId : `b64.${Buffer.from(deliveryId, 'utf8').toString('base64url')}`;
 }
 

@@ -2,7 +2,7 @@
 import type { OmittedAttachment } from './text.js';
 
 /** The API's image limits: at most 3 per message, 10 MB each, 20 MB together. */
-export const IMAGE_LIMITS = { maxImages: 3, maxBytesEach: 10 * 1024 * 1024, maxBytesTotal: 20 * 1024 * 1024 } as const;
+const IMAGE_LIMITS = { maxImages: 3, maxBytesEach: 10 * 1024 * 1024, maxBytesTotal: 20 * 1024 * 1024 } as const;
 
 export type ImageContentType = 'image/png' | 'image/jpeg' | 'image/webp';
 

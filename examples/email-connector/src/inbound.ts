@@ -34,7 +34,7 @@ export interface InboundSettings {
 }
 
 /** An incoming mail as the API will see it. */
-export interface IncomingMail {
+interface IncomingMail {
   eventId: string;
   externalConversationId: string;
   sender: { externalId: string; displayName?: string };
@@ -56,7 +56,7 @@ const asText = (a: Attachment | undefined): string | undefined => (a === undefin
  * text is the text part, else the HTML part converted to text; a mail that starts a thread gets
  * its subject as the first line; attachments that are not sent as images are named in the text.
  */
-export function mailToMessage(parsed: ParsedMail, raw: Uint8Array, known: (messageId: string) => string | undefined): IncomingMail {
+function mailToMessage(parsed: ParsedMail, raw: Uint8Array, known: (messageId: string) => string | undefined): IncomingMail {
   const fromEntry = parsed.from?.value[0];
   const senderAddress = normalizeAddress(fromEntry?.address ?? '');
   if (senderAddress === '') throw new MailRejection(550, '5.1.7 A From address is required');
@@ -99,7 +99,7 @@ export class MailRejection extends Error {
 const IMAGE_ERROR_CODES = new Set(['unsupported_image', 'invalid_image', 'image_too_large_dimensions', 'image_too_large', 'too_many_images', 'images_too_large']);
 
 /** The SMTP answer for an API error (see the table at the top of this file). */
-export function smtpAnswerForApiError(err: unknown): MailRejection {
+function smtpAnswerForApiError(err: unknown): MailRejection {
   if (!(err instanceof ConnectorApiError)) return new MailRejection(451, '4.3.0 Temporary failure, please try again later');
   const status = err.status;
   if (status === undefined || status === 429 || status >= 500) return new MailRejection(451, `4.3.0 The support desk is busy (${err.code}), please try again later`);

@@ -20,7 +20,7 @@ import { bounceAddress, replyMessageId } from './ids.js';
 import { classifySendFailure } from './smtp-status.js';
 import { trimReferences, type ThreadState, type ThreadStore } from './store.js';
 
-export interface RelaySettings {
+interface RelaySettings {
   host: string;
   port: number;
   /** Connecting and the greeting (ms). */
@@ -57,7 +57,7 @@ export interface ReplyMail {
 }
 
 /** One file of a reply mail. */
-export interface MailAttachment {
+interface MailAttachment {
   filename: string;
   contentType: string;
   content: Uint8Array;

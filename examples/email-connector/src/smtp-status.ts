@@ -13,7 +13,7 @@
  * so a repeated mail is recognisable). Before DATA nothing can have been accepted.
  */
 
-export type SmtpOutcome = 'retry' | 'failed' | 'unknown';
+type SmtpOutcome = 'retry' | 'failed' | 'unknown';
 
 export interface SmtpFailure {
   outcome: SmtpOutcome;

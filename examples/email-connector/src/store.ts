@@ -38,7 +38,7 @@ interface StoreFile {
 }
 
 /** Kept References (mail clients keep the first and the last ones: RFC 5322 section 3.6.4 allows trimming). */
-export const MAX_REFERENCES = 20;
+const MAX_REFERENCES = 20;
 const MAX_MESSAGES = 50_000;
 
 /** Trims a References list to its root and its newest ids. */

@@ -11,9 +11,9 @@ import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
 import { joinChunks } from '../messages/multipart';
 
 /** The multipart framing allowed beyond the file (two short fields, part headers, boundaries). */
-export const UPLOAD_FRAMING_BYTES = 64 * 1024;
+const UPLOAD_FRAMING_BYTES = 64 * 1024;
 /** The largest body read at all: a maximum-size file and its framing. A larger body is refused unread. */
-export const MAX_UPLOAD_BODY_BYTES = ATTACHMENT_LIMITS.maxBytesPerFile + UPLOAD_FRAMING_BYTES;
+const MAX_UPLOAD_BODY_BYTES = ATTACHMENT_LIMITS.maxBytesPerFile + UPLOAD_FRAMING_BYTES;
 
 export interface UploadBody {
   workspaceId: string;

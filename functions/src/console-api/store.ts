@@ -14,7 +14,7 @@ import { uploadRecordOf } from '../deliveries/reply';
 import type { MediaRef } from './rules';
 
 /** How long an upload no reply uses is kept (docs/data-model.md#attachment-uploads). */
-export const UNUSED_UPLOAD_LIFETIME_MS = 24 * 60 * 60 * 1000;
+const UNUSED_UPLOAD_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 /** A new upload's id: `a_` and 24 base64url characters (144 random bits; the contract's `ATTACHMENT_ID_PATTERN`). */
 export const newAttachmentId = (): string => `a_${randomBytes(18).toString('base64url')}`;

@@ -36,7 +36,7 @@ export const integrationHealthRef = (db: Firestore, workspaceId: string, integra
 const ts = (ms: number): Timestamp => Timestamp.fromMillis(ms);
 
 /** The stored document (the console contract, docs/data-model.md): times as Timestamps. */
-export function healthDocument(h: IntegrationHealth): Record<string, unknown> {
+function healthDocument(h: IntegrationHealth): Record<string, unknown> {
   return {
     workspaceId: h.workspaceId,
     integrationId: h.integrationId,
@@ -52,7 +52,7 @@ export function healthDocument(h: IntegrationHealth): Record<string, unknown> {
 }
 
 /** Runs the queries of one integration's health at `now` (reads only). */
-export async function computeIntegrationHealth(db: Firestore, workspaceId: string, integrationId: string, now: number): Promise<IntegrationHealth> {
+async function computeIntegrationHealth(db: Firestore, workspaceId: string, integrationId: string, now: number): Promise<IntegrationHealth> {
   const deliveries = db.collection(paths.deliveries(workspaceId));
   const checks = db.collection(paths.deliveryChecks());
   const shards = allShards(config().listShards);

@@ -35,7 +35,7 @@ export const ATTEMPT_LOG_LIMIT = 50;
 export type DeliveryStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
 export type TerminalStatus = 'sent' | 'failed' | 'unknown';
 export type FailOutcome = 'retry' | 'failed' | 'unknown';
-export type FailResponseStatus = 'queued' | 'failed' | 'unknown' | 'sent';
+type FailResponseStatus = 'queued' | 'failed' | 'unknown' | 'sent';
 
 /** The statuses a delivery can still leave (the sweeper and the queue rebuild look for these). */
 export const UNFINISHED_STATUSES: readonly DeliveryStatus[] = ['queued', 'leased', 'sending'];
@@ -171,7 +171,7 @@ export interface DeliveryRecord {
  * failed `cancelled`) or `too_late` (sending or finished: nothing changed). `requestedAt` (epoch ms
  * of the console's request) makes a repeated trigger for the same request a no-op.
  */
-export interface DeliveryCancel {
+interface DeliveryCancel {
   status: 'cancelled' | 'too_late';
   requestedAt: number;
   at: number;
@@ -264,7 +264,7 @@ export function withPendingAt(before: DeliveryRecord | null, next: DeliveryRecor
 export type ReceiptStatus = 'delivered' | 'read' | 'failed';
 
 /** The channel's latest word on a sent message: `at` is the channel's time when it gave one (epoch ms). */
-export interface DeliveryReceipt {
+interface DeliveryReceipt {
   status: ReceiptStatus;
   at: number;
   code: string | null;

@@ -24,7 +24,7 @@ export const MAX_REPLY_CHARACTERS = REPLY_MAX_CODE_POINTS;
 export type ReplyRejection = 'replies_disabled' | 'invalid_reply' | 'attachments_unsupported' | 'attachment_rejected';
 
 /** A console request on a reply (`resend`, `cancel`): its server time and who made it. */
-export interface ReplyRequest {
+interface ReplyRequest {
   /** Null when absent or not a Timestamp (firestore.rules require the request time). */
   requestedAt: Timestamp | null;
   uid: unknown;
@@ -187,7 +187,7 @@ export function attachmentsVerdict(
  * Whether the text of a reply with files may be empty: with files it may, alone it must be a
  * reply's text (`replyVerdict`).
  */
-export function replyTextVerdict(text: unknown, hasAttachments: boolean): string | null {
+function replyTextVerdict(text: unknown, hasAttachments: boolean): string | null {
   if (hasAttachments && text === '') return '';
   return typeof text === 'string' && text.length > 0 && codePointLength(text) <= MAX_REPLY_CHARACTERS ? text : null;
 }
@@ -214,14 +214,14 @@ export function resendParts(previous: Pick<DeliveryRecord, 'text' | 'textSent' |
 }
 
 /** An attempt log entry as the console sees it. */
-export interface AttemptMirror {
+interface AttemptMirror {
   at: Timestamp;
   event: AttemptEvent;
   code?: string;
 }
 
 /** How the delivery a resend replaced ended, as the console sees it (`delivery.previous`). */
-export interface PreviousMirror {
+interface PreviousMirror {
   deliveryId?: string;
   status: PreviousDelivery['status'];
   error?: { outcome: string; code: string };

@@ -22,13 +22,13 @@ export const ClaimRequestSchema = z.strictObject({
 
 const leaseId = () => id().describe('The leaseId of a `ready` claim.');
 
-export const StartRequestSchema = z.strictObject({
+const StartRequestSchema = z.strictObject({
   deliveryId: id(),
   leaseId: leaseId(),
 });
 
 /** docs/contract.md#extend: more time for a long provider call, under the live current lease. */
-export const ExtendRequestSchema = z.strictObject({
+const ExtendRequestSchema = z.strictObject({
   deliveryId: id(),
   leaseId: leaseId(),
 });
@@ -53,7 +53,7 @@ const partsSchema = () =>
     .optional()
     .describe('Optional: the outcome of each part of the reply (its text and each attachment), at most once each.');
 
-export const CompleteRequestSchema = z.strictObject({
+const CompleteRequestSchema = z.strictObject({
   deliveryId: id(),
   leaseId: leaseId(),
   providerMessageIds: z
@@ -64,7 +64,7 @@ export const CompleteRequestSchema = z.strictObject({
   parts: partsSchema(),
 });
 
-export const FailRequestSchema = z.strictObject({
+const FailRequestSchema = z.strictObject({
   deliveryId: id(),
   leaseId: leaseId(),
   outcome: z
@@ -88,14 +88,14 @@ export const FailRequestSchema = z.strictObject({
 });
 
 /** docs/contract.md#fetch-an-attachment: one file of the claimed reply, under the live lease. */
-export const AttachmentRequestSchema = z.strictObject({
+const AttachmentRequestSchema = z.strictObject({
   deliveryId: id(),
   leaseId: leaseId(),
   attachmentId: text(1, ATTACHMENT_LIMITS.id).describe("An `attachmentId` of the claim's `message.attachments`."),
 });
 
 /** docs/contract.md#receipts: what the channel reported after `sent`. */
-export const ReceiptRequestSchema = z
+const ReceiptRequestSchema = z
   .strictObject({
     deliveryId: id(),
     status: z.enum(['delivered', 'read', 'failed']).describe('`delivered` to the recipient, `read` by them, or `failed` after the provider had accepted it.'),
@@ -106,28 +106,28 @@ export const ReceiptRequestSchema = z
   .refine((r) => r.status !== 'failed' || r.code !== undefined, { message: 'required when status is failed', path: ['code'] });
 
 /** docs/contract.md#catch-up: the catch-up list of claimable deliveries. */
-export const PendingRequestSchema = z.strictObject({
+const PendingRequestSchema = z.strictObject({
   limit: z.number().int().min(1).max(DELIVERY_LIMITS.pendingPage).default(DELIVERY_LIMITS.pendingDefault).describe(`Page size (default ${DELIVERY_LIMITS.pendingDefault}).`),
   cursor: text(1, DELIVERY_LIMITS.pendingCursor).optional().describe('`nextCursor` of the previous page; omit for the first page.'),
 });
 
-export type ClaimRequest = z.output<typeof ClaimRequestSchema>;
-export type StartRequest = z.output<typeof StartRequestSchema>;
-export type ExtendRequest = z.output<typeof ExtendRequestSchema>;
-export type CompleteRequest = z.output<typeof CompleteRequestSchema>;
-export type FailRequest = z.output<typeof FailRequestSchema>;
-export type AttachmentRequest = z.output<typeof AttachmentRequestSchema>;
-export type PartsReport = NonNullable<CompleteRequest['parts']>;
+type ClaimRequest = z.output<typeof ClaimRequestSchema>;
+type StartRequest = z.output<typeof StartRequestSchema>;
+type ExtendRequest = z.output<typeof ExtendRequestSchema>;
+type CompleteRequest = z.output<typeof CompleteRequestSchema>;
+type FailRequest = z.output<typeof FailRequestSchema>;
+type AttachmentRequest = z.output<typeof AttachmentRequestSchema>;
+type PartsReport = NonNullable<CompleteRequest['parts']>;
 
 const recipient = z.strictObject({ externalConversationId: z.string(), externalCustomerId: z.string() });
-export const AttachmentRefSchema = z.strictObject({
+const AttachmentRefSchema = z.strictObject({
   attachmentId: z.string().regex(ATTACHMENT_ID_PATTERN),
   name: z.string().describe('The file name the operator uploaded (send it sanitised).'),
   contentType: z.enum(ATTACHMENT_CONTENT_TYPES),
   size: z.number().int().min(1).max(ATTACHMENT_LIMITS.maxBytesPerFile).describe('Bytes.'),
   sha256: z.string().regex(SHA256_HEX_PATTERN).describe('SHA-256 of the bytes, lowercase hex.'),
 });
-export const ClaimResponseSchema = z.discriminatedUnion('status', [
+const ClaimResponseSchema = z.discriminatedUnion('status', [
   z.strictObject({
     status: z.literal('skip'),
     // The contract's reasons, and any other string: a later version may add one (docs/contract.md#claim),
@@ -149,22 +149,22 @@ export const ClaimResponseSchema = z.discriminatedUnion('status', [
     }),
   }),
 ]);
-export const StartResponseSchema = z.strictObject({
+const StartResponseSchema = z.strictObject({
   status: z.enum(['sending', 'sent']).describe('`sending`: call the provider now, once. `sent`: already sent, do not send again.'),
 });
-export const ExtendResponseSchema = z.strictObject({
+const ExtendResponseSchema = z.strictObject({
   leaseExpiresAt: z.number().int().describe('The new expiry of the lease, Unix epoch milliseconds (like `leaseExpiresAt` of claim).'),
 });
-export const CompleteResponseSchema = z.strictObject({ status: z.literal('sent') });
-export const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });
+const CompleteResponseSchema = z.strictObject({ status: z.literal('sent') });
+const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });
 const notification = z.strictObject({ deliveryId: z.string(), workspaceId: z.string(), integrationId: z.string(), conversationId: z.string(), messageId: z.string() });
-export const PendingResponseSchema = z.strictObject({
+const PendingResponseSchema = z.strictObject({
   deliveries: z.array(notification).describe("Claimable now, oldest first; each item is exactly the delivery notification published to the integration's topic."),
   nextCursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.'),
 });
 /** The bytes of the file (documented as a binary body by the OpenAPI document, not as JSON). */
-export const AttachmentResponseSchema = z.string().describe('The bytes of the file.');
-export const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describe('Receipts never change the delivery: it stays `sent`.') });
+const AttachmentResponseSchema = z.string().describe('The bytes of the file.');
+const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describe('Receipts never change the delivery: it stays `sent`.') });
 
 /** What the rules (./state-machine.ts) and the handlers answer: exactly what the response schemas describe. */
 export type ClaimResponse = z.output<typeof ClaimResponseSchema>;

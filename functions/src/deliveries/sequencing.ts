@@ -143,6 +143,7 @@ export type ReplySequencingResult = {
  * the queue document and the integration (its id remembered per conversation) in one `getAll`,
  * with the recent replies read beside it. A cold instance reads the conversation first, and a
  * burst of unsequenced replies larger than the recent page takes the exact query in the transaction.
+ * @public the bench calls it from the built module (bench/lib/service.mjs)
  */
 export async function sequenceReplies(
   db: Firestore,

@@ -73,7 +73,7 @@ export interface CompleteInput {
 }
 
 /** One entry of a `parts` report as the schema validated it. */
-export interface PartReport {
+interface PartReport {
   part: string;
   status: 'sent' | 'failed';
   providerMessageIds?: readonly string[] | undefined;
@@ -369,7 +369,7 @@ export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decisio
 }
 
 /** The parts of a delivery: its text (unless a resend carries files only) and each attachment id. */
-export function partsOf(d: Pick<DeliveryRecord, 'attachments' | 'textSent'>): string[] {
+function partsOf(d: Pick<DeliveryRecord, 'attachments' | 'textSent'>): string[] {
   return [...(d.textSent === true ? [] : [TEXT_PART]), ...(d.attachments ?? []).map((a) => a.attachmentId)];
 }
 

@@ -13,12 +13,13 @@ import { shardOf } from '../platform/shards';
 import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
 import { deliveryMirror, mirrorChanged, type ReplyMirror } from './reply';
 
+/** @public the bench reads deliveries through it (bench/lib/service.mjs) */
 export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
 export const deliveryQueueRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference =>
   db.doc(paths.deliveryQueue(workspaceId, conversationId));
 /** An operator reply, by the ids that place it (a delivery record carries them). */
 export type ReplyAddress = Pick<DeliveryRecord, 'workspaceId' | 'conversationId' | 'messageId'>;
-export const replyRef = (db: Firestore, reply: ReplyAddress): DocumentReference => db.doc(paths.message(reply.workspaceId, reply.conversationId, reply.messageId));
+const replyRef = (db: Firestore, reply: ReplyAddress): DocumentReference => db.doc(paths.message(reply.workspaceId, reply.conversationId, reply.messageId));
 export const outboxRef = (db: Firestore, outboxId: string): DocumentReference => db.doc(paths.outboxEntry(outboxId));
 /** The top-level outbox collection's id (the sweeper's query and tests). */
 export const OUTBOX = paths.outbox();

@@ -16,7 +16,6 @@ import { integrationRef } from './store';
  * after the integration was created takes effect on the next delivery without anyone acting.
  */
 
-export type { TopicStatus };
 export interface TopicCheck {
   status: TopicStatus;
   message: string;

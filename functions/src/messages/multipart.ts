@@ -3,7 +3,7 @@ import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
 import { IMAGE_LIMITS, assertImageCount } from './images';
 import { MAX_JSON_BYTES } from '../platform/http/pipeline';
 
-export interface MultipartFile {
+interface MultipartFile {
   fieldName: string;
   data: Buffer;
 }

@@ -26,10 +26,10 @@ export const IncomingMessageSchema = z
   })
   .describe('An incoming customer message or service alert.');
 
-export type IncomingMessage = z.output<typeof IncomingMessageSchema>;
+type IncomingMessage = z.output<typeof IncomingMessageSchema>;
 
 /** Success body of `POST /v1/messages` (201 new, 200 duplicate). */
-export const IncomingMessageResponseSchema = z.strictObject({
+const IncomingMessageResponseSchema = z.strictObject({
   conversationId: z.string(),
   messageId: z.string(),
   duplicate: z.boolean(),

@@ -4,14 +4,14 @@
  */
 import * as z from 'zod';
 
-export type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
+type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
 export const schemaRef = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 export const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/${name}` });
 export const responseRef = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });
 
-export const isJsonObject = (value: Json | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isJsonObject = (value: Json | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * A zod schema as a JSON Schema 2020-12 object (the dialect of OpenAPI 3.1), without `$schema`.

@@ -48,7 +48,7 @@ export function isTransientFailure(err: unknown): boolean {
 
 /** Attempts of `retryTransient`, and its first pause (doubled, with jitter, between attempts). */
 export const TRIGGER_ATTEMPTS = 4;
-export const TRIGGER_FIRST_PAUSE_MS = 100;
+const TRIGGER_FIRST_PAUSE_MS = 100;
 
 /**
  * Runs idempotent background work again on a transient failure, a few times within one

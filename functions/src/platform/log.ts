@@ -19,7 +19,7 @@ export function withTraceFields(line: LogFields): LogFields {
   return { ...fields, traceId, ...traceLogFields(traceId, spanId) };
 }
 
-export const debug = (message: string, fields: LogFields = {}): void => base.debug(message, withTraceFields(fields));
+const debug = (message: string, fields: LogFields = {}): void => base.debug(message, withTraceFields(fields));
 export const info = (message: string, fields: LogFields = {}): void => base.info(message, withTraceFields(fields));
 export const warn = (message: string, fields: LogFields = {}): void => base.warn(message, withTraceFields(fields));
 export const error = (message: string, fields: LogFields = {}): void => base.error(message, withTraceFields(fields));

@@ -32,7 +32,7 @@ export interface ImageStore {
 }
 
 /** An object opened for reading: its size as stored, and its bytes as they are read. */
-export interface StoredObject {
+interface StoredObject {
   size: number;
   stream: Readable;
 }

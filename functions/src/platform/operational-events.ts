@@ -25,7 +25,7 @@ import { config } from './config';
 
 export const operationalOutboxRef = (db: Firestore, outboxId: string): DocumentReference => db.doc(paths.outboxEntry(outboxId));
 
-export type OperationalEventType = 'delivery.exhausted' | 'conversation.blocked' | 'integration.unhealthy' | 'integration.recovered' | 'erasure.done';
+type OperationalEventType = 'delivery.exhausted' | 'conversation.blocked' | 'integration.unhealthy' | 'integration.recovered' | 'erasure.done';
 
 /** One event as published (the message data, JSON); `at` is ISO 8601 (read by people and tools outside the service). */
 export interface OperationalEvent {
@@ -62,7 +62,7 @@ export const isOperationalEntry = (entry: unknown): entry is OperationalOutboxEn
 /** The outbox id of an event: its eventId made a valid document id. */
 export const operationalOutboxId = (eventId: string): string => `ops_${eventId.replace(/[^A-Za-z0-9_.@-]/g, '_')}`;
 
-export function entryOf(event: OperationalEvent, now: number): OperationalOutboxEntry {
+function entryOf(event: OperationalEvent, now: number): OperationalOutboxEntry {
   return { kind: 'operational', event, workspaceId: event.workspaceId, dueAt: Math.min(now, Date.now()), attempts: 0, createdAt: Date.now(), shard: shardOf(event.eventId, config().queueShards) };
 }
 

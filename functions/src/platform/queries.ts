@@ -8,7 +8,7 @@ import type { CollectionReference, Firestore, Query, WhereFilterOp } from 'fireb
  * would notice). `limit` is not part of a spec: it never changes which index a query needs.
  */
 
-export type QueryScope = 'COLLECTION' | 'COLLECTION_GROUP';
+type QueryScope = 'COLLECTION' | 'COLLECTION_GROUP';
 
 export interface FilterSpec {
   readonly field: string;

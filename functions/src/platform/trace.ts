@@ -66,8 +66,8 @@ function projectOfFirebaseConfig(): string | undefined {
 }
 
 /** Cloud Logging's special fields: a structured line with them is shown in its trace. */
-export const TRACE_FIELD = 'logging.googleapis.com/trace';
-export const SPAN_FIELD = 'logging.googleapis.com/spanId';
+const TRACE_FIELD = 'logging.googleapis.com/trace';
+const SPAN_FIELD = 'logging.googleapis.com/spanId';
 
 /** The log fields naming `traceId` (and `spanId` when known). */
 export function traceLogFields(traceId: string, spanId?: string): Record<string, string> {

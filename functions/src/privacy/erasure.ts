@@ -40,7 +40,7 @@ import { iso, writeOperationalEvent, type OperationalEvent } from '../platform/o
 import { imageEntriesOf, removeAttachmentObjects, removeImages } from './stored-objects';
 
 /** Documents read and deleted per step (one transaction: a page plus at most two writes per delivery). */
-export const ERASURE_PAGE = 100;
+const ERASURE_PAGE = 100;
 /** How many inbound messages a conversation stored before `customerIds` existed is scanned for other customers. */
 const LEGACY_SCAN_LIMIT = 500;
 
@@ -320,7 +320,7 @@ async function finishStep(db: Firestore, workspaceId: string, ref: DocumentRefer
  * deletes at most that many (plus a delivery's check and outbox entries). `done` once the audit is
  * `done` (or the document is gone). Safe to run twice at once and to repeat after a crash.
  */
-export async function runErasureStep(db: Firestore, store: ImageStore, workspaceId: string, erasureId: string, hooks: StepHooks = {}): Promise<StepResult> {
+async function runErasureStep(db: Firestore, store: ImageStore, workspaceId: string, erasureId: string, hooks: StepHooks = {}): Promise<StepResult> {
   const ref = erasureRef(db, workspaceId, erasureId);
   const state = await begin(db, ref);
   if (state === null || state.status === 'done' || state.startedAt === undefined) return { done: true, deleted: 0, reads: 1 };

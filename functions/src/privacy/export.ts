@@ -27,9 +27,9 @@ import type { ImageStore } from '../messages/image-store';
 import { attachmentReferencesOf } from './stored-objects';
 
 /** How long the file can be downloaded. */
-export const EXPORT_TTL_MS = 7 * 86_400_000;
+const EXPORT_TTL_MS = 7 * 86_400_000;
 /** The most messages one export reads (one run, one file in memory). */
-export const EXPORT_MESSAGE_LIMIT = 20_000;
+const EXPORT_MESSAGE_LIMIT = 20_000;
 
 /** The store path of an export's file (derived by the service; never from a client). */
 export const exportFilePath = (workspaceId: string, exportId: string): string => `workspaces/${workspaceId}/exports/${exportId}.jsonl`;
@@ -44,14 +44,14 @@ function plain(value: unknown): unknown {
 
 const line = (type: string, data: DocumentData): string => JSON.stringify({ type, ...(plain(data) as Record<string, unknown>) });
 
-export interface ExportCounts {
+interface ExportCounts {
   conversations: number;
   messages: number;
   deliveries: number;
 }
 
 /** Builds the JSON Lines of one customer; null when it reads more than the limit. */
-export async function buildExport(db: Firestore, workspaceId: string, integrationId: string, externalCustomerId: string, now: number): Promise<{ text: string; counts: ExportCounts } | null> {
+async function buildExport(db: Firestore, workspaceId: string, integrationId: string, externalCustomerId: string, now: number): Promise<{ text: string; counts: ExportCounts } | null> {
   const customerId = customerIdFor(integrationId, externalCustomerId);
   const lines: string[] = [];
   const customer = (await db.doc(paths.customer(workspaceId, customerId)).get()).data();

@@ -11,8 +11,8 @@
  */
 
 export const DAY_MS = 86_400_000;
-/** How often a pass starts over a workspace whose period has not changed (from the start of the previous pass). */
-export const PASS_INTERVAL_MS = DAY_MS;
+/** How often a pass starts over a workspace whose period has not changed (from the start of the previous pass): daily. */
+export const PASS_INTERVAL_MS = 24 * 3_600_000;
 
 /** The `expireAt` (epoch ms) of a document of time `at` under `days`, or null for none. */
 export const expiryOf = (at: number, days: number | null): number | null => (days === null ? null : at + days * DAY_MS);

@@ -37,10 +37,10 @@ import { attachmentIdsOf } from '../deliveries/reply';
 import { imageEntriesOf, removeAttachmentObjects, removeImages, uploadRecordsOf } from './stored-objects';
 import { conversationPlan, expiryOf, messagePlan, passDue, type RetentionState } from './retention-plan';
 /** Documents one run reads per workspace at most (then it continues at its cursor). */
-export const RUN_BUDGET = 2_000;
+const RUN_BUDGET = 2_000;
 const PAGE = 100;
 
-export interface RetentionSettings {
+interface RetentionSettings {
   days: number;
 }
 
@@ -182,7 +182,7 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
  * Runs the workspace's pass from its cursor until `RUN_BUDGET` documents are read or the pass is
  * done. Returns the documents read.
  */
-export async function workspacePass(db: Firestore, store: ImageStore, workspaceId: string, now: number, deleteDue: boolean, stats: RunStats): Promise<number> {
+async function workspacePass(db: Firestore, store: ImageStore, workspaceId: string, now: number, deleteDue: boolean, stats: RunStats): Promise<number> {
   const [settings, stateSnap] = await Promise.all([db.doc(paths.retentionSettings(workspaceId)).get(), db.doc(paths.retentionState(workspaceId)).get()]);
   const days = retentionDaysOf(settings.data());
   const state = stateSnap.data() as RetentionState | undefined;

@@ -4,7 +4,7 @@ import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 
 /** docs/contract.md#erasures: the erasures the connector has not acknowledged, paged like the catch-up list. */
-export const ErasuresPendingRequestSchema = z.strictObject({
+const ErasuresPendingRequestSchema = z.strictObject({
   limit: z.number().int().min(1).max(DELIVERY_LIMITS.pendingPage).default(DELIVERY_LIMITS.pendingDefault).describe(`Page size (default ${DELIVERY_LIMITS.pendingDefault}).`),
   cursor: text(1, DELIVERY_LIMITS.pendingCursor).optional().describe('`nextCursor` of the previous page; omit for the first page.'),
 });
@@ -16,16 +16,16 @@ const erasure = z.strictObject({
   requestedAt: z.number().int().describe('When the admin asked for the erasure, Unix epoch milliseconds.'),
 });
 
-export const ErasuresPendingResponseSchema = z.strictObject({
+const ErasuresPendingResponseSchema = z.strictObject({
   erasures: z.array(erasure).describe('Finished erasures of your integration not acknowledged yet, in `erasureId` order.'),
   nextCursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.'),
 });
 
 /** docs/contract.md#erasures: the connector purged its copies of an erased customer. */
-export const ErasureAckRequestSchema = z.strictObject({
+const ErasureAckRequestSchema = z.strictObject({
   erasureId: text(1, DELIVERY_LIMITS.id).describe('An `erasureId` from `POST /v1/erasures/pending`.'),
 });
-export const ErasureAckResponseSchema = z.strictObject({ acknowledged: z.literal(true) });
+const ErasureAckResponseSchema = z.strictObject({ acknowledged: z.literal(true) });
 
 export type ErasuresPendingResponse = z.output<typeof ErasuresPendingResponseSchema>;
 

@@ -18,7 +18,7 @@ export function extendDelay(expiresAt: number, now: number): number {
 }
 
 /** What lease keeping reports: each granted extension, and each failed one (with whether it tries again). */
-export type LeaseEvent = { type: 'extended'; leaseExpiresAt: number } | { type: 'extend_failed'; error: unknown; willRetry: boolean };
+type LeaseEvent = { type: 'extended'; leaseExpiresAt: number } | { type: 'extend_failed'; error: unknown; willRetry: boolean };
 
 export interface KeepLeaseOptions {
   deliveryId: string;

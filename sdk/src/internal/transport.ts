@@ -168,7 +168,7 @@ const STATUS_ERRORS: ReadonlyMap<number, new (d: ConnectorApiErrorDetails) => Co
  * When an answer says `RateLimit-Remaining: 0`, the epoch ms before which the next call to its
  * path should not be sent (`RateLimit-Reset` seconds, capped like `Retry-After`); null otherwise.
  */
-export function pauseUntil(headers: Headers, now: number, maxWaitMs: number): number | null {
+function pauseUntil(headers: Headers, now: number, maxWaitMs: number): number | null {
   const remaining = headers.get('ratelimit-remaining');
   if (remaining === null || !/^\s*0+\s*$/.test(remaining)) return null;
   const resetMs = parseRetryAfterMs(headers.get('ratelimit-reset'), now);
