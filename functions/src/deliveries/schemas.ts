@@ -111,14 +111,6 @@ const PendingRequestSchema = z.strictObject({
   cursor: text(1, DELIVERY_LIMITS.pendingCursor).optional().describe('`nextCursor` of the previous page; omit for the first page.'),
 });
 
-type ClaimRequest = z.output<typeof ClaimRequestSchema>;
-type StartRequest = z.output<typeof StartRequestSchema>;
-type ExtendRequest = z.output<typeof ExtendRequestSchema>;
-type CompleteRequest = z.output<typeof CompleteRequestSchema>;
-type FailRequest = z.output<typeof FailRequestSchema>;
-type AttachmentRequest = z.output<typeof AttachmentRequestSchema>;
-type PartsReport = NonNullable<CompleteRequest['parts']>;
-
 const recipient = z.strictObject({ externalConversationId: z.string(), externalCustomerId: z.string() });
 const AttachmentRefSchema = z.strictObject({
   attachmentId: z.string().regex(ATTACHMENT_ID_PATTERN),

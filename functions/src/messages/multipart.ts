@@ -3,11 +3,6 @@ import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
 import { IMAGE_LIMITS, assertImageCount } from './images';
 import { MAX_JSON_BYTES } from '../platform/http/pipeline';
 
-interface MultipartFile {
-  fieldName: string;
-  data: Buffer;
-}
-
 export interface MultipartBody {
   /** The raw bytes of the `payload` field (JSON, to be decoded strictly as UTF-8). */
   payload: Buffer;

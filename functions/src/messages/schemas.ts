@@ -26,7 +26,6 @@ export const IncomingMessageSchema = z
   })
   .describe('An incoming customer message or service alert.');
 
-type IncomingMessage = z.output<typeof IncomingMessageSchema>;
 
 /** Success body of `POST /v1/messages` (201 new, 200 duplicate). */
 const IncomingMessageResponseSchema = z.strictObject({

@@ -19,7 +19,6 @@ export function withTraceFields(line: LogFields): LogFields {
   return { ...fields, traceId, ...traceLogFields(traceId, spanId) };
 }
 
-const debug = (message: string, fields: LogFields = {}): void => base.debug(message, withTraceFields(fields));
 export const info = (message: string, fields: LogFields = {}): void => base.info(message, withTraceFields(fields));
 export const warn = (message: string, fields: LogFields = {}): void => base.warn(message, withTraceFields(fields));
 export const error = (message: string, fields: LogFields = {}): void => base.error(message, withTraceFields(fields));

@@ -40,10 +40,6 @@ import { conversationPlan, expiryOf, messagePlan, passDue, type RetentionState }
 const RUN_BUDGET = 2_000;
 const PAGE = 100;
 
-interface RetentionSettings {
-  days: number;
-}
-
 export interface RunStats {
   workspaces: number;
   reads: number;
