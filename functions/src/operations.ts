@@ -212,6 +212,7 @@ const MESSAGE_OPERATIONS = {
     ],
     suites: [
       'test/integration/messages/errors.test.ts',
+      'test/integration/messages/rate-limit.test.ts',
       'test/integration/messages/idempotency.test.ts',
       'test/integration/messages/images.test.ts',
     ],

@@ -1,13 +1,13 @@
 /**
  * Email connector, inbound: mails sent over real SMTP to the connector's server become messages
- * of the emulator stack (POST /v1/messages through the SDK).
+ * of the emulator stack (POST /v1/messages through the SDK). Its refusals: ./refusals.test.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { closePubSub, eventually } from '../helpers/deliveries';
 import { findCustomers, listMessageDocs } from '../helpers/messages';
 import { closeStack } from '../helpers/stack';
 import { png } from '../../unit/fixtures/image-bytes';
-import { refusal, startEmailStack, waitForAccepted, type EmailStack } from './helpers';
+import { startEmailStack, waitForAccepted, type EmailStack } from './helpers';
 
 jest.setTimeout(120_000);
 
@@ -73,21 +73,4 @@ test('an HTML-only mail is converted to text; an answer to it joins its conversa
   expect(second.conversationId).toBe(first.conversationId);
   const texts = (await listMessageDocs(stack.integration.workspaceId, first.conversationId)).map((m) => m.text as string).sort();
   expect(texts).toEqual(['Any news?', 'Subject: Invoice\n\nHello,\n\nwhere is my invoice?\nThanks']);
-});
-
-test('the API refusing for now (429 after the retries, or the key refused) is a 451 for the sending MTA; a refused source is a 550', async () => {
-  // One message a minute, and no retries in the SDK: the second mail meets the 429.
-  const limited = await startEmailStack({ integration: { messagesPerMinute: 1 }, clientRetry: 0 });
-  const wrongKey = await startEmailStack({ integrationKey: `sdk_test_${randomUUID().replace(/-/g, '')}` });
-  const disabled = await startEmailStack({ integration: { sourceEnabled: false } });
-  try {
-    await limited.mail({ from: 'carol@example.test', text: 'first' });
-    expect(await refusal(limited.mail({ from: 'carol@example.test', text: 'second' }))).toEqual({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 .*rate_limited/) });
-    expect(await refusal(wrongKey.mail({ from: 'carol@example.test', text: 'hello' }))).toEqual({ responseCode: 451, response: expect.stringMatching(/^451 4\.7\.0 /) });
-    expect(await refusal(disabled.mail({ from: 'carol@example.test', text: 'hello' }))).toEqual({ responseCode: 550, response: expect.stringMatching(/^550 5\.7\.1 .*source_disabled/) });
-    // Mail for anyone else is not ours to take.
-    expect(await refusal(limited.mail({ from: 'carol@example.test', to: 'someone@support-desk.test', text: 'hi' }))).toMatchObject({ responseCode: 550 });
-  } finally {
-    await Promise.all([limited.close(), wrongKey.close(), disabled.close()]);
-  }
 });
