@@ -138,7 +138,13 @@ class JwksCache {
       if (key !== undefined) return key;
       // Unknown kid: Google may have rotated its keys since the fetch. Fetch again, but not more
       // than once per interval, or made-up kids would make every request a fetch.
-      if (time - this.#lastFetchAt < OIDC_JWKS_MIN_REFETCH_MS) throw refuse('unknown_key', `no Google signing key has kid ${quote(kid)}`);
+      if (time - this.#lastFetchAt < OIDC_JWKS_MIN_REFETCH_MS) {
+        // A fetch under way (another request's unknown kid) may bring it: wait for that one.
+        const latest = this.#inflight === undefined ? undefined : await this.#inflight;
+        const fetched = latest?.keys.get(kid);
+        if (fetched !== undefined) return fetched;
+        throw refuse('unknown_key', `no Google signing key has kid ${quote(kid)}`);
+      }
     }
     const fresh = await this.#refresh(now);
     const key = fresh.keys.get(kid);

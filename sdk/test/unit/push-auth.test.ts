@@ -234,6 +234,15 @@ test('an unknown kid: the keys are fetched again (Google may have rotated), then
   expect(sent).toEqual(['hi', 'hi']);
 });
 
+test('concurrent requests with a new kid share one refetch, and all of them get the new key', async () => {
+  expect((await push(bearer())).status).toBe(204);
+  published = [current, rotated];
+  time += OIDC_JWKS_MIN_REFETCH_MS;
+  const statuses = await Promise.all(Array.from({ length: 5 }, () => push(`Bearer ${token(claims(), { key: rotated })}`).then((r) => r.status)));
+  expect(statuses).toEqual(Array(5).fill(204));
+  expect(fetches).toHaveLength(2);
+});
+
 describe('the key cache', () => {
   test('many requests, concurrent or not, fetch the keys once', async () => {
     const statuses = await Promise.all(Array.from({ length: 8 }, () => push(bearer()).then((r) => r.status)));
