@@ -118,6 +118,46 @@ export class InvalidNotificationError extends ConnectorError {
   readonly code = 'invalid_notification';
 }
 
+/** Which check of a Pub/Sub push request's OIDC token failed (`PushAuthenticationError#code`). */
+export type PushAuthenticationErrorCode =
+  /** No `Authorization` header. */
+  | 'missing_token'
+  /** The header is not `Bearer <JWT>`, or the JWT is not three base64url JSON parts with `kid`, `exp`, `iat`. */
+  | 'malformed_token'
+  /** `alg` is not `RS256` (`none`, `HS256`...). */
+  | 'unsupported_algorithm'
+  /** No published Google key has the token's `kid`, even after fetching the keys again. */
+  | 'unknown_key'
+  /** The RS256 signature does not match (a tampered header, payload or signature). */
+  | 'invalid_signature'
+  /** `iss` is not `https://accounts.google.com` or `accounts.google.com`. */
+  | 'invalid_issuer'
+  /** `aud` is not the configured audience. */
+  | 'invalid_audience'
+  /** `exp` is past (beyond the clock skew allowance). */
+  | 'token_expired'
+  /** `iat` (or `nbf`) is in the future (beyond the clock skew allowance). */
+  | 'token_not_yet_valid'
+  /** `email` is not the configured push service account. */
+  | 'invalid_email'
+  /** `email_verified` is not `true`. */
+  | 'email_not_verified'
+  /** Google's keys could not be fetched or read: not the caller's fault (`createPushHandler` answers 503). */
+  | 'jwks_unavailable';
+
+/**
+ * `verifyPubSubOidcToken` (and so `createPushHandler`) refused a Pub/Sub push request's OIDC
+ * token; `code` says which check failed. The message never contains the token.
+ */
+export class PushAuthenticationError extends ConnectorError {
+  override readonly name: string = 'PushAuthenticationError';
+  readonly code: PushAuthenticationErrorCode;
+  constructor(code: PushAuthenticationErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
 /**
  * `processDelivery`: the provider step is over, but reporting its result (complete or fail) to the
  * service failed even after retries. `cause` is the API error. When `step` is `complete` the

@@ -76,6 +76,15 @@ export {
   type PullSubscription,
 } from './internal/pull-loop.js';
 export { createPushHandler, MAX_PUSH_BODY_BYTES, type PushHandler, type PushHandlerOptions, type PushOutcome } from './internal/push.js';
+// Pub/Sub push authentication: the OIDC token check createPushHandler runs, for any other framework too.
+export {
+  DEFAULT_OIDC_JWKS_URL,
+  OIDC_CLOCK_SKEW_MS,
+  OIDC_JWKS_MIN_REFETCH_MS,
+  verifyPubSubOidcToken,
+  type PubSubOidcClaims,
+  type PubSubOidcOptions,
+} from './internal/oidc.js';
 export { SDK_VERSION } from './version.js';
 // The lease the service grants: LEASE_MS from a claim or an extension, never past LEASE_MAX_MS after the claim.
 export { LEASE_MAX_MS, LEASE_MS } from './internal/contract.generated.js';

@@ -91,7 +91,8 @@ test('createPushHandler behind a real Pub/Sub push subscription: the reply is se
   const client = sdkClient(integration.key);
   const p = provider();
   const outcomes: PushOutcome[] = [];
-  const handler = createPushHandler(client, p.send, { onEvent: (e) => e.type === 'handled' && outcomes.push(e) });
+  // The Pub/Sub emulator sends no OIDC token (the token check is unit-tested: sdk/test/unit/push-auth.test.ts).
+  const handler = createPushHandler(client, p.send, { auth: 'none', onEvent: (e) => e.type === 'handled' && outcomes.push(e) });
   const statuses: number[] = [];
   const endpoint = http.createServer((req, res) => {
     res.on('finish', () => statuses.push(res.statusCode));

@@ -44,7 +44,8 @@ beforeEach(async () => {
       sent.push(text);
       return ['p-1'];
     },
-    { onEvent: (e) => events.push(e) },
+    // These tests are about delivery, not authentication (oidc.test.ts, and the tests below): opt out explicitly.
+    { auth: 'none', onEvent: (e) => events.push(e) },
   );
   endpoint = http.createServer((req, res) => void handler(req, res));
   await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));

@@ -33,6 +33,7 @@ const ERRORS = [
   'ProviderPermanentError',
   'ProviderRetryableError',
   'ProviderUnknownOutcomeError',
+  'PushAuthenticationError',
   'ServiceUnavailableError',
   'TooManyRequestsError',
   'UnauthorizedError',
@@ -57,10 +58,12 @@ const CLIENT = [
 ];
 const NOTIFICATIONS = ['parseNotificationJson', 'parsePulledNotification', 'parsePushNotification'];
 const ERASURES = ['processErasures'];
+// Pub/Sub push authentication (createPushHandler's `auth`, and the same check for other frameworks).
+const PUSH_AUTH = ['DEFAULT_OIDC_JWKS_URL', 'OIDC_CLOCK_SKEW_MS', 'OIDC_JWKS_MIN_REFETCH_MS', 'verifyPubSubOidcToken'];
 const LOOPS = ['ackActionFor', 'createPushHandler', 'DEFAULT_CATCH_UP_INTERVAL_MS', 'DEFAULT_PULL_CONCURRENCY', 'DEFAULT_STOP_TIMEOUT_MS', 'isTransientError', 'MAX_PUSH_BODY_BYTES', 'runPullLoop'];
 
-test('the index exports the client and its defaults, the errors, the notification parsers, the delivery loops and processErasures, nothing else', () => {
-  expect(Object.keys(sdk).sort()).toEqual([...CLIENT, ...ERRORS, ...NOTIFICATIONS, ...LOOPS, ...ERASURES].sort());
+test('the index exports the client and its defaults, the errors, the notification parsers, the delivery loops, push authentication and processErasures, nothing else', () => {
+  expect(Object.keys(sdk).sort()).toEqual([...CLIENT, ...ERRORS, ...NOTIFICATIONS, ...LOOPS, ...PUSH_AUTH, ...ERASURES].sort());
 });
 
 test.each(ERRORS)('%s has a literal name equal to its export name', (exportName) => {
@@ -68,7 +71,8 @@ test.each(ERRORS)('%s has a literal name equal to its export name', (exportName)
   expect(source).toContain(`'${exportName}'`);
   const Class = (sdk as unknown as Record<string, new (...args: never[]) => Error>)[exportName];
   const details = { status: 400, code: 'x', method: 'POST', path: '/v1/x', attempts: 1, requestMayHaveArrived: true, step: 'fail', deliveryId: 'd', leaseId: 'l', providerMessageIds: [], cause: null };
-  const instance = new (Class as unknown as new (a: unknown, b?: unknown) => Error)(exportName.startsWith('Provider') || exportName === 'ConnectorError' || exportName === 'InvalidNotificationError' ? 'message' : details);
+  const args = exportName === 'PushAuthenticationError' ? ['missing_token', 'message'] : [exportName.startsWith('Provider') || exportName === 'ConnectorError' || exportName === 'InvalidNotificationError' ? 'message' : details];
+  const instance = new (Class as unknown as new (...a: unknown[]) => Error)(...args);
   expect(instance.name).toBe(exportName);
   expect(instance).toBeInstanceOf(sdk.ConnectorError);
 });
