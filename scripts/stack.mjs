@@ -83,6 +83,24 @@ async function runSchedules() {
   );
 }
 
+/**
+ * Every emulator the stack runs (firebase-tools adds Eventarc and Logging to --only's list) and
+ * the hub that coordinates them, for the banner: the address from firebase.json (HOSTS, so a stack
+ * on shifted ports prints its own) and, where a client needs one, the variable through which the
+ * Admin and Google Cloud SDKs find that emulator.
+ */
+const EMULATOR_LINES = [
+  ['Hosting', HOSTS.hosting, 'the base URL: API and console'],
+  ['Functions', HOSTS.functions, ''],
+  ['Firestore', HOSTS.firestore, 'FIRESTORE_EMULATOR_HOST'],
+  ['Auth', HOSTS.auth, 'FIREBASE_AUTH_EMULATOR_HOST'],
+  ['Pub/Sub', HOSTS.pubsub, 'PUBSUB_EMULATOR_HOST'],
+  ['Tasks', HOSTS.tasks, 'CLOUD_TASKS_EMULATOR_HOST'],
+  ['Eventarc', HOSTS.eventarc, 'CLOUD_EVENTARC_EMULATOR_HOST'],
+  ['Logging', HOSTS.logging, ''],
+  ['Hub', HOSTS.hub, 'FIREBASE_EMULATOR_HUB'],
+];
+
 try {
   await waitForStack(env, 180_000);
   const demo = await seedDemo(env);
@@ -99,8 +117,10 @@ ${demo.logins.map((l) => `   ${l.role.padEnd(9)} ${l.email} / ${l.password}`).jo
  Base URL:         ${BASE_URL}
  Integration key:  ${demo.key}
                    (workspace ${demo.workspaceId}, integration ${demo.integrationId})
- Topic:            ${demo.topic}
- Pub/Sub emulator: ${HOSTS.pubsub} (PUBSUB_EMULATOR_HOST; subscription ${demo.subscription})
+ Topic:            ${demo.topic} (subscription ${demo.subscription})
+
+ Emulators (ports from firebase.json):
+${EMULATOR_LINES.map(([name, host, note]) => `   ${name.padEnd(10)} ${host.padEnd(16)} ${note}`.trimEnd()).join('\n')}
 
  Send a message:
    curl -sS -X POST ${BASE_URL}/v1/messages \\

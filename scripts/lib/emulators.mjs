@@ -17,6 +17,10 @@ export const HOSTS = {
   firestore: hostPort('firestore'),
   auth: hostPort('auth'),
   pubsub: hostPort('pubsub'),
+  tasks: hostPort('tasks'),
+  // Not named by --only: firebase-tools starts these two beside the Functions emulator.
+  eventarc: hostPort('eventarc'),
+  logging: hostPort('logging'),
   hub: hostPort('hub'),
 };
 /** The functions' region (functions/src/platform/region.ts, read by ./region.cjs). */
