@@ -13,11 +13,15 @@
  * (deadlines with injected hangs, a missing image bucket). A full run fails when an operation's
  * path got no request through the router: every operation is served on this runtime too.
  *
+ * With FRAMEWORK_RUN_GATE (a file path; scripts/test-stack.mjs sets it) the processes start at once
+ * and the suites wait until that file exists.
+ *
  * Positional arguments filter the suites (regular expressions, like Jest's); arguments that start
  * with '-' are passed to Jest.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { frameworkSuites, hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
@@ -65,6 +69,13 @@ try {
     FUNCTIONS_URL: messagesUrl,
     TEST_RUNTIME: 'framework',
   };
+  // Started early by scripts/test-stack.mjs: the processes come up while the integration phase
+  // still runs, and the suites wait for it to end (they must not share the stack with it).
+  const gate = process.env.FRAMEWORK_RUN_GATE;
+  if (gate !== undefined) {
+    console.log('▶ framework phase: functions up, waiting for the integration phase to end');
+    while (!existsSync(gate)) await sleep(200);
+  }
   // Asynchronous: the router lives in this process, so its event loop must keep running.
   const jest = (args) =>
     new Promise((resolve) => {

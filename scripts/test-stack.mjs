@@ -8,13 +8,14 @@
  * 2. waits until those checks passed (scripts/test.mjs writes TEST_CHECKS_PASSED_FILE; it stops
  *    this process group if they fail);
  * 3. the other integration suites, in parallel Jest workers;
- * 4. the framework phase (scripts/framework-phase.mjs): the HTTP suites on the production runtime.
+ * 4. the framework phase (scripts/framework-phase.mjs): the HTTP suites on the production runtime;
+ *    its function processes start once the checks passed, its suites once step 3 is over.
  *
  * Writes each phase's times to .local/test-logs/stack-phases.json for the runner's summary.
  * Arguments: as scripts/test.mjs (positional ones select suites, flags go to Jest).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,8 +50,32 @@ function run(cmd, args) {
 
 const jest = join(ROOT, 'node_modules', '.bin', 'jest');
 
+const logDir = join(ROOT, '.local', 'test-logs');
+/** Exists once the integration phase is over: the framework phase's suites wait for it. */
+const frameworkGate = join(logDir, 'framework-gate');
+rmSync(frameworkGate, { force: true });
+
+let framework;
+let status = 1;
 try {
   const { parallel, serial } = phases.includes('integration') ? splitSerial(integrationSuites().filter(selects)) : { parallel: [], serial: [] };
+  const checks = (async () => {
+    const file = process.env.TEST_CHECKS_PASSED_FILE;
+    while (file !== undefined && !existsSync(file)) await sleep(200);
+  })();
+  // The framework phase's function processes start as soon as the checks passed, beside the
+  // @serial suites' tail: twelve Node processes loading their code, which would otherwise be on
+  // the critical path. They serve nothing until the gate opens.
+  if (phases.includes('framework')) {
+    framework = checks.then(() => {
+      const started = performance.now();
+      console.log('▶ framework phase: starting its functions');
+      return new Promise((resolve) => {
+        const child = spawn(process.execPath, [join(ROOT, 'scripts', 'framework-phase.mjs'), ...process.argv.slice(2)], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, FRAMEWORK_RUN_GATE: frameworkGate } });
+        child.on('close', (code) => resolve({ code: code ?? 1, started }));
+      });
+    });
+  }
   // The @serial suites first, while the static checks and unit tests still run beside them: they
   // mostly wait (the soak's minute of traffic, the sweeper's clock), and on a fresh database the
   // jobs that scan every workspace (the health roll-up) have little to scan. They share nothing with
@@ -58,19 +83,25 @@ try {
   if (serial.length > 0) {
     await phase(`integration: ${serial.length} @serial suites, one at a time`, () => run(jest, ['--selectProjects', 'integration', '--runInBand', '--runTestsByPath', ...serial, ...flags]));
   }
-  await phase('waiting for the static checks and unit tests', async () => {
-    const file = process.env.TEST_CHECKS_PASSED_FILE;
-    while (file !== undefined && !existsSync(file)) await sleep(200);
-  });
+  await phase('waiting for the static checks and unit tests', () => checks);
   if (parallel.length > 0) {
     await phase(`integration: ${parallel.length} suites, ${STACK_WORKERS} workers`, () =>
       run(jest, ['--selectProjects', 'integration', `--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel, ...flags]),
     );
   }
-  if (phases.includes('framework')) {
-    await phase('framework phase', () => run(process.execPath, [join(ROOT, 'scripts', 'framework-phase.mjs'), ...process.argv.slice(2)]));
+  if (framework !== undefined) {
+    writeFileSync(frameworkGate, '');
+    await phase('framework phase (its suites)', async () => {
+      const { code } = await framework;
+      if (code !== 0) throw new Error(`framework phase failed (exit ${code})`);
+    });
   }
+  status = 0;
 } catch (err) {
   console.error(`✗ ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+} finally {
+  // The runner (scripts/test.mjs) stops the emulators as soon as this file says we are done: their
+  // own orderly shutdown takes half a minute and checks nothing.
+  writeFileSync(join(logDir, 'stack-done'), `${status}\n`);
 }
+process.exit(status);

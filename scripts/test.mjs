@@ -20,7 +20,8 @@
  * tests; the default, and CI, runs everything. TEST_WORKERS sets the integration workers.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
@@ -131,6 +132,8 @@ mkdirSync(logDir, { recursive: true });
 /** Written once the static checks and unit tests passed: the parallel stack phases wait for it (scripts/test-stack.mjs). */
 const checksPassed = join(logDir, 'checks-passed');
 rmSync(checksPassed, { force: true });
+const stackDoneFile = join(logDir, 'stack-done');
+rmSync(stackDoneFile, { force: true });
 
 const env = emulatorEnv({
   LOCAL_IMAGE_DIR: imageDir,
@@ -171,8 +174,23 @@ const stackDone = new Promise((resolve) => stack.on('close', (code, signal) => r
 await checks.catch(fail);
 writeFileSync(checksPassed, `${new Date().toISOString()}\n`);
 
-const [code, signal] = await stackDone;
+// scripts/test-stack.mjs writes its status here when it is done: the emulators are then stopped at
+// once (their orderly shutdown takes about half a minute and checks nothing).
+const stackStatus = await Promise.race([
+  stackDone.then(([exitCode, exitSignal]) => ({ exitCode, exitSignal })),
+  (async () => {
+    while (!existsSync(stackDoneFile)) await sleep(200);
+    return { exitCode: Number(readFileSync(stackDoneFile, 'utf8').trim()), exitSignal: null };
+  })(),
+]);
+try {
+  process.kill(-stack.pid, 'SIGKILL');
+} catch {
+  /* already gone */
+}
+await stackDone;
 children.delete(stack);
+const { exitCode: code, exitSignal: signal } = stackStatus;
 await new Promise((resolve) => log.end(resolve));
 // The stack phases' own times (scripts/test-stack.mjs writes them).
 const stackTimes = join(logDir, 'stack-phases.json');
