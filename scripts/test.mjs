@@ -20,7 +20,7 @@
  * tests; the default, and CI, runs everything. TEST_WORKERS sets the integration workers.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -70,16 +70,50 @@ function printTimeline() {
   console.log(`  ${'total'.padEnd(34)} ${since(started).padStart(6)} s`);
 }
 
-function fail(err) {
-  console.error(`\n✗ ${err instanceof Error ? err.message : String(err)}`);
-  for (const child of children) {
+/**
+ * The pids below `pid` (Linux /proc): the emulators' JVMs run in process groups of their own, so
+ * killing firebase-tools' group leaves them listening.
+ */
+function descendants(pid) {
+  const children = new Map();
+  for (const entry of existsSync('/proc') ? readdirSync('/proc') : []) {
+    if (!/^[0-9]+$/.test(entry)) continue;
     try {
-      // The emulators run in their own process group (detached): stop all of it.
-      process.kill(child.spawnfile === firebaseBin() ? -child.pid : child.pid, 'SIGKILL');
+      // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so read after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const found = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+/** SIGKILL for `pid`, its process group and every process below it. */
+function stopProcessTree(pid) {
+  const below = descendants(pid);
+  for (const target of [-pid, pid, ...below]) {
+    try {
+      process.kill(target, 'SIGKILL');
     } catch {
       /* already gone */
     }
   }
+}
+
+function fail(err) {
+  console.error(`\n✗ ${err instanceof Error ? err.message : String(err)}`);
+  // The emulators (and every process they started) included.
+  for (const child of children) stopProcessTree(child.pid);
   printTimeline();
   process.exit(1);
 }
@@ -183,11 +217,7 @@ const stackStatus = await Promise.race([
     return { exitCode: Number(readFileSync(stackDoneFile, 'utf8').trim()), exitSignal: null };
   })(),
 ]);
-try {
-  process.kill(-stack.pid, 'SIGKILL');
-} catch {
-  /* already gone */
-}
+stopProcessTree(stack.pid);
 await stackDone;
 children.delete(stack);
 const { exitCode: code, exitSignal: signal } = stackStatus;

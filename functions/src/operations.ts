@@ -214,6 +214,7 @@ const MESSAGE_OPERATIONS = {
       'test/integration/messages/errors.test.ts',
       'test/integration/messages/rate-limit.test.ts',
       'test/integration/messages/idempotency.test.ts',
+      'test/integration/messages/concurrent-retries.test.ts',
       'test/integration/messages/images.test.ts',
     ],
     summary: 'Send an incoming customer message or service alert',

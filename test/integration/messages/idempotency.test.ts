@@ -1,17 +1,14 @@
 /**
  * POST /v1/messages through Hosting and the Functions emulator: new events (201), identical
- * retries (200 duplicate), reuse of an eventId with other content (409 event_conflict), concurrent
- * retries, what is stored, and tenancy per integration.
+ * retries (200 duplicate), reuse of an eventId with other content (409 event_conflict), what is
+ * stored, and tenancy per integration. Concurrent retries: ./concurrent-retries.test.ts.
  */
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { expectAccepted, expectError, expectRequestId } from '../helpers/assertions';
 import { MESSAGES_PATH, findCustomers, listMessageDocs, newMessage, readConversationDoc, readMessageDoc } from '../helpers/messages';
 import {
   closeStack,
   createTestIntegration,
   functionsUrl,
-  imageFilePath,
   listImageFiles,
   messageParts,
   postJson,
@@ -23,7 +20,6 @@ import { jpeg, png } from '../../unit/fixtures/image-bytes';
 jest.setTimeout(60_000);
 afterAll(closeStack);
 
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const IMAGE_A = png(64, 48);
 const IMAGE_B = jpeg(32, 32);
 
@@ -171,37 +167,6 @@ describe('POST /v1/messages: images are part of the content fingerprint', () => 
     // Nothing from the rejected requests was stored: no documents, no image files.
     expect(await workspaceDocPaths(integ.workspaceId)).toEqual(paths);
     expect(await listImageFiles(imagesDir)).toEqual(files);
-  });
-});
-
-describe('POST /v1/messages: concurrent identical retries', () => {
-  test('10 parallel identical requests: exactly one 201, nine 200 duplicates, one message', async () => {
-    const integ = await createTestIntegration();
-    const msg = newMessage();
-    const responses = await Promise.all(Array.from({ length: 10 }, () => postJson(MESSAGES_PATH, msg, { key: integ.key })));
-    const statuses = responses.map((r) => r.status).sort();
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
-    const bodies = responses.map((r) => expectAccepted(r, r.status as 200 | 201));
-    const ids = new Set(bodies.map((b) => `${b.conversationId}/${b.messageId}`));
-    expect(ids.size).toBe(1);
-    const [only] = bodies;
-    expect(await listMessageDocs(integ.workspaceId, only?.conversationId ?? '')).toHaveLength(1);
-    expect(await workspaceDocPaths(integ.workspaceId)).toHaveLength(5);
-    expect(new Set(responses.map((r) => r.headers.get('x-request-id'))).size).toBe(10);
-  });
-
-  test('parallel identical requests with an image store the image once', async () => {
-    const integ = await createTestIntegration();
-    const msg = newMessage();
-    const image = png(300, 200, { totalBytes: 200_000 });
-    const responses = await Promise.all(
-      Array.from({ length: 4 }, () => postMultipart(MESSAGES_PATH, messageParts(msg, [image]), { key: integ.key })),
-    );
-    expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 200, 201]);
-    const { conversationId, messageId } = responses[0]?.body as { conversationId: string; messageId: string };
-    const files = await listImageFiles(`workspaces/${integ.workspaceId}`);
-    expect(files).toEqual([`workspaces/${integ.workspaceId}/conversations/${conversationId}/messages/${messageId}/images/${sha256(image)}.png`]);
-    expect(sha256(await readFile(imageFilePath(files[0] ?? '')))).toBe(sha256(image));
   });
 });
 
