@@ -13,8 +13,9 @@
  * (deadlines with injected hangs, a missing image bucket). A full run fails when an operation's
  * path got no request through the router: every operation is served on this runtime too.
  *
- * With FRAMEWORK_RUN_GATE (a file path; scripts/test-stack.mjs sets it) the processes start at once
- * and the suites wait until that file exists.
+ * With FRAMEWORK_RUN_GATE and FRAMEWORK_SERIAL_GATE (file paths; scripts/test-stack.mjs sets them)
+ * the processes start at once, the parallel suites wait until the first file exists and the
+ * @serial suites until the second does.
  *
  * Positional arguments filter the suites (regular expressions, like Jest's); arguments that start
  * with '-' are passed to Jest.
@@ -70,12 +71,13 @@ try {
     TEST_RUNTIME: 'framework',
   };
   // Started early by scripts/test-stack.mjs: the processes come up while the integration phase
-  // still runs, and the suites wait for it to end (they must not share the stack with it).
-  const gate = process.env.FRAMEWORK_RUN_GATE;
-  if (gate !== undefined) {
-    console.log('▶ framework phase: functions up, waiting for the integration phase to end');
+  // still runs. The parallel suites wait for its @serial suites to be over (they then run beside
+  // its parallel ones), the @serial suites here for the whole integration phase to be over.
+  const waitFor = async (gate, what) => {
+    if (gate === undefined || existsSync(gate)) return;
+    console.log(`▶ framework phase: waiting for ${what}`);
     while (!existsSync(gate)) await sleep(200);
-  }
+  };
   // Asynchronous: the router lives in this process, so its event loop must keep running.
   const jest = (args) =>
     new Promise((resolve) => {
@@ -84,8 +86,12 @@ try {
     });
   // As in the integration phase (scripts/lib/test-suites.mjs): parallel workers, then the @serial suites alone.
   const { parallel, serial } = splitSerial(suites);
+  await waitFor(process.env.FRAMEWORK_RUN_GATE, "the integration phase's @serial suites");
   status = parallel.length > 0 ? await jest([`--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel]) : 0;
-  if (status === 0 && serial.length > 0) status = await jest(['--runInBand', '--runTestsByPath', ...serial]);
+  if (status === 0 && serial.length > 0) {
+    await waitFor(process.env.FRAMEWORK_SERIAL_GATE, 'the integration phase to end');
+    status = await jest(['--runInBand', '--runTestsByPath', ...serial]);
+  }
   const unserved = [...requested].filter(([, count]) => count === 0).map(([path]) => path);
   if (filters.length === 0 && status === 0 && unserved.length > 0) {
     console.error(`✖ framework phase: no suite requested ${unserved.join(', ')}: list a suite that calls it in the operation's catalogue entry (functions/src/operations.ts)`);

@@ -9,7 +9,8 @@
  *    this process group if they fail);
  * 3. the other integration suites, in parallel Jest workers;
  * 4. the framework phase (scripts/framework-phase.mjs): the HTTP suites on the production runtime;
- *    its function processes start once the checks passed, its suites once step 3 is over.
+ *    its function processes start once the checks passed, its parallel suites beside step 3, its
+ *    @serial suites once step 3 is over.
  *
  * Writes each phase's times to .local/test-logs/stack-phases.json for the runner's summary.
  * Arguments: as scripts/test.mjs (positional ones select suites, flags go to Jest).
@@ -17,27 +18,27 @@
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT } from './lib/emulators.mjs';
 import { STACK_WORKERS, integrationSuites, parseTestArgs, splitSerial } from './lib/test-suites.mjs';
 
 const { flags, selects } = parseTestArgs(process.argv.slice(2));
 const phases = (process.env.TEST_PHASES ?? 'integration,framework').split(',');
-const started = performance.now();
+/** The run's start (scripts/test.mjs), so that these phases line up with the runner's. */
+const origin = Number(process.env.TEST_STARTED_AT ?? Date.now());
 const times = [];
 const timesFile = join(ROOT, '.local', 'test-logs', 'stack-phases.json');
 writeFileSync(timesFile, '[]\n');
 
 async function phase(name, fn) {
-  const t = performance.now();
+  const t = Date.now();
   console.log(`▶ ${name}`);
   try {
     return await fn();
   } finally {
-    times.push({ name, from: (t - started) / 1000, to: (performance.now() - started) / 1000 });
+    times.push({ name, from: (t - origin) / 1000, to: (Date.now() - origin) / 1000 });
     writeFileSync(timesFile, JSON.stringify(times, null, 2) + '\n');
-    console.log(`◀ ${name} (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+    console.log(`◀ ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
   }
 }
 
@@ -51,9 +52,10 @@ function run(cmd, args) {
 const jest = join(ROOT, 'node_modules', '.bin', 'jest');
 
 const logDir = join(ROOT, '.local', 'test-logs');
-/** Exists once the integration phase is over: the framework phase's suites wait for it. */
+/** The framework phase's gates: its parallel suites wait for the first, its @serial ones for the second. */
 const frameworkGate = join(logDir, 'framework-gate');
-rmSync(frameworkGate, { force: true });
+const frameworkSerialGate = join(logDir, 'framework-serial-gate');
+for (const gate of [frameworkGate, frameworkSerialGate]) rmSync(gate, { force: true });
 
 let framework;
 let status = 1;
@@ -65,14 +67,13 @@ try {
   })();
   // The framework phase's function processes start as soon as the checks passed, beside the
   // @serial suites' tail: twelve Node processes loading their code, which would otherwise be on
-  // the critical path. They serve nothing until the gate opens.
+  // the critical path. They serve nothing until its gates open.
   if (phases.includes('framework')) {
     framework = checks.then(() => {
-      const started = performance.now();
       console.log('▶ framework phase: starting its functions');
       return new Promise((resolve) => {
-        const child = spawn(process.execPath, [join(ROOT, 'scripts', 'framework-phase.mjs'), ...process.argv.slice(2)], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, FRAMEWORK_RUN_GATE: frameworkGate } });
-        child.on('close', (code) => resolve({ code: code ?? 1, started }));
+        const child = spawn(process.execPath, [join(ROOT, 'scripts', 'framework-phase.mjs'), ...process.argv.slice(2)], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, FRAMEWORK_RUN_GATE: frameworkGate, FRAMEWORK_SERIAL_GATE: frameworkSerialGate } });
+        child.on('close', (code) => resolve({ code: code ?? 1 }));
       });
     });
   }
@@ -84,14 +85,17 @@ try {
     await phase(`integration: ${serial.length} @serial suites, one at a time`, () => run(jest, ['--selectProjects', 'integration', '--runInBand', '--runTestsByPath', ...serial, ...flags]));
   }
   await phase('waiting for the static checks and unit tests', () => checks);
+  // The framework phase's parallel suites run beside the integration phase's: both kinds share the
+  // stack by design, and together they fill the time both spend waiting on the emulators.
+  writeFileSync(frameworkGate, '');
   if (parallel.length > 0) {
     await phase(`integration: ${parallel.length} suites, ${STACK_WORKERS} workers`, () =>
       run(jest, ['--selectProjects', 'integration', `--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel, ...flags]),
     );
   }
+  writeFileSync(frameworkSerialGate, '');
   if (framework !== undefined) {
-    writeFileSync(frameworkGate, '');
-    await phase('framework phase (its suites)', async () => {
+    await phase('framework phase (rest of its suites)', async () => {
       const { code } = await framework;
       if (code !== 0) throw new Error(`framework phase failed (exit ${code})`);
     });

@@ -31,6 +31,8 @@ const phases = (process.env.TEST_PHASES ?? 'static,unit,integration,framework').
 const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
 const rel = (path) => path.replace(ROOT + '/', '');
 const started = performance.now();
+/** The same instant as an epoch time, for scripts/test-stack.mjs's phase times. */
+const startedAt = Date.now();
 const since = (t) => ((performance.now() - t) / 1000).toFixed(1);
 
 /** Each phase's start and end (seconds since the run began), printed at the end. */
@@ -189,10 +191,11 @@ const env = emulatorEnv({
   EMULATOR_LOG_FILE: join(logDir, 'emulators.log'),
   TEST_CHECKS_PASSED_FILE: checksPassed,
   TEST_PHASES: phases.join(','),
+  TEST_STARTED_AT: String(startedAt),
 });
 
-const stackStarted = performance.now();
 const log = createWriteStream(env.EMULATOR_LOG_FILE, { flags: 'w' });
+const stackSpawnedAt = (performance.now() - started) / 1000;
 const stackCommand = [process.execPath, join(ROOT, 'scripts', 'test-stack.mjs'), ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
 // detached: its own process group, so that a failed check stops firebase-tools and every emulator.
 const stack = spawn(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, stackCommand], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -225,8 +228,10 @@ await new Promise((resolve) => log.end(resolve));
 // The stack phases' own times (scripts/test-stack.mjs writes them).
 const stackTimes = join(logDir, 'stack-phases.json');
 if (existsSync(stackTimes)) {
-  const offset = (stackStarted - started) / 1000;
-  for (const p of (await import(stackTimes, { with: { type: 'json' } })).default) timeline.push({ name: p.name, from: offset + p.from, to: offset + p.to });
+  const stackPhases = JSON.parse(readFileSync(stackTimes, 'utf8'));
+  // Until the first of them began, the emulators were starting.
+  if (stackPhases.length > 0) timeline.push({ name: 'emulators starting', from: stackSpawnedAt, to: Math.min(...stackPhases.map((p) => p.from)) });
+  timeline.push(...stackPhases);
 }
 if (code !== 0) fail(new Error(`firebase emulators:exec failed (exit ${code ?? signal}); its output is in ${rel(env.EMULATOR_LOG_FILE)}`));
 

@@ -54,8 +54,7 @@ export function parseTestArgs(args) {
 }
 
 /**
- * Parallel Jest workers for suites against the one emulator stack. The suites mostly wait on the
- * emulators, so more workers than cores keeps both cores busy; beyond that the emulators
- * themselves become the bottleneck (measured: docs/toolchain.md#test-suite-time).
+ * Parallel Jest workers for suites against the one emulator stack: three on two cores, since the
+ * suites mostly wait on the emulators (triggers, Pub/Sub, transactions). TEST_WORKERS overrides it.
  */
 export const STACK_WORKERS = Number(process.env.TEST_WORKERS ?? 3);

@@ -18,9 +18,12 @@ afterAll(async () => {
 
 test('the API refusing for now (429 after the retries, or the key refused) is a 451 for the sending MTA; a refused source is a 550', async () => {
   // One message a minute, and no retries in the SDK: the second mail meets the 429.
-  const limited = await startEmailStack({ integration: { messagesPerMinute: 1 }, clientRetry: 0 });
-  const wrongKey = await startEmailStack({ integrationKey: `sdk_test_${randomUUID().replace(/-/g, '')}` });
-  const disabled = await startEmailStack({ integration: { sourceEnabled: false } });
+  // The three connectors start side by side (each creates its integration, topic and servers).
+  const [limited, wrongKey, disabled] = await Promise.all([
+    startEmailStack({ integration: { messagesPerMinute: 1 }, clientRetry: 0 }),
+    startEmailStack({ integrationKey: `sdk_test_${randomUUID().replace(/-/g, '')}` }),
+    startEmailStack({ integration: { sourceEnabled: false } }),
+  ]);
   try {
     await limited.mail({ from: 'carol@example.test', text: 'first' });
     expect(await refusal(limited.mail({ from: 'carol@example.test', text: 'second' }))).toEqual({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 .*rate_limited/) });
