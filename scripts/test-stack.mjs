@@ -20,27 +20,15 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT } from './lib/emulators.mjs';
-import { STACK_WORKERS, integrationSuites, parseTestArgs, splitSerial } from './lib/test-suites.mjs';
+import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSerial } from './lib/test-suites.mjs';
 
 const { flags, selects } = parseTestArgs(process.argv.slice(2));
 const phases = (process.env.TEST_PHASES ?? 'integration,framework').split(',');
 /** The run's start (scripts/test.mjs), so that these phases line up with the runner's. */
 const origin = Number(process.env.TEST_STARTED_AT ?? Date.now());
-const times = [];
 const timesFile = join(ROOT, '.local', 'test-logs', 'stack-phases.json');
 writeFileSync(timesFile, '[]\n');
-
-async function phase(name, fn) {
-  const t = Date.now();
-  console.log(`▶ ${name}`);
-  try {
-    return await fn();
-  } finally {
-    times.push({ name, from: (t - origin) / 1000, to: (Date.now() - origin) / 1000 });
-    writeFileSync(timesFile, JSON.stringify(times, null, 2) + '\n');
-    console.log(`◀ ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
-  }
-}
+const { phase } = phaseTimer(origin, (timeline) => writeFileSync(timesFile, JSON.stringify(timeline, null, 2) + '\n'));
 
 function run(cmd, args) {
   return new Promise((resolve, reject) => {

@@ -23,20 +23,18 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
+import { phaseTimer } from './lib/test-suites.mjs';
 
 const extra = process.argv.slice(2);
 const phases = (process.env.TEST_PHASES ?? 'static,unit,integration,framework').split(',');
 const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
 const rel = (path) => path.replace(ROOT + '/', '');
-const started = performance.now();
-/** The same instant as an epoch time, for scripts/test-stack.mjs's phase times. */
+/** The run's start (epoch ms): every phase time, the stack phases' too, counts from it. */
 const startedAt = Date.now();
-const since = (t) => ((performance.now() - t) / 1000).toFixed(1);
-
+const since = (t) => ((Date.now() - t) / 1000).toFixed(1);
 /** Each phase's start and end (seconds since the run began), printed at the end. */
-const timeline = [];
+const { timeline, phase } = phaseTimer(startedAt);
 const children = new Set();
 
 /** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. */
@@ -52,24 +50,12 @@ function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' 
   });
 }
 
-/** Runs `fn` as phase `name`, recording its wall time. */
-async function phase(name, fn) {
-  const t = performance.now();
-  console.log(`▶ ${name}`);
-  try {
-    return await fn();
-  } finally {
-    timeline.push({ name, from: (t - started) / 1000, to: (performance.now() - started) / 1000 });
-    console.log(`◀ ${name} (${since(t)} s)`);
-  }
-}
-
 function printTimeline() {
   console.log('\nPhase times (wall clock; overlapping phases ran at the same time):');
   for (const { name, from, to } of timeline.sort((a, b) => a.from - b.from)) {
     console.log(`  ${name.padEnd(34)} ${(to - from).toFixed(1).padStart(6)} s   (${from.toFixed(0).padStart(4)} s - ${to.toFixed(0).padStart(4)} s)`);
   }
-  console.log(`  ${'total'.padEnd(34)} ${since(started).padStart(6)} s`);
+  console.log(`  ${'total'.padEnd(34)} ${since(startedAt).padStart(6)} s`);
 }
 
 /**
@@ -195,7 +181,7 @@ const env = emulatorEnv({
 });
 
 const log = createWriteStream(env.EMULATOR_LOG_FILE, { flags: 'w' });
-const stackSpawnedAt = (performance.now() - started) / 1000;
+const stackSpawnedAt = (Date.now() - startedAt) / 1000;
 const stackCommand = [process.execPath, join(ROOT, 'scripts', 'test-stack.mjs'), ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
 // detached: its own process group, so that a failed check stops firebase-tools and every emulator.
 const stack = spawn(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, stackCommand], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -58,3 +58,24 @@ export function parseTestArgs(args) {
  * suites mostly wait on the emulators (triggers, Pub/Sub, transactions). TEST_WORKERS overrides it.
  */
 export const STACK_WORKERS = Number(process.env.TEST_WORKERS ?? 3);
+
+/**
+ * Phase timing shared by the runner and the stack phases: `phase(name, fn)` runs `fn`, prints
+ * `▶ name` and `◀ name (N s)`, and records `{ name, from, to }` in seconds since `origin` (epoch
+ * ms, the run's start) in `timeline`, then calls `onRecord(timeline)`.
+ */
+export function phaseTimer(origin, onRecord = () => {}) {
+  const timeline = [];
+  async function phase(name, fn) {
+    const t = Date.now();
+    console.log(`▶ ${name}`);
+    try {
+      return await fn();
+    } finally {
+      timeline.push({ name, from: (t - origin) / 1000, to: (Date.now() - origin) / 1000 });
+      onRecord(timeline);
+      console.log(`◀ ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+    }
+  }
+  return { timeline, phase };
+}
