@@ -3,7 +3,7 @@
  * (incoming messages and outgoing reply delivery). Zero runtime dependencies; Node.js 22.12+.
  *
  * The public surface, and all of it: the client (with its options and their documented
- * defaults), the errors, the types, the notification parsers, and the delivery loops (pull and push). Everything else lives in
+ * defaults), the errors, the types, the notification parsers, the delivery loops (pull and push), and the receipt tracker. Everything else lives in
  * `./internal/` and may change in any release.
  */
 
@@ -75,6 +75,19 @@ export {
   type PullLoopOptions,
   type PullSubscription,
 } from './internal/pull-loop.js';
+// Receipts: the channel's message ids back to their deliveries, and its delivery reports to `deliveries.receipt`.
+export {
+  createReceiptTracker,
+  DEFAULT_RECEIPT_MEMORY_ENTRIES,
+  type ReceiptReport,
+  type ReceiptReportOptions,
+  type ReceiptReportStatus,
+  type ReceiptStore,
+  type ReceiptTracker,
+  type ReceiptTrackerClient,
+  type ReceiptTrackerOptions,
+  type TrackedDelivery,
+} from './internal/receipts.js';
 export { createPushHandler, MAX_PUSH_BODY_BYTES, type PushHandler, type PushHandlerOptions, type PushOutcome } from './internal/push.js';
 // Pub/Sub push authentication: the OIDC token check createPushHandler runs, for any other framework too.
 export {

@@ -56,6 +56,15 @@ export interface ProviderSendInput {
   attachments: readonly ProviderAttachment[];
   /** Aborts when `providerTimeoutMs` passes; pass it to your provider client if it supports one. */
   signal: AbortSignal;
+  /**
+   * The delivery's W3C `traceparent` (the notification's, or the `traceparent` option), present
+   * only when a well-formed one is known (never for a bare `deliveryId` or a pending-list item
+   * without the option). Log it, pass it to your provider, or keep it with the provider's ids to
+   * send it later with `deliveries.receipt` (`createReceiptTracker` keeps it for you).
+   */
+  traceparent?: string;
+  /** The trace id of `traceparent` (its 32 hex digits), present exactly when `traceparent` is. */
+  traceId?: string;
 }
 
 /**
@@ -356,7 +365,9 @@ export async function processDelivery(
   providerBegun = clock.now();
   try {
     const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
-    result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient, attachments: files }, timeoutMs, clock);
+    // The trace goes to `send` only when it is well-formed, exactly as on the calls (`call`).
+    const trace = call.traceparent === undefined || traceId === undefined ? {} : { traceparent: call.traceparent, traceId };
+    result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient, attachments: files, ...trace }, timeoutMs, clock);
   } catch (err) {
     // No extension may race the report of the failure.
     keeper?.stop();

@@ -60,10 +60,12 @@ const NOTIFICATIONS = ['parseNotificationJson', 'parsePulledNotification', 'pars
 const ERASURES = ['processErasures'];
 // Pub/Sub push authentication (createPushHandler's `auth`, and the same check for other frameworks).
 const PUSH_AUTH = ['DEFAULT_OIDC_JWKS_URL', 'OIDC_CLOCK_SKEW_MS', 'OIDC_JWKS_MIN_REFETCH_MS', 'verifyPubSubOidcToken'];
+// The channel's delivery reports to receipts (`providerMessageId -> deliveryId`).
+const RECEIPTS = ['createReceiptTracker', 'DEFAULT_RECEIPT_MEMORY_ENTRIES'];
 const LOOPS = ['ackActionFor', 'createPushHandler', 'DEFAULT_CATCH_UP_INTERVAL_MS', 'DEFAULT_PULL_CONCURRENCY', 'DEFAULT_STOP_TIMEOUT_MS', 'isTransientError', 'MAX_PUSH_BODY_BYTES', 'runPullLoop'];
 
-test('the index exports the client and its defaults, the errors, the notification parsers, the delivery loops, push authentication and processErasures, nothing else', () => {
-  expect(Object.keys(sdk).sort()).toEqual([...CLIENT, ...ERRORS, ...NOTIFICATIONS, ...LOOPS, ...PUSH_AUTH, ...ERASURES].sort());
+test('the index exports the client and its defaults, the errors, the notification parsers, the delivery loops, push authentication, processErasures and the receipt tracker, nothing else', () => {
+  expect(Object.keys(sdk).sort()).toEqual([...CLIENT, ...ERRORS, ...NOTIFICATIONS, ...LOOPS, ...PUSH_AUTH, ...ERASURES, ...RECEIPTS].sort());
 });
 
 test.each(ERRORS)('%s has a literal name equal to its export name', (exportName) => {
