@@ -555,6 +555,42 @@ describe('processDelivery trace context', () => {
     expect(events.every((e) => e.traceId === undefined)).toBe(true);
   });
 
+  test('send receives the notification`s traceparent and its trace id', async () => {
+    serve();
+    const p = provider(() => ['p-1']);
+    const notification = parsePulledNotification({ data: Buffer.from(JSON.stringify(NOTIFICATION)), attributes: { traceparent: TRACEPARENT } });
+    await client.processDelivery(notification, p.send);
+    expect(p.inputs).toHaveLength(1);
+    expect(p.inputs[0]).toMatchObject({ deliveryId: 'd_1', leaseId: 'lease-1', traceparent: TRACEPARENT, traceId: '4bf92f3577b34da6a3ce929d0e0e4736' });
+  });
+
+  test('the traceparent option reaches send too, and wins over the notification`s', async () => {
+    serve();
+    const other = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const p = provider(() => ['p-1']);
+    const notification = parsePulledNotification({ data: Buffer.from(JSON.stringify(NOTIFICATION)), attributes: { traceparent: TRACEPARENT } });
+    await client.processDelivery(notification, p.send, { traceparent: other });
+    await client.processDelivery('d_1', p.send, { traceparent: other });
+    expect(p.inputs.map((i) => [i.traceparent, i.traceId])).toEqual([
+      [other, '0af7651916cd43dd8448eb211c80319c'],
+      [other, '0af7651916cd43dd8448eb211c80319c'],
+    ]);
+  });
+
+  test('without a (well-formed) traceparent, send gets neither field', async () => {
+    serve();
+    const p = provider(() => ['p-1']);
+    await client.processDelivery(NOTIFICATION, p.send);
+    await client.processDelivery('d_1', p.send);
+    await client.processDelivery(NOTIFICATION, p.send, { traceparent: 'garbage' });
+    expect(p.inputs).toHaveLength(3);
+    for (const input of p.inputs) {
+      expect(Object.hasOwn(input, 'traceparent')).toBe(false);
+      expect(Object.hasOwn(input, 'traceId')).toBe(false);
+    }
+    expect(server.requests.every((r) => r.headers.traceparent === undefined)).toBe(true);
+  });
+
   test('receipt and other calls take a traceparent in their options', async () => {
     server.setHandler((req, res) => reply(res, 200, { status: 'sent', receipt: { status: 'delivered', at: 1, code: null } }));
     await client.deliveries.receipt({ deliveryId: 'd_1', status: 'delivered' }, { traceparent: TRACEPARENT }).catch(() => undefined);

@@ -122,6 +122,23 @@ test('a notification is delivered (claim, start, provider once, complete) and ac
   expect(events.at(-1)).toEqual({ type: 'stopped', abandoned: 0 });
 });
 
+test('send receives the pulled message`s traceparent; a pending-list item has none', async () => {
+  const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  serve({ pending: (_q, res) => reply(res, 200, { deliveries: [notification('d_2')], nextCursor: null }) });
+  const inputs: Array<{ deliveryId: string; traceparent?: string; traceId?: string }> = [];
+  const loop = runPullLoop(client, subscription, ({ deliveryId, traceparent, traceId }) => {
+    inputs.push({ deliveryId, ...(traceparent === undefined ? {} : { traceparent }), ...(traceId === undefined ? {} : { traceId }) });
+    return [`p-${deliveryId}`];
+  }, { catchUpOnStart: false, catchUpIntervalMs: 0, onEvent: (e) => events.push(e) });
+  const m = message(notification('d_1'));
+  m.attributes = { traceparent: TRACEPARENT };
+  subscription.emit('message', m);
+  await until('the ack', () => m.acks.length > 0);
+  await loop.catchUp();
+  await loop.stop();
+  expect(inputs).toEqual([{ deliveryId: 'd_1', traceparent: TRACEPARENT, traceId: '4bf92f3577b34da6a3ce929d0e0e4736' }, { deliveryId: 'd_2' }]);
+});
+
 test('junk is acked with an invalid_notification event and never reaches the service (no unhandled rejection)', async () => {
   serve();
   const unhandled: unknown[] = [];

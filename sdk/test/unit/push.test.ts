@@ -67,6 +67,24 @@ test('a push envelope is delivered and answered 204 (ack); the events are report
   expect(events.at(-1)).toMatchObject({ status: 204, action: 'ack', notification: NOTIFICATION, result: { kind: 'sent' } });
 });
 
+test('send receives the push envelope`s traceparent attribute', async () => {
+  serve();
+  const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const client = new ConnectorClient({ integrationKey: KEY, baseUrl: service.url, sleep: fakeSleep().sleep, retry: 1 });
+  const traces: Array<[string | undefined, string | undefined]> = [];
+  const traced = createPushHandler(client, ({ traceparent, traceId }) => {
+    traces.push([traceparent, traceId]);
+    return ['p-1'];
+  }, { auth: 'none' });
+  const body = envelope(NOTIFICATION);
+  expect((await traced.handleBody({ ...body, message: { ...body.message, attributes: { traceparent: TRACEPARENT } } })).status).toBe(204);
+  expect((await traced.handleBody(body)).status).toBe(204);
+  expect(traces).toEqual([
+    [TRACEPARENT, '4bf92f3577b34da6a3ce929d0e0e4736'],
+    [undefined, undefined],
+  ]);
+});
+
 test('a transient service error answers 503 (Pub/Sub redelivers); a 404 and junk answer 204', async () => {
   serve((res) => errorReply(res, 503, 'lease_busy', 'busy', { 'retry-after': '1' }));
   const busy = await push(JSON.stringify(envelope(NOTIFICATION)));
