@@ -5,6 +5,7 @@
  */
 import type { DeliveryNotification, ReceiptResult } from '../types.js';
 import type { DeliveriesApi } from './deliveries.js';
+import { traceIdOf } from './notification.js';
 import type { ProcessDeliveryResult } from './results.js';
 
 /** How many provider message ids the default in-memory store keeps; past it, the oldest are forgotten first. */
@@ -63,7 +64,7 @@ export type ReceiptReport = { status: 'reported'; deliveryId: string; result: Re
 export interface ReceiptTracker {
   /**
    * Remembers the provider ids of a `sent` result (`processDelivery`'s, or the `result` of a
-   * `handled` event), with the traceparent of `notification` when it has one (the one the delivery
+   * `handled` event), with the traceparent of `notification` when it has a well-formed one (the one the delivery
    * was processed from, e.g. the `handled` event's `notification`). Any other result, or none,
    * is ignored. Resolves true when something was remembered.
    */
@@ -99,10 +100,10 @@ function memoryStore(maxEntries: number): ReceiptStore {
   };
 }
 
-/** The traceparent `source` carries, when it is a string (a notification parsed by the SDK has a well-formed one or none). */
+/** The traceparent `source` carries, when it is well-formed (as `processDelivery` forwards one: anything else is not sent). */
 function traceparentOf(source: unknown): string | undefined {
   const value = typeof source === 'object' && source !== null ? (source as { traceparent?: unknown }).traceparent : undefined;
-  return typeof value === 'string' && value !== '' ? value : undefined;
+  return typeof value === 'string' && traceIdOf(value) !== undefined ? value : undefined;
 }
 
 /** Receipt statuses after which nothing can change (docs/contract.md#receipts: receipts only move forward). */

@@ -65,18 +65,21 @@ test('a sent result of processDelivery is remembered; a report becomes a receipt
   ]);
 });
 
-test('without a traceparent the receipt carries none; results other than sent are not remembered', async () => {
+test('without a (well-formed) traceparent the receipt carries none; results other than sent are not remembered', async () => {
   serve();
   const tracker = createReceiptTracker(client);
   expect(await tracker.remember(sent('d_2', ['p-2']))).toBe(true);
   expect(await tracker.remember(sent('d_3', ['p-3']), NOTIFICATION)).toBe(true);
+  expect(await tracker.remember(sent('d_5', ['p-5']), { traceparent: 'garbage' })).toBe(true);
   expect(await tracker.remember({ kind: 'skipped', deliveryId: 'd_4', reason: 'waiting_for_previous' })).toBe(false);
   expect(await tracker.remember(undefined)).toBe(false);
   await tracker.report('p-2', 'read');
   await tracker.report('p-3', 'delivered');
+  await tracker.report('p-5', 'delivered');
   expect(receipts().map((r) => [(r.json as { deliveryId: string }).deliveryId, r.headers.traceparent])).toEqual([
     ['d_2', undefined],
     ['d_3', undefined],
+    ['d_5', undefined],
   ]);
 });
 
