@@ -22,11 +22,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { frameworkSuites, hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
-import { STACK_WORKERS, parseTestArgs, splitSerial } from './lib/test-suites.mjs';
+import { STACK_WORKERS, parseTestArgs, splitSerial, waitForFile } from './lib/test-suites.mjs';
 
 const FRAMEWORK_SUITES = frameworkSuites();
 
@@ -76,7 +75,7 @@ try {
   const waitFor = async (gate, what) => {
     if (gate === undefined || existsSync(gate)) return;
     console.log(`▶ framework phase: waiting for ${what}`);
-    while (!existsSync(gate)) await sleep(200);
+    await waitForFile(gate);
   };
   // Asynchronous: the router lives in this process, so its event loop must keep running.
   const jest = (args) =>

@@ -16,17 +16,17 @@
  * Arguments: as scripts/test.mjs (positional ones select suites, flags go to Jest).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT } from './lib/emulators.mjs';
-import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSerial } from './lib/test-suites.mjs';
+import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSerial, waitForFile } from './lib/test-suites.mjs';
 
 const { flags, selects } = parseTestArgs(process.argv.slice(2));
 const phases = (process.env.TEST_PHASES ?? 'integration,framework').split(',');
 /** The run's start (scripts/test.mjs), so that these phases line up with the runner's. */
 const origin = Number(process.env.TEST_STARTED_AT ?? Date.now());
-const timesFile = join(ROOT, '.local', 'test-logs', 'stack-phases.json');
+const logDir = join(ROOT, '.local', 'test-logs');
+const timesFile = join(logDir, 'stack-phases.json');
 writeFileSync(timesFile, '[]\n');
 const { phase } = phaseTimer(origin, (timeline) => writeFileSync(timesFile, JSON.stringify(timeline, null, 2) + '\n'));
 
@@ -39,7 +39,6 @@ function run(cmd, args) {
 
 const jest = join(ROOT, 'node_modules', '.bin', 'jest');
 
-const logDir = join(ROOT, '.local', 'test-logs');
 /** The framework phase's gates: its parallel suites wait for the first, its @serial ones for the second. */
 const frameworkGate = join(logDir, 'framework-gate');
 const frameworkSerialGate = join(logDir, 'framework-serial-gate');
@@ -49,10 +48,8 @@ let framework;
 let status = 1;
 try {
   const { parallel, serial } = phases.includes('integration') ? splitSerial(integrationSuites().filter(selects)) : { parallel: [], serial: [] };
-  const checks = (async () => {
-    const file = process.env.TEST_CHECKS_PASSED_FILE;
-    while (file !== undefined && !existsSync(file)) await sleep(200);
-  })();
+  const checksFile = process.env.TEST_CHECKS_PASSED_FILE;
+  const checks = checksFile === undefined ? Promise.resolve() : waitForFile(checksFile);
   // The framework phase's function processes start as soon as the checks passed, beside the
   // @serial suites' tail: twelve Node processes loading their code, which would otherwise be on
   // the critical path. They serve nothing until its gates open.

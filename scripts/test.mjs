@@ -21,10 +21,9 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
-import { phaseTimer } from './lib/test-suites.mjs';
+import { phaseTimer, waitForFile } from './lib/test-suites.mjs';
 
 const extra = process.argv.slice(2);
 const phases = (process.env.TEST_PHASES ?? 'static,unit,integration,framework').split(',');
@@ -201,10 +200,7 @@ writeFileSync(checksPassed, `${new Date().toISOString()}\n`);
 // once (their orderly shutdown takes about half a minute and checks nothing).
 const stackStatus = await Promise.race([
   stackDone.then(([exitCode, exitSignal]) => ({ exitCode, exitSignal })),
-  (async () => {
-    while (!existsSync(stackDoneFile)) await sleep(200);
-    return { exitCode: Number(readFileSync(stackDoneFile, 'utf8').trim()), exitSignal: null };
-  })(),
+  waitForFile(stackDoneFile).then(() => ({ exitCode: Number(readFileSync(stackDoneFile, 'utf8').trim()), exitSignal: null })),
 ]);
 stopProcessTree(stack.pid);
 await stackDone;

@@ -12,7 +12,8 @@
  *
  * Everything else runs in parallel: each suite works in a workspace of its own.
  */
-import { globSync, readFileSync } from 'node:fs';
+import { existsSync, globSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { ROOT } from './emulators.mjs';
 
@@ -78,4 +79,12 @@ export function phaseTimer(origin, onRecord = () => {}) {
     }
   }
   return { timeline, phase };
+}
+
+/**
+ * Resolves once `path` exists: how the test scripts signal each other across processes (the checks
+ * passed, a framework gate opened, the stack phases are done).
+ */
+export async function waitForFile(path) {
+  while (!existsSync(path)) await sleep(200);
 }
