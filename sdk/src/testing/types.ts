@@ -1,0 +1,232 @@
+/**
+ * The public types of the test service (`@support-desk/connector-sdk/testing`): an in-memory
+ * stand-in for the support desk that serves every connector operation of the API on loopback,
+ * with the operator's side as calls, faults on demand, inspection, and the delivery-rules checker.
+ *
+ * This file is the contract between the service (./service.ts and what it imports), the rules
+ * checker (./violations.ts) and the conformance runner (../check/): each builds against these
+ * types, none reaches into another's internals.
+ */
+import type { PullSubscription } from '../internal/pull-loop.js';
+import type { DeliveryNotification, ReceiptStatus } from '../types.js';
+
+/** Every connector operation of the API (openapi/openapi.yaml's operationIds). */
+export type OperationId =
+  | 'sendMessage'
+  | 'claimDelivery'
+  | 'startDelivery'
+  | 'extendDeliveryLease'
+  | 'completeDelivery'
+  | 'failDelivery'
+  | 'listPendingDeliveries'
+  | 'reportDeliveryReceipt'
+  | 'getDeliveryAttachment'
+  | 'listPendingErasures'
+  | 'acknowledgeErasure';
+
+/** The capabilities an integration opts into (what the console's admin sets on the integration). */
+export interface IntegrationCapabilities {
+  /** Replies may carry files (`replies.attachments`); the default is text-only replies. */
+  attachments?: boolean;
+  /** Reserved for the edit / unsend / reaction lifecycle (decision 15); accepted and stored. */
+  lifecycle?: boolean;
+}
+
+export interface CreatedIntegration {
+  integrationId: string;
+  workspaceId: string;
+  /** The bearer integration key (shown once, as the console does). */
+  key: string;
+}
+
+/** A file of an operator reply. */
+export interface ReplyFile {
+  fileName: string;
+  contentType: string;
+  data: Uint8Array;
+}
+
+export interface ReplyInput {
+  /** The conversation (its `conversationId` from `POST /v1/messages`). */
+  conversationId: string;
+  text?: string;
+  files?: readonly ReplyFile[];
+}
+
+export interface ReplyCreated {
+  /** The operator reply's id (the notification's `messageId`). */
+  messageId: string;
+  /** The delivery created for it (the notification's `deliveryId`). */
+  deliveryId: string;
+}
+
+/** A fault to answer instead of the real operation, `times` times (default 1). */
+export interface FaultSpec {
+  status: 429 | 500 | 502 | 503 | 504 | 400 | 401 | 403 | 404 | 409 | 413 | 415;
+  /** The envelope's `error.code` (default: the status's usual code, e.g. `unavailable` for 503). */
+  code?: string;
+  /** Sent as `Retry-After` (seconds) with 429 / 503; default 1 for those statuses. */
+  retryAfterSeconds?: number;
+  times?: number;
+}
+
+/** One HTTP request the service received, and what it answered (in arrival order). */
+export interface RecordedCall {
+  /** 1-based arrival order. */
+  seq: number;
+  /** Service time (ms since epoch) when the request arrived and when it was answered. */
+  receivedAt: number;
+  answeredAt: number;
+  /** The operation its path names, or null for a path the API does not serve. */
+  operationId: OperationId | null;
+  method: string;
+  path: string;
+  /** The integration its key belongs to (null when the key was missing or unknown). */
+  integrationId: string | null;
+  request: {
+    headers: Readonly<Record<string, string>>;
+    /** Parsed JSON body; for multipart, the `metadata` part parsed, plus `parts: [{ name, fileName, contentType, bytes }]`; undefined when absent or unparsable. */
+    body: unknown;
+  };
+  response: {
+    status: number;
+    headers: Readonly<Record<string, string>>;
+    /** Parsed JSON body; for a file answer, `{ bytes: number }`. */
+    body: unknown;
+  };
+  /** True when an injected fault answered instead of the operation. */
+  injected: boolean;
+}
+
+/** An attempt of a delivery as the service recorded it. */
+export interface DeliveryAttemptView {
+  /** The attempt log of the real service: `claimed`, `started`, `retry`, `failed`, `unknown`, `sent`, `lease_expired`, `renotified`. */
+  event: 'claimed' | 'started' | 'retry' | 'failed' | 'unknown' | 'sent' | 'lease_expired' | 'renotified';
+  at: number;
+  attempt: number;
+  code?: string;
+}
+
+/** A delivery as `deliveries()` shows it (the console's mirror, and more). */
+export interface DeliveryView {
+  deliveryId: string;
+  integrationId: string;
+  conversationId: string;
+  messageId: string;
+  /** The delivery state of docs/contract.md (`queued` -> `leased` -> `sending` -> `sent` / `failed` / `unknown`). */
+  status: 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
+  /** Set when the operator recalled it (`cancel`) or the customer was erased: such a delivery is `failed` with that code. */
+  cancelled: boolean;
+  attempts: readonly DeliveryAttemptView[];
+  providerMessageIds: readonly string[];
+  /** Per-part outcomes of an attachment reply, as completed. */
+  parts: readonly { part: string; status: 'sent' | 'failed'; providerMessageIds?: readonly string[]; code?: string }[];
+  /** The channel's latest receipt per provider message id (as `POST /v1/deliveries/receipt` reported). */
+  receipts: readonly { status: ReceiptStatus; providerMessageId: string; at: number }[];
+  /** Attachment ids the connector fetched (`getDeliveryAttachment` answered 200), per attempt's lease. */
+  fetchedAttachments: readonly string[];
+  failure?: { code: string; message?: string };
+  traceparent: string;
+}
+
+/** A message the service stored from `POST /v1/messages`. */
+export interface MessageView {
+  messageId: string;
+  integrationId: string;
+  conversationId: string;
+  eventId: string;
+  externalConversationId: string;
+  kind: 'customer' | 'service_alert' | string;
+  text?: string;
+  images: readonly { part: string; contentType: string; bytes: number; status: 'stored' | 'rejected'; code?: string }[];
+  receivedAt: number;
+}
+
+/** A subscription with the interface `runPullLoop` takes (messages are `PulledMessage`s in the Pub/Sub client's shape). */
+export interface TestSubscription extends PullSubscription {
+  /** Notifications published and not yet acknowledged. */
+  readonly outstanding: number;
+}
+
+/** One broken delivery rule, named, with the calls that show it. */
+export interface Violation {
+  /** A stable name (the conformance runner prints it): see `VIOLATION_RULES` in ./violations.ts. */
+  rule:
+    | 'complete_without_sending_start'
+    | 'provider_work_after_sent'
+    | 'call_after_lease_lost'
+    | 'retry_before_retry_after'
+    | 'claim_retry_new_request_id'
+    | 'message_retry_new_event_id'
+    | 'start_after_skip'
+    | 'complete_without_fetching_files'
+    | 'erasure_not_acknowledged';
+  /** One sentence a developer can act on. */
+  message: string;
+  deliveryId?: string;
+  /** The `seq` of the calls that show it, in order. */
+  evidence: readonly number[];
+}
+
+export interface StartTestServiceOptions {
+  /** Loopback port (default 0: any free port). */
+  port?: number;
+  /** The service clock (default `Date.now`); tests pass a fake one to expire leases without waiting. */
+  now?: () => number;
+}
+
+/** The running test service. */
+export interface TestService {
+  /** `http://127.0.0.1:<port>`: the connector's API base URL. */
+  readonly baseUrl: string;
+
+  // ---- the operator's and admin's side
+  createIntegration(options?: IntegrationCapabilities): Promise<CreatedIntegration>;
+  /** Changes an integration's capabilities (as the console's admin does). */
+  setCapabilities(integrationId: string, capabilities: IntegrationCapabilities): void;
+  reply(input: ReplyInput): ReplyCreated;
+  /** Recall before the send: `cancelled`, or `too_late` once the connector started sending. */
+  cancel(deliveryId: string): 'cancelled' | 'too_late';
+  /** Sends a failed / unknown reply again as a new delivery (the console's resend). */
+  resend(deliveryId: string): ReplyCreated;
+  /** Erases a customer of the integration (its messages; its unfinished deliveries end), listing an erasure for the connector to purge and acknowledge. */
+  erase(integrationId: string, externalCustomerId: string): { erasureId: string };
+  /** Erasures of the integration and whether the connector acknowledged them. */
+  erasures(integrationId?: string): { erasureId: string; integrationId: string; externalCustomerId: string; acknowledged: boolean }[];
+
+  // ---- notifications
+  /** The integration's notifications as a pull subscription (every reply published from now on, and `notifyAgain`). */
+  subscription(integrationId: string): TestSubscription;
+  /** Delivers the integration's notifications to `url` in the Pub/Sub push format (retried after a non-2xx, as Pub/Sub does). Returns a function that stops it. */
+  pushTo(integrationId: string, url: string): () => void;
+
+  // ---- faults
+  /** The next `times` calls of `operationId` (any integration) are answered with the fault instead. */
+  inject(operationId: OperationId, fault: FaultSpec): void;
+  /** Expires the delivery's current lease now (as the lease's 120 s running out would). */
+  expireLease(deliveryId: string): void;
+  /** Publishes the delivery's notification again (a duplicate, as Pub/Sub may deliver). */
+  notifyAgain(deliveryId: string): void;
+  /** Flips one byte of the attachment's stored content, so its SHA-256 no longer matches. */
+  corruptAttachment(deliveryId: string, attachmentId?: string): void;
+
+  // ---- inspection
+  deliveries(filter?: { integrationId?: string; conversationId?: string }): DeliveryView[];
+  messages(filter?: { integrationId?: string; conversationId?: string }): MessageView[];
+  calls(filter?: { integrationId?: string; operationId?: OperationId }): RecordedCall[];
+  /** The delivery rules broken in the calls so far (./violations.ts). `final` adds the checks that need the run to be over (an erasure never acknowledged). */
+  violations(options?: { final?: boolean }): Violation[];
+  /** Resolves when `predicate` holds over the service's state (checked after every call), or rejects after `timeoutMs` (default 5000). */
+  waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+/** Used by the conformance runner's in-process connectors: what `start()` receives. */
+export interface ConnectorStartContext {
+  baseUrl: string;
+  key: string;
+  subscription: TestSubscription;
+}
+
+export type { DeliveryNotification };
