@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { entryFiles } from '../../../scripts/release-check.mjs';
 import { KEY, reply, errorReply, startServer, type TestServer } from './helpers/server.js';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
@@ -47,11 +48,13 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-test('the tarball carries the built package: dist (JS and declarations), README, package.json; no tests', () => {
-  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/internal/pull-loop.js', 'dist/internal/pull-loop.d.ts']));
+test('the tarball carries the built package: dist (JS and declarations), README, CHANGELOG, package.json; no tests', () => {
+  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'CHANGELOG.md', 'dist/index.js', 'dist/index.d.ts', 'dist/internal/pull-loop.js', 'dist/internal/pull-loop.d.ts']));
   for (const js of files.filter((f) => f.startsWith('dist/') && f.endsWith('.js'))) expect(files).toContain(js.replace(/\.js$/, '.d.ts'));
   expect(files.filter((f) => /(^|\/)test\/|\.test\.|tsbuildinfo|tsconfig/.test(f))).toEqual([]);
-  expect(files.every((f) => ['package.json', 'README.md'].includes(f) || f.startsWith('dist/') || f.startsWith('src/'))).toBe(true);
+  expect(files.every((f) => ['package.json', 'README.md', 'CHANGELOG.md'].includes(f) || f.startsWith('dist/') || f.startsWith('src/'))).toBe(true);
+  // Every file `exports` and `bin` name is in it (the release gate checks the same before publishing).
+  expect(files).toEqual(expect.arrayContaining(entryFiles(JSON.parse(readFileSync(join(SDK, 'package.json'), 'utf8')) as { exports?: unknown; bin?: unknown })));
 });
 
 describe('installed from the tarball into an empty directory', () => {
