@@ -173,6 +173,8 @@ export interface StartTestServiceOptions {
   port?: number;
   /** The service clock (default `Date.now`); tests pass a fake one to expire leases without waiting. */
   now?: () => number;
+  /** Incoming messages per minute per integration before a 429 (default 1200, the service's default). */
+  messagesPerMinute?: number;
 }
 
 /** The running test service. */
