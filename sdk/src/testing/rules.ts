@@ -27,21 +27,21 @@ export class ApiError extends Error {
 export const retryAfterSecondsFromMs = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 /** Leases granted before a `retry` (or an unstarted lease's expiry) fails the delivery. */
-export const MAX_ATTEMPTS = 10;
+const MAX_ATTEMPTS = 10;
 /** Time since creation after which a `retry` fails the delivery. */
-export const RETRY_WINDOW_MS = 24 * 3600_000;
+const RETRY_WINDOW_MS = 24 * 3600_000;
 const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_CAP_MS = 3_600_000;
 const LEASE_EXPIRED_AFTER_START = 'lease_expired_after_start';
 const RETRY_EXHAUSTED = 'retry_exhausted';
-export const CANCELLED = 'cancelled';
-export const ERASED = 'erased';
+const CANCELLED = 'cancelled';
+const ERASED = 'erased';
 const ATTEMPT_LOG_LIMIT = 50;
 
 export type DeliveryStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
 type TerminalStatus = 'sent' | 'failed' | 'unknown';
 export type FailOutcome = 'retry' | 'failed' | 'unknown';
-export type AttemptEvent = 'claimed' | 'started' | 'retry' | 'failed' | 'unknown' | 'sent' | 'lease_expired' | 'renotified';
+type AttemptEvent = 'claimed' | 'started' | 'retry' | 'failed' | 'unknown' | 'sent' | 'lease_expired' | 'renotified';
 
 export interface AttachmentRef {
   attachmentId: string;
@@ -51,7 +51,7 @@ export interface AttachmentRef {
   sha256: string;
 }
 
-export interface PartOutcome {
+interface PartOutcome {
   part: string;
   status: 'sent' | 'failed';
   providerMessageIds?: string[];
@@ -124,7 +124,7 @@ const everHeld = (d: DeliveryRecord, leaseId: string): boolean => d.leaseHistory
 const retryBudgetSpent = (d: DeliveryRecord, now: number): boolean => d.attempts >= MAX_ATTEMPTS || now - d.createdAt >= RETRY_WINDOW_MS;
 
 /** Backoff before attempt `attempt + 1`: 30 s doubling per attempt, plus 0..50 % jitter, within [30 s, 1 h] (record.ts `backoffMs`). */
-export function backoffMs(attempt: number, random: number): number {
+function backoffMs(attempt: number, random: number): number {
   const n = Math.max(1, Math.floor(attempt));
   const r = Math.min(Math.max(random, 0), 1);
   const nominal = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(n - 1, 30));

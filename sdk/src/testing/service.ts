@@ -1078,7 +1078,3 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-/** Compiles only while the operations of openapi/openapi.yaml are exactly the `OperationId`s (so a new operation needs a handler above). */
-type Assert<T extends true> = T;
-export type EveryOperationServed = Assert<[keyof typeof REQUESTS] extends [OperationId] ? ([OperationId] extends [keyof typeof REQUESTS] ? true : false) : false>;
-
