@@ -917,7 +917,9 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
             parts: (d.parts ?? []).map((p) => ({ ...p })),
             receipts: [...view.receipts].map(([providerMessageId, r]) => ({ status: r.status, providerMessageId, at: r.at })),
             fetchedAttachments: [...view.fetched],
-            ...(d.error === null || d.status === 'sent' ? {} : { failure: { code: d.error.code } }),
+            ...(d.error === null || d.status === 'sent' ? {} : { failure: { code: d.error.code, outcome: d.error.outcome === 'unknown' ? ('unknown' as const) : ('failed' as const) } }),
+            notBefore: d.notBefore,
+            lastFail: d.lastFail === null ? null : { ...d.lastFail },
             traceparent: `00-${traceIdOf(d.deliveryId)}-${createHash('sha256').update(`span:${d.deliveryId}`).digest('hex').slice(0, 16)}-01`,
           };
         });

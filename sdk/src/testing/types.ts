@@ -125,7 +125,12 @@ export interface DeliveryView {
   receipts: readonly { status: ReceiptStatus; providerMessageId: string; at: number }[];
   /** Attachment ids the connector fetched (`getDeliveryAttachment` answered 200), per attempt's lease. */
   fetchedAttachments: readonly string[];
-  failure?: { code: string; message?: string };
+  /** Why it is failed / unknown: `outcome` is `failed` or `unknown` (the service's `error` of the delivery). */
+  failure?: { code: string; message?: string; outcome?: 'failed' | 'unknown' };
+  /** Queued after a `retry`: not claimable before this time (ms since epoch); null otherwise. */
+  notBefore: number | null;
+  /** The latest `fail` report and what it was answered (a repeated report gets the same answer). */
+  lastFail: { leaseId: string; outcome: 'retry' | 'failed' | 'unknown'; code: string; responseStatus: 'queued' | 'failed' | 'unknown' | 'sent' } | null;
   traceparent: string;
 }
 

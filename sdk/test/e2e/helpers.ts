@@ -8,11 +8,65 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { Message, Subscription } from '@google-cloud/pubsub';
 import { ConnectorClient, parsePulledNotification, type Clock, type ConnectorClientOptions, type DeliveryNotification } from '../../src/index.js';
-import { apiBaseUrl, createTestIntegration, projectId, type TestIntegration } from '../../../test/integration/helpers/stack';
-import { eventually, fileFixture, pubsubClient, writeReply } from '../../../test/integration/helpers/deliveries';
+import type { DocumentData } from 'firebase-admin/firestore';
+import * as stack from '../../../test/integration/helpers/stack';
+import { projectId, type TestIntegration, type TestIntegrationOptions } from '../../../test/integration/helpers/stack';
+import * as emulator from '../../../test/integration/helpers/deliveries';
+import { eventually, fileFixture, pubsubClient } from '../../../test/integration/helpers/deliveries';
+import { deliveryDocOf, mirrorOf, onTestService, testService } from './target';
 
-export { closePubSub, eventually, readDeliveryDoc, sleep, waitForMirror, writeReply } from '../../../test/integration/helpers/deliveries';
-export { adminDb, apiBaseUrl, closeStack, createTestIntegration, type TestIntegration } from '../../../test/integration/helpers/stack';
+export { closePubSub, eventually, sleep } from '../../../test/integration/helpers/deliveries';
+export { adminDb, closeStack, type TestIntegration } from '../../../test/integration/helpers/stack';
+export { onTestService } from './target';
+
+// ------------------------------------------------------------------ each step on the chosen target (./target.ts)
+
+/** The API base URL of the target: Hosting of the emulator stack, or the test service. */
+export function apiBaseUrl(): string {
+  return onTestService ? testService().baseUrl : stack.apiBaseUrl();
+}
+
+/** The topics of this file on the test service, by path: an integration created with one delivers its notifications there. */
+const serviceTopics = new Map<string, RawTopic>();
+
+/** A fresh integration (on the emulators: a fresh workspace unless given, as the admin CLI does). */
+export async function createTestIntegration(options: TestIntegrationOptions = {}): Promise<TestIntegration> {
+  if (!onTestService) return stack.createTestIntegration(options);
+  const service = testService();
+  const created = await service.createIntegration();
+  const topic = options.topic === undefined ? undefined : serviceTopics.get(options.topic);
+  if (topic !== undefined) {
+    service.subscription(created.integrationId).on('message', (value) => {
+      const message = value as RawMessage & { ack(): void };
+      topic.messages.push(message);
+      message.ack();
+    });
+  }
+  return created;
+}
+
+/** An operator reply with `text` in the conversation (on the emulators: written as the console writes it); its message id. */
+export async function writeReply(setup: { integration: TestIntegration; conversationId: string }, text: string): Promise<string> {
+  if (!onTestService) return emulator.writeReply(setup, text);
+  return Promise.resolve(testService().reply({ conversationId: setup.conversationId, text }).messageId);
+}
+
+/** The latest delivery of reply `messageId` once `predicate` holds (on the emulators: the reply's mirror). */
+export function waitForMirror(setup: { integration: TestIntegration; conversationId: string }, messageId: string, predicate: (mirror: DocumentData) => boolean = () => true): Promise<DocumentData> {
+  if (!onTestService) return emulator.waitForMirror(setup, messageId, predicate);
+  return eventually(async () => {
+    const view = testService().deliveries({ conversationId: setup.conversationId }).filter((d) => d.messageId === messageId).at(-1);
+    const mirror = view === undefined ? undefined : mirrorOf(view);
+    return Promise.resolve(mirror !== undefined && predicate(mirror) ? mirror : undefined);
+  }, `the delivery of reply ${messageId}`);
+}
+
+/** The delivery's record (the fields both targets show: status, attempts, provider ids, error, notBefore, lastFail). */
+export async function readDeliveryDoc(workspaceId: string, deliveryId: string): Promise<DocumentData | undefined> {
+  if (!onTestService) return emulator.readDeliveryDoc(workspaceId, deliveryId);
+  const view = testService().deliveries().find((d) => d.deliveryId === deliveryId);
+  return Promise.resolve(view === undefined ? undefined : deliveryDocOf(view));
+}
 
 /** An SDK client for `key` on the API host. Retries never wait long in tests. */
 export function sdkClient(key: string, options: Partial<ConnectorClientOptions> = {}): ConnectorClient {
@@ -33,25 +87,29 @@ export function fastClock(factor: number): Clock {
   };
 }
 
+/** A received notification message, as both targets deliver it (a Pub/Sub `Message` is one). */
+export type RawMessage = Pick<Message, 'id' | 'data' | 'attributes'>;
+
 export interface RawTopic {
   topicPath: string;
   subscriptionName: string;
+  /** The Pub/Sub subscription (emulator stack only). */
   subscription: Subscription;
   /** Every message received so far (acknowledged), in arrival order. */
-  messages: Message[];
+  messages: RawMessage[];
   /**
    * Waits for the `nth` (1-based) message whose notification is about reply `messageId`, and
    * returns it as received from Pub/Sub (a `Message` with `data` as a Buffer).
    */
-  waitFor(messageId: string, nth?: number, timeoutMs?: number): Promise<Message>;
+  waitFor(messageId: string, nth?: number, timeoutMs?: number): Promise<RawMessage>;
   /** Messages about reply `messageId` received so far. */
-  about(messageId: string): Message[];
+  about(messageId: string): RawMessage[];
   /** Publishes raw data to the topic (e.g. something that is not a notification). */
   publish(data: Buffer): Promise<string>;
   close(): Promise<void>;
 }
 
-const replyIdOf = (m: Message): string | undefined => {
+const replyIdOf = (m: RawMessage): string | undefined => {
   try {
     return (JSON.parse(m.data.toString('utf8')) as { messageId?: string }).messageId;
   } catch {
@@ -65,6 +123,26 @@ const replyIdOf = (m: Message): string | undefined => {
  */
 export async function createRawTopic(options: { listen?: boolean } = {}): Promise<RawTopic> {
   const name = `sdk-e2e-${randomUUID()}`;
+  if (onTestService) {
+    // The test service has no topics: an integration created with this one (createTestIntegration)
+    // delivers its notifications here through the service's `subscription()`.
+    const messages: RawMessage[] = [];
+    const about = (messageId: string) => messages.filter((m) => replyIdOf(m) === messageId);
+    const topic: RawTopic = {
+      topicPath: `test-service/topics/${name}`,
+      subscriptionName: `${name}-sub`,
+      get subscription(): Subscription {
+        throw new Error('the test service has no Pub/Sub subscription: this scenario runs on the emulator stack only');
+      },
+      messages,
+      about,
+      publish: () => Promise.reject(new Error('the test service has no Pub/Sub topic: this scenario runs on the emulator stack only')),
+      waitFor: (messageId, nth = 1, timeoutMs = 30_000) => eventually(async () => Promise.resolve(about(messageId)[nth - 1]), `notification #${nth} of reply ${messageId}`, timeoutMs),
+      close: () => Promise.resolve(),
+    };
+    serviceTopics.set(topic.topicPath, topic);
+    return topic;
+  }
   const [topic] = await pubsubClient().createTopic(name);
   const [subscription] = await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
   const messages: Message[] = [];
@@ -147,7 +225,7 @@ export function sdkDeliveryFixture(onReady?: (stack: DeliveryStack) => void): Sd
 }
 
 /** Writes an operator reply in `conversation` and waits for its notification; returns both, raw. */
-export async function replyAndWait(topic: RawTopic, conversation: Conversation, text: string): Promise<{ replyId: string; message: Message }> {
+export async function replyAndWait(topic: RawTopic, conversation: Conversation, text: string): Promise<{ replyId: string; message: RawMessage }> {
   const replyId = await writeReply(conversation, text);
   return { replyId, message: await topic.waitFor(replyId) };
 }
