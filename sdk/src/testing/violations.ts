@@ -24,7 +24,7 @@ export const VIOLATION_RULES: Readonly<Record<ViolationRule, string>> = Object.f
   claim_retry_new_request_id: 'a claim answered 429/503 was retried with a new `requestId`: a retried claim must reuse it (a lost answer would otherwise leave the lease busy)',
   message_retry_new_event_id: 'an incoming message answered 429/5xx was sent again with a new `eventId` (same content): reuse the eventId so the service can tell a retry from a new message',
   start_after_skip: 'start was called after the claim answered `skip`: acknowledge the notification and do nothing else',
-  complete_without_fetching_files: 'complete of a reply with files under a lease that never fetched (200) every file it reports: fetch and check each file before sending',
+  complete_without_fetching_files: 'complete of a reply with files under a lease that never fetched every file it reports whole (200, not cut short): fetch and check each file before sending',
   erasure_not_acknowledged: 'an erasure was listed to the connector and never acknowledged within the run: purge the customer, then acknowledge',
 });
 
@@ -260,7 +260,9 @@ export function findViolations(calls: readonly RecordedCall[], options: FindViol
         }
       }
 
-      if (op === 'getDeliveryAttachment' && status === 200) {
+      // A fetch counts when its bytes arrived whole: the service cuts the answer short when the
+      // stored bytes do not match the file's SHA-256 (docs/contract.md#fetch-an-attachment).
+      if (op === 'getDeliveryAttachment' && status === 200 && obj(call.response.body)?.cutOff !== true) {
         const attachmentId = field(call, 'attachmentId');
         if (attachmentId !== undefined) {
           const files = fetched.get(key) ?? new Map<string, RecordedCall>();

@@ -224,6 +224,14 @@ describe('complete_without_fetching_files', () => {
     expect(v).toEqual([expect.objectContaining({ rule: 'complete_without_fetching_files', deliveryId: 'd1', evidence: [1, 4] })]);
     expect(v[0]!.message).toContain('a2');
   });
+  test('a fetch cut short (the stored bytes did not match their SHA-256) does not count', () => {
+    const l = log()
+      .claimReady('d1', 'r1', 'L1', files.slice(0, 1))
+      .start('d1', 'L1')
+      .call('getDeliveryAttachment', { deliveryId: 'd1', leaseId: 'L1', attachmentId: 'a1' }, 200, { bytes: 2, cutOff: true })
+      .complete('d1', 'L1');
+    expect(rules(check(l.calls))).toEqual(['complete_without_fetching_files']);
+  });
   test('a fetch under an earlier lease, or one answered 503, does not count', () => {
     const l = log()
       .claimReady('d1', 'r1', 'L1', files.slice(0, 1))
