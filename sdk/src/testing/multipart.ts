@@ -1,5 +1,5 @@
 /**
- * The `multipart/form-data` body of `POST /v1/messages` (docs/contract.md#images), parsed as the
+ * The `multipart/form-data` body of `POST /v1/messages` (docs/contract.md#limits), parsed as the
  * service parses it (functions/src/messages/multipart.ts): exactly one text field `payload` and up
  * to 3 file fields `images`; anything else is a 400 `invalid_multipart`, a 4th image
  * `too_many_images`, an image over 10 MB 413 `image_too_large`.
