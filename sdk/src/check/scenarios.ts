@@ -269,7 +269,7 @@ const messageRetry: Scenario = {
     ctx.service.inject('sendMessage', { status: 503, retryAfterSeconds: 1 });
     const send = ctx.sendIncoming;
     if (send === undefined) throw new ScenarioError('the connector has no sendIncoming');
-    await send({ text: INCOMING_TEXT, externalConversationId: 'conformance-chat-2', externalCustomerId: 'conformance-customer-2' });
+    await send({ text: INCOMING_TEXT, externalConversationId: 'conformance-chat-2', externalCustomerId: 'customer-2@conformance.test' });
     await ctx.waitFor(() => ctx.service.messages({ integrationId: ctx.integration.integrationId }).some((m) => m.text?.includes(INCOMING_TEXT) === true), 'the message to be stored');
     await ctx.settle(300);
   },
@@ -283,7 +283,8 @@ const messageRetry: Scenario = {
   },
 };
 
-const ERASED_CUSTOMER = 'conformance-customer-1';
+// An email address: the email connector mails replies to the customer's id.
+const ERASED_CUSTOMER = 'customer-1@conformance.test';
 
 const erasure: Scenario = {
   name: 'erasure',

@@ -25,3 +25,10 @@ test('examples/connector passes every scenario', async () => {
   expect(results.map(formatResult).join('\n')).not.toMatch(/^(FAIL|SKIP)/m);
   expect(results.map((r) => [r.name, r.status])).toEqual(SCENARIO_NAMES.map((n) => [n, 'pass']));
 });
+
+test('examples/email-connector passes every scenario (real SMTP on loopback)', async () => {
+  const module = (await import(join(EXAMPLES, 'email-connector', 'src', 'conformance.ts'))) as ConformanceModule;
+  const results = await check(module);
+  expect(results.map(formatResult).join('\n')).not.toMatch(/^(FAIL|SKIP)/m);
+  expect(results.map((r) => [r.name, r.status])).toEqual(SCENARIO_NAMES.map((n) => [n, 'pass']));
+});
