@@ -69,7 +69,7 @@ export interface RunningTarget {
 }
 
 /** The environment a process connector receives (docs/conformance.md#process-mode). */
-export function processEnv(context: Omit<ConformanceStartContext, 'subscription'>): Record<string, string> {
+function processEnv(context: Omit<ConformanceStartContext, 'subscription'>): Record<string, string> {
   return {
     SUPPORT_DESK_API_BASE_URL: context.baseUrl,
     SUPPORT_DESK_INTEGRATION_KEY: context.key,

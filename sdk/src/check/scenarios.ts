@@ -10,7 +10,7 @@ import type { IncomingInput } from './connector.js';
 import type { CreatedIntegration, IntegrationCapabilities, OperationId, RecordedCall, TestService } from '../testing/types.js';
 
 /** What a scenario works with (one fresh service and integration per scenario). */
-export interface ScenarioContext {
+interface ScenarioContext {
   service: TestService;
   integration: CreatedIntegration;
   /** The conversation the runner's customer opened before the connector started. */
@@ -47,7 +47,7 @@ export interface Scenario {
 }
 
 /** A scenario that could not reach its outcome. */
-export class ScenarioError extends Error {
+class ScenarioError extends Error {
   override name = 'ScenarioError';
 }
 
