@@ -5,14 +5,14 @@
  *   support-desk-connector-check <module> [--scenario name ...] [--timeout ms]
  *   support-desk-connector-check --push <url> --command "<cmd>" [--incoming <url>] [--scenario name ...] [--timeout ms] [--verbose]
  *
- * Prints one line per scenario and a summary; exits 0 when every scenario passed (or was
+ * Prints one line per scenario, a summary, and the rules broken (with what each means); exits 0 when every scenario passed (or was
  * skipped), 1 when one failed, 2 on a usage error.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ConformanceModule, ConnectorTarget } from './connector.js';
-import { DEFAULT_SCENARIO_TIMEOUT_MS, formatResult, formatSummary, runConformance, SCENARIO_NAMES } from './runner.js';
+import { DEFAULT_SCENARIO_TIMEOUT_MS, formatResult, formatRulesBroken, formatSummary, runConformance, SCENARIO_NAMES } from './runner.js';
 
 const USAGE = `usage:
   support-desk-connector-check <module> [--scenario name ...] [--timeout ms]
@@ -94,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
       onResult: (result) => process.stdout.write(`${formatResult(result)}\n`),
     });
     process.stdout.write(`${formatSummary(report)}\n`);
+    for (const line of formatRulesBroken(report)) process.stdout.write(`${line}\n`);
     return report.failed === 0 ? 0 : 1;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -156,11 +156,17 @@ export function formatResult(result: ScenarioResult): string {
   if (result.status === 'pass') return `PASS ${result.name} (${result.durationMs} ms)`;
   if (result.status === 'skip') return `SKIP ${result.name}: ${result.reason ?? 'not applicable'}`;
   const lines = [
-    ...result.violations.map((v) => `${v.rule} — ${v.message} (calls ${v.evidence.map((s) => `#${s}`).join(', ')}; rule: ${VIOLATION_RULES[v.rule]})`),
+    ...result.violations.map((v) => `${v.rule} — ${v.message} (calls ${v.evidence.map((s) => `#${s}`).join(', ')})`),
     ...result.failures,
   ];
   const [first = 'failed', ...rest] = lines;
   return [`FAIL ${result.name}: ${first} (${result.durationMs} ms)`, ...rest.map((l) => `     ${l}`)].join('\n');
+}
+
+/** After the summary: each rule some scenario broke, with its one-line description (`VIOLATION_RULES`). */
+export function formatRulesBroken(report: ConformanceReport): string[] {
+  const broken = [...new Set(report.results.flatMap((r) => r.violations.map((v) => v.rule)))];
+  return broken.map((rule) => `rule ${rule}: ${VIOLATION_RULES[rule]}`);
 }
 
 /** The summary line. */
