@@ -15,7 +15,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_LIMITS, REPLY_MAX_CODE_POINTS, codePointLength, type AttachmentContentType } from '../internal/contract.generated.js';
 import type { PulledMessage } from '../internal/pull-loop.js';
-import { IMAGE_LIMITS, MAX_JSON_BYTES, parseMultipart, sniffImage } from './multipart.js';
+import { IMAGE_LIMITS, MAX_JSON_BYTES, imageSize, parseMultipart, sniffImage } from './multipart.js';
 import { REQUESTS, validateRequest, type RequestSchema } from './requests.generated.js';
 import {
   ApiError,
@@ -104,6 +104,8 @@ interface Integration {
   workspaceId: string;
   keyHash: string;
   capabilities: IntegrationCapabilities;
+  /** The console's switch: an inactive integration's key is answered 403 `integration_inactive`. */
+  active: boolean;
   bucket: { tokens: number; updatedAt: number } | undefined;
 }
 
@@ -129,7 +131,9 @@ interface Erasure {
   externalCustomerId: string;
   externalConversationIds: string[];
   requestedAt: number;
+  counts: { conversations: number; messages: number };
   acknowledged: boolean;
+  acknowledgedAt: number | null;
 }
 
 /** What a request handler gets: the parsed request and its caller. */
@@ -163,6 +167,10 @@ class Subscription implements TestSubscription {
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly onSettled: () => void) {}
+
+  get isOpen(): boolean {
+    return this.open;
+  }
 
   get outstanding(): number {
     return this.backlog.length + this.inFlight.size;
@@ -417,11 +425,14 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       throw new ApiError(429, 'rate_limited', `Incoming message rate limit of ${messagesPerMinute} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);
     }
     let payload = request.json;
-    let images: { contentType: 'image/png' | 'image/jpeg' | 'image/webp'; bytes: Buffer; sha256: string }[] = [];
+    let images: { contentType: 'image/png' | 'image/jpeg' | 'image/webp'; width: number; height: number; bytes: Buffer; sha256: string }[] = [];
     if (request.mediaType === 'multipart/form-data') {
       const multipart = parseMultipart(request.contentType, request.raw);
       payload = parseJson(multipart.payload, 'payload');
-      images = multipart.images.map((image, i) => ({ contentType: sniffImage(image.bytes, `images[${i}]`), bytes: image.bytes, sha256: sha256Hex(image.bytes) }));
+      images = multipart.images.map((image, i) => {
+        const contentType = sniffImage(image.bytes, `images[${i}]`);
+        return { contentType, ...imageSize(image.bytes, contentType, `images[${i}]`), bytes: image.bytes, sha256: sha256Hex(image.bytes) };
+      });
       const total = images.reduce((sum, image) => sum + image.bytes.length, 0);
       if (total > IMAGE_LIMITS.maxBytesTotal) throw new ApiError(413, 'images_too_large', `images: images total ${total} bytes; the limit is ${IMAGE_LIMITS.maxBytesTotal} bytes (20 MB) per message`);
     }
@@ -458,8 +469,10 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       eventId: message.eventId,
       externalConversationId: message.externalConversationId,
       kind: sender.kind,
+      // functions/src/messages/http.ts: a customer is stored under customerIdFor(integration, externalId); an alert has none.
+      sender: { ...sender, customerId: sender.kind === 'customer' ? digestId('u_', [integration.integrationId, sender.externalId]) : null },
       ...(text === null ? {} : { text }),
-      images: images.map((image, i) => ({ part: `images[${i}]`, contentType: image.contentType, bytes: image.bytes.length, status: 'stored' as const })),
+      images: images.map((image, i) => ({ part: `images[${i}]`, contentType: image.contentType, width: image.width, height: image.height, bytes: image.bytes.length, sha256: image.sha256, status: 'stored' as const })),
       receivedAt: request.now,
       senderExternalId: sender.externalId,
       senderKind: sender.kind,
@@ -538,6 +551,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const erasure = erasures.find((e) => e.erasureId === parsed.erasureId && e.integrationId === request.integration.integrationId);
     if (erasure === undefined) throw new ApiError(404, 'erasure_not_found', 'erasureId: no finished erasure of this integration has this id.');
     erasure.acknowledged = true;
+    // functions/src/privacy/erasure-list.ts: `acknowledgedAt` is kept from the first acknowledgement.
+    erasure.acknowledgedAt ??= request.now;
     return { status: 200, body: { acknowledged: true } };
   };
 
@@ -594,6 +609,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const key = match?.[1];
     const integration = key !== undefined && KEY_PATTERN.test(key) ? integrationsByKeyHash.get(sha256Hex(Buffer.from(key))) : undefined;
     if (integration === undefined) throw new ApiError(401, 'invalid_key', INVALID_KEY_MESSAGE);
+    // functions/src/integrations/auth.ts: a valid key of an inactive integration is 403, on every operation.
+    if (!integration.active) throw new ApiError(403, 'integration_inactive', 'This integration is inactive.');
     return integration;
   }
 
@@ -703,11 +720,11 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   const service: TestService = {
     baseUrl,
 
-    createIntegration(capabilities = {}) {
+    createIntegration(options = {}) {
+      const { workspaceId = randomId('w_'), active = true, ...capabilities } = options;
       const integrationId = randomId('i_');
-      const workspaceId = randomId('w_');
       const key = `sdk_test_${randomBytes(32).toString('base64url')}`;
-      const integration: Integration = { integrationId, workspaceId, keyHash: sha256Hex(Buffer.from(key)), capabilities: { ...capabilities }, bucket: undefined };
+      const integration: Integration = { integrationId, workspaceId, keyHash: sha256Hex(Buffer.from(key)), capabilities, active, bucket: undefined };
       integrations.set(integrationId, integration);
       integrationsByKeyHash.set(integration.keyHash, integration);
       const created: CreatedIntegration = { integrationId, workspaceId, key };
@@ -780,7 +797,12 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       const at = now();
       const ofCustomer = messages.filter((m) => m.integrationId === integrationId && m.senderKind === 'customer' && m.senderExternalId === externalCustomerId && !m.erased);
       const conversationIds = [...new Set(ofCustomer.map((m) => m.conversationId))];
-      for (const m of ofCustomer) m.erased = true;
+      // functions/src/privacy/erasure.ts: a conversation whose only customer is this one goes
+      // entirely (every message, and the replies); in another, only the customer's messages go.
+      const sole = conversationIds.filter((id) => !messages.some((m) => m.conversationId === id && !m.erased && m.senderKind === 'customer' && m.senderExternalId !== externalCustomerId));
+      const erased = messages.filter((m) => !m.erased && (ofCustomer.includes(m) || sole.includes(m.conversationId)));
+      const replies = new Set([...deliveries.values()].filter((d) => sole.includes(d.conversationId)).map((d) => d.messageId));
+      for (const m of erased) m.erased = true;
       for (const conversationId of conversationIds) {
         for (const d of [...deliveries.values()].filter((x) => x.conversationId === conversationId).sort((a, b) => a.seq - b.seq)) {
           const current = deliveries.get(d.deliveryId) ?? d;
@@ -792,9 +814,12 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
         erasureId: randomId('x_'),
         integrationId,
         externalCustomerId,
-        externalConversationIds: conversationIds.map((id) => conversations.get(id)?.externalConversationId ?? '').filter((id) => id !== ''),
+        // Sorted, as the service lists them (functions/src/privacy/erasure.ts).
+        externalConversationIds: conversationIds.map((id) => conversations.get(id)?.externalConversationId ?? '').filter((id) => id !== '').sort(),
         requestedAt: at,
+        counts: { conversations: sole.length, messages: erased.length + replies.size },
         acknowledged: false,
+        acknowledgedAt: null,
       };
       erasures.push(erasure);
       notifyWaiters();
@@ -804,7 +829,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     erasures(integrationId) {
       return erasures
         .filter((e) => integrationId === undefined || e.integrationId === integrationId)
-        .map((e) => ({ erasureId: e.erasureId, integrationId: e.integrationId, externalCustomerId: e.externalCustomerId, acknowledged: e.acknowledged }));
+        .map((e) => ({ ...e, externalConversationIds: [...e.externalConversationIds], counts: { ...e.counts } }));
     },
 
     subscription(integrationId) {
@@ -874,6 +899,17 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       queue.push({ spec: { ...fault }, remaining: times });
     },
 
+    sweep(at = now()) {
+      // The sweeper's lease expiry as of `at` (functions/src/deliveries/liveness.ts); the
+      // notifications due by the service clock go out as usual.
+      for (const d of [...deliveries.values()]) {
+        const expiry = decideLeaseExpiry(d, at);
+        if (expiry !== null) apply(d, expiry, at);
+      }
+      sweep();
+      notifyWaiters();
+    },
+
     expireLease(deliveryId) {
       const d = deliveryOrThrow(deliveryId);
       if (d.lease === null || (d.status !== 'leased' && d.status !== 'sending')) throw new Error(`test service: delivery ${deliveryId} holds no lease (it is ${d.status})`);
@@ -882,6 +918,13 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       deliveries.set(deliveryId, { ...d, lease: { ...d.lease, expiresAt: Math.min(d.lease.expiresAt, at) } });
       sweep();
       notifyWaiters();
+    },
+
+    publish(integrationId, data, attributes = {}) {
+      publishCount += 1;
+      const message: Published = { id: String(publishCount), data: Buffer.from(data), attributes: { ...attributes } };
+      for (const subscription of subscriptions.get(integrationId) ?? []) subscription.publish(message);
+      for (const push of pushTargets.get(integrationId) ?? []) push(message);
     },
 
     notifyAgain(deliveryId) {
@@ -920,6 +963,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
             ...(d.error === null || d.status === 'sent' ? {} : { failure: { code: d.error.code, outcome: d.error.outcome === 'unknown' ? ('unknown' as const) : ('failed' as const) } }),
             notBefore: d.notBefore,
             lastFail: d.lastFail === null ? null : { ...d.lastFail },
+            lease: d.lease === null ? null : { expiresAt: d.lease.expiresAt },
+            attachments: (d.attachments ?? []).map(({ attachmentId, name, contentType, size, sha256 }) => ({ attachmentId, name, contentType, size, sha256 })),
             traceparent: `00-${traceIdOf(d.deliveryId)}-${createHash('sha256').update(`span:${d.deliveryId}`).digest('hex').slice(0, 16)}-01`,
           };
         });
@@ -928,7 +973,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     messages(filter = {}) {
       return messages
         .filter((m) => !m.erased && (filter.integrationId === undefined || m.integrationId === filter.integrationId) && (filter.conversationId === undefined || m.conversationId === filter.conversationId))
-        .map(({ senderExternalId: _s, senderKind: _k, fingerprint: _f, erased: _e, ...view }) => ({ ...view, images: view.images.map((i) => ({ ...i })) }));
+        .map(({ senderExternalId: _s, senderKind: _k, fingerprint: _f, erased: _e, ...view }) => ({ ...view, sender: { ...view.sender }, images: view.images.map((i) => ({ ...i })) }));
     },
 
     calls(filter = {}) {

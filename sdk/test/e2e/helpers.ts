@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { Message, Subscription } from '@google-cloud/pubsub';
-import { ConnectorClient, parsePulledNotification, type Clock, type ConnectorClientOptions, type DeliveryNotification } from '../../src/index.js';
+import { ConnectorClient, parsePulledNotification, type Clock, type ConnectorClientOptions, type DeliveryNotification, type PullSubscription } from '../../src/index.js';
+import type { TestSubscription } from '../../src/testing/index.js';
 import type { DocumentData } from 'firebase-admin/firestore';
 import * as stack from '../../../test/integration/helpers/stack';
 import { projectId, type TestIntegration, type TestIntegrationOptions } from '../../../test/integration/helpers/stack';
@@ -17,7 +18,20 @@ import { deliveryDocOf, mirrorOf, onTestService, testService } from './target';
 
 export { closePubSub, eventually, sleep } from '../../../test/integration/helpers/deliveries';
 export { adminDb, closeStack, type TestIntegration } from '../../../test/integration/helpers/stack';
-export { onTestService } from './target';
+export {
+  allowAttachments,
+  erasureAudit,
+  erasureDone,
+  messageDoc,
+  messageDocs,
+  onTestService,
+  requestErasure,
+  storedImageSha256,
+  sweepAt,
+  writeReplyWithFiles,
+  type ErasureAudit,
+  type StoredAttachment,
+} from './target';
 
 // ------------------------------------------------------------------ each step on the chosen target (./target.ts)
 
@@ -27,20 +41,32 @@ export function apiBaseUrl(): string {
 }
 
 /** The topics of this file on the test service, by path: an integration created with one delivers its notifications there. */
-const serviceTopics = new Map<string, RawTopic>();
+const serviceTopics = new Map<string, ServiceTopic>();
+
+/** A topic on the test service: its integration's `subscription()`, consumed into `messages` unless created with `listen: false`. */
+interface ServiceTopic extends RawTopic {
+  listen: boolean;
+  integrationId?: string;
+  serviceSubscription?: TestSubscription;
+}
 
 /** A fresh integration (on the emulators: a fresh workspace unless given, as the admin CLI does). */
 export async function createTestIntegration(options: TestIntegrationOptions = {}): Promise<TestIntegration> {
   if (!onTestService) return stack.createTestIntegration(options);
   const service = testService();
-  const created = await service.createIntegration();
+  const created = await service.createIntegration({ ...(options.workspaceId === undefined ? {} : { workspaceId: options.workspaceId }), ...(options.active === undefined ? {} : { active: options.active }) });
   const topic = options.topic === undefined ? undefined : serviceTopics.get(options.topic);
   if (topic !== undefined) {
-    service.subscription(created.integrationId).on('message', (value) => {
-      const message = value as RawMessage & { ack(): void };
-      topic.messages.push(message);
-      message.ack();
-    });
+    const subscription = service.subscription(created.integrationId);
+    topic.integrationId = created.integrationId;
+    topic.serviceSubscription = subscription;
+    if (topic.listen) {
+      subscription.on('message', (value) => {
+        const message = value as RawMessage & { ack(): void };
+        topic.messages.push(message);
+        message.ack();
+      });
+    }
   }
   return created;
 }
@@ -90,11 +116,18 @@ export function fastClock(factor: number): Clock {
 /** A received notification message, as both targets deliver it (a Pub/Sub `Message` is one). */
 export type RawMessage = Pick<Message, 'id' | 'data' | 'attributes'>;
 
+/** A pull subscription on either target: a Pub/Sub `Subscription`, or the test service's `subscription()`. */
+export interface RawSubscription extends PullSubscription {
+  readonly isOpen: boolean;
+}
+
 export interface RawTopic {
   topicPath: string;
   subscriptionName: string;
-  /** The Pub/Sub subscription (emulator stack only). */
+  /** The Pub/Sub subscription (emulator stack only: a scenario on both targets uses `pull`). */
   subscription: Subscription;
+  /** The subscription on either target (on the test service: its integration's `subscription()`, once an integration is created with this topic). */
+  pull: RawSubscription;
   /** Every message received so far (acknowledged), in arrival order. */
   messages: RawMessage[];
   /**
@@ -105,7 +138,7 @@ export interface RawTopic {
   /** Messages about reply `messageId` received so far. */
   about(messageId: string): RawMessage[];
   /** Publishes raw data to the topic (e.g. something that is not a notification). */
-  publish(data: Buffer): Promise<string>;
+  publish(data: Buffer): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -128,17 +161,28 @@ export async function createRawTopic(options: { listen?: boolean } = {}): Promis
     // delivers its notifications here through the service's `subscription()`.
     const messages: RawMessage[] = [];
     const about = (messageId: string) => messages.filter((m) => replyIdOf(m) === messageId);
-    const topic: RawTopic = {
+    const topic: ServiceTopic = {
+      listen: options.listen !== false,
       topicPath: `test-service/topics/${name}`,
       subscriptionName: `${name}-sub`,
       get subscription(): Subscription {
-        throw new Error('the test service has no Pub/Sub subscription: this scenario runs on the emulator stack only');
+        throw new Error('the test service has no Pub/Sub subscription (use `pull`): this scenario runs on the emulator stack only');
+      },
+      get pull(): RawSubscription {
+        if (topic.serviceSubscription === undefined) throw new Error(`no integration was created with topic ${topic.topicPath} yet`);
+        return topic.serviceSubscription;
       },
       messages,
       about,
-      publish: () => Promise.reject(new Error('the test service has no Pub/Sub topic: this scenario runs on the emulator stack only')),
+      publish: (data) => {
+        if (topic.integrationId === undefined) return Promise.reject(new Error(`no integration was created with topic ${topic.topicPath} yet`));
+        testService().publish(topic.integrationId, data);
+        return Promise.resolve();
+      },
       waitFor: (messageId, nth = 1, timeoutMs = 30_000) => eventually(async () => Promise.resolve(about(messageId)[nth - 1]), `notification #${nth} of reply ${messageId}`, timeoutMs),
-      close: () => Promise.resolve(),
+      close: async () => {
+        await topic.serviceSubscription?.close();
+      },
     };
     serviceTopics.set(topic.topicPath, topic);
     return topic;
@@ -157,6 +201,7 @@ export async function createRawTopic(options: { listen?: boolean } = {}): Promis
     topicPath: `projects/${projectId()}/topics/${name}`,
     subscriptionName: `${name}-sub`,
     subscription,
+    pull: subscription,
     messages,
     about,
     publish: (data) => topic.publishMessage({ data }),
@@ -249,4 +294,138 @@ export async function closedPortUrl(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return `http://127.0.0.1:${address.port}`;
+}
+
+/**
+ * The ids of messages `received` on `topic` that came back after they were acknowledged: none, if
+ * every ack reached the subscription. On the emulators, instead of waiting out the 10 s ack deadline,
+ * every ack id is made due again now (ack deadline 0, which would put an unacked message straight
+ * back), and the subscription's backlog is pulled until it has answered empty several times in a
+ * row; on the test service, what is still outstanding on the subscription (neither acked nor gone).
+ */
+export async function redeliveredAfterAck(topic: RawTopic, received: readonly (RawMessage & { ackId: string })[]): Promise<string[]> {
+  if (onTestService) {
+    const subscription = serviceTopics.get(topic.topicPath)?.serviceSubscription;
+    if (subscription === undefined) throw new Error(`no integration was created with topic ${topic.topicPath}`);
+    const { outstanding } = subscription;
+    return outstanding === 0 ? [] : [`${outstanding} message(s) outstanding`];
+  }
+  await emulatorPubSub(`${topic.subscriptionName}:modifyAckDeadline`, { ackIds: received.map((m) => m.ackId), ackDeadlineSeconds: 0 });
+  let emptyPulls = 0;
+  const redelivered: string[] = [];
+  while (emptyPulls < 5) {
+    const { receivedMessages = [] } = (await emulatorPubSub(`${topic.subscriptionName}:pull`, { maxMessages: 10, returnImmediately: true })) as { receivedMessages?: Array<{ message: { messageId: string } }> };
+    redelivered.push(...receivedMessages.map((r) => r.message.messageId));
+    emptyPulls = receivedMessages.length === 0 ? emptyPulls + 1 : 0;
+    if (redelivered.length > 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return redelivered;
+}
+
+/** A REST call of the Pub/Sub emulator on a subscription of this project (`name:verb`). */
+async function emulatorPubSub(subscriptionAndVerb: string, body: unknown): Promise<unknown> {
+  const host = process.env.PUBSUB_EMULATOR_HOST;
+  if (host === undefined) throw new Error('PUBSUB_EMULATOR_HOST is not set (firebase emulators:exec sets it)');
+  const res = await fetch(`http://${host}/v1/projects/${projectId()}/subscriptions/${subscriptionAndVerb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`Pub/Sub emulator ${subscriptionAndVerb}: ${res.status} ${text}`);
+  return text === '' ? {} : JSON.parse(text);
+}
+
+export interface PushIntegration {
+  integration: TestIntegration;
+  /** Starts delivering the integration's notifications to `endpoint` in the Pub/Sub push format. */
+  pushTo(endpoint: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * An integration whose notifications are pushed (on the emulators: a fresh topic with a real
+ * Pub/Sub PUSH subscription of the emulator; on the test service: its `pushTo`).
+ */
+export async function createPushIntegration(): Promise<PushIntegration> {
+  if (onTestService) {
+    const service = testService();
+    const integration = await service.createIntegration();
+    let stop: (() => void) | undefined;
+    return {
+      integration,
+      pushTo: (endpoint) => {
+        stop = service.pushTo(integration.integrationId, endpoint);
+        return Promise.resolve();
+      },
+      close: () => {
+        stop?.();
+        return Promise.resolve();
+      },
+    };
+  }
+  const name = `push-${randomUUID()}`;
+  const [topic] = await pubsubClient().createTopic(name);
+  const integration = await stack.createTestIntegration({ topic: `projects/${projectId()}/topics/${name}` });
+  let subscription: { delete(): Promise<unknown> } | undefined;
+  return {
+    integration,
+    pushTo: async (pushEndpoint) => {
+      [subscription] = await topic.createSubscription(`push-${randomUUID()}`, { pushConfig: { pushEndpoint }, ackDeadlineSeconds: 10 });
+    },
+    close: async () => {
+      await subscription?.delete().catch(() => undefined);
+      await topic.delete().catch(() => undefined);
+    },
+  };
+}
+
+/** The parts of a @google-cloud/pubsub client examples/connector's `runConnector` uses (`deps.pubsub`). */
+export interface ExamplePubSub {
+  subscription(name: string, options?: unknown): RawSubscription & { readonly name: string; exists(): Promise<[boolean]> };
+}
+
+/**
+ * What examples/connector's `runConnector` needs besides its config to receive `topic`'s
+ * notifications: nothing on the emulators (it opens its own Pub/Sub client on the emulator, from
+ * SUBSCRIPTION and PUBSUB_EMULATOR_HOST); on the test service, a Pub/Sub client whose one
+ * subscription is the topic's (`pull`), passed as `deps.pubsub`.
+ */
+export function exampleDeps(topic: RawTopic): { pubsub?: ExamplePubSub } {
+  if (!onTestService) return {};
+  return {
+    pubsub: {
+      subscription: (name) => {
+        const pull = topic.pull;
+        const subscription = {
+          name,
+          exists: () => Promise.resolve([true] as [boolean]),
+          get isOpen() {
+            return pull.isOpen;
+          },
+          on: (event: 'message' | 'error', listener: (value: unknown) => void) => {
+            pull.on(event, listener);
+            return subscription;
+          },
+          removeListener: (event: 'message' | 'error', listener: (value: unknown) => void) => {
+            pull.removeListener(event, listener);
+            return subscription;
+          },
+          close: () => pull.close(),
+        };
+        return subscription;
+      },
+    },
+  };
+}
+
+/**
+ * The example connector's environment for where `topic`'s notifications are: the API, the
+ * subscription, its project and the Pub/Sub emulator. On the test service the project is a name
+ * only (not a `demo-` project, so no emulator is looked for): `exampleDeps` hands the subscription over.
+ */
+export function exampleConnectionEnv(topic: RawTopic): Record<string, string | undefined> {
+  return {
+    API_BASE_URL: apiBaseUrl(),
+    SUBSCRIPTION: topic.subscriptionName,
+    GCLOUD_PROJECT: onTestService ? 'test-service' : projectId(),
+    PUBSUB_EMULATOR_HOST: onTestService ? undefined : process.env.PUBSUB_EMULATOR_HOST,
+  };
 }
