@@ -27,6 +27,25 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/sdk/test/e2e/**/*.test.ts'],
       testTimeout: 60000,
     },
+    // Parity (decision 16): the SDK end-to-end scenarios on the SDK's test service instead of the
+    // emulator stack (sdk/test/e2e/target.ts), in the unit phase of scripts/test.mjs (no emulators).
+    // The suites listed run on both targets; what differs between the targets is in the neutral
+    // helpers of sdk/test/e2e/target.ts and helpers.ts.
+    {
+      ...common,
+      displayName: 'kit',
+      testMatch: [
+        '<rootDir>/sdk/test/e2e/deliveries.e2e.test.ts',
+        '<rootDir>/sdk/test/e2e/process.e2e.test.ts',
+        '<rootDir>/sdk/test/e2e/attachments.e2e.test.ts',
+        '<rootDir>/sdk/test/e2e/messages.e2e.test.ts',
+        '<rootDir>/sdk/test/e2e/loops.e2e.test.ts',
+        '<rootDir>/sdk/test/e2e/erasures.e2e.test.ts',
+        '<rootDir>/sdk/test/e2e/fallback.e2e.test.ts',
+      ],
+      setupFiles: ['<rootDir>/sdk/test/e2e/kit-target.cjs'],
+      testTimeout: 60000,
+    },
     // Only in the framework phase (scripts/framework-phase.mjs): tests that start their own
     // functions-framework processes (injected hangs, a missing image bucket).
     { ...common, displayName: 'framework', testMatch: ['<rootDir>/test/framework/**/*.test.ts'], testTimeout: 120000 },

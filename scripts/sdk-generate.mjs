@@ -13,6 +13,11 @@
  *   answer does not conform). A new operation in the document gets its types and reader on the next
  *   run, without editing this script.
  *
+ * - sdk/src/testing/requests.generated.ts: from the same document, every request schema in full (each
+ *   validation keyword the document uses) and a validator, so the test service
+ *   (`@support-desk/connector-sdk/testing`) refuses exactly the bodies the document refuses. A
+ *   keyword the validator does not know makes the generation fail instead of being skipped.
+ *
  * `npm run build` and `npm run openapi` run it; the files are committed. `--check` exits 1 when a
  * committed file differs from a fresh generation (sdk/test/unit/surface.test.ts runs that).
  *
@@ -29,6 +34,7 @@ const CONTRACT_SOURCE = join(ROOT, 'functions', 'src', 'contract', 'index.ts');
 const OPENAPI = join(ROOT, 'openapi', 'openapi.yaml');
 export const CONTRACT_FILE = join(ROOT, 'sdk', 'src', 'internal', 'contract.generated.ts');
 export const API_FILE = join(ROOT, 'sdk', 'src', 'internal', 'api.generated.ts');
+export const REQUESTS_FILE = join(ROOT, 'sdk', 'src', 'testing', 'requests.generated.ts');
 
 const DO_NOT_EDIT = 'Do not edit: sdk/test/unit/surface.test.ts fails when this file differs from a fresh generation.';
 
@@ -326,12 +332,188 @@ export function generateApi(openapiYaml = readFileSync(OPENAPI, 'utf8')) {
   return `${out.join('\n')}\n`;
 }
 
+// ------------------------------------------------------------------------------------- requests
+
+/** Keywords that only annotate (they never make a body invalid). */
+const ANNOTATIONS = new Set(['description', 'title', 'examples', 'example', 'discriminator', 'contentMediaType', 'deprecated', 'format', 'default']);
+/** Keywords the generated validator checks. */
+const VALIDATED = ['$ref', 'type', 'required', 'properties', 'additionalProperties', 'enum', 'const', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'items', 'minItems', 'maxItems', 'oneOf', 'allOf', 'anyOf', 'contentSchema'];
+
+/** `schema` with its annotations dropped and every validation keyword kept; throws on a keyword the validator does not check. */
+function validated(schema, where) {
+  const out = {};
+  for (const [keyword, value] of Object.entries(schema)) {
+    if (ANNOTATIONS.has(keyword)) continue;
+    if (!VALIDATED.includes(keyword)) throw new Error(`sdk-generate: ${where} uses \`${keyword}\`, which the test service's validator does not check (add it to sdk-generate's REQUESTS runtime)`);
+    if (keyword === '$ref') out.ref = refName(value);
+    else if (keyword === 'properties') out.properties = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, validated(v, `${where}.${k}`)]));
+    else if (keyword === 'items' || keyword === 'contentSchema') out[keyword] = validated(value, `${where}.${keyword}`);
+    else if (keyword === 'additionalProperties') out.additionalProperties = typeof value === 'boolean' ? value : validated(value, `${where}.additionalProperties`);
+    else if (keyword === 'oneOf' || keyword === 'allOf' || keyword === 'anyOf') out[keyword] = value.map((v, i) => validated(v, `${where}.${keyword}[${i}]`));
+    else if (keyword === 'type') out.type = Array.isArray(value) ? value : [value];
+    else out[keyword] = value;
+  }
+  return out;
+}
+
+/** The validator of the generated requests file (fixed text). Lengths count code points, as the service's `text()` does. */
+const VALIDATOR_RUNTIME = `/** A request schema of openapi/openapi.yaml: every validation keyword the document uses. */
+export interface RequestSchema {
+  ref?: string;
+  type?: readonly string[];
+  required?: readonly string[];
+  properties?: Readonly<Record<string, RequestSchema>>;
+  additionalProperties?: boolean | RequestSchema;
+  enum?: readonly unknown[];
+  const?: unknown;
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  items?: RequestSchema;
+  minItems?: number;
+  maxItems?: number;
+  oneOf?: readonly RequestSchema[];
+  allOf?: readonly RequestSchema[];
+  anyOf?: readonly RequestSchema[];
+  /** For a string that carries JSON (the multipart \`payload\`): the schema of that JSON, checked by the caller. */
+  contentSchema?: RequestSchema;
+}
+
+function typeOk(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'null':
+      return value === null;
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    default:
+      return false;
+  }
+}
+
+const describe = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
+const join = (path: string, key: string | number): string => (typeof key === 'number' ? \`\${path}[\${key}]\` : path === '' ? key : \`\${path}.\${key}\`);
+/** Code points, as the service counts a text's length (functions/src/platform/schema.ts \`text()\`). */
+const codePoints = (s: string): number => [...s].length;
+
+/**
+ * The problems of \`value\` against \`schema\`, each \`path: what is wrong\` (the service's 400
+ * \`invalid_request\` names the field the same way; the root is \`body\`). Empty when it conforms.
+ */
+export function validateRequest(schema: RequestSchema, value: unknown, path = ''): string[] {
+  const at = path === '' ? 'body' : path;
+  if (schema.ref !== undefined) {
+    const target = REQUEST_COMPONENTS[schema.ref as keyof typeof REQUEST_COMPONENTS] as RequestSchema | undefined;
+    return target === undefined ? [\`\${at}: unknown schema \${schema.ref}\`] : validateRequest(target, value, path);
+  }
+  if (schema.allOf) {
+    const problems = schema.allOf.flatMap((part) => validateRequest(part, value, path));
+    if (problems.length > 0) return problems;
+  }
+  for (const options of [schema.oneOf, schema.anyOf]) {
+    if (options === undefined) continue;
+    const results = options.map((option) => validateRequest(option, value, path));
+    const matching = results.filter((r) => r.length === 0).length;
+    if (matching === 0) return results.reduce((best, r) => (r.length < best.length ? r : best));
+    if (options === schema.oneOf && matching > 1) return [\`\${at}: matches more than one of its options\`];
+  }
+  if (schema.type && !schema.type.some((type) => typeOk(value, type))) return [\`\${at}: expected \${schema.type.join(' or ')}, received \${describe(value)}\`];
+  if ('const' in schema && value !== schema.const) return [\`\${at}: must be \${JSON.stringify(schema.const)}\`];
+  if (schema.enum && !schema.enum.includes(value)) return [\`\${at}: must be one of \${schema.enum.map((v) => JSON.stringify(v)).join(', ')}\`];
+  const problems: string[] = [];
+  if (typeof value === 'string') {
+    if ((schema.minLength !== undefined || schema.maxLength !== undefined) && !value.isWellFormed()) problems.push(\`\${at}: must be well-formed Unicode (no lone surrogates)\`);
+    if (schema.minLength !== undefined && codePoints(value) < schema.minLength) problems.push(\`\${at}: must be at least \${schema.minLength} character\${schema.minLength === 1 ? '' : 's'}\`);
+    if (schema.maxLength !== undefined && codePoints(value) > schema.maxLength) problems.push(\`\${at}: must be at most \${schema.maxLength} characters\`);
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) problems.push(\`\${at}: must match \${schema.pattern}\`);
+  }
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) problems.push(\`\${at}: must be at least \${schema.minimum}\`);
+    if (schema.maximum !== undefined && value > schema.maximum) problems.push(\`\${at}: must be at most \${schema.maximum}\`);
+  }
+  if (Array.isArray(value)) {
+    if (schema.minItems !== undefined && value.length < schema.minItems) problems.push(\`\${at}: must have at least \${schema.minItems} item\${schema.minItems === 1 ? '' : 's'}\`);
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) problems.push(\`\${at}: must have at most \${schema.maxItems} items\`);
+    const items = schema.items;
+    if (items !== undefined) value.forEach((item, i) => problems.push(...validateRequest(items, item, join(path, i))));
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const object = value as Record<string, unknown>;
+    const properties = schema.properties ?? {};
+    for (const name of schema.required ?? []) if (object[name] === undefined) problems.push(\`\${join(path, name)}: required\`);
+    const unknown: string[] = [];
+    for (const [name, property] of Object.entries(object)) {
+      const known = properties[name];
+      if (known !== undefined) {
+        if (property !== undefined) problems.push(...validateRequest(known, property, join(path, name)));
+      } else if (schema.additionalProperties === false) {
+        unknown.push(name);
+      } else if (typeof schema.additionalProperties === 'object') {
+        problems.push(...validateRequest(schema.additionalProperties, property, join(path, name)));
+      }
+    }
+    if (unknown.length > 0) problems.push(\`\${at}: unknown propert\${unknown.length === 1 ? 'y' : 'ies'} \${unknown.map((k) => \`'\${k}'\`).join(', ')}\`);
+  }
+  return problems;
+}`;
+
+/** The generated requests file's text, from the OpenAPI document's text (default: the committed one). */
+export function generateRequests(openapiYaml = readFileSync(OPENAPI, 'utf8')) {
+  const document = YAML.parse(openapiYaml);
+  const schemas = document.components?.schemas ?? {};
+  const operations = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch']) {
+      const operation = item[method];
+      if (!operation) continue;
+      const content = operation.requestBody?.content ?? {};
+      const json = content['application/json']?.schema;
+      const multipart = content['multipart/form-data']?.schema;
+      operations.push({ id: operation.operationId, method: method.toUpperCase(), path, json, multipart });
+    }
+  }
+  const used = new Set(operations.flatMap((op) => [...(op.json ? refsOf(op.json, schemas) : []), ...(op.multipart ? refsOf(op.multipart, schemas) : [])]));
+  const components = Object.keys(schemas).filter((name) => used.has(name));
+  const table = components.map((name) => `  ${name}: ${JSON.stringify(validated(schemas[name], `components.schemas.${name}`))},`);
+  const entries = operations.map((op) => {
+    const fields = [`method: ${JSON.stringify(op.method)}`, `path: ${JSON.stringify(op.path)}`];
+    if (op.json) fields.push(`json: ${JSON.stringify(validated(op.json, `${op.id} application/json`))}`);
+    if (op.multipart) fields.push(`multipart: ${JSON.stringify(validated(op.multipart, `${op.id} multipart/form-data`))}`);
+    return `  ${op.id}: { ${fields.join(', ')} },`;
+  });
+  return [
+    `// Generated by scripts/sdk-generate.mjs from openapi/openapi.yaml: the request schemas of every operation, for the test service.`,
+    `// ${DO_NOT_EDIT}`,
+    '',
+    VALIDATOR_RUNTIME,
+    '',
+    '/** Every component schema a request uses, with its validation keywords. */',
+    `const REQUEST_COMPONENTS = {\n${table.join('\n')}\n} as const satisfies Record<string, RequestSchema>;`,
+    '',
+    '/** Each operation of the document: where it is served and the schemas of its request bodies by media type. */',
+    `export const REQUESTS = {\n${entries.join('\n')}\n} as const satisfies Record<string, { method: string; path: string; json?: RequestSchema; multipart?: RequestSchema }>;`,
+    '',
+  ].join('\n');
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const check = process.argv.includes('--check');
   const howToFix = 'run `node scripts/sdk-generate.mjs` and commit it';
   const fresh = [
     writeOrCheck(CONTRACT_FILE, generateContract(), { check, howToFix }),
     writeOrCheck(API_FILE, generateApi(), { check, howToFix }),
+    writeOrCheck(REQUESTS_FILE, generateRequests(), { check, howToFix }),
   ];
   process.exit(fresh.every(Boolean) ? 0 : 1);
 }

@@ -134,7 +134,8 @@ const checks = (async () => {
       }),
     ]);
   }
-  if (phases.includes('unit')) await phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', ...extra]));
+  // `kit`: the SDK end-to-end scenarios on the SDK's test service (parity, jest.config.cjs); no emulators needed.
+  if (phases.includes('unit')) await phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', ...extra]));
 })();
 
 if (!needsStack) {

@@ -8,7 +8,9 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { httpOperations } from '../../functions/src/operations';
 import { ConnectorClient, OPERATION_METHODS } from '../../sdk/src/client.js';
-import { incompleteOperations, type CompletenessInput } from './completeness';
+import { startTestService, type OperationId } from '../../sdk/src/testing/index.js';
+import type { REQUESTS } from '../../sdk/src/testing/requests.generated.js';
+import { incompleteOperations, unservedOperations, type CompletenessInput } from './completeness';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -33,6 +35,27 @@ const real: CompletenessInput = {
 
 test('every operation of the catalogue has an SDK method that calls it, a contract section and suites that call it', () => {
   expect(incompleteOperations(real)).toEqual([]);
+});
+
+describe('the test service serves every operation of the catalogue (decision 16)', () => {
+  test('each operation answers at its path on a running test service; a path it lacks is named', async () => {
+    const service = await startTestService();
+    try {
+      const { key } = await service.createIntegration();
+      expect(await unservedOperations(httpOperations(), { baseUrl: service.baseUrl, key })).toEqual([]);
+      expect(await unservedOperations([{ operationId: 'toyDelivery', path: '/v1/deliveries/toy' }], { baseUrl: service.baseUrl, key })).toEqual([
+        'toyDelivery: the test service does not serve POST /v1/deliveries/toy (add its handler to sdk/src/testing/service.ts)',
+      ]);
+    } finally {
+      await service.close();
+    }
+  });
+
+  test("its OperationId names exactly the document's operations (its handler table is typed by it)", () => {
+    const same: [keyof typeof REQUESTS] extends [OperationId] ? ([OperationId] extends [keyof typeof REQUESTS] ? true : false) : false = true;
+    expect(same).toBe(true);
+    expect(httpOperations().map((op) => op.operationId).sort()).toEqual(Object.keys(OPERATION_METHODS).sort());
+  });
 });
 
 test('the check sees every operation of the catalogue', () => {

@@ -80,3 +80,19 @@ function suiteProblems(op: CatalogueOperation, input: CompletenessInput): string
 export function incompleteOperations(input: CompletenessInput): string[] {
   return input.operations.flatMap((op) => [...sdkProblems(op, input), ...contractProblems(op, input), ...suiteProblems(op, input)]);
 }
+
+/**
+ * The operations of the catalogue the test service (`@support-desk/connector-sdk/testing`) does not
+ * serve (decision 16: a new operation without a test-service implementation fails a test): each is
+ * called at its path on a running test service with a valid key and an empty body; an operation it
+ * serves answers its own validation (400), a path it does not serve answers 404 `not_found`.
+ */
+export async function unservedOperations(operations: readonly Pick<CatalogueOperation, 'operationId' | 'path'>[], service: { baseUrl: string; key: string }): Promise<string[]> {
+  const out: string[] = [];
+  for (const op of operations) {
+    const answer = await fetch(`${service.baseUrl}${op.path}`, { method: 'POST', headers: { authorization: `Bearer ${service.key}`, 'content-type': 'application/json' }, body: '{}' });
+    const body = (await answer.json()) as { error?: { code?: string } };
+    if (answer.status === 404 && body.error?.code === 'not_found') out.push(`${op.operationId}: the test service does not serve POST ${op.path} (add its handler to sdk/src/testing/service.ts)`);
+  }
+  return out;
+}

@@ -32,6 +32,14 @@ export interface IntegrationCapabilities {
   lifecycle?: boolean;
 }
 
+/** `createIntegration`'s options: the capabilities, and where the integration lives. */
+export interface CreateIntegrationOptions extends IntegrationCapabilities {
+  /** The workspace (default: a fresh one). Integrations of one workspace still see only their own deliveries and erasures. */
+  workspaceId?: string;
+  /** False: an inactive integration (the console's switch), whose key is answered 403 `integration_inactive` on every operation. Default true. */
+  active?: boolean;
+}
+
 export interface CreatedIntegration {
   integrationId: string;
   workspaceId: string;
@@ -125,8 +133,32 @@ export interface DeliveryView {
   receipts: readonly { status: ReceiptStatus; providerMessageId: string; at: number }[];
   /** Attachment ids the connector fetched (`getDeliveryAttachment` answered 200), per attempt's lease. */
   fetchedAttachments: readonly string[];
-  failure?: { code: string; message?: string };
+  /** Why it is failed / unknown: `outcome` is `failed` or `unknown` (the service's `error` of the delivery). */
+  failure?: { code: string; message?: string; outcome?: 'failed' | 'unknown' };
+  /** Queued after a `retry`: not claimable before this time (ms since epoch); null otherwise. */
+  notBefore: number | null;
+  /** The latest `fail` report and what it was answered (a repeated report gets the same answer). */
+  lastFail: { leaseId: string; outcome: 'retry' | 'failed' | 'unknown'; code: string; responseStatus: 'queued' | 'failed' | 'unknown' | 'sent' } | null;
+  /** The latest lease (kept once the delivery ends, as the service keeps it): when it expires (ms since epoch), moved by each extension. */
+  lease: { expiresAt: number } | null;
+  /** The reply's files (the claim's `message.attachments`). */
+  attachments: readonly { attachmentId: string; name: string; contentType: string; size: number; sha256: string }[];
   traceparent: string;
+}
+
+/** An erasure as `erasures()` shows it. */
+export interface ErasureView {
+  erasureId: string;
+  integrationId: string;
+  externalCustomerId: string;
+  /** The chats the customer wrote in (sorted), as `POST /v1/erasures/pending` lists them. */
+  externalConversationIds: readonly string[];
+  requestedAt: number;
+  /** What the erasure deleted: conversations that went entirely (the customer was their only customer) and messages (the customer's, and every message of such a conversation). */
+  counts: { conversations: number; messages: number };
+  acknowledged: boolean;
+  /** The connector's first acknowledgement (a repeated one keeps it); null before. */
+  acknowledgedAt: number | null;
 }
 
 /** A message the service stored from `POST /v1/messages`. */
@@ -137,8 +169,11 @@ export interface MessageView {
   eventId: string;
   externalConversationId: string;
   kind: 'customer' | 'service_alert' | string;
+  /** The sender as given (`kind` defaults to customer); `customerId` is the customer it is stored under (null for a service alert). */
+  sender: { externalId: string; displayName: string | null; kind: 'customer' | 'service'; customerId: string | null };
   text?: string;
-  images: readonly { part: string; contentType: string; bytes: number; status: 'stored' | 'rejected'; code?: string }[];
+  /** The stored images: the content type judged by the bytes, the dimensions of the header, the size and SHA-256 of the bytes stored. */
+  images: readonly { part: string; contentType: string; width: number; height: number; bytes: number; sha256: string; status: 'stored' | 'rejected'; code?: string }[];
   receivedAt: number;
 }
 
@@ -146,6 +181,8 @@ export interface MessageView {
 export interface TestSubscription extends PullSubscription {
   /** Notifications published and not yet acknowledged. */
   readonly outstanding: number;
+  /** False once closed (until a `message` listener opens it again), as the Pub/Sub client's `isOpen`. */
+  readonly isOpen: boolean;
 }
 
 /** One broken delivery rule, named, with the calls that show it. */
@@ -173,6 +210,8 @@ export interface StartTestServiceOptions {
   port?: number;
   /** The service clock (default `Date.now`); tests pass a fake one to expire leases without waiting. */
   now?: () => number;
+  /** Incoming messages per minute per integration before a 429 (default 1200, the service's default). */
+  messagesPerMinute?: number;
 }
 
 /** The running test service. */
@@ -181,7 +220,7 @@ export interface TestService {
   readonly baseUrl: string;
 
   // ---- the operator's and admin's side
-  createIntegration(options?: IntegrationCapabilities): Promise<CreatedIntegration>;
+  createIntegration(options?: CreateIntegrationOptions): Promise<CreatedIntegration>;
   /** Changes an integration's capabilities (as the console's admin does). */
   setCapabilities(integrationId: string, capabilities: IntegrationCapabilities): void;
   reply(input: ReplyInput): ReplyCreated;
@@ -191,8 +230,11 @@ export interface TestService {
   resend(deliveryId: string): ReplyCreated;
   /** Erases a customer of the integration (its messages; its unfinished deliveries end), listing an erasure for the connector to purge and acknowledge. */
   erase(integrationId: string, externalCustomerId: string): { erasureId: string };
-  /** Erasures of the integration and whether the connector acknowledged them. */
-  erasures(integrationId?: string): { erasureId: string; integrationId: string; externalCustomerId: string; acknowledged: boolean }[];
+  /**
+   * Erasures of the integration, as the erasure's audit shows them: the conversations and what was
+   * deleted (`counts`), and when the connector first acknowledged it (`acknowledgedAt`, null before).
+   */
+  erasures(integrationId?: string): ErasureView[];
 
   // ---- notifications
   /** The integration's notifications as a pull subscription (every reply published from now on, and `notifyAgain`). */
@@ -203,10 +245,14 @@ export interface TestService {
   // ---- faults
   /** The next `times` calls of `operationId` (any integration) are answered with the fault instead. */
   inject(operationId: OperationId, fault: FaultSpec): void;
+  /** Runs the service's sweeper as of `at` (default: the service clock): every lease expired by then ends as its running out does. */
+  sweep(at?: number): void;
   /** Expires the delivery's current lease now (as the lease's 120 s running out would). */
   expireLease(deliveryId: string): void;
   /** Publishes the delivery's notification again (a duplicate, as Pub/Sub may deliver). */
   notifyAgain(deliveryId: string): void;
+  /** Publishes arbitrary bytes to the integration's subscriptions and push endpoints, as anything else publishing to its topic could (a connector acknowledges and reports what is not a notification). */
+  publish(integrationId: string, data: Uint8Array, attributes?: Readonly<Record<string, string>>): void;
   /** Flips one byte of the attachment's stored content, so its SHA-256 no longer matches. */
   corruptAttachment(deliveryId: string, attachmentId?: string): void;
 

@@ -1,20 +1,20 @@
 /**
  * SDK end to end with reply attachments (docs/decisions.md#attachments-in-the-sdk): a reply with a
- * PNG and a PDF uploaded by a console member (stored as the upload function stores them), delivered by `processDelivery` whose provider fetches
+ * PNG and a PDF uploaded by a console member (stored as the upload function stores them; on the
+ * test service, the operator's `reply` with files), delivered by `processDelivery` whose provider fetches
  * each file (hash-checked) and reports each part; the mirror shows the parts. `deliveries.attachment`
  * refuses a foreign lease, an id not on the delivery and a finished delivery.
  */
 import { createHash } from 'node:crypto';
 import { ConflictError, NotFoundError, parsePulledNotification, type AttachmentFile, type ConnectorClient } from '../../src/index.js';
-import { allowAttachments, newMember, realPng, seedUpload, writeReplyWithAttachments, type Member } from '../../../test/integration/helpers/console-uploads';
-import { sdkDeliveryFixture, startConversation, waitForMirror, type RawTopic, type TestIntegration } from './helpers';
+import { realPng } from '../../../test/integration/helpers/console-uploads';
+import { allowAttachments, sdkDeliveryFixture, startConversation, waitForMirror, writeReplyWithFiles, type RawTopic, type TestIntegration } from './helpers';
 
 jest.setTimeout(120_000);
 
 let topic: RawTopic;
 let integration: TestIntegration;
 let client: ConnectorClient;
-let member: Member;
 sdkDeliveryFixture((stack) => {
   ({ topic, integration, client } = stack);
 });
@@ -24,15 +24,19 @@ const PDF = Buffer.from('%PDF-1.7\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n'
 const sha256 = (b: Buffer | Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 beforeAll(async () => {
-  await allowAttachments(integration.workspaceId, integration.integrationId, { contentTypes: ['image/png', 'application/pdf'], maxBytes: 1024 * 1024, maxCount: 3 });
-  member = await newMember(integration.workspaceId);
+  await allowAttachments(integration, { contentTypes: ['image/png', 'application/pdf'], maxBytes: 1024 * 1024, maxCount: 3 });
 });
 
 async function replyWithFiles(text: string) {
   const conversation = await startConversation(client, integration);
-  const png = await seedUpload(integration.workspaceId, conversation.conversationId, member.uid, { bytes: PNG, name: 'screen.png', type: 'image/png' });
-  const pdf = await seedUpload(integration.workspaceId, conversation.conversationId, member.uid, { bytes: PDF, name: 'invoice.pdf', type: 'application/pdf' });
-  const replyId = await writeReplyWithAttachments(integration.workspaceId, conversation.conversationId, member, text, [png, pdf]);
+  const {
+    replyId,
+    attachments: [png, pdf],
+  } = await writeReplyWithFiles(conversation, text, [
+    { bytes: PNG, name: 'screen.png', type: 'image/png' },
+    { bytes: PDF, name: 'invoice.pdf', type: 'application/pdf' },
+  ]);
+  if (png === undefined || pdf === undefined) throw new Error('expected two stored attachments');
   const notification = parsePulledNotification(await topic.waitFor(replyId));
   return { conversation, replyId, notification, png, pdf };
 }

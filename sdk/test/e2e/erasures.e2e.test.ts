@@ -1,46 +1,35 @@
 /**
- * Erasures on the connector's side, end to end on the emulator stack: an admin's erasure (written
- * as the console writes it) runs in the service, then the SDK lists it (`erasures.pending`,
+ * Erasures on the connector's side, end to end on the emulator stack or the test service
+ * (./target.ts): an admin's erasure (written as the console writes it; the test service's `erase`)
+ * runs in the service, then the SDK lists it (`erasures.pending`,
  * `pendingItems`), `processErasures` purges and acknowledges it, and the audit shows the
  * acknowledgement; another integration cannot see or acknowledge it. Then the example connector
  * (examples/connector, imported) purges its own log of the customer and acknowledges.
  */
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { FieldValue } from 'firebase-admin/firestore';
 import { NotFoundError, processErasures, type ErasureNotice } from '../../src/index.js';
 import {
-  adminDb,
-  apiBaseUrl,
   closePubSub,
   closeStack,
   createRawTopic,
   createTestIntegration,
+  exampleConnectionEnv,
+  exampleDeps,
+  erasureAudit,
+  erasureDone,
   eventually,
+  requestErasure,
   sdkClient,
   waitForMirror,
   writeReply,
   type TestIntegration,
 } from './helpers';
-import { projectId } from '../../../test/integration/helpers/stack';
 
 jest.setTimeout(120_000);
 
-const erasureDoc = (integration: TestIntegration, erasureId: string) => adminDb().collection('workspaces').doc(integration.workspaceId).collection('erasures').doc(erasureId);
-
-/** What the console writes (the rules accept exactly these fields from an admin). */
-async function requestErasure(integration: TestIntegration, externalCustomerId: string): Promise<string> {
-  const erasureId = `er-${randomUUID()}`;
-  await erasureDoc(integration, erasureId).create({ integrationId: integration.integrationId, externalCustomerId, requestedAt: FieldValue.serverTimestamp(), requestedBy: 'admin-e2e' });
-  return erasureId;
-}
-
-async function waitDone(integration: TestIntegration, erasureId: string): Promise<FirebaseFirestore.DocumentData> {
-  return eventually(async () => {
-    const d = (await erasureDoc(integration, erasureId).get()).data();
-    return d?.status === 'done' ? d : undefined;
-  }, `erasure ${erasureId} done`, 60_000);
-}
+/** When the connector first acknowledged the erasure (undefined before). */
+const acknowledgedAtOf = async (integration: TestIntegration, erasureId: string): Promise<unknown> => (await erasureAudit(integration, erasureId))?.acknowledgedAt;
 
 afterAll(async () => {
   await closePubSub();
@@ -56,7 +45,7 @@ test('pending lists a finished erasure with its conversations; processErasures p
   for (const chat of chats) await client.messages.send({ externalConversationId: chat, sender: { externalId: customer }, text: 'please forget me' });
 
   const erasureId = await requestErasure(integration, customer);
-  const audit = await waitDone(integration, erasureId);
+  const audit = await erasureDone(integration, erasureId);
   expect(audit.counts).toMatchObject({ conversations: 2, messages: 2 });
 
   // One page, then the iterator: the same erasure, with the customer and both chats.
@@ -72,17 +61,17 @@ test('pending lists a finished erasure with its conversations; processErasures p
   await expect(otherClient.erasures.pending()).resolves.toEqual({ erasures: [], nextCursor: null });
   await expect(otherClient.erasures.ack({ erasureId })).rejects.toBeInstanceOf(NotFoundError);
   await expect(client.erasures.ack({ erasureId: `er-${randomUUID()}` })).rejects.toMatchObject({ status: 404, code: 'erasure_not_found' });
-  expect((await erasureDoc(integration, erasureId).get()).get('acknowledgedAt')).toBeUndefined();
+  expect(await acknowledgedAtOf(integration, erasureId)).toBeUndefined();
 
   // purge, then ack; a second run finds nothing; a repeated ack is still fine.
   const purged: ErasureNotice[] = [];
   await expect(processErasures(client, (e) => void purged.push(e))).resolves.toEqual({ acknowledged: [erasureId], failed: [] });
   expect(purged).toEqual([expected]);
-  const acknowledgedAt = (await erasureDoc(integration, erasureId).get()).get('acknowledgedAt') as unknown;
+  const acknowledgedAt = await acknowledgedAtOf(integration, erasureId);
   expect(typeof acknowledgedAt).toBe('number');
   await expect(processErasures(client, (e) => void purged.push(e))).resolves.toEqual({ acknowledged: [], failed: [] });
   await expect(client.erasures.ack({ erasureId })).resolves.toEqual({ acknowledged: true });
-  expect((await erasureDoc(integration, erasureId).get()).get('acknowledgedAt')).toBe(acknowledgedAt);
+  expect(await acknowledgedAtOf(integration, erasureId)).toBe(acknowledgedAt);
 });
 
 test('a purge that throws leaves the erasure pending; the next run purges and acks it', async () => {
@@ -91,7 +80,7 @@ test('a purge that throws leaves the erasure pending; the next run purges and ac
   const customer = `cust-${randomUUID().slice(0, 8)}`;
   await client.messages.send({ externalConversationId: `chat-${randomUUID()}`, sender: { externalId: customer }, text: 'hi' });
   const erasureId = await requestErasure(integration, customer);
-  await waitDone(integration, erasureId);
+  await erasureDone(integration, erasureId);
   const first = await processErasures(client, () => {
     throw new Error('our database is down');
   });
@@ -106,7 +95,7 @@ interface ExampleModule {
   createFakeProvider(options: { write: (line: string) => void }): unknown;
   runConnector(
     config: Record<string, unknown>,
-    deps: { send: unknown; onEvent: (event: { type: string; erasureId?: string; removed?: unknown; result?: { kind: string } }) => void },
+    deps: { send: unknown; pubsub?: unknown; onEvent: (event: { type: string; erasureId?: string; removed?: unknown; result?: { kind: string } }) => void },
   ): Promise<{
     incoming: { conversationId: string; messageId: string };
     log: { entries(): Array<{ direction: string; externalCustomerId: string; externalConversationId: string }> };
@@ -124,15 +113,12 @@ test('the example connector purges its log of the erased customer (and keeps the
   const events: Array<{ type: string; erasureId?: string; removed?: unknown; result?: { kind: string } }> = [];
   const config = example.loadConfig({
     INTEGRATION_KEY: integration.key,
-    API_BASE_URL: apiBaseUrl(),
-    SUBSCRIPTION: topic.subscriptionName,
-    GCLOUD_PROJECT: projectId(),
-    PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST,
+    ...exampleConnectionEnv(topic),
     EXTERNAL_CONVERSATION_ID: chat,
     CUSTOMER_ID: customer,
     STARTUP_TEXT: 'My address is 1 Main St.',
   });
-  const connector = await example.runConnector(config, { send: example.createFakeProvider({ write: () => undefined }), onEvent: (e) => events.push(e) });
+  const connector = await example.runConnector(config, { ...exampleDeps(topic), send: example.createFakeProvider({ write: () => undefined }), onEvent: (e) => events.push(e) });
   try {
     // A reply is delivered, so the log holds the customer's message and our reply to them.
     const conversation = { integration, conversationId: connector.incoming.conversationId };
@@ -146,11 +132,11 @@ test('the example connector purges its log of the erased customer (and keeps the
     (connector.log as unknown as { add(e: object): void }).add({ direction: 'in', externalConversationId: bystander, externalCustomerId: 'someone-else', text: 'hi' });
 
     const erasureId = await requestErasure(integration, customer);
-    await waitDone(integration, erasureId);
+    await erasureDone(integration, erasureId);
     await connector.processErasures();
     expect(events.filter((e) => e.type.startsWith('erasure'))).toEqual([{ type: 'erasure_purged', erasureId, removed: { logEntries: 2, receipts: 1 } }]);
     expect(connector.log.entries().map((e) => e.externalCustomerId)).toEqual(['someone-else']);
-    expect(typeof (await erasureDoc(integration, erasureId).get()).get('acknowledgedAt')).toBe('number');
+    expect(typeof (await acknowledgedAtOf(integration, erasureId))).toBe('number');
   } finally {
     await connector.stop();
     await topic.close();

@@ -1,11 +1,11 @@
 /**
  * SDK end to end: the fallback host. The default host refuses connections (a closed port), the
- * fallback is the real API host: calls succeed there, and only there.
+ * fallback is the real API host (the emulator stack's Hosting, or the test service: ./target.ts):
+ * calls succeed there, and only there.
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectorNetworkError, type FetchLike } from '../../src/index.js';
-import { listMessageDocs } from '../../../test/integration/helpers/messages';
-import { apiBaseUrl, closedPortUrl, closeStack, createTestIntegration, sdkClient, type TestIntegration } from './helpers';
+import { apiBaseUrl, closedPortUrl, closeStack, createTestIntegration, messageDocs, sdkClient, type TestIntegration } from './helpers';
 
 let integration: TestIntegration;
 beforeAll(async () => {
@@ -35,7 +35,7 @@ test('default host unreachable -> the same attempt goes to fallbackBaseUrl and s
   expect(sent.duplicate).toBe(false);
   expect(urls).toEqual([`${closed}/v1/messages`, `${apiBaseUrl()}/v1/messages`]);
   expect(sleeps).toEqual([]); // no retry wait: the fallback is part of the same attempt
-  expect(await listMessageDocs(integration.workspaceId, sent.conversationId)).toHaveLength(1);
+  expect(await messageDocs(integration, sent.conversationId)).toHaveLength(1);
 
   // Every call starts with the default host again.
   expect(await client.messages.send(input)).toEqual({ ...sent, duplicate: true });

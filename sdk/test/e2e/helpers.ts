@@ -7,12 +7,92 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { Message, Subscription } from '@google-cloud/pubsub';
-import { ConnectorClient, parsePulledNotification, type Clock, type ConnectorClientOptions, type DeliveryNotification } from '../../src/index.js';
-import { apiBaseUrl, createTestIntegration, projectId, type TestIntegration } from '../../../test/integration/helpers/stack';
-import { eventually, fileFixture, pubsubClient, writeReply } from '../../../test/integration/helpers/deliveries';
+import { ConnectorClient, parsePulledNotification, type Clock, type ConnectorClientOptions, type DeliveryNotification, type PullSubscription } from '../../src/index.js';
+import type { TestSubscription } from '../../src/testing/index.js';
+import type { DocumentData } from 'firebase-admin/firestore';
+import * as stack from '../../../test/integration/helpers/stack';
+import { projectId, type TestIntegration, type TestIntegrationOptions } from '../../../test/integration/helpers/stack';
+import * as emulator from '../../../test/integration/helpers/deliveries';
+import { eventually, fileFixture, pubsubClient } from '../../../test/integration/helpers/deliveries';
+import { deliveryDocOf, mirrorOf, onTestService, testService } from './target';
 
-export { closePubSub, eventually, readDeliveryDoc, sleep, waitForMirror, writeReply } from '../../../test/integration/helpers/deliveries';
-export { adminDb, apiBaseUrl, closeStack, createTestIntegration, type TestIntegration } from '../../../test/integration/helpers/stack';
+export { closePubSub, eventually, sleep } from '../../../test/integration/helpers/deliveries';
+export { adminDb, closeStack, type TestIntegration } from '../../../test/integration/helpers/stack';
+export {
+  allowAttachments,
+  erasureAudit,
+  erasureDone,
+  messageDoc,
+  messageDocs,
+  onTestService,
+  requestErasure,
+  storedImageSha256,
+  sweepAt,
+  writeReplyWithFiles,
+  type ErasureAudit,
+  type StoredAttachment,
+} from './target';
+
+// ------------------------------------------------------------------ each step on the chosen target (./target.ts)
+
+/** The API base URL of the target: Hosting of the emulator stack, or the test service. */
+export function apiBaseUrl(): string {
+  return onTestService ? testService().baseUrl : stack.apiBaseUrl();
+}
+
+/** The topics of this file on the test service, by path: an integration created with one delivers its notifications there. */
+const serviceTopics = new Map<string, ServiceTopic>();
+
+/** A topic on the test service: its integration's `subscription()`, consumed into `messages` unless created with `listen: false`. */
+interface ServiceTopic extends RawTopic {
+  listen: boolean;
+  integrationId?: string;
+  serviceSubscription?: TestSubscription;
+}
+
+/** A fresh integration (on the emulators: a fresh workspace unless given, as the admin CLI does). */
+export async function createTestIntegration(options: TestIntegrationOptions = {}): Promise<TestIntegration> {
+  if (!onTestService) return stack.createTestIntegration(options);
+  const service = testService();
+  const created = await service.createIntegration({ ...(options.workspaceId === undefined ? {} : { workspaceId: options.workspaceId }), ...(options.active === undefined ? {} : { active: options.active }) });
+  const topic = options.topic === undefined ? undefined : serviceTopics.get(options.topic);
+  if (topic !== undefined) {
+    const subscription = service.subscription(created.integrationId);
+    topic.integrationId = created.integrationId;
+    topic.serviceSubscription = subscription;
+    if (topic.listen) {
+      subscription.on('message', (value) => {
+        const message = value as RawMessage & { ack(): void };
+        topic.messages.push(message);
+        message.ack();
+      });
+    }
+  }
+  return created;
+}
+
+/** An operator reply with `text` in the conversation (on the emulators: written as the console writes it); its message id. */
+export async function writeReply(setup: { integration: TestIntegration; conversationId: string }, text: string): Promise<string> {
+  if (!onTestService) return emulator.writeReply(setup, text);
+  return Promise.resolve(testService().reply({ conversationId: setup.conversationId, text }).messageId);
+}
+
+/** The latest delivery of reply `messageId` once `predicate` holds (on the emulators: the reply's mirror). */
+export function waitForMirror(setup: { integration: TestIntegration; conversationId: string }, messageId: string, predicate: (mirror: DocumentData) => boolean = () => true): Promise<DocumentData> {
+  if (!onTestService) return emulator.waitForMirror(setup, messageId, predicate);
+  return eventually(async () => {
+    const view = testService().deliveries({ conversationId: setup.conversationId }).filter((d) => d.messageId === messageId).at(-1);
+    const mirror = view === undefined ? undefined : mirrorOf(view);
+    return Promise.resolve(mirror !== undefined && predicate(mirror) ? mirror : undefined);
+  }, `the delivery of reply ${messageId}`);
+}
+
+/** The delivery's record (the fields both targets show: status, attempts, provider ids, error, notBefore, lastFail). */
+export async function readDeliveryDoc(workspaceId: string, deliveryId: string): Promise<DocumentData | undefined> {
+  if (!onTestService) return emulator.readDeliveryDoc(workspaceId, deliveryId);
+  const view = testService().deliveries().find((d) => d.deliveryId === deliveryId);
+  return Promise.resolve(view === undefined ? undefined : deliveryDocOf(view));
+}
 
 /** An SDK client for `key` on the API host. Retries never wait long in tests. */
 export function sdkClient(key: string, options: Partial<ConnectorClientOptions> = {}): ConnectorClient {
@@ -33,25 +113,36 @@ export function fastClock(factor: number): Clock {
   };
 }
 
+/** A received notification message, as both targets deliver it (a Pub/Sub `Message` is one). */
+export type RawMessage = Pick<Message, 'id' | 'data' | 'attributes'>;
+
+/** A pull subscription on either target: a Pub/Sub `Subscription`, or the test service's `subscription()`. */
+export interface RawSubscription extends PullSubscription {
+  readonly isOpen: boolean;
+}
+
 export interface RawTopic {
   topicPath: string;
   subscriptionName: string;
+  /** The Pub/Sub subscription (emulator stack only: a scenario on both targets uses `pull`). */
   subscription: Subscription;
+  /** The subscription on either target (on the test service: its integration's `subscription()`, once an integration is created with this topic). */
+  pull: RawSubscription;
   /** Every message received so far (acknowledged), in arrival order. */
-  messages: Message[];
+  messages: RawMessage[];
   /**
    * Waits for the `nth` (1-based) message whose notification is about reply `messageId`, and
    * returns it as received from Pub/Sub (a `Message` with `data` as a Buffer).
    */
-  waitFor(messageId: string, nth?: number, timeoutMs?: number): Promise<Message>;
+  waitFor(messageId: string, nth?: number, timeoutMs?: number): Promise<RawMessage>;
   /** Messages about reply `messageId` received so far. */
-  about(messageId: string): Message[];
+  about(messageId: string): RawMessage[];
   /** Publishes raw data to the topic (e.g. something that is not a notification). */
-  publish(data: Buffer): Promise<string>;
+  publish(data: Buffer): Promise<unknown>;
   close(): Promise<void>;
 }
 
-const replyIdOf = (m: Message): string | undefined => {
+const replyIdOf = (m: RawMessage): string | undefined => {
   try {
     return (JSON.parse(m.data.toString('utf8')) as { messageId?: string }).messageId;
   } catch {
@@ -65,6 +156,37 @@ const replyIdOf = (m: Message): string | undefined => {
  */
 export async function createRawTopic(options: { listen?: boolean } = {}): Promise<RawTopic> {
   const name = `sdk-e2e-${randomUUID()}`;
+  if (onTestService) {
+    // The test service has no topics: an integration created with this one (createTestIntegration)
+    // delivers its notifications here through the service's `subscription()`.
+    const messages: RawMessage[] = [];
+    const about = (messageId: string) => messages.filter((m) => replyIdOf(m) === messageId);
+    const topic: ServiceTopic = {
+      listen: options.listen !== false,
+      topicPath: `test-service/topics/${name}`,
+      subscriptionName: `${name}-sub`,
+      get subscription(): Subscription {
+        throw new Error('the test service has no Pub/Sub subscription (use `pull`): this scenario runs on the emulator stack only');
+      },
+      get pull(): RawSubscription {
+        if (topic.serviceSubscription === undefined) throw new Error(`no integration was created with topic ${topic.topicPath} yet`);
+        return topic.serviceSubscription;
+      },
+      messages,
+      about,
+      publish: (data) => {
+        if (topic.integrationId === undefined) return Promise.reject(new Error(`no integration was created with topic ${topic.topicPath} yet`));
+        testService().publish(topic.integrationId, data);
+        return Promise.resolve();
+      },
+      waitFor: (messageId, nth = 1, timeoutMs = 30_000) => eventually(async () => Promise.resolve(about(messageId)[nth - 1]), `notification #${nth} of reply ${messageId}`, timeoutMs),
+      close: async () => {
+        await topic.serviceSubscription?.close();
+      },
+    };
+    serviceTopics.set(topic.topicPath, topic);
+    return topic;
+  }
   const [topic] = await pubsubClient().createTopic(name);
   const [subscription] = await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
   const messages: Message[] = [];
@@ -79,6 +201,7 @@ export async function createRawTopic(options: { listen?: boolean } = {}): Promis
     topicPath: `projects/${projectId()}/topics/${name}`,
     subscriptionName: `${name}-sub`,
     subscription,
+    pull: subscription,
     messages,
     about,
     publish: (data) => topic.publishMessage({ data }),
@@ -147,7 +270,7 @@ export function sdkDeliveryFixture(onReady?: (stack: DeliveryStack) => void): Sd
 }
 
 /** Writes an operator reply in `conversation` and waits for its notification; returns both, raw. */
-export async function replyAndWait(topic: RawTopic, conversation: Conversation, text: string): Promise<{ replyId: string; message: Message }> {
+export async function replyAndWait(topic: RawTopic, conversation: Conversation, text: string): Promise<{ replyId: string; message: RawMessage }> {
   const replyId = await writeReply(conversation, text);
   return { replyId, message: await topic.waitFor(replyId) };
 }
@@ -171,4 +294,138 @@ export async function closedPortUrl(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return `http://127.0.0.1:${address.port}`;
+}
+
+/**
+ * The ids of messages `received` on `topic` that came back after they were acknowledged: none, if
+ * every ack reached the subscription. On the emulators, instead of waiting out the 10 s ack deadline,
+ * every ack id is made due again now (ack deadline 0, which would put an unacked message straight
+ * back), and the subscription's backlog is pulled until it has answered empty several times in a
+ * row; on the test service, what is still outstanding on the subscription (neither acked nor gone).
+ */
+export async function redeliveredAfterAck(topic: RawTopic, received: readonly (RawMessage & { ackId: string })[]): Promise<string[]> {
+  if (onTestService) {
+    const subscription = serviceTopics.get(topic.topicPath)?.serviceSubscription;
+    if (subscription === undefined) throw new Error(`no integration was created with topic ${topic.topicPath}`);
+    const { outstanding } = subscription;
+    return outstanding === 0 ? [] : [`${outstanding} message(s) outstanding`];
+  }
+  await emulatorPubSub(`${topic.subscriptionName}:modifyAckDeadline`, { ackIds: received.map((m) => m.ackId), ackDeadlineSeconds: 0 });
+  let emptyPulls = 0;
+  const redelivered: string[] = [];
+  while (emptyPulls < 5) {
+    const { receivedMessages = [] } = (await emulatorPubSub(`${topic.subscriptionName}:pull`, { maxMessages: 10, returnImmediately: true })) as { receivedMessages?: Array<{ message: { messageId: string } }> };
+    redelivered.push(...receivedMessages.map((r) => r.message.messageId));
+    emptyPulls = receivedMessages.length === 0 ? emptyPulls + 1 : 0;
+    if (redelivered.length > 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return redelivered;
+}
+
+/** A REST call of the Pub/Sub emulator on a subscription of this project (`name:verb`). */
+async function emulatorPubSub(subscriptionAndVerb: string, body: unknown): Promise<unknown> {
+  const host = process.env.PUBSUB_EMULATOR_HOST;
+  if (host === undefined) throw new Error('PUBSUB_EMULATOR_HOST is not set (firebase emulators:exec sets it)');
+  const res = await fetch(`http://${host}/v1/projects/${projectId()}/subscriptions/${subscriptionAndVerb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`Pub/Sub emulator ${subscriptionAndVerb}: ${res.status} ${text}`);
+  return text === '' ? {} : JSON.parse(text);
+}
+
+export interface PushIntegration {
+  integration: TestIntegration;
+  /** Starts delivering the integration's notifications to `endpoint` in the Pub/Sub push format. */
+  pushTo(endpoint: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * An integration whose notifications are pushed (on the emulators: a fresh topic with a real
+ * Pub/Sub PUSH subscription of the emulator; on the test service: its `pushTo`).
+ */
+export async function createPushIntegration(): Promise<PushIntegration> {
+  if (onTestService) {
+    const service = testService();
+    const integration = await service.createIntegration();
+    let stop: (() => void) | undefined;
+    return {
+      integration,
+      pushTo: (endpoint) => {
+        stop = service.pushTo(integration.integrationId, endpoint);
+        return Promise.resolve();
+      },
+      close: () => {
+        stop?.();
+        return Promise.resolve();
+      },
+    };
+  }
+  const name = `push-${randomUUID()}`;
+  const [topic] = await pubsubClient().createTopic(name);
+  const integration = await stack.createTestIntegration({ topic: `projects/${projectId()}/topics/${name}` });
+  let subscription: { delete(): Promise<unknown> } | undefined;
+  return {
+    integration,
+    pushTo: async (pushEndpoint) => {
+      [subscription] = await topic.createSubscription(`push-${randomUUID()}`, { pushConfig: { pushEndpoint }, ackDeadlineSeconds: 10 });
+    },
+    close: async () => {
+      await subscription?.delete().catch(() => undefined);
+      await topic.delete().catch(() => undefined);
+    },
+  };
+}
+
+/** The parts of a @google-cloud/pubsub client examples/connector's `runConnector` uses (`deps.pubsub`). */
+export interface ExamplePubSub {
+  subscription(name: string, options?: unknown): RawSubscription & { readonly name: string; exists(): Promise<[boolean]> };
+}
+
+/**
+ * What examples/connector's `runConnector` needs besides its config to receive `topic`'s
+ * notifications: nothing on the emulators (it opens its own Pub/Sub client on the emulator, from
+ * SUBSCRIPTION and PUBSUB_EMULATOR_HOST); on the test service, a Pub/Sub client whose one
+ * subscription is the topic's (`pull`), passed as `deps.pubsub`.
+ */
+export function exampleDeps(topic: RawTopic): { pubsub?: ExamplePubSub } {
+  if (!onTestService) return {};
+  return {
+    pubsub: {
+      subscription: (name) => {
+        const pull = topic.pull;
+        const subscription = {
+          name,
+          exists: () => Promise.resolve([true] as [boolean]),
+          get isOpen() {
+            return pull.isOpen;
+          },
+          on: (event: 'message' | 'error', listener: (value: unknown) => void) => {
+            pull.on(event, listener);
+            return subscription;
+          },
+          removeListener: (event: 'message' | 'error', listener: (value: unknown) => void) => {
+            pull.removeListener(event, listener);
+            return subscription;
+          },
+          close: () => pull.close(),
+        };
+        return subscription;
+      },
+    },
+  };
+}
+
+/**
+ * The example connector's environment for where `topic`'s notifications are: the API, the
+ * subscription, its project and the Pub/Sub emulator. On the test service the project is a name
+ * only (not a `demo-` project, so no emulator is looked for): `exampleDeps` hands the subscription over.
+ */
+export function exampleConnectionEnv(topic: RawTopic): Record<string, string | undefined> {
+  return {
+    API_BASE_URL: apiBaseUrl(),
+    SUBSCRIPTION: topic.subscriptionName,
+    GCLOUD_PROJECT: onTestService ? 'test-service' : projectId(),
+    PUBSUB_EMULATOR_HOST: onTestService ? undefined : process.env.PUBSUB_EMULATOR_HOST,
+  };
 }

@@ -1,9 +1,9 @@
 /**
- * SDK end to end: `messages.send` against the emulator stack (through Hosting): JSON, retries
- * with the same eventId, a generated eventId, images (multipart), a service alert, typed errors.
+ * SDK end to end: `messages.send` against the emulator stack (through Hosting), or the test service
+ * (./target.ts): JSON, retries with the same eventId, a generated eventId, images (multipart), a
+ * service alert, typed errors. What was stored is read through `messageDoc(s)` on either target.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import {
   BadRequestError,
   ConflictError,
@@ -12,10 +12,8 @@ import {
   type ConnectorClient,
   type FetchLike,
 } from '../../src/index.js';
-import { imageFilePath } from '../../../test/integration/helpers/stack';
-import { listMessageDocs, readMessageDoc } from '../../../test/integration/helpers/messages';
 import { jpeg, png } from '../../../test/unit/fixtures/image-bytes';
-import { closeStack, createTestIntegration, sdkClient, type TestIntegration } from './helpers';
+import { closeStack, createTestIntegration, messageDoc, messageDocs, sdkClient, storedImageSha256, type TestIntegration } from './helpers';
 
 let integration: TestIntegration;
 let client: ConnectorClient;
@@ -37,7 +35,7 @@ describe('messages.send (JSON)', () => {
     const again = await client.messages.send(input);
     expect(again).toEqual({ ...first, duplicate: true });
 
-    const docs = await listMessageDocs(integration.workspaceId, first.conversationId);
+    const docs = await messageDocs(integration, first.conversationId);
     expect(docs).toHaveLength(1);
     expect(docs[0]).toMatchObject({ id: first.messageId, direction: 'inbound', kind: 'message', eventId: input.eventId, text: input.text });
     expect(docs[0]?.sender).toMatchObject({ externalId: input.sender.externalId, displayName: 'Ada Lovelace', kind: 'customer' });
@@ -65,7 +63,7 @@ describe('messages.send (JSON)', () => {
     expect(bodies[1]).toBe(bodies[0]); // same bytes, same generated eventId
     expect(JSON.parse(bodies[0] ?? '{}').eventId).toBe(result.eventId);
     expect(result).toEqual({ conversationId: expect.any(String), messageId: expect.any(String), duplicate: true, eventId: expect.any(String) });
-    expect(await listMessageDocs(integration.workspaceId, result.conversationId)).toHaveLength(1);
+    expect(await messageDocs(integration, result.conversationId)).toHaveLength(1);
   });
 
   test('without an eventId the SDK generates one per call (a UUID), returned and stored', async () => {
@@ -78,7 +76,7 @@ describe('messages.send (JSON)', () => {
     expect(b.duplicate).toBe(false);
     expect(b.conversationId).toBe(a.conversationId);
     expect(b.messageId).not.toBe(a.messageId);
-    expect((await readMessageDoc(integration.workspaceId, a.conversationId, a.messageId))?.eventId).toBe(a.eventId);
+    expect((await messageDoc(integration, a.conversationId, a.messageId))?.eventId).toBe(a.eventId);
   });
 
   test('the same eventId with different content -> ConflictError event_conflict (409), not retried', async () => {
@@ -96,7 +94,7 @@ describe('messages.send (JSON)', () => {
       text: 'Payment provider latency above 5 s',
     });
     expect(alert.duplicate).toBe(false);
-    const doc = await readMessageDoc(integration.workspaceId, alert.conversationId, alert.messageId);
+    const doc = await messageDoc(integration, alert.conversationId, alert.messageId);
     expect(doc).toMatchObject({ kind: 'alert', text: 'Payment provider latency above 5 s', sender: { externalId: 'monitoring', kind: 'service', customerId: null } });
   });
 });
@@ -118,7 +116,7 @@ describe('messages.send with images (multipart)', () => {
     const sent = await client.messages.send(input);
     expect(sent.duplicate).toBe(false);
 
-    const doc = await readMessageDoc(integration.workspaceId, sent.conversationId, sent.messageId);
+    const doc = await messageDoc(integration, sent.conversationId, sent.messageId);
     expect(doc?.text).toBe('Here are screenshots');
     const images = doc?.images as Array<Record<string, unknown>>;
     expect(images).toEqual([
@@ -126,8 +124,8 @@ describe('messages.send with images (multipart)', () => {
       expect.objectContaining({ contentType: 'image/jpeg', width: 4, height: 5, bytes: JPEG.length, sha256: sha256(JPEG) }),
     ]);
     // The bytes that arrived are exactly the bytes given to the SDK.
-    expect(sha256(await readFile(imageFilePath(String(images[0]?.path))))).toBe(sha256(PNG));
-    expect(sha256(await readFile(imageFilePath(String(images[1]?.path))))).toBe(sha256(JPEG));
+    expect(await storedImageSha256(images[0] ?? {})).toBe(sha256(PNG));
+    expect(await storedImageSha256(images[1] ?? {})).toBe(sha256(JPEG));
 
     expect(await client.messages.send(input)).toEqual({ ...sent, duplicate: true });
   });
@@ -148,14 +146,14 @@ describe('messages.send with images (multipart)', () => {
     const result = await retrying.messages.send({ ...newChat(), text: 'screenshot attached', images: [{ data: PNG, contentType: 'image/png' }] });
     expect(statuses).toEqual([201, 200]);
     expect(result.duplicate).toBe(true);
-    const docs = await listMessageDocs(integration.workspaceId, result.conversationId);
+    const docs = await messageDocs(integration, result.conversationId);
     expect(docs).toHaveLength(1);
     expect(docs[0]).toMatchObject({ eventId: result.eventId, images: [expect.objectContaining({ sha256: sha256(PNG) })] });
   });
 
   test('images alone (no text) are a message; the declared type does not matter, the bytes do', async () => {
     const sent = await client.messages.send({ ...newChat(), images: [{ data: PNG }] }); // application/octet-stream
-    const doc = await readMessageDoc(integration.workspaceId, sent.conversationId, sent.messageId);
+    const doc = await messageDoc(integration, sent.conversationId, sent.messageId);
     expect(doc).toMatchObject({ text: null, images: [expect.objectContaining({ contentType: 'image/png', width: 2, height: 3 })] });
   });
 

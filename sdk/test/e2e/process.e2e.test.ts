@@ -1,6 +1,7 @@
 /**
  * SDK end to end: `processDelivery` (docs/contract.md#connector-rules) against the emulator stack, from a notification
- * pulled from Pub/Sub and parsed by the SDK to the delivery record and the reply's mirror.
+ * pulled from Pub/Sub and parsed by the SDK to the delivery record and the reply's mirror; or the
+ * same against the test service (./target.ts).
  * @serial runs the global sweeper about a minute ahead: it would expire other suites' live leases
  */
 import { randomUUID } from 'node:crypto';
@@ -13,8 +14,7 @@ import {
   type DeliveryEvent,
   type ProviderSendInput,
 } from '../../src/index.js';
-import { sweep } from '../../../functions/src/deliveries/sweep';
-import { adminDb, eventually, fastClock, readDeliveryDoc, sdkDeliveryFixture, startConversation, waitForMirror, writeReply, type RawTopic, type TestIntegration } from './helpers';
+import { eventually, fastClock, readDeliveryDoc, sdkDeliveryFixture, startConversation, sweepAt, waitForMirror, writeReply, type RawTopic, type TestIntegration } from './helpers';
 
 // The first calls of a run meet cold functions in the emulator; triggers and Pub/Sub add seconds.
 jest.setTimeout(120_000);
@@ -186,7 +186,7 @@ test('a slow provider (longer than half the lease): the lease is extended while 
       30_000,
     );
     expect(extendedTo).toBeGreaterThan(leaseExpiresAt + 1_000);
-    await sweep(adminDb(), leaseExpiresAt + 1_000);
+    await sweepAt(leaseExpiresAt + 1_000);
     sweptAtOriginalExpiry = await readDeliveryDoc(integration.workspaceId, notification.deliveryId);
     return ['tg-slow'];
   });

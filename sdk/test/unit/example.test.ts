@@ -12,7 +12,7 @@ const DIR = join(ROOT, 'examples', 'connector');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.js'));
 
 test('the example has its entry point, its importable loop, the local stack defaults and the operator helper', () => {
-  expect(files.sort()).toEqual(['connector.js', 'local-stack.js', 'main.js', 'reply-as-operator.js']);
+  expect(files.sort()).toEqual(['conformance.js', 'connector.js', 'local-stack.js', 'main.js', 'reply-as-operator.js']);
 });
 
 type LocalStack = (root?: string) => { apiBaseUrl: string; pubsubEmulatorHost: string; firestoreEmulatorHost: string; projectId: string } | undefined;

@@ -49,7 +49,7 @@ afterAll(() => {
 });
 
 test('the tarball carries the built package: dist (JS and declarations), README, CHANGELOG, package.json; no tests', () => {
-  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'CHANGELOG.md', 'dist/index.js', 'dist/index.d.ts', 'dist/internal/pull-loop.js', 'dist/internal/pull-loop.d.ts']));
+  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'CHANGELOG.md', 'dist/index.js', 'dist/index.d.ts', 'dist/internal/pull-loop.js', 'dist/internal/pull-loop.d.ts', 'dist/testing/index.js', 'dist/testing/index.d.ts']));
   for (const js of files.filter((f) => f.startsWith('dist/') && f.endsWith('.js'))) expect(files).toContain(js.replace(/\.js$/, '.d.ts'));
   expect(files.filter((f) => /(^|\/)test\/|\.test\.|tsbuildinfo|tsconfig/.test(f))).toEqual([]);
   expect(files.every((f) => ['package.json', 'README.md', 'CHANGELOG.md'].includes(f) || f.startsWith('dist/') || f.startsWith('src/'))).toBe(true);
@@ -122,6 +122,31 @@ console.log(JSON.stringify({ version: SDK_VERSION, delivered }));
     expect(service.requests[2]?.json).toEqual({ deliveryId: 'd_1', leaseId: 'l-1', providerMessageIds: ['channel-msg-1'] });
   });
 
+  test('the test service (`@support-desk/connector-sdk/testing`) runs from the installed package: a reply delivered through its subscription', async () => {
+    writeFileSync(
+      join(app, 'on-test-service.js'),
+      `
+import { ConnectorClient, runPullLoop } from '@support-desk/connector-sdk';
+import { startTestService } from '@support-desk/connector-sdk/testing';
+
+const service = await startTestService();
+const { key, integrationId } = await service.createIntegration();
+const client = new ConnectorClient({ integrationKey: key, baseUrl: service.baseUrl });
+const loop = runPullLoop(client, service.subscription(integrationId), ({ text }) => ['p-' + text], { catchUpOnStart: false });
+const { conversationId } = await client.messages.send({ externalConversationId: 'chat-1', sender: { externalId: 'cust-1' }, text: 'Hi' });
+const { deliveryId } = service.reply({ conversationId, text: 'Hello' });
+await service.waitFor(() => service.deliveries()[0]?.status === 'sent');
+await loop.stop();
+const [delivery] = service.deliveries();
+console.log(JSON.stringify({ same: delivery.deliveryId === deliveryId, status: delivery.status, ids: delivery.providerMessageIds, violations: service.violations() }));
+await service.close();
+`,
+    );
+    const result = await run(process.execPath, ['on-test-service.js'], app);
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(JSON.parse(result.stdout.trim())).toEqual({ same: true, status: 'sent', ids: ['p-Hello'], violations: [] });
+  });
+
   test('its declarations type-check a TypeScript connector (strict, NodeNext) from the installed package', async () => {
     writeFileSync(
       join(app, 'check.ts'),
@@ -130,9 +155,12 @@ import { ConnectorClient, runPullLoop, type ProcessDeliveryResult, type PullSubs
 declare const subscription: PullSubscription;
 const client = new ConnectorClient({ integrationKey: 'k', baseUrl: 'http://127.0.0.1:1' });
 const loop = runPullLoop(client, subscription, async ({ text }) => [text.slice(0, 10)]);
+import { startTestService, type DeliveryView, type TestService } from '@support-desk/connector-sdk/testing';
 const describe = (r: ProcessDeliveryResult): string => (r.kind === 'retry_scheduled' ? r.code : r.kind);
 void loop.stop();
-export { describe };
+const service: Promise<TestService> = startTestService({ now: () => 0 });
+const statusOf = (d: DeliveryView): DeliveryView['status'] => d.status;
+export { describe, service, statusOf };
 `,
     );
     const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');

@@ -1,0 +1,40 @@
+/**
+ * The example connector as a conformance module: what `npx support-desk-connector-check
+ * ./conformance.js` starts for each scenario (docs/conformance.md). The same pieces as main.js
+ * (`startConnector`: the SDK's pull loop, receipts, erasures; the fake provider), wired to the
+ * test service the checker gives: its address, the integration key and its subscription.
+ *
+ *   start({ baseUrl, key, subscription, providerDelayMs })  starts the connector
+ *   stop()                                                   stops it (deliveries in progress finish)
+ *   sendIncoming({ text, externalConversationId, externalCustomerId })
+ *                                                            a customer message, posted as main.js posts its startup message
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConnectorClient } from '@support-desk/connector-sdk';
+import { createFakeProvider, startConnector } from './connector.js';
+
+let running;
+
+/** Starts the connector on the checker's service. `providerDelayMs`: each provider call takes that long (the long-call scenario). */
+export async function start({ baseUrl, key, subscription, providerDelayMs = 0 }) {
+  if (running !== undefined) throw new Error('the example connector is already running');
+  const client = new ConnectorClient({ integrationKey: key, baseUrl });
+  const fake = createFakeProvider({ write: () => undefined });
+  const send = async (input) => {
+    if (providerDelayMs > 0) await sleep(providerDelayMs, undefined, { signal: input.signal });
+    return fake(input);
+  };
+  running = { client, connector: startConnector({ client, subscription, send, onEvent: () => undefined }) };
+}
+
+export async function stop() {
+  const current = running;
+  running = undefined;
+  await current?.connector.stop();
+}
+
+/** A customer writes: posted through the SDK (its eventId generated once and reused on every retry). */
+export async function sendIncoming({ text, externalConversationId, externalCustomerId }) {
+  if (running === undefined) throw new Error('the example connector is not running');
+  await running.client.messages.send({ externalConversationId, sender: { externalId: externalCustomerId, kind: 'customer' }, text });
+}

@@ -1,0 +1,143 @@
+/**
+ * The connector under test, as the conformance runner drives it: an in-process module
+ * (`start()` / `stop()`, plus the optional `sendIncoming` hook), or a process that receives the
+ * notifications as Pub/Sub push requests (started per scenario with the service's address and key
+ * in its environment). docs/conformance.md documents both.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { ConnectorStartContext } from '../testing/types.js';
+
+/** One incoming customer message the runner asks the connector to post through its own inbound path. */
+export interface IncomingInput {
+  text: string;
+  /** The external chat (for the email connector: the thread) the message belongs to. */
+  externalConversationId: string;
+  /** The customer's id in the channel (for the email connector: the sender's address). */
+  externalCustomerId: string;
+}
+
+/** What `start()` receives: the service's address, the integration key, the notifications, and the scenario's settings. */
+export interface ConformanceStartContext extends ConnectorStartContext {
+  /** The scenario about to run (for logs). */
+  scenario: string;
+  /**
+   * How long each provider call should take, in ms (0 in every scenario but `long-provider-call`).
+   * A connector that cannot slow its provider fails that scenario: make it a test option.
+   */
+  providerDelayMs: number;
+}
+
+/**
+ * An in-process connector: what the module given to `support-desk-connector-check` exports (or its
+ * default export). One connector runs at a time: `start()` for a scenario, `stop()` after it.
+ */
+export interface ConformanceModule {
+  /** Starts the connector: an SDK client on `baseUrl` with `key`, its loop on `subscription`. Resolve once it listens. */
+  start(context: ConformanceStartContext): Promise<void> | void;
+  /** Stops it (deliveries in progress finish; nothing keeps running). */
+  stop(): Promise<void> | void;
+  /**
+   * Optional: posts one customer message through the connector's own inbound path (its webhook
+   * handler, SMTP server, ...), resolving once the connector posted it (`POST /v1/messages`
+   * answered) or rejecting when it gave up. Without it the scenario `message-retry-after-503` is skipped.
+   */
+  sendIncoming?(input: IncomingInput): Promise<void>;
+}
+
+/** How the runner reaches the connector under test. */
+export type ConnectorTarget =
+  | { kind: 'module'; module: ConformanceModule }
+  | {
+      kind: 'process';
+      /** A shell command that starts the connector; it reads the `SUPPORT_DESK_*` variables below. */
+      command: string;
+      /** Where the connector takes Pub/Sub push requests (e.g. `http://127.0.0.1:8080/push`). */
+      pushUrl: string;
+      /** Optional: where the runner POSTs an `IncomingInput` (JSON) for the connector to post as a customer message; 2xx once posted. */
+      incomingUrl?: string;
+      cwd?: string;
+      /** Extra environment (added to the runner's own). */
+      env?: Readonly<Record<string, string>>;
+      /** Where the process's output goes (default: dropped). */
+      output?: (chunk: string) => void;
+    };
+
+/** A started connector, whatever its kind. */
+export interface RunningTarget {
+  sendIncoming?: (input: IncomingInput) => Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The environment a process connector receives (docs/conformance.md#process-mode). */
+function processEnv(context: Omit<ConformanceStartContext, 'subscription'>): Record<string, string> {
+  return {
+    SUPPORT_DESK_API_BASE_URL: context.baseUrl,
+    SUPPORT_DESK_INTEGRATION_KEY: context.key,
+    SUPPORT_DESK_CHECK_SCENARIO: context.scenario,
+    SUPPORT_DESK_CHECK_PROVIDER_DELAY_MS: String(context.providerDelayMs),
+  };
+}
+
+async function postIncoming(url: string, input: IncomingInput): Promise<void> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(input), signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  if (res.status < 200 || res.status > 299) throw new Error(`the connector answered ${res.status} to the incoming message: ${text.slice(0, 200)}`);
+}
+
+function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      done();
+      return;
+    }
+    const kill = (signal: NodeJS.Signals): void => {
+      // The shell and what it started share a process group of their own (detached): stop them all.
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, signal);
+      } catch {
+        child.kill(signal);
+      }
+    };
+    const timer = setTimeout(() => kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done();
+    });
+    kill('SIGTERM');
+  });
+}
+
+/** Starts the connector for one scenario. */
+export async function startTarget(target: ConnectorTarget, context: ConformanceStartContext, pushTo: (url: string) => () => void): Promise<RunningTarget> {
+  if (target.kind === 'module') {
+    await target.module.start(context);
+    const { module } = target;
+    const send = module.sendIncoming;
+    return {
+      ...(send === undefined ? {} : { sendIncoming: (input: IncomingInput) => send.call(module, input) }),
+      stop: async () => {
+        await module.stop();
+      },
+    };
+  }
+  const child = spawn(target.command, {
+    shell: true,
+    detached: true,
+    cwd: target.cwd ?? process.cwd(),
+    env: { ...process.env, ...target.env, ...processEnv(context) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = target.output ?? (() => undefined);
+  child.stdout?.on('data', (c: Buffer) => output(c.toString('utf8')));
+  child.stderr?.on('data', (c: Buffer) => output(c.toString('utf8')));
+  // Pushes are retried until the process answers 2xx (as Pub/Sub does), so none is lost while it starts.
+  const stopPushing = pushTo(target.pushUrl);
+  const { incomingUrl } = target;
+  return {
+    ...(incomingUrl === undefined ? {} : { sendIncoming: (input: IncomingInput) => postIncoming(incomingUrl, input) }),
+    stop: async () => {
+      stopPushing();
+      await stopProcess(child, 5_000);
+    },
+  };
+}

@@ -1,0 +1,330 @@
+/**
+ * The conformance scenarios (decision 16): each sets a situation up through the test service's
+ * operator calls and faults, waits for the connector's outcome, and checks the end state. The
+ * runner adds the rules checker's verdict (`violations({ final: true })`) to every one.
+ * docs/conformance.md describes each in words.
+ */
+import { LEASE_MS } from '../internal/contract.generated.js';
+import type { ConnectorClient } from '../client.js';
+import type { IncomingInput } from './connector.js';
+import type { CreatedIntegration, IntegrationCapabilities, OperationId, RecordedCall, TestService } from '../testing/types.js';
+
+/** What a scenario works with (one fresh service and integration per scenario). */
+interface ScenarioContext {
+  service: TestService;
+  integration: CreatedIntegration;
+  /** The conversation the runner's customer opened before the connector started. */
+  conversationId: string;
+  externalConversationId: string;
+  customerId: string;
+  /** A client with the integration's key: the runner plays another connector instance with it (`start-answers-sent`). */
+  client: ConnectorClient;
+  /** The connector's inbound hook (`sendIncoming`), when it has one. */
+  sendIncoming: ((input: IncomingInput) => Promise<void>) | undefined;
+  /** `service.waitFor` with the scenario's timeout; rejects with a message naming `what`. */
+  waitFor(predicate: () => boolean, what: string): Promise<void>;
+  /** Waits `ms` (real time) so that a misbehaving connector has the time to misbehave. */
+  settle(ms: number): Promise<void>;
+}
+
+export interface Scenario {
+  name: string;
+  /** One line: what it provokes and what it expects. */
+  title: string;
+  capabilities?: IntegrationCapabilities;
+  /** The service clock runs this much behind real time (leases then look short to the connector). */
+  serviceClockOffsetMs?: number;
+  /** Passed to the connector's `start()` as `providerDelayMs`. */
+  providerDelayMs?: number;
+  /** Needs the connector's `sendIncoming`; skipped without it. */
+  needsIncoming?: boolean;
+  /** Before the connector starts (the runner's customer has written already). */
+  before?(ctx: ScenarioContext): void | Promise<void>;
+  /** After the connector started: provoke and wait. */
+  run(ctx: ScenarioContext): Promise<void>;
+  /** The end state: what went wrong, one sentence each (empty: as expected). */
+  check(ctx: ScenarioContext): string[];
+}
+
+/** A scenario that could not reach its outcome. */
+class ScenarioError extends Error {
+  override name = 'ScenarioError';
+}
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (typeof v === 'object' && v !== null ? (v as Json) : {});
+const body = (c: RecordedCall): Json => obj(c.request.body);
+const answer = (c: RecordedCall): Json => obj(c.response.body);
+const code = (c: RecordedCall): unknown => obj(answer(c).error).code;
+
+/** The calls of one operation about one delivery. */
+function callsOf(ctx: ScenarioContext, operationId: OperationId, deliveryId: string): RecordedCall[] {
+  return ctx.service.calls({ integrationId: ctx.integration.integrationId, operationId }).filter((c) => body(c).deliveryId === deliveryId);
+}
+function delivery(ctx: ScenarioContext, deliveryId: string) {
+  const d = ctx.service.deliveries({ integrationId: ctx.integration.integrationId }).find((x) => x.deliveryId === deliveryId);
+  if (d === undefined) throw new ScenarioError(`delivery ${deliveryId} is gone`);
+  return d;
+}
+const statusOf = (ctx: ScenarioContext, deliveryId: string): string => delivery(ctx, deliveryId).status;
+const sendingStarts = (ctx: ScenarioContext, deliveryId: string) => callsOf(ctx, 'startDelivery', deliveryId).filter((c) => c.response.status === 200 && answer(c).status === 'sending');
+const completes = (ctx: ScenarioContext, deliveryId: string) => callsOf(ctx, 'completeDelivery', deliveryId).filter((c) => c.response.status === 200);
+
+/** Delivered once: `sent`, one lease started, one accepted completion. */
+function deliveredOnce(ctx: ScenarioContext, deliveryId: string): string[] {
+  const problems: string[] = [];
+  const status = statusOf(ctx, deliveryId);
+  if (status !== 'sent') problems.push(`delivery ${deliveryId} ended ${status}, not sent`);
+  const leases = new Set(sendingStarts(ctx, deliveryId).map((c) => body(c).leaseId));
+  if (leases.size === 0) problems.push(`delivery ${deliveryId} was never started (no start answered \`sending\`)`);
+  if (leases.size > 1) problems.push(`delivery ${deliveryId} was started (answered sending) under ${leases.size} leases: the provider was called ${leases.size} times`);
+  const completed = new Set(completes(ctx, deliveryId).map((c) => JSON.stringify([body(c).leaseId, body(c).providerMessageIds])));
+  if (completed.size > 1) problems.push(`delivery ${deliveryId} was completed ${completed.size} times with different leases or ids`);
+  return problems;
+}
+
+const REPLY = 'Your order #1234 ships today (conformance check).';
+
+function reply(ctx: ScenarioContext, text = REPLY, files?: { fileName: string; contentType: string; data: Uint8Array }[]): string {
+  return ctx.service.reply({ conversationId: ctx.conversationId, text, ...(files === undefined ? {} : { files }) }).deliveryId;
+}
+
+const plainReply: Scenario = {
+  name: 'plain-reply',
+  title: 'an operator reply is claimed, started, sent once and completed',
+  async run(ctx) {
+    const id = reply(ctx);
+    await ctx.waitFor(() => statusOf(ctx, id) === 'sent', 'the reply to be sent');
+    (ctx as ScenarioState).deliveryId = id;
+  },
+  check: (ctx) => deliveredOnce(ctx, idOf(ctx)),
+};
+
+const claimRetryAfter: Scenario = {
+  name: 'claim-503-retry-after',
+  title: 'the claim answers 503 with Retry-After: 1; the connector retries the same claim after a second',
+  async run(ctx) {
+    ctx.service.inject('claimDelivery', { status: 503, retryAfterSeconds: 1 });
+    const id = reply(ctx);
+    (ctx as ScenarioState).deliveryId = id;
+    await ctx.waitFor(() => statusOf(ctx, id) === 'sent', 'the reply to be sent after the refused claim');
+  },
+  check(ctx) {
+    const id = idOf(ctx);
+    const problems = deliveredOnce(ctx, id);
+    const claims = callsOf(ctx, 'claimDelivery', id);
+    if (!claims.some((c) => c.injected)) problems.push('the injected 503 never reached a claim of this delivery');
+    return problems;
+  },
+};
+
+const skipWaiting: Scenario = {
+  name: 'skip-waiting-for-previous',
+  title: 'a second reply is claimed while the first is in progress: skip, acknowledge, then send it in order once notified again',
+  async run(ctx) {
+    // The first reply's start is refused once (Retry-After: 2): it stays leased meanwhile, so the
+    // second reply's claim meets an unfinished predecessor.
+    ctx.service.inject('startDelivery', { status: 503, retryAfterSeconds: 2 });
+    const first = reply(ctx, 'First reply (conformance check).');
+    await ctx.waitFor(() => callsOf(ctx, 'claimDelivery', first).some((c) => answer(c).status === 'ready'), 'the first reply to be claimed');
+    const second = reply(ctx, 'Second reply (conformance check).');
+    Object.assign(ctx, { deliveryId: first, secondId: second });
+    await ctx.waitFor(() => statusOf(ctx, first) === 'sent' && statusOf(ctx, second) === 'sent', 'both replies to be sent');
+  },
+  check(ctx) {
+    const first = idOf(ctx);
+    const second = (ctx as ScenarioState).secondId ?? '';
+    const problems = [...deliveredOnce(ctx, first), ...deliveredOnce(ctx, second)];
+    const skips = callsOf(ctx, 'claimDelivery', second).filter((c) => answer(c).status === 'skip' && answer(c).reason === 'waiting_for_previous');
+    if (skips.length === 0) problems.push('the second reply was never claimed while the first was unfinished (the scenario did not happen; is the connector processing one notification at a time?)');
+    const firstDone = completes(ctx, first)[0];
+    const secondStart = sendingStarts(ctx, second)[0];
+    if (firstDone !== undefined && secondStart !== undefined && secondStart.receivedAt < firstDone.answeredAt) problems.push('the second reply was started before the first was completed');
+    return problems;
+  },
+};
+
+const startSent: Scenario = {
+  name: 'start-answers-sent',
+  title: 'while the connector waits to start, another instance sends the reply: start answers `sent` and the connector stops',
+  async run(ctx) {
+    ctx.service.inject('startDelivery', { status: 503, retryAfterSeconds: 2 });
+    const id = reply(ctx);
+    (ctx as ScenarioState).deliveryId = id;
+    // The connector's first start was refused; it waits 2 s before trying again.
+    await ctx.waitFor(() => callsOf(ctx, 'startDelivery', id).some((c) => c.injected), "the connector's first start");
+    const connectorLease = String(body(callsOf(ctx, 'startDelivery', id).find((c) => c.injected)!).leaseId);
+    (ctx as ScenarioState).connectorLease = connectorLease;
+    // Another instance takes over once the lease ran out, and sends the reply.
+    ctx.service.expireLease(id);
+    const claim = await ctx.client.deliveries.claim({ deliveryId: id });
+    if (claim.status !== 'ready') throw new ScenarioError(`the runner's own claim answered ${claim.status}`);
+    await ctx.client.deliveries.start({ deliveryId: id, leaseId: claim.leaseId });
+    await ctx.client.deliveries.complete({ deliveryId: id, leaseId: claim.leaseId, providerMessageIds: ['conformance-other-instance'] });
+    await ctx.waitFor(
+      () => callsOf(ctx, 'startDelivery', id).some((c) => body(c).leaseId === connectorLease && answer(c).status === 'sent'),
+      "the connector's start to be answered `sent`",
+    );
+    await ctx.settle(500);
+  },
+  check(ctx) {
+    const id = idOf(ctx);
+    const d = delivery(ctx, id);
+    const problems: string[] = [];
+    if (d.status !== 'sent') problems.push(`delivery ${id} ended ${d.status}, not sent`);
+    if (d.providerMessageIds.join(',') !== 'conformance-other-instance') problems.push(`delivery ${id} carries provider ids ${d.providerMessageIds.join(', ')}: the connector sent it too`);
+    return problems;
+  },
+};
+
+const leaseLostOnComplete: Scenario = {
+  name: 'lease-lost-on-complete',
+  title: 'complete answers 409 lease_lost: the connector drops that lease (no retry, no fail under it)',
+  async run(ctx) {
+    ctx.service.inject('completeDelivery', { status: 409, code: 'lease_lost' });
+    const id = reply(ctx);
+    (ctx as ScenarioState).deliveryId = id;
+    await ctx.waitFor(() => callsOf(ctx, 'completeDelivery', id).some((c) => c.injected), 'the connector to complete');
+    await ctx.settle(1_000);
+  },
+  check(ctx) {
+    const id = idOf(ctx);
+    const problems: string[] = [];
+    const leases = new Set(sendingStarts(ctx, id).map((c) => body(c).leaseId));
+    if (leases.size > 1) problems.push(`delivery ${id} was started under ${leases.size} leases: the provider was called ${leases.size} times`);
+    if (!callsOf(ctx, 'completeDelivery', id).some((c) => c.injected && code(c) === 'lease_lost')) problems.push('the injected lease_lost never reached a complete of this delivery');
+    return problems;
+  },
+};
+
+/** The service clock runs this far behind: a fresh lease then looks 2 s long to the connector. */
+const SHORT_LEASE_OFFSET_MS = LEASE_MS - 2_000;
+
+const longProviderCall: Scenario = {
+  name: 'long-provider-call',
+  title: 'the provider takes longer than the lease has left: the connector extends the lease while it runs',
+  serviceClockOffsetMs: SHORT_LEASE_OFFSET_MS,
+  providerDelayMs: 3_000,
+  async run(ctx) {
+    const id = reply(ctx);
+    (ctx as ScenarioState).deliveryId = id;
+    await ctx.waitFor(() => statusOf(ctx, id) === 'sent' || statusOf(ctx, id) === 'unknown' || statusOf(ctx, id) === 'failed', 'the reply to finish');
+  },
+  check(ctx) {
+    const id = idOf(ctx);
+    const problems = deliveredOnce(ctx, id);
+    const start = sendingStarts(ctx, id)[0];
+    const done = completes(ctx, id)[0];
+    const extended = callsOf(ctx, 'extendDeliveryLease', id).filter((c) => c.response.status === 200 && start !== undefined && c.receivedAt >= start.answeredAt && (done === undefined || c.receivedAt <= done.receivedAt));
+    if (extended.length === 0) problems.push('the lease was never extended while the provider call ran (extend at half of the remaining lease: docs/contract.md#extend)');
+    if (delivery(ctx, id).attempts.some((a) => a.event === 'lease_expired')) problems.push('the lease expired during the provider call');
+    return problems;
+  },
+};
+
+const corruptedAttachment: Scenario = {
+  name: 'corrupted-attachment',
+  title: "a reply's file has one byte changed: the connector must fail the delivery (retry or failed), never complete it",
+  capabilities: { attachments: true },
+  async run(ctx) {
+    const data = new TextEncoder().encode('Invoice 1234: 2 items, 40.00 EUR\n');
+    const id = reply(ctx, 'Your invoice is attached (conformance check).', [{ fileName: 'invoice.txt', contentType: 'text/plain', data }]);
+    ctx.service.corruptAttachment(id);
+    (ctx as ScenarioState).deliveryId = id;
+    await ctx.waitFor(() => callsOf(ctx, 'failDelivery', id).some((c) => c.response.status === 200) || completes(ctx, id).length > 0, 'the connector to report the delivery');
+    await ctx.settle(300);
+  },
+  check(ctx) {
+    const id = idOf(ctx);
+    const problems: string[] = [];
+    if (callsOf(ctx, 'completeDelivery', id).length > 0) problems.push(`delivery ${id} was completed although its file does not match the claim's SHA-256`);
+    const fail = callsOf(ctx, 'failDelivery', id).find((c) => c.response.status === 200);
+    if (fail !== undefined && body(fail).outcome === 'unknown') problems.push(`delivery ${id} was failed as unknown (${String(body(fail).code)}): nothing was sent, report retry or failed`);
+    return problems;
+  },
+};
+
+const duplicateNotification: Scenario = {
+  name: 'duplicate-notification',
+  title: 'a sent reply is notified again (a Pub/Sub duplicate): the connector acknowledges it and sends nothing',
+  async run(ctx) {
+    const id = reply(ctx);
+    (ctx as ScenarioState).deliveryId = id;
+    await ctx.waitFor(() => statusOf(ctx, id) === 'sent', 'the reply to be sent');
+    const claimsBefore = callsOf(ctx, 'claimDelivery', id).length;
+    ctx.service.notifyAgain(id);
+    // Processed: claimed again (answered skip), or acknowledged without a claim.
+    await ctx.waitFor(() => callsOf(ctx, 'claimDelivery', id).length > claimsBefore || ((ctx as ScenarioState).subscriptionIdle?.() ?? false), 'the duplicate to be processed');
+    await ctx.settle(300);
+  },
+  check: (ctx) => deliveredOnce(ctx, idOf(ctx)),
+};
+
+const INCOMING_TEXT = 'Where is my parcel? (conformance check)';
+
+const messageRetry: Scenario = {
+  name: 'message-retry-after-503',
+  title: 'posting an incoming message answers 503 with Retry-After: 1: the connector sends the same event again (same eventId)',
+  needsIncoming: true,
+  async run(ctx) {
+    ctx.service.inject('sendMessage', { status: 503, retryAfterSeconds: 1 });
+    const send = ctx.sendIncoming;
+    if (send === undefined) throw new ScenarioError('the connector has no sendIncoming');
+    await send({ text: INCOMING_TEXT, externalConversationId: 'conformance-chat-2', externalCustomerId: 'customer-2@conformance.test' });
+    await ctx.waitFor(() => ctx.service.messages({ integrationId: ctx.integration.integrationId }).some((m) => m.text?.includes(INCOMING_TEXT) === true), 'the message to be stored');
+    await ctx.settle(300);
+  },
+  check(ctx) {
+    const problems: string[] = [];
+    const stored = ctx.service.messages({ integrationId: ctx.integration.integrationId }).filter((m) => m.text?.includes(INCOMING_TEXT) === true);
+    if (stored.length !== 1) problems.push(`the message was stored ${stored.length} times`);
+    const posts = ctx.service.calls({ integrationId: ctx.integration.integrationId, operationId: 'sendMessage' });
+    if (!posts.some((c) => c.injected)) problems.push('the injected 503 never reached the message');
+    return problems;
+  },
+};
+
+// An email address: the email connector mails replies to the customer's id.
+const ERASED_CUSTOMER = 'customer-1@conformance.test';
+
+const erasure: Scenario = {
+  name: 'erasure',
+  title: 'a customer is erased before the connector starts: it purges its copies and acknowledges the erasure',
+  before(ctx) {
+    (ctx as ScenarioState).erasureId = ctx.service.erase(ctx.integration.integrationId, ERASED_CUSTOMER).erasureId;
+  },
+  async run(ctx) {
+    const id = (ctx as ScenarioState).erasureId;
+    await ctx.waitFor(() => ctx.service.erasures(ctx.integration.integrationId).some((e) => e.erasureId === id && e.acknowledged), 'the erasure to be acknowledged (the connector walks the pending erasures at start-up)');
+  },
+  check(ctx) {
+    const id = (ctx as ScenarioState).erasureId;
+    return ctx.service.erasures(ctx.integration.integrationId).some((e) => e.erasureId === id && e.acknowledged) ? [] : [`erasure ${String(id)} was not acknowledged`];
+  },
+};
+
+/** Per-scenario values kept on the context between `run` and `check`. */
+export type ScenarioState = ScenarioContext & { deliveryId?: string; secondId?: string; connectorLease?: string; erasureId?: string; subscriptionIdle?: () => boolean };
+
+function idOf(ctx: ScenarioContext): string {
+  const id = (ctx as ScenarioState).deliveryId;
+  if (id === undefined) throw new ScenarioError('the scenario created no delivery');
+  return id;
+}
+
+/** The customer the runner plays before each scenario (the erasure scenario erases them). */
+export const CONFORMANCE_CUSTOMER = { externalConversationId: 'conformance-chat-1', customerId: ERASED_CUSTOMER, text: 'Hello, my order #1234 has not arrived (conformance check).' };
+
+/** Every scenario, in the order the runner runs them. */
+export const SCENARIOS: readonly Scenario[] = Object.freeze([
+  plainReply,
+  claimRetryAfter,
+  skipWaiting,
+  startSent,
+  leaseLostOnComplete,
+  longProviderCall,
+  corruptedAttachment,
+  duplicateNotification,
+  messageRetry,
+  erasure,
+]);

@@ -1,0 +1,1127 @@
+/**
+ * The test service (`@support-desk/connector-sdk/testing`, decision 16): every connector operation
+ * of openapi/openapi.yaml served on loopback from memory, with the service's validation (the
+ * document's request schemas, ./requests.generated.ts), statuses, error codes and headers, the
+ * delivery rules of the real service (./rules.ts), the operator's side as calls, faults on demand
+ * and inspection. Zero dependencies: `node:` built-ins only.
+ *
+ * Lease expiry is applied to every delivery before each request and on a short timer (the real
+ * service applies it lazily on each operation and by its sweeper every minute): the same outcome,
+ * without waiting for a sweep. Notifications due later (a retry's) are published when the service
+ * clock reaches their time.
+ */
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_LIMITS, REPLY_MAX_CODE_POINTS, codePointLength, type AttachmentContentType } from '../internal/contract.generated.js';
+import type { PulledMessage } from '../internal/pull-loop.js';
+import { IMAGE_LIMITS, MAX_JSON_BYTES, imageSize, parseMultipart, sniffImage } from './multipart.js';
+import { REQUESTS, validateRequest, type RequestSchema } from './requests.generated.js';
+import {
+  ApiError,
+  decideAttachmentFetch,
+  decideCancel,
+  decideClaim,
+  decideComplete,
+  decideErase,
+  decideExtend,
+  decideFail,
+  decideLeaseExpiry,
+  decideReceipt,
+  decideStart,
+  decideWake,
+  isTerminal,
+  newDelivery,
+  retryAfterSecondsFromMs,
+  type AttachmentRef,
+  type Decision,
+  type DeliveryRecord,
+  type FailOutcome,
+  type NotifyReason,
+  type PartReport,
+  type ReceiptStatus,
+  type Recipient,
+} from './rules.js';
+import type {
+  CreatedIntegration,
+  DeliveryView,
+  FaultSpec,
+  IntegrationCapabilities,
+  MessageView,
+  OperationId,
+  RecordedCall,
+  ReplyCreated,
+  ReplyInput,
+  StartTestServiceOptions,
+  TestService,
+  TestSubscription,
+  Violation,
+} from './types.js';
+import { findViolations } from './violations.js';
+
+/** docs/contract.md#limits: a multipart request is at most 21 MB. */
+const MAX_MULTIPART_BYTES = 21 * 1024 * 1024;
+/** The service's default incoming rate (MESSAGES_PER_MINUTE_DEFAULT). */
+const DEFAULT_MESSAGES_PER_MINUTE = 1200;
+const INVALID_KEY_MESSAGE = 'Missing, malformed, unknown or revoked integration key.';
+const KEY_PATTERN = /^sdk_(live|test)_[A-Za-z0-9_-]{43}$/;
+
+/** The usual `error.code` of a status, for an injected fault without one. */
+const FAULT_CODES: Record<FaultSpec['status'], string> = {
+  400: 'invalid_request',
+  401: 'invalid_key',
+  403: 'integration_inactive',
+  404: 'delivery_not_found',
+  409: 'lease_lost',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  500: 'internal',
+  502: 'bad_gateway',
+  503: 'temporarily_unavailable',
+  504: 'gateway_timeout',
+};
+
+const digestId = (prefix: string, parts: readonly string[]): string => `${prefix}${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 32)}`;
+const randomId = (prefix: string): string => `${prefix}${randomBytes(16).toString('base64url')}`;
+const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+const traceIdOf = (deliveryId: string): string => createHash('sha256').update(`trace:${deliveryId}`).digest('hex').slice(0, 32);
+
+/** Canonical JSON (sorted keys, explicit nulls), as the service's content fingerprint (functions/src/messages/fingerprint.ts). */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+interface Integration {
+  integrationId: string;
+  workspaceId: string;
+  keyHash: string;
+  capabilities: IntegrationCapabilities;
+  /** The console's switch: an inactive integration's key is answered 403 `integration_inactive`. */
+  active: boolean;
+  bucket: { tokens: number; updatedAt: number } | undefined;
+}
+
+interface Conversation {
+  conversationId: string;
+  integrationId: string;
+  externalConversationId: string;
+  lastSenderExternalId: string;
+  lastCustomerExternalId: string | null;
+  nextSeq: number;
+}
+
+interface StoredMessage extends MessageView {
+  senderExternalId: string;
+  senderKind: 'customer' | 'service';
+  fingerprint: string;
+  erased: boolean;
+}
+
+interface Erasure {
+  erasureId: string;
+  integrationId: string;
+  externalCustomerId: string;
+  externalConversationIds: string[];
+  requestedAt: number;
+  counts: { conversations: number; messages: number };
+  acknowledged: boolean;
+  acknowledgedAt: number | null;
+}
+
+/** What a request handler gets: the parsed request and its caller. */
+interface OperationRequest {
+  integration: Integration;
+  json: unknown;
+  mediaType: 'application/json' | 'multipart/form-data';
+  contentType: string;
+  raw: Buffer;
+  now: number;
+  /** Headers to set on the answer, whatever it turns out to be. */
+  headers: Record<string, string>;
+}
+
+type Answer = { status: number; body: unknown } | { status: 200; file: { bytes: Buffer; headers: Record<string, string>; cutOffAfter?: number } };
+type Handler = (request: OperationRequest) => Answer;
+
+/** A notification published to the integration's subscriptions and push endpoints. */
+interface Published {
+  id: string;
+  data: Buffer;
+  attributes: Record<string, string>;
+}
+
+/** The Pub/Sub stand-in of one `subscription()`: messages wait here until a `message` listener takes them. */
+class Subscription implements TestSubscription {
+  private readonly listeners = { message: new Set<(value: unknown) => void>(), error: new Set<(value: unknown) => void>() };
+  private readonly backlog: Published[] = [];
+  private readonly inFlight = new Set<string>();
+  private open = true;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly onSettled: () => void) {}
+
+  get isOpen(): boolean {
+    return this.open;
+  }
+
+  get outstanding(): number {
+    return this.backlog.length + this.inFlight.size;
+  }
+
+  on(event: 'message' | 'error', listener: (value: unknown) => void): this {
+    this.listeners[event].add(listener);
+    // A listener (re)opens the subscription, as the Pub/Sub client's does.
+    if (event === 'message') {
+      this.open = true;
+      this.schedule(0);
+    }
+    return this;
+  }
+
+  removeListener(event: 'message' | 'error', listener: (value: unknown) => void): this {
+    this.listeners[event].delete(listener);
+    return this;
+  }
+
+  close(): Promise<void> {
+    this.open = false;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    return Promise.resolve();
+  }
+
+  publish(message: Published): void {
+    this.backlog.push(message);
+    this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.dispatch();
+    }, ms);
+    this.timer.unref();
+  }
+
+  private dispatch(): void {
+    if (!this.open || this.listeners.message.size === 0) return;
+    for (const message of this.backlog.splice(0)) {
+      this.inFlight.add(message.id);
+      let settled = false;
+      const settle = (redeliver: boolean): void => {
+        if (settled || !this.inFlight.has(message.id)) return;
+        settled = true;
+        this.inFlight.delete(message.id);
+        // A nack is redelivered shortly, as Pub/Sub does (never in a hot loop).
+        if (redeliver) {
+          this.backlog.push(message);
+          this.schedule(50);
+        }
+        this.onSettled();
+      };
+      const pulled: PulledMessage & { ackId: string; publishTime: Date } = {
+        id: message.id,
+        ackId: message.id,
+        data: Buffer.from(message.data),
+        attributes: { ...message.attributes },
+        publishTime: new Date(),
+        ack: () => settle(false),
+        nack: () => settle(true),
+      };
+      for (const listener of [...this.listeners.message]) listener(pulled);
+    }
+  }
+}
+
+/** Starts a test service on loopback. Resolves once it listens (in milliseconds). */
+export async function startTestService(options: StartTestServiceOptions = {}): Promise<TestService> {
+  const now = options.now ?? Date.now;
+  const messagesPerMinute = options.messagesPerMinute ?? DEFAULT_MESSAGES_PER_MINUTE;
+
+  const integrations = new Map<string, Integration>();
+  const integrationsByKeyHash = new Map<string, Integration>();
+  const conversations = new Map<string, Conversation>();
+  const messages: StoredMessage[] = [];
+  const events = new Map<string, { fingerprint: string; messageId: string; conversationId: string }>();
+  const deliveries = new Map<string, DeliveryRecord>();
+  const pendingAt = new Map<string, number>();
+  const views = new Map<string, { receipts: Map<string, { status: ReceiptStatus; at: number }>; fetched: Set<string>; cancelled: boolean }>();
+  const files = new Map<string, Buffer>();
+  const outbox: { deliveryId: string; at: number; reason: NotifyReason }[] = [];
+  const subscriptions = new Map<string, Set<Subscription>>();
+  const pushTargets = new Map<string, Set<(message: Published) => void>>();
+  const faults = new Map<OperationId, { spec: FaultSpec; remaining: number }[]>();
+  const erasures: Erasure[] = [];
+  const recorded: RecordedCall[] = [];
+  const waiters = new Set<() => void>();
+  let publishCount = 0;
+
+  const notifyWaiters = (): void => {
+    for (const check of [...waiters]) check();
+  };
+
+  // ------------------------------------------------------------------------------------ deliveries
+
+  const viewOf = (deliveryId: string) => {
+    let view = views.get(deliveryId);
+    if (view === undefined) {
+      view = { receipts: new Map(), fetched: new Set(), cancelled: false };
+      views.set(deliveryId, view);
+    }
+    return view;
+  };
+
+  const unfinishedOf = (conversationId: string): DeliveryRecord[] => [...deliveries.values()].filter((d) => d.conversationId === conversationId && !isTerminal(d.status));
+
+  /** Publishes the delivery's notification to every subscription and push endpoint of its integration. */
+  function publish(d: DeliveryRecord): void {
+    publishCount += 1;
+    const notification = { deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId };
+    const message: Published = {
+      id: String(publishCount),
+      data: Buffer.from(JSON.stringify(notification)),
+      attributes: { deliveryId: d.deliveryId, integrationId: d.integrationId, traceparent: `00-${traceIdOf(d.deliveryId)}-${randomBytes(8).toString('hex')}-01` },
+    };
+    for (const subscription of subscriptions.get(d.integrationId) ?? []) subscription.publish(message);
+    for (const push of pushTargets.get(d.integrationId) ?? []) push(message);
+  }
+
+  /** Stores what a rule decided, with its effects: the claimable time, the notification, the release of the next delivery. */
+  function apply<R>(before: DeliveryRecord, decision: Decision<R>, at: number): R {
+    const next = decision.next;
+    if (next === null) return decision.response;
+    deliveries.set(next.deliveryId, next);
+    // The catch-up list's order (record.ts `withPendingAt`): kept while claimable with the same due time.
+    if (next.status === 'queued' && next.head) {
+      const kept = before.status === 'queued' && before.head && before.notBefore === next.notBefore ? pendingAt.get(next.deliveryId) : undefined;
+      pendingAt.set(next.deliveryId, kept ?? Math.max(at, next.notBefore ?? at));
+    } else {
+      pendingAt.delete(next.deliveryId);
+    }
+    if (decision.notify !== null) outbox.push({ deliveryId: next.deliveryId, at: decision.notify.at, reason: decision.notify.reason });
+    if (decision.releasesNext) {
+      const rest = unfinishedOf(next.conversationId);
+      // ordering.ts `releaseFrom`: only the head's end releases; the new head is the lowest unfinished.
+      if (!rest.some((d) => d.seq < next.seq)) {
+        const head = rest.sort((a, b) => a.seq - b.seq)[0];
+        const wake = head === undefined ? null : decideWake(head, at);
+        if (head !== undefined && wake !== null) apply(head, wake, at);
+      }
+    }
+    return decision.response;
+  }
+
+  /** Lease expiry on every delivery, and the notifications that are due (the sweeper and the outbox of the real service). */
+  function sweep(): void {
+    const at = now();
+    for (const d of [...deliveries.values()]) {
+      const expiry = decideLeaseExpiry(d, at);
+      if (expiry !== null) apply(d, expiry, at);
+    }
+    const due = outbox.filter((entry) => entry.at <= at);
+    if (due.length === 0) return;
+    for (const entry of due) outbox.splice(outbox.indexOf(entry), 1);
+    for (const entry of due) {
+      const d = deliveries.get(entry.deliveryId);
+      if (d !== undefined && !isTerminal(d.status)) publish(d);
+    }
+  }
+
+  function append(input: { conversation: Conversation; messageId: string; deliveryId: string; text: string; attachments?: AttachmentRef[]; textSent?: boolean; reason: NotifyReason }): DeliveryRecord {
+    const { conversation } = input;
+    const at = now();
+    const integration = integrations.get(conversation.integrationId);
+    if (integration === undefined) throw new Error('unknown integration');
+    const d = newDelivery({
+      deliveryId: input.deliveryId,
+      workspaceId: integration.workspaceId,
+      integrationId: integration.integrationId,
+      conversationId: conversation.conversationId,
+      messageId: input.messageId,
+      seq: conversation.nextSeq,
+      text: input.text,
+      ...(input.attachments !== undefined ? { attachments: input.attachments } : {}),
+      ...(input.textSent !== undefined ? { textSent: input.textSent } : {}),
+      head: unfinishedOf(conversation.conversationId).length === 0,
+      now: at,
+    });
+    conversation.nextSeq += 1;
+    deliveries.set(d.deliveryId, d);
+    if (d.head) pendingAt.set(d.deliveryId, at);
+    viewOf(d.deliveryId);
+    publish(d);
+    notifyWaiters();
+    return d;
+  }
+
+  const recipientOf = (d: DeliveryRecord): Recipient => {
+    const c = conversations.get(d.conversationId);
+    return { externalConversationId: c?.externalConversationId ?? '', externalCustomerId: c?.lastCustomerExternalId ?? c?.lastSenderExternalId ?? '' };
+  };
+
+  // -------------------------------------------------------------------------------------- handlers
+
+  const invalidRequest = (problems: readonly string[]): ApiError => new ApiError(400, 'invalid_request', problems.slice(0, 5).join('; '));
+
+  /** The body checked against the operation's request schema of the document (400 `invalid_request` naming the field). */
+  function body<T>(operationId: OperationId, json: unknown): T {
+    const schema = (REQUESTS[operationId] as { json?: RequestSchema }).json;
+    if (schema === undefined) throw new Error(`${operationId} has no JSON request schema`);
+    const problems = validateRequest(schema, json);
+    if (problems.length > 0) throw invalidRequest(problems);
+    return json as T;
+  }
+
+  /** The caller's delivery, or 404 for a missing one and for one of another integration (reported identically). */
+  function deliveryOf(request: OperationRequest, deliveryId: string): DeliveryRecord {
+    const d = deliveries.get(deliveryId);
+    if (d === undefined || d.integrationId !== request.integration.integrationId) throw new ApiError(404, 'delivery_not_found', 'delivery not found');
+    return d;
+  }
+
+  function transition<B extends { deliveryId: string }, R>(operationId: OperationId, decide: (d: DeliveryRecord, body: B, request: OperationRequest) => Decision<R>): Handler {
+    return (request) => {
+      const parsed = body<B>(operationId, request.json);
+      const d = deliveryOf(request, parsed.deliveryId);
+      return { status: 200, body: apply(d, decide(d, parsed, request), request.now) };
+    };
+  }
+
+  const rateLimitState = (integration: Integration, at: number, take: boolean): { allowed: boolean; limit: number; remaining: number; resetSeconds: number } => {
+    const refillPerMs = messagesPerMinute / 60_000;
+    const bucket = integration.bucket;
+    let tokens = bucket === undefined ? messagesPerMinute : Math.min(messagesPerMinute, bucket.tokens + Math.max(0, at - bucket.updatedAt) * refillPerMs);
+    let allowed = true;
+    if (take) {
+      allowed = tokens >= 1;
+      if (allowed) tokens -= 1;
+      integration.bucket = { tokens, updatedAt: at };
+    }
+    const remaining = Math.max(0, Math.floor(tokens));
+    // messages/rate-limit.ts `stateOf`: with no whole token left, the time to the next one (the 429's Retry-After).
+    const resetSeconds = remaining >= 1 ? Math.max(0, Math.ceil((messagesPerMinute - tokens) / refillPerMs / 1000)) : retryAfterSecondsFromMs(Math.ceil((1 - tokens) / refillPerMs));
+    return { allowed, limit: messagesPerMinute, remaining, resetSeconds };
+  };
+  const rateLimitHeaders = (state: { limit: number; remaining: number; resetSeconds: number }): Record<string, string> => ({
+    'RateLimit-Limit': String(state.limit),
+    'RateLimit-Remaining': String(state.remaining),
+    'RateLimit-Reset': String(state.resetSeconds),
+  });
+
+  const sendMessage: Handler = (request) => {
+    const { integration } = request;
+    const state = rateLimitState(integration, request.now, true);
+    Object.assign(request.headers, rateLimitHeaders(state));
+    if (!state.allowed) {
+      throw new ApiError(429, 'rate_limited', `Incoming message rate limit of ${messagesPerMinute} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);
+    }
+    let payload = request.json;
+    let images: { contentType: 'image/png' | 'image/jpeg' | 'image/webp'; width: number; height: number; bytes: Buffer; sha256: string }[] = [];
+    if (request.mediaType === 'multipart/form-data') {
+      const multipart = parseMultipart(request.contentType, request.raw);
+      payload = parseJson(multipart.payload, 'payload');
+      images = multipart.images.map((image, i) => {
+        const contentType = sniffImage(image.bytes, `images[${i}]`);
+        return { contentType, ...imageSize(image.bytes, contentType, `images[${i}]`), bytes: image.bytes, sha256: sha256Hex(image.bytes) };
+      });
+      const total = images.reduce((sum, image) => sum + image.bytes.length, 0);
+      if (total > IMAGE_LIMITS.maxBytesTotal) throw new ApiError(413, 'images_too_large', `images: images total ${total} bytes; the limit is ${IMAGE_LIMITS.maxBytesTotal} bytes (20 MB) per message`);
+    }
+    // The message JSON itself (the multipart `payload`'s schema); "text or an image" is the 400 `empty_message` below, as in the service.
+    const problems = validateRequest({ ref: 'IncomingMessage' }, payload);
+    if (problems.length > 0) throw invalidRequest(problems);
+    const message = payload as { eventId: string; externalConversationId: string; sender: { externalId: string; displayName?: string; kind?: 'customer' | 'service' }; message?: { text?: string } };
+    const text = message.message?.text !== undefined && message.message.text !== '' ? message.message.text : null;
+    if (text === null && images.length === 0) throw new ApiError(400, 'empty_message', 'message.text: required (non-empty) unless at least one image is attached.');
+    const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind ?? 'customer' };
+    const fingerprint = sha256Hex(
+      Buffer.from(canonical({ v: 1, externalConversationId: message.externalConversationId, sender, text, images: images.map((i) => ({ sha256: i.sha256, contentType: i.contentType })) })),
+    );
+    const eventKey = `${integration.integrationId}\u0000${message.eventId}`;
+    const known = events.get(eventKey);
+    if (known !== undefined) {
+      if (known.fingerprint !== fingerprint) throw new ApiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
+      return { status: 200, body: { conversationId: known.conversationId, messageId: known.messageId, duplicate: true } };
+    }
+    const conversationId = digestId('c_', [integration.integrationId, message.externalConversationId]);
+    const messageId = digestId('m_', [integration.integrationId, message.eventId, fingerprint]);
+    let conversation = conversations.get(conversationId);
+    if (conversation === undefined) {
+      conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: message.externalConversationId, lastSenderExternalId: sender.externalId, lastCustomerExternalId: null, nextSeq: 1 };
+      conversations.set(conversationId, conversation);
+    }
+    conversation.lastSenderExternalId = sender.externalId;
+    if (sender.kind === 'customer') conversation.lastCustomerExternalId = sender.externalId;
+    events.set(eventKey, { fingerprint, messageId, conversationId });
+    messages.push({
+      messageId,
+      integrationId: integration.integrationId,
+      conversationId,
+      eventId: message.eventId,
+      externalConversationId: message.externalConversationId,
+      kind: sender.kind,
+      // functions/src/messages/http.ts: a customer is stored under customerIdFor(integration, externalId); an alert has none.
+      sender: { ...sender, customerId: sender.kind === 'customer' ? digestId('u_', [integration.integrationId, sender.externalId]) : null },
+      ...(text === null ? {} : { text }),
+      images: images.map((image, i) => ({ part: `images[${i}]`, contentType: image.contentType, width: image.width, height: image.height, bytes: image.bytes.length, sha256: image.sha256, status: 'stored' as const })),
+      receivedAt: request.now,
+      senderExternalId: sender.externalId,
+      senderKind: sender.kind,
+      fingerprint,
+      erased: false,
+    });
+    return { status: 201, body: { conversationId, messageId, duplicate: false } };
+  };
+
+  const listPendingDeliveries: Handler = (request) => {
+    const parsed = body<{ limit?: number; cursor?: string }>('listPendingDeliveries', request.json);
+    const owner = request.integration;
+    const limit = parsed.limit ?? 50;
+    const after = parsed.cursor === undefined ? null : decodeCursor(owner, '', parsed.cursor, (c) => (typeof c.t === 'number' && typeof c.d === 'string' && Object.keys(c).length === 2 ? { t: c.t, d: c.d } : null));
+    const claimable = [...deliveries.values()]
+      .filter((d) => d.integrationId === owner.integrationId && d.status === 'queued' && d.head && (d.notBefore === null || d.notBefore <= request.now) && pendingAt.has(d.deliveryId))
+      .map((d) => ({ d, t: pendingAt.get(d.deliveryId) ?? 0 }))
+      .sort((a, b) => a.t - b.t || (a.d.deliveryId < b.d.deliveryId ? -1 : a.d.deliveryId > b.d.deliveryId ? 1 : 0))
+      .filter((e) => after === null || e.t > after.t || (e.t === after.t && e.d.deliveryId > after.d));
+    const page = claimable.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      status: 200,
+      body: {
+        deliveries: page.map(({ d }) => ({ deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId })),
+        nextCursor: claimable.length > limit && last !== undefined ? encodeCursor(owner, '', { t: last.t, d: last.d.deliveryId }) : null,
+      },
+    };
+  };
+
+  const getDeliveryAttachment: Handler = (request) => {
+    const parsed = body<{ deliveryId: string; leaseId: string; attachmentId: string }>('getDeliveryAttachment', request.json);
+    const d = deliveryOf(request, parsed.deliveryId);
+    const file = decideAttachmentFetch(d, { now: request.now, leaseId: parsed.leaseId, attachmentId: parsed.attachmentId });
+    const bytes = files.get(file.attachmentId);
+    if (bytes === undefined || bytes.length !== file.size) {
+      throw new ApiError(503, 'temporarily_unavailable', 'The file cannot be read at the moment; retry after the indicated delay.', 5);
+    }
+    const headers = {
+      'Content-Type': file.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : file.contentType,
+      'Content-Disposition': contentDisposition(file.name),
+      'Cache-Control': 'private, no-store',
+      'X-Content-Type-Options': 'nosniff',
+      ETag: `"${file.sha256}"`,
+      'Repr-Digest': `sha-256=:${Buffer.from(file.sha256, 'hex').toString('base64')}:`,
+    };
+    // Bytes that do not match the recorded SHA-256 are cut off before their last byte, as the
+    // service's streamed answer does: a client never receives a complete wrong file.
+    if (sha256Hex(bytes) !== file.sha256) return { status: 200, file: { bytes, headers, cutOffAfter: bytes.length - 1 } };
+    viewOf(d.deliveryId).fetched.add(file.attachmentId);
+    return { status: 200, file: { bytes, headers } };
+  };
+
+  const listPendingErasures: Handler = (request) => {
+    const parsed = body<{ limit?: number; cursor?: string }>('listPendingErasures', request.json);
+    const owner = request.integration;
+    const limit = parsed.limit ?? 50;
+    const after = parsed.cursor === undefined ? null : decodeCursor(owner, 'erasures\u0000', parsed.cursor, (c) => (typeof c.e === 'string' && Object.keys(c).length === 1 ? { e: c.e } : null));
+    const open = erasures
+      .filter((e) => e.integrationId === owner.integrationId && !e.acknowledged)
+      .sort((a, b) => (a.erasureId < b.erasureId ? -1 : a.erasureId > b.erasureId ? 1 : 0))
+      .filter((e) => after === null || e.erasureId > after.e);
+    const page = open.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      status: 200,
+      body: {
+        erasures: page.map((e) => ({ erasureId: e.erasureId, externalCustomerId: e.externalCustomerId, externalConversationIds: [...e.externalConversationIds], requestedAt: e.requestedAt })),
+        nextCursor: open.length > limit && last !== undefined ? encodeCursor(owner, 'erasures\u0000', { e: last.erasureId }) : null,
+      },
+    };
+  };
+
+  const acknowledgeErasure: Handler = (request) => {
+    const parsed = body<{ erasureId: string }>('acknowledgeErasure', request.json);
+    const erasure = erasures.find((e) => e.erasureId === parsed.erasureId && e.integrationId === request.integration.integrationId);
+    if (erasure === undefined) throw new ApiError(404, 'erasure_not_found', 'erasureId: no finished erasure of this integration has this id.');
+    erasure.acknowledged = true;
+    // functions/src/privacy/erasure-list.ts: `acknowledgedAt` is kept from the first acknowledgement.
+    erasure.acknowledgedAt ??= request.now;
+    return { status: 200, body: { acknowledged: true } };
+  };
+
+  /** One handler per operation of the document; a new operation without one does not compile. */
+  const handlers = {
+    sendMessage,
+    claimDelivery: transition<{ deliveryId: string; requestId: string }, unknown>('claimDelivery', (d, b, r) =>
+      decideClaim(d, {
+        now: r.now,
+        requestId: b.requestId,
+        newLeaseId: `l_${randomBytes(18).toString('base64url')}`,
+        predecessorUnfinished: !isTerminal(d.status) && unfinishedOf(d.conversationId).some((other) => other.seq < d.seq),
+        recipient: recipientOf(d),
+      }),
+    ),
+    startDelivery: transition<{ deliveryId: string; leaseId: string }, unknown>('startDelivery', (d, b, r) => decideStart(d, { now: r.now, leaseId: b.leaseId })),
+    extendDeliveryLease: transition<{ deliveryId: string; leaseId: string }, unknown>('extendDeliveryLease', (d, b, r) => decideExtend(d, { now: r.now, leaseId: b.leaseId })),
+    completeDelivery: transition<{ deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: PartReport[] }, unknown>('completeDelivery', (d, b, r) =>
+      decideComplete(d, { now: r.now, leaseId: b.leaseId, providerMessageIds: b.providerMessageIds, ...(b.parts === undefined ? {} : { parts: b.parts }) }),
+    ),
+    failDelivery: transition<{ deliveryId: string; leaseId: string; outcome: FailOutcome; code: string; retryAfterMs?: number; providerMessageIds?: string[]; parts?: PartReport[] }, unknown>(
+      'failDelivery',
+      (d, b, r) => decideFail(d, { ...b, now: r.now, random: randomInt(0, 1_000_000) / 1_000_000 }),
+    ),
+    listPendingDeliveries,
+    reportDeliveryReceipt: transition<{ deliveryId: string; status: ReceiptStatus; code?: string; at?: number; providerMessageId?: string }, unknown>('reportDeliveryReceipt', (d, b, r) => {
+      // The service's schema refines this (functions/src/deliveries/schemas.ts): the document says it in prose.
+      if (b.status === 'failed' && b.code === undefined) throw new ApiError(400, 'invalid_request', 'code: required when status is failed');
+      const decision = decideReceipt(d, { ...b, now: r.now });
+      const key = b.providerMessageId ?? d.providerMessageIds[0] ?? '';
+      viewOf(d.deliveryId).receipts.set(key, { status: b.status, at: b.at ?? r.now });
+      return decision;
+    }),
+    getDeliveryAttachment,
+    listPendingErasures,
+    acknowledgeErasure,
+  } satisfies Record<OperationId, Handler>;
+
+  const operationByPath = new Map<string, OperationId>(Object.entries(REQUESTS).map(([id, r]) => [r.path, id as OperationId]));
+
+  // ------------------------------------------------------------------------------------------ HTTP
+
+  function takeFault(operationId: OperationId): FaultSpec | null {
+    const queue = faults.get(operationId);
+    const head = queue?.[0];
+    if (queue === undefined || head === undefined) return null;
+    head.remaining -= 1;
+    if (head.remaining <= 0) queue.shift();
+    return head.spec;
+  }
+
+  function authenticate(authorization: string | undefined): Integration {
+    const match = authorization === undefined ? null : /^Bearer +(\S+)\s*$/i.exec(authorization);
+    const key = match?.[1];
+    const integration = key !== undefined && KEY_PATTERN.test(key) ? integrationsByKeyHash.get(sha256Hex(Buffer.from(key))) : undefined;
+    if (integration === undefined) throw new ApiError(401, 'invalid_key', INVALID_KEY_MESSAGE);
+    // functions/src/integrations/auth.ts: a valid key of an inactive integration is 403, on every operation.
+    if (!integration.active) throw new ApiError(403, 'integration_inactive', 'This integration is inactive.');
+    return integration;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const receivedAt = now();
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    sweep();
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const operationId = operationByPath.get(path) ?? null;
+    const headers: Record<string, string> = { 'X-Request-Id': `req_${randomBytes(12).toString('base64url')}` };
+    let integration: Integration | null = null;
+    let requestBody: unknown;
+    let injected = false;
+    let answer: Answer;
+    try {
+      if (operationId === null) throw new ApiError(404, 'not_found', `${path} is not an operation of the API.`);
+      if (req.method !== 'POST') {
+        headers.Allow = 'POST';
+        throw new ApiError(405, 'method_not_allowed', `POST ${path} accepts POST only.`);
+      }
+      integration = authenticate(req.headers.authorization);
+      if (operationId === 'sendMessage') Object.assign(headers, rateLimitHeaders(rateLimitState(integration, receivedAt, false)));
+      const contentType = req.headers['content-type'] ?? '';
+      const accepts = operationId === 'sendMessage' ? ['application/json', 'multipart/form-data'] : ['application/json'];
+      requestBody = recordedBody(contentType, raw);
+      const fault = takeFault(operationId);
+      if (fault !== null) {
+        injected = true;
+        const retryAfter = fault.retryAfterSeconds ?? (fault.status === 429 || fault.status === 503 ? 1 : undefined);
+        throw new ApiError(fault.status, fault.code ?? FAULT_CODES[fault.status], 'injected by the test service (inject)', retryAfter);
+      }
+      const mediaType = parseMediaType(contentType, accepts);
+      const limit = mediaType === 'application/json' ? MAX_JSON_BYTES : MAX_MULTIPART_BYTES;
+      if (raw.length > limit) throw new ApiError(413, 'payload_too_large', `Request body is ${raw.length} bytes; the limit for ${mediaType} is ${limit} bytes.`);
+      const json = mediaType === 'application/json' ? parseJson(raw, 'body') : undefined;
+      answer = handlers[operationId]({ integration, json, mediaType, contentType, raw, now: receivedAt, headers });
+    } catch (error) {
+      const apiError = error instanceof ApiError ? error : new ApiError(503, 'temporarily_unavailable', 'Temporary failure; retry after the indicated delay.', 1);
+      if (!(error instanceof ApiError)) console.error('test service: unexpected error', error);
+      if (apiError.retryAfterSeconds !== undefined) headers['Retry-After'] = String(apiError.retryAfterSeconds);
+      answer = { status: apiError.status, body: { error: { code: apiError.code, message: apiError.message } } };
+    }
+
+    let responseBody: unknown;
+    if ('file' in answer) {
+      const { bytes, cutOffAfter } = answer.file;
+      Object.assign(headers, answer.file.headers, { 'Content-Length': String(bytes.length) });
+      res.writeHead(200, headers);
+      if (cutOffAfter !== undefined) {
+        res.write(bytes.subarray(0, cutOffAfter));
+        res.destroy();
+        responseBody = { bytes: cutOffAfter, cutOff: true };
+      } else {
+        res.end(bytes);
+        responseBody = { bytes: bytes.length };
+      }
+    } else {
+      Object.assign(headers, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.writeHead(answer.status, headers);
+      res.end(JSON.stringify(answer.body));
+      responseBody = answer.body;
+    }
+    recorded.push({
+      seq: recorded.length + 1,
+      receivedAt,
+      answeredAt: now(),
+      operationId,
+      method: req.method ?? '',
+      path,
+      integrationId: integration?.integrationId ?? null,
+      request: { headers: recordedHeaders(req), body: requestBody },
+      response: { status: answer.status, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), body: responseBody },
+      injected,
+    });
+    notifyWaiters();
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      console.error('test service: request failed', error);
+      if (!res.headersSent) res.writeHead(503, { 'Retry-After': '1' });
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ticker = setInterval(() => {
+    sweep();
+    notifyWaiters();
+  }, 20);
+  ticker.unref();
+  const stoppers = new Set<() => void>();
+
+  // ----------------------------------------------------------------------------------- the service
+
+  const deliveryOrThrow = (deliveryId: string): DeliveryRecord => {
+    const d = deliveries.get(deliveryId);
+    if (d === undefined) throw new Error(`test service: no delivery ${deliveryId}`);
+    return d;
+  };
+
+  const service: TestService = {
+    baseUrl,
+
+    createIntegration(options = {}) {
+      const { workspaceId = randomId('w_'), active = true, ...capabilities } = options;
+      const integrationId = randomId('i_');
+      const key = `sdk_test_${randomBytes(32).toString('base64url')}`;
+      const integration: Integration = { integrationId, workspaceId, keyHash: sha256Hex(Buffer.from(key)), capabilities, active, bucket: undefined };
+      integrations.set(integrationId, integration);
+      integrationsByKeyHash.set(integration.keyHash, integration);
+      const created: CreatedIntegration = { integrationId, workspaceId, key };
+      return Promise.resolve(created);
+    },
+
+    setCapabilities(integrationId, capabilities) {
+      const integration = integrations.get(integrationId);
+      if (integration === undefined) throw new Error(`test service: no integration ${integrationId}`);
+      integration.capabilities = { ...integration.capabilities, ...capabilities };
+    },
+
+    reply(input: ReplyInput): ReplyCreated {
+      const conversation = conversations.get(input.conversationId);
+      if (conversation === undefined) throw new Error(`test service: no conversation ${input.conversationId} (start one with POST /v1/messages)`);
+      const text = input.text ?? '';
+      const replyFiles = input.files ?? [];
+      if (text === '' && replyFiles.length === 0) throw new Error('test service: a reply needs text or files');
+      if (codePointLength(text) > REPLY_MAX_CODE_POINTS) throw new Error(`test service: a reply's text is at most ${REPLY_MAX_CODE_POINTS} characters`);
+      const integration = integrations.get(conversation.integrationId);
+      if (replyFiles.length > 0 && integration?.capabilities.attachments !== true) {
+        throw new Error('test service: this integration takes text-only replies (createIntegration({ attachments: true }) or setCapabilities)');
+      }
+      if (replyFiles.length > ATTACHMENT_LIMITS.maxCount) throw new Error(`test service: at most ${ATTACHMENT_LIMITS.maxCount} files per reply`);
+      const attachments = replyFiles.map((file): AttachmentRef => {
+        if (!(ATTACHMENT_CONTENT_TYPES as readonly string[]).includes(file.contentType)) throw new Error(`test service: ${file.contentType} is not an attachment content type (${ATTACHMENT_CONTENT_TYPES.join(', ')})`);
+        if (file.data.length === 0 || file.data.length > ATTACHMENT_LIMITS.maxBytesPerFile) throw new Error(`test service: a file has 1 to ${ATTACHMENT_LIMITS.maxBytesPerFile} bytes`);
+        const attachmentId = randomId('a_');
+        files.set(attachmentId, Buffer.from(file.data));
+        return { attachmentId, name: file.fileName, contentType: file.contentType as AttachmentContentType, size: file.data.length, sha256: sha256Hex(file.data) };
+      });
+      const messageId = randomId('m_');
+      const deliveryId = digestId('d_', [conversation.conversationId, messageId]);
+      append({ conversation, messageId, deliveryId, text, ...(attachments.length > 0 ? { attachments } : {}), reason: 'created' });
+      return { messageId, deliveryId };
+    },
+
+    cancel(deliveryId) {
+      const d = deliveryOrThrow(deliveryId);
+      const at = now();
+      const answer = apply(d, decideCancel(d, at), at);
+      if (answer === 'cancelled') viewOf(deliveryId).cancelled = true;
+      notifyWaiters();
+      return answer;
+    },
+
+    resend(deliveryId) {
+      sweep();
+      const d = deliveryOrThrow(deliveryId);
+      if (d.status !== 'failed' && d.status !== 'unknown') throw new Error(`test service: only a failed or unknown delivery is resent (this one is ${d.status})`);
+      const conversation = conversations.get(d.conversationId);
+      if (conversation === undefined) throw new Error('test service: the conversation was erased');
+      // A resend carries only the parts not known to be sent (docs/decisions.md#operator-resend).
+      const sent = new Set((d.parts ?? []).filter((p) => p.status === 'sent').map((p) => p.part));
+      const attachments = (d.attachments ?? []).filter((a) => !sent.has(a.attachmentId));
+      const textSent = d.textSent === true || sent.has('text');
+      const next = append({
+        conversation,
+        messageId: d.messageId,
+        deliveryId: digestId('d_', [d.conversationId, d.messageId, 'resend', d.deliveryId]),
+        text: textSent ? '' : d.text,
+        ...(attachments.length > 0 ? { attachments } : {}),
+        ...(textSent ? { textSent } : {}),
+        reason: 'resend',
+      });
+      return { messageId: next.messageId, deliveryId: next.deliveryId };
+    },
+
+    erase(integrationId, externalCustomerId) {
+      const at = now();
+      const ofCustomer = messages.filter((m) => m.integrationId === integrationId && m.senderKind === 'customer' && m.senderExternalId === externalCustomerId && !m.erased);
+      const conversationIds = [...new Set(ofCustomer.map((m) => m.conversationId))];
+      // functions/src/privacy/erasure.ts: a conversation whose only customer is this one goes
+      // entirely (every message, and the replies); in another, only the customer's messages go.
+      const sole = conversationIds.filter((id) => !messages.some((m) => m.conversationId === id && !m.erased && m.senderKind === 'customer' && m.senderExternalId !== externalCustomerId));
+      const erased = messages.filter((m) => !m.erased && (ofCustomer.includes(m) || sole.includes(m.conversationId)));
+      const replies = new Set([...deliveries.values()].filter((d) => sole.includes(d.conversationId)).map((d) => d.messageId));
+      for (const m of erased) m.erased = true;
+      for (const conversationId of conversationIds) {
+        for (const d of [...deliveries.values()].filter((x) => x.conversationId === conversationId).sort((a, b) => a.seq - b.seq)) {
+          const current = deliveries.get(d.deliveryId) ?? d;
+          const decision = decideErase(current, at);
+          if (decision !== null) apply(current, decision, at);
+        }
+      }
+      const erasure: Erasure = {
+        erasureId: randomId('x_'),
+        integrationId,
+        externalCustomerId,
+        // Sorted, as the service lists them (functions/src/privacy/erasure.ts).
+        externalConversationIds: conversationIds.map((id) => conversations.get(id)?.externalConversationId ?? '').filter((id) => id !== '').sort(),
+        requestedAt: at,
+        counts: { conversations: sole.length, messages: erased.length + replies.size },
+        acknowledged: false,
+        acknowledgedAt: null,
+      };
+      erasures.push(erasure);
+      notifyWaiters();
+      return { erasureId: erasure.erasureId };
+    },
+
+    erasures(integrationId) {
+      return erasures
+        .filter((e) => integrationId === undefined || e.integrationId === integrationId)
+        .map((e) => ({ ...e, externalConversationIds: [...e.externalConversationIds], counts: { ...e.counts } }));
+    },
+
+    subscription(integrationId) {
+      const subscription = new Subscription(notifyWaiters);
+      let set = subscriptions.get(integrationId);
+      if (set === undefined) {
+        set = new Set();
+        subscriptions.set(integrationId, set);
+      }
+      set.add(subscription);
+      return subscription;
+    },
+
+    pushTo(integrationId, url) {
+      let stopped = false;
+      const timers = new Set<ReturnType<typeof setTimeout>>();
+      const deliver = (message: Published, attempt: number): void => {
+        if (stopped) return;
+        const envelope = {
+          message: { data: message.data.toString('base64'), attributes: message.attributes, messageId: message.id, publishTime: new Date().toISOString() },
+          subscription: `projects/test-service/subscriptions/push-${integrationId}`,
+        };
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) })
+          .then(async (response) => {
+            await response.arrayBuffer();
+            return response.ok;
+          })
+          .catch(() => false)
+          .then((ok) => {
+            notifyWaiters();
+            if (ok || stopped) return;
+            // Redelivered after a non-2xx with backoff, as Pub/Sub push does (kept short for tests).
+            const timer = setTimeout(() => {
+              timers.delete(timer);
+              deliver(message, attempt + 1);
+            }, Math.min(2000, 50 * 2 ** attempt));
+            timers.add(timer);
+          })
+          .catch(() => undefined);
+      };
+      const target = (message: Published): void => deliver(message, 0);
+      let set = pushTargets.get(integrationId);
+      if (set === undefined) {
+        set = new Set();
+        pushTargets.set(integrationId, set);
+      }
+      set.add(target);
+      const stop = (): void => {
+        stopped = true;
+        for (const timer of timers) clearTimeout(timer);
+        pushTargets.get(integrationId)?.delete(target);
+        stoppers.delete(stop);
+      };
+      stoppers.add(stop);
+      return stop;
+    },
+
+    inject(operationId, fault) {
+      if (!(operationId in handlers)) throw new Error(`test service: ${String(operationId)} is not an operation`);
+      const times = fault.times ?? 1;
+      if (!Number.isInteger(times) || times < 1) throw new RangeError('times must be a positive integer');
+      let queue = faults.get(operationId);
+      if (queue === undefined) {
+        queue = [];
+        faults.set(operationId, queue);
+      }
+      queue.push({ spec: { ...fault }, remaining: times });
+    },
+
+    sweep(at = now()) {
+      // The sweeper's lease expiry as of `at` (functions/src/deliveries/liveness.ts); the
+      // notifications due by the service clock go out as usual.
+      for (const d of [...deliveries.values()]) {
+        const expiry = decideLeaseExpiry(d, at);
+        if (expiry !== null) apply(d, expiry, at);
+      }
+      sweep();
+      notifyWaiters();
+    },
+
+    expireLease(deliveryId) {
+      const d = deliveryOrThrow(deliveryId);
+      if (d.lease === null || (d.status !== 'leased' && d.status !== 'sending')) throw new Error(`test service: delivery ${deliveryId} holds no lease (it is ${d.status})`);
+      const at = now();
+      // The lease ran out just now: the same expiry as its 120 s running out (record.ts `isLeaseLive`: expired at `expiresAt`).
+      deliveries.set(deliveryId, { ...d, lease: { ...d.lease, expiresAt: Math.min(d.lease.expiresAt, at) } });
+      sweep();
+      notifyWaiters();
+    },
+
+    publish(integrationId, data, attributes = {}) {
+      publishCount += 1;
+      const message: Published = { id: String(publishCount), data: Buffer.from(data), attributes: { ...attributes } };
+      for (const subscription of subscriptions.get(integrationId) ?? []) subscription.publish(message);
+      for (const push of pushTargets.get(integrationId) ?? []) push(message);
+    },
+
+    notifyAgain(deliveryId) {
+      publish(deliveryOrThrow(deliveryId));
+    },
+
+    corruptAttachment(deliveryId, attachmentId) {
+      const d = deliveryOrThrow(deliveryId);
+      const file = attachmentId === undefined ? d.attachments?.[0] : d.attachments?.find((a) => a.attachmentId === attachmentId);
+      const bytes = file === undefined ? undefined : files.get(file.attachmentId);
+      if (file === undefined || bytes === undefined) throw new Error(`test service: delivery ${deliveryId} has no attachment ${attachmentId ?? ''}`);
+      const corrupted = Buffer.from(bytes);
+      corrupted[0] = (corrupted[0] ?? 0) ^ 0xff;
+      files.set(file.attachmentId, corrupted);
+    },
+
+    deliveries(filter = {}) {
+      sweep();
+      return [...deliveries.values()]
+        .filter((d) => (filter.integrationId === undefined || d.integrationId === filter.integrationId) && (filter.conversationId === undefined || d.conversationId === filter.conversationId))
+        .sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq)
+        .map((d): DeliveryView => {
+          const view = viewOf(d.deliveryId);
+          return {
+            deliveryId: d.deliveryId,
+            integrationId: d.integrationId,
+            conversationId: d.conversationId,
+            messageId: d.messageId,
+            status: d.status,
+            cancelled: view.cancelled || d.error?.code === 'erased',
+            attempts: attemptsOf(d),
+            providerMessageIds: [...d.providerMessageIds],
+            parts: (d.parts ?? []).map((p) => ({ ...p })),
+            receipts: [...view.receipts].map(([providerMessageId, r]) => ({ status: r.status, providerMessageId, at: r.at })),
+            fetchedAttachments: [...view.fetched],
+            ...(d.error === null || d.status === 'sent' ? {} : { failure: { code: d.error.code, outcome: d.error.outcome === 'unknown' ? ('unknown' as const) : ('failed' as const) } }),
+            notBefore: d.notBefore,
+            lastFail: d.lastFail === null ? null : { ...d.lastFail },
+            lease: d.lease === null ? null : { expiresAt: d.lease.expiresAt },
+            attachments: (d.attachments ?? []).map(({ attachmentId, name, contentType, size, sha256 }) => ({ attachmentId, name, contentType, size, sha256 })),
+            traceparent: `00-${traceIdOf(d.deliveryId)}-${createHash('sha256').update(`span:${d.deliveryId}`).digest('hex').slice(0, 16)}-01`,
+          };
+        });
+    },
+
+    messages(filter = {}) {
+      return messages
+        .filter((m) => !m.erased && (filter.integrationId === undefined || m.integrationId === filter.integrationId) && (filter.conversationId === undefined || m.conversationId === filter.conversationId))
+        .map(({ senderExternalId: _s, senderKind: _k, fingerprint: _f, erased: _e, ...view }) => ({ ...view, sender: { ...view.sender }, images: view.images.map((i) => ({ ...i })) }));
+    },
+
+    calls(filter = {}) {
+      return recorded.filter((c) => (filter.integrationId === undefined || c.integrationId === filter.integrationId) && (filter.operationId === undefined || c.operationId === filter.operationId));
+    },
+
+    violations(options = {}): Violation[] {
+      return findViolations(recorded, { final: options.final === true });
+    },
+
+    waitFor(predicate, timeoutMs = 5000) {
+      return new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          let held = false;
+          try {
+            held = predicate();
+          } catch (error) {
+            finish();
+            reject(error instanceof Error ? error : new Error(String(error)));
+            return;
+          }
+          if (held) {
+            finish();
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          finish();
+          reject(new Error(`test service: waitFor timed out after ${timeoutMs} ms`));
+        }, timeoutMs);
+        const finish = (): void => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+
+    async close() {
+      clearInterval(ticker);
+      for (const stop of [...stoppers]) stop();
+      for (const set of subscriptions.values()) for (const subscription of set) await subscription.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return service;
+}
+
+/** The attempt log of the real record, numbered by the lease it belongs to. */
+function attemptsOf(d: DeliveryRecord): DeliveryView['attempts'] {
+  let attempt = 0;
+  return d.attemptLog.map((entry) => {
+    if (entry.event === 'claimed') attempt += 1;
+    return { event: entry.event, at: entry.at, attempt, ...(entry.code === undefined ? {} : { code: entry.code }) };
+  });
+}
+
+/** The accepted media type of a Content-Type, or a 415 (functions/src/platform/http/pipeline.ts `parseMediaType`). */
+function parseMediaType(contentType: string, accepts: readonly string[]): 'application/json' | 'multipart/form-data' {
+  const expected = accepts.join(' or ');
+  if (contentType.trim() === '') throw new ApiError(415, 'unsupported_media_type', `Content-Type is required: use ${expected}.`);
+  const [type, ...params] = contentType.split(';').map((p) => p.trim());
+  const mediaType = (type ?? '').toLowerCase();
+  const accepted = accepts.find((a) => a === mediaType);
+  if (accepted === undefined) throw new ApiError(415, 'unsupported_media_type', `Content-Type '${mediaType}' is not supported: use ${expected}.`);
+  const malformed = params.find((p) => p !== '' && !/^[^=\s]+=/.test(p));
+  if (malformed !== undefined) throw new ApiError(415, 'unsupported_media_type', `Content-Type parameter '${malformed.slice(0, 40)}' is malformed: use name=value (e.g. charset=utf-8).`);
+  const charset = params.find((p) => p.toLowerCase().startsWith('charset='));
+  if (charset !== undefined && !/^charset="?utf-8"?$/i.test(charset)) throw new ApiError(415, 'unsupported_media_type', 'Only the utf-8 charset is supported.');
+  return accepted as 'application/json' | 'multipart/form-data';
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** A JSON body parsed strictly from its bytes: invalid UTF-8 and malformed JSON are 400 `invalid_json`. */
+function parseJson(raw: Buffer, what: string): unknown {
+  if (raw.length === 0) throw new ApiError(400, 'invalid_json', `${what}: must not be empty.`);
+  let text: string;
+  try {
+    text = strictUtf8.decode(raw);
+  } catch {
+    throw new ApiError(400, 'invalid_json', `${what}: is not valid UTF-8.`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ApiError(400, 'invalid_json', `${what}: is not valid JSON (${error instanceof SyntaxError ? error.message : 'malformed'}).`);
+  }
+}
+
+/** The body as `calls()` shows it: parsed JSON, or the multipart's payload with its parts; undefined when unreadable. */
+function recordedBody(contentType: string, raw: Buffer): unknown {
+  try {
+    if (contentType.toLowerCase().startsWith('multipart/form-data')) {
+      const multipart = parseMultipart(contentType, raw);
+      const payload = JSON.parse(multipart.payload.toString('utf8')) as unknown;
+      const parts = multipart.images.map((image) => ({ name: 'images', fileName: image.fileName, contentType: image.contentType, bytes: image.bytes.length }));
+      return typeof payload === 'object' && payload !== null ? { ...payload, parts } : { payload, parts };
+    }
+    return raw.length === 0 ? undefined : (JSON.parse(raw.toString('utf8')) as unknown);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request's headers (lowercase names); the key itself is replaced by its display prefix. */
+function recordedHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    const text = Array.isArray(value) ? value.join(', ') : value;
+    out[name] = name === 'authorization' ? text.replace(/(sdk_(?:live|test)_.{4}).*/, '$1…') : text;
+  }
+  return out;
+}
+
+const ownerTag = (scope: string, owner: { workspaceId: string; integrationId: string }): string =>
+  createHash('sha256').update(`${scope}${owner.workspaceId}\u0000${owner.integrationId}`).digest('base64url').slice(0, 16);
+
+/** The opaque cursors of the paged lists (functions/src/platform/cursor.ts). */
+function encodeCursor(owner: { workspaceId: string; integrationId: string }, scope: string, position: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify({ v: 1, o: ownerTag(scope, owner), ...position })).toString('base64url');
+}
+
+function decodeCursor<P>(owner: { workspaceId: string; integrationId: string }, scope: string, cursor: string, read: (fields: Record<string, unknown>) => P | null): P {
+  let value: unknown;
+  try {
+    value = /^[A-Za-z0-9_-]+$/.test(cursor) ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
+  } catch {
+    value = undefined;
+  }
+  const { v, o, ...fields } = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const position = v === 1 && o === ownerTag(scope, owner) ? read(fields) : null;
+  if (position === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor of this list; start again without one.');
+  return position;
+}
+
+/** A safe Content-Disposition for a download (functions/src/platform/http/file-headers.ts). */
+function contentDisposition(name: string): string {
+  const unsafe = (c: string): boolean => {
+    const code = c.codePointAt(0) ?? 0;
+    return code < 0x20 || code === 0x7f || c === '"' || c === '\\' || c === '/';
+  };
+  const cleaned = [...name].map((c) => (unsafe(c) ? '_' : c)).join('').trim() || 'attachment';
+  const ascii = [...cleaned].map((c) => (/[\u0020-\u007e]/u.test(c) ? c : '_')).join('');
+  const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+

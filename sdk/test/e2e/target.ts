@@ -1,0 +1,192 @@
+/**
+ * Where the SDK end-to-end scenarios run (decision 16, parity): the emulator stack (default), or
+ * the SDK's own test service (`SDK_E2E_TARGET=test-service`, the jest project `kit`, run by `npm
+ * test` beside the unit tests). The helpers (./helpers.ts) do each step on the chosen target, so one
+ * suite file passes on both: an integration, a conversation, an operator reply, its notification,
+ * and what the tests inspect of a delivery.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
+import { startTestService, type DeliveryView, type MessageView, type TestService } from '../../src/testing/index.js';
+import { sweep } from '../../../functions/src/deliveries/sweep';
+import { eventually } from '../../../test/integration/helpers/deliveries';
+import { listMessageDocs, readMessageDoc } from '../../../test/integration/helpers/messages';
+import { allowAttachments as allowUploads, newMember, seedUpload, writeReplyWithAttachments, type Member } from '../../../test/integration/helpers/console-uploads';
+import { adminDb, imageFilePath, type TestIntegration } from '../../../test/integration/helpers/stack';
+
+/** True when the scenarios run against the test service instead of the emulator stack. */
+export const onTestService = process.env.SDK_E2E_TARGET === 'test-service';
+
+let service: TestService | undefined;
+
+// One test service per suite file, started before the file's own hooks (registered first) and
+// closed after them.
+if (onTestService) {
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+}
+
+/** The running test service of this file. */
+export function testService(): TestService {
+  if (service === undefined) throw new Error('the test service is not started (SDK_E2E_TARGET=test-service, inside tests or hooks)');
+  return service;
+}
+
+/** A delivery as the emulator tests read its record (`readDeliveryDoc`): the fields the test service shows too. */
+export function deliveryDocOf(view: DeliveryView): DocumentData {
+  return {
+    deliveryId: view.deliveryId,
+    status: view.status,
+    attempts: view.attempts.filter((a) => a.event === 'claimed').length,
+    providerMessageIds: [...view.providerMessageIds],
+    error: view.failure === undefined ? null : { outcome: view.failure.outcome, code: view.failure.code },
+    notBefore: view.notBefore,
+    lastFail: view.lastFail,
+    lease: view.lease,
+    attemptLog: view.attempts.map(({ event, at, code }) => ({ event, at, ...(code === undefined ? {} : { code }) })),
+  };
+}
+
+/** A delivery as the emulator tests read the reply's mirror (`waitForMirror`). */
+export function mirrorOf(view: DeliveryView): DocumentData {
+  const { deliveryId, status, providerMessageIds, error } = deliveryDocOf(view);
+  return {
+    deliveryId,
+    status,
+    providerMessageIds,
+    error,
+    ...(view.parts.length > 0 ? { parts: view.parts } : {}),
+    ...(view.receipts.length > 0 ? { receipt: view.receipts.at(-1) } : {}),
+  };
+}
+
+// ------------------------------------------------------------------ target-neutral steps: one implementation per target
+
+/** A message as the emulator tests read its document (`readMessageDoc`): the fields the test service shows too. */
+function messageDocOf(view: MessageView): DocumentData {
+  return {
+    id: view.messageId,
+    // functions/src/messages/store.ts: everything POST /v1/messages stores is inbound; a service sender's is an alert.
+    direction: 'inbound',
+    kind: view.sender.kind === 'service' ? 'alert' : 'message',
+    eventId: view.eventId,
+    text: view.text ?? null,
+    sender: { ...view.sender },
+    images: view.images.map(({ contentType, width, height, bytes, sha256 }) => ({ contentType, width, height, bytes, sha256 })),
+  };
+}
+
+/** The messages stored in the conversation (on the emulators: its message documents). */
+export async function messageDocs(integration: TestIntegration, conversationId: string): Promise<DocumentData[]> {
+  if (!onTestService) return listMessageDocs(integration.workspaceId, conversationId);
+  return Promise.resolve(testService().messages({ integrationId: integration.integrationId, conversationId }).map(messageDocOf));
+}
+
+/** One stored message (on the emulators: its document). */
+export async function messageDoc(integration: TestIntegration, conversationId: string, messageId: string): Promise<DocumentData | undefined> {
+  if (!onTestService) return readMessageDoc(integration.workspaceId, conversationId, messageId);
+  const view = testService().messages({ integrationId: integration.integrationId, conversationId }).find((m) => m.messageId === messageId);
+  return Promise.resolve(view === undefined ? undefined : messageDocOf(view));
+}
+
+/** The SHA-256 of the bytes stored for an image of `messageDoc` (on the emulators: its object in the functions' local store). */
+export async function storedImageSha256(image: DocumentData): Promise<string> {
+  if (!onTestService) return createHash('sha256').update(await readFile(imageFilePath(String(image.path)))).digest('hex');
+  // The test service hashes the bytes it stores (MessageView's `images[].sha256`).
+  return Promise.resolve(String(image.sha256));
+}
+
+/** Runs the service's sweeper as of `at` (on the emulators: the functions' `sweep`, on the emulated Firestore). */
+export async function sweepAt(at: number): Promise<void> {
+  if (!onTestService) {
+    await sweep(adminDb(), at);
+    return;
+  }
+  testService().sweep(at);
+}
+
+/** Lets the integration's replies carry files of these types and sizes (the test service takes every contract type and its limits). */
+export async function allowAttachments(integration: TestIntegration, capability: { contentTypes: string[]; maxBytes: number; maxCount: number }): Promise<void> {
+  if (!onTestService) return allowUploads(integration.workspaceId, integration.integrationId, capability);
+  testService().setCapabilities(integration.integrationId, { attachments: true });
+  return Promise.resolve();
+}
+
+/** A file of an operator reply, and what the service recorded of it. */
+export interface ReplyFileInput {
+  bytes: Buffer;
+  name: string;
+  type: string;
+}
+export interface StoredAttachment {
+  attachmentId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+}
+
+/** The console member who uploads files, one per workspace (emulators only). */
+const members = new Map<string, Promise<Member>>();
+
+/**
+ * An operator reply with `text` and `files` (on the emulators: uploaded as the upload function
+ * stores them by a console member, then written as the console writes a reply); its message id and
+ * the attachments as stored, in order.
+ */
+export async function writeReplyWithFiles(setup: { integration: TestIntegration; conversationId: string }, text: string, files: readonly ReplyFileInput[]): Promise<{ replyId: string; attachments: StoredAttachment[] }> {
+  const { integration, conversationId } = setup;
+  if (!onTestService) {
+    let member = members.get(integration.workspaceId);
+    if (member === undefined) {
+      member = newMember(integration.workspaceId);
+      members.set(integration.workspaceId, member);
+    }
+    const uploader = await member;
+    const attachments: StoredAttachment[] = [];
+    for (const file of files) attachments.push(await seedUpload(integration.workspaceId, conversationId, uploader.uid, file));
+    return { replyId: await writeReplyWithAttachments(integration.workspaceId, conversationId, uploader, text, attachments), attachments };
+  }
+  const service = testService();
+  const created = service.reply({ conversationId, text, files: files.map((f) => ({ fileName: f.name, contentType: f.type, data: f.bytes })) });
+  const view = service.deliveries({ conversationId }).find((d) => d.deliveryId === created.deliveryId);
+  return { replyId: created.messageId, attachments: (view?.attachments ?? []).map((a) => ({ ...a })) };
+}
+
+/** What the emulator tests read of an erasure's audit. */
+export interface ErasureAudit {
+  counts: { conversations: number; messages: number };
+  /** The connector's first acknowledgement (ms since epoch), undefined before. */
+  acknowledgedAt: number | undefined;
+}
+
+const erasureDoc = (integration: TestIntegration, erasureId: string) => adminDb().collection('workspaces').doc(integration.workspaceId).collection('erasures').doc(erasureId);
+
+/** An admin erases a customer of the integration (on the emulators: the erasure document as the console writes it); its id. */
+export async function requestErasure(integration: TestIntegration, externalCustomerId: string): Promise<string> {
+  if (onTestService) return Promise.resolve(testService().erase(integration.integrationId, externalCustomerId).erasureId);
+  const erasureId = `er-${randomUUID()}`;
+  // What the console writes (the rules accept exactly these fields from an admin).
+  await erasureDoc(integration, erasureId).create({ integrationId: integration.integrationId, externalCustomerId, requestedAt: FieldValue.serverTimestamp(), requestedBy: 'admin-e2e' });
+  return erasureId;
+}
+
+/** The erasure's audit, as it stands (undefined while it runs). */
+export async function erasureAudit(integration: TestIntegration, erasureId: string): Promise<ErasureAudit | undefined> {
+  if (onTestService) {
+    const view = testService().erasures(integration.integrationId).find((e) => e.erasureId === erasureId);
+    return Promise.resolve(view === undefined ? undefined : { counts: view.counts, acknowledgedAt: view.acknowledgedAt ?? undefined });
+  }
+  const d = (await erasureDoc(integration, erasureId).get()).data();
+  return d?.status === 'done' ? { counts: d.counts as ErasureAudit['counts'], acknowledgedAt: d.acknowledgedAt as number | undefined } : undefined;
+}
+
+/** Waits until the erasure has run (the test service runs it at once); its audit. */
+export function erasureDone(integration: TestIntegration, erasureId: string): Promise<ErasureAudit> {
+  return eventually(() => erasureAudit(integration, erasureId), `erasure ${erasureId} done`, 60_000);
+}
