@@ -3,10 +3,11 @@
  * `npm run desk -- <command> ...`: the operator's and admin's CLI for the local stack (docs/cli.md).
  *
  * The CLI is TypeScript in console/cli that imports the console's own data modules
- * (console/src/*-data.ts), so it reads and writes exactly what the console does. This launcher
- * bundles it with esbuild (as scripts/build-console.mjs bundles the console; the packages stay
- * external and load from node_modules), into a file named by its content under .local/desk (so
- * parallel runs never write over each other's), and runs it with the local stack's addresses:
+ * (console/src/thread-data.ts, integrations-data.ts, privacy-data.ts), so it reads and writes
+ * exactly what the console does. This launcher bundles it with esbuild (as
+ * scripts/build-console.mjs bundles the console; the packages stay external and load from
+ * node_modules) into a file named by its content under .local/desk (so parallel runs never write
+ * over each other's), and runs it with the local stack's addresses:
  * the emulator variables when set (the test runner sets them), else firebase.json and .firebaserc,
  * the files the stack starts from (scripts/lib/emulators.mjs, as the banner prints them).
  */

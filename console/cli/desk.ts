@@ -2,8 +2,9 @@
  * The desk CLI (`npm run desk -- <command> ...`, docs/cli.md): the operator's and admin's side of
  * the local stack from a terminal. It is a console client: it signs in through the Auth emulator
  * with the Firebase web SDK and reads and writes Firestore under firestore.rules exactly as the
- * console does, through the console's own data modules (console/src/*-data.ts), never with admin
- * rights. scripts/desk.mjs bundles this module with esbuild and calls `main`.
+ * console does, through the console's own data modules (console/src/thread-data.ts and its
+ * siblings), never with admin rights. scripts/desk.mjs bundles this module with esbuild and
+ * calls `main`.
  */
 import { deleteApp, initializeApp, setLogLevel as setAppLogLevel, type FirebaseApp } from 'firebase/app';
 import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from 'firebase/auth';
