@@ -124,8 +124,10 @@ const checks = (async () => {
     await Promise.all([
       phase('type check', async () => {
         await run(bin('tsc'), ['-p', 'tsconfig.json']);
-        // The console (console/src) is browser code: its own tsconfig with the DOM library.
+        // The console (console/src) is browser code: its own tsconfig with the DOM library; the
+        // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
         await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
+        await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
       }),
       phase('lint (eslint, import cycles, unused code)', async () => {
         await run(bin('eslint'), lintArgs);

@@ -194,12 +194,15 @@ export function subscribeMessages(session: Session, conversationId: string, coun
   );
 }
 
-/** Writes an operator reply: its text and, only when there are files, their uploaded `attachments`. */
-export async function sendReply(session: Session, conversationId: string, text: string, attachments: UploadedAttachment[] | undefined): Promise<void> {
+/**
+ * Writes an operator reply: its text and, only when there are files, their uploaded `attachments`.
+ * Resolves to the reply's id once the server accepted it (the desk CLI prints it; console/cli).
+ */
+export async function sendReply(session: Session, conversationId: string, text: string, attachments: UploadedAttachment[] | undefined): Promise<string> {
   // `attachments` only when there are files: a text reply is exactly the document it always was.
   const replyDoc: Record<string, unknown> = { direction: 'outbound', author: { type: 'operator', uid: session.user.uid }, text, createdAt: serverTimestamp() };
   if (attachments !== undefined && attachments.length > 0) replyDoc.attachments = attachments;
-  await addDoc(messagesCol(session, conversationId), replyDoc);
+  return (await addDoc(messagesCol(session, conversationId), replyDoc)).id;
 }
 
 /** Asks the service to cancel the reply's delivery before the connector starts it (recall before send). */

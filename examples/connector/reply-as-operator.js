@@ -9,6 +9,11 @@
  * With --wait it then waits (up to 30 s) until the reply's delivery status, as the console
  * shows it, is final (sent, failed or unknown) and prints it.
  *
+ * Text only, written with admin rights as a fixed operator. For the console's own writes under
+ * the rules (a signed-in operator), with files, cancel, resend and the integration's capabilities,
+ * use the desk CLI: `npm run desk -- reply <conversationId> --text "..." --file <path>`
+ * (docs/cli.md).
+ *
  * Environment: FIRESTORE_EMULATOR_HOST and GCLOUD_PROJECT (default: the local stack's, from the
  * repository's firebase.json and .firebaserc), WORKSPACE_ID (default demo-workspace, the
  * workspace `npm start` seeds).

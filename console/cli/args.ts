@@ -1,0 +1,312 @@
+/**
+ * The desk CLI's command line (`npm run desk -- <command> ...`, docs/cli.md): what each command
+ * takes, parsed into a typed command or a usage error. Pure (no Node, no Firebase): unit-tested in
+ * test/unit/console/desk-args.test.ts. What the values mean is decided where they are used (the
+ * capability's limits by the console's own check, attachments.ts `capabilityProblem`).
+ */
+
+/** The demo accounts `npm start` seeds (scripts/lib/seed.mjs): who `--as` signs in as. */
+export type DemoRole = 'admin' | 'operator';
+
+/** How long a command waits by default for the service's answer (a delivery's status, an erasure). */
+export const DEFAULT_WAIT_SECONDS = 15;
+
+/** The `--types` names and the content types they stand for (the contract's six). */
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  jpg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  pdf: 'application/pdf',
+  text: 'text/plain',
+  txt: 'text/plain',
+};
+
+export type CommandName = 'help' | 'conversations' | 'reply' | 'status' | 'cancel' | 'resend' | 'capabilities' | 'erase';
+
+export type Command =
+  | { name: 'help'; topic: CommandName | undefined }
+  | { name: 'conversations'; limit: number }
+  | { name: 'reply'; conversationId: string; text: string; files: string[]; waitSeconds: number }
+  | { name: 'status'; conversationId: string; replyId: string | undefined }
+  | { name: 'cancel'; conversationId: string; replyId: string; waitSeconds: number }
+  | { name: 'resend'; conversationId: string; replyId: string; waitSeconds: number }
+  | {
+      name: 'capabilities';
+      integrationId: string;
+      /** Absent: only print the capabilities. */
+      attachments: 'on' | 'off' | undefined;
+      /** Content types (`--types`); absent: all six. */
+      contentTypes: string[] | undefined;
+      maxBytes: number | undefined;
+      maxCount: number | undefined;
+      lifecycle: 'on' | 'off' | undefined;
+    }
+  | { name: 'erase'; customer: string; integrationId: string | undefined; waitSeconds: number };
+
+/** Who the CLI signs in as: a demo account by role, or an explicit account. */
+export type Identity = { kind: 'demo'; role: DemoRole } | { kind: 'account'; email: string; password: string };
+
+export interface Invocation {
+  command: Command;
+  identity: Identity;
+  /** `--workspace`, `DESK_WORKSPACE`, else the demo workspace. */
+  workspaceId: string;
+  json: boolean;
+}
+
+/** A usage error names the command when it knows it, so that only that command's usage is printed. */
+export type ParseResult = { ok: true; invocation: Invocation } | { ok: false; error: string; command: CommandName | undefined };
+
+/** The workspace `npm start` seeds (scripts/lib/seed.mjs). */
+export const DEMO_WORKSPACE = 'demo-workspace';
+
+/** Options that take a value, and the commands that accept each (the global ones: every command). */
+const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
+  '--as': 'all',
+  '--email': 'all',
+  '--password': 'all',
+  '--workspace': 'all',
+  '--limit': ['conversations'],
+  '--text': ['reply'],
+  '--file': ['reply'],
+  '--wait-seconds': ['reply', 'cancel', 'resend', 'erase'],
+  '--attachments': ['capabilities'],
+  '--types': ['capabilities'],
+  '--max-mb': ['capabilities'],
+  '--max-files': ['capabilities'],
+  '--lifecycle': ['capabilities'],
+  '--integration': ['erase'],
+};
+const FLAG_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
+  '--json': 'all',
+  '--no-wait': ['reply', 'cancel', 'resend', 'erase'],
+};
+
+/** Positional arguments of each command: names for the messages; `?` marks an optional one. */
+const POSITIONALS: Readonly<Record<CommandName, readonly string[]>> = {
+  conversations: [],
+  reply: ['conversationId'],
+  status: ['conversationId', 'replyId?'],
+  cancel: ['conversationId', 'replyId'],
+  resend: ['conversationId', 'replyId'],
+  capabilities: ['integrationId'],
+  erase: ['externalCustomerId|customerId'],
+  help: ['command?'],
+};
+
+const COMMANDS = Object.keys(POSITIONALS) as readonly CommandName[];
+
+function isCommand(name: string): name is CommandName {
+  return (COMMANDS as readonly string[]).includes(name);
+}
+
+/** Commands that need the workspace's admin rights: `--as` defaults to the admin account there. */
+const ADMIN_COMMANDS: ReadonlySet<CommandName> = new Set(['capabilities', 'erase']);
+
+const accepts = (table: Readonly<Record<string, readonly string[] | 'all'>>, option: string, command: string): boolean => {
+  const allowed = table[option];
+  return allowed === 'all' || (allowed !== undefined && allowed.includes(command));
+};
+
+function positiveInteger(value: string, option: string, max: number): number | string {
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > max) return `${option} takes a whole number from 1 to ${max}, not "${value}"`;
+  return Number(value);
+}
+
+function onOff(value: string, option: string): 'on' | 'off' | string {
+  return value === 'on' || value === 'off' ? value : `${option} takes on or off, not "${value}"`;
+}
+
+/**
+ * Parses the arguments after `npm run desk --`. `env` supplies `DESK_WORKSPACE`, `DESK_EMAIL` and
+ * `DESK_PASSWORD` (a password kept out of the command line).
+ */
+export function parseArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): ParseResult {
+  const [first, ...rest] = argv;
+  const fail = (error: string): ParseResult => ({ ok: false, error, command: first !== undefined && isCommand(first) ? first : undefined });
+  if (first === undefined || first === '--help' || first === '-h') return { ok: true, invocation: { command: { name: 'help', topic: undefined }, identity: { kind: 'demo', role: 'operator' }, workspaceId: DEMO_WORKSPACE, json: false } };
+  if (first.startsWith('-')) return fail(`the command comes first (one of ${COMMANDS.join(', ')}), not the option ${first}`);
+  if (!isCommand(first)) return fail(`unknown command "${first}" (one of ${COMMANDS.join(', ')})`);
+  const name = first;
+
+  const values = new Map<string, string[]>();
+  const flags = new Set<string>();
+  const positionals: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as string;
+    if (arg === '--help' || arg === '-h') return { ok: true, invocation: { command: { name: 'help', topic: name }, identity: { kind: 'demo', role: 'operator' }, workspaceId: DEMO_WORKSPACE, json: false } };
+    if (arg === '--') {
+      positionals.push(...rest.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('--')) {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const option = eq === -1 ? arg : arg.slice(0, eq);
+    if (option in FLAG_OPTIONS) {
+      if (eq !== -1) return fail(`${option} takes no value`);
+      if (!accepts(FLAG_OPTIONS, option, name)) return fail(`${name} does not take ${option}`);
+      flags.add(option);
+      continue;
+    }
+    if (!(option in VALUE_OPTIONS)) return fail(`unknown option ${option}`);
+    if (!accepts(VALUE_OPTIONS, option, name)) return fail(`${name} does not take ${option}`);
+    let value: string | undefined;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else {
+      value = rest[i + 1];
+      // `--text ""` is a value; `--text --json` is a missing one.
+      if (value === undefined || (value.startsWith('--') && value.length > 2)) return fail(`${option} needs a value`);
+      i++;
+    }
+    if (option !== '--file' && values.has(option)) return fail(`${option} is given twice`);
+    values.set(option, [...(values.get(option) ?? []), value]);
+  }
+  const one = (option: string): string | undefined => values.get(option)?.[0];
+
+  const expected = POSITIONALS[name];
+  const required = expected.filter((p) => !p.endsWith('?'));
+  if (positionals.length < required.length) return fail(`${name} needs ${required.map((p) => `<${p}>`).join(' ')}`);
+  if (positionals.length > expected.length) return fail(`${name} takes ${expected.length === 0 ? 'no arguments' : expected.map((p) => `<${p.replace('?', '')}>`).join(' ')}, not "${positionals.slice(expected.length).join(' ')}"`);
+  for (const [i, p] of positionals.entries()) {
+    if (p === '') return fail(`<${(expected[i] ?? '').replace('?', '')}> may not be empty`);
+  }
+
+  // Identity: --email/--password (or DESK_EMAIL/DESK_PASSWORD) name an account; --as a demo one.
+  const as = one('--as');
+  const email = one('--email') ?? env.DESK_EMAIL;
+  const password = one('--password') ?? env.DESK_PASSWORD;
+  let identity: Identity;
+  if (as !== undefined) {
+    if (as !== 'admin' && as !== 'operator') return fail(`--as takes admin or operator, not "${as}"`);
+    if (one('--email') !== undefined) return fail('--as and --email name two identities: give one');
+    identity = { kind: 'demo', role: as };
+  } else if (email !== undefined && email !== '') {
+    if (password === undefined || password === '') return fail('--email needs --password (or DESK_PASSWORD)');
+    identity = { kind: 'account', email, password };
+  } else {
+    identity = { kind: 'demo', role: ADMIN_COMMANDS.has(name) ? 'admin' : 'operator' };
+  }
+  const workspaceId = one('--workspace') ?? env.DESK_WORKSPACE ?? DEMO_WORKSPACE;
+  if (workspaceId === '') return fail('--workspace may not be empty');
+
+  let waitSeconds = flags.has('--no-wait') ? 0 : DEFAULT_WAIT_SECONDS;
+  const waitOption = one('--wait-seconds');
+  if (waitOption !== undefined) {
+    if (flags.has('--no-wait')) return fail('--no-wait and --wait-seconds contradict each other');
+    const n = positiveInteger(waitOption, '--wait-seconds', 600);
+    if (typeof n === 'string') return fail(n);
+    waitSeconds = n;
+  }
+
+  const p0 = positionals[0] as string;
+  let command: Command;
+  switch (name) {
+    case 'help':
+      if (positionals[0] !== undefined && !isCommand(positionals[0])) return fail(`no help on "${positionals[0]}": not a command (one of ${COMMANDS.join(', ')})`);
+      command = { name, topic: positionals[0] };
+      break;
+    case 'conversations': {
+      const limit = positiveInteger(one('--limit') ?? '20', '--limit', 200);
+      if (typeof limit === 'string') return fail(limit);
+      command = { name, limit };
+      break;
+    }
+    case 'reply': {
+      const files = values.get('--file') ?? [];
+      const text = one('--text');
+      if (text === undefined && files.length === 0) return fail('reply needs --text "..." or at least one --file <path> (or both)');
+      if (files.some((f) => f === '')) return fail('--file needs a path');
+      command = { name, conversationId: p0, text: text ?? '', files, waitSeconds };
+      break;
+    }
+    case 'status':
+      command = { name, conversationId: p0, replyId: positionals[1] };
+      break;
+    case 'cancel':
+      command = { name, conversationId: p0, replyId: positionals[1] as string, waitSeconds };
+      break;
+    case 'resend':
+      command = { name, conversationId: p0, replyId: positionals[1] as string, waitSeconds };
+      break;
+    case 'capabilities': {
+      const attachmentsValue = one('--attachments');
+      const attachments = attachmentsValue === undefined ? undefined : onOff(attachmentsValue, '--attachments');
+      if (attachments !== undefined && attachments !== 'on' && attachments !== 'off') return fail(attachments);
+      const lifecycleValue = one('--lifecycle');
+      const lifecycle = lifecycleValue === undefined ? undefined : onOff(lifecycleValue, '--lifecycle');
+      if (lifecycle !== undefined && lifecycle !== 'on' && lifecycle !== 'off') return fail(lifecycle);
+      const limits = ['--types', '--max-mb', '--max-files'].filter((o) => values.has(o));
+      if (limits.length > 0 && attachments !== 'on') return fail(`${limits.join(', ')} go with --attachments on`);
+      let contentTypes: string[] | undefined;
+      const types = one('--types');
+      if (types !== undefined) {
+        contentTypes = [];
+        for (const t of types.split(',').map((s) => s.trim().toLowerCase())) {
+          const type = TYPE_NAMES[t];
+          if (type === undefined) return fail(`--types takes a comma-separated list of ${Object.keys(TYPE_NAMES).join(', ')}, not "${t}"`);
+          if (!contentTypes.includes(type)) contentTypes.push(type);
+        }
+      }
+      let maxBytes: number | undefined;
+      const maxMb = one('--max-mb');
+      if (maxMb !== undefined) {
+        // Megabytes as the console's form counts them (1 MB = 1024 × 1024 bytes); the limit itself is checked with the console's capabilityProblem.
+        if (!/^[0-9]+(\.[0-9]+)?$/.test(maxMb) || Number(maxMb) <= 0) return fail(`--max-mb takes a positive number of megabytes, not "${maxMb}"`);
+        maxBytes = Math.round(Number(maxMb) * 1024 * 1024);
+      }
+      let maxCount: number | undefined;
+      const maxFiles = one('--max-files');
+      if (maxFiles !== undefined) {
+        const n = positiveInteger(maxFiles, '--max-files', 1000);
+        if (typeof n === 'string') return fail(n);
+        maxCount = n;
+      }
+      command = { name, integrationId: p0, attachments, contentTypes, maxBytes, maxCount, lifecycle };
+      break;
+    }
+    case 'erase':
+      if (one('--integration') === '') return fail('--integration may not be empty');
+      command = { name, customer: p0, integrationId: one('--integration'), waitSeconds };
+      break;
+  }
+  return { ok: true, invocation: { command, identity, workspaceId, json: flags.has('--json') } };
+}
+
+const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
+  conversations: 'conversations [--limit N]                         the workspace\'s conversations, most recent first (default 20)',
+  reply: 'reply <conversationId> [--text "..."] [--file <path>]... [--no-wait | --wait-seconds N]\n                                                    write an operator reply, with files uploaded as the console does',
+  status: 'status <conversationId> [replyId]                 each reply\'s delivery: status, attempts, parts, receipt',
+  cancel: 'cancel <conversationId> <replyId> [--no-wait]     recall a reply before the connector sends it',
+  resend: 'resend <conversationId> <replyId> [--no-wait]     deliver a failed or unknown reply again',
+  capabilities: 'capabilities <integrationId> [--attachments on|off [--types png,pdf,...] [--max-mb N] [--max-files N]] [--lifecycle on|off]\n                                                    print, or (admin) set, what the integration\'s replies may carry',
+  erase: 'erase <externalCustomerId|customerId> [--integration <id>] [--no-wait]\n                                                    (admin) erase one customer, as the console\'s Privacy view does',
+  help: 'help [command]                                    this text',
+};
+
+/** The usage text (of one command, or of all). */
+export function usage(topic?: CommandName): string {
+  const commands = topic === undefined ? COMMANDS.map((c) => COMMAND_USAGE[c]) : [COMMAND_USAGE[topic]];
+  return `Usage: npm run desk -- <command> [arguments] [options]
+
+The operator's and admin's side of the local stack, under the same Firestore rules as the console
+(docs/cli.md).
+
+Commands:
+${commands.map((c) => `  ${c}`).join('\n')}
+
+Options:
+  --as operator|admin      sign in as the demo account npm start seeds (operator@demo.test,
+                           admin@demo.test); default: admin for capabilities and erase, else operator
+  --email <e> --password <p>
+                           sign in as another account (or DESK_EMAIL, DESK_PASSWORD)
+  --workspace <id>         the workspace (or DESK_WORKSPACE; default ${DEMO_WORKSPACE})
+  --json                   machine-readable output on stdout
+  --no-wait                do not wait for the service's answer (default: up to ${DEFAULT_WAIT_SECONDS} s)
+
+Exit status: 0 done, 1 refused or failed (the reason on stderr), 2 usage error.`;
+}

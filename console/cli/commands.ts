@@ -1,0 +1,381 @@
+/**
+ * The desk CLI's commands (docs/cli.md), each through the console's own data modules: the same
+ * reads, the same writes (exactly what firestore.rules accept), the same checks before a write
+ * and the same sentences when the rules refuse one. Uploads go through the console's endpoint
+ * with the signed-in user's ID token, as the console's composer does.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import type { Unsubscribe } from 'firebase/firestore';
+import { doc, getDoc } from 'firebase/firestore';
+import { allShards, CONVERSATION_LIST_SHARDS, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
+import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_MAX_BYTES, ATTACHMENT_MAX_COUNT, capabilityProblem, fileProblem, uploadErrorText, type AttachmentCapability, type UploadedAttachment } from '../src/attachments';
+import { CustomerNames } from '../src/customers';
+import { describeError, errorCode } from '../src/errors';
+import { replyProblem } from '../src/format';
+import { setReplyAttachments, subscribeIntegrations, type Integration } from '../src/integrations-data';
+import { requestErasure, subscribeErasures, subscribeIntegrationNames, type Erasure } from '../src/privacy-data';
+import type { Session } from '../src/session';
+import { requestCancel, requestResend, sendReply, subscribeConversation, subscribeMessages, subscribeReplyCapability, type OutboundMessage, type ThreadMessage } from '../src/thread-data';
+import type { Command } from './args';
+import { listConversations } from './conversations';
+import { renderCapabilities, renderConversations, renderErasure, renderReply, type CapabilitiesView } from './render';
+
+/** Where the CLI writes: stdout and stderr, a line (or block) at a time. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+interface Context {
+  /** The Hosting emulator's base URL (the console endpoints are under it, as for the console). */
+  baseUrl: string;
+  json: boolean;
+}
+
+/** A failure the CLI explains itself: its sentence, a code for `--json`, and the exit status. */
+export class DeskError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly exitStatus: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+// The console's sentences for what the rules require (console/src/thread.ts, integrations.ts, privacy.ts).
+const REPLY_RULE = `replies must be 1 to ${REPLY_MAX_CODE_POINTS} characters (or empty with files), written by a member of the workspace in an existing conversation, with at most the integration's number of uploaded files`;
+const CANCEL_RULE = 'a member may cancel only an operator reply the service has already queued, and write nothing else';
+const RESEND_RULE = 'a resend may be requested only once per failed or unknown delivery';
+const INTEGRATIONS_ADMINS_ONLY = 'only workspace admins may create or change integrations, and only the fields the contract lists';
+const PRIVACY_ADMINS_ONLY = 'only workspace admins may change retention or request erasures and exports, with exactly the fields the contract lists';
+
+/** A write (or read), with the rules' reason when they refuse it. */
+async function write<T>(promise: Promise<T>, deniedBecause: string): Promise<T> {
+  try {
+    return await promise;
+  } catch (err) {
+    if (err instanceof DeskError) throw err;
+    throw new DeskError(describeError(err, deniedBecause), errorCode(err) ?? 'failed');
+  }
+}
+
+type Subscribe<T> = (onValue: (value: T) => void, onError: (err: unknown) => void) => Unsubscribe;
+
+/**
+ * Listens with one of the console's subscriptions until `done(value)` holds or `waitMs` passed;
+ * resolves to the last value and whether it was done. With `waitMs` 0 it takes the first value:
+ * in a fresh process the SDK's first answer to a listener is the server's (its cache is empty).
+ */
+function listen<T>(subscribe: Subscribe<T>, done: (value: T) => boolean, waitMs: number, readDenied: string): Promise<{ value: T; done: boolean }> {
+  return new Promise((resolve, reject) => {
+    let last: { value: T } | undefined;
+    let settled = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
+      // Callbacks come asynchronously, after `subscribe` returned; a microtask keeps the SDK's
+      // own callback from unsubscribing itself while it runs.
+      queueMicrotask(() => unsubscribe());
+      outcome();
+    };
+    const unsubscribe = subscribe(
+      (value) => {
+        last = { value };
+        const isDone = done(value);
+        if (isDone || waitMs === 0) finish(() => resolve({ value, done: isDone }));
+      },
+      (err) => finish(() => reject(new DeskError(describeError(err, readDenied), errorCode(err) ?? 'failed'))),
+    );
+    if (waitMs > 0) {
+      timer = setTimeout(() => {
+        const seen = last;
+        if (seen !== undefined) finish(() => resolve({ value: seen.value, done: false }));
+        else finish(() => reject(new DeskError(`no answer from Firestore within ${Math.round(waitMs / 1000)} s`, 'unavailable')));
+      }, waitMs);
+    }
+  });
+}
+
+/** The first value of a console subscription. */
+async function once<T>(subscribe: Subscribe<T>, readDenied: string): Promise<T> {
+  return (await listen(subscribe, () => true, 0, readDenied)).value;
+}
+
+const MESSAGES_READ = 'only members of the workspace may read its messages';
+const CONVERSATIONS_READ = 'only members of the workspace may read its conversations';
+/** The thread's window, as the console opens it. */
+const THREAD_MESSAGES = 200;
+
+async function conversationHeader(session: Session, conversationId: string) {
+  const header = await once<Parameters<Parameters<typeof subscribeConversation>[2]>[0]>((on, onError) => subscribeConversation(session, conversationId, on, onError), CONVERSATIONS_READ);
+  if (header === undefined) throw new DeskError(`no conversation ${conversationId} in workspace ${session.workspaceId} (\`npm run desk -- conversations\` lists them)`, 'conversation_not_found');
+  return header;
+}
+
+const threadOf = (session: Session, conversationId: string): Subscribe<ThreadMessage[]> => (on, onError) => subscribeMessages(session, conversationId, THREAD_MESSAGES, on, onError);
+const replies = (messages: ThreadMessage[]): OutboundMessage[] => messages.filter((m): m is OutboundMessage => m.direction === 'outbound');
+
+async function findReply(session: Session, conversationId: string, replyId: string): Promise<OutboundMessage> {
+  await conversationHeader(session, conversationId);
+  const reply = replies(await once(threadOf(session, conversationId), MESSAGES_READ)).find((m) => m.id === replyId);
+  if (reply === undefined) throw new DeskError(`no operator reply ${replyId} in conversation ${conversationId} (\`npm run desk -- status ${conversationId}\` lists them)`, 'reply_not_found');
+  return reply;
+}
+
+/** Waits until the reply matches `done` (or the wait ends); the reply as last seen. */
+async function watchReply(session: Session, conversationId: string, replyId: string, done: (reply: OutboundMessage) => boolean, waitSeconds: number): Promise<{ reply: OutboundMessage | undefined; done: boolean }> {
+  const found = (messages: ThreadMessage[]) => replies(messages).find((m) => m.id === replyId);
+  const { value, done: isDone } = await listen(
+    threadOf(session, conversationId),
+    (messages) => {
+      const reply = found(messages);
+      return reply !== undefined && done(reply);
+    },
+    waitSeconds * 1000,
+    MESSAGES_READ,
+  );
+  return { reply: found(value), done: isDone };
+}
+
+const FINAL = new Set(['sent', 'failed', 'unknown']);
+
+/** The declared type of a file (a browser declares one from the name; the service sniffs the bytes and compares). */
+function declaredType(path: string): string {
+  const types: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp', '.gif': 'image/gif', '.pdf': 'application/pdf', '.txt': 'text/plain' };
+  return types[extname(path).toLowerCase()] ?? '';
+}
+
+/** `POST /console/v1/attachments` with the member's ID token (console/src/media.ts `uploadAttachment`, without the browser's progress events). */
+async function upload(session: Session, baseUrl: string, conversationId: string, file: { name: string; type: string; bytes: Uint8Array<ArrayBuffer> }): Promise<UploadedAttachment> {
+  const token = await session.user.getIdToken();
+  const form = new FormData();
+  form.append('workspaceId', session.workspaceId);
+  form.append('conversationId', conversationId);
+  form.append('file', new Blob([file.bytes], file.type === '' ? {} : { type: file.type }), file.name);
+  let res: Response;
+  try {
+    res = await fetch(`${baseUrl}/console/v1/attachments`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: form });
+  } catch {
+    throw new DeskError(`cannot upload ${file.name}: nothing answers at ${baseUrl} (the Hosting emulator); is the local stack running?`, 'unavailable');
+  }
+  const body = await res.text();
+  if (res.status !== 201) {
+    const code = (() => {
+      try {
+        return (JSON.parse(body) as { error?: { code?: string } }).error?.code;
+      } catch {
+        return undefined;
+      }
+    })();
+    throw new DeskError(`upload of ${file.name} refused: ${uploadErrorText(res.status, body)}`, code ?? `http_${res.status}`);
+  }
+  return JSON.parse(body) as UploadedAttachment;
+}
+
+async function reply(command: Extract<Command, { name: 'reply' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const problem = replyProblem(command.text, command.files.length);
+  if (problem !== undefined) throw new DeskError(problem, 'invalid_reply');
+  const header = await conversationHeader(session, command.conversationId);
+
+  const uploaded: UploadedAttachment[] = [];
+  if (command.files.length > 0) {
+    const integrationId = header.integrationId ?? '';
+    const capability = await once<AttachmentCapability | undefined>((on, onError) => subscribeReplyCapability(session, integrationId, on, onError), 'only members of the workspace may read its integrations');
+    if (capability === undefined) {
+      throw new DeskError(`integration ${integrationId} takes no files (its replies are text only): an admin allows them with \`npm run desk -- capabilities ${integrationId} --attachments on\``, 'attachments_unsupported');
+    }
+    // The composer's checks before any upload (count, size, the 20 MB total, the type as a hint).
+    const files: { name: string; type: string; bytes: Uint8Array<ArrayBuffer> }[] = [];
+    for (const path of command.files) {
+      let bytes: Uint8Array<ArrayBuffer>;
+      try {
+        bytes = new Uint8Array(await readFile(path));
+      } catch (err) {
+        throw new DeskError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, 'file_unreadable');
+      }
+      const file = { name: basename(path), type: declaredType(path), bytes };
+      const tooMuch = fileProblem({ name: file.name, size: bytes.byteLength, type: file.type }, capability, files.map((f) => f.bytes.byteLength));
+      if (tooMuch !== undefined) throw new DeskError(tooMuch, 'attachment_refused');
+      files.push(file);
+    }
+    for (const file of files) uploaded.push(await upload(session, context.baseUrl, command.conversationId, file));
+  }
+
+  const replyId = await write(sendReply(session, command.conversationId, command.text, uploaded), REPLY_RULE);
+  if (!context.json) io.out(`Reply ${replyId} written in ${command.conversationId}${uploaded.length > 0 ? ` with ${uploaded.map((u) => u.name).join(', ')}` : ''}.`);
+  let seen: OutboundMessage | undefined;
+  let final = false;
+  if (command.waitSeconds > 0) {
+    const watched = await watchReply(session, command.conversationId, replyId, (r) => FINAL.has(r.delivery?.status ?? ''), command.waitSeconds);
+    seen = watched.reply;
+    final = watched.done;
+  }
+  if (context.json) {
+    io.out(JSON.stringify({ conversationId: command.conversationId, replyId, attachments: uploaded, reply: seen ?? null, final }, null, 2));
+    return;
+  }
+  if (seen !== undefined) {
+    io.out(renderReply(seen, Date.now(), session.user.uid));
+    if (!final) io.out(`(not final after ${command.waitSeconds} s: a connector delivers it once it claims it; \`npm run desk -- status ${command.conversationId} ${replyId}\` shows it later)`);
+  }
+}
+
+async function status(command: Extract<Command, { name: 'status' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const header = await conversationHeader(session, command.conversationId);
+  let list = replies(await once(threadOf(session, command.conversationId), MESSAGES_READ));
+  if (command.replyId !== undefined) {
+    list = list.filter((r) => r.id === command.replyId);
+    if (list.length === 0) throw new DeskError(`no operator reply ${command.replyId} in conversation ${command.conversationId}`, 'reply_not_found');
+  }
+  if (context.json) {
+    io.out(JSON.stringify({ conversationId: command.conversationId, ...header, replies: list }, null, 2));
+    return;
+  }
+  io.out(`Conversation ${command.conversationId} (${header.integrationId ?? '?'} / ${header.externalConversationId}${header.customerExternalId === undefined ? '' : `, customer ${header.customerExternalId}`}): ${list.length} ${list.length === 1 ? 'reply' : 'replies'}, oldest first`);
+  const now = Date.now();
+  for (const r of list) io.out(`\n${renderReply(r, now, session.user.uid)}`);
+}
+
+async function cancel(command: Extract<Command, { name: 'cancel' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const before = await findReply(session, command.conversationId, command.replyId);
+  await write(requestCancel(session, command.conversationId, command.replyId), CANCEL_RULE);
+  if (!context.json) io.out(`Cancel requested for reply ${command.replyId}.`);
+  const answered = (r: OutboundMessage): boolean =>
+    r.delivery?.cancel !== undefined && r.delivery.deliveryId === before.delivery?.deliveryId && (before.delivery?.cancel === undefined || (r.delivery.updatedAtMs ?? 0) > (before.delivery.updatedAtMs ?? 0));
+  const watched = command.waitSeconds > 0 ? await watchReply(session, command.conversationId, command.replyId, answered, command.waitSeconds) : { reply: undefined, done: false };
+  if (context.json) {
+    io.out(JSON.stringify({ conversationId: command.conversationId, replyId: command.replyId, outcome: watched.done ? (watched.reply?.delivery?.cancel ?? null) : null, reply: watched.reply ?? null }, null, 2));
+    return;
+  }
+  if (watched.reply !== undefined) {
+    io.out(renderReply(watched.reply, Date.now(), session.user.uid));
+    if (!watched.done) io.out(`(the service has not answered within ${command.waitSeconds} s)`);
+  }
+}
+
+async function resend(command: Extract<Command, { name: 'resend' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const before = await findReply(session, command.conversationId, command.replyId);
+  await write(requestResend(session, command.conversationId, command.replyId), RESEND_RULE);
+  if (!context.json) io.out(`Resend requested for reply ${command.replyId}.`);
+  // A resend that took effect replaced the mirror with the new delivery's.
+  const replaced = (r: OutboundMessage): boolean => r.delivery?.deliveryId !== undefined && r.delivery.deliveryId !== before.delivery?.deliveryId;
+  const watched = command.waitSeconds > 0 ? await watchReply(session, command.conversationId, command.replyId, replaced, command.waitSeconds) : { reply: undefined, done: false };
+  if (context.json) {
+    io.out(JSON.stringify({ conversationId: command.conversationId, replyId: command.replyId, previousDeliveryId: before.delivery?.deliveryId ?? null, deliveryId: watched.done ? (watched.reply?.delivery?.deliveryId ?? null) : null, reply: watched.reply ?? null }, null, 2));
+    return;
+  }
+  if (watched.reply !== undefined) {
+    io.out(renderReply(watched.reply, Date.now(), session.user.uid));
+    if (!watched.done) io.out(`(no new delivery within ${command.waitSeconds} s)`);
+  }
+}
+
+/** Edits and unsends after sending are not part of this service: its rules accept no such capability. */
+const LIFECYCLE_UNAVAILABLE = 'not offered by this service: it has no edits or unsends after sending, and the workspace rules accept only `replies.attachments` as a capability';
+
+async function capabilities(command: Extract<Command, { name: 'capabilities' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const integrations = await once<Integration[]>((on, onError) => subscribeIntegrations(session, on, onError), 'only members of the workspace may read its integrations');
+  const integration = integrations.find((i) => i.id === command.integrationId);
+  if (integration === undefined) {
+    throw new DeskError(`no integration ${command.integrationId} in workspace ${session.workspaceId} (it has ${integrations.length === 0 ? 'none' : integrations.map((i) => i.id).join(', ')})`, 'integration_not_found');
+  }
+  // Nothing is written when a part of the request cannot be: the lifecycle first.
+  if (command.lifecycle === 'on') throw new DeskError(`--lifecycle on: ${LIFECYCLE_UNAVAILABLE}. Nothing was written.`, 'lifecycle_unsupported');
+  let attachments = integration.attachments;
+  let changed = false;
+  if (command.attachments === 'on') {
+    const capability: AttachmentCapability = {
+      contentTypes: (command.contentTypes ?? [...ATTACHMENT_CONTENT_TYPES]) as AttachmentCapability['contentTypes'],
+      maxBytes: command.maxBytes ?? ATTACHMENT_MAX_BYTES,
+      maxCount: command.maxCount ?? ATTACHMENT_MAX_COUNT,
+    };
+    // The console's form check (the rules' conditions in words) before the write.
+    const problem = capabilityProblem(capability);
+    if (problem !== undefined) throw new DeskError(problem, 'invalid_capability');
+    await write(setReplyAttachments(session, integration.id, capability), INTEGRATIONS_ADMINS_ONLY);
+    attachments = capability;
+    changed = true;
+  } else if (command.attachments === 'off') {
+    await write(setReplyAttachments(session, integration.id, undefined), INTEGRATIONS_ADMINS_ONLY);
+    attachments = undefined;
+    changed = true;
+  }
+  const view: CapabilitiesView = { integrationId: integration.id, name: integration.name, active: integration.active, attachments: attachments ?? null, lifecycle: null, changed };
+  io.out(context.json ? JSON.stringify(view, null, 2) : renderCapabilities(view, LIFECYCLE_UNAVAILABLE));
+}
+
+/** The service's customer id (`u_` + 32 base64url characters, console/src/format.ts `customerDocId`). */
+const CUSTOMER_ID = /^u_[A-Za-z0-9_-]{32}$/;
+
+async function erase(command: Extract<Command, { name: 'erase' }>, session: Session, context: Context, io: Io): Promise<void> {
+  let integrationId = command.integrationId;
+  let externalCustomerId = command.customer;
+  if (CUSTOMER_ID.test(command.customer)) {
+    // A customer id: the customer document (members may read it) names the integration and the external id.
+    const snap = await write(getDoc(doc(session.services.db, 'workspaces', session.workspaceId, 'customers', command.customer)), 'only members of the workspace may read its customers');
+    if (!snap.exists()) throw new DeskError(`no customer ${command.customer} in workspace ${session.workspaceId}`, 'customer_not_found');
+    const stored = { integrationId: snap.get('integrationId') as unknown, externalId: snap.get('externalId') as unknown };
+    if (typeof stored.integrationId !== 'string' || typeof stored.externalId !== 'string') throw new DeskError(`customer ${command.customer} names no integration and external id`, 'customer_not_found');
+    if (integrationId !== undefined && integrationId !== stored.integrationId) throw new DeskError(`customer ${command.customer} belongs to integration ${stored.integrationId}, not ${integrationId}`, 'customer_not_found');
+    integrationId = stored.integrationId;
+    externalCustomerId = stored.externalId;
+  } else if (integrationId === undefined) {
+    const names = await once<{ id: string }[]>((on, onError) => subscribeIntegrationNames(session, on, onError), 'only members of the workspace may read its integrations');
+    if (names.length !== 1) {
+      throw new DeskError(`an external customer id belongs to one integration, and workspace ${session.workspaceId} has ${names.length === 0 ? 'none' : `${names.length} (${names.map((n) => n.id).join(', ')})`}: name it with --integration <id>`, 'integration_required', 2);
+    }
+    integrationId = (names[0] as { id: string }).id;
+  }
+  const erasureId = await write(requestErasure(session, { integrationId, externalCustomerId }), PRIVACY_ADMINS_ONLY);
+  if (!context.json) io.out(`Erasure ${erasureId} requested: customer ${externalCustomerId} of integration ${integrationId}.`);
+  let erasure: Erasure | undefined;
+  let done = false;
+  if (command.waitSeconds > 0) {
+    const watched = await listen<Erasure[]>(
+      (on, onError) => subscribeErasures(session, on, onError),
+      (list) => list.find((e) => e.id === erasureId)?.audit.status === 'done',
+      command.waitSeconds * 1000,
+      'only workspace admins may read erasures',
+    );
+    erasure = watched.value.find((e) => e.id === erasureId);
+    done = watched.done;
+  }
+  if (context.json) {
+    io.out(JSON.stringify({ erasureId, integrationId, externalCustomerId, erasure: erasure ?? null, done }, null, 2));
+    return;
+  }
+  if (erasure !== undefined) io.out(renderErasure(erasure, Date.now()));
+  if (command.waitSeconds > 0 && !done) io.out(`(not done after ${command.waitSeconds} s: the service erases in the background)`);
+}
+
+async function conversations(command: Extract<Command, { name: 'conversations' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const rows = await write(
+    listConversations(session, command.limit, allShards(CONVERSATION_LIST_SHARDS), new CustomerNames(session.services.db, session.workspaceId), (conversationId) => once(threadOf(session, conversationId), MESSAGES_READ)),
+    CONVERSATIONS_READ,
+  );
+  io.out(context.json ? JSON.stringify(rows, null, 2) : renderConversations(rows, session.workspaceId, Date.now()));
+}
+
+/** Runs one parsed command (not `help`) as the signed-in member. */
+export async function runCommand(command: Exclude<Command, { name: 'help' }>, session: Session, context: Context, io: Io): Promise<void> {
+  switch (command.name) {
+    case 'conversations':
+      return conversations(command, session, context, io);
+    case 'reply':
+      return reply(command, session, context, io);
+    case 'status':
+      return status(command, session, context, io);
+    case 'cancel':
+      return cancel(command, session, context, io);
+    case 'resend':
+      return resend(command, session, context, io);
+    case 'capabilities':
+      return capabilities(command, session, context, io);
+    case 'erase':
+      return erase(command, session, context, io);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The desk CLI's human-readable output (`--json` prints the data itself): the console's labels
+ * (console/src/format.ts, attachments.ts) laid out for a terminal. Pure: no Firebase, no I/O.
+ */
+import { contentTypeLabel, limitsText, type AttachmentCapability } from '../src/attachments';
+import { cancelOutcomeLabel, formatBytes, statusLabel } from '../src/format';
+import { connectorConfirmation, erasureStatusLabel } from '../src/privacy-format';
+import { ERASED_KINDS, type Erasure } from '../src/privacy-data';
+import type { DeliveryFacts, OutboundMessage } from '../src/thread-data';
+import type { ConversationRow } from './conversations';
+
+/** A time as UTC `YYYY-MM-DD HH:MM:SSZ`, or only `HH:MM:SSZ` on the day of `now`; a dash when unknown. */
+function clock(ms: number | undefined | null, now: number): string {
+  if (ms === undefined || ms === null) return '—';
+  const iso = new Date(ms).toISOString();
+  const sameDay = iso.slice(0, 10) === new Date(now).toISOString().slice(0, 10);
+  return `${sameDay ? iso.slice(11, 19) : `${iso.slice(0, 10)} ${iso.slice(11, 19)}`}Z`;
+}
+
+/** One line of text at most `max` characters, for lists. */
+function oneLine(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+const row = (label: string, value: string): string => `  ${label.padEnd(10)} ${value}`;
+
+function facts(f: DeliveryFacts): string {
+  return `${f.status === undefined ? 'submitted' : statusLabel(f.status)}${f.errorCode === undefined ? '' : ` (${f.errorCode})`}`;
+}
+
+/** One operator reply with its delivery mirror, as the console's thread shows it; `selfUid` is the signed-in user ("by you"). */
+export function renderReply(reply: OutboundMessage, now: number, selfUid: string): string {
+  const d = reply.delivery;
+  const author = reply.authorUid === undefined ? '' : ` · by ${reply.authorUid === selfUid ? 'you' : reply.authorUid}`;
+  const lines = [`reply ${reply.id} · ${clock(reply.createdAtMs, now)}${author}`];
+  if (reply.text !== '') lines.push(row('text', oneLine(reply.text, 100)));
+  const fileNames = new Map<string, string>();
+  for (const a of reply.attachments) {
+    if (a.attachmentId !== undefined && a.name !== undefined) fileNames.set(a.attachmentId, a.name);
+  }
+  if (reply.attachments.length > 0) {
+    lines.push(row('files', reply.attachments.map((a) => `${a.name ?? '?'} (${a.contentType === undefined ? '?' : contentTypeLabel(a.contentType)}${a.size === undefined ? '' : `, ${formatBytes(a.size)}`})`).join(', ')));
+  }
+  if (d === undefined) {
+    lines.push(row('status', 'submitted (the service has not sequenced it yet)'));
+    return lines.join('\n');
+  }
+  lines.push(row('status', `${facts(d)}${d.deliveryId === undefined ? '' : ` · delivery ${d.deliveryId}`}`));
+  if (d.traceId !== undefined) lines.push(row('trace', d.traceId));
+  if (d.providerMessageIds !== undefined && d.providerMessageIds.length > 0) lines.push(row('provider', d.providerMessageIds.join(', ')));
+  if (d.parts !== undefined && d.parts.length > 0) {
+    const partName = (part: string | undefined) => (part === 'text' ? 'text' : (fileNames.get(part ?? '') ?? part ?? '?'));
+    lines.push(row('parts', d.parts.map((p) => `${partName(p.part)}: ${p.status ?? '?'}${p.code === undefined ? '' : ` (${p.code})`}${p.providerMessageIds === undefined || p.providerMessageIds.length === 0 ? '' : ` [${p.providerMessageIds.join(', ')}]`}`).join(' · ')));
+  }
+  if (d.receipt !== undefined) lines.push(row('receipt', `${d.receipt.status ?? '?'}${d.receipt.code === undefined ? '' : ` (${d.receipt.code})`} at ${clock(d.receipt.atMs, now)}`));
+  if (d.cancel !== undefined) lines.push(row('cancel', cancelOutcomeLabel(d.cancel)));
+  if (d.attempts !== undefined && d.attempts.length > 0) {
+    lines.push(row('attempts', d.attempts.map((a) => `${clock(a.atMs, now)} ${a.event ?? '?'}${a.code === undefined ? '' : `:${a.code}`}`).join(' → ')));
+  }
+  if (d.previous !== undefined) lines.push(row('previous', `${facts(d.previous)}${d.previous.attempts === undefined ? '' : `, ${d.previous.attempts.length} attempt${d.previous.attempts.length === 1 ? '' : 's'}`}`));
+  return lines.join('\n');
+}
+
+/** The conversation list, most recent first. */
+export function renderConversations(rows: readonly ConversationRow[], workspaceId: string, now: number): string {
+  if (rows.length === 0) return `No conversations in workspace ${workspaceId} yet: they appear when a connector posts the first message.`;
+  return rows
+    .map((r) => {
+      const customer = r.customer === null ? 'no customer yet' : r.customer.displayName === null ? r.customer.externalId : `${r.customer.displayName} (${r.customer.externalId})`;
+      const last = r.lastMessage;
+      const lines = [`${r.conversationId}  ${r.integrationId} / ${r.externalConversationId}`, row('customer', customer)];
+      if (last !== null) {
+        const content = [last.text === '' ? '' : `“${oneLine(last.text)}”`, last.files === 0 ? '' : `${last.files} file${last.files === 1 ? '' : 's'}`].filter((s) => s !== '').join(' + ');
+        lines.push(row('last', `${clock(last.atMs, now)} ${last.from}: ${content === '' ? '(empty)' : content}`));
+      }
+      lines.push(row('reply', r.latestReply === null ? 'none yet' : `${r.latestReply.status === 'submitted' ? 'submitted' : statusLabel(r.latestReply.status as Parameters<typeof statusLabel>[0])}${r.latestReply.errorCode === null ? '' : ` (${r.latestReply.errorCode})`} · ${r.latestReply.replyId}`));
+      return lines.join('\n');
+    })
+    .join('\n\n');
+}
+
+/** What `capabilities` prints (`--json`: exactly this). */
+export interface CapabilitiesView {
+  integrationId: string;
+  name: string;
+  active: boolean;
+  /** `replies.attachments`, or null: replies are text only. */
+  attachments: AttachmentCapability | null;
+  /** Always null: the service has no lifecycle capability (edits, unsends). */
+  lifecycle: null;
+  /** Whether this run wrote the integration. */
+  changed: boolean;
+}
+
+export function renderCapabilities(view: CapabilitiesView, lifecycleNote: string): string {
+  return [
+    `Integration ${view.integrationId} (${view.name}, ${view.active ? 'active' : 'inactive'})${view.changed ? ': saved' : ''}`,
+    row('files', view.attachments === null ? 'off: replies are text only' : `on: ${limitsText(view.attachments)}`),
+    row('lifecycle', `off (${lifecycleNote})`),
+  ].join('\n');
+}
+
+/** One erasure with the service's audit, as the console's Privacy view lists it. */
+export function renderErasure(erasure: Erasure, now: number): string {
+  const counts = ERASED_KINDS.filter((kind) => erasure.counts[kind] !== undefined)
+    .map((kind) => `${erasure.counts[kind]} ${kind}`)
+    .join(', ');
+  const confirmation = connectorConfirmation(erasure.audit, now);
+  return [
+    `erasure ${erasure.id} · ${erasureStatusLabel(erasure.audit.status)}`,
+    row('customer', `${erasure.externalCustomerId} of integration ${erasure.integrationId}`),
+    row('erased', counts === '' ? '—' : counts),
+    row('connector', confirmation.kind === 'confirmed' ? `confirmed at ${clock(confirmation.at, now)}` : confirmation.kind === 'waiting' ? `told; waiting ${confirmation.age} for its acknowledgement` : 'told once the erasure is done'),
+  ].join('\n');
+}

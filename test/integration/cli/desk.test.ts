@@ -1,0 +1,290 @@
+/**
+ * The desk CLI (`npm run desk`, console/cli, docs/cli.md) against the real local stack, run as a
+ * child process (`node scripts/desk.mjs ...`) with the stack's environment, as a member of this
+ * suite's own workspace signed in through the Auth emulator: the rules refuse what they refuse to
+ * the console. One integration with a topic and two conversations; the test plays the connector
+ * itself (claim, fetch, start, complete, receipt through the API):
+ *
+ *   usage errors (exit 2), help, a stack that is not running (exit 1)
+ *   -> an operator (the demo account, `--as operator`) may not set capabilities: the rules' refusal, nothing written
+ *   -> the admin enables attachments with `capabilities`, exactly the capability asked for
+ *   -> `conversations` lists the conversations with their last message
+ *   -> `reply --file` uploads a PNG and writes the reply; the claim carries the file; the CLI waits for `sent`
+ *   -> `status` shows the mirror: status, parts, receipt, attempts
+ *   -> `cancel` recalls a queued reply; `resend` delivers it again; a second resend is refused
+ *   -> `erase` (by the customer's id) as the admin; refused to the operator
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { customerDocId } from '../../../console/src/format';
+import { realPng } from '../helpers/console-uploads';
+import { deliveryTestFile, eventually, expectHttp, expectOk, op, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
+import { adminDb, apiBaseUrl } from '../helpers/stack';
+
+jest.setTimeout(120_000);
+
+const ROOT = join(__dirname, '..', '..', '..');
+const DESK = join(ROOT, 'scripts', 'desk.mjs');
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI as a child process with the stack's environment plus `env`. */
+function desk(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DESK, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** Asserts the exit status, with the output in the failure message. */
+function expectExit(run: Run, status: number): void {
+  expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status, stdout: expect.any(String), stderr: expect.any(String) });
+}
+
+function json<T>(run: Run): T {
+  expectExit(run, 0);
+  return JSON.parse(run.stdout) as T;
+}
+
+function authHost(): string {
+  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
+  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run');
+  return host;
+}
+
+/** An account on the Auth emulator (created, or signed in when it exists, as scripts/lib/seed.mjs does); its uid. */
+async function account(email: string, password: string): Promise<string> {
+  const call = async (op: string) => {
+    const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:${op}?key=fake-api-key`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email, password, returnSecureToken: true }),
+    });
+    return { ok: res.ok, body: (await res.json()) as { localId?: string; error?: { message?: string } } };
+  };
+  let result = await call('signUp');
+  if (!result.ok && result.body.error?.message === 'EMAIL_EXISTS') result = await call('signInWithPassword');
+  if (!result.ok || result.body.localId === undefined) throw new Error(`cannot provision ${email}: ${JSON.stringify(result.body)}`);
+  return result.body.localId;
+}
+
+/** The demo accounts the stack seeds (scripts/lib/seed.mjs `DEMO.users`), read from the script itself. */
+function demoUsers(): Array<{ email: string; password: string; role: string }> {
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', "import { DEMO } from './scripts/lib/seed.mjs'; console.log(JSON.stringify(DEMO.users));"], { cwd: ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`cannot read the demo accounts: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Array<{ email: string; password: string; role: string }>;
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const file = deliveryTestFile();
+let first: ConversationSetup;
+let second: ConversationSetup;
+let workspaceId = '';
+let integrationId = '';
+const admin = { email: `admin-${randomUUID().slice(0, 8)}@desk.test`, password: `pw-${randomUUID()}`, uid: '' };
+/** The signed-in admin of this suite's workspace, through the environment (DESK_EMAIL / DESK_PASSWORD). */
+let asAdmin: Record<string, string> = {};
+/** The demo operator (`--as operator`), made an operator of this suite's workspace. */
+let asDemoOperator: Record<string, string> = {};
+const PNG = realPng(64, 48, [200, 80, 20]);
+let pngPath = '';
+
+beforeAll(async () => {
+  first = await file.ownConversation();
+  second = await setupConversation({ topic: first.topic, integration: first.integration });
+  workspaceId = first.integration.workspaceId;
+  integrationId = first.integration.integrationId;
+  // Provisioning (Admin SDK), as `npm start` seeds the demo workspace: accounts and memberships.
+  admin.uid = await account(admin.email, admin.password);
+  await adminDb().doc(`workspaces/${workspaceId}/members/${admin.uid}`).set({ role: 'admin' });
+  const demoOperator = demoUsers().find((u) => u.role === 'operator');
+  if (demoOperator === undefined) throw new Error('no demo operator in scripts/lib/seed.mjs');
+  const operatorUid = await account(demoOperator.email, demoOperator.password);
+  await adminDb().doc(`workspaces/${workspaceId}/members/${operatorUid}`).set({ role: 'operator' });
+  asAdmin = { DESK_WORKSPACE: workspaceId, DESK_EMAIL: admin.email, DESK_PASSWORD: admin.password };
+  asDemoOperator = { DESK_WORKSPACE: workspaceId };
+  const dir = mkdtempSync(join(tmpdir(), 'desk-'));
+  pngPath = join(dir, 'label.png');
+  writeFileSync(pngPath, PNG);
+});
+
+describe('usage and the stack', () => {
+  test('an unknown command or a missing argument: the reason and the usage, exit 2; help: exit 0', async () => {
+    const [unknown, missing, noText, help] = await Promise.all([desk(['bogus']), desk(['cancel', 'c_1']), desk(['reply', 'c_1']), desk(['help'])]);
+    expectExit(unknown, 2);
+    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, capabilities, erase, help\)\n/);
+    expect(unknown.stderr).toContain('Usage: npm run desk -- <command>');
+    expectExit(missing, 2);
+    expect(missing.stderr).toMatch(/^desk: cancel needs <conversationId> <replyId>\n/);
+    expect(missing.stderr).toContain('cancel <conversationId> <replyId> [--no-wait]');
+    expectExit(noText, 2);
+    expect(noText.stderr).toMatch(/^desk: reply needs --text "..." or at least one --file <path> \(or both\)/);
+    expectExit(help, 0);
+    for (const command of ['conversations', 'reply', 'status', 'cancel', 'resend', 'capabilities', 'erase']) expect(help.stdout).toContain(`  ${command} `);
+  });
+
+  test('a stack that is not running: said so, with how to start it, exit 1', async () => {
+    const port = await closedPort();
+    const run = await desk(['conversations'], { FIREBASE_AUTH_EMULATOR_HOST: `127.0.0.1:${port}`, FIRESTORE_EMULATOR_HOST: `127.0.0.1:${port}` });
+    expectExit(run, 1);
+    expect(run.stderr).toContain(`desk: the local stack is not running: nothing answers at 127.0.0.1:${port} and 127.0.0.1:${port}`);
+    expect(run.stderr).toContain('Start it with `npm start`');
+  });
+});
+
+describe('the operator and the admin, under the rules', () => {
+  const integrationDoc = () => adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`);
+
+  test('an operator may not set capabilities: the rules refuse it, exit 1, nothing written', async () => {
+    const run = await desk(['capabilities', integrationId, '--attachments', 'on', '--as', 'operator'], asDemoOperator);
+    expectExit(run, 1);
+    expect(run.stderr).toBe('desk: Denied by the workspace rules: only workspace admins may create or change integrations, and only the fields the contract lists.\n');
+    expect((await integrationDoc().get()).get('replies.attachments')).toBeUndefined();
+    // An operator may read them.
+    const read = await desk(['capabilities', integrationId, '--as', 'operator'], asDemoOperator);
+    expectExit(read, 0);
+    expect(read.stdout).toContain(`Integration ${integrationId}`);
+    expect(read.stdout).toContain('files      off: replies are text only');
+  });
+
+  test('the admin enables attachments: exactly the capability asked for; the lifecycle is refused without a write', async () => {
+    const lifecycle = await desk(['capabilities', integrationId, '--attachments', 'on', '--lifecycle', 'on'], asAdmin);
+    expectExit(lifecycle, 1);
+    expect(lifecycle.stderr).toContain('desk: --lifecycle on: not offered by this service');
+    expect((await integrationDoc().get()).get('replies.attachments')).toBeUndefined();
+
+    const set = json<{ attachments: unknown; changed: boolean }>(await desk(['capabilities', integrationId, '--attachments', 'on', '--types', 'png,pdf', '--max-mb', '5', '--max-files', '2', '--json'], asAdmin));
+    const capability = { contentTypes: ['image/png', 'application/pdf'], maxBytes: 5 * 1024 * 1024, maxCount: 2 };
+    expect(set).toMatchObject({ attachments: capability, changed: true, lifecycle: null });
+    expect((await integrationDoc().get()).get('replies.attachments')).toEqual(capability);
+    const printed = await desk(['capabilities', integrationId], asAdmin);
+    expectExit(printed, 0);
+    expect(printed.stdout).toContain('files      on: PNG, PDF; up to 5 MB each, 2 files per reply (10 MB in all).');
+  });
+
+  test('conversations: each with its customer, its last message and its latest reply', async () => {
+    const rows = json<Array<Record<string, unknown>>>(await desk(['conversations', '--json'], asAdmin));
+    expect(rows.map((r) => r.conversationId).sort()).toEqual([first.conversationId, second.conversationId].sort());
+    expect(rows.find((r) => r.conversationId === first.conversationId)).toEqual({
+      conversationId: first.conversationId,
+      integrationId,
+      externalConversationId: first.externalConversationId,
+      customer: { externalId: first.customerId, displayName: null },
+      lastMessageAtMs: expect.any(Number),
+      lastMessage: { id: expect.stringMatching(/^m_/), from: 'customer', text: 'Hello, I need help', files: 0, atMs: expect.any(Number) },
+      latestReply: null,
+    });
+    const human = await desk(['conversations', '--limit', '1'], asAdmin);
+    expectExit(human, 0);
+    expect(human.stdout).toMatch(/^c_\S+ {2}\S+ \/ chat-/);
+    expect(human.stdout).toContain('customer: “Hello, I need help”');
+  });
+
+  test('reply with a file: uploaded, the claim carries it, and the CLI waits until it is sent', async () => {
+    await eventually(async () => ((await adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`).get()).get('replies.attachments') === undefined ? undefined : true), 'the capability');
+    const running = desk(['reply', first.conversationId, '--text', 'Here is your label', '--file', pngPath, '--wait-seconds', '90', '--json'], asAdmin);
+
+    // The connector's side, through the API: the notification, a claim with the file, its bytes, the parts sent.
+    const notification = await eventually(async () => first.topic.received.find((n) => n.conversationId === first.conversationId), 'the reply notification', 60_000);
+    const key = first.integration.key;
+    const claim = await op('claim', key, { deliveryId: notification.deliveryId, requestId: randomUUID() });
+    expectHttp(claim, 200);
+    const claimed = claim.body as { leaseId: string; message: { text: string; attachments: Array<{ attachmentId: string }> } };
+    const sha256 = createHash('sha256').update(PNG).digest('hex');
+    expect(claimed.message).toMatchObject({ text: 'Here is your label', attachments: [{ attachmentId: expect.stringMatching(/^a_/), name: 'label.png', contentType: 'image/png', size: PNG.length, sha256 }] });
+    const attachmentId = claimed.message.attachments[0]!.attachmentId;
+    const bytes = await fetch(`${apiBaseUrl()}/v1/deliveries/attachment`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ deliveryId: notification.deliveryId, leaseId: claimed.leaseId, attachmentId }),
+    });
+    expect(bytes.status).toBe(200);
+    expect(Buffer.from(await bytes.arrayBuffer()).equals(PNG)).toBe(true);
+    expectOk(await op('start', key, { deliveryId: notification.deliveryId, leaseId: claimed.leaseId }), { status: 'sending' });
+    const parts = [
+      { part: 'text', status: 'sent', providerMessageIds: ['prov-text'] },
+      { part: attachmentId, status: 'sent', providerMessageIds: ['prov-file'] },
+    ];
+    expectOk(await op('complete', key, { deliveryId: notification.deliveryId, leaseId: claimed.leaseId, providerMessageIds: ['prov-text', 'prov-file'], parts }), { status: 'sent' });
+
+    const out = json<{ replyId: string; attachments: unknown[]; final: boolean; reply: { delivery: Record<string, unknown> } }>(await running);
+    expect(out.replyId).toBe(notification.messageId);
+    expect(out.attachments).toEqual([{ attachmentId, name: 'label.png', contentType: 'image/png', size: PNG.length, sha256 }]);
+    expect(out.final).toBe(true);
+    expect(out.reply.delivery).toMatchObject({ deliveryId: notification.deliveryId, status: 'sent', providerMessageIds: ['prov-text', 'prov-file'], parts });
+    // Exactly the console's reply document, written with the admin's own uid.
+    const stored = (await adminDb().doc(`workspaces/${workspaceId}/conversations/${first.conversationId}/messages/${out.replyId}`).get()).data();
+    expect(stored).toMatchObject({ direction: 'outbound', author: { type: 'operator', uid: admin.uid }, text: 'Here is your label', attachments: out.attachments });
+
+    // A receipt, then the mirror as `status` shows it.
+    expectOk(await op('receipt', key, { deliveryId: notification.deliveryId, status: 'delivered' }), { status: 'sent' });
+    await waitForMirror(first, out.replyId, (m) => m.receipt !== undefined);
+    const status = await desk(['status', first.conversationId], asAdmin);
+    expectExit(status, 0);
+    expect(status.stdout).toContain(`reply ${out.replyId} · `);
+    expect(status.stdout).toContain(' · by you');
+    expect(status.stdout).toContain('  files      label.png (PNG, ');
+    expect(status.stdout).toContain(`  status     sent · delivery ${notification.deliveryId}`);
+    expect(status.stdout).toContain('  parts      text: sent [prov-text] · label.png: sent [prov-file]');
+    expect(status.stdout).toMatch(/ {2}receipt {4}delivered at (\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\dZ/);
+    expect(status.stdout).toMatch(/ {2}attempts {3}\S.* claimed → .+ started → .+ sent\n/);
+  });
+
+  test('cancel recalls a queued reply; resend delivers it again; a second resend is refused', async () => {
+    const written = json<{ replyId: string; reply: null }>(await desk(['reply', second.conversationId, '--text', 'Please hold', '--no-wait', '--json'], asDemoOperator));
+    expect(written.reply).toBeNull();
+    const queued = await waitForMirror(second, written.replyId, (m) => m.status === 'queued');
+
+    const cancelled = json<{ outcome: string; reply: { delivery: { status: string; errorCode: string } } }>(await desk(['cancel', second.conversationId, written.replyId, '--wait-seconds', '60', '--json'], asDemoOperator));
+    expect(cancelled.outcome).toBe('cancelled');
+    expect(cancelled.reply.delivery).toMatchObject({ status: 'failed', errorCode: 'cancelled' });
+
+    const resent = await desk(['resend', second.conversationId, written.replyId, '--wait-seconds', '60'], asDemoOperator);
+    expectExit(resent, 0);
+    expect(resent.stdout).toContain(`Resend requested for reply ${written.replyId}.`);
+    expect(resent.stdout).toMatch(/ {2}status {5}queued · delivery d_/);
+    expect(resent.stdout).toContain('  previous   failed (cancelled)');
+    const mirror = await waitForMirror(second, written.replyId, (m) => m.status === 'queued' && m.deliveryId !== queued.deliveryId);
+
+    const again = await desk(['resend', second.conversationId, written.replyId], asDemoOperator);
+    expectExit(again, 1);
+    expect(again.stderr).toBe('desk: Denied by the workspace rules: a resend may be requested only once per failed or unknown delivery.\n');
+    expect((await waitForMirror(second, written.replyId)).deliveryId).toBe(mirror.deliveryId);
+  });
+
+  test('erase: refused to an operator; the admin erases a customer by its id and sees it done', async () => {
+    const refused = await desk(['erase', second.customerId, '--as', 'operator'], asDemoOperator);
+    expectExit(refused, 1);
+    expect(refused.stderr).toBe('desk: Denied by the workspace rules: only workspace admins may change retention or request erasures and exports, with exactly the fields the contract lists.\n');
+
+    const customerId = await customerDocId(integrationId, second.customerId);
+    const out = json<{ erasureId: string; done: boolean; erasure: { counts: Record<string, number> } }>(await desk(['erase', customerId, '--wait-seconds', '90', '--json'], asAdmin));
+    expect(out).toMatchObject({ integrationId, externalCustomerId: second.customerId, done: true });
+    expect(out.erasure.counts).toMatchObject({ conversations: 1 });
+    // Exactly the four fields the rules accept, by the admin.
+    const request = (await adminDb().doc(`workspaces/${workspaceId}/erasures/${out.erasureId}`).get()).data();
+    expect(request).toMatchObject({ integrationId, externalCustomerId: second.customerId, requestedAt: expect.anything(), requestedBy: admin.uid });
+    expect((await adminDb().doc(`workspaces/${workspaceId}/conversations/${second.conversationId}`).get()).exists).toBe(false);
+  });
+});

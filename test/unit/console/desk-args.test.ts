@@ -1,0 +1,132 @@
+/**
+ * The desk CLI's command line (console/cli/args.ts, docs/cli.md): each command's arguments and
+ * options, the identity and workspace defaults, and the usage errors (exit 2 in the CLI).
+ */
+import { DEFAULT_WAIT_SECONDS, DEMO_WORKSPACE, parseArgs, usage, type Invocation } from '../../../console/cli/args';
+
+function ok(argv: string[], env: Record<string, string> = {}): Invocation {
+  const result = parseArgs(argv, env);
+  if (!result.ok) throw new Error(`expected ${JSON.stringify(argv)} to parse: ${result.error}`);
+  return result.invocation;
+}
+
+function usageError(argv: string[], env: Record<string, string> = {}): string {
+  const result = parseArgs(argv, env);
+  if (result.ok) throw new Error(`expected ${JSON.stringify(argv)} to be refused, got ${JSON.stringify(result.invocation)}`);
+  return result.error;
+}
+
+describe('commands', () => {
+  test('no arguments, --help and help ask for the usage', () => {
+    expect(ok([]).command).toEqual({ name: 'help', topic: undefined });
+    expect(ok(['--help']).command).toEqual({ name: 'help', topic: undefined });
+    expect(ok(['help', 'reply']).command).toEqual({ name: 'help', topic: 'reply' });
+    expect(ok(['reply', '--help']).command).toEqual({ name: 'help', topic: 'reply' });
+  });
+
+  test('conversations takes a limit (default 20)', () => {
+    expect(ok(['conversations']).command).toEqual({ name: 'conversations', limit: 20 });
+    expect(ok(['conversations', '--limit', '5']).command).toEqual({ name: 'conversations', limit: 5 });
+    expect(usageError(['conversations', '--limit', '0'])).toBe('--limit takes a whole number from 1 to 200, not "0"');
+    expect(usageError(['conversations', 'extra'])).toBe('conversations takes no arguments, not "extra"');
+  });
+
+  test('reply: text, repeated files (in order), and the wait', () => {
+    expect(ok(['reply', 'c_1', '--text', 'Hello there']).command).toEqual({ name: 'reply', conversationId: 'c_1', text: 'Hello there', files: [], waitSeconds: DEFAULT_WAIT_SECONDS });
+    expect(ok(['reply', 'c_1', '--file', 'a.png', '--file=b.pdf', '--no-wait']).command).toEqual({ name: 'reply', conversationId: 'c_1', text: '', files: ['a.png', 'b.pdf'], waitSeconds: 0 });
+    expect(ok(['reply', '--text=', 'c_1', '--file', 'a.png', '--wait-seconds', '40']).command).toMatchObject({ text: '', conversationId: 'c_1', waitSeconds: 40 });
+    // A value may start with a single dash; `--` ends the options.
+    expect(ok(['reply', 'c_1', '--text', '-1 is a number']).command).toMatchObject({ text: '-1 is a number' });
+    expect(ok(['reply', '--text', 'x', '--', '--odd-id']).command).toMatchObject({ conversationId: '--odd-id' });
+  });
+
+  test('reply: usage errors', () => {
+    expect(usageError(['reply'])).toBe('reply needs <conversationId>');
+    expect(usageError(['reply', 'c_1'])).toBe('reply needs --text "..." or at least one --file <path> (or both)');
+    expect(usageError(['reply', 'c_1', '--text'])).toBe('--text needs a value');
+    expect(usageError(['reply', 'c_1', '--text', '--json'])).toBe('--text needs a value');
+    expect(usageError(['reply', 'c_1', '--text', 'a', '--text', 'b'])).toBe('--text is given twice');
+    expect(usageError(['reply', 'c_1', '--text', 'a', '--no-wait', '--wait-seconds', '3'])).toBe('--no-wait and --wait-seconds contradict each other');
+    expect(usageError(['reply', 'c_1', 'c_2', '--text', 'a'])).toBe('reply takes <conversationId>, not "c_2"');
+    expect(usageError(['reply', 'c_1', '--text', 'a', '--limit', '3'])).toBe('reply does not take --limit');
+    expect(usageError(['reply', 'c_1', '--text', 'a', '--colour', 'red'])).toBe('unknown option --colour');
+  });
+
+  test('status, cancel and resend', () => {
+    expect(ok(['status', 'c_1']).command).toEqual({ name: 'status', conversationId: 'c_1', replyId: undefined });
+    expect(ok(['status', 'c_1', 'r_1']).command).toEqual({ name: 'status', conversationId: 'c_1', replyId: 'r_1' });
+    expect(ok(['cancel', 'c_1', 'r_1']).command).toEqual({ name: 'cancel', conversationId: 'c_1', replyId: 'r_1', waitSeconds: DEFAULT_WAIT_SECONDS });
+    expect(ok(['resend', 'c_1', 'r_1', '--no-wait']).command).toEqual({ name: 'resend', conversationId: 'c_1', replyId: 'r_1', waitSeconds: 0 });
+    expect(usageError(['cancel', 'c_1'])).toBe('cancel needs <conversationId> <replyId>');
+    expect(usageError(['status'])).toBe('status needs <conversationId>');
+    expect(usageError(['status', 'c_1', '--no-wait'])).toBe('status does not take --no-wait');
+    expect(usageError(['status', ''])).toBe('<conversationId> may not be empty');
+  });
+
+  test('capabilities: print, or attachments on with limits / off, and the lifecycle', () => {
+    expect(ok(['capabilities', 'int-1']).command).toEqual({ name: 'capabilities', integrationId: 'int-1', attachments: undefined, contentTypes: undefined, maxBytes: undefined, maxCount: undefined, lifecycle: undefined });
+    expect(ok(['capabilities', 'int-1', '--attachments', 'on', '--types', 'PNG, jpg,pdf,jpeg', '--max-mb', '2.5', '--max-files', '3']).command).toEqual({
+      name: 'capabilities',
+      integrationId: 'int-1',
+      attachments: 'on',
+      contentTypes: ['image/png', 'image/jpeg', 'application/pdf'],
+      maxBytes: 2.5 * 1024 * 1024,
+      maxCount: 3,
+      lifecycle: undefined,
+    });
+    expect(ok(['capabilities', 'int-1', '--attachments=off', '--lifecycle', 'off']).command).toMatchObject({ attachments: 'off', lifecycle: 'off' });
+    expect(usageError(['capabilities', 'int-1', '--attachments', 'yes'])).toBe('--attachments takes on or off, not "yes"');
+    expect(usageError(['capabilities', 'int-1', '--types', 'png'])).toBe('--types go with --attachments on');
+    expect(usageError(['capabilities', 'int-1', '--attachments', 'off', '--max-files', '2'])).toBe('--max-files go with --attachments on');
+    expect(usageError(['capabilities', 'int-1', '--attachments', 'on', '--types', 'png,bmp'])).toBe('--types takes a comma-separated list of png, jpeg, jpg, webp, gif, pdf, text, txt, not "bmp"');
+    expect(usageError(['capabilities', 'int-1', '--attachments', 'on', '--max-mb', 'ten'])).toBe('--max-mb takes a positive number of megabytes, not "ten"');
+    expect(usageError(['capabilities'])).toBe('capabilities needs <integrationId>');
+  });
+
+  test('erase: an external or customer id, optionally the integration', () => {
+    expect(ok(['erase', 'cust-1']).command).toEqual({ name: 'erase', customer: 'cust-1', integrationId: undefined, waitSeconds: DEFAULT_WAIT_SECONDS });
+    expect(ok(['erase', 'cust-1', '--integration', 'int-1', '--no-wait']).command).toEqual({ name: 'erase', customer: 'cust-1', integrationId: 'int-1', waitSeconds: 0 });
+    expect(usageError(['erase'])).toBe('erase needs <externalCustomerId|customerId>');
+    expect(usageError(['erase', 'cust-1', '--integration='])).toBe('--integration may not be empty');
+  });
+
+  test('an unknown command, or an option first, is refused', () => {
+    expect(parseArgs(['send', 'x'])).toEqual({ ok: false, error: 'unknown command "send" (one of conversations, reply, status, cancel, resend, capabilities, erase, help)', command: undefined });
+    expect(parseArgs(['--json', 'conversations'])).toMatchObject({ ok: false, command: undefined });
+    expect(parseArgs(['help', 'send'])).toMatchObject({ ok: false, command: 'help' });
+    // The refusal names the command, so that only its usage is printed.
+    expect(parseArgs(['cancel', 'c_1'])).toMatchObject({ ok: false, command: 'cancel' });
+  });
+});
+
+describe('identity and workspace', () => {
+  test('the demo operator by default, the demo admin for admin commands', () => {
+    expect(ok(['conversations'])).toMatchObject({ identity: { kind: 'demo', role: 'operator' }, workspaceId: DEMO_WORKSPACE, json: false });
+    expect(ok(['capabilities', 'int-1']).identity).toEqual({ kind: 'demo', role: 'admin' });
+    expect(ok(['erase', 'cust-1']).identity).toEqual({ kind: 'demo', role: 'admin' });
+    expect(ok(['capabilities', 'int-1', '--as', 'operator']).identity).toEqual({ kind: 'demo', role: 'operator' });
+    expect(usageError(['conversations', '--as', 'owner'])).toBe('--as takes admin or operator, not "owner"');
+  });
+
+  test('an account by --email and --password, or from the environment', () => {
+    expect(ok(['conversations', '--email', 'a@b.test', '--password', 'pw']).identity).toEqual({ kind: 'account', email: 'a@b.test', password: 'pw' });
+    expect(ok(['conversations'], { DESK_EMAIL: 'e@b.test', DESK_PASSWORD: 'secret' }).identity).toEqual({ kind: 'account', email: 'e@b.test', password: 'secret' });
+    // --as wins over the environment's account; with --email it is a contradiction.
+    expect(ok(['conversations', '--as', 'admin'], { DESK_EMAIL: 'e@b.test', DESK_PASSWORD: 'secret' }).identity).toEqual({ kind: 'demo', role: 'admin' });
+    expect(usageError(['conversations', '--as', 'admin', '--email', 'a@b.test', '--password', 'pw'])).toBe('--as and --email name two identities: give one');
+    expect(usageError(['conversations', '--email', 'a@b.test'])).toBe('--email needs --password (or DESK_PASSWORD)');
+  });
+
+  test('the workspace from --workspace, else DESK_WORKSPACE, else the demo one; --json anywhere', () => {
+    expect(ok(['conversations', '--workspace', 'ws-1'], { DESK_WORKSPACE: 'ws-env' }).workspaceId).toBe('ws-1');
+    expect(ok(['conversations'], { DESK_WORKSPACE: 'ws-env' }).workspaceId).toBe('ws-env');
+    expect(ok(['status', '--json', 'c_1']).json).toBe(true);
+  });
+});
+
+test('the usage names every command, or only the one asked about', () => {
+  const all = usage();
+  for (const name of ['conversations', 'reply', 'status', 'cancel', 'resend', 'capabilities', 'erase', 'help']) expect(all).toContain(`  ${name} `);
+  expect(usage('cancel')).toContain('cancel <conversationId> <replyId>');
+  expect(usage('cancel')).not.toContain('reply <conversationId>');
+});
