@@ -30,7 +30,9 @@ test('docs/quickstart.md shows each file of examples/quickstart verbatim, under 
   expect(page.split('\n').length).toBeLessThanOrEqual(180);
 });
 
-// Registers the connector's own node:test test as a Jest test (through the mock above).
+// Registers the connector's own node:test test as a Jest test (through the mock above). A require,
+// not an import: it must run while Jest collects this file's tests, after the mocks are in place.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
 require(join(QUICKSTART, 'connector.test.mjs'));
 
 test('the quickstart connector passes every conformance scenario', async () => {
