@@ -2,7 +2,9 @@
  * The runnable example (examples/connector) against the emulator stack: its processing loop
  * imported and driven in-process, and `main.js` run as a real Node.js process on the BUILT SDK
  * (sdk/dist, as `npm run example:connector` does). Each test has its own integration, topic and
- * subscription.
+ * subscription. On the test service (./target.ts) the imported loop receives the service's
+ * `subscription()` as its Pub/Sub client's (`exampleDeps`); two scenarios stay on the emulators
+ * (see `emulatorOnly`).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,9 +14,13 @@ import {
   apiBaseUrl,
   closePubSub,
   closeStack,
+  createLateTopic,
   createRawTopic,
   createTestIntegration,
   eventually,
+  exampleConnectionEnv,
+  exampleDeps,
+  onTestService,
   sdkClient,
   startConversation,
   waitForMirror,
@@ -23,7 +29,6 @@ import {
   type TestIntegration,
 } from './helpers';
 import { projectId } from '../../../test/integration/helpers/stack';
-import { pubsubClient } from '../../../test/integration/helpers/deliveries';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const EXAMPLE_DIR = join(ROOT, 'examples', 'connector');
@@ -44,7 +49,7 @@ interface ExampleModule {
   createFakeProvider(options: { write: (line: string) => void }): unknown;
   runConnector(
     config: Record<string, unknown>,
-    deps: { send: unknown; onEvent: (event: ExampleEvent) => void },
+    deps: { send: unknown; pubsub?: unknown; onEvent: (event: ExampleEvent) => void },
   ): Promise<{ incoming: { conversationId: string; messageId: string; duplicate: boolean; eventId: string }; stop(): Promise<void> }>;
 }
 
@@ -65,12 +70,17 @@ afterAll(async () => {
   await closeStack();
 });
 
+/**
+ * Scenarios of the emulator stack only: the example's configuration defaults ARE the local emulator
+ * stack (examples/connector/local-stack.js reads firebase.json; no service is involved), and
+ * `main.js` runs as another process with a Pub/Sub client of its own, which cannot be handed the
+ * test service's in-process subscription.
+ */
+const emulatorOnly = onTestService ? test.skip : test;
+
 const exampleEnv = (extra: Record<string, string> = {}): Record<string, string | undefined> => ({
   INTEGRATION_KEY: integration.key,
-  API_BASE_URL: apiBaseUrl(),
-  SUBSCRIPTION: topic.subscriptionName,
-  GCLOUD_PROJECT: projectId(),
-  PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST,
+  ...exampleConnectionEnv(topic),
   EXTERNAL_CONVERSATION_ID: `example-chat-${randomUUID()}`,
   CUSTOMER_ID: 'example-customer-7',
   ...extra,
@@ -82,7 +92,7 @@ const importExample = async (): Promise<ExampleModule> => {
   return (await import(examplePath)) as ExampleModule;
 };
 
-test('loadConfig: INTEGRATION_KEY is required; the rest defaults to where this stack listens (demo-* projects use the emulator)', async () => {
+emulatorOnly('loadConfig: INTEGRATION_KEY is required; the rest defaults to where this stack listens (demo-* projects use the emulator)', async () => {
   const example = await importExample();
   expect(() => example.loadConfig({})).toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('INTEGRATION_KEY') }));
   // The stack the tests run on is the one `npm start` runs: its API and Pub/Sub emulator are the defaults.
@@ -106,6 +116,7 @@ test('the processing loop (imported): startup message, replies delivered through
   const printed: string[] = [];
   const env = exampleEnv({ STARTUP_TEXT: 'Where is my parcel?' });
   const connector = await example.runConnector(example.loadConfig(env), {
+    ...exampleDeps(topic),
     send: example.createFakeProvider({ write: (line) => printed.push(line) }),
     onEvent: (event) => events.push(event),
   });
@@ -189,21 +200,20 @@ function lines(child: ChildProcessWithoutNullStreams) {
 
 test('a reply notified while no subscription existed is delivered by the catch-up at start-up, and its conversation goes on', async () => {
   // Replies go to a topic nobody subscribes to yet: Pub/Sub drops their notifications.
-  const name = `late-sub-${randomUUID()}`;
-  const [lateTopic] = await pubsubClient().createTopic(name);
-  const late = await createTestIntegration({ topic: `projects/${projectId()}/topics/${name}` });
+  const lateTopic = await createLateTopic();
+  const late = await createTestIntegration({ topic: lateTopic.topicPath });
   try {
     const { conversationId } = await startConversation(sdkClient(late.key), late);
     const conversation = { integration: late, conversationId };
     const lost = await writeReply(conversation, 'You missed this one.');
     await waitForMirror(conversation, lost, (m) => m.status === 'queued');
     // The connector's subscription is created now, after the notification was published.
-    const [subscription] = await lateTopic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
+    const subscribed = await lateTopic.subscribe();
     const example = await importExample();
     const events: ExampleEvent[] = [];
     const connector = await example.runConnector(
-      example.loadConfig({ ...exampleEnv({ STARTUP_TEXT: '' }), INTEGRATION_KEY: late.key, SUBSCRIPTION: `${name}-sub` }),
-      { send: example.createFakeProvider({ write: () => undefined }), onEvent: (event) => events.push(event) },
+      example.loadConfig({ ...exampleEnv({ STARTUP_TEXT: '' }), ...exampleConnectionEnv(subscribed), INTEGRATION_KEY: late.key }),
+      { ...exampleDeps(subscribed), send: example.createFakeProvider({ write: () => undefined }), onEvent: (event) => events.push(event) },
     );
     try {
       const caughtUp = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === lost), 'the catch-up delivery', 30_000);
@@ -215,14 +225,13 @@ test('a reply notified while no subscription existed is delivered by the catch-u
       expect(delivered).toMatchObject({ via: 'notification', action: 'ack', result: { kind: 'sent' } });
     } finally {
       await connector.stop();
-      await subscription.delete().catch(() => undefined);
     }
   } finally {
-    await lateTopic.delete().catch(() => undefined);
+    await lateTopic.close();
   }
 });
 
-test('main.js runs as a real process on the built SDK: message at startup, reply printed by the fake provider, clean stop on SIGINT', async () => {
+emulatorOnly('main.js runs as a real process on the built SDK: message at startup, reply printed by the fake provider, clean stop on SIGINT', async () => {
   expect({ built: existsSync(join(ROOT, 'sdk', 'dist', 'index.js')), hint: 'npm run build --workspace sdk (npm test builds it)' }).toMatchObject({ built: true });
   const env = exampleEnv();
   const child = spawn(process.execPath, [join(EXAMPLE_DIR, 'main.js')], { cwd: ROOT, env: { ...process.env, ...env } });

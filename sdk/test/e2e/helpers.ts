@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import type { Message, Subscription } from '@google-cloud/pubsub';
+import type { Message, Subscription, Topic } from '@google-cloud/pubsub';
 import { ConnectorClient, parsePulledNotification, type Clock, type ConnectorClientOptions, type DeliveryNotification, type PullSubscription } from '../../src/index.js';
 import type { TestSubscription } from '../../src/testing/index.js';
 import type { DocumentData } from 'firebase-admin/firestore';
@@ -55,6 +55,7 @@ export async function createTestIntegration(options: TestIntegrationOptions = {}
   if (!onTestService) return stack.createTestIntegration(options);
   const service = testService();
   const created = await service.createIntegration({ ...(options.workspaceId === undefined ? {} : { workspaceId: options.workspaceId }), ...(options.active === undefined ? {} : { active: options.active }) });
+  if (options.topic !== undefined) topicIntegrations.set(options.topic, created.integrationId);
   const topic = options.topic === undefined ? undefined : serviceTopics.get(options.topic);
   if (topic !== undefined) {
     const subscription = service.subscription(created.integrationId);
@@ -159,38 +160,47 @@ export async function createRawTopic(options: { listen?: boolean } = {}): Promis
   if (onTestService) {
     // The test service has no topics: an integration created with this one (createTestIntegration)
     // delivers its notifications here through the service's `subscription()`.
-    const messages: RawMessage[] = [];
-    const about = (messageId: string) => messages.filter((m) => replyIdOf(m) === messageId);
-    const topic: ServiceTopic = {
-      listen: options.listen !== false,
-      topicPath: `test-service/topics/${name}`,
-      subscriptionName: `${name}-sub`,
-      get subscription(): Subscription {
-        throw new Error('the test service has no Pub/Sub subscription (use `pull`): this scenario runs on the emulator stack only');
-      },
-      get pull(): RawSubscription {
-        if (topic.serviceSubscription === undefined) throw new Error(`no integration was created with topic ${topic.topicPath} yet`);
-        return topic.serviceSubscription;
-      },
-      messages,
-      about,
-      publish: (data) => {
-        if (topic.integrationId === undefined) return Promise.reject(new Error(`no integration was created with topic ${topic.topicPath} yet`));
-        testService().publish(topic.integrationId, data);
-        return Promise.resolve();
-      },
-      waitFor: (messageId, nth = 1, timeoutMs = 30_000) => eventually(async () => Promise.resolve(about(messageId)[nth - 1]), `notification #${nth} of reply ${messageId}`, timeoutMs),
-      close: async () => {
-        await topic.serviceSubscription?.close();
-      },
-    };
+    const topic = serviceRawTopic(name, options.listen !== false);
     serviceTopics.set(topic.topicPath, topic);
     return topic;
   }
   const [topic] = await pubsubClient().createTopic(name);
   const [subscription] = await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
+  return emulatorRawTopic(topic, subscription, name, options.listen !== false);
+}
+
+function serviceRawTopic(name: string, listen: boolean): ServiceTopic {
+  const messages: RawMessage[] = [];
+  const about = (messageId: string) => messages.filter((m) => replyIdOf(m) === messageId);
+  const topic: ServiceTopic = {
+    listen,
+    topicPath: `test-service/topics/${name}`,
+    subscriptionName: `${name}-sub`,
+    get subscription(): Subscription {
+      throw new Error('the test service has no Pub/Sub subscription (use `pull`): this scenario runs on the emulator stack only');
+    },
+    get pull(): RawSubscription {
+      if (topic.serviceSubscription === undefined) throw new Error(`no integration was created with topic ${topic.topicPath} yet`);
+      return topic.serviceSubscription;
+    },
+    messages,
+    about,
+    publish: (data) => {
+      if (topic.integrationId === undefined) return Promise.reject(new Error(`no integration was created with topic ${topic.topicPath} yet`));
+      testService().publish(topic.integrationId, data);
+      return Promise.resolve();
+    },
+    waitFor: (messageId, nth = 1, timeoutMs = 30_000) => eventually(async () => Promise.resolve(about(messageId)[nth - 1]), `notification #${nth} of reply ${messageId}`, timeoutMs),
+    close: async () => {
+      await topic.serviceSubscription?.close();
+    },
+  };
+  return topic;
+}
+
+function emulatorRawTopic(topic: Topic, subscription: Subscription, name: string, listen: boolean): RawTopic {
   const messages: Message[] = [];
-  if (options.listen !== false) {
+  if (listen) {
     subscription.on('message', (message: Message) => {
       messages.push(message);
       message.ack();
@@ -211,6 +221,57 @@ export async function createRawTopic(options: { listen?: boolean } = {}): Promis
     async close() {
       subscription.removeAllListeners('message');
       await subscription.close();
+    },
+  };
+}
+
+/** The integration created with each topic path on the test service (createTestIntegration). */
+const topicIntegrations = new Map<string, string>();
+
+export interface LateTopic {
+  topicPath: string;
+  /** Creates the topic's subscription now (not listened to: for a consumer of its own); what was published before is not on it. */
+  subscribe(): Promise<RawTopic>;
+  /** Deletes the subscription and the topic (on the emulators). */
+  close(): Promise<void>;
+}
+
+/**
+ * A topic with no subscription yet: what is published to it is dropped, as Pub/Sub drops a
+ * topic's messages while no subscription exists (on the test service: an integration with no
+ * `subscription()` yet).
+ */
+export async function createLateTopic(): Promise<LateTopic> {
+  const name = `late-sub-${randomUUID()}`;
+  if (onTestService) {
+    const topicPath = `test-service/topics/${name}`;
+    let subscribed: ServiceTopic | undefined;
+    return {
+      topicPath,
+      subscribe: () => {
+        const integrationId = topicIntegrations.get(topicPath);
+        if (integrationId === undefined) return Promise.reject(new Error(`no integration was created with topic ${topicPath}`));
+        subscribed = serviceRawTopic(name, false);
+        subscribed.integrationId = integrationId;
+        subscribed.serviceSubscription = testService().subscription(integrationId);
+        return Promise.resolve(subscribed);
+      },
+      close: async () => {
+        await subscribed?.close();
+      },
+    };
+  }
+  const [topic] = await pubsubClient().createTopic(name);
+  let subscription: Subscription | undefined;
+  return {
+    topicPath: `projects/${projectId()}/topics/${name}`,
+    subscribe: async () => {
+      [subscription] = await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
+      return emulatorRawTopic(topic, subscription, name, false);
+    },
+    close: async () => {
+      await subscription?.delete().catch(() => undefined);
+      await topic.delete().catch(() => undefined);
     },
   };
 }

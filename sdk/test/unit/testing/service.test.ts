@@ -2,6 +2,7 @@
  * The test service (sdk/src/testing) through real HTTP on loopback: with the SDK's ConnectorClient
  * as a connector uses it, and with raw fetch where the SDK would not send such a request.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConflictError, ConnectorClient, createPushHandler, runPullLoop, type ProviderSendInput } from '../../../src/index.js';
@@ -99,8 +100,8 @@ describe('messages', () => {
     const sent = await client.messages.send({ externalConversationId: 'chat-img', sender: { externalId: 'c' }, images: [{ data: PNG, contentType: 'image/png' }, { data: PNG }] });
     expect(sent.duplicate).toBe(false);
     expect(service.messages({ conversationId: sent.conversationId })[0]?.images).toEqual([
-      { part: 'images[0]', contentType: 'image/png', bytes: PNG.length, status: 'stored' },
-      { part: 'images[1]', contentType: 'image/png', bytes: PNG.length, status: 'stored' },
+      { part: 'images[0]', contentType: 'image/png', width: 1, height: 1, bytes: PNG.length, sha256: createHash('sha256').update(PNG).digest('hex'), status: 'stored' },
+      { part: 'images[1]', contentType: 'image/png', width: 1, height: 1, bytes: PNG.length, sha256: createHash('sha256').update(PNG).digest('hex'), status: 'stored' },
     ]);
     await expect(client.messages.send({ externalConversationId: 'chat-img', sender: { externalId: 'c' }, images: [{ data: new Uint8Array([1, 2, 3]) }] })).rejects.toMatchObject({ status: 400, code: 'unsupported_image' });
 
@@ -242,7 +243,19 @@ describe('the operator side and faults', () => {
     expect(page.erasures).toEqual([expect.objectContaining({ erasureId, externalCustomerId: 'cust-1' })]);
     expect(service.violations({ final: true }).map((v) => v.rule)).toContain('erasure_not_acknowledged');
     await client.erasures.ack({ erasureId });
-    expect(service.erasures(integration.integrationId)).toEqual([{ erasureId, integrationId: integration.integrationId, externalCustomerId: 'cust-1', acknowledged: true }]);
+    expect(service.erasures(integration.integrationId)).toEqual([
+      {
+        erasureId,
+        integrationId: integration.integrationId,
+        externalCustomerId: 'cust-1',
+        externalConversationIds: [expect.stringMatching(/^chat-/)],
+        requestedAt: clock,
+        // The customer was the conversation's only customer: it goes, with their message and the replies A (and its resend) and B.
+        counts: { conversations: 1, messages: 3 },
+        acknowledged: true,
+        acknowledgedAt: clock,
+      },
+    ]);
     expect((await post('/v1/erasures/ack', { erasureId: 'x_nope' })).status).toBe(404);
   });
 
