@@ -56,7 +56,7 @@ export function changelogSection(changelog, version) {
   return { heading, released: !/unreleased/i.test(heading) };
 }
 
-/** The files `exports` and `bin` point at (`./dist/index.js` -> `dist/index.js`). */
+/** The files `exports` and `bin` point at, relative to the package (without their leading `./`). */
 export function entryFiles(pkg) {
   const files = new Set();
   const walk = (value) => {
