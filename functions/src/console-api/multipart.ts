@@ -32,12 +32,13 @@ const FIELDS = ['workspaceId', 'conversationId'] as const;
 const MAX_FIELD_BYTES = 1500;
 
 /**
- * The body with every part header's `filename=""` read as `filename="."`. A browser sends an empty
- * file name for a File whose name is empty; busboy takes a part without a non-empty `filename` for
- * a text field, which refused the upload as "too many text fields" although the part is the file.
- * busboy reads `.` as a file with an empty name (its basename), which ./rules.ts `uploadName` names
- * `attachment` as documented. Only part headers change (a delimiter never occurs inside a part);
- * the body is returned as it is when none has an empty file name.
+ * The body with the file part's missing or empty file name read as `.`. A browser sends
+ * `filename=""` for a File whose name is empty, Node's FormData leaves the parameter out; busboy
+ * takes a part without a non-empty `filename` for a text field, which refused the upload as "too
+ * many text fields" although the part is the file. busboy reads `.` as a file with an empty name
+ * (its basename), which ./rules.ts `uploadName` names `attachment` as documented. Only the part
+ * headers change (a delimiter never occurs inside a part), and only the Content-Disposition of a
+ * part named `file`; the body is returned as it is when there is nothing to change.
  */
 export function withEmptyFileNamesNamed(contentType: string, body: Buffer): Buffer {
   const boundary = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
@@ -53,7 +54,11 @@ export function withEmptyFileNamesNamed(contentType: string, body: Buffer): Buff
     const headerEnd = body.indexOf('\r\n\r\n', from, 'latin1');
     if (headerEnd === -1) break;
     const header = body.toString('latin1', from, headerEnd);
-    const renamed = header.replace(/(;\s*filename\s*=\s*)""/gi, '$1"."');
+    const renamed = header.replace(/^(content-disposition:[^\r\n]*)$/gim, (line: string) => {
+      if (!/;\s*name\s*=\s*(?:"file"|file)\s*(?:;|$)/i.test(line)) return line;
+      if (/;\s*filename\*?\s*=/i.test(line)) return line.replace(/(;\s*filename\s*=\s*)""/i, '$1"."');
+      return `${line}; filename="."`;
+    });
     if (renamed !== header) {
       pieces.push(body.subarray(copied, from), Buffer.from(renamed, 'latin1'));
       copied = headerEnd;

@@ -47,13 +47,19 @@ describe('an empty file name (filename="")', () => {
     expect(parsed.file.filename).toBe('');
   });
 
-  test('a body without one is given to the parser as it is', () => {
+  test('a body whose file has a name, or without a boundary, is given to the parser as it is', () => {
     const b = uploadBody(10);
     expect(withEmptyFileNamesNamed(`multipart/form-data; boundary=${BOUNDARY}`, b)).toBe(b);
     expect(withEmptyFileNamesNamed('multipart/form-data', b)).toBe(b);
   });
 
-  test('a file part without any filename parameter is still refused (a text field named file)', async () => {
-    await expect(parseBody(body('form-data; name="file"'))).rejects.toMatchObject({ status: 400, code: 'invalid_multipart' });
+  test("a file part without a filename parameter (what Node's FormData sends for an empty name) is the file too", async () => {
+    const parsed = await parseBody(body('form-data; name="file"'));
+    expect(parsed.file.filename).toBe('');
+    expect(parsed.file.bytes.toString()).toBe('hello "filename=""" ');
+  });
+
+  test('only the part named file is touched: another part with an empty file name stays a text field (and is refused)', async () => {
+    await expect(parseBody(body('form-data; name="note"; filename=""'))).rejects.toMatchObject({ status: 400, code: 'invalid_multipart' });
   });
 });
