@@ -10,7 +10,7 @@ import { withoutInvisibleCharacters } from '../../contract/file-names';
  * (opened directly, a type misread), it is a sandbox of an opaque origin without scripts, forms or
  * plugins, and may load nothing (docs/decisions.md#the-console-function-uploads-media-unused-uploads).
  */
-export const STORED_FILE_CSP = "sandbox; default-src 'none'";
+const STORED_FILE_CSP = "sandbox; default-src 'none'";
 
 /**
  * A file name safe in a header (docs/contract.md#fetch-an-attachment): no bidi controls or
