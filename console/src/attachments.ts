@@ -8,6 +8,7 @@
  */
 
 import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_LIMITS, parseAttachmentCapability, type AttachmentCapability, type AttachmentContentType } from '../../functions/src/contract';
+import { shownFileName } from '../../functions/src/contract/file-names';
 
 export { ATTACHMENT_CONTENT_TYPES, type AttachmentCapability };
 /** `maxBytes` of one file is at most this (10 MB; the contract's). */
@@ -79,12 +80,13 @@ export function acceptAttribute(c: AttachmentCapability): string {
  * the bytes); size and count are exact.
  */
 export function fileProblem(file: { name: string; size: number; type: string }, c: AttachmentCapability, current: readonly number[]): string | undefined {
+  const name = shownFileName(file.name);
   if (current.length >= c.maxCount) return `At most ${c.maxCount} file${c.maxCount === 1 ? '' : 's'} per reply.`;
-  if (file.size === 0) return `${file.name} is empty.`;
-  if (file.size > c.maxBytes) return `${file.name} is larger than ${formatMegabytes(c.maxBytes)}.`;
+  if (file.size === 0) return `${name} is empty.`;
+  if (file.size > c.maxBytes) return `${name} is larger than ${formatMegabytes(c.maxBytes)}.`;
   const total = current.reduce((a, b) => a + b, 0) + file.size;
   if (total > REPLY_ATTACHMENTS_MAX_TOTAL_BYTES) return `A reply's files may total at most ${formatMegabytes(REPLY_ATTACHMENTS_MAX_TOTAL_BYTES)}.`;
-  if (file.type !== '' && !(c.contentTypes as readonly string[]).includes(file.type)) return `${file.name} is ${contentTypeLabel(file.type)}; this integration accepts ${c.contentTypes.map(contentTypeLabel).join(', ')}.`;
+  if (file.type !== '' && !(c.contentTypes as readonly string[]).includes(file.type)) return `${name} is ${contentTypeLabel(file.type)}; this integration accepts ${c.contentTypes.map(contentTypeLabel).join(', ')}.`;
   return undefined;
 }
 

@@ -4,6 +4,7 @@
  * progress and the service's error, and the list of uploaded files the reply will carry
  * (docs/console.md#attachments-and-media). Without the capability it shows nothing.
  */
+import { shownFileName } from '../../functions/src/contract/file-names';
 import { h, replace } from './dom';
 import { acceptAttribute, fileProblem, limitsText, type AttachmentCapability, type UploadedAttachment } from './attachments';
 import { formatBytes } from './format';
@@ -43,29 +44,31 @@ export function composeAttachments(session: Session, conversationId: string, onC
   function render(): void {
     replace(
       list,
-      ...entries.map((e) =>
-        h(
+      ...entries.map((e) => {
+        // Shown as the service will store it: without bidi controls or invisible characters.
+        const name = shownFileName(e.file.name);
+        return h(
           'li',
           { class: 'draft-file', 'data-file': e.file.name, 'data-state': e.error ? 'error' : e.uploaded ? 'uploaded' : 'uploading' },
-          h('span', { class: 'name' }, e.file.name),
+          h('span', { class: 'name' }, name),
           h('span', { class: 'muted' }, ` ${formatBytes(e.file.size)} `),
           e.error
             ? h('span', { class: 'error-code', role: 'alert' }, e.error)
             : e.uploaded
               ? h('span', { class: 'badge status-sent' }, 'ready')
-              : h('progress', { max: 100, value: Math.round(e.progress * 100), 'aria-label': `Uploading ${e.file.name}` }),
+              : h('progress', { max: 100, value: Math.round(e.progress * 100), 'aria-label': `Uploading ${name}` }),
           h('button', {
             type: 'button',
             class: 'secondary remove-file',
-            'aria-label': `Remove ${e.file.name}`,
+            'aria-label': `Remove ${name}`,
             onclick: () => {
               e.abort.abort();
               entries = entries.filter((x) => x !== e);
               render();
             },
           }, 'Remove'),
-        ),
-      ),
+        );
+      }),
     );
     onChange();
   }

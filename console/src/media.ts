@@ -4,6 +4,7 @@
  * with progress) and showing stored media (`GET /console/v1/media`) as blob URLs. The browser never
  * gets a public or signed URL of the store: every byte comes through the members-only endpoint.
  */
+import { shownFileName } from '../../functions/src/contract/file-names';
 import { h, replace } from './dom';
 import { isImage, uploadErrorText, type UploadedAttachment } from './attachments';
 import { formatBytes } from './format';
@@ -89,7 +90,10 @@ export class MediaCache {
         const token = await this.session.user.getIdToken();
         const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
         if (!res.ok) throw new UploadError(uploadErrorText(res.status, await res.text()), res.status);
-        return URL.createObjectURL(await res.blob());
+        // Only an image keeps its type: anything else becomes bytes a browser can only save, so
+        // that its blob URL (of the console's origin) can never be rendered as a document.
+        const blob = await res.blob();
+        return URL.createObjectURL(blob.type.startsWith('image/') ? blob : new Blob([blob], { type: 'application/octet-stream' }));
       })();
       pending.catch(() => this.#urls.delete(url));
       this.#urls.set(url, pending);
@@ -104,20 +108,24 @@ export class MediaCache {
 }
 
 /**
- * One stored file in the thread: an image as a thumbnail that opens full size, any other file as
- * a link that opens it; loaded through `cache`, with its error shown in place.
+ * One stored file in the thread: an image as a thumbnail that opens full size, any other file (a
+ * PDF, a text) as a link that downloads it under its name; loaded through `cache`, with its error
+ * shown in place. The name is shown without bidi controls or invisible characters.
  */
 export function mediaElement(cache: MediaCache, ref: MediaRef, meta: { name: string; contentType?: string; size?: number; detail?: string }): HTMLElement {
-  const label = `${meta.name}${meta.size === undefined ? '' : `, ${formatBytes(meta.size)}`}`;
+  const name = shownFileName(meta.name);
+  const label = `${name}${meta.size === undefined ? '' : `, ${formatBytes(meta.size)}`}`;
   const image = isImage(meta.contentType);
   const slot = h('span', { class: 'media-slot muted' }, 'loading…');
   const el = h('figure', { class: `media ${image ? 'media-image' : 'media-file'}`, 'data-media': ref.kind === 'image' ? `${ref.messageId}/${ref.index}` : ref.attachmentId }, slot, h('figcaption', {}, label, meta.detail ? h('span', { class: 'muted' }, ` ${meta.detail}`) : null));
   cache.load(ref).then(
     (blobUrl) => {
-      // Opens in a new tab (the browser's image or PDF viewer); the types are the service's sniffed ones, never HTML.
-      const link = h('a', { href: blobUrl, target: '_blank', rel: 'noopener', class: 'media-link', title: `Open ${meta.name}` });
-      if (image) link.append(h('img', { src: blobUrl, alt: meta.name, class: 'thumbnail', loading: 'lazy' }));
-      else link.append(`Open ${meta.name}`);
+      // An image opens full size in a new tab (an image document runs nothing). A PDF or a text is
+      // downloaded, never opened as a document of the console's origin: a PDF can carry scripts,
+      // and its blob URL would share the console's origin (docs/console.md#attachments-and-media).
+      const link = image
+        ? h('a', { href: blobUrl, target: '_blank', rel: 'noopener', class: 'media-link', title: `Open ${name}` }, h('img', { src: blobUrl, alt: name, class: 'thumbnail', loading: 'lazy' }))
+        : h('a', { href: blobUrl, download: name, class: 'media-link', title: `Download ${name}` }, `Download ${name}`);
       replace(slot, link);
       slot.classList.remove('muted');
       el.dataset.loaded = 'true';

@@ -4,8 +4,10 @@
  * uploaded for a reply, for the workspace's members only. Whatever the query names must be in that
  * conversation of that workspace (404 `media_not_found` otherwise, the same answer for an id that
  * does not exist and one of another conversation). Answered with the stored (sniffed) type,
- * `X-Content-Type-Options: nosniff`, `Cache-Control: private, no-store` and an inline
- * Content-Disposition; the browser never learns where the store keeps it.
+ * `X-Content-Type-Options: nosniff`, `Cache-Control: private, no-store`,
+ * `Content-Security-Policy: sandbox; default-src 'none'` and a Content-Disposition that is
+ * `inline` for an image and `attachment` for a PDF or a text (a download, never a document of the
+ * console's origin); the browser never learns where the store keeps it.
  */
 import type { Request } from 'firebase-functions/v2/https';
 import { NotFoundError } from '../platform/errors';
@@ -42,5 +44,6 @@ export async function serveMedia(req: Request, context: ConsoleContext): Promise
   }
   // Streamed as it is read (docs/decisions.md#stored-files-are-streamed), with the stored size:
   // a read that fails or ends short cuts the answer off instead of completing it.
-  return { status: 200, body: new StreamedBody(stored.stream, { length: stored.size }), headers: storedFileHeaders(media.contentType, media.name, 'inline') };
+  const disposition = media.contentType.startsWith('image/') ? 'inline' : 'attachment';
+  return { status: 200, body: new StreamedBody(stored.stream, { length: stored.size }), headers: storedFileHeaders(media.contentType, media.name, disposition) };
 }

@@ -31,6 +31,45 @@ const FIELDS = ['workspaceId', 'conversationId'] as const;
 /** A text field's longest value: a document id is at most 1500 bytes. */
 const MAX_FIELD_BYTES = 1500;
 
+/**
+ * The body with the file part's missing or empty file name read as `.`. A browser sends
+ * `filename=""` for a File whose name is empty, Node's FormData leaves the parameter out; busboy
+ * takes a part without a non-empty `filename` for a text field, which refused the upload as "too
+ * many text fields" although the part is the file. busboy reads `.` as a file with an empty name
+ * (its basename), which ./rules.ts `uploadName` names `attachment` as documented. Only the part
+ * headers change (a delimiter never occurs inside a part), and only the Content-Disposition of a
+ * part named `file`; the body is returned as it is when there is nothing to change.
+ */
+export function withEmptyFileNamesNamed(contentType: string, body: Buffer): Buffer {
+  const boundary = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  const value = boundary?.[1] ?? boundary?.[2];
+  if (value === undefined) return body;
+  const delimiter = Buffer.from(`--${value}`, 'latin1');
+  const pieces: Buffer[] = [];
+  let copied = 0;
+  let from = 0;
+  for (let at = body.indexOf(delimiter); at !== -1; at = body.indexOf(delimiter, from)) {
+    from = at + delimiter.length;
+    if (at !== 0 && (body[at - 1] !== 0x0a || body[at - 2] !== 0x0d)) continue; // not at a line start: not a delimiter
+    const headerEnd = body.indexOf('\r\n\r\n', from, 'latin1');
+    if (headerEnd === -1) break;
+    const header = body.toString('latin1', from, headerEnd);
+    const renamed = header.replace(/^(content-disposition:[^\r\n]*)$/gim, (line: string) => {
+      if (!/;\s*name\s*=\s*(?:"file"|file)\s*(?:;|$)/i.test(line)) return line;
+      if (/;\s*filename\*?\s*=/i.test(line)) return line.replace(/(;\s*filename\s*=\s*)""/i, '$1"."');
+      return `${line}; filename="."`;
+    });
+    if (renamed !== header) {
+      pieces.push(body.subarray(copied, from), Buffer.from(renamed, 'latin1'));
+      copied = headerEnd;
+    }
+    from = headerEnd;
+  }
+  if (pieces.length === 0) return body;
+  pieces.push(body.subarray(copied));
+  return Buffer.concat(pieces);
+}
+
 const invalid = (detail: string) => new BadRequestError('invalid_multipart', `multipart body: ${detail} (send the text fields workspaceId and conversationId and one file field 'file').`);
 
 /** Parses the upload's body; throws the 400/413 of the first problem. */
@@ -98,6 +137,6 @@ export function parseUploadBody(contentType: string, rawBody: Buffer): Promise<U
       if (file === undefined) return reject(invalid("the file field 'file' is missing"));
       resolve({ workspaceId, conversationId, file });
     });
-    bb.end(rawBody);
+    bb.end(withEmptyFileNamesNamed(contentType, rawBody));
   });
 }

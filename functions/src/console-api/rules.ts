@@ -5,20 +5,27 @@
  * checks them.
  */
 import { ATTACHMENT_LIMITS, codePointLength, isAttachmentContentType, type AttachmentCapability, type AttachmentContentType } from '../contract';
+import { DEFAULT_FILE_NAME, withoutInvisibleCharacters } from '../contract/file-names';
 import { BadRequestError, ConflictError, PayloadTooLargeError, UnsupportedMediaTypeError, type ApiError } from '../platform/errors';
 import { isStorableDocumentId } from '../platform/ids';
 
 /** The name of a file whose part gave none (or only characters that are removed). */
-export const DEFAULT_UPLOAD_NAME = 'attachment';
+export const DEFAULT_UPLOAD_NAME = DEFAULT_FILE_NAME;
 
-/** The longest extension kept whole when a long name is shortened (`.jpeg`, `.tar.gz` are shorter). */
+/**
+ * The longest extension kept whole when a long name is shortened (`.jpeg`, `.tar.gz` are shorter).
+ * What follows the last dot of a long name is often no extension at all (`Minutes 3.5 of the
+ * meeting with ...`): kept whole whatever its length, it would push the name itself out.
+ */
 const MAX_KEPT_EXTENSION = 16;
 
 /**
  * The stored `name` of an upload (docs/contract.md#attachments: 1 to 255 code points): the last
  * segment of the client's file name (browsers send the bare name, older ones a Windows path), in
- * NFC, without control characters, trimmed; shortened to the limit keeping its extension. The
- * bytes' type is sniffed, never taken from the name; a connector sanitises the name for its channel.
+ * NFC, without control characters, bidi controls and invisible characters
+ * (../contract/file-names.ts), trimmed; `attachment` when nothing is left; shortened to the limit
+ * keeping its extension (the part from the last dot, when at most 16 code points). The bytes' type
+ * is sniffed, never taken from the name; a connector sanitises the name for its channel.
  */
 export function uploadName(raw: string | undefined): string {
   // Browsers escape `"`, CR and LF in a multipart file name as %22, %0D and %0A (the HTML standard's
@@ -26,7 +33,7 @@ export function uploadName(raw: string | undefined): string {
   const unescaped = (raw ?? '').replace(/%22/g, '"').replace(/%0[DA]/gi, '\n');
   const segment = unescaped.split(/[\\/]/).at(-1) ?? '';
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
-  const cleaned = segment.normalize('NFC').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '').trim();
+  const cleaned = withoutInvisibleCharacters(segment.normalize('NFC').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '')).trim();
   if (cleaned === '' || cleaned === '.' || cleaned === '..') return DEFAULT_UPLOAD_NAME;
   if (codePointLength(cleaned) <= ATTACHMENT_LIMITS.name) return cleaned;
   const points = [...cleaned];

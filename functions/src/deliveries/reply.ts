@@ -10,6 +10,7 @@
  */
 import { FieldValue, Timestamp } from 'firebase-admin/firestore';
 import { ATTACHMENT_LIMITS, codePointLength, REPLY_MAX_CODE_POINTS, TEXT_PART, type AttachmentCapability } from '../contract';
+import { shownFileName } from '../contract/file-names';
 import type { AttachmentRef, PartOutcome } from './record';
 import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from './record';
 
@@ -178,7 +179,9 @@ export function attachmentsVerdict(
     if (type === undefined || upload.size > capability.maxBytes) return rejected;
     if (name.length === 0 || codePointLength(name) > ATTACHMENT_LIMITS.name) return rejected;
     total += upload.size;
-    attachments.push({ attachmentId, name, contentType: type, size: upload.size, sha256: upload.sha256 });
+    // The name comes from the reply the console wrote: shown without bidi controls or invisible
+    // characters, whoever wrote it (docs/console.md#console-endpoints).
+    attachments.push({ attachmentId, name: shownFileName(name), contentType: type, size: upload.size, sha256: upload.sha256 });
   }
   return total > ATTACHMENT_LIMITS.maxTotalBytes ? rejected : { accepted: true, attachments };
 }

@@ -7,6 +7,7 @@
  */
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
 import { TEXT_PART } from '../contract';
+import { shownFileName } from '../contract/file-names';
 import { traceIdOfDelivery } from '../platform/trace';
 import {
   CANCELLED,
@@ -263,7 +264,8 @@ function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recip
   const to = { externalConversationId: recipient.externalConversationId, externalCustomerId: recipient.externalCustomerId };
   // `attachments` only when there are some: a text-only reply's claim keeps the exact shape a
   // connector built before attachments knows (docs/contract.md#attachments).
-  const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a })) } : { text: d.text, recipient: to };
+  // Names are cleaned again on the way out: a delivery recorded before the rule keeps its name as written.
+  const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a, name: shownFileName(a.name) })) } : { text: d.text, recipient: to };
   return { status: 'ready', leaseId, leaseExpiresAt, message };
 }
 

@@ -2,7 +2,8 @@
  * `GET downloadExport?workspaceId=&exportId=` (docs/privacy.md#export): an export's JSON Lines
  * file, for the workspace's admins only, for 7 days. The console sends its Firebase Auth ID token
  * as `Authorization: Bearer <token>`; the function verifies it (the Admin SDK) and reads the
- * caller's membership: not signed in 401 `invalid_token`, not an admin of the workspace 403
+ * caller's membership: not signed in (or revoked, or disabled) 401 `invalid_token`, the sign-in
+ * not checkable now 503 `temporarily_unavailable` with Retry-After, not an admin of the workspace 403
  * `not_an_admin`, no finished export with that id (or expired) 404 `export_not_found`. Errors use
  * the envelope. A bearer header, not a cookie, authorises it, so answering any origin's CORS
  * request exposes nothing to a page without the token.
@@ -11,6 +12,7 @@ import type { Request } from 'firebase-functions/v2/https';
 import type { Response } from 'express';
 import { config } from '../platform/config';
 import { db } from '../platform/firebase';
+import { ApiError } from '../platform/errors';
 import { idTokenUid, memberRole } from '../platform/http/id-token';
 import { isStorableDocumentId } from '../platform/ids';
 import { paths } from '../platform/paths';
@@ -32,7 +34,14 @@ export async function downloadExport(req: Request, res: Response): Promise<void>
   const workspaceId = typeof req.query.workspaceId === 'string' ? req.query.workspaceId : '';
   const exportId = typeof req.query.exportId === 'string' ? req.query.exportId : '';
   if (!isStorableDocumentId(workspaceId) || !isStorableDocumentId(exportId)) return fail(res, 400, 'invalid_request', 'workspaceId and exportId are required.');
-  const uid = await idTokenUid(req.get('authorization'), 'export.download_unauthenticated');
+  let uid: string | null;
+  try {
+    uid = await idTokenUid(req.get('authorization'), 'export.download_unauthenticated');
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.retryAfterSeconds === undefined) throw err;
+    res.set('Retry-After', String(err.retryAfterSeconds));
+    return fail(res, err.status, err.code, err.message);
+  }
   if (uid === null) return fail(res, 401, 'invalid_token', 'Sign in: a valid Firebase ID token is required.');
   if ((await memberRole(workspaceId, uid)) !== 'admin') return fail(res, 403, 'not_an_admin', 'Only the workspace\'s admins download exports.');
   const request = (await db().doc(paths.exportRequest(workspaceId, exportId)).get()).data();

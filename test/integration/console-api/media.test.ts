@@ -6,6 +6,7 @@
  * reinterpreting them; 404 for anything not in that conversation of that workspace.
  */
 import { randomUUID } from 'node:crypto';
+import { getAuth } from 'firebase-admin/auth';
 import { apiBaseUrl, closeStack, createTestIntegration, postJson, postMultipart, messageParts, type TestIntegration } from '../helpers/stack';
 import { allowAttachments, newMember, realPng, uploaded, type Member, type Uploaded } from '../helpers/console-uploads';
 
@@ -69,14 +70,18 @@ describe('for a member', () => {
     expect(res.headers.get('cache-control')).toMatch(/^private\b/);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('content-disposition')).toMatch(/^inline; filename="image-1\.png"/);
+    expect(res.headers.get('content-security-policy')).toBe("sandbox; default-src 'none'");
   });
 
-  test("a reply's files: the bytes, the sniffed type (text with its charset) and the sanitised name", async () => {
+  test("a reply's files: the bytes, the sniffed type (text with its charset) and the sanitised name, as a download in a sandbox", async () => {
     const a = await media({ workspaceId, conversationId, attachmentId: pdf.attachmentId }, member.idToken);
     expect({ status: a.status, same: a.bytes.equals(PDF), type: a.headers.get('content-type') }).toEqual({ status: 200, same: true, type: 'application/pdf' });
-    expect(a.headers.get('content-disposition')).toBe(`inline; filename="Rechnung _1_.pdf"; filename*=UTF-8''Rechnung%20_1_.pdf`);
+    // A PDF or a text is never a document of the console's origin: a download, and a sandbox that loads nothing should it be rendered.
+    expect(a.headers.get('content-disposition')).toBe(`attachment; filename="Rechnung _1_.pdf"; filename*=UTF-8''Rechnung%20_1_.pdf`);
+    expect({ csp: a.headers.get('content-security-policy'), nosniff: a.headers.get('x-content-type-options'), cache: a.headers.get('cache-control') }).toEqual({ csp: "sandbox; default-src 'none'", nosniff: 'nosniff', cache: 'private, no-store' });
     const t = await media({ workspaceId, conversationId, attachmentId: text.attachmentId }, member.idToken);
     expect({ status: t.status, same: t.bytes.equals(TEXT), type: t.headers.get('content-type'), nosniff: t.headers.get('x-content-type-options') }).toEqual({ status: 200, same: true, type: 'text/plain; charset=utf-8', nosniff: 'nosniff' });
+    expect({ disposition: t.headers.get('content-disposition'), csp: t.headers.get('content-security-policy') }).toEqual({ disposition: `attachment; filename="notes.txt"; filename*=UTF-8''notes.txt`, csp: "sandbox; default-src 'none'" });
   });
 
   test('404 media_not_found for what is not in that conversation of that workspace', async () => {
@@ -117,5 +122,12 @@ describe('for anyone else', () => {
     expect(await media(query(), 'not.a.token')).toMatchObject({ status: 401, error: 'invalid_token' });
     const post = await media(query(), member.idToken, 'POST');
     expect({ status: post.status, error: post.error, allow: post.headers.get('allow') }).toEqual({ status: 405, error: 'method_not_allowed', allow: 'GET' });
+  });
+
+  test('a disabled user is 401 invalid_token at the next request, a member still (test/integration/console-api/revocation.test.ts covers revocation and every function)', async () => {
+    const user = await newMember(workspaceId);
+    expect((await media(query(), user.idToken)).status).toBe(200);
+    await getAuth().updateUser(user.uid, { disabled: true });
+    expect(await media(query(), user.idToken)).toMatchObject({ status: 401, error: 'invalid_token' });
   });
 });

@@ -15,12 +15,13 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { ConnectorClient } from '../../../sdk/src/index.js';
 import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
 import { closePubSub, eventually, readReply, setupConversation, type ConversationSetup } from '../helpers/deliveries';
 import { realPng } from '../helpers/console-uploads';
-import { consoleUrl, createUser, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -162,7 +163,15 @@ describe('reply attachments in the console', () => {
     await item.locator(`figure[data-part="${pdfRef?.attachmentId ?? ''}"] [data-part-status="sent"]`).waitFor();
     // Inline: the PNG as a thumbnail, the PDF as a link, both blob URLs of the members-only endpoint.
     await item.locator(`figure[data-part="${pngRef?.attachmentId ?? ''}"][data-loaded="true"] img.thumbnail`).waitFor();
-    expect(await item.locator(`figure[data-part="${pdfRef?.attachmentId ?? ''}"] a.media-link`).getAttribute('href')).toMatch(/^blob:/);
+    const pdfLink = item.locator(`figure[data-part="${pdfRef?.attachmentId ?? ''}"] a.media-link`);
+    expect(await pdfLink.getAttribute('href')).toMatch(/^blob:/);
+    // The PDF is downloaded under its name, never opened as a page of the console's origin.
+    expect({ download: await pdfLink.getAttribute('download'), target: await pdfLink.getAttribute('target'), text: await pdfLink.textContent() }).toEqual({ download: 'invoice.pdf', target: null, text: 'Download invoice.pdf' });
+    const threadUrl = page.url();
+    const [saved] = await Promise.all([page.waitForEvent('download'), pdfLink.click()]);
+    expect(saved.suggestedFilename()).toBe('invoice.pdf');
+    expect(sha256(await readFile(await saved.path()))).toBe(sha256(PDF));
+    expect({ url: page.url(), pages: page.context().pages().length }).toEqual({ url: threadUrl, pages: 1 });
     const mirror = (await readReply(setup, replyId))?.delivery as { parts?: unknown[] } | undefined;
     expect(mirror?.parts).toEqual([
       { part: 'text', status: 'sent', providerMessageIds: [result.providerMessageIds[0]] },
@@ -175,11 +184,22 @@ describe('reply attachments in the console', () => {
     expect(await page.content()).not.toMatch(/storage\.googleapis|\.local\//);
   });
 
+  test('a file name with a right-to-left override is shown without it while it uploads and once uploaded', async () => {
+    await page.setInputFiles('#reply-files', { name: 'invoice\u202Egnp.exe.pdf', mimeType: 'application/pdf', buffer: PDF });
+    const draft = page.locator('li.draft-file[data-state="uploaded"]');
+    await draft.waitFor();
+    await expect(draft.locator('.name').textContent()).resolves.toBe('invoicegnp.exe.pdf');
+    await expect(draft.getByRole('button', { name: 'Remove invoicegnp.exe.pdf' }).count()).resolves.toBe(1);
+    await draft.getByRole('button', { name: 'Remove invoicegnp.exe.pdf' }).click();
+    await expect(page.locator('li.draft-file').count()).resolves.toBe(0);
+  });
+
   test('the media endpoint answers only a member\'s token', async () => {
     const res = await fetch(`${apiBaseUrl()}/console/v1/media?workspaceId=${encodeURIComponent(workspaceId)}`);
     expect(res.status).toBe(401);
     const body = (await res.json()) as { error?: { code?: string } };
     expect(body.error?.code).toBe('invalid_token');
     expect(browserLog.filter((l) => l.startsWith('pageerror'))).toEqual([]);
+    expectUnderCsp(browserLog);
   });
 });

@@ -43,13 +43,41 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
 }
 
-/** A page (in `context`, or a new desktop-sized one) whose console output goes to `log`. */
+/**
+ * A page (in `context`, or a new desktop-sized one) whose console output goes to `log`, with a
+ * line `csp: <url>` (or `no-csp: <url>`) for each console page it loads: whether the page came with
+ * the console's Content-Security-Policy (firebase.json `hosting.headers`, docs/console.md#how-it-is-built).
+ */
 export async function newPage(browser: Browser, log: string[], context?: BrowserContext): Promise<Page> {
   const page = await (context ?? (await browser.newContext({ viewport: { width: 1280, height: 860 } }))).newPage();
   page.setDefaultTimeout(30_000);
   page.on('console', (m) => log.push(m.text()));
   page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
+  page.on('response', (r) => {
+    if (r.request().resourceType() !== 'document' || !new URL(r.url()).pathname.startsWith('/console/')) return;
+    log.push(`${r.headers()['content-security-policy']?.includes("script-src 'self'") ? 'csp' : 'no-csp'}: ${r.url()}`);
+  });
   return page;
+}
+
+/**
+ * What a browser suite's pages say about the console's Content-Security-Policy: how many console
+ * pages came with it and without it, and every violation Chromium reported (a script, style,
+ * image, connection or frame the policy refused: the console would be broken where it happened).
+ */
+export function cspReport(log: readonly string[]): { pagesWithPolicy: number; pagesWithout: string[]; violations: string[] } {
+  return {
+    pagesWithPolicy: log.filter((l) => l.startsWith('csp: ')).length,
+    pagesWithout: log.filter((l) => l.startsWith('no-csp: ')),
+    violations: log.filter((l) => /Content Security Policy/i.test(l)),
+  };
+}
+
+/** Fails unless every console page of the suite had the policy and nothing was refused by it. */
+export function expectUnderCsp(log: readonly string[]): void {
+  const report = cspReport(log);
+  expect(report).toEqual({ pagesWithPolicy: report.pagesWithPolicy, pagesWithout: [], violations: [] });
+  expect(report.pagesWithPolicy).toBeGreaterThan(0);
 }
 
 export async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {

@@ -30,7 +30,7 @@ import { png } from '../../unit/fixtures/image-bytes';
 import { hashKey } from '../../../functions/src/integrations/keys';
 import { CONVERSATION_LIST_SHARDS, conversationListShard, TOPIC_NAME_FORMAT } from '../../../functions/src/contract';
 import { conversationIdFor } from '../../../functions/src/platform/ids';
-import { authHost, createUser, launchChromium, newPage as openPage, shot, signIn as signInTo } from './browser-helpers';
+import { authHost, createUser, expectUnderCsp, launchChromium, newPage as openPage, shot, signIn as signInTo } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -382,4 +382,9 @@ test('the key is never stored or logged in plain text by the console', async () 
   const log = readFileSync(logFile, 'utf8');
   expect(log.length).toBeGreaterThan(0);
   for (const secret of secrets) expect(log).not.toContain(secret);
+});
+
+test("every view ran under the console's Content-Security-Policy, and it refused nothing", () => {
+  // Sign-in, conversations (list, thread, compose, resend), integrations (admin and operator), re-key, phone layout.
+  expectUnderCsp(browserLog);
 });

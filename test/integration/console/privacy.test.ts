@@ -20,7 +20,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ConnectorClient } from '../../../sdk/src/index.js';
 import { adminDb, apiBaseUrl, closeStack, createTestIntegration, functionsUrl, type TestIntegration } from '../helpers/stack';
 import { closePubSub, eventually } from '../helpers/deliveries';
-import { authHost, consoleUrl, createUser, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { authHost, consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -212,4 +212,8 @@ test('an operator sees no Privacy link and none of the admin controls', async ()
   const res = await fetch(`${functionsUrl()}/downloadExport?${new URLSearchParams({ workspaceId, exportId }).toString()}`, { headers: { Authorization: `Bearer ${await idTokenOf(operator)}` } });
   expect(res.status).toBe(403);
   expect(await res.json()).toEqual({ error: { code: 'not_an_admin', message: expect.any(String) as string } });
+});
+
+test("every view ran under the console's Content-Security-Policy, and it refused nothing", () => {
+  expectUnderCsp(browserLog);
 });

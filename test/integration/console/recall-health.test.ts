@@ -22,7 +22,7 @@ import { rollUpIntegration } from '../../../functions/src/deliveries/health-roll
 import { formatAge } from '../../../console/src/format';
 import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
 import { claimReady, closePubSub, deliverFully, eventually, expectOk, op, readReply, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
-import { consoleUrl, createUser, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -262,4 +262,8 @@ test('an operator sees health read-only and may cancel a reply; a cancel the rul
     await adminDb().doc(`workspaces/${workspaceId}/members/${operator.uid}`).set({ role: 'operator' });
   }
   await page.context().close();
+});
+
+test("every view ran under the console's Content-Security-Policy, and it refused nothing", () => {
+  expectUnderCsp(browserLog);
 });

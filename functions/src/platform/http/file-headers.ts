@@ -1,18 +1,27 @@
 /**
  * The headers of an answer that is a stored file's bytes (a connector's attachment download, the
  * console's media): its type (text with its charset), a safe Content-Disposition, never a shared
- * cache, never sniffed. Pure.
+ * cache, never sniffed, and never a document of the origin that serves it (a sandbox CSP). Pure.
  */
+import { withoutInvisibleCharacters } from '../../contract/file-names';
 
 /**
- * A file name safe in a header (docs/contract.md#fetch-an-attachment): no control characters,
- * quotes, backslashes or path separators; the ASCII fallback replaces the rest, `filename*`
+ * The Content-Security-Policy of every stored file: should a browser ever render one as a document
+ * (opened directly, a type misread), it is a sandbox of an opaque origin without scripts, forms or
+ * plugins, and may load nothing (docs/decisions.md#the-console-function-uploads-media-unused-uploads).
+ */
+const STORED_FILE_CSP = "sandbox; default-src 'none'";
+
+/**
+ * A file name safe in a header (docs/contract.md#fetch-an-attachment): no bidi controls or
+ * invisible characters (removed: ../../contract/file-names.ts, also from names stored before that
+ * rule), no control characters, quotes, backslashes or path separators; the ASCII fallback replaces the rest, `filename*`
  * (RFC 6266 / RFC 8187) carries the name in UTF-8. `inline` for what the console shows in the
  * page (its media), `attachment` for a download. Pure.
  */
 export function contentDisposition(name: string, disposition: 'attachment' | 'inline' = 'attachment'): string {
   const unsafe = (c: string): boolean => { const code = c.codePointAt(0) ?? 0; return code < 0x20 || code === 0x7f || c === '"' || c === '\\' || c === '/'; };
-  const cleaned = [...name].map((c) => (unsafe(c) ? '_' : c)).join('').trim() || 'attachment';
+  const cleaned = [...withoutInvisibleCharacters(name)].map((c) => (unsafe(c) ? '_' : c)).join('').trim() || 'attachment';
   const ascii = [...cleaned].map((c) => (/[\u0020-\u007e]/u.test(c) ? c : '_')).join('');
   const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
@@ -25,5 +34,6 @@ export function storedFileHeaders(contentType: string, name: string, disposition
     'Content-Disposition': contentDisposition(name, disposition),
     'Cache-Control': 'private, no-store',
     'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': STORED_FILE_CSP,
   };
 }
