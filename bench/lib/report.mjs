@@ -275,14 +275,6 @@ export function renderMarkdown(r) {
     lines.push('', '## Cost per delivery as the workspace grows (claim + start + complete, in-process)', '');
     lines.push(scaleTable(r.store.scale));
   }
-  if (r.store?.scale?.[0]?.toOldShape) {
-    // docs/decisions.md, "Delivery: one read wave": the handlers (new) against the same three
-    // transactions replayed directly in the shape they had before (3 + 2 + 4 round trips).
-    for (const step of r.store.scale) {
-      const t = step.toOldShape;
-      add('3', `ms per delivery (claim + start + complete, in-process), ${step.conversations} conversations / the same 3 transactions in the old shape replayed directly`, t, '<= 0.75', t.median <= 0.75, `${fmt(step.ms.median, 1)} vs ${fmt(step.oldShapeMs.median, 1)} ms; round trips ${step.counts.roundTrips.median} vs ${step.oldShapePattern ? step.oldShapePattern.reduce((n, p) => n + p.split(' -> ').length, 0) : '–'}`);
-    }
-  }
   if (r.stack?.throughput) {
     const t = r.stack.throughput;
     const raw = t.rawTxPerSecond;
