@@ -31,6 +31,8 @@ const { ownConversation: conversation } = deliveryTestFile();
 
 const queueRef = (setup: ConversationSetup) => adminDb().doc(`workspaces/${setup.integration.workspaceId}/deliveryQueues/${setup.conversationId}`);
 const queueDoc = async (setup: ConversationSetup): Promise<DocumentData> => (await queueRef(setup).get()).data() ?? {};
+/** A lease id of the right shape that no claim granted. */
+const UNKNOWN_LEASE = `l_${'x'.repeat(24)}`;
 const checkDoc = async (deliveryId: string): Promise<DocumentData | undefined> => (await adminDb().doc(`deliveryChecks/${deliveryId}`).get()).data();
 
 /** A before B in one conversation, B claimed while A is unfinished (so it waits), A claimed and started. */
@@ -117,7 +119,8 @@ test('the wake from the release facts writes what the wake of the read record wr
   }
   expect(runs[0]).toMatchObject({ record: expect.objectContaining({ status: 'queued', head: true, waiting: false, pendingAt: 0 }) });
   expect(runs[0]).toEqual({ ...runs[1], pending: { '2': expect.any(String) } });
-});
+  // Two conversations taken through six operations each, one after the other.
+}, 180_000);
 
 test('deliveries whose ids predate the change (no conversation in the id, no release facts) are claimed, released and completed as before', async () => {
   const setup = await conversation();
@@ -172,8 +175,8 @@ test('a forged id that names a conversation (another one of the workspace, or no
   for (const forged of [`${digest}.${mine.conversationId}`, `${digest}.c_nothing`, deliveryId]) {
     for (const [name, body] of [
       ['claim', { deliveryId: forged, requestId: 'r-1' }],
-      ['complete', { deliveryId: forged, leaseId: 'l_x', providerMessageIds: [] }],
-      ['fail', { deliveryId: forged, leaseId: 'l_x', outcome: 'failed', code: 'x' }],
+      ['complete', { deliveryId: forged, leaseId: UNKNOWN_LEASE, providerMessageIds: ['p-1'] }],
+      ['fail', { deliveryId: forged, leaseId: UNKNOWN_LEASE, outcome: 'failed', code: 'provider_rejected' }],
     ] as const) {
       const res = await op(name, mine.integration.key, body);
       expect([name, res.status, (res.body as { error?: { code?: string } }).error?.code]).toEqual([name, 404, 'delivery_not_found']);
