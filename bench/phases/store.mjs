@@ -37,12 +37,14 @@ async function summarizeMeasurements(list) {
   for (const field of COUNT_FIELDS) counts[field] = summarize(list.map((m) => m.counts[field]));
   const pattern = list[list.length - 1].pattern;
   const direct = [];
-  for (let i = 0; i < Math.max(3, list.length); i++) {
+  // A read without a transaction (the attachment check) has nothing to replay.
+  for (let i = 0; pattern !== null && i < Math.max(3, list.length); i++) {
     const t0 = performance.now();
     await retrying(() => replay(db(), pattern));
     direct.push(performance.now() - t0);
   }
   const ms = list.map((m) => m.ms);
+  if (pattern === null) return { counts, ms: summarize(ms), pattern: describePattern(pattern) };
   return { counts, ms: summarize(ms), directTxMs: summarize(direct), inProcessRatio: Number((median(ms) / median(direct)).toFixed(3)), pattern: describePattern(pattern) };
 }
 
@@ -222,6 +224,8 @@ async function scale() {
         }
         (w.directMs ??= []).push(directMs);
         (w.oldShapeMs ??= []).push(oldShapeMs);
+        // Its round trips: each read wave and the commit, of each of the three transactions.
+        (w.oldShapeRoundTrips ??= []).push(patterns.reduce((n, p) => n + oldShape(p).waves.length + 1, 0));
       }
     }
   }
@@ -245,7 +249,8 @@ async function scale() {
       // Paired by delivery: the handlers in-process (new) / their transactions replayed in the old shape.
       oldShapeMs: summarize(w.oldShapeMs),
       toOldShape: summarize(w.perDelivery.map((d, i) => d.ms / w.oldShapeMs[i])),
-      oldShapePattern: w.perDelivery[w.perDelivery.length - 1].patterns.map((p) => describePattern(oldShape(p))),
+      oldShapeRoundTrips: summarize(w.oldShapeRoundTrips),
+      oldShapePattern: w.perDelivery[0].patterns.map((p) => describePattern(oldShape(p))),
       counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, summarize(w.perDelivery.map((d) => d.counts[f]))])),
       // Deliveries whose claim found the key cache expired (TTL 20 s) and looked the key up again.
       keyCacheRefreshes: w.perDelivery.filter((d) => d.counts.docsReadOutsideTx > 0).length,
