@@ -113,7 +113,7 @@ export interface DeliveryQueueState {
    * transaction.
    */
   rebuilt: boolean;
-  /** What the release of each waiting delivery needs (./ordering.ts RELEASE_FIELD); empty for a rebuilt map. */
+  /** What the release of each waiting delivery needs (./ordering.ts RELEASE_FIELD). */
   release: ReleaseFactsBySeq;
 }
 
@@ -143,8 +143,9 @@ export async function readDeliveryQueue(
     const d = doc.data() as DeliveryRecord;
     unfinished.set(d.seq, d.deliveryId);
   }
-  // Release facts are written only beside a stored map: a rebuilt map has none (its deliveries are read before their release).
-  return { ref, unfinished, rebuilt: true, release: new Map() };
+  // Release facts written beside a map that has since gone stay true (every transition that reads
+  // the queue keeps them in step, rebuilt or not); deliveries without them are read before their release.
+  return { ref, unfinished, rebuilt: true, release: parseReleaseFacts(snap.get(RELEASE_FIELD)) };
 }
 
 /** What a transition changed in its conversation's queue. */
@@ -165,21 +166,29 @@ export interface QueueChange {
 export function writeQueue(tx: Transaction, queue: DeliveryQueueState, change: QueueChange, now: number): void {
   const updatedAt = Timestamp.fromMillis(now);
   const { terminalSeq } = change;
+  // The release facts' changes, by field path under RELEASE_FIELD: spent entries go, `waiting` follows the record.
+  const release: Record<string, unknown> = {};
+  const releasePaths: string[] = [];
+  for (const seq of [terminalSeq, change.releasedSeq]) {
+    if (seq === null || !queue.release.has(seq)) continue;
+    release[unfinishedKey(seq)] = FieldValue.delete();
+    releasePaths.push(`${RELEASE_FIELD}.${unfinishedKey(seq)}`);
+  }
+  const waiting = change.waiting;
+  if (waiting !== null && terminalSeq !== waiting.seq && queue.release.get(waiting.seq)?.waiting === !waiting.waiting) {
+    release[unfinishedKey(waiting.seq)] = { waiting: waiting.waiting };
+    releasePaths.push(`${RELEASE_FIELD}.${unfinishedKey(waiting.seq)}.waiting`);
+  }
+  const releaseWrite = releasePaths.length > 0 ? { [RELEASE_FIELD]: release } : {};
   if (queue.rebuilt) {
-    // A rebuilt map has no release facts (see readDeliveryQueue): only the map is written.
+    // The whole rebuilt map (`mergeFields` replaces the field), and the release facts' changes
+    // entry by entry (the facts outlive a lost map: see readDeliveryQueue).
     const unfinished = new Map(queue.unfinished);
     if (terminalSeq !== null) unfinished.delete(terminalSeq);
-    tx.set(queue.ref, { [UNFINISHED_FIELD]: storedUnfinished(unfinished), updatedAt }, { mergeFields: [UNFINISHED_FIELD, 'updatedAt'] });
-    return;
-  }
-  const release: Record<string, unknown> = {};
-  for (const seq of [terminalSeq, change.releasedSeq]) if (seq !== null && queue.release.has(seq)) release[unfinishedKey(seq)] = FieldValue.delete();
-  const waiting = change.waiting;
-  if (waiting !== null && terminalSeq !== waiting.seq && queue.release.get(waiting.seq)?.waiting === !waiting.waiting) release[unfinishedKey(waiting.seq)] = { waiting: waiting.waiting };
-  const releaseWrite = Object.keys(release).length > 0 ? { [RELEASE_FIELD]: release } : {};
-  if (terminalSeq !== null) {
+    tx.set(queue.ref, { [UNFINISHED_FIELD]: storedUnfinished(unfinished), ...releaseWrite, updatedAt }, { mergeFields: [UNFINISHED_FIELD, ...releasePaths, 'updatedAt'] });
+  } else if (terminalSeq !== null) {
     tx.set(queue.ref, { [UNFINISHED_FIELD]: { [unfinishedKey(terminalSeq)]: FieldValue.delete() }, ...releaseWrite, updatedAt }, { merge: true });
-  } else if (Object.keys(release).length > 0) {
+  } else if (releasePaths.length > 0) {
     tx.set(queue.ref, { ...releaseWrite, updatedAt }, { merge: true });
   }
 }
