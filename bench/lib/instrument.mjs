@@ -247,6 +247,24 @@ export function replay(firestore, pattern) {
   });
 }
 
+/**
+ * The reads of `pattern` in the waves a delivery transaction issued them in before every
+ * operation read in one wave (docs/decisions.md, "Delivery: one read wave"): the delivery alone
+ * first (its record named the conversation), then the rest of the first wave (the queue, and for
+ * a claim the conversation), then the delivery its terminal transition releases, which was read
+ * before it was woken (here: a document the pattern updates without having read it). Same
+ * documents read and written: the baseline of "ms per delivery, new / today's shape".
+ */
+export function oldShape(pattern) {
+  const [first, ...rest] = pattern.waves;
+  const refs = (read) => (read.kind === 'getAll' ? read.target : read.kind === 'doc' ? [read.target] : null);
+  const firstRefs = first?.length === 1 ? refs(first[0]) : null;
+  const split = firstRefs && firstRefs.length > 1 ? [[{ kind: 'doc', target: firstRefs[0] }], firstRefs.slice(1).map((target) => ({ kind: 'doc', target }))] : first ? [first] : [];
+  const read = new Set(pattern.waves.flatMap((w) => w.flatMap((r) => refs(r)?.map((ref) => ref.path) ?? [])));
+  const unread = [...new Map(pattern.writes.filter((w) => w.op === 'update' && !read.has(w.ref.path)).map((w) => [w.ref.path, w.ref])).values()];
+  return { ...pattern, waves: [...split, ...rest, ...(unread.length > 0 ? [unread.map((target) => ({ kind: 'doc', target }))] : [])] };
+}
+
 /** A short human description of a pattern, e.g. "get(1) -> [query, get](2) -> commit 2 writes". */
 export function describePattern(pattern) {
   if (!pattern) return 'no transaction';

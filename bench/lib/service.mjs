@@ -21,13 +21,13 @@ const lib = (path) => require(join(FUNCTIONS_LIB, path));
 export const { db } = lib('platform/firebase.js');
 export const { incomingMessages } = lib('messages/http.js');
 /** The delivery handlers, by operationId (functions/src/operations.ts). */
-const { claimDelivery, startDelivery, completeDelivery, failDelivery, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
+const { claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, reportDeliveryReceipt, getDeliveryAttachment, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
 export { listPendingDeliveries };
 const { createIntegration } = lib('integrations/admin.js');
 const { sequenceAndPublish, sequenceReplies } = lib('deliveries/sequencing.js');
 const { deliveryCheckOf, deliveryCheckRef, deliveryRef, deliveryQueueRef } = lib('deliveries/store.js');
 const { deliveryMirror } = lib('deliveries/reply.js');
-const { storedUnfinished, UNFINISHED_FIELD } = lib('deliveries/ordering.js');
+const { RELEASE_FIELD, storedReleaseFacts, storedUnfinished, UNFINISHED_FIELD } = lib('deliveries/ordering.js');
 const { newDelivery, withLiveness, withPendingAt } = lib('deliveries/record.js');
 const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
 const { catchUpPage } = lib('deliveries/catch-up-list.js');
@@ -44,8 +44,11 @@ export const HANDLERS = {
   message: incomingMessages,
   claim: claimDelivery,
   start: startDelivery,
+  extend: extendDeliveryLease,
   complete: completeDelivery,
   fail: failDelivery,
+  receipt: reportDeliveryReceipt,
+  attachment: getDeliveryAttachment,
 };
 
 /** Calls a handler in-process with a plain request; resolves to `{ status, headers, body }`. */
@@ -219,8 +222,10 @@ export async function bulkDeliveries(integration, count, perConversation) {
     const conversation = db().collection('workspaces').doc(workspaceId).collection('conversations').doc(conversationId);
     void writer.set(conversation, { integrationId, externalConversationId, lastSenderExternalId: customer, lastCustomerExternalId: customer, lastMessageAt: at, createdAt: at, updatedAt: at });
     const deliveryIds = [];
+    const messageIds = [];
     for (let k = 0; k < perConversation; k++) {
       const reply = conversation.collection('messages').doc();
+      messageIds.push(reply.id);
       const text = `Reply ${k + 1}: your parcel is on its way.`;
       const delivery = newDelivery({ deliveryId: deliveryIdFor(conversationId, reply.id), workspaceId, integrationId, conversationId, messageId: reply.id, seq: k + 1, text, now });
       void writer.set(reply, { direction: 'outbound', author: { type: 'operator', uid: 'bench-operator' }, text, createdAt: Timestamp.fromMillis(now + k), delivery: deliveryMirror(delivery, now) });
@@ -228,8 +233,10 @@ export async function bulkDeliveries(integration, count, perConversation) {
       deliveryIds.push(delivery.deliveryId);
     }
     // The queue document as sequencing leaves it: cursor and every delivery still unfinished.
+    // The release facts of each delivery behind the first (deliveries/ordering.ts RELEASE_FIELD), as appending writes them.
     const unfinished = storedUnfinished(new Map(deliveryIds.map((id, k) => [k + 1, id])));
-    void writer.set(deliveryQueueRef(db(), workspaceId, conversationId), { nextSeq: perConversation + 1, lastReplyAt: Timestamp.fromMillis(now + perConversation - 1), lastReplyId: '', [UNFINISHED_FIELD]: unfinished, updatedAt: at });
+    const release = storedReleaseFacts(new Map(messageIds.slice(1).map((messageId, k) => [k + 2, { messageId, waiting: false }])));
+    void writer.set(deliveryQueueRef(db(), workspaceId, conversationId), { nextSeq: perConversation + 1, lastReplyAt: Timestamp.fromMillis(now + perConversation - 1), lastReplyId: '', [UNFINISHED_FIELD]: unfinished, [RELEASE_FIELD]: release, updatedAt: at });
     result.push({ externalConversationId, conversationId, deliveryIds });
   }
   await writer.close();

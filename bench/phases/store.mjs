@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describePattern, measure, replay } from '../lib/instrument.mjs';
+import { describePattern, measure, oldShape, replay } from '../lib/instrument.mjs';
 import { multipartMessage, png } from '../lib/images.mjs';
 import { BENCH_DIR } from '../lib/stack-config.mjs';
 import { bulkDeliveries, bulkFinishedThenPending, call, callOk, db, HANDLERS, incomingMessages, listPendingDeliveries, messageBody, newConversations, newDeliveries, newIntegration, pendingQuery, queueDocument, retrying } from '../lib/service.mjs';
@@ -37,12 +37,14 @@ async function summarizeMeasurements(list) {
   for (const field of COUNT_FIELDS) counts[field] = summarize(list.map((m) => m.counts[field]));
   const pattern = list[list.length - 1].pattern;
   const direct = [];
-  for (let i = 0; i < Math.max(3, list.length); i++) {
+  // A read without a transaction (the attachment check) has nothing to replay.
+  for (let i = 0; pattern !== null && i < Math.max(3, list.length); i++) {
     const t0 = performance.now();
     await retrying(() => replay(db(), pattern));
     direct.push(performance.now() - t0);
   }
   const ms = list.map((m) => m.ms);
+  if (pattern === null) return { counts, ms: summarize(ms), pattern: describePattern(pattern) };
   return { counts, ms: summarize(ms), directTxMs: summarize(direct), inProcessRatio: Number((median(ms) / median(direct)).toFixed(3)), pattern: describePattern(pattern) };
 }
 
@@ -114,8 +116,16 @@ async function counts() {
   const leases = claims.map((c) => c.value.body.leaseId);
   for (const [i, deliveryId] of deliveryIds.entries()) ok.push(await expectStatus(() => op('start', { deliveryId, leaseId: leases[i] }), [200], 'start'));
   const half = deliveryIds.slice(0, n);
+  const extend = [];
+  for (const [i, deliveryId] of half.entries()) extend.push(await expectStatus(() => op('extend', { deliveryId, leaseId: leases[i] }), [200], 'extend'));
+  // The attachment fetch's Firestore part: the delivery read and its lease checked (a reply without
+  // files, so the answer is 404 attachment_not_found once the lease is found live; no file is read).
+  const attachment = [];
+  for (const [i, deliveryId] of half.entries()) attachment.push(await expectStatus(() => op('attachment', { deliveryId, leaseId: leases[i], attachmentId: 'a_none' }), [404], 'attachment'));
   const complete = [];
   for (const [i, deliveryId] of half.entries()) complete.push(await expectStatus(() => op('complete', { deliveryId, leaseId: leases[i], providerMessageIds: [`p-${i}`] }), [200], 'complete'));
+  const receipt = [];
+  for (const deliveryId of half) receipt.push(await expectStatus(() => op('receipt', { deliveryId, status: 'delivered' }), [200], 'receipt'));
   const failRetry = [];
   const failFailed = [];
   for (const [j, deliveryId] of deliveryIds.slice(n).entries()) {
@@ -126,7 +136,10 @@ async function counts() {
   }
   result.claim = await summarizeMeasurements(claims);
   result.start = await summarizeMeasurements(ok);
+  result.extend = await summarizeMeasurements(extend);
+  result['attachment (lease check)'] = await summarizeMeasurements(attachment);
   result.complete = await summarizeMeasurements(complete);
+  result.receipt = await summarizeMeasurements(receipt);
   result['fail (retry)'] = await summarizeMeasurements(failRetry);
   result['fail (failed)'] = await summarizeMeasurements(failFailed);
   return result;
@@ -190,9 +203,29 @@ async function scale() {
         // The same three transactions (same reads and writes, same documents) replayed directly,
         // in order, so the delivery ends as it was: how much the emulator itself slows down as the
         // workspace grows, for exactly this work.
-        const t1 = performance.now();
-        for (const pattern of w.perDelivery[w.perDelivery.length - 1].patterns) await retrying(() => replay(db(), pattern));
-        (w.directMs ??= []).push(performance.now() - t1);
+        // The same three transactions in the shape they had before one read wave (instrument.mjs
+        // `oldShape`: 3 + 2 + 4 round trips): the baseline of "ms per delivery, new / before".
+        // The two replays take turns going first.
+        const patterns = w.perDelivery[w.perDelivery.length - 1].patterns;
+        const timed = async (shape) => {
+          const t = performance.now();
+          for (const pattern of patterns) await retrying(() => replay(db(), shape(pattern)));
+          return performance.now() - t;
+        };
+        const asIs = (pattern) => pattern;
+        let directMs;
+        let oldShapeMs;
+        if (round % 2 === 0) {
+          directMs = await timed(asIs);
+          oldShapeMs = await timed(oldShape);
+        } else {
+          oldShapeMs = await timed(oldShape);
+          directMs = await timed(asIs);
+        }
+        (w.directMs ??= []).push(directMs);
+        (w.oldShapeMs ??= []).push(oldShapeMs);
+        // Its round trips: each read wave and the commit, of each of the three transactions.
+        (w.oldShapeRoundTrips ??= []).push(patterns.reduce((n, p) => n + oldShape(p).waves.length + 1, 0));
       }
     }
   }
@@ -213,6 +246,11 @@ async function scale() {
       queryOnlyRatio: summarize(w.queryMs.map((q, i) => q / workspaces[0].queryMs[i])),
       directMs: summarize(w.directMs),
       directRatio: summarize(w.directMs.map((d, i) => d / workspaces[0].directMs[i])),
+      // Paired by delivery: the handlers in-process (new) / their transactions replayed in the old shape.
+      oldShapeMs: summarize(w.oldShapeMs),
+      toOldShape: summarize(w.perDelivery.map((d, i) => d.ms / w.oldShapeMs[i])),
+      oldShapeRoundTrips: summarize(w.oldShapeRoundTrips),
+      oldShapePattern: w.perDelivery[0].patterns.map((p) => describePattern(oldShape(p))),
       counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, summarize(w.perDelivery.map((d) => d.counts[f]))])),
       // Deliveries whose claim found the key cache expired (TTL 20 s) and looked the key up again.
       keyCacheRefreshes: w.perDelivery.filter((d) => d.counts.docsReadOutsideTx > 0).length,

@@ -36,6 +36,8 @@ export async function cancelReply(db: Firestore, workspaceId: string, messageId:
   const { before, decision } = await runTransition(db, {
     workspaceId,
     deliveryId,
+    // A recall in time ends the delivery and releases the next: its queue comes in the first wave.
+    withQueue: true,
     // The mirror is the service's own write, but a record of another reply is never touched.
     decide: (d, facts) => (d.messageId === messageId ? decideCancel(d, { now: facts.now, requestedAt }) : null),
   });

@@ -41,7 +41,7 @@ async function transitionForCaller<R>(
   context: RequestContext,
   deliveryId: string,
   decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R>,
-  readsConversation: boolean,
+  reads: TransitionReads,
 ): Promise<R> {
   context.logFields.deliveryId = deliveryId;
   // An id Firestore cannot use as a document id ('a/b', '..', '__x__') names no delivery: the
@@ -51,7 +51,8 @@ async function transitionForCaller<R>(
     workspaceId: context.auth.workspaceId,
     deliveryId,
     caller: context.auth,
-    withConversation: readsConversation,
+    withConversation: reads.conversation,
+    withQueue: reads.queue,
     decide,
     beforeWrite: () => context.deadline.assertTimeLeft(),
   });
@@ -64,6 +65,14 @@ async function transitionForCaller<R>(
     context.logFields.claimLatencyMs = Math.max(0, (decision.next.lease?.claimedAt ?? Date.now()) - before.pendingAt);
   }
   return decision.response;
+}
+
+/** What a transition reads with the delivery, in its one read wave (./transition.ts). */
+interface TransitionReads {
+  /** The conversation's queue and the conversation (the claim). */
+  conversation: boolean;
+  /** The conversation's queue: the operation will likely end the delivery and release the next. */
+  queue: boolean;
 }
 
 /** A JSON delivery endpoint: validate the body with `schema`, run the operation, answer 200. */
@@ -90,20 +99,30 @@ type TransitionId = { [Id in keyof Schemas]: BodyOf<Id> extends { deliveryId: st
 /** The rule of a transition `Id`: it takes `Id`'s body plus the facts, and answers `Id`'s response schema's type. */
 type RuleOf<Id extends TransitionId> = (d: DeliveryRecord, input: BodyOf<Id> & RuleFacts) => Decision<ResponseOf<Id>>;
 
+/** What a transition endpoint reads besides the delivery (`TransitionReads`), from its body. */
+interface TransitionOptions<Body> {
+  readsConversation?: true;
+  /** The body says the delivery will likely end: read the queue in the first wave. */
+  readsQueue?: (body: Body) => boolean;
+}
+
 /**
  * The endpoint of a transition operation: body -> `rule`, on the delivery the body names. The rule
  * is referenced directly (not by name), so a reader jumps from the endpoint to it, and this
  * signature has the compiler check it against the operation's schemas (`RuleOf`).
  */
-function transition<Id extends TransitionId>(id: Id, rule: RuleOf<Id>, options?: { readsConversation?: true }): Endpoint;
+function transition<Id extends TransitionId>(id: Id, rule: RuleOf<Id>, options?: TransitionOptions<BodyOf<Id>>): Endpoint;
 /*
  * The implementation sees every transition at once: the body `id`'s schema parses always has a
  * `deliveryId` (`TransitionId`), and the signature above guarantees that `rule` takes that very
  * body, which a generic body cannot express here without a cast.
  */
-function transition(id: TransitionId, rule: (d: DeliveryRecord, input: { deliveryId: string } & RuleFacts) => Decision<unknown>, options: { readsConversation?: true } = {}): Endpoint {
+function transition(id: TransitionId, rule: (d: DeliveryRecord, input: { deliveryId: string } & RuleFacts) => Decision<unknown>, options: TransitionOptions<{ deliveryId: string }> = {}): Endpoint {
   return deliveryEndpoint(`POST ${DELIVERY_OPERATIONS[id].path}`, DELIVERY_OPERATION_SCHEMAS[id].request, (body, context) =>
-    transitionForCaller(context, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), options.readsConversation === true),
+    transitionForCaller(context, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), {
+      conversation: options.readsConversation === true,
+      queue: options.readsQueue?.(body) === true,
+    }),
   );
 }
 
@@ -171,8 +190,10 @@ export const endpoints = {
   claimDelivery: transition('claimDelivery', rules.decideClaim, { readsConversation: true }),
   startDelivery: transition('startDelivery', rules.decideStart),
   extendDeliveryLease: transition('extendDeliveryLease', rules.decideExtend),
-  completeDelivery: transition('completeDelivery', rules.decideComplete),
-  failDelivery: transition('failDelivery', rules.decideFail),
+  // Complete and a final fail end the delivery and release the next: the queue comes in the first wave.
+  // A `retry` that finds the retry budget spent fails it too, and reads the queue after deciding.
+  completeDelivery: transition('completeDelivery', rules.decideComplete, { readsQueue: () => true }),
+  failDelivery: transition('failDelivery', rules.decideFail, { readsQueue: (body) => body.outcome !== 'retry' }),
   listPendingDeliveries,
   reportDeliveryReceipt: transition('reportDeliveryReceipt', rules.decideReceipt),
   getDeliveryAttachment,

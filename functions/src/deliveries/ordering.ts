@@ -110,3 +110,43 @@ export function releaseFrom(unfinished: UnfinishedDeliveries, seq: number): Queu
   rest.delete(seq);
   return head(rest);
 }
+
+/**
+ * The queue document's field that holds, for each delivery waiting behind the head, what its
+ * release needs besides what the releasing delivery knows: `{ "<seq>": { messageId, waiting } }`.
+ * With it, the terminal transition of the head writes the next delivery's wake without reading
+ * that delivery first (docs/decisions.md, "Delivery: one read wave"). An entry is written with the
+ * delivery when it is appended behind an unfinished one (never for a head, which nothing releases),
+ * its `waiting` follows the record's (the claim that answers `waiting_for_previous` sets both),
+ * and it goes when its delivery is released or becomes terminal. A delivery without an entry (one
+ * created before the field existed, or a map rebuilt) is read before it is released, as before.
+ * Not indexed (firestore.indexes.json), like `pending`.
+ */
+export const RELEASE_FIELD = 'release';
+
+/** What the release of a waiting delivery needs to know of it (see RELEASE_FIELD). */
+export interface ReleaseFacts {
+  messageId: string;
+  /** A claim answered `waiting_for_previous`: its release notifies (`wake`). */
+  waiting: boolean;
+}
+
+/** Release facts by seq. */
+export type ReleaseFactsBySeq = ReadonlyMap<number, ReleaseFacts>;
+
+/** Reads the stored release facts; entries of another shape are ignored (the delivery is then read before its release). */
+export function parseReleaseFacts(value: unknown): ReleaseFactsBySeq {
+  const facts = new Map<number, ReleaseFacts>();
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return facts;
+  for (const [key, entry] of Object.entries(value as Record<string, unknown>)) {
+    const seq = Number(key);
+    const { messageId, waiting } = (entry ?? {}) as { messageId?: unknown; waiting?: unknown };
+    if (Number.isSafeInteger(seq) && seq > 0 && String(seq) === key && typeof messageId === 'string' && typeof waiting === 'boolean') facts.set(seq, { messageId, waiting });
+  }
+  return facts;
+}
+
+/** The stored form of release facts (the inverse of `parseReleaseFacts`). */
+export function storedReleaseFacts(facts: ReleaseFactsBySeq): Record<string, ReleaseFacts> {
+  return Object.fromEntries([...facts].map(([seq, f]) => [unfinishedKey(seq), { messageId: f.messageId, waiting: f.waiting }]));
+}

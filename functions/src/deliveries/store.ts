@@ -7,7 +7,17 @@
 import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
-import { parseUnfinished, storedUnfinished, UNFINISHED_FIELD, unfinishedKey, type UnfinishedDeliveries } from './ordering';
+import {
+  parseReleaseFacts,
+  parseUnfinished,
+  RELEASE_FIELD,
+  storedReleaseFacts,
+  storedUnfinished,
+  UNFINISHED_FIELD,
+  unfinishedKey,
+  type ReleaseFactsBySeq,
+  type UnfinishedDeliveries,
+} from './ordering';
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
 import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
@@ -103,6 +113,8 @@ export interface DeliveryQueueState {
    * transaction.
    */
   rebuilt: boolean;
+  /** What the release of each waiting delivery needs (./ordering.ts RELEASE_FIELD). */
+  release: ReleaseFactsBySeq;
 }
 
 /**
@@ -122,8 +134,8 @@ export async function readDeliveryQueue(
   const ref = deliveryQueueRef(db, workspaceId, conversationId);
   const snap = snapshot ?? (await tx.get(ref));
   const stored = parseUnfinished(snap.get(UNFINISHED_FIELD));
-  if (stored) return { ref, unfinished: stored, rebuilt: false };
-  if (!snap.exists && absentIsEmpty) return { ref, unfinished: new Map(), rebuilt: false };
+  if (stored) return { ref, unfinished: stored, rebuilt: false, release: parseReleaseFacts(snap.get(RELEASE_FIELD)) };
+  if (!snap.exists && absentIsEmpty) return { ref, unfinished: new Map(), rebuilt: false, release: new Map() };
   const deliveries = db.collection(paths.deliveries(workspaceId));
   const query = collectionQuery(deliveries, QUERIES.unfinishedOfConversation, conversationId, UNFINISHED_STATUSES, Number.MAX_SAFE_INTEGER);
   const unfinished = new Map<number, string>();
@@ -131,27 +143,60 @@ export async function readDeliveryQueue(
     const d = doc.data() as DeliveryRecord;
     unfinished.set(d.seq, d.deliveryId);
   }
-  return { ref, unfinished, rebuilt: true };
+  // Release facts written beside a map that has since gone stay true (every transition that reads
+  // the queue keeps them in step, rebuilt or not); deliveries without them are read before their release.
+  return { ref, unfinished, rebuilt: true, release: parseReleaseFacts(snap.get(RELEASE_FIELD)) };
+}
+
+/** What a transition changed in its conversation's queue. */
+export interface QueueChange {
+  /** The delivery became terminal: it leaves the unfinished deliveries (and its release facts). */
+  terminalSeq: number | null;
+  /** The delivery this transition released: its release facts are spent. */
+  releasedSeq: number | null;
+  /** A delivery's `waiting` changed: its release facts follow (only when it has any). */
+  waiting: { seq: number; waiting: boolean } | null;
 }
 
 /**
  * Writes the queue after a transition: drops `terminalSeq` from the unfinished deliveries (when a
- * delivery became terminal) and writes a rebuilt map back whole.
+ * delivery became terminal), keeps the release facts in step (./ordering.ts RELEASE_FIELD) and
+ * writes a rebuilt map back whole. Nothing when nothing changed.
  */
-export function writeQueue(tx: Transaction, queue: DeliveryQueueState, terminalSeq: number | null, now: number): void {
+export function writeQueue(tx: Transaction, queue: DeliveryQueueState, change: QueueChange, now: number): void {
   const updatedAt = Timestamp.fromMillis(now);
+  const { terminalSeq } = change;
+  // The release facts' changes, by field path under RELEASE_FIELD: spent entries go, `waiting` follows the record.
+  const release: Record<string, unknown> = {};
+  const releasePaths: string[] = [];
+  for (const seq of [terminalSeq, change.releasedSeq]) {
+    if (seq === null || !queue.release.has(seq)) continue;
+    release[unfinishedKey(seq)] = FieldValue.delete();
+    releasePaths.push(`${RELEASE_FIELD}.${unfinishedKey(seq)}`);
+  }
+  const waiting = change.waiting;
+  if (waiting !== null && terminalSeq !== waiting.seq && queue.release.get(waiting.seq)?.waiting === !waiting.waiting) {
+    release[unfinishedKey(waiting.seq)] = { waiting: waiting.waiting };
+    releasePaths.push(`${RELEASE_FIELD}.${unfinishedKey(waiting.seq)}.waiting`);
+  }
+  const releaseWrite = releasePaths.length > 0 ? { [RELEASE_FIELD]: release } : {};
   if (queue.rebuilt) {
+    // The whole rebuilt map (`mergeFields` replaces the field), and the release facts' changes
+    // entry by entry (the facts outlive a lost map: see readDeliveryQueue).
     const unfinished = new Map(queue.unfinished);
     if (terminalSeq !== null) unfinished.delete(terminalSeq);
-    tx.set(queue.ref, { [UNFINISHED_FIELD]: storedUnfinished(unfinished), updatedAt }, { mergeFields: [UNFINISHED_FIELD, 'updatedAt'] });
+    tx.set(queue.ref, { [UNFINISHED_FIELD]: storedUnfinished(unfinished), ...releaseWrite, updatedAt }, { mergeFields: [UNFINISHED_FIELD, ...releasePaths, 'updatedAt'] });
   } else if (terminalSeq !== null) {
-    tx.set(queue.ref, { [UNFINISHED_FIELD]: { [unfinishedKey(terminalSeq)]: FieldValue.delete() }, updatedAt }, { merge: true });
+    tx.set(queue.ref, { [UNFINISHED_FIELD]: { [unfinishedKey(terminalSeq)]: FieldValue.delete() }, ...releaseWrite, updatedAt }, { merge: true });
+  } else if (releasePaths.length > 0) {
+    tx.set(queue.ref, { ...releaseWrite, updatedAt }, { merge: true });
   }
 }
 
 /**
  * Writes the queue after creation: the deliveries `appended` (or, when the map was rebuilt, the
- * whole map with them), the next seq, and the creator's own `fields` (sequencing's position).
+ * whole map with them) with the `release` facts of those that wait behind another, the next seq,
+ * and the creator's own `fields` (sequencing's position).
  * Only the new entries are merged: an empty map in a merge would replace the stored one, and with
  * it the unfinished deliveries it holds.
  */
@@ -159,13 +204,16 @@ export function writeQueueAfterAppend(
   tx: Transaction,
   queue: DeliveryQueueState,
   appended: UnfinishedDeliveries,
+  release: ReleaseFactsBySeq,
   nextSeq: number,
   fields: Record<string, unknown>,
   now: number,
 ): void {
   const entries = queue.rebuilt ? new Map([...queue.unfinished, ...appended]) : appended;
   const unfinished = queue.rebuilt || entries.size > 0 ? { [UNFINISHED_FIELD]: storedUnfinished(entries) } : {};
-  tx.set(queue.ref, { ...fields, nextSeq, ...unfinished, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
+  // Merged entry by entry like the map: the facts of the deliveries already waiting stay.
+  const facts = release.size > 0 ? { [RELEASE_FIELD]: storedReleaseFacts(release) } : {};
+  tx.set(queue.ref, { ...fields, nextSeq, ...unfinished, ...facts, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
 }
 
 export interface ConversationFacts {
@@ -174,8 +222,11 @@ export interface ConversationFacts {
   lastSenderExternalId: string;
 }
 
-export async function readConversation(tx: Transaction, db: Firestore, d: DeliveryRecord): Promise<ConversationFacts> {
-  const data = (await tx.get(db.doc(paths.conversation(d.workspaceId, d.conversationId)))).data() ?? {};
+export const conversationRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference => db.doc(paths.conversation(workspaceId, conversationId));
+
+/** The conversation's facts a claim answers with, from `snapshot` when the first read wave had it. */
+export async function readConversation(tx: Transaction, db: Firestore, d: DeliveryRecord, snapshot?: DocumentSnapshot): Promise<ConversationFacts> {
+  const data = (snapshot ?? (await tx.get(conversationRef(db, d.workspaceId, d.conversationId)))).data() ?? {};
   const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
   return {
     externalConversationId: str(data.externalConversationId) ?? '',
@@ -200,11 +251,25 @@ export function writeReplyMirror(tx: Transaction, db: Firestore, reply: ReplyAdd
  * liveness check document (set when the check moves, deleted when the schedule ends: blind
  * writes, no read), the reply mirror and, when asked, a notification. Returns the notification's
  * outbox id (null without one), for a caller that publishes it itself once the transaction commits.
+ *
+ * `onlyFields`: the record was not read (`before` is what is known of it, the release facts of a
+ * waiting delivery: ./transition.ts): only these fields of the record are written (an update, which
+ * fails the commit if the record is gone), the rest of what it stores being what `before` assumes.
  */
-export function writeDelivery(tx: Transaction, db: Firestore, before: DeliveryRecord | null, next: DeliveryRecord, notify: Notify | null, now: number): string | null {
+export function writeDelivery(
+  tx: Transaction,
+  db: Firestore,
+  before: DeliveryRecord | null,
+  next: DeliveryRecord,
+  notify: Notify | null,
+  now: number,
+  onlyFields?: readonly (keyof DeliveryRecord)[],
+): string | null {
   const derived = withOutcomeTimes(before, withLiveness(before, withPendingAt(before, next, now), config().unclaimedExpiryMs), now);
   const stored: DeliveryRecord = { ...derived, listShard: shardOf(next.deliveryId, config().listShards) };
-  tx.set(deliveryRef(db, next.workspaceId, next.deliveryId), stored);
+  const ref = deliveryRef(db, next.workspaceId, next.deliveryId);
+  if (onlyFields === undefined) tx.set(ref, stored);
+  else tx.update(ref, Object.fromEntries(onlyFields.map((field) => [field, stored[field] ?? FieldValue.delete()])));
   const checkBefore = before === null ? null : deliveryCheckOf(before);
   const checkAfter = deliveryCheckOf(stored);
   if (checkAfter !== null && (checkAfter.dueAt !== checkBefore?.dueAt || checkAfter.pendingAt !== checkBefore.pendingAt || checkAfter.shard !== checkBefore.shard)) {

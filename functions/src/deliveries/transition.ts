@@ -25,12 +25,15 @@
 import type { DocumentReference, DocumentSnapshot, Firestore, Transaction } from 'firebase-admin/firestore';
 import { writeOperationalEvent } from '../platform/operational-events';
 import { exhaustedEvent } from './operational-events';
-import { releaseFrom, hasUnfinishedBefore, type QueueTail } from './ordering';
-import { isTerminal, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from './record';
+import { conversationOfDeliveryId } from '../platform/ids';
+import { releaseFrom, hasUnfinishedBefore, type QueueTail, type ReleaseFacts } from './ordering';
+import { isTerminal, newDelivery, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from './record';
 import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
 import { decideAppend, decideWake, type AppendInput } from './state-machine';
 import {
+  conversationRef,
   deliveryQueueRef,
+  deliveryRef,
   readConversation,
   readDelivery,
   readDeliveryQueue,
@@ -58,6 +61,11 @@ export interface Transition<R> {
   caller?: { workspaceId: string; integrationId: string };
   /** Read the conversation's queue and recipient before deciding (the claim needs both). */
   withConversation?: boolean;
+  /**
+   * The decision will likely end the delivery (complete, fail `failed`/`unknown`): read its
+   * conversation's queue in the first wave, with the delivery, when the id names the conversation.
+   */
+  withQueue?: boolean;
   /** Takes the decision on the current record, or null for nothing to do. */
   decide(d: DeliveryRecord, facts: TransitionFacts): Decision<R> | null;
   /** Last step before the writes: e.g. give up when the request's deadline has passed. */
@@ -75,60 +83,145 @@ export interface TransitionOutcome<R> {
 
 const NOBODY: Recipient = { externalConversationId: '', externalCustomerId: '' };
 
-/** Runs one transition in one Firestore transaction (retried by Firestore on contention). */
-export function runTransition<R>(db: Firestore, transition: Transition<R>): Promise<TransitionOutcome<R>> {
+/** gRPC NOT_FOUND: a commit whose update names a document that does not exist. */
+const NOT_FOUND = 5;
+
+/**
+ * Runs one transition in one Firestore transaction (retried by Firestore on contention).
+ *
+ * One read wave, then the commit, when the id names its conversation (../platform/ids.ts
+ * `conversationOfDeliveryId`): the delivery with, as the transition asks, its conversation's queue
+ * document and the conversation, in one `getAll`; and a delivery this one releases is woken from
+ * its release facts in the queue document (./ordering.ts RELEASE_FIELD), not read. An id of the
+ * older shape takes the waves it always took (the delivery, then what it names, then the released
+ * delivery). If the released record turns out to be gone (its wake, an update, fails the commit
+ * with NOT_FOUND, and nothing was written), the transition runs again reading it, as before.
+ */
+export async function runTransition<R>(db: Firestore, transition: Transition<R>): Promise<TransitionOutcome<R>> {
+  const attempt = { wokeFromFacts: false };
+  try {
+    return await transitionOnce(db, transition, true, attempt);
+  } catch (err) {
+    if (!attempt.wokeFromFacts || (err as { code?: unknown }).code !== NOT_FOUND) throw err;
+    return transitionOnce(db, transition, false, attempt);
+  }
+}
+
+function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleaseFacts: boolean, attempt: { wokeFromFacts: boolean }): Promise<TransitionOutcome<R>> {
   return db.runTransaction(async (tx) => {
     const now = Date.now();
-    const found = await readDelivery(tx, db, transition.workspaceId, transition.deliveryId);
+    attempt.wokeFromFacts = false;
+    const first = await firstWave(tx, db, transition);
+    const found = first.delivery;
     const before = transition.caller ? visibleDelivery(found, transition.caller) : found;
     if (before === null) {
       const outcome: TransitionOutcome<R> = { before, decision: null };
       transition.alsoWrite?.(tx, outcome);
       return outcome;
     }
+    // What the first wave read through the id's hint counts only for the conversation the record names.
+    const hinted = first.conversationId === before.conversationId;
 
+    // The queue is read (and used) where it always was; from the first wave's snapshot when it has one.
+    const queueSnapshot = hinted ? first.queue : undefined;
+    const readQueue = (): Promise<DeliveryQueueState> => readDeliveryQueue(tx, db, before.workspaceId, before.conversationId, queueSnapshot);
     let facts: TransitionFacts = { now, predecessorUnfinished: false, recipient: NOBODY };
     let queue: DeliveryQueueState | null = null;
     if (transition.withConversation && !isTerminal(before.status)) {
-      const [queueState, conversation] = await Promise.all([
-        readDeliveryQueue(tx, db, before.workspaceId, before.conversationId),
-        readConversation(tx, db, before),
-      ]);
+      const [queueState, conversation] = await Promise.all([readQueue(), readConversation(tx, db, before, hinted ? first.conversation : undefined)]);
       queue = queueState;
       facts = { now, predecessorUnfinished: hasUnfinishedBefore(queue.unfinished, before.seq), recipient: recipientFor(conversation) };
     }
     const decision = transition.decide(before, facts);
 
-    // A delivery that ends releases the next one of its conversation: read both before writing.
-    let released: DeliveryRecord | null = null;
+    // A delivery that ends releases the next one of its conversation: from its release facts, or
+    // read (a delivery without facts, or after a commit that found its record gone).
+    let released: { record: DeliveryRecord; fromFacts: boolean } | null = null;
     if (decision?.effects.releasesNext) {
-      queue ??= await readDeliveryQueue(tx, db, before.workspaceId, before.conversationId);
+      queue ??= await readQueue();
       const next = releaseFrom(queue.unfinished, before.seq);
-      released = next ? await readDelivery(tx, db, before.workspaceId, next.deliveryId) : null;
+      const known = next !== null && trustReleaseFacts ? queue.release.get(next.seq) : undefined;
+      if (next !== null && known !== undefined) {
+        released = { record: waitingDelivery(before, next.seq, next.deliveryId, known), fromFacts: true };
+      } else {
+        const record = next ? await readDelivery(tx, db, before.workspaceId, next.deliveryId) : null;
+        released = record ? { record, fromFacts: false } : null;
+      }
     }
 
     transition.beforeWrite?.();
     if (decision) writeDecision(tx, db, before, decision, now);
-    if (queue) writeQueue(tx, queue, decision?.effects.releasesNext ? before.seq : null, now);
-    const wake = released ? decideWake(released, now) : null;
-    if (released && wake) writeDecision(tx, db, released, wake, now);
+    const wake = released ? decideWake(released.record, now) : null;
+    if (queue) {
+      const waiting = decision?.next && decision.next.waiting !== before.waiting ? { seq: before.seq, waiting: decision.next.waiting } : null;
+      writeQueue(tx, queue, { terminalSeq: decision?.effects.releasesNext ? before.seq : null, releasedSeq: wake && released ? released.record.seq : null, waiting }, now);
+    }
+    if (released && wake) {
+      attempt.wokeFromFacts ||= released.fromFacts;
+      writeDecision(tx, db, released.record, wake, now, released.fromFacts ? WAKE_FIELDS : undefined);
+    }
     const outcome: TransitionOutcome<R> = { before, decision };
     transition.alsoWrite?.(tx, outcome);
     return outcome;
   });
 }
 
+/** What the first read wave returned: the delivery and, when its id names the conversation, what the transition asked for. */
+interface FirstWave {
+  delivery: DeliveryRecord | null;
+  /** The conversation the id names (null: an id of the older shape). */
+  conversationId: string | null;
+  queue?: DocumentSnapshot;
+  conversation?: DocumentSnapshot;
+}
+
+async function firstWave<R>(tx: Transaction, db: Firestore, transition: Transition<R>): Promise<FirstWave> {
+  const { workspaceId, deliveryId } = transition;
+  const conversationId = conversationOfDeliveryId(deliveryId);
+  const withQueue = conversationId !== null && (transition.withConversation === true || transition.withQueue === true);
+  const withConversation = conversationId !== null && transition.withConversation === true;
+  if (conversationId === null || !withQueue) return { delivery: await readDelivery(tx, db, workspaceId, deliveryId), conversationId };
+  const refs = [deliveryRef(db, workspaceId, deliveryId), deliveryQueueRef(db, workspaceId, conversationId), ...(withConversation ? [conversationRef(db, workspaceId, conversationId)] : [])];
+  const [delivery, queue, conversation] = await tx.getAll(...refs);
+  return {
+    delivery: delivery?.exists === true ? (delivery.data() as DeliveryRecord) : null,
+    conversationId,
+    ...(queue ? { queue } : {}),
+    ...(conversation ? { conversation } : {}),
+  };
+}
+
+/**
+ * The fields a wake changes on a waiting delivery (./state-machine.ts `decideWake`, with what
+ * ./store.ts `writeDelivery` derives: it becomes claimable now). Written as an update when the
+ * delivery was not read: everything else it stores is as its creation wrote it.
+ */
+const WAKE_FIELDS = ['head', 'waiting', 'updatedAt', 'pendingAt', 'liveness'] as const satisfies readonly (keyof DeliveryRecord)[];
+
+/**
+ * A delivery waiting behind `releasing`, as far as its release needs it, from its release facts
+ * (./ordering.ts RELEASE_FIELD): of the same conversation (so of the same integration, whose id
+ * the conversation id is derived from), created behind an unfinished delivery and never claimable
+ * since (a claim needs every earlier delivery finished), so queued, not the head, no lease, no
+ * retry time, no schedule. The rest of the record (text, files, log) is not needed: the wake
+ * changes none of it, and its mirror does not change (`mirrorChanged` compares none of it).
+ */
+function waitingDelivery(releasing: DeliveryRecord, seq: number, deliveryId: string, facts: ReleaseFacts): DeliveryRecord {
+  const { workspaceId, integrationId, conversationId } = releasing;
+  return { ...newDelivery({ deliveryId, workspaceId, integrationId, conversationId, messageId: facts.messageId, seq, text: '', now: 0 }), waiting: facts.waiting };
+}
+
 /**
  * Writes what a rule decided about a delivery (`before`, null for a new one): its record with the
  * reply mirror, check document and notification. Returns the notification's outbox id, if any.
  */
-function writeDecision<R>(tx: Transaction, db: Firestore, before: DeliveryRecord | null, decision: Decision<R>, now: number): string | null {
+function writeDecision<R>(tx: Transaction, db: Firestore, before: DeliveryRecord | null, decision: Decision<R>, now: number, onlyFields?: readonly (keyof DeliveryRecord)[]): string | null {
   if (decision.next === null) return null;
   // docs/operations.md#operational-events: a delivery that ran out of attempts or was never claimed
   // is an operational event, written with the transition like a notification.
   const exhausted = exhaustedEvent(before, decision.next, now);
   if (exhausted !== null) writeOperationalEvent(tx, db, exhausted, now);
-  return writeDelivery(tx, db, before, decision.next, decision.effects.notify, now);
+  return writeDelivery(tx, db, before, decision.next, decision.effects.notify, now, onlyFields);
 }
 
 /**
@@ -146,6 +239,8 @@ export interface CreationQueue {
   tail: QueueTail;
   /** The deliveries appended in this transaction, by seq. */
   appended: Map<number, string>;
+  /** The release facts of those appended behind an unfinished delivery (./ordering.ts RELEASE_FIELD). */
+  release: Map<number, ReleaseFacts>;
   /**
    * Further fields the creator keeps on the queue document (sequencing: the last reply it
    * sequenced). When set, the queue is written even if nothing was appended.
@@ -177,6 +272,8 @@ export function appendDelivery(tx: Transaction, db: Firestore, queue: CreationQu
   const outboxId = writeDecision(tx, db, null, decision, input.now);
   queue.tail = tail;
   queue.appended.set(decision.next.seq, decision.next.deliveryId);
+  // Behind an unfinished delivery: what its release needs, so that it is woken without being read.
+  if (decision.next.head !== true) queue.release.set(decision.next.seq, { messageId: decision.next.messageId, waiting: false });
   return { delivery: decision.next, outboxId };
 }
 
@@ -206,12 +303,13 @@ export function runCreation<T>(
       read: null,
       tail: { nextSeq: 1, unfinished: new Map() },
       appended: new Map(),
+      release: new Map(),
       fields: null,
     };
     const result = await create(tx, queue, now);
     const { read } = queue;
     if (read !== null && (queue.appended.size > 0 || read.rebuilt || queue.fields !== null)) {
-      writeQueueAfterAppend(tx, read, queue.appended, queue.tail.nextSeq, queue.fields ?? {}, now);
+      writeQueueAfterAppend(tx, read, queue.appended, queue.release, queue.tail.nextSeq, queue.fields ?? {}, now);
     }
     return result;
   });

@@ -23,8 +23,21 @@ export const eventDocIdFor = (integrationId: string, eventId: string): string =>
 export const messageIdFor = (integrationId: string, eventId: string, fingerprint: string): string =>
   digestId('m_', [integrationId, eventId, fingerprint]);
 
-export const deliveryIdFor = (conversationId: string, replyMessageId: string): string =>
-  digestId('d_', [conversationId, replyMessageId]);
+/**
+ * A delivery id names its conversation (docs/decisions.md, "Delivery: one read wave"): the 34
+ * characters of its digest, a '.', and the conversation id, so that every delivery transaction
+ * reads the delivery, its conversation's queue document and (the claim) the conversation in one
+ * wave, without first reading the delivery to learn where they are. Opaque to connectors (they
+ * already receive the conversation id with every notification), at most 34 + 1 + 93 characters,
+ * and a conversation id that does not fit the shape (never one the service mints) keeps the digest
+ * alone, like every delivery minted before: those are served by the path that reads the delivery
+ * first (`conversationOfDeliveryId` is null for them).
+ */
+const CONVERSATION_IN_DELIVERY_ID = /^[A-Za-z0-9_-]{1,93}$/;
+const withConversation = (digest: string, conversationId: string): string => (CONVERSATION_IN_DELIVERY_ID.test(conversationId) ? `${digest}.${conversationId}` : digest);
+const DELIVERY_ID_WITH_CONVERSATION = /^d_[A-Za-z0-9_-]{32}\.([A-Za-z0-9_-]{1,93})$/;
+
+export const deliveryIdFor = (conversationId: string, replyMessageId: string): string => withConversation(digestId('d_', [conversationId, replyMessageId]), conversationId);
 
 /**
  * The delivery an operator's resend creates for a reply whose delivery `previousDeliveryId` ended
@@ -32,7 +45,17 @@ export const deliveryIdFor = (conversationId: string, replyMessageId: string): s
  * a repeated request or a retried trigger finds it instead of creating a second one.
  */
 export const resendDeliveryIdFor = (conversationId: string, replyMessageId: string, previousDeliveryId: string | null): string =>
-  digestId('d_', [conversationId, replyMessageId, 'resend', previousDeliveryId ?? '']);
+  withConversation(digestId('d_', [conversationId, replyMessageId, 'resend', previousDeliveryId ?? '']), conversationId);
+
+/**
+ * The conversation a delivery id names, or null for an id of the older shape (`d_` + digest) or
+ * any other string. Only a hint for where to read: the delivery record read with it decides
+ * (a forged id names a delivery that does not exist, and the record's own `conversationId` must
+ * match before anything read through the hint is used).
+ */
+export function conversationOfDeliveryId(deliveryId: string): string | null {
+  return DELIVERY_ID_WITH_CONVERSATION.exec(deliveryId)?.[1] ?? null;
+}
 
 /**
  * True when `id` can name a Firestore document as it is: not empty, no '/', not '.' or '..', not
