@@ -25,17 +25,18 @@ export const messageIdFor = (integrationId: string, eventId: string, fingerprint
 
 /**
  * A delivery id names its conversation (docs/decisions.md, "Delivery: one read wave"): the 34
- * characters of its digest, a '.', and the conversation id, so that every delivery transaction
+ * characters of its digest, a '_', and the conversation id (only URL-, email- and file-name-safe
+ * characters, as before: connectors use ids in tokens of their own), so that every delivery transaction
  * reads the delivery, its conversation's queue document and (the claim) the conversation in one
  * wave, without first reading the delivery to learn where they are. Opaque to connectors (they
- * already receive the conversation id with every notification), at most 34 + 1 + 93 characters,
+ * already receive the conversation id with every notification), at most 34 + 1 + 93 characters (the digest's fixed length tells where the conversation id starts),
  * and a conversation id that does not fit the shape (never one the service mints) keeps the digest
  * alone, like every delivery minted before: those are served by the path that reads the delivery
  * first (`conversationOfDeliveryId` is null for them).
  */
 const CONVERSATION_IN_DELIVERY_ID = /^[A-Za-z0-9_-]{1,93}$/;
-const withConversation = (digest: string, conversationId: string): string => (CONVERSATION_IN_DELIVERY_ID.test(conversationId) ? `${digest}.${conversationId}` : digest);
-const DELIVERY_ID_WITH_CONVERSATION = /^d_[A-Za-z0-9_-]{32}\.([A-Za-z0-9_-]{1,93})$/;
+const withConversation = (digest: string, conversationId: string): string => (CONVERSATION_IN_DELIVERY_ID.test(conversationId) ? `${digest}_${conversationId}` : digest);
+const DELIVERY_ID_WITH_CONVERSATION = /^d_[A-Za-z0-9_-]{32}_([A-Za-z0-9_-]{1,93})$/;
 
 export const deliveryIdFor = (conversationId: string, replyMessageId: string): string => withConversation(digestId('d_', [conversationId, replyMessageId]), conversationId);
 

@@ -129,7 +129,7 @@ test('deliveries whose ids predate the change (no conversation in the id, no rel
   const db = adminDb();
   // Two deliveries as the service created them before: the id is the digest alone, the queue has no release facts.
   const messages = ['A', 'B'].map((text) => ({ text, messageId: db.collection(`workspaces/${workspaceId}/conversations/${setup.conversationId}/messages`).doc().id }));
-  const legacy = messages.map((m) => ({ ...m, deliveryId: deliveryIdFor(setup.conversationId, m.messageId).split('.')[0] as string }));
+  const legacy = messages.map((m) => ({ ...m, deliveryId: deliveryIdFor(setup.conversationId, m.messageId).slice(0, 34) }));
   for (const d of legacy) expect(conversationOfDeliveryId(d.deliveryId)).toBeNull();
   await runCreation(db, { workspaceId, conversationId: setup.conversationId }, async (tx, queue, now) => {
     await openQueue(tx, db, queue, undefined);
@@ -171,8 +171,8 @@ test('a released delivery whose record is gone: the head still completes (its tr
 test('a forged id that names a conversation (another one of the workspace, or none) is 404 like any unknown id', async () => {
   const [mine, other] = [await conversation(), await conversation()];
   const { deliveryId } = await replyAndNotify(other, 'not yours');
-  const digest = deliveryId.split('.')[0] as string;
-  for (const forged of [`${digest}.${mine.conversationId}`, `${digest}.c_nothing`, deliveryId]) {
+  const digest = deliveryId.slice(0, 34);
+  for (const forged of [`${digest}_${mine.conversationId}`, `${digest}_c_nothing`, deliveryId]) {
     for (const [name, body] of [
       ['claim', { deliveryId: forged, requestId: 'r-1' }],
       ['complete', { deliveryId: forged, leaseId: UNKNOWN_LEASE, providerMessageIds: ['p-1'] }],

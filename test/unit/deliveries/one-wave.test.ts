@@ -8,9 +8,9 @@ import { parseReleaseFacts, storedReleaseFacts } from '../../../functions/src/de
 describe('delivery ids name their conversation', () => {
   const conversationId = conversationIdFor('integration-1', 'chat-1');
 
-  test('the digest as before, a dot, the conversation id: within 1..128 characters and a document id', () => {
+  test('the digest as before, '_', the conversation id: within 1..128 characters and a document id', () => {
     const id = deliveryIdFor(conversationId, 'reply-1');
-    expect(id).toMatch(/^d_[A-Za-z0-9_-]{32}\.c_[A-Za-z0-9_-]{32}$/);
+    expect(id).toMatch(/^d_[A-Za-z0-9_-]{32}_c_[A-Za-z0-9_-]{32}$/);
     expect(id).toHaveLength(69);
     expect(isStorableDocumentId(id)).toBe(true);
     expect(conversationOfDeliveryId(id)).toBe(conversationId);
@@ -24,8 +24,8 @@ describe('delivery ids name their conversation', () => {
   });
 
   test('ids of the older shape, and anything else, name no conversation (they are read first)', () => {
-    const legacy = deliveryIdFor(conversationId, 'reply-1').split('.')[0] as string;
-    for (const id of [legacy, '', 'd_x.c_y', `${legacy}.`, `${legacy}.a/b`, `${legacy}.c_${'x'.repeat(94)}`, `x${legacy.slice(1)}.${conversationId}`, `${legacy}.${conversationId}.more`]) {
+    const legacy = deliveryIdFor(conversationId, 'reply-1').slice(0, 34);
+    for (const id of [legacy, '', 'd_x_c_y', `${legacy}_`, `${legacy}.${conversationId}`, `${legacy}_a/b`, `${legacy}_c_${'x'.repeat(94)}`, `x${legacy.slice(1)}_${conversationId}`, `${legacy}_${conversationId}.more`]) {
       expect([id, conversationOfDeliveryId(id)]).toEqual([id, null]);
     }
   });
