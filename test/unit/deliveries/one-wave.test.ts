@@ -8,7 +8,7 @@ import { parseReleaseFacts, storedReleaseFacts } from '../../../functions/src/de
 describe('delivery ids name their conversation', () => {
   const conversationId = conversationIdFor('integration-1', 'chat-1');
 
-  test('the digest as before, '_', the conversation id: within 1..128 characters and a document id', () => {
+  test('the digest as before, an underscore, the conversation id: within 1..128 characters and a document id', () => {
     const id = deliveryIdFor(conversationId, 'reply-1');
     expect(id).toMatch(/^d_[A-Za-z0-9_-]{32}_c_[A-Za-z0-9_-]{32}$/);
     expect(id).toHaveLength(69);
