@@ -36,7 +36,7 @@ test('name, version, module type, engines, exports with types, files, built on p
   expect(pkg.type).toBe('module');
   expect(pkg.engines).toEqual({ node: '>=22.12 <23' });
   expect(pkg.exports).toMatchObject({ '.': { types: './dist/index.d.ts', default: './dist/index.js' }, './testing': { types: './dist/testing/index.d.ts', default: './dist/testing/index.js' } });
-  expect(pkg.files).toEqual(['dist', 'src', 'README.md', 'CHANGELOG.md']);
+  expect(pkg.files).toEqual(['bin', 'dist', 'src', 'README.md', 'CHANGELOG.md']);
   expect(pkg.private).toBeUndefined();
   // dist/ is built from nothing whenever npm installs the package from a checkout or packs it.
   const scripts = pkg.scripts as Record<string, string>;

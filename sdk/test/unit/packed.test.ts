@@ -52,7 +52,7 @@ test('the tarball carries the built package: dist (JS and declarations), README,
   expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'CHANGELOG.md', 'dist/index.js', 'dist/index.d.ts', 'dist/internal/pull-loop.js', 'dist/internal/pull-loop.d.ts', 'dist/testing/index.js', 'dist/testing/index.d.ts']));
   for (const js of files.filter((f) => f.startsWith('dist/') && f.endsWith('.js'))) expect(files).toContain(js.replace(/\.js$/, '.d.ts'));
   expect(files.filter((f) => /(^|\/)test\/|\.test\.|tsbuildinfo|tsconfig/.test(f))).toEqual([]);
-  expect(files.every((f) => ['package.json', 'README.md', 'CHANGELOG.md'].includes(f) || f.startsWith('dist/') || f.startsWith('src/'))).toBe(true);
+  expect(files.every((f) => ['package.json', 'README.md', 'CHANGELOG.md'].includes(f) || f.startsWith('bin/') || f.startsWith('dist/') || f.startsWith('src/'))).toBe(true);
   // Every file `exports` and `bin` name is in it (the release gate checks the same before publishing).
   expect(files).toEqual(expect.arrayContaining(entryFiles(JSON.parse(readFileSync(join(SDK, 'package.json'), 'utf8')) as { exports?: unknown; bin?: unknown })));
 });
@@ -80,6 +80,12 @@ describe('installed from the tarball into an empty directory', () => {
     const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
     expect(Object.keys(lock.packages).sort()).toEqual(['', `node_modules/${pkg.name}`]);
     expect(lock.packages[`node_modules/${pkg.name}`]?.version).toBe(pkg.version);
+  });
+
+  test('the conformance command is linked and runs: no arguments is a usage error (exit 2)', async () => {
+    const command = await run(join(app, 'node_modules', '.bin', 'support-desk-connector-check'), [], app);
+    expect(command.status).toBe(2);
+    expect(command.stderr).toContain('usage:');
   });
 
   test('a connector imports it by name and delivers one notification through runPullLoop', async () => {
