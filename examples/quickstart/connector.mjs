@@ -18,8 +18,6 @@ export async function start({ baseUrl, key, subscription, providerDelayMs = 0 })
     if (providerDelayMs > 0) await sleep(providerDelayMs, undefined, { signal }); // a slow channel (conformance check)
     const providerMessageId = `chat-${randomUUID()}`;
     console.log(`-> ${recipient.externalConversationId}: ${text}${files.length ? ` (+${files.length} file)` : ''}`);
-    // Your channel reports delivery later (a webhook); here it does so one second on.
-    setTimeout(() => receipts.report(providerMessageId, 'delivered').catch(() => {}), 1000);
     return { providerMessageIds: [providerMessageId] };
   }
 
@@ -28,9 +26,17 @@ export async function start({ baseUrl, key, subscription, providerDelayMs = 0 })
   await processErasures(client, purge);
   erasureTimer = setInterval(() => processErasures(client, purge).catch(() => {}), 3_600_000);
 
+  // Remember providerMessageId -> deliveryId; your channel's webhook later calls receipts.report().
+  // This pretend channel reports the delivery one second after the send.
+  async function pretendChannelReceipt({ result, notification }) {
+    await receipts.remember(result, notification);
+    await sleep(1000);
+    await receipts.report(result.providerMessageIds[0], 'delivered');
+  }
+
   loop = runPullLoop(client, subscription, send, {
     onEvent: (event) => {
-      if (event.type === 'handled') receipts.remember(event.result, event.notification).catch(() => {});
+      if (event.type === 'handled' && event.result?.kind === 'sent') pretendChannelReceipt(event).catch(() => {});
     },
   });
 }
