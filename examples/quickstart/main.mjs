@@ -6,7 +6,7 @@ const key = process.env.INTEGRATION_KEY;
 if (!key) throw new Error('Set INTEGRATION_KEY to the key `npm start` printed');
 const { API_BASE_URL = 'http://127.0.0.1:5000', PUBSUB_EMULATOR_HOST = '127.0.0.1:8085' } = process.env;
 
-const pubsub = new PubSub({ projectId: 'demo-support-desk', apiEndpoint: PUBSUB_EMULATOR_HOST });
+const pubsub = new PubSub({ projectId: 'demo-support-desk', apiEndpoint: PUBSUB_EMULATOR_HOST, emulatorMode: true });
 await start({ baseUrl: API_BASE_URL, key, subscription: pubsub.subscription('connector-notifications-pull') });
 
 const { conversationId } = await sendIncoming({ text: 'Hi, where is my order?', externalConversationId: 'chat-1', externalCustomerId: 'ada' });
