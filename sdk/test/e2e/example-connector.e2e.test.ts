@@ -20,6 +20,7 @@ import {
   eventually,
   exampleConnectionEnv,
   exampleDeps,
+  notificationPublished,
   onTestService,
   sdkClient,
   startConversation,
@@ -206,8 +207,10 @@ test('a reply notified while no subscription existed is delivered by the catch-u
     const { conversationId } = await startConversation(sdkClient(late.key), late);
     const conversation = { integration: late, conversationId };
     const lost = await writeReply(conversation, 'You missed this one.');
-    await waitForMirror(conversation, lost, (m) => m.status === 'queued');
-    // The connector's subscription is created now, after the notification was published.
+    const queued = await waitForMirror(conversation, lost, (m) => m.status === 'queued');
+    // The connector's subscription is created now, after the notification was published (the
+    // mirror says `queued` before the outbox publishes: subscribing then could still catch it).
+    await notificationPublished(queued.deliveryId as string);
     const subscribed = await lateTopic.subscribe();
     const example = await importExample();
     const events: ExampleEvent[] = [];

@@ -24,6 +24,7 @@ export {
   erasureDone,
   messageDoc,
   messageDocs,
+  notificationPublished,
   onTestService,
   requestErasure,
   storedImageSha256,

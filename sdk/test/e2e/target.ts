@@ -110,6 +110,16 @@ export async function sweepAt(at: number): Promise<void> {
   testService().sweep(at);
 }
 
+/**
+ * Resolves once the delivery's notification has left the service: on the emulators, when the
+ * transactional outbox holds no entry for it any more (an entry is deleted only after its publish,
+ * which comes after the mirror says `queued`); the test service publishes within the reply call.
+ */
+export async function notificationPublished(deliveryId: string): Promise<void> {
+  if (onTestService) return;
+  await eventually(async () => ((await adminDb().collection('outbox').where('deliveryId', '==', deliveryId).limit(1).get()).empty ? true : undefined), `the notification of ${deliveryId} published`);
+}
+
 /** Lets the integration's replies carry files of these types and sizes (the test service takes every contract type and its limits). */
 export async function allowAttachments(integration: TestIntegration, capability: { contentTypes: string[]; maxBytes: number; maxCount: number }): Promise<void> {
   if (!onTestService) return allowUploads(integration.workspaceId, integration.integrationId, capability);
