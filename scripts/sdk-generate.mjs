@@ -181,7 +181,8 @@ interface Schema {
 const NO_MATCH: unique symbol = Symbol('no match');
 type Read = unknown | typeof NO_MATCH;
 
-function hasType(value: unknown, type: string): boolean {
+/** Whether \`value\` is of the JSON schema \`type\` (the request validator of the test service uses it too). */
+export function hasType(value: unknown, type: string): boolean {
   switch (type) {
     case 'string':
       return typeof value === 'string';
@@ -357,7 +358,11 @@ function validated(schema, where) {
 }
 
 /** The validator of the generated requests file (fixed text). Lengths count code points, as the service's `text()` does. */
-const VALIDATOR_RUNTIME = `/** A request schema of openapi/openapi.yaml: every validation keyword the document uses. */
+const VALIDATOR_RUNTIME = `// Lengths count code points, as the service's \`text()\` does (functions/src/platform/schema.ts).
+import { codePointLength } from '../internal/contract.generated.js';
+import { hasType } from '../internal/api.generated.js';
+
+/** A request schema of openapi/openapi.yaml: every validation keyword the document uses. */
 export interface RequestSchema {
   ref?: string;
   type?: readonly string[];
@@ -381,31 +386,8 @@ export interface RequestSchema {
   contentSchema?: RequestSchema;
 }
 
-function typeOk(value: unknown, type: string): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      return Number.isSafeInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'null':
-      return value === null;
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
-    default:
-      return false;
-  }
-}
-
 const describe = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
 const join = (path: string, key: string | number): string => (typeof key === 'number' ? \`\${path}[\${key}]\` : path === '' ? key : \`\${path}.\${key}\`);
-/** Code points, as the service counts a text's length (functions/src/platform/schema.ts \`text()\`). */
-const codePoints = (s: string): number => [...s].length;
 
 /**
  * The problems of \`value\` against \`schema\`, each \`path: what is wrong\` (the service's 400
@@ -428,14 +410,14 @@ export function validateRequest(schema: RequestSchema, value: unknown, path = ''
     if (matching === 0) return results.reduce((best, r) => (r.length < best.length ? r : best));
     if (options === schema.oneOf && matching > 1) return [\`\${at}: matches more than one of its options\`];
   }
-  if (schema.type && !schema.type.some((type) => typeOk(value, type))) return [\`\${at}: expected \${schema.type.join(' or ')}, received \${describe(value)}\`];
+  if (schema.type && !schema.type.some((type) => hasType(value, type))) return [\`\${at}: expected \${schema.type.join(' or ')}, received \${describe(value)}\`];
   if ('const' in schema && value !== schema.const) return [\`\${at}: must be \${JSON.stringify(schema.const)}\`];
   if (schema.enum && !schema.enum.includes(value)) return [\`\${at}: must be one of \${schema.enum.map((v) => JSON.stringify(v)).join(', ')}\`];
   const problems: string[] = [];
   if (typeof value === 'string') {
     if ((schema.minLength !== undefined || schema.maxLength !== undefined) && !value.isWellFormed()) problems.push(\`\${at}: must be well-formed Unicode (no lone surrogates)\`);
-    if (schema.minLength !== undefined && codePoints(value) < schema.minLength) problems.push(\`\${at}: must be at least \${schema.minLength} character\${schema.minLength === 1 ? '' : 's'}\`);
-    if (schema.maxLength !== undefined && codePoints(value) > schema.maxLength) problems.push(\`\${at}: must be at most \${schema.maxLength} characters\`);
+    if (schema.minLength !== undefined && codePointLength(value) < schema.minLength) problems.push(\`\${at}: must be at least \${schema.minLength} character\${schema.minLength === 1 ? '' : 's'}\`);
+    if (schema.maxLength !== undefined && codePointLength(value) > schema.maxLength) problems.push(\`\${at}: must be at most \${schema.maxLength} characters\`);
     if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) problems.push(\`\${at}: must match \${schema.pattern}\`);
   }
   if (typeof value === 'number') {

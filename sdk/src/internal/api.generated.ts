@@ -318,7 +318,8 @@ interface Schema {
 const NO_MATCH: unique symbol = Symbol('no match');
 type Read = unknown | typeof NO_MATCH;
 
-function hasType(value: unknown, type: string): boolean {
+/** Whether `value` is of the JSON schema `type` (the request validator of the test service uses it too). */
+export function hasType(value: unknown, type: string): boolean {
   switch (type) {
     case 'string':
       return typeof value === 'string';
