@@ -40,7 +40,7 @@ import { REGION } from './platform/region';
 export type HttpBundle = 'messages/http' | 'deliveries/http' | 'privacy/http' | 'console-api/http';
 
 /** The bundles of the triggers (declared by hand in index.ts: they are not HTTP operations). */
-export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'privacy/triggers', 'console-api/cleanup'] as const;
+export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'messages/triggers', 'privacy/triggers', 'console-api/cleanup'] as const;
 
 /** Every module index.ts requires lazily (each an esbuild bundle, lib/bundles/<path>.js); index.ts types each (`HandlerModules`). */
 export type HandlerBundle = HttpBundle | (typeof TRIGGER_BUNDLES)[number];

@@ -107,6 +107,7 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
         images: stored,
         now: Date.now(),
         retentionMs: config().eventRetentionMs,
+        customerIdOf: (externalId) => customerIdFor(integrationId, externalId),
       });
       // Past the budget the client already has its 503: give up here, so nothing is committed.
       context.deadline.assertTimeLeft();
@@ -127,6 +128,8 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   if (outcome.kind === 'conflict') {
     throw new ConflictError('event_conflict', `eventId '${message.eventId}' was already used with different content.`);
   }
+  // A deletion that was waiting for this message released its images: the objects go too.
+  if (outcome.kind === 'created' && outcome.removedImages.length > 0) await removeReleasedImages(outcome.removedImages, { conversationId, messageId });
   const body: IncomingMessageResponse = {
     conversationId: outcome.conversationId,
     messageId: outcome.messageId,
