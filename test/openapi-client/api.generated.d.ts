@@ -971,7 +971,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1184,7 +1184,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1306,7 +1306,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1449,7 +1449,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1594,7 +1594,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1738,7 +1738,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1979,7 +1979,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -2144,7 +2144,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -2387,7 +2387,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
