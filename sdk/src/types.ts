@@ -80,6 +80,16 @@ export type Recipient = ReplyMessage['recipient'];
 /** The reply to deliver: its text and recipient, and its files when it has some. */
 export type ReplyMessage = ClaimReady['message'];
 
+/**
+ * The sent reply an edit or unsend delivery changes (the claim's `target`): the reply's delivery
+ * and the provider ids its connector reported (`providerMessageIds`, and per part in `parts`).
+ */
+export interface DeliveryTarget {
+  deliveryId: string;
+  providerMessageIds: string[];
+  parts?: { part: string; providerMessageIds: string[] }[];
+}
+
 /** Claim could not lease the delivery now. `waiting_for_previous`: acknowledge the notification; it will be re-published. */
 export type ClaimSkip = Extract<ClaimDeliveryResponse, { status: 'skip' }>;
 
