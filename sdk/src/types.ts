@@ -78,23 +78,34 @@ export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
 export type Recipient = ReplyMessage['recipient'];
 
 /** The reply to deliver: its text and recipient, and its files when it has some. */
-export type ReplyMessage = ClaimReady['message'];
+export type ReplyMessage = ClaimReadySend['message'];
 
 /**
  * The sent reply an edit or unsend delivery changes (the claim's `target`): the reply's delivery
  * and the provider ids its connector reported (`providerMessageIds`, and per part in `parts`).
  */
-export interface DeliveryTarget {
-  deliveryId: string;
-  providerMessageIds: string[];
-  parts?: { part: string; providerMessageIds: string[] }[];
-}
+export type DeliveryTarget = ClaimReadyEdit['target'];
 
 /** Claim could not lease the delivery now. `waiting_for_previous`: acknowledge the notification; it will be re-published. */
 export type ClaimSkip = Extract<ClaimDeliveryResponse, { status: 'skip' }>;
 
-/** Claim leased the delivery: `leaseExpiresAt` is `LEASE_MS` from the claim (or from its latest extension). */
+/**
+ * Claim leased the delivery: `leaseExpiresAt` is `LEASE_MS` from the claim (or from its latest
+ * extension). A reply (`ClaimReadySend`, no `kind`), or an edit / unsend of a sent reply.
+ */
 export type ClaimReady = Extract<ClaimDeliveryResponse, { status: 'ready' }>;
+
+/** A reply to send: its text, recipient and files (the v1 shape: no `kind`, no `target`). */
+export type ClaimReadySend = Exclude<ClaimReady, { kind: string }>;
+
+/** `kind: 'edit'`: replace the text of the `target`'s messages with `message.text`. */
+export type ClaimReadyEdit = Extract<ClaimReady, { kind: 'edit' }>;
+
+/** `kind: 'unsend'`: delete the `target`'s messages for the recipient. */
+export type ClaimReadyUnsend = Extract<ClaimReady, { kind: 'unsend' }>;
+
+/** The kind of an edit or unsend delivery (a reply has none). */
+export type DeliveryKind = ClaimReadyEdit['kind'] | ClaimReadyUnsend['kind'];
 
 export type ClaimResult = ClaimDeliveryResponse;
 

@@ -413,8 +413,9 @@ export async function processDelivery(
   let providerBegun = clock.now();
   let providerEnded = providerBegun;
   const providerMs = (): number => providerEnded - providerBegun;
-  const message: ReplyMessage = claim.message;
-  const attachments: readonly DeliveryAttachment[] = deliveryKind === undefined ? (message.attachments ?? []) : [];
+  // A reply (no `kind`): its files are the parts it reports; an edit or unsend has none.
+  const reply: ReplyMessage | undefined = 'kind' in claim ? undefined : claim.message;
+  const attachments: readonly DeliveryAttachment[] = reply?.attachments ?? [];
   const attachmentIds = attachments.map((a) => a.attachmentId);
   const reportFailure = async (report: FailReport, error: unknown): Promise<ProcessDeliveryResult> => {
     let answer: FailResult;
@@ -455,17 +456,18 @@ export async function processDelivery(
   let run: ((signal: AbortSignal) => Promise<ProviderLifecycleResult> | ProviderLifecycleResult) | undefined;
   // The trace goes to the callback only when it is well-formed, exactly as on the calls (`call`).
   const trace = call.traceparent === undefined || traceId === undefined ? {} : { traceparent: call.traceparent, traceId };
-  const base = { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, recipient: message.recipient, ...trace };
-  if (deliveryKind === undefined) {
+  const base = { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, recipient: claim.message.recipient, ...trace };
+  if (reply !== undefined && deliveryKind === undefined) {
     const send = handlers.send;
     run = (signal) => {
       const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
-      return send({ ...base, text: message.text, attachments: files, signal });
+      return send({ ...base, text: reply.text, attachments: files, signal });
     };
-  } else if (deliveryKind === 'edit' && handlers.edit !== undefined && target !== undefined) {
+  } else if ('kind' in claim && claim.kind === 'edit' && handlers.edit !== undefined && target !== undefined) {
     const edit = handlers.edit;
-    run = (signal) => edit({ ...base, text: message.text, target, signal });
-  } else if (deliveryKind === 'unsend' && handlers.unsend !== undefined && target !== undefined) {
+    const text = claim.message.text;
+    run = (signal) => edit({ ...base, text, target, signal });
+  } else if ('kind' in claim && claim.kind === 'unsend' && handlers.unsend !== undefined && target !== undefined) {
     const unsend = handlers.unsend;
     run = (signal) => unsend({ ...base, target, signal });
   }
