@@ -35,7 +35,9 @@ import {
   retryAfterSecondsFromMs,
   type AttachmentRef,
   type Decision,
+  type DeliveryKind,
   type DeliveryRecord,
+  type DeliveryTarget,
   type FailOutcome,
   type NotifyReason,
   type PartReport,
@@ -47,7 +49,11 @@ import type {
   DeliveryView,
   FaultSpec,
   IntegrationCapabilities,
+  LifecycleCapability,
+  LifecycleRefusal,
   MessageView,
+  ReactionView,
+  ReplyView,
   OperationId,
   RecordedCall,
   ReplyCreated,
@@ -55,6 +61,7 @@ import type {
   StartTestServiceOptions,
   TestService,
   TestSubscription,
+  TypingView,
   Violation,
 } from './types.js';
 import { findViolations } from './violations.js';
@@ -63,6 +70,8 @@ import { findViolations } from './violations.js';
 const MAX_MULTIPART_BYTES = 21 * 1024 * 1024;
 /** The service's default incoming rate (MESSAGES_PER_MINUTE_DEFAULT). */
 const DEFAULT_MESSAGES_PER_MINUTE = 1200;
+/** `replies.lifecycle.*.windowSeconds` bounds (the contract's LIFECYCLE_LIMITS). */
+const LIFECYCLE_WINDOW = { min: 60, max: 604_800 };
 const INVALID_KEY_MESSAGE = 'Missing, malformed, unknown or revoked integration key.';
 const KEY_PATTERN = /^sdk_(live|test)_[A-Za-z0-9_-]{43}$/;
 
@@ -118,7 +127,20 @@ interface Conversation {
   nextSeq: number;
 }
 
-interface StoredMessage extends MessageView {
+/** An operator reply: what the console's mirror keeps of it besides its deliveries. */
+interface StoredReply {
+  messageId: string;
+  integrationId: string;
+  conversationId: string;
+  text: string;
+  edits: { text: string; requestedAt: number; deliveryId: string | null; refused?: LifecycleRefusal }[];
+  unsends: { requestedAt: number; deliveryId: string | null; refused?: LifecycleRefusal }[];
+  reactions: ReactionView[];
+}
+
+interface StoredMessage extends Omit<MessageView, 'edits' | 'reactions'> {
+  edits: { text: string; at: number }[];
+  reactions: ReactionView[];
   senderExternalId: string;
   senderKind: 'customer' | 'service';
   fingerprint: string;
@@ -252,6 +274,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   const conversations = new Map<string, Conversation>();
   const messages: StoredMessage[] = [];
   const events = new Map<string, { fingerprint: string; messageId: string; conversationId: string }>();
+  const replies = new Map<string, StoredReply>();
+  const typing = new Map<string, TypingView>();
   const deliveries = new Map<string, DeliveryRecord>();
   const pendingAt = new Map<string, number>();
   const views = new Map<string, { receipts: Map<string, { status: ReceiptStatus; at: number }>; fetched: Set<string>; cancelled: boolean }>();
@@ -289,7 +313,13 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const message: Published = {
       id: String(publishCount),
       data: Buffer.from(JSON.stringify(notification)),
-      attributes: { deliveryId: d.deliveryId, integrationId: d.integrationId, traceparent: `00-${traceIdOf(d.deliveryId)}-${randomBytes(8).toString('hex')}-01` },
+      // An edit / unsend notification carries the attribute `kind` (none for a reply).
+      attributes: {
+        deliveryId: d.deliveryId,
+        integrationId: d.integrationId,
+        traceparent: `00-${traceIdOf(d.deliveryId)}-${randomBytes(8).toString('hex')}-01`,
+        ...(d.kind === undefined ? {} : { kind: d.kind }),
+      },
     };
     for (const subscription of subscriptions.get(d.integrationId) ?? []) subscription.publish(message);
     for (const push of pushTargets.get(d.integrationId) ?? []) push(message);
@@ -336,7 +366,17 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     }
   }
 
-  function append(input: { conversation: Conversation; messageId: string; deliveryId: string; text: string; attachments?: AttachmentRef[]; textSent?: boolean; reason: NotifyReason }): DeliveryRecord {
+  function append(input: {
+    conversation: Conversation;
+    messageId: string;
+    deliveryId: string;
+    text: string;
+    attachments?: AttachmentRef[];
+    textSent?: boolean;
+    kind?: DeliveryKind;
+    target?: DeliveryTarget;
+    reason: NotifyReason;
+  }): DeliveryRecord {
     const { conversation } = input;
     const at = now();
     const integration = integrations.get(conversation.integrationId);
@@ -351,6 +391,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       text: input.text,
       ...(input.attachments !== undefined ? { attachments: input.attachments } : {}),
       ...(input.textSent !== undefined ? { textSent: input.textSent } : {}),
+      ...(input.kind !== undefined && input.target !== undefined ? { kind: input.kind, target: input.target } : {}),
       head: unfinishedOf(conversation.conversationId).length === 0,
       now: at,
     });
@@ -478,6 +519,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       senderKind: sender.kind,
       fingerprint,
       erased: false,
+      edits: [],
+      reactions: [],
     });
     return { status: 201, body: { conversationId, messageId, duplicate: false } };
   };
@@ -717,6 +760,98 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     return d;
   };
 
+  // ------------------------------------------------------------------------- reply lifecycle (edits)
+
+  /** The reply's own deliveries (not its edits / unsends), oldest first. */
+  const replyDeliveries = (messageId: string): DeliveryRecord[] =>
+    [...deliveries.values()].filter((d) => d.messageId === messageId && d.kind === undefined).sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq);
+  /** When a delivery became sent (its attempt log's `sent`). */
+  const sentAtOf = (d: DeliveryRecord): number | undefined => (d.status === 'sent' ? d.attemptLog.findLast((e) => e.event === 'sent')?.at ?? d.updatedAt : undefined);
+  /** When a delivery ended (sent / failed / unknown), for the history's `at`. */
+  const endedAtOf = (d: DeliveryRecord): number | undefined => (isTerminal(d.status) ? (d.attemptLog.at(-1)?.at ?? d.updatedAt) : undefined);
+  const unsentAtOf = (reply: StoredReply): number | undefined => {
+    for (const u of reply.unsends) {
+      const d = u.deliveryId === null ? undefined : deliveries.get(u.deliveryId);
+      if (d?.status === 'sent') return endedAtOf(d);
+    }
+    return undefined;
+  };
+
+  /** The capability as the service reads it: a malformed window counts as absent (docs/contract.md). */
+  const windowMsOf = (capability: LifecycleCapability | undefined, kind: DeliveryKind): number | undefined => {
+    const seconds = capability?.[kind]?.windowSeconds;
+    return Number.isInteger(seconds) && seconds !== undefined && seconds >= LIFECYCLE_WINDOW.min && seconds <= LIFECYCLE_WINDOW.max ? seconds * 1000 : undefined;
+  };
+
+  /**
+   * The operator's edit / unsend request (the console's write and the service's trigger): checked
+   * as the rules check it, then a delivery of the kind at the end of the conversation's queue, with
+   * the reply's sent delivery and its provider ids as the target.
+   */
+  function requestLifecycle(kind: DeliveryKind, messageId: string, text: string): ReplyCreated {
+    sweep();
+    const reply = replies.get(messageId);
+    if (reply === undefined) throw new Error(`test service: no operator reply ${messageId} (reply() returns its messageId)`);
+    const conversation = conversations.get(reply.conversationId);
+    if (conversation === undefined) throw new Error('test service: the conversation was erased');
+    const at = now();
+    const refuse = (code: LifecycleRefusal, why: string): never => {
+      throw Object.assign(new Error(`test service: ${kind} refused (${code}): ${why}`), { code });
+    };
+    const windowMs = windowMsOf(integrations.get(reply.integrationId)?.capabilities.lifecycle, kind);
+    if (windowMs === undefined) refuse('lifecycle_disabled', `the integration has no replies.lifecycle.${kind} (setCapabilities({ lifecycle: { ${kind}: { windowSeconds } } }))`);
+    const sent = replyDeliveries(messageId).findLast((d) => d.status === 'sent');
+    const sentAt = sent === undefined ? undefined : sentAtOf(sent);
+    if (sent === undefined || sentAt === undefined) refuse('reply_not_sent', 'only a sent reply is edited or unsent');
+    if (unsentAtOf(reply) !== undefined) refuse('reply_unsent', 'the reply was unsent');
+    if (at > (sentAt ?? 0) + (windowMs ?? 0)) refuse('edit_window_passed', `the channel's window of ${(windowMs ?? 0) / 1000} s after the send has passed`);
+    if (kind === 'edit') {
+      if (reply.text === '') refuse('invalid_edit', 'the reply has no text to edit');
+      const length = codePointLength(text);
+      if (length < 1 || length > REPLY_MAX_CODE_POINTS) refuse('invalid_edit', `the new text has 1 to ${REPLY_MAX_CODE_POINTS} characters`);
+    }
+    const source = sent as DeliveryRecord;
+    const parts = (source.parts ?? []).filter((p) => p.status === 'sent' && (p.providerMessageIds?.length ?? 0) > 0).map((p) => ({ part: p.part, providerMessageIds: [...(p.providerMessageIds ?? [])] }));
+    const target: DeliveryTarget = { deliveryId: source.deliveryId, providerMessageIds: [...source.providerMessageIds], ...(parts.length > 0 ? { parts } : {}) };
+    const history = kind === 'edit' ? reply.edits : reply.unsends;
+    // Deterministic from the request, as the service's id (a redelivered trigger is a no-op); the
+    // request's position tells two requests of one millisecond apart.
+    const deliveryId = digestId('d_', [reply.conversationId, messageId, kind, String(at), 'operator', String(history.length)]);
+    if (kind === 'edit') reply.edits.push({ text, requestedAt: at, deliveryId });
+    else reply.unsends.push({ requestedAt: at, deliveryId });
+    append({ conversation, messageId, deliveryId, text: kind === 'edit' ? text : '', kind, target, reason: 'created' });
+    return { messageId, deliveryId };
+  }
+
+  function replyView(reply: StoredReply): ReplyView {
+    const own = replyDeliveries(reply.messageId);
+    const latest = own.at(-1);
+    const sentAt = latest === undefined ? undefined : sentAtOf(latest);
+    const entry = (deliveryId: string | null) => {
+      const d = deliveryId === null ? undefined : deliveries.get(deliveryId);
+      if (d === undefined) return { deliveryId, status: 'failed' as const };
+      const at = endedAtOf(d);
+      return {
+        deliveryId,
+        status: d.status,
+        ...(at === undefined ? {} : { at }),
+        ...(d.error === null || d.status === 'sent' ? {} : { error: { outcome: d.error.outcome === 'unknown' ? ('unknown' as const) : ('failed' as const), code: d.error.code } }),
+      };
+    };
+    const unsentAt = unsentAtOf(reply);
+    return {
+      messageId: reply.messageId,
+      integrationId: reply.integrationId,
+      conversationId: reply.conversationId,
+      text: reply.text,
+      delivery: { deliveryId: latest?.deliveryId ?? '', status: latest?.status ?? 'queued', ...(sentAt === undefined ? {} : { sentAt }) },
+      edits: reply.edits.map((e) => ({ text: e.text, requestedAt: e.requestedAt, ...entry(e.deliveryId) })),
+      unsends: reply.unsends.map((u) => ({ requestedAt: u.requestedAt, ...entry(u.deliveryId) })),
+      ...(unsentAt === undefined ? {} : { unsent: { at: unsentAt } }),
+      reactions: reply.reactions.map((r) => ({ ...r })),
+    };
+  }
+
   const service: TestService = {
     baseUrl,
 
@@ -758,8 +893,29 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       });
       const messageId = randomId('m_');
       const deliveryId = digestId('d_', [conversation.conversationId, messageId]);
+      replies.set(messageId, { messageId, integrationId: conversation.integrationId, conversationId: conversation.conversationId, text, edits: [], unsends: [], reactions: [] });
       append({ conversation, messageId, deliveryId, text, ...(attachments.length > 0 ? { attachments } : {}), reason: 'created' });
       return { messageId, deliveryId };
+    },
+
+    edit(messageId, text) {
+      return requestLifecycle('edit', messageId, text);
+    },
+
+    unsend(messageId) {
+      return requestLifecycle('unsend', messageId, '');
+    },
+
+    replies(filter = {}) {
+      sweep();
+      return [...replies.values()]
+        .filter((r) => (filter.integrationId === undefined || r.integrationId === filter.integrationId) && (filter.conversationId === undefined || r.conversationId === filter.conversationId))
+        .map(replyView);
+    },
+
+    typing(filter = {}) {
+      const at = now();
+      return [...typing.values()].filter((t) => t.expireAt > at && (filter.integrationId === undefined || t.integrationId === filter.integrationId)).map((t) => ({ ...t }));
     },
 
     cancel(deliveryId) {
@@ -775,6 +931,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       sweep();
       const d = deliveryOrThrow(deliveryId);
       if (d.status !== 'failed' && d.status !== 'unknown') throw new Error(`test service: only a failed or unknown delivery is resent (this one is ${d.status})`);
+      if (d.kind !== undefined) throw new Error(`test service: an ${d.kind} delivery is not resent (request the ${d.kind} again)`);
       const conversation = conversations.get(d.conversationId);
       if (conversation === undefined) throw new Error('test service: the conversation was erased');
       // A resend carries only the parts not known to be sent (docs/decisions.md#operator-resend).
@@ -953,6 +1110,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
             integrationId: d.integrationId,
             conversationId: d.conversationId,
             messageId: d.messageId,
+            ...(d.kind === undefined || d.target === undefined ? {} : { kind: d.kind, target: { ...d.target, providerMessageIds: [...d.target.providerMessageIds] } }),
             status: d.status,
             cancelled: view.cancelled || d.error?.code === 'erased',
             attempts: attemptsOf(d),
@@ -973,7 +1131,14 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     messages(filter = {}) {
       return messages
         .filter((m) => !m.erased && (filter.integrationId === undefined || m.integrationId === filter.integrationId) && (filter.conversationId === undefined || m.conversationId === filter.conversationId))
-        .map(({ senderExternalId: _s, senderKind: _k, fingerprint: _f, erased: _e, ...view }) => ({ ...view, sender: { ...view.sender }, images: view.images.map((i) => ({ ...i })) }));
+        .map(({ senderExternalId: _s, senderKind: _k, fingerprint: _f, erased: _e, ...view }) => ({
+          ...view,
+          sender: { ...view.sender },
+          images: view.images.map((i) => ({ ...i })),
+          edits: view.edits.map((e) => ({ ...e })),
+          ...(view.deleted === undefined ? {} : { deleted: { ...view.deleted } }),
+          reactions: view.reactions.map((r) => ({ ...r })),
+        }));
     },
 
     calls(filter = {}) {
