@@ -19,7 +19,7 @@
  * types are those of the source module each bundle is built from (`HandlerModules` below).
  */
 import { onRequest, type HttpsFunction, type HttpsOptions } from 'firebase-functions/v2/https';
-import { onDocumentCreated, onDocumentUpdated, onDocumentWritten } from 'firebase-functions/v2/firestore';
+import { onDocumentCreated, onDocumentDeleted, onDocumentUpdated, onDocumentWritten } from 'firebase-functions/v2/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { lazy } from './platform/lazy';
@@ -35,6 +35,7 @@ import { CONSOLE_API, HTTP_OPERATIONS, HTTP_REGION, type HandlerBundle, type Htt
  */
 interface HandlerModules {
   'messages/http': typeof import('./messages/http');
+  'messages/triggers': typeof import('./messages/triggers');
   'deliveries/http': typeof import('./deliveries/http');
   'deliveries/triggers': typeof import('./deliveries/triggers');
   'integrations/triggers': typeof import('./integrations/triggers');
@@ -129,6 +130,20 @@ export const onReplyWritten = onDocumentCreated(
 export const onReplyUpdated = onDocumentUpdated(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
   lazy(() => requireBundle('deliveries/triggers').onReplyUpdated),
+);
+/**
+ * Message events (docs/contract.md#message-events): when a reply's delivery is completed with provider ids, the ids
+ * are recorded for reactions by `target.providerMessageId`, and the reactions waiting for them are applied. Fires on
+ * every message update: anything but an operator reply's new provider ids returns at once.
+ */
+export const onReplyProviderIds = onDocumentUpdated(
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
+  lazy(() => requireBundle('messages/triggers').onReplyProviderIds),
+);
+/** A pending message event's document deleted by its TTL (24 hours, its target never came): one log line per dropped event. */
+export const onPendingEventsDeleted = onDocumentDeleted(
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/pendingEvents/{pendingId}' },
+  lazy(() => requireBundle('messages/triggers').onPendingEventsDeleted),
 );
 /** Transactional outbox -> the owner's Pub/Sub topic (at least once). */
 export const publishNotifications = onDocumentCreated(

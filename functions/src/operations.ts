@@ -40,7 +40,7 @@ import { REGION } from './platform/region';
 export type HttpBundle = 'messages/http' | 'deliveries/http' | 'privacy/http' | 'console-api/http';
 
 /** The bundles of the triggers (declared by hand in index.ts: they are not HTTP operations). */
-export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'privacy/triggers', 'console-api/cleanup'] as const;
+export const TRIGGER_BUNDLES = ['deliveries/triggers', 'integrations/triggers', 'messages/triggers', 'privacy/triggers', 'console-api/cleanup'] as const;
 
 /** Every module index.ts requires lazily (each an esbuild bundle, lib/bundles/<path>.js); index.ts types each (`HandlerModules`). */
 export type HandlerBundle = HttpBundle | (typeof TRIGGER_BUNDLES)[number];
@@ -86,6 +86,9 @@ type Json = string | number | boolean | null | readonly Json[] | { readonly [key
 /** Named examples of a body, as the OpenAPI document lists them. */
 export type Examples = Readonly<Record<string, { summary: string; value: Json }>>;
 
+/** The success statuses an operation may answer with. */
+export type SuccessStatus = '200' | '201' | '202';
+
 /** How the OpenAPI document describes an operation (openapi/document.ts). */
 interface OperationDocument {
   /** The OpenAPI tag: the feature the operation belongs to. */
@@ -100,13 +103,20 @@ interface OperationDocument {
   components?: string;
   /** The 200 response's description (default "OK."). */
   responseDescription?: string;
+  /**
+   * A `json` operation answering with more than one success status (`sendMessageEvent`: 201, 202,
+   * 200): each status and its description, in the order listed. Absent: one 200 (`responseDescription`).
+   */
+  successes?: Readonly<Partial<Record<SuccessStatus, string>>>;
+  /** True when its answers carry the `/v1/messages` rate-limit headers (the same per-integration budget). */
+  rateLimited?: true;
   examples?: {
     /** Of the `application/json` request body. */
     request?: Examples;
     /** Of the `multipart/form-data` request body (the `message` shape). */
     multipart?: Examples;
     /** Of the success responses, by status. */
-    responses?: { readonly '200'?: Examples; readonly '201'?: Examples };
+    responses?: { readonly [Status in SuccessStatus]?: Examples };
   };
 }
 
@@ -240,6 +250,47 @@ const MESSAGE_OPERATIONS = {
         responses: {
           '201': { created: { summary: 'Created', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', messageId: 'm_Hk4tN8qWb2ZyLc6RfPx0VmJa7sEdU3iO', duplicate: false } } },
           '200': { duplicate: { summary: 'Duplicate', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', messageId: 'm_Hk4tN8qWb2ZyLc6RfPx0VmJa7sEdU3iO', duplicate: true } } },
+        },
+      },
+    },
+  },
+  sendMessageEvent: {
+    path: '/v1/messages/events',
+    functionName: 'messageEvents',
+    ...MESSAGES,
+    // Small JSON bodies and one Firestore transaction, like the delivery endpoints (no images are
+    // received; a deletion deletes stored images, one small request each).
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'target_not_found', 'event_conflict', 'rate_limited'],
+    suites: ['test/integration/messages/events.test.ts'],
+    summary: 'Report an edit, a deletion, a reaction or typing in a conversation',
+    description:
+      "What happened to an earlier message on the channel: `edited` (the customer changed the text of their message), `deleted` (they took it back: its text and images are removed, a tombstone stays), `reaction` (anyone in the chat reacted to a customer message, by its `eventId`, or to an operator reply, by a provider message id you reported for it; `removed: true` takes it back), `typing` (shown for a few seconds, never stored as a message). Idempotent on `eventId`, in the same space as the eventIds of messages: an identical retry answers 200 with `duplicate: true` and the first answer's `applied`; the same `eventId` with other content (or the eventId of a message) is 409 `event_conflict`. A target not received yet is kept 24 hours and applied when it arrives (202). A target in another conversation, or (edits and deletions) a message of another sender or an alert, is 404 `target_not_found` and nothing is written. The rate limit, the key and the body limits are those of `POST /v1/messages`.",
+    openapi: {
+      tag: 'messages',
+      shape: 'json',
+      components: 'MessageEvent',
+      successes: {
+        '201': 'Applied: the desk shows the edit, deletion, reaction or typing now.',
+        '202': 'Accepted, waiting for its target: kept 24 hours and applied when the target message arrives (an operator reply: when its delivery is completed with that provider id).',
+        '200': 'Not applied (an edit or reaction of a deleted message: `applied: false`), or an identical retry of an earlier event (`duplicate: true`, the first answer\'s `applied`). Nothing new was written.',
+      },
+      rateLimited: true,
+      examples: {
+        request: {
+          edited: { summary: 'The customer edited their message', value: { eventId: 'evt_1003', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'edited', target: { eventId: 'evt_1001' }, text: 'Hello, my order #5531 has not arrived.' } },
+          deleted: { summary: 'The customer deleted their message', value: { eventId: 'evt_1004', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'deleted', target: { eventId: 'evt_1002' } } },
+          reaction: { summary: 'The customer reacted to an operator reply', value: { eventId: 'evt_1005', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'reaction', target: { providerMessageId: 'wamid.HBgLMTU1NTAxMjM0NTY3FQIAERgSQzVGMjQ0' }, emoji: '👍' } },
+          unreact: { summary: 'The customer took the reaction back', value: { eventId: 'evt_1006', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'reaction', target: { providerMessageId: 'wamid.HBgLMTU1NTAxMjM0NTY3FQIAERgSQzVGMjQ0' }, emoji: '👍', removed: true } },
+          typing: { summary: 'The customer is typing', value: { eventId: 'evt_1007', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'typing' } },
+        },
+        responses: {
+          '201': { applied: { summary: 'Applied', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', applied: true, duplicate: false } } },
+          '202': { pending: { summary: 'Waiting for its target', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', applied: false, duplicate: false } } },
+          '200': {
+            ignored: { summary: 'Ignored (the message was deleted)', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', applied: false, duplicate: false } },
+            duplicate: { summary: 'Duplicate of an applied event', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', applied: true, duplicate: true } },
+          },
         },
       },
     },

@@ -19,6 +19,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/messages/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report an edit, a deletion, a reaction or typing in a conversation
+         * @description What happened to an earlier message on the channel: `edited` (the customer changed the text of their message), `deleted` (they took it back: its text and images are removed, a tombstone stays), `reaction` (anyone in the chat reacted to a customer message, by its `eventId`, or to an operator reply, by a provider message id you reported for it; `removed: true` takes it back), `typing` (shown for a few seconds, never stored as a message). Idempotent on `eventId`, in the same space as the eventIds of messages: an identical retry answers 200 with `duplicate: true` and the first answer's `applied`; the same `eventId` with other content (or the eventId of a message) is 409 `event_conflict`. A target not received yet is kept 24 hours and applied when it arrives (202). A target in another conversation, or (edits and deletions) a message of another sender or an alert, is 404 `target_not_found` and nothing is written. The rate limit, the key and the body limits are those of `POST /v1/messages`.
+         */
+        post: operations["sendMessageEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deliveries/claim": {
         parameters: {
             query?: never;
@@ -255,6 +275,52 @@ export interface components {
         IncomingMessageResponse: {
             conversationId: string;
             messageId: string;
+            duplicate: boolean;
+        };
+        /** @description An event about an earlier message of a conversation: an edit, a deletion, a reaction, or typing. */
+        MessageEventRequest: {
+            /** @description Identifies this event; stable across retries. The idempotency key, in the same space as the eventIds of messages. */
+            eventId: string;
+            /** @description Stable identifier of the external chat. */
+            externalConversationId: string;
+            /** @description Who edited, deleted, reacted or is typing. */
+            sender: {
+                /** @description Stable identifier of the sender. */
+                externalId: string;
+                displayName?: string;
+                /**
+                 * @description `service` for alerts. Default: `"customer"`.
+                 * @enum {string}
+                 */
+                kind?: "customer" | "service";
+            };
+            /**
+             * @description `edited`, `deleted`, `reaction` or `typing`; each takes its own fields (see the fields).
+             * @enum {string}
+             */
+            type: "edited" | "deleted" | "reaction" | "typing";
+            /** @description `edited`, `deleted`, `reaction`: the message the event is about, exactly one of `eventId` and `providerMessageId`. */
+            target?: {
+                /** @description The `eventId` of the customer message (or alert, for a reaction) the event is about. */
+                eventId?: string;
+                /** @description Reactions only: an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`. */
+                providerMessageId?: string;
+            };
+            /** @description `edited` only (required): the new text, 1 to 10000 characters (code points). */
+            text?: string;
+            /** @description `reaction` only (required): one emoji, exactly one extended grapheme cluster of at most 32 bytes of UTF-8. */
+            emoji?: string;
+            /**
+             * @description `reaction` only: `true` takes the sender's reaction with this emoji back.
+             * @constant
+             */
+            removed?: true;
+        };
+        MessageEventResponse: {
+            conversationId: string;
+            /** @description True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200). */
+            applied: boolean;
+            /** @description True for an identical retry of an earlier event: nothing new was written. */
             duplicate: boolean;
         };
         ClaimRequest: {
@@ -747,7 +813,7 @@ export interface operations {
              *
              *     `error.code` is one of:
              *
-             *     - `event_conflict`: The `eventId` was already used with different content (fields after defaults, image bytes and order).
+             *     - `event_conflict`: The `eventId` was already used with different content (fields after defaults, image bytes and order), or by a message for an event (or an event for a message): messages and message events share one space of eventIds.
              */
             409: {
                 headers: {
@@ -830,7 +896,7 @@ export interface operations {
              *
              *     `error.code` is one of:
              *
-             *     - `rate_limited`: The integration's incoming message rate limit is exhausted. Retry the same event (same `eventId`) after `Retry-After` seconds.
+             *     - `rate_limited`: The integration's incoming message rate limit is exhausted (messages and message events each have that budget). Retry the same event (same `eventId`) after `Retry-After` seconds.
              */
             429: {
                 headers: {
@@ -877,6 +943,254 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "deadline_exceeded" | "image_store_unavailable" | "temporarily_unavailable";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    sendMessageEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageEventRequest"];
+            };
+        };
+        responses: {
+            /** @description Not applied (an edit or reaction of a deleted message: `applied: false`), or an identical retry of an earlier event (`duplicate: true`, the first answer's `applied`). Nothing new was written. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEventResponse"];
+                };
+            };
+            /** @description Applied: the desk shows the edit, deletion, reaction or typing now. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEventResponse"];
+                };
+            };
+            /** @description Accepted, waiting for its target: kept 24 hours and applied when the target message arrives (an operator reply: when its delivery is completed with that provider id). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEventResponse"];
+                };
+            };
+            /**
+             * @description Invalid input. Do not retry without correcting the request.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `invalid_json`: The JSON body (or the multipart `payload` field) is empty, not valid UTF-8, or not valid JSON (including a bare JSON value such as `123`).
+             *     - `invalid_request`: The JSON does not match the request schema (the message names the offending field path), or the body cannot be read (it ends before its `Content-Length`, or does not match its `Content-Encoding`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`). Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_json" | "invalid_request";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Missing delivery, or one of another integration.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `target_not_found`: A message event's target is someone else's: a message of another conversation of your integration, or (`edited`, `deleted`) a message of another sender or an alert, or a message that is no longer stored (erased or past retention). Nothing is written. A target that was never received is not this error: the event waits for it (202).
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "target_not_found";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /**
+             * @description Conflict.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `event_conflict`: The `eventId` was already used with different content (fields after defaults, image bytes and order), or by a message for an event (or an event for a message): messages and message events share one space of eventIds.
+             */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "event_conflict";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Payload too large. Do not retry without correcting the request.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `payload_too_large`: A JSON body (or the multipart `payload` field) over 65536 bytes, or a multipart body over 22020096 bytes.
+             */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`). Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Unsupported media type. Do not retry without correcting the request.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `unsupported_media_type`: Missing, unsupported or malformed `Content-Type` (e.g. a parameter without a value: `application/json; charset`), a charset other than utf-8, or a `Content-Encoding` other than identity, gzip or deflate.
+             */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`). Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unsupported_media_type";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Rate limited: retry the same request after `Retry-After` seconds.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `rate_limited`: The integration's incoming message rate limit is exhausted (messages and message events each have that budget). Retry the same event (same `eventId`) after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Temporarily unavailable: retry the same request after `Retry-After` seconds.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `deadline_exceeded`: The request could not be completed within its time budget (50 s from arrival, below the front end's 60 s timeout): a backend call was too slow. Retry with the same ids after `Retry-After`; a write that still landed is found by the retry (duplicate / idempotent answer).
+             *     - `temporarily_unavailable`: Contention or a temporary backend failure. Every operation is safe to retry with the same ids after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`). Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Reset"?: number;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "deadline_exceeded" | "temporarily_unavailable";
                             message?: string;
                         };
                     };

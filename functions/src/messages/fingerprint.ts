@@ -34,3 +34,24 @@ export function fingerprint(input: FingerprintInput): string {
   return createHash('sha256').update(canonical(doc)).digest('hex');
 }
 
+
+/** What an event's fingerprint covers: every field of `POST /v1/messages/events` after defaults, but the eventId. */
+export interface EventFingerprintInput {
+  externalConversationId: string;
+  sender: { externalId: string; displayName: string | null; kind: 'customer' | 'service' };
+  type: string;
+  target: { eventId?: string | undefined; providerMessageId?: string | undefined } | null;
+  text: string | null;
+  emoji: string | null;
+  removed: boolean;
+}
+
+/**
+ * Content fingerprint of a message event. Its canonical document is tagged `event`, so it never
+ * equals a message's: an eventId used by a message and then by an event (or the other way) is a
+ * conflict, never a duplicate (docs/contract.md#message-events).
+ */
+export function eventFingerprint(input: EventFingerprintInput): string {
+  const doc = { v: 1, event: input.type, externalConversationId: input.externalConversationId, sender: input.sender, target: input.target, text: input.text, emoji: input.emoji, removed: input.removed };
+  return createHash('sha256').update(canonical(doc)).digest('hex');
+}

@@ -1,5 +1,6 @@
 import { config } from '../platform/config';
-import { BadRequestError, ConflictError, TooManyRequestsError } from '../platform/errors';
+import { BadRequestError, ConflictError, NotFoundError, TooManyRequestsError } from '../platform/errors';
+import * as logger from '../platform/log';
 import { db } from '../platform/firebase';
 import { endpoint, parseJsonBody, type ParsedRequest, type RequestContext } from '../platform/http/pipeline';
 import type { HttpResult } from '../platform/http/types';
@@ -7,13 +8,14 @@ import { conversationIdFor, customerIdFor, eventDocIdFor, messageIdFor } from '.
 import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
 import type { OperationsOf } from '../operations';
-import { fingerprint } from './fingerprint';
+import { eventFingerprint, fingerprint } from './fingerprint';
+import { acceptEvent, type EventInput } from './event-store';
 import { createImageStore, imagePath, type ImageStore } from './image-store';
 import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from './images';
 import { parseMultipart } from './multipart';
 import type { AuthContext } from '../integrations/auth';
 import { RateLimiter, type RateLimitState } from './rate-limit';
-import { IncomingMessageSchema, type IncomingMessageResponse } from './schemas';
+import { IncomingMessageSchema, MessageEventSchema, type IncomingMessageResponse, type MessageEvent, type MessageEventResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
 
 /** Per-instance: created on first request, they live as long as the instance. */
@@ -105,6 +107,7 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
         images: stored,
         now: Date.now(),
         retentionMs: config().eventRetentionMs,
+        customerIdOf: (externalId) => customerIdFor(integrationId, externalId),
       });
       // Past the budget the client already has its 503: give up here, so nothing is committed.
       context.deadline.assertTimeLeft();
@@ -125,6 +128,8 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   if (outcome.kind === 'conflict') {
     throw new ConflictError('event_conflict', `eventId '${message.eventId}' was already used with different content.`);
   }
+  // A deletion that was waiting for this message released its images: the objects go too.
+  if (outcome.kind === 'created' && outcome.removedImages.length > 0) await removeReleasedImages(outcome.removedImages, { conversationId, messageId });
   const body: IncomingMessageResponse = {
     conversationId: outcome.conversationId,
     messageId: outcome.messageId,
@@ -139,8 +144,114 @@ export const incomingMessages = endpoint(
   handleIncomingMessage,
 );
 
+/** The event's change, as the rules and the pending entries see it (the schema's refinements guarantee each type's fields). */
+function changeOf(event: MessageEvent): EventInput['change'] {
+  const senderExternalId = event.sender.externalId;
+  switch (event.type) {
+    case 'edited':
+      return { type: 'edited', senderExternalId, text: event.text ?? '' };
+    case 'deleted':
+      return { type: 'deleted', senderExternalId };
+    case 'reaction':
+      return { type: 'reaction', senderExternalId, emoji: event.emoji ?? '', removed: event.removed === true };
+    case 'typing':
+      return { type: 'typing' };
+  }
+}
+
+/** Deletes the stored images a deletion released, after its transaction committed (a failure leaves an object no message names: logged). */
+async function removeReleasedImages(paths: readonly string[], fields: Record<string, unknown>): Promise<void> {
+  await Promise.all(
+    paths.map(async (path) => {
+      try {
+        await images().remove(path);
+      } catch (err) {
+        logger.warn('deleted message: image not removed', { ...fields, code: 'image_remove_failed', path, error: err instanceof Error ? err.message : String(err) });
+      }
+    }),
+  );
+}
+
+/**
+ * POST /v1/messages/events (docs/contract.md#message-events): validate (nothing is written for a
+ * bad request), then one transaction records the event and applies it, keeps it pending for its
+ * target, or finds it a duplicate or a conflict.
+ */
+async function handleMessageEvent(request: ParsedRequest, context: RequestContext<AuthContext>): Promise<HttpResult> {
+  enforceRateLimit(context);
+  const event = parseOrThrow(MessageEventSchema, request.json);
+  const { workspaceId, integrationId } = context.auth;
+  const sender = { externalId: event.sender.externalId, displayName: event.sender.displayName ?? null, kind: event.sender.kind };
+  const target = event.target === undefined ? null : event.target.eventId !== undefined ? { eventId: event.target.eventId } : { providerMessageId: event.target.providerMessageId ?? '' };
+  const print = eventFingerprint({
+    externalConversationId: event.externalConversationId,
+    sender,
+    type: event.type,
+    target,
+    text: event.text ?? null,
+    emoji: event.emoji ?? null,
+    removed: event.removed === true,
+  });
+  const conversationId = conversationIdFor(integrationId, event.externalConversationId);
+  context.logFields.conversationId = conversationId;
+  context.logFields.eventType = event.type;
+  const input: EventInput = {
+    workspaceId,
+    integrationId,
+    eventDocId: eventDocIdFor(integrationId, event.eventId),
+    fingerprint: print,
+    conversationId,
+    sender,
+    customerId: sender.kind === 'customer' ? customerIdFor(integrationId, sender.externalId) : null,
+    change: changeOf(event),
+    target,
+    now: Date.now(),
+    retentionMs: config().eventRetentionMs,
+  };
+  const outcome = await db().runTransaction(async (tx) => {
+    const result = await acceptEvent(
+      tx,
+      db(),
+      input,
+      (eventId) => eventDocIdFor(integrationId, eventId),
+      (externalId) => customerIdFor(integrationId, externalId),
+    );
+    // Past the budget the client already has its 503: give up here, so nothing is committed.
+    context.deadline.assertTimeLeft();
+    return result;
+  });
+  context.logFields.eventOutcome = outcome.kind;
+  switch (outcome.kind) {
+    case 'conflict':
+      throw new ConflictError('event_conflict', `eventId '${event.eventId}' was already used with different content.`);
+    case 'not_found': {
+      context.logFields.code = outcome.code;
+      const named = event.target?.eventId !== undefined ? `target.eventId: '${event.target.eventId}'` : `target.providerMessageId: '${event.target?.providerMessageId ?? ''}'`;
+      const whose = event.type === 'reaction' ? 'a message of this conversation' : "a message of this sender's in this conversation";
+      throw new NotFoundError('target_not_found', `${named} is not ${whose}.`);
+    }
+    case 'applied':
+      if (outcome.removedImages.length > 0) await removeReleasedImages(outcome.removedImages, { conversationId, eventType: event.type });
+      return { status: 201, body: { conversationId, applied: true, duplicate: false } satisfies MessageEventResponse };
+    case 'pending':
+      return { status: 202, body: { conversationId, applied: false, duplicate: false } satisfies MessageEventResponse };
+    case 'ignored':
+      // An edit (or reaction) of a deleted message: answered, recorded, not applied.
+      context.logFields.code = outcome.code;
+      logger.info('message event ignored', { code: outcome.code, conversationId, eventType: event.type });
+      return { status: 200, body: { conversationId, applied: false, duplicate: false } satisfies MessageEventResponse };
+    case 'duplicate':
+      return { status: 200, body: { conversationId: outcome.conversationId, applied: outcome.applied, duplicate: true } satisfies MessageEventResponse };
+  }
+}
+
+export const messageEvents = endpoint(
+  { name: 'POST /v1/messages/events', accepts: ['application/json'], authenticate, afterAuthenticate: announceRateLimit },
+  handleMessageEvent,
+);
+
 /**
  * The handler of each messages operation of the catalogue (../operations.ts `MESSAGE_OPERATIONS`), by
  * operationId (index.ts serves `endpoints[operationId]`); `satisfies` makes an entry without its handler a compile error.
  */
-export const endpoints = { sendMessage: incomingMessages } satisfies Record<OperationsOf<'messages/http'>, typeof incomingMessages>;
+export const endpoints = { sendMessage: incomingMessages, sendMessageEvent: messageEvents } satisfies Record<OperationsOf<'messages/http'>, typeof incomingMessages>;

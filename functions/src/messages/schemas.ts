@@ -1,23 +1,26 @@
 import * as z from 'zod';
-import { MESSAGE_LIMITS } from '../contract';
+import { EVENT_LIMITS, MESSAGE_EVENT_TYPES, MESSAGE_LIMITS, emojiProblem } from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 
 /** Incoming message limits (the contract's, shared with the SDK and the console). */
 export { MESSAGE_LIMITS };
 
+/** `sender` of an incoming message or event. */
+const SenderSchema = z
+  .strictObject({
+    externalId: text(1, MESSAGE_LIMITS.senderExternalId).describe('Stable identifier of the sender.'),
+    displayName: text(0, MESSAGE_LIMITS.displayName).optional(),
+    kind: z.enum(['customer', 'service']).default('customer').describe('`service` for alerts.'),
+  })
+  .describe('Who sent the message.');
+
 /** Wire shape of `POST /v1/messages` (JSON body, or the `payload` field of a multipart body). */
 export const IncomingMessageSchema = z
   .strictObject({
     eventId: text(1, MESSAGE_LIMITS.eventId).describe('Identifies the source event; stable across retries. The idempotency key.'),
     externalConversationId: text(1, MESSAGE_LIMITS.externalConversationId).describe('Stable identifier of the external chat.'),
-    sender: z
-      .strictObject({
-        externalId: text(1, MESSAGE_LIMITS.senderExternalId).describe('Stable identifier of the sender.'),
-        displayName: text(0, MESSAGE_LIMITS.displayName).optional(),
-        kind: z.enum(['customer', 'service']).default('customer').describe('`service` for alerts.'),
-      })
-      .describe('Who sent the message.'),
+    sender: SenderSchema,
     message: z
       .strictObject({
         text: text(0, MESSAGE_LIMITS.text).optional().describe('At most 10000 characters (code points).'),
@@ -26,6 +29,80 @@ export const IncomingMessageSchema = z
   })
   .describe('An incoming customer message or service alert.');
 
+/** What each event type takes besides the common fields: `required` must be there, anything else of `EVENT_FIELDS` must not. */
+const FIELDS_OF_TYPE = {
+  edited: { required: ['target', 'text'], optional: [] },
+  deleted: { required: ['target'], optional: [] },
+  reaction: { required: ['target', 'emoji'], optional: ['removed'] },
+  typing: { required: [], optional: [] },
+} as const satisfies Record<(typeof MESSAGE_EVENT_TYPES)[number], { required: readonly EventField[]; optional: readonly EventField[] }>;
+type EventField = 'target' | 'text' | 'emoji' | 'removed';
+const EVENT_FIELDS: readonly EventField[] = ['target', 'text', 'emoji', 'removed'];
+
+/**
+ * The per-type rules of a message event, as issues naming the field (400 `invalid_request`, docs/contract.md#message-events):
+ * a field the type does not take, a missing one, and the target's form (`providerMessageId` only for reactions).
+ * Pure, exported for the unit tests.
+ */
+export function messageEventProblems(event: { type: (typeof MESSAGE_EVENT_TYPES)[number]; target?: { eventId?: string | undefined; providerMessageId?: string | undefined } | undefined } & Partial<Record<EventField, unknown>>): Array<{ path: string[]; message: string }> {
+  const rules = FIELDS_OF_TYPE[event.type];
+  const problems: Array<{ path: string[]; message: string }> = [];
+  for (const field of EVENT_FIELDS) {
+    const present = event[field] !== undefined;
+    if ((rules.required as readonly EventField[]).includes(field)) {
+      if (!present) problems.push({ path: [field], message: `required for type '${event.type}'` });
+    } else if (present && !(rules.optional as readonly EventField[]).includes(field)) {
+      problems.push({ path: [field], message: `not allowed for type '${event.type}'` });
+    }
+  }
+  const target = event.target;
+  if (target !== undefined) {
+    const byEvent = target.eventId !== undefined;
+    const byProvider = target.providerMessageId !== undefined;
+    if (byEvent && byProvider) problems.push({ path: ['target'], message: 'exactly one of eventId and providerMessageId' });
+    else if (!byEvent && !byProvider) problems.push({ path: ['target', 'eventId'], message: 'required (or, for a reaction, target.providerMessageId)' });
+    else if (byProvider && event.type !== 'reaction') problems.push({ path: ['target', 'providerMessageId'], message: `not allowed for type '${event.type}': use target.eventId` });
+  }
+  return problems;
+}
+
+/** Wire shape of `POST /v1/messages/events` (JSON only). */
+export const MessageEventSchema = z
+  .strictObject({
+    eventId: text(1, MESSAGE_LIMITS.eventId).describe('Identifies this event; stable across retries. The idempotency key, in the same space as the eventIds of messages.'),
+    externalConversationId: text(1, MESSAGE_LIMITS.externalConversationId).describe('Stable identifier of the external chat.'),
+    sender: SenderSchema.describe('Who edited, deleted, reacted or is typing.'),
+    type: z.enum(MESSAGE_EVENT_TYPES).describe('`edited`, `deleted`, `reaction` or `typing`; each takes its own fields (see the fields).'),
+    target: z
+      .strictObject({
+        eventId: text(1, MESSAGE_LIMITS.eventId).optional().describe('The `eventId` of the customer message (or alert, for a reaction) the event is about.'),
+        providerMessageId: text(1, EVENT_LIMITS.providerMessageId).optional().describe('Reactions only: an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`.'),
+      })
+      .optional()
+      .describe('`edited`, `deleted`, `reaction`: the message the event is about, exactly one of `eventId` and `providerMessageId`.'),
+    text: text(1, MESSAGE_LIMITS.text).optional().describe('`edited` only (required): the new text, 1 to 10000 characters (code points).'),
+    emoji: text(1, EVENT_LIMITS.emojiBytes)
+      .superRefine((value, ctx) => {
+        const problem = emojiProblem(value);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional()
+      .describe(`\`reaction\` only (required): one emoji, exactly one extended grapheme cluster of at most ${EVENT_LIMITS.emojiBytes} bytes of UTF-8.`),
+    removed: z.literal(true).optional().describe('`reaction` only: `true` takes the sender\'s reaction with this emoji back.'),
+  })
+  .superRefine((event, ctx) => {
+    for (const problem of messageEventProblems(event)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+  })
+  .describe('An event about an earlier message of a conversation: an edit, a deletion, a reaction, or typing.');
+
+/** Success body of `POST /v1/messages/events` (201 applied, 202 pending, 200 ignored or duplicate). */
+const MessageEventResponseSchema = z.strictObject({
+  conversationId: z.string(),
+  applied: z.boolean().describe('True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200).'),
+  duplicate: z.boolean().describe('True for an identical retry of an earlier event: nothing new was written.'),
+});
+export type MessageEvent = z.output<typeof MessageEventSchema>;
+export type MessageEventResponse = z.output<typeof MessageEventResponseSchema>;
 
 /** Success body of `POST /v1/messages` (201 new, 200 duplicate). */
 const IncomingMessageResponseSchema = z.strictObject({
@@ -41,4 +118,5 @@ export type IncomingMessageResponse = z.output<typeof IncomingMessageResponseSch
  */
 export const MESSAGE_OPERATION_SCHEMAS = {
   sendMessage: { request: IncomingMessageSchema, response: IncomingMessageResponseSchema },
+  sendMessageEvent: { request: MessageEventSchema, response: MessageEventResponseSchema },
 } as const satisfies { [Id in OperationsOf<'messages/http'>]: OperationSchemas };

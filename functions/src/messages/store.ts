@@ -5,6 +5,8 @@
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { conversationListShard, isRetentionDays } from '../contract';
+import { pendingEventsIdFor } from './event-ids';
+import { applyPending, storedChange, targetOf } from './event-store';
 
 export interface StoredImage {
   path: string;
@@ -30,10 +32,13 @@ export interface AcceptMessageInput {
   images: StoredImage[];
   now: number;
   retentionMs: number;
+  /** The customer id of a sender of this integration (a pending reaction's sender: `reactionCustomerIds`). */
+  customerIdOf: (externalId: string) => string;
 }
 
 export type AcceptOutcome =
-  | { kind: 'created'; conversationId: string; messageId: string }
+  /** `removedImages`: stored images a pending deletion released (the caller deletes the objects after the commit). */
+  | { kind: 'created'; conversationId: string; messageId: string; removedImages: string[] }
   | { kind: 'duplicate'; conversationId: string; messageId: string }
   | { kind: 'conflict' };
 
@@ -70,8 +75,11 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   // customer get their `expireAt` now; the retention job stamps everything else (and re-stamps on a change).
   // A message with images gets none: the job deletes it, its images first, once its period is over.
   const retentionRef = db.doc(paths.retentionSettings(input.workspaceId));
-  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, retentionRef, custRef] : [evRef, convRef, retentionRef]));
-  const [eventSnap, convSnap, retentionSnap, custSnap] = snaps;
+  // Events that arrived before this message (docs/contract.md#message-events) wait in one document
+  // for its eventId: read in the same wave, applied to the message as it is created.
+  const pendingRef = db.doc(paths.pendingEvent(input.workspaceId, pendingEventsIdFor(input.integrationId, { eventId: input.eventId })));
+  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, retentionRef, pendingRef, custRef] : [evRef, convRef, retentionRef, pendingRef]));
+  const [eventSnap, convSnap, retentionSnap, pendingSnap, custSnap] = snaps;
   const days: unknown = retentionSnap?.data()?.days;
   const expireAt = isRetentionDays(days) ? { expireAt: Timestamp.fromMillis(input.now + days * 86_400_000) } : {};
 
@@ -92,7 +100,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     expireAt: Timestamp.fromMillis(input.now + input.retentionMs),
   });
 
-  tx.set(db.doc(paths.message(input.workspaceId, input.conversationId, input.messageId)), {
+  const messageData: Record<string, unknown> = {
     direction: 'inbound',
     integrationId: input.integrationId,
     eventId: input.eventId,
@@ -107,7 +115,18 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     images: input.images,
     createdAt: now,
     ...(input.images.length === 0 ? expireAt : {}),
-  });
+  };
+  let removedImages: string[] = [];
+  if (pendingSnap?.exists) {
+    const pending = applyPending(pendingSnap.data(), targetOf(messageData), { workspaceId: input.workspaceId, conversationId: input.conversationId, messageId: input.messageId }, input.now);
+    // Written with the message, so it never exists without the events that were waiting for it.
+    const change = storedChange(pending.change, input.customerIdOf);
+    if (pending.change.deleted !== undefined) delete change.edits; // a new document has no edits to delete
+    Object.assign(messageData, change);
+    removedImages = pending.removedImages;
+    tx.delete(pendingRef);
+  }
+  tx.set(db.doc(paths.message(input.workspaceId, input.conversationId, input.messageId)), messageData);
 
   const conversationUpdate: Record<string, unknown> = {
     integrationId: input.integrationId,
@@ -138,5 +157,5 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     if (!custSnap?.exists) customerUpdate.createdAt = now;
     tx.set(custRef, { ...customerUpdate, ...expireAt }, { merge: true });
   }
-  return { kind: 'created', conversationId: input.conversationId, messageId: input.messageId };
+  return { kind: 'created', conversationId: input.conversationId, messageId: input.messageId, removedImages };
 }

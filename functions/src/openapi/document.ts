@@ -19,7 +19,7 @@ import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 import { DELIVERY_OPERATION_SCHEMAS } from '../deliveries/schemas';
 import { MESSAGE_OPERATION_SCHEMAS } from '../messages/schemas';
 import { PRIVACY_OPERATION_SCHEMAS } from '../privacy/schemas';
-import { HTTP_OPERATIONS, httpOperations, type DocumentedLimits, type Examples, type HttpOperation, type OperationId, type OperationSchemas } from '../operations';
+import { HTTP_OPERATIONS, httpOperations, type DocumentedLimits, type Examples, type HttpOperation, type OperationId, type OperationSchemas, type SuccessStatus } from '../operations';
 import { ATTACHMENT_CONTENT_TYPES } from '../contract';
 import { ERROR_CODES, type ErrorCode, type ErrorStatus } from './error-codes';
 import { discriminatedUnion, headerRef, jsonSchema, responseRef, schemaRef, type JsonObject } from './json-schema';
@@ -134,7 +134,7 @@ function errorResponses(operationId: OperationId, headersFor: (status: ErrorStat
  */
 function messageErrorHeaders(status: ErrorStatus): JsonObject | undefined {
   if (status === 401 || status === 403 || status === 405) return undefined;
-  return rateLimitHeaders(status === 409 || status === 429);
+  return rateLimitHeaders(status === 404 || status === 409 || status === 429);
 }
 
 function sharedErrorResponses(): JsonObject {
@@ -205,7 +205,23 @@ function jsonOperationSchemas(id: OperationId): JsonObject {
   return components;
 }
 
-/** A JSON operation: a JSON request, a 200 JSON answer (or, for the `file` shape, the file's bytes), the operation's errors. */
+/**
+ * The success answers of a JSON operation: one 200 (`responseDescription`), or each status of its
+ * `successes`, all with the `<Prefix>Response` schema; with the rate-limit headers when it is `rateLimited`.
+ */
+function jsonSuccessResponses(id: OperationId): JsonObject {
+  const { openapi } = entryOf(id);
+  const schema = schemaRef(`${componentsOf(id)}Response`);
+  const headers = openapi.rateLimited === true ? rateLimitHeaders(true) : {};
+  const successes: Readonly<Partial<Record<SuccessStatus, string>>> = openapi.successes ?? { '200': openapi.responseDescription ?? 'OK.' };
+  const responses: JsonObject = {};
+  for (const [status, description] of Object.entries(successes) as Array<[SuccessStatus, string]>) {
+    responses[status] = jsonResponse(description, schema, openapi.examples?.responses?.[status] ?? {}, headers);
+  }
+  return responses;
+}
+
+/** A JSON operation: a JSON request, its JSON answers (or, for the `file` shape, the file's bytes), the operation's errors. */
 function jsonOperationPath(id: OperationId): JsonObject {
   const { summary, openapi } = entryOf(id);
   const prefix = componentsOf(id);
@@ -218,8 +234,8 @@ function jsonOperationPath(id: OperationId): JsonObject {
       description: descriptionOf(id),
       requestBody: jsonRequest('', schemaRef(`${prefix}Request`), examples.request ?? {}),
       responses: {
-        '200': openapi.shape === 'file' ? binaryResponse() : jsonResponse(openapi.responseDescription ?? 'OK.', schemaRef(`${prefix}Response`), examples.responses?.['200'] ?? {}),
-        ...errorResponses(id),
+        ...(openapi.shape === 'file' ? { '200': binaryResponse() } : jsonSuccessResponses(id)),
+        ...errorResponses(id, openapi.rateLimited === true ? messageErrorHeaders : undefined),
       },
     },
   };

@@ -83,6 +83,12 @@ export const ERROR_CODES = {
     description: 'No such delivery, or it belongs to another integration (reported identically).',
     example: 'delivery not found',
   },
+  target_not_found: {
+    status: 404,
+    description:
+      "A message event's target is someone else's: a message of another conversation of your integration, or (`edited`, `deleted`) a message of another sender or an alert, or a message that is no longer stored (erased or past retention). Nothing is written. A target that was never received is not this error: the event waits for it (202).",
+    example: "target.eventId: 'evt_1001' is not a message of this sender in this conversation",
+  },
   method_not_allowed: {
     status: 405,
     description: 'A method other than POST.',
@@ -90,7 +96,7 @@ export const ERROR_CODES = {
   },
   event_conflict: {
     status: 409,
-    description: 'The `eventId` was already used with different content (fields after defaults, image bytes and order).',
+    description: 'The `eventId` was already used with different content (fields after defaults, image bytes and order), or by a message for an event (or an event for a message): messages and message events share one space of eventIds.',
     example: "eventId 'evt_1001' was already used with different content.",
   },
   lease_lost: {
@@ -161,7 +167,7 @@ export const ERROR_CODES = {
   },
   rate_limited: {
     status: 429,
-    description: "The integration's incoming message rate limit is exhausted. Retry the same event (same `eventId`) after `Retry-After` seconds.",
+    description: "The integration's incoming message rate limit is exhausted (messages and message events each have that budget). Retry the same event (same `eventId`) after `Retry-After` seconds.",
     example: 'Incoming message rate limit of 1200 per minute exceeded; retry with the same eventId after Retry-After.',
   },
   lease_busy: {

@@ -30,7 +30,7 @@ export const COLLECTIONS = {
   events: { partition: 'workspace', monotonic: ['createdAt', 'expireAt'] },
   customers: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastSeenAt', 'expireAt'] },
   conversations: { partition: 'workspace', monotonic: ['createdAt', 'updatedAt', 'lastMessageAt', 'expireAt'] },
-  messages: { partition: 'conversation', monotonic: ['createdAt', 'delivery.updatedAt', 'resend.requestedAt', 'cancel.requestedAt', 'expireAt'] },
+  messages: { partition: 'conversation', monotonic: ['createdAt', 'delivery.updatedAt', 'resend.requestedAt', 'cancel.requestedAt', 'expireAt', 'deleted.at'] },
   deliveries: {
     partition: 'workspace',
     monotonic: [
@@ -61,6 +61,11 @@ export const COLLECTIONS = {
   exports: { partition: 'workspace', monotonic: ['requestedAt', 'startedAt', 'finishedAt', 'fileExpiresAt', 'expireAt'] },
   outbox: { partition: 'project', monotonic: ['dueAt', 'createdAt', 'nextAttemptAt'] },
   deliveryChecks: { partition: 'project', monotonic: ['dueAt', 'pendingAt'] },
+  // Message events (docs/contract.md#message-events): one document per waiting target, per typing
+  // conversation, per provider id of a sent reply; read by id (the erasure queries by customer).
+  pendingEvents: { partition: 'workspace', monotonic: ['updatedAt', 'expireAt'] },
+  typing: { partition: 'workspace', monotonic: ['at', 'expireAt'] },
+  providerMessages: { partition: 'workspace', monotonic: ['createdAt'] },
   /** workspaces/{ws}/settings/{retention,operations}: a document each per workspace, written by its admins (and, for operations, after a failed event publish). */
   settings: { partition: 'workspace', monotonic: [] },
 } as const satisfies Record<string, CollectionCapacity>;

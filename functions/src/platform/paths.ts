@@ -47,4 +47,13 @@ export const paths = {
   /** Where the retention job's pass of the workspace is (service-only). */
   retentionState: (workspaceId: string): string => `${workspace(workspaceId)}/settings/retentionState`,
   customers: (workspaceId: string): string => `${workspace(workspaceId)}/customers`,
+  /** Message events waiting for their target, one document per target (messages/event-store.ts; TTL: `expireAt`). */
+  pendingEvents: (workspaceId: string): string => `${workspace(workspaceId)}/pendingEvents`,
+  pendingEvent: (workspaceId: string, targetKey: string): string => `${workspace(workspaceId)}/pendingEvents/${targetKey}`,
+  /** Which operator reply a provider message id names (messages/event-store.ts). */
+  providerMessage: (workspaceId: string, key: string): string => `${workspace(workspaceId)}/providerMessages/${key}`,
+  providerMessages: (workspaceId: string): string => `${workspace(workspaceId)}/providerMessages`,
+  /** Who is typing in a conversation (TTL: `expireAt`, one minute). */
+  typing: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/typing/${conversationId}`,
+  typingAll: (workspaceId: string): string => `${workspace(workspaceId)}/typing`,
 };

@@ -194,6 +194,30 @@ export const QUERIES = {
     where: [{ field: 'images', op: 'array-contains' }],
     orderBy: [],
   },
+  /**
+   * privacy/message-events.ts: the messages holding a reaction of one customer (`reactionCustomerIds`),
+   * in every conversation: an erasure removes the customer's reactions from messages that stay.
+   */
+  messagesWithReactionOf: {
+    collection: 'messages',
+    scope: 'COLLECTION_GROUP',
+    where: [{ field: 'reactionCustomerIds', op: 'array-contains' }],
+    orderBy: [],
+  },
+  /** privacy/message-events.ts: a workspace's pending message events holding an event of one customer. */
+  pendingEventsOfCustomer: {
+    collection: 'pendingEvents',
+    scope: 'COLLECTION',
+    where: [{ field: 'customerIds', op: 'array-contains' }],
+    orderBy: [],
+  },
+  /** privacy/message-events.ts: a workspace's typing documents of one sender of one integration. */
+  typingOfSender: {
+    collection: 'typing',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), eq('senderExternalId')],
+    orderBy: [],
+  },
   /** privacy/erasure.ts: the upload records of a conversation (used by a reply or not), a page at a time. */
   uploadsOfConversation: {
     collection: 'attachmentUploads',

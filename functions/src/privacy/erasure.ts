@@ -13,6 +13,9 @@
  *   2. `conversations`: each sole-customer conversation's deliveries (with their check and outbox
  *      entries), its upload records (the reply attachments, used or not, with their objects), its
  *      remaining messages (the operator replies) and then the conversation itself.
+ *   2b. `events`: the customer's reactions on messages that stay, their message events still
+ *      waiting for a target, and their typing document (./message-events.ts). Their edits and
+ *      tombstones went with their messages.
  *   3. `customer`: the customer record; the audit becomes `done`, and with it (in the same
  *      transaction) the `erasure.done` operational event when the workspace has an operations topic.
  *
@@ -38,6 +41,7 @@ import type { ImageStore } from '../messages/image-store';
 import { isValidTopicName } from '../contract';
 import { iso, writeOperationalEvent, type OperationalEvent } from '../platform/operational-events';
 import { imageEntriesOf, removeAttachmentObjects, removeImages } from './stored-objects';
+import { removeCustomerEventData } from './message-events';
 
 /** Documents read and deleted per step (one transaction: a page plus at most two writes per delivery). */
 const ERASURE_PAGE = 100;
@@ -59,7 +63,7 @@ interface ConversationPlan {
   done: boolean;
 }
 
-type Phase = 'messages' | 'conversations' | 'customer' | 'done';
+type Phase = 'messages' | 'conversations' | 'events' | 'customer' | 'done';
 
 /** The erasure document as the service reads it (the admin's request plus the service's state). */
 export interface ErasureDoc {
@@ -85,7 +89,7 @@ export interface StepResult {
   kind?: StepKind;
 }
 
-export type StepKind = 'messages' | 'deliveries' | 'uploads' | 'replies' | 'conversation' | 'customer' | 'phase';
+export type StepKind = 'messages' | 'deliveries' | 'uploads' | 'replies' | 'conversation' | 'events' | 'customer' | 'phase';
 
 /** Test seams: a fault injected after a step's commit (the crash-resume tests). */
 export interface StepHooks {
@@ -205,7 +209,7 @@ const conversationOf = (doc: QueryDocumentSnapshot): string => doc.ref.parent.pa
 async function conversationStep(db: Firestore, store: ImageStore, workspaceId: string, ref: DocumentReference, state: Required<Pick<ErasureDoc, 'startedAt'>> & ErasureDoc): Promise<StepResult> {
   const next = Object.entries(state.conversations ?? {}).find(([, plan]) => plan.sole && !plan.done);
   if (next === undefined) {
-    await ref.update({ phase: 'customer' });
+    await ref.update({ phase: 'events' });
     return { done: false, deleted: 0, reads: 0 };
   }
   const [conversationId] = next;
@@ -263,6 +267,21 @@ async function conversationStep(db: Firestore, store: ImageStore, workspaceId: s
     return gone ? 1 : 0;
   });
   return { done: false, deleted, reads: reads + 1, kind: 'conversation' };
+}
+
+/**
+ * Step 2b: one page of the customer's message-event data outside their own messages (their
+ * reactions on messages that stay, their pending events, their typing document:
+ * ./message-events.ts); then the customer step.
+ */
+async function eventsStep(db: Firestore, workspaceId: string, ref: DocumentReference, state: ErasureDoc): Promise<StepResult> {
+  const customerId = customerIdFor(state.integrationId, state.externalCustomerId);
+  const page = await removeCustomerEventData(db, workspaceId, { integrationId: state.integrationId, externalCustomerId: state.externalCustomerId, customerId }, ERASURE_PAGE);
+  if (page.kind === null) {
+    await ref.update({ phase: 'customer' });
+    return { done: false, deleted: 0, reads: page.reads };
+  }
+  return { done: false, deleted: 0, reads: page.reads, kind: 'events' };
 }
 
 /**
@@ -331,7 +350,9 @@ async function runErasureStep(db: Firestore, store: ImageStore, workspaceId: str
       ? await customerMessagesStep(db, store, workspaceId, ref, started)
       : phase === 'conversations'
         ? await conversationStep(db, store, workspaceId, ref, started)
-        : await finishStep(db, workspaceId, ref, started);
+        : phase === 'events'
+          ? await eventsStep(db, workspaceId, ref, started)
+          : await finishStep(db, workspaceId, ref, started);
   const reads = result.reads + 1;
   // The cost is an estimate for the audit (a concurrent duplicate step adds its own): never content.
   await ref.update({ 'cost.steps': FieldValue.increment(1), 'cost.reads': FieldValue.increment(reads) });

@@ -67,6 +67,7 @@ async function buildExport(db: Firestore, workspaceId: string, integrationId: st
     byConversation.set(conversationId, [...(byConversation.get(conversationId) ?? []), { messageId: doc.id, ...doc.data() }]);
   }
   let read = mine.length;
+  const exported = new Set<string>();
   for (const conversationId of [...byConversation.keys()].sort()) {
     const conversation = (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data() ?? {};
     const ids: unknown = conversation.customerIds;
@@ -84,7 +85,11 @@ async function buildExport(db: Firestore, workspaceId: string, integrationId: st
     for (const m of messages.sort((a, b) => (plain(a.createdAt) as number) - (plain(b.createdAt) as number))) {
       // A reply's attachments name no path: their upload records do (./stored-objects.ts).
       const attachments = await attachmentReferencesOf(db, workspaceId, m);
-      lines.push(line('message', { conversationId, ...m, ...(attachments === undefined ? {} : { attachments }) }));
+      // Edits, the tombstone and reactions are fields of the message and go with it; the index of
+      // who reacted (`reactionCustomerIds`, other customers' ids) is the service's, not content.
+      const { reactionCustomerIds: _reactors, ...content } = m;
+      lines.push(line('message', { conversationId, ...content, ...(attachments === undefined ? {} : { attachments }) }));
+      exported.add(`${conversationId}/${String(m.messageId)}`);
       counts.messages += 1;
     }
     if (sole) {
@@ -94,6 +99,19 @@ async function buildExport(db: Firestore, workspaceId: string, integrationId: st
         lines.push(line('delivery', record));
         counts.deliveries += 1;
       }
+    }
+  }
+  // The customer's reactions on messages not exported above (operator replies and other customers'
+  // messages of conversations they share): one `reaction` line each, without the message's content.
+  const reacted = await groupQuery(db, QUERIES.messagesWithReactionOf, customerId).limit(EXPORT_MESSAGE_LIMIT + 1).get();
+  read += reacted.size;
+  if (read > EXPORT_MESSAGE_LIMIT) return null;
+  for (const doc of reacted.docs.filter((d) => d.ref.path.startsWith(`${paths.conversations(workspaceId)}/`)).sort((a, b) => (a.ref.path < b.ref.path ? -1 : 1))) {
+    const conversationId = doc.ref.parent.parent?.id ?? '';
+    if (exported.has(`${conversationId}/${doc.id}`)) continue;
+    const reactions = Array.isArray(doc.get('reactions')) ? (doc.get('reactions') as Array<{ senderExternalId?: unknown }>) : [];
+    for (const reaction of reactions.filter((r) => r.senderExternalId === externalCustomerId)) {
+      lines.push(line('reaction', { conversationId, messageId: doc.id, ...reaction }));
     }
   }
   return { text: lines.map((l) => `${l}\n`).join(''), counts };

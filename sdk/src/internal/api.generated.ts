@@ -30,6 +30,46 @@ export interface IncomingMessageResponse {
   duplicate: boolean;
 }
 
+/** An event about an earlier message of a conversation: an edit, a deletion, a reaction, or typing. */
+export interface MessageEventRequest {
+  /** Identifies this event; stable across retries. The idempotency key, in the same space as the eventIds of messages. */
+  eventId: string;
+  /** Stable identifier of the external chat. */
+  externalConversationId: string;
+  /** Who edited, deleted, reacted or is typing. */
+  sender: {
+    /** Stable identifier of the sender. */
+    externalId: string;
+    displayName?: string;
+    /** `service` for alerts. Default: `"customer"`. */
+    kind?: 'customer' | 'service';
+  };
+  /** `edited`, `deleted`, `reaction` or `typing`; each takes its own fields (see the fields). */
+  type: 'edited' | 'deleted' | 'reaction' | 'typing';
+  /** `edited`, `deleted`, `reaction`: the message the event is about, exactly one of `eventId` and `providerMessageId`. */
+  target?: {
+    /** The `eventId` of the customer message (or alert, for a reaction) the event is about. */
+    eventId?: string;
+    /** Reactions only: an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`. */
+    providerMessageId?: string;
+  };
+  /** `edited` only (required): the new text, 1 to 10000 characters (code points). */
+  text?: string;
+  /** `reaction` only (required): one emoji, exactly one extended grapheme cluster of at most 32 bytes of UTF-8. */
+  emoji?: string;
+  /** `reaction` only: `true` takes the sender's reaction with this emoji back. */
+  removed?: true;
+}
+
+/** `components.schemas.MessageEventResponse`. */
+export interface MessageEventResponse {
+  conversationId: string;
+  /** True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200). */
+  applied: boolean;
+  /** True for an identical retry of an earlier event: nothing new was written. */
+  duplicate: boolean;
+}
+
 /** `components.schemas.ClaimRequest`. */
 export interface ClaimRequest {
   /** The delivery to claim (from the notification). */
@@ -305,6 +345,12 @@ export type SendMessageResponse = (IncomingMessageResponse & {
   duplicate?: false;
 });
 
+/** The JSON request body of `POST /v1/messages/events` (sendMessageEvent): Report an edit, a deletion, a reaction or typing in a conversation. */
+export type SendMessageEventRequest = MessageEventRequest;
+
+/** A 2xx answer of `POST /v1/messages/events` (sendMessageEvent): Report an edit, a deletion, a reaction or typing in a conversation. */
+export type SendMessageEventResponse = MessageEventResponse;
+
 /** The JSON request body of `POST /v1/deliveries/claim` (claimDelivery): Claim a delivery: read the reply and recipient under a lease. */
 export type ClaimDeliveryRequest = ClaimRequest;
 
@@ -482,6 +528,8 @@ function operation<Response>(operationId: string, method: string, path: string, 
 const SCHEMAS = {
   IncomingMessage: {"type":["object"],"properties":{"eventId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]}}}},"required":["eventId","externalConversationId","sender"]},
   IncomingMessageResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"messageId":{"type":["string"]},"duplicate":{"type":["boolean"]}},"required":["conversationId","messageId","duplicate"]},
+  MessageEventRequest: {"type":["object"],"properties":{"eventId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"type":{"type":["string"],"enum":["edited","deleted","reaction","typing"]},"target":{"type":["object"],"properties":{"eventId":{"type":["string"]},"providerMessageId":{"type":["string"]}}},"text":{"type":["string"]},"emoji":{"type":["string"]},"removed":{"type":["boolean"],"const":true}},"required":["eventId","externalConversationId","sender","type"]},
+  MessageEventResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"applied":{"type":["boolean"]},"duplicate":{"type":["boolean"]}},"required":["conversationId","applied","duplicate"]},
   ClaimRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"requestId":{"type":["string"]}},"required":["deliveryId","requestId"]},
   ClaimResponse: {"oneOf":[{"ref":"ClaimSkip"},{"ref":"ClaimReady"}]},
   ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"oneOf":[{"type":["string"],"enum":["waiting_for_previous","already_sent","already_failed","outcome_unknown"]},{"type":["string"]}]}},"required":["status","reason"]},
@@ -509,6 +557,9 @@ const SCHEMAS = {
 
 /** `POST /v1/messages` (sendMessage): Send an incoming customer message or service alert. */
 export const sendMessage: Operation<SendMessageResponse> = operation("sendMessage", "POST", "/v1/messages", {"200":{"allOf":[{"ref":"IncomingMessageResponse"},{"type":["object"],"properties":{"duplicate":{"const":true}}}]},"201":{"allOf":[{"ref":"IncomingMessageResponse"},{"type":["object"],"properties":{"duplicate":{"const":false}}}]}}, "200: the documented body, 201: the documented body");
+
+/** `POST /v1/messages/events` (sendMessageEvent): Report an edit, a deletion, a reaction or typing in a conversation. */
+export const sendMessageEvent: Operation<SendMessageEventResponse> = operation("sendMessageEvent", "POST", "/v1/messages/events", {"200":{"ref":"MessageEventResponse"},"201":{"ref":"MessageEventResponse"},"202":{"ref":"MessageEventResponse"}}, "200: MessageEventResponse, 201: MessageEventResponse, 202: MessageEventResponse");
 
 /** `POST /v1/deliveries/claim` (claimDelivery): Claim a delivery: read the reply and recipient under a lease. */
 export const claimDelivery: Operation<ClaimDeliveryResponse> = operation("claimDelivery", "POST", "/v1/deliveries/claim", {"200":{"ref":"ClaimResponse"}}, "200: ClaimResponse");
@@ -538,4 +589,4 @@ export const listPendingErasures: Operation<ListPendingErasuresResponse> = opera
 export const acknowledgeErasure: Operation<AcknowledgeErasureResponse> = operation("acknowledgeErasure", "POST", "/v1/erasures/ack", {"200":{"ref":"ErasuresAckResponse"}}, "200: ErasuresAckResponse");
 
 /** Every operation of the document, by operationId. */
-export const OPERATIONS = { sendMessage, claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, listPendingDeliveries, reportDeliveryReceipt, listPendingErasures, acknowledgeErasure } as const;
+export const OPERATIONS = { sendMessage, sendMessageEvent, claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, listPendingDeliveries, reportDeliveryReceipt, listPendingErasures, acknowledgeErasure } as const;

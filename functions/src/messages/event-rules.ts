@@ -1,0 +1,107 @@
+/**
+ * The rules of message events (docs/contract.md#message-events), pure: whose message an event may
+ * touch, and what `edited`, `deleted` and `reaction` do to a message's content. The events'
+ * transaction (./event-store.ts) applies them through `applyEvent`, both when an event arrives and
+ * when a pending one meets its target, so an event means the same whichever way it reaches its
+ * message. No Firebase here: times are epoch milliseconds, the callers convert.
+ */
+
+/** A reaction as stored on a message (`reactions[]`), `at` in ms. */
+export interface Reaction {
+  emoji: string;
+  senderExternalId: string;
+  at: number;
+}
+
+/** One entry of a customer message's `edits` history, `at` in ms. */
+export interface Edit {
+  text: string;
+  at: number;
+}
+
+/** A stored image's path (all the rules need of `images[]`: a deletion removes the objects). */
+export interface ImageRef {
+  path: string;
+}
+
+/** What the rules read of a target message. */
+export interface TargetMessage {
+  direction: 'inbound' | 'outbound';
+  /** `message` or `alert` for an inbound one; undefined for an operator reply. */
+  kind: 'message' | 'alert' | undefined;
+  /** The sender of an inbound message; undefined for an operator reply. */
+  senderExternalId: string | undefined;
+  deleted: boolean;
+  edits: readonly Edit[];
+  reactions: readonly Reaction[];
+  images: readonly ImageRef[];
+}
+
+/** An event as the rules see it (a validated request, or a pending entry). */
+export type EventChange =
+  | { type: 'edited'; senderExternalId: string; text: string }
+  | { type: 'deleted'; senderExternalId: string }
+  | { type: 'reaction'; senderExternalId: string; emoji: string; removed: boolean };
+
+/** What an event does to its target. */
+export type EventEffect =
+  /** Applied: the new fields of the message (`text: null` and `images: []` for a deletion), and the stored objects to delete. */
+  | { kind: 'applied'; fields: MessageChange; removedImages: string[] }
+  /** Not applied, and why (logged with this code): the message was deleted. */
+  | { kind: 'ignored'; code: 'target_deleted' }
+  /** The target is not this sender's to change (404 `target_not_found`; a pending one is dropped with this). */
+  | { kind: 'not_found'; code: 'not_own_message' | 'alert' | 'operator_reply' };
+
+/** The fields an applied event writes on its message (the rest stays). */
+export interface MessageChange {
+  edits?: Edit[];
+  reactions?: Reaction[];
+  /** A deletion: the tombstone, the content gone. */
+  deleted?: { at: number };
+}
+
+/**
+ * The reactions after `change`: at most one entry per sender and emoji. Adding one the sender already
+ * has keeps the first (its `at` stays); removing one the sender does not have changes nothing.
+ */
+export function nextReactions(reactions: readonly Reaction[], change: { emoji: string; senderExternalId: string; removed: boolean }, at: number): Reaction[] {
+  const same = (r: Reaction): boolean => r.emoji === change.emoji && r.senderExternalId === change.senderExternalId;
+  if (change.removed) return reactions.filter((r) => !same(r));
+  return reactions.some(same) ? [...reactions] : [...reactions, { emoji: change.emoji, senderExternalId: change.senderExternalId, at }];
+}
+
+/**
+ * Who may change the target: an edit or a deletion only the sender's own customer message (not an
+ * alert, not an operator reply); a reaction any message of the conversation. Null when allowed.
+ */
+export function targetProblem(target: TargetMessage, event: EventChange): Extract<EventEffect, { kind: 'not_found' }>['code'] | null {
+  if (event.type === 'reaction') return null;
+  if (target.direction === 'outbound') return 'operator_reply';
+  if (target.kind === 'alert') return 'alert';
+  if (target.senderExternalId !== event.senderExternalId) return 'not_own_message';
+  return null;
+}
+
+/**
+ * What `event` does to `target` at `at` (ms). A deleted message takes no more edits, deletions or
+ * reactions (ignored: the tombstone is final, and the desk shows nothing but it).
+ */
+export function applyEvent(target: TargetMessage, event: EventChange, at: number): EventEffect {
+  const problem = targetProblem(target, event);
+  if (problem !== null) return { kind: 'not_found', code: problem };
+  if (target.deleted) return { kind: 'ignored', code: 'target_deleted' };
+  switch (event.type) {
+    case 'edited':
+      return { kind: 'applied', fields: { edits: [...target.edits, { text: event.text, at }] }, removedImages: [] };
+    case 'deleted':
+      return { kind: 'applied', fields: { deleted: { at } }, removedImages: target.images.map((i) => i.path) };
+    case 'reaction':
+      return { kind: 'applied', fields: { reactions: nextReactions(target.reactions, event, at) }, removedImages: [] };
+  }
+}
+
+/** The target after an applied change (to apply several events in order: pending ones on arrival). */
+export function afterChange(target: TargetMessage, change: MessageChange): TargetMessage {
+  if (change.deleted !== undefined) return { ...target, deleted: true, edits: [], images: [] };
+  return { ...target, ...(change.edits ? { edits: change.edits } : {}), ...(change.reactions ? { reactions: change.reactions } : {}) };
+}
