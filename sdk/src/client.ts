@@ -44,7 +44,7 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
  * ```
  */
 export class ConnectorClient {
-  /** Incoming messages: `send`. */
+  /** Incoming messages (`send`) and the events about them: `edit`, `delete`, `react`, `typing`. */
   readonly messages: MessagesApi;
   /** Delivery operations: `claim`, `start`, `extend`, `complete`, `fail`, `receipt`, and the catch-up list (`pending`, `pendingItems`). */
   readonly deliveries: DeliveriesApi;
@@ -146,6 +146,8 @@ type ClientMethod = { [Api in 'messages' | 'deliveries' | 'erasures']: `${Api}.$
  */
 export const OPERATION_METHODS = {
   sendMessage: 'messages.send',
+  // One operation, four methods (each names it): edit, delete, react and typing are its `type`s.
+  sendMessageEvent: 'messages.edit',
   claimDelivery: 'deliveries.claim',
   startDelivery: 'deliveries.start',
   extendDeliveryLease: 'deliveries.extend',

@@ -22,6 +22,7 @@ import type {
   ReportDeliveryReceiptRequest,
   ReportDeliveryReceiptResponse,
   SendMessageRequest,
+  SendMessageEventResponse,
   SendMessageResponse,
   StartDeliveryRequest,
   StartDeliveryResponse,
@@ -65,6 +66,59 @@ export interface SendMessageInput {
 export interface SendMessageResult extends Omit<SendMessageResponse, 'duplicate'> {
   /** `true` when the service had already accepted this `eventId` with the same content (HTTP 200). */
   duplicate: boolean;
+  /** The `eventId` that was sent (the generated one when you omitted it). */
+  eventId: string;
+}
+
+/** What every event about a message takes (`messages.edit`, `delete`, `react`, `typing`). */
+export interface MessageEventInput {
+  /**
+   * Identifies the event (your channel's id of the edit, deletion, reaction...): keep it stable
+   * across YOUR retries. It shares the eventId space of messages: never reuse a message's. When
+   * omitted the SDK generates one per call and reuses it for that call's HTTP retries.
+   */
+  eventId?: string;
+  /** The external chat the event happened in. */
+  externalConversationId: string;
+  /** Who edited, deleted, reacted or is typing. */
+  sender: Sender;
+}
+
+/** `messages.edit`: the message's `eventId` and its new text (1 to 10000 code points). */
+export interface EditMessageInput extends MessageEventInput {
+  target: { eventId: string };
+  text: string;
+}
+
+/** `messages.delete`: the `eventId` of the message the sender deleted. */
+export interface DeleteMessageInput extends MessageEventInput {
+  target: { eventId: string };
+}
+
+/**
+ * `messages.react`: a customer message by its `eventId`, or an operator reply by a provider id your
+ * connector reported for it; `emoji` one emoji (one extended grapheme cluster, at most 32 bytes of
+ * UTF-8); `removed: true` takes the reaction back.
+ */
+export interface ReactInput extends MessageEventInput {
+  target: { eventId: string } | { providerMessageId: string };
+  emoji: string;
+  removed?: boolean;
+}
+
+/** `messages.typing`: nothing but who, and where. */
+export type TypingInput = MessageEventInput;
+
+/**
+ * What the service did with an event: `applied` (201), `pending` (202: its target is not there
+ * yet; kept 24 h and applied when it arrives), `ignored` (200: e.g. an edit of a deleted message),
+ * `duplicate` (200: this eventId was accepted before with the same content; `applied` is the first
+ * answer's).
+ */
+export type MessageEventOutcome = 'applied' | 'pending' | 'ignored' | 'duplicate';
+
+export interface MessageEventResult extends SendMessageEventResponse {
+  outcome: MessageEventOutcome;
   /** The `eventId` that was sent (the generated one when you omitted it). */
   eventId: string;
 }

@@ -13,7 +13,16 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_LIMITS, REPLY_MAX_CODE_POINTS, codePointLength, type AttachmentContentType } from '../internal/contract.generated.js';
+import {
+  ATTACHMENT_CONTENT_TYPES,
+  ATTACHMENT_LIMITS,
+  EVENT_LIMITS,
+  REPLY_MAX_CODE_POINTS,
+  codePointLength,
+  emojiProblem,
+  type AttachmentContentType,
+} from '../internal/contract.generated.js';
+import type { MessageEventRequest } from '../internal/api.generated.js';
 import type { PulledMessage } from '../internal/pull-loop.js';
 import { IMAGE_LIMITS, MAX_JSON_BYTES, imageSize, parseMultipart, sniffImage } from './multipart.js';
 import { REQUESTS, validateRequest, type RequestSchema } from './requests.generated.js';
@@ -70,7 +79,7 @@ import { findViolations } from './violations.js';
 const MAX_MULTIPART_BYTES = 21 * 1024 * 1024;
 /** The service's default incoming rate (MESSAGES_PER_MINUTE_DEFAULT). */
 const DEFAULT_MESSAGES_PER_MINUTE = 1200;
-/** `replies.lifecycle.*.windowSeconds` bounds (the contract's LIFECYCLE_LIMITS). */
+/** `replies.lifecycle.*.windowSeconds` bounds: an integer from 60 s to 7 days (a malformed window counts as no capability). */
 const LIFECYCLE_WINDOW = { min: 60, max: 604_800 };
 const INVALID_KEY_MESSAGE = 'Missing, malformed, unknown or revoked integration key.';
 const KEY_PATTERN = /^sdk_(live|test)_[A-Za-z0-9_-]{43}$/;
@@ -136,6 +145,17 @@ interface StoredReply {
   edits: { text: string; requestedAt: number; deliveryId: string | null; refused?: LifecycleRefusal }[];
   unsends: { requestedAt: number; deliveryId: string | null; refused?: LifecycleRefusal }[];
   reactions: ReactionView[];
+}
+
+/** An event waiting for its target (functions/src/messages/event-store.ts `PendingEntry`), and the change an event makes. */
+interface PendingEvent {
+  type: 'edited' | 'deleted' | 'reaction';
+  conversationId: string;
+  senderExternalId: string;
+  receivedAt: number;
+  text?: string;
+  emoji?: string;
+  removed?: boolean;
 }
 
 interface StoredMessage extends Omit<MessageView, 'edits' | 'reactions'> {
@@ -273,8 +293,14 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   const integrationsByKeyHash = new Map<string, Integration>();
   const conversations = new Map<string, Conversation>();
   const messages: StoredMessage[] = [];
-  const events = new Map<string, { fingerprint: string; messageId: string; conversationId: string }>();
-  const replies = new Map<string, StoredReply>();
+  // One eventId space for messages and message events (functions/src/messages/event-store.ts):
+  // a message's record names its message; an event's names its type and its first answer.
+  const events = new Map<string, { fingerprint: string; messageId: string | null; conversationId: string; messageEvent?: string; applied?: boolean }>();
+  // A reply's provider ids (of its own sent delivery, and of its parts) -> the reply, for reactions by providerMessageId.
+  const providerMessages = new Map<string, { messageId: string; conversationId: string }>();
+  // Events waiting for their target (by `e:<eventId>` / `p:<providerMessageId>`), in the order received.
+  const pendingEvents = new Map<string, PendingEvent[]>();
+  const replyStore = new Map<string, StoredReply>();
   const typing = new Map<string, TypingView>();
   const deliveries = new Map<string, DeliveryRecord>();
   const pendingAt = new Map<string, number>();
@@ -490,7 +516,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const eventKey = `${integration.integrationId}\u0000${message.eventId}`;
     const known = events.get(eventKey);
     if (known !== undefined) {
-      if (known.fingerprint !== fingerprint) throw new ApiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
+      // An event's eventId is never a message's (and the other way round): a conflict.
+      if (known.fingerprint !== fingerprint || known.messageId === null) throw new ApiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
       return { status: 200, body: { conversationId: known.conversationId, messageId: known.messageId, duplicate: true } };
     }
     const conversationId = digestId('c_', [integration.integrationId, message.externalConversationId]);
@@ -522,7 +549,152 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       edits: [],
       reactions: [],
     });
+    // Events that came before their message are applied now, in the order received.
+    const arrived = messages.at(-1);
+    if (arrived !== undefined) applyPending(`${integration.integrationId}\u0000e:${message.eventId}`, { message: arrived }, conversationId);
     return { status: 201, body: { conversationId, messageId, duplicate: false } };
+  };
+
+  // ------------------------------------------------------------------------------- message events
+
+  type EventTargetRef = { message: StoredMessage } | { reply: StoredReply };
+
+  /** functions/src/messages/event-rules.ts `applyEvent`: who may change the target, and what the change does. */
+  function applyChange(target: EventTargetRef, change: PendingEvent, at: number): 'applied' | 'ignored' | 'not_found' {
+    if (change.type !== 'reaction') {
+      // An edit or a deletion: only the sender's own customer message (not an alert, not a reply).
+      if ('reply' in target || target.message.senderKind !== 'customer' || target.message.senderExternalId !== change.senderExternalId) return 'not_found';
+    }
+    const owner = 'reply' in target ? target.reply : target.message;
+    if ('message' in target && target.message.deleted !== undefined) return 'ignored';
+    if (change.type === 'edited' && 'message' in target) target.message.edits.push({ text: change.text ?? '', at });
+    else if (change.type === 'deleted' && 'message' in target) {
+      // The content goes (text, images, edits); the tombstone stays.
+      const m = target.message;
+      delete m.text;
+      m.images = [];
+      m.edits = [];
+      m.deleted = { at };
+    } else if (change.type === 'reaction') {
+      const same = (r: ReactionView): boolean => r.emoji === change.emoji && r.senderExternalId === change.senderExternalId;
+      if (change.removed === true) owner.reactions = owner.reactions.filter((r) => !same(r));
+      else if (!owner.reactions.some(same)) owner.reactions.push({ emoji: change.emoji ?? '', senderExternalId: change.senderExternalId, at });
+    }
+    return 'applied';
+  }
+
+  /** The events that waited for a target that just arrived: applied in order; another conversation's, a stranger's or an expired one dropped. */
+  function applyPending(key: string, target: EventTargetRef, conversationId: string): void {
+    const waiting = pendingEvents.get(key);
+    if (waiting === undefined) return;
+    pendingEvents.delete(key);
+    for (const entry of waiting) {
+      if (entry.conversationId !== conversationId || entry.receivedAt + EVENT_LIMITS.pendingMs < now()) continue;
+      applyChange(target, entry, entry.receivedAt);
+    }
+  }
+
+  /** A reply's sent delivery reported its provider ids: they name the reply (reactions), and the reactions waiting for them apply. */
+  function recordProviderIds(d: DeliveryRecord): void {
+    if (d.kind !== undefined || d.status !== 'sent') return;
+    const reply = replyStore.get(d.messageId);
+    if (reply === undefined) return;
+    const ids = [...new Set([...d.providerMessageIds, ...(d.parts ?? []).flatMap((p) => p.providerMessageIds ?? [])])];
+    for (const id of ids) {
+      const key = `${d.integrationId}\u0000${id}`;
+      if (!providerMessages.has(key)) providerMessages.set(key, { messageId: d.messageId, conversationId: d.conversationId });
+      applyPending(`${d.integrationId}\u0000p:${id}`, { reply }, d.conversationId);
+    }
+  }
+
+  const sendMessageEvent: Handler = (request) => {
+    const { integration } = request;
+    const state = rateLimitState(integration, request.now, true);
+    Object.assign(request.headers, rateLimitHeaders(state));
+    if (!state.allowed) {
+      throw new ApiError(429, 'rate_limited', `Incoming message rate limit of ${messagesPerMinute} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);
+    }
+    const event = body<MessageEventRequest>('sendMessageEvent', request.json);
+    // The per-type rules (functions/src/messages/schemas.ts `messageEventProblems`), then the emoji.
+    const problems = messageEventProblems(event);
+    if (event.emoji !== undefined) {
+      const problem = emojiProblem(event.emoji);
+      if (problem !== null) problems.push(`emoji: ${problem}`);
+    }
+    if (problems.length > 0) throw invalidRequest(problems);
+    const sender = { externalId: event.sender.externalId, displayName: event.sender.displayName ?? null, kind: event.sender.kind ?? 'customer' };
+    const target = event.target === undefined ? null : event.target.eventId !== undefined ? { eventId: event.target.eventId } : { providerMessageId: event.target.providerMessageId ?? '' };
+    const fingerprint = sha256Hex(
+      Buffer.from(canonical({ v: 1, messageEvent: event.type, externalConversationId: event.externalConversationId, sender, target, text: event.text ?? null, emoji: event.emoji ?? null, removed: event.removed === true })),
+    );
+    const eventKey = `${integration.integrationId}\u0000${event.eventId}`;
+    const known = events.get(eventKey);
+    if (known !== undefined) {
+      if (known.fingerprint !== fingerprint || known.messageEvent === undefined) throw new ApiError(409, 'event_conflict', `eventId '${event.eventId}' was already used with different content.`);
+      return { status: 200, body: { conversationId: known.conversationId, applied: known.applied === true, duplicate: true } };
+    }
+    const conversationId = digestId('c_', [integration.integrationId, event.externalConversationId]);
+    const record = (applied: boolean): void => {
+      events.set(eventKey, { fingerprint, messageId: null, conversationId, messageEvent: event.type, applied });
+    };
+    const answer = (status: 200 | 201 | 202, applied: boolean): Answer => ({ status, body: { conversationId, applied, duplicate: false } });
+    if (event.type === 'typing' || target === null) {
+      typing.set(conversationId, {
+        conversationId,
+        integrationId: integration.integrationId,
+        senderExternalId: sender.externalId,
+        ...(sender.displayName === null ? {} : { displayName: sender.displayName }),
+        at: request.now,
+        expireAt: request.now + EVENT_LIMITS.typingTtlMs,
+      });
+      record(true);
+      return answer(201, true);
+    }
+    const change: PendingEvent = {
+      type: event.type,
+      conversationId,
+      senderExternalId: sender.externalId,
+      receivedAt: request.now,
+      ...(event.text === undefined ? {} : { text: event.text }),
+      ...(event.emoji === undefined ? {} : { emoji: event.emoji }),
+      ...(event.removed === true ? { removed: true } : {}),
+    };
+    const notFound = (): ApiError => {
+      const named = 'eventId' in target ? `target.eventId: '${target.eventId}'` : `target.providerMessageId: '${target.providerMessageId}'`;
+      return new ApiError(404, 'target_not_found', `${named} is not ${event.type === 'reaction' ? 'a message of this conversation' : "a message of this sender's in this conversation"}.`);
+    };
+    let found: EventTargetRef | undefined;
+    let foundConversation: string | undefined;
+    if ('eventId' in target) {
+      const located = events.get(`${integration.integrationId}\u0000${target.eventId}`);
+      // An eventId of an event (not a message) names no message.
+      if (located !== undefined && located.messageId === null) throw notFound();
+      if (located !== undefined) {
+        const message = messages.find((m) => m.messageId === located.messageId && !m.erased);
+        if (message === undefined) throw notFound();
+        found = { message };
+        foundConversation = located.conversationId;
+      }
+    } else {
+      const located = providerMessages.get(`${integration.integrationId}\u0000${target.providerMessageId}`);
+      const reply = located === undefined ? undefined : replyStore.get(located.messageId);
+      if (located !== undefined && reply !== undefined) {
+        found = { reply };
+        foundConversation = located.conversationId;
+      }
+    }
+    if (found === undefined) {
+      // Not there yet: kept for 24 hours, applied when it arrives.
+      const key = `${integration.integrationId}\u0000${'eventId' in target ? `e:${target.eventId}` : `p:${target.providerMessageId}`}`;
+      pendingEvents.set(key, [...(pendingEvents.get(key) ?? []), change]);
+      record(false);
+      return answer(202, false);
+    }
+    if (foundConversation !== conversationId) throw notFound();
+    const effect = applyChange(found, change, request.now);
+    if (effect === 'not_found') throw notFound();
+    record(effect === 'applied');
+    return effect === 'applied' ? answer(201, true) : answer(200, false);
   };
 
   const listPendingDeliveries: Handler = (request) => {
@@ -602,6 +774,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   /** One handler per operation of the document; a new operation without one does not compile. */
   const handlers = {
     sendMessage,
+    sendMessageEvent,
     claimDelivery: transition<{ deliveryId: string; requestId: string }, unknown>('claimDelivery', (d, b, r) =>
       decideClaim(d, {
         now: r.now,
@@ -613,9 +786,15 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     ),
     startDelivery: transition<{ deliveryId: string; leaseId: string }, unknown>('startDelivery', (d, b, r) => decideStart(d, { now: r.now, leaseId: b.leaseId })),
     extendDeliveryLease: transition<{ deliveryId: string; leaseId: string }, unknown>('extendDeliveryLease', (d, b, r) => decideExtend(d, { now: r.now, leaseId: b.leaseId })),
-    completeDelivery: transition<{ deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: PartReport[] }, unknown>('completeDelivery', (d, b, r) =>
-      decideComplete(d, { now: r.now, leaseId: b.leaseId, providerMessageIds: b.providerMessageIds, ...(b.parts === undefined ? {} : { parts: b.parts }) }),
-    ),
+    completeDelivery: (request) => {
+      const answer = transition<{ deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: PartReport[] }, unknown>('completeDelivery', (d, b, r) =>
+        decideComplete(d, { now: r.now, leaseId: b.leaseId, providerMessageIds: b.providerMessageIds, ...(b.parts === undefined ? {} : { parts: b.parts }) }),
+      )(request);
+      // messages/triggers.ts `onReplyProviderIds`: a reply's sent delivery names it by its provider ids.
+      const completed = deliveries.get((request.json as { deliveryId: string }).deliveryId);
+      if (completed !== undefined) recordProviderIds(completed);
+      return answer;
+    },
     failDelivery: transition<{ deliveryId: string; leaseId: string; outcome: FailOutcome; code: string; retryAfterMs?: number; providerMessageIds?: string[]; parts?: PartReport[] }, unknown>(
       'failDelivery',
       (d, b, r) => decideFail(d, { ...b, now: r.now, random: randomInt(0, 1_000_000) / 1_000_000 }),
@@ -677,7 +856,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
         throw new ApiError(405, 'method_not_allowed', `POST ${path} accepts POST only.`);
       }
       integration = authenticate(req.headers.authorization);
-      if (operationId === 'sendMessage') Object.assign(headers, rateLimitHeaders(rateLimitState(integration, receivedAt, false)));
+      if (operationId === 'sendMessage' || operationId === 'sendMessageEvent') Object.assign(headers, rateLimitHeaders(rateLimitState(integration, receivedAt, false)));
       const contentType = req.headers['content-type'] ?? '';
       const accepts = operationId === 'sendMessage' ? ['application/json', 'multipart/form-data'] : ['application/json'];
       requestBody = recordedBody(contentType, raw);
@@ -790,7 +969,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
    */
   function requestLifecycle(kind: DeliveryKind, messageId: string, text: string): ReplyCreated {
     sweep();
-    const reply = replies.get(messageId);
+    const reply = replyStore.get(messageId);
     if (reply === undefined) throw new Error(`test service: no operator reply ${messageId} (reply() returns its messageId)`);
     const conversation = conversations.get(reply.conversationId);
     if (conversation === undefined) throw new Error('test service: the conversation was erased');
@@ -893,7 +1072,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       });
       const messageId = randomId('m_');
       const deliveryId = digestId('d_', [conversation.conversationId, messageId]);
-      replies.set(messageId, { messageId, integrationId: conversation.integrationId, conversationId: conversation.conversationId, text, edits: [], unsends: [], reactions: [] });
+      replyStore.set(messageId, { messageId, integrationId: conversation.integrationId, conversationId: conversation.conversationId, text, edits: [], unsends: [], reactions: [] });
       append({ conversation, messageId, deliveryId, text, ...(attachments.length > 0 ? { attachments } : {}), reason: 'created' });
       return { messageId, deliveryId };
     },
@@ -908,7 +1087,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
 
     replies(filter = {}) {
       sweep();
-      return [...replies.values()]
+      return [...replyStore.values()]
         .filter((r) => (filter.integrationId === undefined || r.integrationId === filter.integrationId) && (filter.conversationId === undefined || r.conversationId === filter.conversationId))
         .map(replyView);
     },
@@ -960,6 +1139,17 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       const erased = messages.filter((m) => !m.erased && (ofCustomer.includes(m) || sole.includes(m.conversationId)));
       const replies = new Set([...deliveries.values()].filter((d) => sole.includes(d.conversationId)).map((d) => d.messageId));
       for (const m of erased) m.erased = true;
+      // The customer's reactions on what stays, their pending events and their typing go too (docs/privacy.md).
+      for (const m of messages) if (m.integrationId === integrationId) m.reactions = m.reactions.filter((r) => r.senderExternalId !== externalCustomerId);
+      for (const r of replyStore.values()) if (r.integrationId === integrationId) r.reactions = r.reactions.filter((x) => x.senderExternalId !== externalCustomerId);
+      for (const [key, list] of pendingEvents) {
+        if (!key.startsWith(`${integrationId}\u0000`)) continue;
+        const kept = list.filter((e) => e.senderExternalId !== externalCustomerId && !sole.includes(e.conversationId));
+        if (kept.length === 0) pendingEvents.delete(key);
+        else pendingEvents.set(key, kept);
+      }
+      for (const [conversationId, t] of typing) if (t.integrationId === integrationId && (t.senderExternalId === externalCustomerId || sole.includes(conversationId))) typing.delete(conversationId);
+      for (const messageId of replyStore.keys()) if (sole.includes(replyStore.get(messageId)?.conversationId ?? '')) replyStore.delete(messageId);
       for (const conversationId of conversationIds) {
         for (const d of [...deliveries.values()].filter((x) => x.conversationId === conversationId).sort((a, b) => a.seq - b.seq)) {
           const current = deliveries.get(d.deliveryId) ?? d;
@@ -1290,3 +1480,36 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
+
+/** Which fields each event type takes (functions/src/messages/schemas.ts `FIELDS_OF_TYPE`). */
+const FIELDS_OF_TYPE: Readonly<Record<MessageEventRequest['type'], { required: readonly EventField[]; optional: readonly EventField[] }>> = {
+  edited: { required: ['target', 'text'], optional: [] },
+  deleted: { required: ['target'], optional: [] },
+  reaction: { required: ['target', 'emoji'], optional: ['removed'] },
+  typing: { required: [], optional: [] },
+};
+type EventField = 'target' | 'text' | 'emoji' | 'removed';
+const EVENT_FIELDS: readonly EventField[] = ['target', 'text', 'emoji', 'removed'];
+
+/** The per-type rules of a message event (400 `invalid_request` naming the field), as the service's schema refines them. */
+function messageEventProblems(event: MessageEventRequest): string[] {
+  const rules = FIELDS_OF_TYPE[event.type];
+  const problems: string[] = [];
+  for (const field of EVENT_FIELDS) {
+    const present = event[field] !== undefined;
+    if (rules.required.includes(field)) {
+      if (!present) problems.push(`${field}: required for type '${event.type}'`);
+    } else if (present && !rules.optional.includes(field)) {
+      problems.push(`${field}: not allowed for type '${event.type}'`);
+    }
+  }
+  const target = event.target;
+  if (target !== undefined) {
+    const byEvent = target.eventId !== undefined;
+    const byProvider = target.providerMessageId !== undefined;
+    if (byEvent && byProvider) problems.push('target: exactly one of eventId and providerMessageId');
+    else if (!byEvent && !byProvider) problems.push('target.eventId: required (or, for a reaction, target.providerMessageId)');
+    else if (byProvider && event.type !== 'reaction') problems.push(`target.providerMessageId: not allowed for type '${event.type}': use target.eventId`);
+  }
+  return problems;
+}

@@ -13,6 +13,7 @@ import type { DeliveryNotification, ReceiptStatus } from '../types.js';
 /** Every connector operation of the API (openapi/openapi.yaml's operationIds). */
 export type OperationId =
   | 'sendMessage'
+  | 'sendMessageEvent'
   | 'claimDelivery'
   | 'startDelivery'
   | 'extendDeliveryLease'
