@@ -276,7 +276,8 @@ export interface Violation {
     | 'message_retry_new_event_id'
     | 'start_after_skip'
     | 'complete_without_fetching_files'
-    | 'erasure_not_acknowledged';
+    | 'erasure_not_acknowledged'
+    | 'edit_sent_as_new_message';
   /** One sentence a developer can act on. */
   message: string;
   deliveryId?: string;
