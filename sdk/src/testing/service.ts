@@ -979,10 +979,16 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     };
     const windowMs = windowMsOf(integrations.get(reply.integrationId)?.capabilities.lifecycle, kind);
     if (windowMs === undefined) refuse('lifecycle_disabled', `the integration has no replies.lifecycle.${kind} (setCapabilities({ lifecycle: { ${kind}: { windowSeconds } } }))`);
-    const sent = replyDeliveries(messageId).findLast((d) => d.status === 'sent');
+    // The reply's delivery as the console's mirror shows it: its latest (a resend's).
+    const sent = replyDeliveries(messageId).at(-1);
     const sentAt = sent === undefined ? undefined : sentAtOf(sent);
     if (sent === undefined || sentAt === undefined) refuse('reply_not_sent', 'only a sent reply is edited or unsent');
-    if (unsentAtOf(reply) !== undefined) refuse('reply_unsent', 'the reply was unsent');
+    // Unsent, or an unsend queued or on its way (one that failed or ended unknown stops nothing).
+    const unsendTaken = reply.unsends.some((u) => {
+      const status = u.deliveryId === null ? undefined : deliveries.get(u.deliveryId)?.status;
+      return status === 'queued' || status === 'leased' || status === 'sending' || status === 'sent';
+    });
+    if (unsentAtOf(reply) !== undefined || unsendTaken) refuse('reply_unsent', 'the reply was unsent (or an unsend of it is on its way)');
     if (at > (sentAt ?? 0) + (windowMs ?? 0)) refuse('edit_window_passed', `the channel's window of ${(windowMs ?? 0) / 1000} s after the send has passed`);
     if (kind === 'edit') {
       if (reply.text === '') refuse('invalid_edit', 'the reply has no text to edit');
@@ -990,7 +996,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       if (length < 1 || length > REPLY_MAX_CODE_POINTS) refuse('invalid_edit', `the new text has 1 to ${REPLY_MAX_CODE_POINTS} characters`);
     }
     const source = sent as DeliveryRecord;
-    const parts = (source.parts ?? []).filter((p) => p.status === 'sent' && (p.providerMessageIds?.length ?? 0) > 0).map((p) => ({ part: p.part, providerMessageIds: [...(p.providerMessageIds ?? [])] }));
+    // Per part only the parts it sent (functions/src/deliveries/lifecycle.ts `targetOf`).
+    const parts = (source.parts ?? []).filter((p) => p.status === 'sent').map((p) => ({ part: p.part, providerMessageIds: [...(p.providerMessageIds ?? [])] }));
     const target: DeliveryTarget = { deliveryId: source.deliveryId, providerMessageIds: [...source.providerMessageIds], ...(parts.length > 0 ? { parts } : {}) };
     const history = kind === 'edit' ? reply.edits : reply.unsends;
     // Deterministic from the request, as the service's id (a redelivered trigger is a no-op); the

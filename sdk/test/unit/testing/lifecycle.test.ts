@@ -57,8 +57,12 @@ describe('operator edits and unsends', () => {
 
     clock += 900_000 + 1;
     expect(codeOf(() => service.edit(queued.messageId, 'late'))).toBe('edit_window_passed');
-    // The unsend window (1 h) is still open.
+    // The unsend window (1 h) is still open. Once an unsend is queued, no edit and no second unsend.
     const unsend = service.unsend(queued.messageId);
+    clock -= 900_001;
+    expect(codeOf(() => service.edit(queued.messageId, 'in time, but unsent'))).toBe('reply_unsent');
+    expect(codeOf(() => service.unsend(queued.messageId))).toBe('reply_unsent');
+    clock += 900_001;
     await client.processDelivery(unsend.deliveryId, { send: () => ['x'], unsend: () => undefined });
     expect(codeOf(() => service.unsend(queued.messageId))).toBe('reply_unsent');
 
