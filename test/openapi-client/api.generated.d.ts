@@ -1034,7 +1034,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1247,7 +1247,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1369,7 +1369,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1512,7 +1512,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1657,7 +1657,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -1801,7 +1801,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -2042,7 +2042,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -2207,7 +2207,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *
@@ -2450,7 +2450,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
-             * @description Missing delivery, or one of another integration.
+             * @description Not found, or not yours (each code says what). Do not retry without correcting the request.
              *
              *     `error.code` is one of:
              *

@@ -96,41 +96,51 @@ const pendingChange = (entry: PendingEntry): EventChange =>
       ? { type: 'deleted', senderExternalId: entry.senderExternalId }
       : { type: 'reaction', senderExternalId: entry.senderExternalId, emoji: entry.emoji ?? '', removed: entry.removed === true };
 
+/** A pending event not applied on arrival: dropped (never applied) or ignored (its target was deleted), with the code of its log line. */
+export interface SkippedEvent {
+  eventDocId: string;
+  type: string;
+  outcome: 'dropped' | 'ignored';
+  code: string;
+}
+
 /**
  * Applies the pending events of a target that has just arrived (or whose provider ids were just
  * reported), in the order received, to `target`: entries of another conversation, of a sender who
- * may not change it, or older than 24 hours are dropped with a log line. Returns the target after
- * them, the fields to write (merged) and the stored objects a deletion released.
+ * may not change it, or older than 24 hours are dropped (`skipped`, for the caller's log lines:
+ * `logSkipped`). Returns the target after them, the fields to write (merged) and the stored
+ * objects a deletion released. Pure.
  */
 export function applyPending(
   pending: DocumentData | undefined,
   target: TargetMessage,
-  where: { workspaceId: string; conversationId: string; messageId: string },
+  conversationId: string,
   now: number,
-): { target: TargetMessage; change: MessageChange; removedImages: string[]; applied: number } {
+): { target: TargetMessage; change: MessageChange; removedImages: string[]; applied: number; skipped: SkippedEvent[] } {
   const entries = Array.isArray(pending?.events) ? (pending.events as PendingEntry[]) : [];
   let current = target;
   let change: MessageChange = {};
   const removedImages: string[] = [];
+  const skipped: SkippedEvent[] = [];
   let applied = 0;
   for (const entry of entries) {
-    const drop = (code: string): void => logger.warn('message event dropped', { code, eventDocId: entry.eventDocId, type: entry.type, ...where });
-    if (entry.conversationId !== where.conversationId) {
-      drop('target_not_found');
+    const skip = (outcome: SkippedEvent['outcome'], code: string): void => void skipped.push({ eventDocId: entry.eventDocId, type: entry.type, outcome, code });
+    if (entry.conversationId !== conversationId) {
+      skip('dropped', 'target_not_found');
       continue;
     }
     if (ms(entry.receivedAt) + EVENT_LIMITS.pendingMs < now) {
-      drop('pending_expired');
+      skip('dropped', 'pending_expired');
       continue;
     }
     // The event's own time: when it was received, so the history keeps the order of what happened.
     const effect = applyEvent(current, pendingChange(entry), ms(entry.receivedAt));
     if (effect.kind === 'not_found') {
-      drop(`target_not_found:${effect.code}`);
+      skip('dropped', `target_not_found:${effect.code}`);
       continue;
     }
     if (effect.kind === 'ignored') {
-      logger.info('message event ignored', { code: effect.code, eventDocId: entry.eventDocId, type: entry.type, ...where });
+      skip('ignored', effect.code);
       continue;
     }
     current = afterChange(current, effect.fields);
@@ -139,7 +149,16 @@ export function applyPending(
     removedImages.push(...effect.removedImages);
     applied += 1;
   }
-  return { target: current, change, removedImages, applied };
+  return { target: current, change, removedImages, applied, skipped };
+}
+
+/** One log line per pending event that was not applied (`message event dropped` / `message event ignored`, with its code). */
+export function logSkipped(skipped: readonly SkippedEvent[], where: { workspaceId: string; conversationId: string; messageId: string }): void {
+  for (const s of skipped) {
+    const fields = { code: s.code, eventDocId: s.eventDocId, type: s.type, ...where };
+    if (s.outcome === 'dropped') logger.warn('message event dropped', fields);
+    else logger.info('message event ignored', fields);
+  }
 }
 
 /** The new entry of a pending-events document, and the document's other fields (create or append). */

@@ -6,7 +6,7 @@ import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type 
 import { paths } from '../platform/paths';
 import { conversationListShard, isRetentionDays } from '../contract';
 import { pendingEventsIdFor } from './event-ids';
-import { applyPending, storedChange, targetOf } from './event-store';
+import { applyPending, logSkipped, storedChange, targetOf } from './event-store';
 
 export interface StoredImage {
   path: string;
@@ -118,7 +118,8 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   };
   let removedImages: string[] = [];
   if (pendingSnap?.exists) {
-    const pending = applyPending(pendingSnap.data(), targetOf(messageData), { workspaceId: input.workspaceId, conversationId: input.conversationId, messageId: input.messageId }, input.now);
+    const pending = applyPending(pendingSnap.data(), targetOf(messageData), input.conversationId, input.now);
+    logSkipped(pending.skipped, { workspaceId: input.workspaceId, conversationId: input.conversationId, messageId: input.messageId });
     // Written with the message, so it never exists without the events that were waiting for it.
     const change = storedChange(pending.change, input.customerIdOf);
     if (pending.change.deleted !== undefined) delete change.edits; // a new document has no edits to delete

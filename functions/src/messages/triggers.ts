@@ -17,7 +17,7 @@ import { db } from '../platform/firebase';
 import * as logger from '../platform/log';
 import { paths } from '../platform/paths';
 import { pendingEventsIdFor, providerMessageKeyFor } from './event-ids';
-import { applyPending, storedChange, targetOf } from './event-store';
+import { applyPending, logSkipped, storedChange, targetOf } from './event-store';
 
 /** Every provider message id a reply's mirror reports: the delivery's, then each part's, without repeats. */
 export function providerIdsOf(data: DocumentData | undefined): string[] {
@@ -72,7 +72,8 @@ export async function recordReplyProviderIds(params: ReplyParams, ids: readonly 
     let applied = 0;
     pendings.forEach((snap, i) => {
       if (!snap.exists) return;
-      const result = applyPending(snap.data(), target, params, now);
+      const result = applyPending(snap.data(), target, params.conversationId, now);
+      logSkipped(result.skipped, params);
       target = result.target;
       if (result.change.reactions !== undefined) reactions = result.change.reactions;
       applied += result.applied;

@@ -62,7 +62,7 @@ export const STATUS_TEXT: Record<ErrorStatus, string> = {
   400: 'Invalid input. Do not retry without correcting the request.',
   401: 'Invalid or revoked key.',
   403: 'Inactive integration or disabled source.',
-  404: 'Missing delivery, or one of another integration.',
+  404: 'Not found, or not yours (each code says what). Do not retry without correcting the request.',
   405: 'Method not allowed: every path accepts POST only. (Answered for any other method on this path; a POST never gets it.)',
   409: 'Conflict.',
   413: 'Payload too large. Do not retry without correcting the request.',

@@ -8,17 +8,18 @@
  * limit and body limits as `/v1/messages`.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { eventDocIdFor } from '../../../functions/src/platform/ids';
 import type { DocumentData } from 'firebase-admin/firestore';
 import { expectError, guardNoWrites } from '../helpers/assertions';
-import { MESSAGES_PATH, newMessage, readMessageDoc } from '../helpers/messages';
-import { closeStack, createTestIntegration, postJson, postMultipart, messageParts, type ApiResponse, type TestIntegration } from '../helpers/stack';
-import { closePubSub } from '../helpers/deliveries';
+import { MESSAGES_PATH, listMessageDocs, newMessage, readMessageDoc } from '../helpers/messages';
+import { adminDb, createTestIntegration, imageFilePath, postJson, postMultipart, messageParts, type ApiResponse, type TestIntegration } from '../helpers/stack';
+import { deliveryTestFile, deliverFully, eventually, replyAndNotify, readReply } from '../helpers/deliveries';
+import { png } from '../../unit/fixtures/image-bytes';
 
 jest.setTimeout(90_000);
-afterAll(async () => {
-  await closePubSub();
-  await closeStack();
-});
+// The delivery helpers' file fixture closes the topics it opened, Pub/Sub and the stack after the file.
+const file = deliveryTestFile();
 
 const EVENTS_PATH = '/v1/messages/events';
 
@@ -140,5 +141,207 @@ describe('key, media type and body limits as /v1/messages', () => {
     expect(limitedAnswer.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
     expect(limitedAnswer.headers.get('ratelimit-limit')).toBe('2');
     expect(answers[0]?.headers.get('ratelimit-limit')).toBe('2');
+  });
+});
+
+const eventRecord = async (integ: TestIntegration, eventId: string): Promise<boolean> =>
+  (await adminDb().doc(`workspaces/${integ.workspaceId}/events/${eventDocIdFor(integ.integrationId, eventId)}`).get()).exists;
+
+describe('edited', () => {
+  test('201 applied: the edit is appended, the original text stays; a retry is 200 duplicate; other content is 409', async () => {
+    const sent = await sendMessage(integ);
+    const edit = eventAbout(sent, { type: 'edited', target: { eventId: sent.eventId }, text: 'Hello, my order #5531 has not arrived.' });
+    expectAnswer(await postEvent(integ, edit), 201, { applied: true, duplicate: false }, sent.conversationId);
+    const second = eventAbout(sent, { type: 'edited', target: { eventId: sent.eventId }, text: 'Third version' });
+    expectAnswer(await postEvent(integ, second), 201, { applied: true, duplicate: false }, sent.conversationId);
+    const stored = await message(integ, sent);
+    expect(stored?.text).toBe('Hello, my order has not arrived.');
+    const edits = stored?.edits as Array<{ text: string; at: { toMillis(): number } }>;
+    expect(edits.map((e) => e.text)).toEqual(['Hello, my order #5531 has not arrived.', 'Third version']);
+    expect(edits[0]?.at.toMillis()).toBeLessThanOrEqual(edits[1]?.at.toMillis() ?? 0);
+
+    expectAnswer(await postEvent(integ, edit), 200, { applied: true, duplicate: true }, sent.conversationId);
+    expectError(await postEvent(integ, { ...edit, text: 'something else' }), 409, 'event_conflict');
+    expect(((await message(integ, sent))?.edits as unknown[]).length).toBe(2);
+  });
+
+  test('404 target_not_found for a message of another sender, an alert, or another conversation: nothing written', async () => {
+    const sent = await sendMessage(integ);
+    const byOther = eventAbout({ ...sent, senderExternalId: 'someone-else' }, { type: 'edited', target: { eventId: sent.eventId }, text: 'x' });
+    expect(expectError(await postEvent(integ, byOther), 404, 'target_not_found')).toContain(`target.eventId: '${sent.eventId}'`);
+    expect(await eventRecord(integ, String(byOther.eventId))).toBe(false);
+
+    const alert = await sendMessage(integ, { sender: { externalId: 'monitoring', kind: 'service' } });
+    expectError(await postEvent(integ, eventAbout(alert, { type: 'deleted', target: { eventId: alert.eventId }, sender: { externalId: 'monitoring', kind: 'service' } })), 404, 'target_not_found');
+
+    const elsewhere = eventAbout({ ...sent, externalConversationId: `chat-${randomUUID()}` }, { type: 'edited', target: { eventId: sent.eventId }, text: 'x' });
+    expectError(await postEvent(integ, elsewhere), 404, 'target_not_found');
+    expect(await eventRecord(integ, String(elsewhere.eventId))).toBe(false);
+    const stored = await message(integ, sent);
+    expect(stored?.edits).toBeUndefined();
+    expect(stored?.deleted).toBeUndefined();
+  });
+
+  test('the target must be a message: the eventId of an event is 404', async () => {
+    const sent = await sendMessage(integ);
+    const typing = eventAbout(sent, { type: 'typing' });
+    expectAnswer(await postEvent(integ, typing), 201, { applied: true, duplicate: false });
+    expectError(await postEvent(integ, eventAbout(sent, { type: 'reaction', target: { eventId: typing.eventId }, emoji: '👍' })), 404, 'target_not_found');
+  });
+});
+
+describe('deleted', () => {
+  test('201: text, edits and images go (the stored file too), the tombstone stays; later edits and reactions are 200 not applied', async () => {
+    const body = newMessage({ message: { text: 'a photo' } });
+    const res = await postMultipart(MESSAGES_PATH, messageParts(body, [png(5, 4)]), { key: integ.key });
+    expect(res.status).toBe(201);
+    const { conversationId, messageId } = res.body as { conversationId: string; messageId: string };
+    const sent: Sent = { eventId: String(body.eventId), conversationId, messageId, externalConversationId: String(body.externalConversationId), senderExternalId: String(body.sender?.externalId) };
+    const imagePath = ((await message(integ, sent))?.images as Array<{ path: string }>)[0]?.path ?? '';
+    expect(existsSync(imageFilePath(imagePath))).toBe(true);
+    expectAnswer(await postEvent(integ, eventAbout(sent, { type: 'edited', target: { eventId: sent.eventId }, text: 'a photo of the label' })), 201, { applied: true, duplicate: false });
+
+    const del = eventAbout(sent, { type: 'deleted', target: { eventId: sent.eventId } });
+    expectAnswer(await postEvent(integ, del), 201, { applied: true, duplicate: false }, conversationId);
+    const stored = await message(integ, sent);
+    expect(stored).toMatchObject({ text: null, images: [], deleted: { at: expect.anything() }, direction: 'inbound', eventId: sent.eventId });
+    expect(stored?.edits).toBeUndefined();
+    expect(existsSync(imageFilePath(imagePath))).toBe(false);
+
+    const late = eventAbout(sent, { type: 'edited', target: { eventId: sent.eventId }, text: 'too late' });
+    expectAnswer(await postEvent(integ, late), 200, { applied: false, duplicate: false }, conversationId);
+    expectAnswer(await postEvent(integ, late), 200, { applied: false, duplicate: true }, conversationId);
+    expectAnswer(await postEvent(integ, eventAbout(sent, { type: 'reaction', target: { eventId: sent.eventId }, emoji: '👍' })), 200, { applied: false, duplicate: false });
+    expectAnswer(await postEvent(integ, del), 200, { applied: true, duplicate: true }, conversationId);
+    const after = await message(integ, sent);
+    expect(after?.edits).toBeUndefined();
+    expect(after?.reactions).toBeUndefined();
+  });
+});
+
+describe('reaction', () => {
+  test('at most one per sender and emoji; removed takes it back; other senders and emoji stay side by side', async () => {
+    const sent = await sendMessage(integ);
+    const react = (sender: string, emoji: string, removed?: true) =>
+      postEvent(integ, eventAbout({ ...sent, senderExternalId: sender }, { type: 'reaction', target: { eventId: sent.eventId }, emoji, ...(removed ? { removed } : {}) }));
+    expectAnswer(await react(sent.senderExternalId, '👍'), 201, { applied: true, duplicate: false });
+    expectAnswer(await react(sent.senderExternalId, '👍'), 201, { applied: true, duplicate: false });
+    expectAnswer(await react('agent-bot', '👍'), 201, { applied: true, duplicate: false });
+    expectAnswer(await react(sent.senderExternalId, '❤️'), 201, { applied: true, duplicate: false });
+    const reactions = () => message(integ, sent).then((m) => ((m?.reactions ?? []) as Array<{ emoji: string; senderExternalId: string }>).map((r) => `${r.senderExternalId}:${r.emoji}`));
+    expect(await reactions()).toEqual([`${sent.senderExternalId}:👍`, 'agent-bot:👍', `${sent.senderExternalId}:❤️`]);
+    expectAnswer(await react(sent.senderExternalId, '👍', true), 201, { applied: true, duplicate: false });
+    expect(await reactions()).toEqual(['agent-bot:👍', `${sent.senderExternalId}:❤️`]);
+    expectAnswer(await react(sent.senderExternalId, '👍', true), 201, { applied: true, duplicate: false });
+    expect(await reactions()).toEqual(['agent-bot:👍', `${sent.senderExternalId}:❤️`]);
+  });
+
+  test('on an alert by its eventId', async () => {
+    const alert = await sendMessage(integ, { sender: { externalId: 'monitoring', kind: 'service' } });
+    expectAnswer(await postEvent(integ, eventAbout({ ...alert, senderExternalId: 'cust-9' }, { type: 'reaction', target: { eventId: alert.eventId }, emoji: '👀' })), 201, { applied: true, duplicate: false });
+  });
+});
+
+describe('an event that overtakes its message (202, applied on arrival)', () => {
+  test('an edit and a reaction before the message: 202 each, applied in order when the message arrives; a retry answers the first answer', async () => {
+    const body = newMessage();
+    const about = { externalConversationId: String(body.externalConversationId), senderExternalId: String(body.sender?.externalId) };
+    const edit1 = eventAbout(about, { type: 'edited', target: { eventId: body.eventId }, text: 'first edit' });
+    const react = eventAbout(about, { type: 'reaction', target: { eventId: body.eventId }, emoji: '🙏' });
+    const edit2 = eventAbout(about, { type: 'edited', target: { eventId: body.eventId }, text: 'second edit' });
+    for (const e of [edit1, react, edit2]) expectAnswer(await postEvent(integ, e), 202, { applied: false, duplicate: false });
+    expectAnswer(await postEvent(integ, edit1), 200, { applied: false, duplicate: true });
+
+    const res = await postJson(MESSAGES_PATH, body, { key: integ.key });
+    expect(res.status).toBe(201);
+    const { conversationId, messageId } = res.body as { conversationId: string; messageId: string };
+    const stored = await message(integ, { conversationId, messageId });
+    expect(stored?.text).toBe(body.message?.text);
+    expect((stored?.edits as Array<{ text: string }>).map((e) => e.text)).toEqual(['first edit', 'second edit']);
+    expect((stored?.reactions as Array<{ emoji: string }>).map((r) => r.emoji)).toEqual(['🙏']);
+    const pending = await adminDb().collection(`workspaces/${integ.workspaceId}/pendingEvents`).get();
+    expect(pending.docs.filter((d) => (d.get('target') as { eventId?: string } | undefined)?.eventId === body.eventId)).toEqual([]);
+  });
+
+  test('a deletion before a message with an image: it arrives as a tombstone and its image is not kept', async () => {
+    const body = newMessage({ message: { text: 'oops' } });
+    const about = { externalConversationId: String(body.externalConversationId), senderExternalId: String(body.sender?.externalId) };
+    expectAnswer(await postEvent(integ, eventAbout(about, { type: 'deleted', target: { eventId: body.eventId } })), 202, { applied: false, duplicate: false });
+    const res = await postMultipart(MESSAGES_PATH, messageParts(body, [png(6, 4)]), { key: integ.key });
+    expect(res.status).toBe(201);
+    const { conversationId, messageId } = res.body as { conversationId: string; messageId: string };
+    const stored = await message(integ, { conversationId, messageId });
+    expect(stored).toMatchObject({ text: null, images: [], deleted: { at: expect.anything() } });
+    const dir = imageFilePath(`workspaces/${integ.workspaceId}/conversations/${conversationId}/messages/${messageId}/images`);
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+  });
+
+  test('a pending edit by another sender is dropped when the message arrives', async () => {
+    const body = newMessage();
+    const other = { externalConversationId: String(body.externalConversationId), senderExternalId: 'not-the-author' };
+    expectAnswer(await postEvent(integ, eventAbout(other, { type: 'edited', target: { eventId: body.eventId }, text: 'hijack' })), 202, { applied: false, duplicate: false });
+    const res = await postJson(MESSAGES_PATH, body, { key: integ.key });
+    const { conversationId, messageId } = res.body as { conversationId: string; messageId: string };
+    expect((await message(integ, { conversationId, messageId }))?.edits).toBeUndefined();
+  });
+});
+
+describe('one eventId space for messages and events', () => {
+  test("a message's eventId used for an event is 409, and an event's eventId used for a message is 409", async () => {
+    const sent = await sendMessage(integ);
+    expectError(await postEvent(integ, { ...eventAbout(sent, { type: 'typing' }), eventId: sent.eventId }), 409, 'event_conflict');
+
+    const typing = eventAbout(sent, { type: 'typing' });
+    expectAnswer(await postEvent(integ, typing), 201, { applied: true, duplicate: false });
+    expectError(await postJson(MESSAGES_PATH, newMessage({ eventId: typing.eventId, externalConversationId: sent.externalConversationId }), { key: integ.key }), 409, 'event_conflict');
+  });
+});
+
+describe('typing', () => {
+  test('201: the typing document with a one-minute expireAt; never a message', async () => {
+    const sent = await sendMessage(integ);
+    const before = Date.now();
+    const res = await postEvent(integ, eventAbout(sent, { type: 'typing', sender: { externalId: sent.senderExternalId, displayName: 'Ada' } }));
+    expectAnswer(res, 201, { applied: true, duplicate: false }, sent.conversationId);
+    const doc = (await adminDb().doc(`workspaces/${integ.workspaceId}/typing/${sent.conversationId}`).get()).data();
+    expect(doc).toEqual({
+      conversationId: sent.conversationId,
+      integrationId: integ.integrationId,
+      senderExternalId: sent.senderExternalId,
+      displayName: 'Ada',
+      at: expect.anything(),
+      expireAt: expect.anything(),
+    });
+    const at = (doc?.at as { toMillis(): number }).toMillis();
+    expect(at).toBeGreaterThanOrEqual(before - 5_000);
+    expect((doc?.expireAt as { toMillis(): number }).toMillis() - at).toBe(60_000);
+    expect((await listMessageDocs(integ.workspaceId, sent.conversationId)).length).toBe(1);
+  });
+});
+
+describe('reactions on operator replies, by provider message id', () => {
+  test('pending until the reply is completed with that id, then applied; then by another id of it at once; removed; another conversation is 404', async () => {
+    const setup = await file.ownConversation();
+    const { integration } = setup;
+    const reply = await replyAndNotify(setup, 'Your parcel left the warehouse today.');
+    const ids = [`wamid.${randomUUID()}`, `wamid.${randomUUID()}`];
+    const customer = { externalConversationId: setup.externalConversationId, senderExternalId: setup.customerId };
+    const thumbs = eventAbout(customer, { type: 'reaction', target: { providerMessageId: ids[0] }, emoji: '👍' });
+    expectAnswer(await postEvent(integration, thumbs), 202, { applied: false, duplicate: false }, setup.conversationId);
+
+    await deliverFully(integration.key, reply.deliveryId, ids);
+    const reactionsOf = async () => ((await readReply(setup, reply.messageId))?.reactions ?? []) as Array<{ emoji: string; senderExternalId: string }>;
+    await eventually(async () => ((await reactionsOf()).length === 1 ? true : undefined), 'the pending reaction applied to the reply');
+    expect(await reactionsOf()).toEqual([{ emoji: '👍', senderExternalId: setup.customerId, at: expect.anything() }]);
+
+    // The second id is recorded by the same trigger run: a reaction by it is applied at once.
+    const heart = eventAbout(customer, { type: 'reaction', target: { providerMessageId: ids[1] }, emoji: '❤️' });
+    expectAnswer(await postEvent(integration, heart), 201, { applied: true, duplicate: false }, setup.conversationId);
+    expect((await reactionsOf()).map((r) => r.emoji)).toEqual(['👍', '❤️']);
+    expectAnswer(await postEvent(integration, eventAbout(customer, { type: 'reaction', target: { providerMessageId: ids[0] }, emoji: '👍', removed: true })), 201, { applied: true, duplicate: false });
+    expect((await reactionsOf()).map((r) => r.emoji)).toEqual(['❤️']);
+
+    const elsewhere = eventAbout({ ...customer, externalConversationId: `chat-${randomUUID()}` }, { type: 'reaction', target: { providerMessageId: ids[1] }, emoji: '😡' });
+    expectError(await postEvent(integration, elsewhere), 404, 'target_not_found');
   });
 });
