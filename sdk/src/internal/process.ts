@@ -12,7 +12,7 @@ import {
   ProviderUnknownOutcomeError,
 } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
-import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS } from './contract.generated.js';
+import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS, UNSUPPORTED_KIND } from './contract.generated.js';
 import type { AttachmentFile, DeliveryAttachment, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
@@ -143,8 +143,8 @@ export interface ProviderHandlers {
 /** The provider argument of `processDelivery`, `runPullLoop` and `createPushHandler`: a `send` function, or `{ send, edit?, unsend? }`. */
 export type Provider = ProviderSend | ProviderHandlers;
 
-/** The fail code of a delivery whose kind has no callback. */
-export const UNSUPPORTED_KIND_CODE = 'unsupported_kind';
+/** The fail code of a delivery whose kind has no callback (the contract's `UNSUPPORTED_KIND`). */
+export const UNSUPPORTED_KIND_CODE: typeof UNSUPPORTED_KIND = UNSUPPORTED_KIND;
 
 /**
  * Checks a provider argument and returns its callbacks; throws a TypeError naming `who` for

@@ -20,6 +20,7 @@ import {
   REPLY_MAX_CODE_POINTS,
   codePointLength,
   emojiProblem,
+  parseLifecycleCapability,
   type AttachmentContentType,
 } from '../internal/contract.generated.js';
 import type { MessageEventRequest } from '../internal/api.generated.js';
@@ -79,8 +80,6 @@ import { findViolations } from './violations.js';
 const MAX_MULTIPART_BYTES = 21 * 1024 * 1024;
 /** The service's default incoming rate (MESSAGES_PER_MINUTE_DEFAULT). */
 const DEFAULT_MESSAGES_PER_MINUTE = 1200;
-/** `replies.lifecycle.*.windowSeconds` bounds: an integer from 60 s to 7 days (a malformed window counts as no capability). */
-const LIFECYCLE_WINDOW = { min: 60, max: 604_800 };
 const INVALID_KEY_MESSAGE = 'Missing, malformed, unknown or revoked integration key.';
 const KEY_PATTERN = /^sdk_(live|test)_[A-Za-z0-9_-]{43}$/;
 
@@ -956,10 +955,10 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     return undefined;
   };
 
-  /** The capability as the service reads it: a malformed window counts as absent (docs/contract.md). */
+  /** The capability as the service reads it (the contract's parser): absent or malformed is none. */
   const windowMsOf = (capability: LifecycleCapability | undefined, kind: DeliveryKind): number | undefined => {
-    const seconds = capability?.[kind]?.windowSeconds;
-    return Number.isInteger(seconds) && seconds !== undefined && seconds >= LIFECYCLE_WINDOW.min && seconds <= LIFECYCLE_WINDOW.max ? seconds * 1000 : undefined;
+    const window = parseLifecycleCapability(capability)[kind];
+    return window === null ? undefined : window.windowSeconds * 1000;
   };
 
   /**
