@@ -8,23 +8,31 @@
  *   stop()                                                   stops it (deliveries in progress finish)
  *   sendIncoming({ text, externalConversationId, externalCustomerId })
  *                                                            a customer message, posted as main.js posts its startup message
+ *   lifecycle                                                the connector edits and unsends sent replies (its fake provider's send.edit / send.unsend)
+ *   channelMessage(providerMessageId)                        what the fake chat shows of a message: the checker sees the edit / deletion happened
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectorClient } from '@support-desk/connector-sdk';
 import { createFakeProvider, startConnector } from './connector.js';
 
 let running;
+// The latest run's fake chat: the checker reads it after stop().
+let chat;
+
+/** The fake provider implements both: the edit-reply and unsend-reply scenarios run. */
+export const lifecycle = { edit: true, unsend: true };
 
 /** Starts the connector on the checker's service. `providerDelayMs`: each provider call takes that long (the long-call scenario). */
 export async function start({ baseUrl, key, subscription, providerDelayMs = 0 }) {
   if (running !== undefined) throw new Error('the example connector is already running');
   const client = new ConnectorClient({ integrationKey: key, baseUrl });
   const fake = createFakeProvider({ write: () => undefined });
+  chat = fake;
   const send = async (input) => {
     if (providerDelayMs > 0) await sleep(providerDelayMs, undefined, { signal: input.signal });
     return fake(input);
   };
-  running = { client, connector: startConnector({ client, subscription, send, onEvent: () => undefined }) };
+  running = { client, connector: startConnector({ client, subscription, send, edit: fake.edit, unsend: fake.unsend, onEvent: () => undefined }) };
 }
 
 export async function stop() {
@@ -37,4 +45,9 @@ export async function stop() {
 export async function sendIncoming({ text, externalConversationId, externalCustomerId }) {
   if (running === undefined) throw new Error('the example connector is not running');
   await running.client.messages.send({ externalConversationId, sender: { externalId: externalCustomerId, kind: 'customer' }, text });
+}
+
+/** What the fake chat shows of a provider message id (undefined when it never sent it). */
+export function channelMessage(providerMessageId) {
+  return chat?.message(providerMessageId);
 }

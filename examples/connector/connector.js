@@ -2,7 +2,9 @@
  * Example connector, the importable part (main.js only adds env, signals and exit codes).
  *
  *   loadConfig(env)              configuration from environment variables (defaults: the local stack)
- *   createFakeProvider()         a "channel adapter" that prints replies instead of sending them
+ *   createFakeProvider()         a "channel adapter" that prints replies instead of sending them,
+ *                                and edits / deletes them (`send.edit`, `send.unsend`) when the operator asks
+ *   simulateCustomer(...)        the customer's side of the fake channel: an edit, a deletion, typing, reactions
  *   createReceiptStore()         providerMessageId -> deliveryId, what a channel's receipt webhook needs
  *   createMessageLog()           the connector's own log of what it sent and received, per customer
  *   purgeErasure(stores, e)      forgets one erased customer in both (idempotent)
@@ -93,6 +95,8 @@ export function loadConfig(env = process.env, stack = localStack()) {
     providerTimeoutMs,
     catchUpIntervalMs,
     erasureIntervalMs,
+    // CUSTOMER_EVENTS=on: the simulated customer edits, deletes, types and reacts (simulateCustomer).
+    customerEvents: nonEmpty(env.CUSTOMER_EVENTS) === 'on',
   };
 }
 
@@ -105,7 +109,9 @@ export function loadConfig(env = process.env, stack = localStack()) {
  */
 export function createFakeProvider({ write = (line) => process.stdout.write(`${line}\n`) } = {}) {
   let sent = 0;
-  return async function send({ text, recipient, attachments, signal }) {
+  // What the fake chat shows, by provider message id (what a real channel keeps on its side).
+  const chat = new Map();
+  const send = async function send({ text, recipient, attachments, signal }) {
     signal.throwIfAborted();
     const to = `${recipient.externalConversationId} (customer ${recipient.externalCustomerId})`;
     if (text.includes('#temporary')) {
@@ -138,8 +144,76 @@ export function createFakeProvider({ write = (line) => process.stdout.write(`${l
       ids.push(id);
       parts.push({ part: file.attachmentId, status: 'sent', providerMessageIds: [id] });
     }
+    for (const id of ids) chat.set(id, { text });
     // Per-part results only when there were files: a text reply reports exactly what it always did.
     return files.length === 0 ? { providerMessageIds: ids } : { providerMessageIds: ids, parts };
+  };
+  /**
+   * The operator edited a sent reply (`replies.lifecycle.edit`): change the text of the messages
+   * the reply was sent as (`target.providerMessageIds`, the ids `send` returned). Returns nothing:
+   * an edit keeps the message's id, so the SDK completes with the target's ids. `#noedit` in the
+   * new text plays a channel whose own edit window has passed (a permanent rejection).
+   */
+  send.edit = async ({ text, recipient, target, signal }) => {
+    signal.throwIfAborted();
+    if (text.includes('#noedit')) {
+      write(`[fake-provider] edit of ${target.providerMessageIds.join(', ')}: rejected (the channel's edit window has passed)`);
+      throw new ProviderPermanentError('fake provider: edit window passed', { code: 'edit_window_passed' });
+    }
+    // Only the text part is edited; a reply's files stay as they are.
+    const textIds = target.parts?.find((p) => p.part === 'text')?.providerMessageIds ?? target.providerMessageIds;
+    for (const id of textIds) chat.set(id, { text });
+    write(`[fake-provider] to ${recipient.externalConversationId}: edited ${textIds.join(', ')} -> ${JSON.stringify(text)}`);
+    return undefined;
+  };
+  /** The operator unsent a sent reply (`replies.lifecycle.unsend`): delete every message it was sent as. */
+  send.unsend = async ({ recipient, target, signal }) => {
+    signal.throwIfAborted();
+    for (const id of target.providerMessageIds) chat.set(id, { deleted: true });
+    write(`[fake-provider] to ${recipient.externalConversationId}: deleted ${target.providerMessageIds.join(', ')}`);
+    return undefined;
+  };
+  /** What the fake chat shows of a provider message id: `{ text }`, `{ deleted: true }`, or undefined. */
+  send.message = (providerMessageId) => {
+    const shown = chat.get(providerMessageId);
+    return shown === undefined ? undefined : { ...shown };
+  };
+  return send;
+}
+
+/**
+ * The customer's side of the fake channel, posted through the SDK as a real connector relays its
+ * channel's webhooks: the customer corrects their first message (`messages.edit`), writes a
+ * message by mistake and deletes it (`messages.send` then `messages.delete`), types, and reacts
+ * to each reply the provider sent (`messages.react` on its provider id; `reactToReply`). Each
+ * event gets a stable eventId of the channel (derived here), so a retry is answered `duplicate`.
+ * Returns `{ afterStartup, reactToReply }`; events `customer_event { event, outcome }` and
+ * `customer_event_failed { event, error }` go to `onEvent`.
+ */
+export function simulateCustomer({ client, externalConversationId, customerId, onEvent = printEvent }) {
+  const sender = { externalId: customerId, displayName: 'Example customer', kind: 'customer' };
+  const base = { externalConversationId, sender };
+  const post = async (event, call) => {
+    try {
+      const result = await call();
+      onEvent({ type: 'customer_event', event, outcome: result.outcome ?? (result.duplicate ? 'duplicate' : 'applied') });
+    } catch (error) {
+      onEvent({ type: 'customer_event_failed', event, error });
+    }
+  };
+  return {
+    /** After the startup message (its eventId): a correction, a message sent by mistake and deleted, typing. */
+    async afterStartup(startupEventId, startupText) {
+      await post('edited', () => client.messages.edit({ ...base, eventId: `${startupEventId}:edit`, target: { eventId: startupEventId }, text: `${startupText} (order #1234, placed on Monday)` }));
+      const mistake = `${startupEventId}:mistake`;
+      await post('sent', () => client.messages.send({ ...base, eventId: mistake, text: 'oops, wrong chat' }));
+      await post('deleted', () => client.messages.delete({ ...base, eventId: `${mistake}:delete`, target: { eventId: mistake } }));
+      await post('typing', () => client.messages.typing({ ...base, eventId: `${startupEventId}:typing:${Date.now()}` }));
+    },
+    /** The customer reacts to a reply the fake provider sent (its first provider id). */
+    reactToReply(providerMessageId) {
+      return post('reaction', () => client.messages.react({ ...base, eventId: `reaction:${providerMessageId}`, target: { providerMessageId }, emoji: '👍' }));
+    },
   };
 }
 
@@ -290,6 +364,10 @@ export function startConnector({
   client,
   subscription,
   send,
+  // The edit / unsend callbacks: the provider's own (`send.edit`, `send.unsend`) unless given.
+  edit = send.edit,
+  unsend = send.unsend,
+  customer,
   onEvent = printEvent,
   providerTimeoutMs,
   catchUpIntervalMs = DEFAULT_CATCH_UP_INTERVAL_MS,
@@ -308,16 +386,24 @@ export function startConnector({
     return result;
   };
   const erasures = startErasures({ client, purge: (erasure) => purgeErasure({ log, receipts: store }, erasure), onEvent, intervalMs: erasureIntervalMs });
-  const loop = runPullLoop(client, subscription, sendAndLog, {
+  // A callback per delivery kind: a reply, an edit, an unsend (the SDK fails a kind without one `unsupported_kind`).
+  const provider = { send: sendAndLog, ...(edit === undefined ? {} : { edit }), ...(unsend === undefined ? {} : { unsend }) };
+  const loop = runPullLoop(client, subscription, provider, {
     catchUpIntervalMs,
     ...(providerTimeoutMs === undefined ? {} : { delivery: { providerTimeoutMs } }),
     onEvent: (event) => {
       onEvent(event);
-      if (event.type === 'handled' && event.result?.kind === 'sent') {
+      if (event.type === 'handled' && event.result?.kind === 'sent' && event.result.deliveryKind === undefined) {
         // The fake channel's "delivered" webhook, for the first part of the reply.
         const receipt = reportReceipt(client, store, event.result.providerMessageIds[0], 'delivered').then(onEvent);
         receipts.add(receipt);
         void receipt.finally(() => receipts.delete(receipt));
+        // The simulated customer reacts to the reply (CUSTOMER_EVENTS=on).
+        if (customer !== undefined) {
+          const reaction = receipt.then(() => customer.reactToReply(event.result.providerMessageIds[0]));
+          receipts.add(reaction);
+          void reaction.finally(() => receipts.delete(reaction));
+        }
       }
     },
   });
@@ -377,10 +463,13 @@ export async function runConnector(config, deps = {}) {
       onEvent({ type: 'incoming', externalConversationId: config.externalConversationId, ...incoming });
     }
 
+    const customer = config.customerEvents === true ? simulateCustomer({ client, externalConversationId: config.externalConversationId, customerId: config.customerId, onEvent }) : undefined;
+    if (customer !== undefined && incoming !== undefined) await customer.afterStartup(incoming.eventId, config.startupText);
     const loop = startConnector({
       client,
       subscription,
       send,
+      ...(customer === undefined ? {} : { customer }),
       onEvent,
       log,
       providerTimeoutMs: config.providerTimeoutMs,
@@ -418,6 +507,8 @@ export function describeError(err) {
 function describeResult(result) {
   switch (result.kind) {
     case 'sent':
+      if (result.deliveryKind === 'edit') return `edit delivered (provider ids: ${result.providerMessageIds.join(', ')})`;
+      if (result.deliveryKind === 'unsend') return `unsend delivered (provider ids: ${result.providerMessageIds.join(', ')})`;
       return `sent (provider ids: ${result.providerMessageIds.join(', ')})`;
     case 'retry_scheduled':
       return `rejected for now (${result.code}); the service retries it${result.retryAfterMs === undefined ? '' : ` in ${Math.round(result.retryAfterMs / 1000)} s`}`;
@@ -468,6 +559,12 @@ export function printEvent(event, { out = console.log, err = console.error } = {
       return;
     case 'receipt_failed':
       err(`[connector] delivery ${event.deliveryId}: the ${event.status} receipt could not be reported: ${describeError(event.error)}`);
+      return;
+    case 'customer_event':
+      out(`[connector] customer ${event.event}: ${event.outcome}`);
+      return;
+    case 'customer_event_failed':
+      err(`[connector] customer ${event.event} not posted: ${describeError(event.error)}`);
       return;
     case 'receipt_unmatched':
       err(`[connector] receipt for unknown provider message ${event.providerMessageId}`);

@@ -3,7 +3,7 @@ import { DeliveriesApi, type FILE_OPERATIONS } from './internal/deliveries.js';
 import { ErasuresApi } from './internal/erasures.js';
 import { defaultSleep, type FetchLike, normalizeBaseUrl, type SleepFn, Transport } from './internal/transport.js';
 import { MessagesApi } from './internal/messages.js';
-import { processDelivery, type ProcessDeliveryOptions, type ProcessDeliveryResult, type ProviderSend } from './internal/process.js';
+import { processDelivery, type ProcessDeliveryOptions, type ProcessDeliveryResult, type Provider } from './internal/process.js';
 import { DEFAULT_TIMEOUT_MS, resolveRetryPolicy, type RetryOptions, type RetryPolicy } from './internal/retry.js';
 import type { DeliveryNotification } from './types.js';
 import { SDK_VERSION } from './version.js';
@@ -44,7 +44,7 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
  * ```
  */
 export class ConnectorClient {
-  /** Incoming messages: `send`. */
+  /** Incoming messages (`send`) and the events about them: `edit`, `delete`, `react`, `typing`. */
   readonly messages: MessagesApi;
   /** Delivery operations: `claim`, `start`, `extend`, `complete`, `fail`, `receipt`, and the catch-up list (`pending`, `pendingItems`). */
   readonly deliveries: DeliveriesApi;
@@ -99,15 +99,19 @@ export class ConnectorClient {
 
   /**
    * Runs one delivery by the rules of docs/contract.md#connector-rules: claim; on `ready`, start; only if start answers
-   * `sending`, call `send` once; complete with its ids, or fail with `retry` / `failed` / `unknown`
+   * `sending`, call the provider once; complete with its ids, or fail with `retry` / `failed` / `unknown`
    * from what it threw. Accepts a parsed notification (see `parsePushNotification`) or a deliveryId.
+   *
+   * `provider` is your `send` function, or `{ send, edit?, unsend? }`: `edit` / `unsend` run the
+   * deliveries of those kinds (the claim's `kind`) with the reply's provider ids (`target`); a kind
+   * without its callback is failed `failed` with code `unsupported_kind`, without being started.
    */
   processDelivery(
     notificationOrDeliveryId: DeliveryNotification | Pick<DeliveryNotification, 'deliveryId'> | string,
-    send: ProviderSend,
+    provider: Provider,
     options?: ProcessDeliveryOptions,
   ): Promise<ProcessDeliveryResult> {
-    return processDelivery(this.deliveries, notificationOrDeliveryId, send, options);
+    return processDelivery(this.deliveries, notificationOrDeliveryId, provider, options);
   }
 
   /** Safe description: no key. */
@@ -142,6 +146,8 @@ type ClientMethod = { [Api in 'messages' | 'deliveries' | 'erasures']: `${Api}.$
  */
 export const OPERATION_METHODS = {
   sendMessage: 'messages.send',
+  // One operation, four methods (each names it): edit, delete, react and typing are its `type`s.
+  sendMessageEvent: 'messages.edit',
   claimDelivery: 'deliveries.claim',
   startDelivery: 'deliveries.start',
   extendDeliveryLease: 'deliveries.extend',

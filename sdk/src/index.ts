@@ -36,11 +36,19 @@ export {
 } from './internal/retry.js';
 export {
   DEFAULT_PROVIDER_TIMEOUT_MS,
+  UNSUPPORTED_KIND_CODE,
   type ProcessDeliveryOptions,
+  type Provider,
   type ProviderAttachment,
+  type ProviderEdit,
+  type ProviderEditInput,
+  type ProviderHandlers,
+  type ProviderLifecycleResult,
   type ProviderSend,
   type ProviderSendInput,
   type ProviderSendResult,
+  type ProviderUnsend,
+  type ProviderUnsendInput,
 } from './internal/process.js';
 // For tests: the clock processDelivery and runPullLoop run on (their `clock` option).
 export type { Clock } from './internal/clock.js';

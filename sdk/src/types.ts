@@ -22,6 +22,7 @@ import type {
   ReportDeliveryReceiptRequest,
   ReportDeliveryReceiptResponse,
   SendMessageRequest,
+  SendMessageEventResponse,
   SendMessageResponse,
   StartDeliveryRequest,
   StartDeliveryResponse,
@@ -69,6 +70,59 @@ export interface SendMessageResult extends Omit<SendMessageResponse, 'duplicate'
   eventId: string;
 }
 
+/** What every event about a message takes (`messages.edit`, `delete`, `react`, `typing`). */
+export interface MessageEventInput {
+  /**
+   * Identifies the event (your channel's id of the edit, deletion, reaction...): keep it stable
+   * across YOUR retries. It shares the eventId space of messages: never reuse a message's. When
+   * omitted the SDK generates one per call and reuses it for that call's HTTP retries.
+   */
+  eventId?: string;
+  /** The external chat the event happened in. */
+  externalConversationId: string;
+  /** Who edited, deleted, reacted or is typing. */
+  sender: Sender;
+}
+
+/** `messages.edit`: the message's `eventId` and its new text (1 to 10000 code points). */
+export interface EditMessageInput extends MessageEventInput {
+  target: { eventId: string };
+  text: string;
+}
+
+/** `messages.delete`: the `eventId` of the message the sender deleted. */
+export interface DeleteMessageInput extends MessageEventInput {
+  target: { eventId: string };
+}
+
+/**
+ * `messages.react`: a customer message by its `eventId`, or an operator reply by a provider id your
+ * connector reported for it; `emoji` one emoji (one extended grapheme cluster, at most 32 bytes of
+ * UTF-8); `removed: true` takes the reaction back.
+ */
+export interface ReactInput extends MessageEventInput {
+  target: { eventId: string } | { providerMessageId: string };
+  emoji: string;
+  removed?: boolean;
+}
+
+/** `messages.typing`: nothing but who, and where. */
+export type TypingInput = MessageEventInput;
+
+/**
+ * What the service did with an event: `applied` (201), `pending` (202: its target is not there
+ * yet; kept 24 h and applied when it arrives), `ignored` (200: e.g. an edit of a deleted message),
+ * `duplicate` (200: this eventId was accepted before with the same content; `applied` is the first
+ * answer's).
+ */
+export type MessageEventOutcome = 'applied' | 'pending' | 'ignored' | 'duplicate';
+
+export interface MessageEventResult extends SendMessageEventResponse {
+  outcome: MessageEventOutcome;
+  /** The `eventId` that was sent (the generated one when you omitted it). */
+  eventId: string;
+}
+
 export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
   /** Identifies this claim; generated once per call when omitted and reused on its retries. */
   requestId?: string;
@@ -78,13 +132,34 @@ export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
 export type Recipient = ReplyMessage['recipient'];
 
 /** The reply to deliver: its text and recipient, and its files when it has some. */
-export type ReplyMessage = ClaimReady['message'];
+export type ReplyMessage = ClaimReadySend['message'];
+
+/**
+ * The sent reply an edit or unsend delivery changes (the claim's `target`): the reply's delivery
+ * and the provider ids its connector reported (`providerMessageIds`, and per part in `parts`).
+ */
+export type DeliveryTarget = ClaimReadyEdit['target'];
 
 /** Claim could not lease the delivery now. `waiting_for_previous`: acknowledge the notification; it will be re-published. */
 export type ClaimSkip = Extract<ClaimDeliveryResponse, { status: 'skip' }>;
 
-/** Claim leased the delivery: `leaseExpiresAt` is `LEASE_MS` from the claim (or from its latest extension). */
+/**
+ * Claim leased the delivery: `leaseExpiresAt` is `LEASE_MS` from the claim (or from its latest
+ * extension). A reply (`ClaimReadySend`, no `kind`), or an edit / unsend of a sent reply.
+ */
 export type ClaimReady = Extract<ClaimDeliveryResponse, { status: 'ready' }>;
+
+/** A reply to send: its text, recipient and files (the v1 shape: no `kind`, no `target`). */
+export type ClaimReadySend = Exclude<ClaimReady, { kind: string }>;
+
+/** `kind: 'edit'`: replace the text of the `target`'s messages with `message.text`. */
+export type ClaimReadyEdit = Extract<ClaimReady, { kind: 'edit' }>;
+
+/** `kind: 'unsend'`: delete the `target`'s messages for the recipient. */
+export type ClaimReadyUnsend = Extract<ClaimReady, { kind: 'unsend' }>;
+
+/** The kind of an edit or unsend delivery (a reply has none). */
+export type DeliveryKind = ClaimReadyEdit['kind'] | ClaimReadyUnsend['kind'];
 
 export type ClaimResult = ClaimDeliveryResponse;
 

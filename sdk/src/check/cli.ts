@@ -12,16 +12,18 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ConformanceModule, ConnectorTarget } from './connector.js';
-import { DEFAULT_SCENARIO_TIMEOUT_MS, formatResult, formatRulesBroken, formatSummary, runConformance, SCENARIO_NAMES } from './runner.js';
+import { DEFAULT_SCENARIO_TIMEOUT_MS, formatResult, formatRulesBroken, formatSummary, LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES } from './runner.js';
 
 const USAGE = `usage:
   support-desk-connector-check <module> [--scenario name ...] [--timeout ms]
       an in-process connector: a module exporting start({ baseUrl, key, subscription, providerDelayMs }),
-      stop() and, optionally, sendIncoming({ text, externalConversationId, externalCustomerId })
-  support-desk-connector-check --push <url> --command "<cmd>" [--incoming <url>] [--scenario name ...] [--timeout ms] [--verbose]
+      stop() and, optionally, sendIncoming({ text, externalConversationId, externalCustomerId }),
+      lifecycle = { edit, unsend } and channelMessage(providerMessageId)
+  support-desk-connector-check --push <url> --command "<cmd>" [--incoming <url>] [--lifecycle edit,unsend] [--scenario name ...] [--timeout ms] [--verbose]
       a connector process started per scenario with SUPPORT_DESK_API_BASE_URL, SUPPORT_DESK_INTEGRATION_KEY,
       SUPPORT_DESK_CHECK_SCENARIO and SUPPORT_DESK_CHECK_PROVIDER_DELAY_MS; notifications are pushed to <url>
 scenarios: ${SCENARIO_NAMES.join(', ')}
+after the send (run for the kinds the connector declares): ${LIFECYCLE_SCENARIO_NAMES.join(', ')}
 default timeout per scenario: ${DEFAULT_SCENARIO_TIMEOUT_MS} ms`;
 
 class UsageError extends Error {}
@@ -39,18 +41,33 @@ async function loadModule(path: string): Promise<ConformanceModule> {
   throw new UsageError(`${path} exports no start() and stop()`);
 }
 
-async function target(values: { push?: string | undefined; command?: string | undefined; incoming?: string | undefined; verbose?: boolean | undefined }, positionals: string[]): Promise<ConnectorTarget> {
+/** `--lifecycle edit,unsend`: the kinds a process connector implements. */
+function lifecycleFlag(value: string | undefined): { edit?: boolean; unsend?: boolean } | undefined {
+  if (value === undefined) return undefined;
+  const kinds = value.split(',').map((k) => k.trim());
+  const unknown = kinds.filter((k) => k !== 'edit' && k !== 'unsend');
+  if (unknown.length > 0) throw new UsageError(`--lifecycle takes edit and/or unsend, not ${unknown.join(', ')}`);
+  return { edit: kinds.includes('edit'), unsend: kinds.includes('unsend') };
+}
+
+async function target(
+  values: { push?: string | undefined; command?: string | undefined; incoming?: string | undefined; lifecycle?: string | undefined; verbose?: boolean | undefined },
+  positionals: string[],
+): Promise<ConnectorTarget> {
   if (values.push !== undefined || values.command !== undefined) {
     if (values.push === undefined || values.command === undefined) throw new UsageError('--push and --command go together');
     if (positionals.length > 0) throw new UsageError('give a module or --push/--command, not both');
+    const lifecycle = lifecycleFlag(values.lifecycle);
     return {
       kind: 'process',
       pushUrl: values.push,
       command: values.command,
       ...(values.incoming === undefined ? {} : { incomingUrl: values.incoming }),
+      ...(lifecycle === undefined ? {} : { lifecycle }),
       ...(values.verbose === true ? { output: (chunk: string) => process.stderr.write(chunk) } : {}),
     };
   }
+  if (values.lifecycle !== undefined) throw new UsageError('--lifecycle is for a process (--push/--command); a module exports lifecycle');
   const [path, ...extra] = positionals;
   if (path === undefined || extra.length > 0) throw new UsageError('give exactly one module path');
   return { kind: 'module', module: await loadModule(path) };
@@ -68,6 +85,7 @@ async function main(argv: string[]): Promise<number> {
         push: { type: 'string' },
         command: { type: 'string' },
         incoming: { type: 'string' },
+        lifecycle: { type: 'string' },
         verbose: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -84,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
     if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new UsageError('--timeout must be a positive integer (ms)');
-    const unknown = (values.scenario ?? []).filter((n) => !SCENARIO_NAMES.includes(n));
+    const unknown = (values.scenario ?? []).filter((n) => !SCENARIO_NAMES.includes(n) && !LIFECYCLE_SCENARIO_NAMES.includes(n));
     if (unknown.length > 0) throw new UsageError(`unknown scenario ${unknown.join(', ')}`);
     const connector = await target(values, positionals);
     const report = await runConformance({

@@ -27,6 +27,18 @@ export interface ConformanceStartContext extends ConnectorStartContext {
   providerDelayMs: number;
 }
 
+/** The kinds of delivery after the send a connector implements (`edit`, `unsend`): their scenarios run only for those. */
+export interface LifecycleDeclaration {
+  edit?: boolean;
+  unsend?: boolean;
+}
+
+/** What the connector's (fake) channel shows of one provider message: its current text, and whether it was deleted. */
+export interface ChannelMessage {
+  text?: string;
+  deleted?: boolean;
+}
+
 /**
  * An in-process connector: what the module given to `support-desk-connector-check` exports (or its
  * default export). One connector runs at a time: `start()` for a scenario, `stop()` after it.
@@ -42,6 +54,18 @@ export interface ConformanceModule {
    * answered) or rejecting when it gave up. Without it the scenario `message-retry-after-503` is skipped.
    */
   sendIncoming?(input: IncomingInput): Promise<void>;
+  /**
+   * Optional: the delivery kinds after the send the connector implements (its `edit` / `unsend`
+   * callbacks). The scenarios `edit-reply` / `unsend-reply` run only for what it declares; a
+   * connector that declares nothing runs exactly the other scenarios.
+   */
+  lifecycle?: LifecycleDeclaration;
+  /**
+   * Optional, with `lifecycle`: what the connector's channel shows of a provider message id it
+   * reported (its fake provider's state), so that the lifecycle scenarios check that the provider
+   * really edited or deleted the sent message (not only what was reported to the service).
+   */
+  channelMessage?(providerMessageId: string): ChannelMessage | undefined;
 }
 
 /** How the runner reaches the connector under test. */
@@ -60,11 +84,14 @@ export type ConnectorTarget =
       env?: Readonly<Record<string, string>>;
       /** Where the process's output goes (default: dropped). */
       output?: (chunk: string) => void;
+      /** The delivery kinds after the send the process implements (`--lifecycle edit,unsend`). */
+      lifecycle?: LifecycleDeclaration;
     };
 
 /** A started connector, whatever its kind. */
 export interface RunningTarget {
   sendIncoming?: (input: IncomingInput) => Promise<void>;
+  channelMessage?: (providerMessageId: string) => ChannelMessage | undefined;
   stop(): Promise<void>;
 }
 
@@ -113,8 +140,10 @@ export async function startTarget(target: ConnectorTarget, context: ConformanceS
     await target.module.start(context);
     const { module } = target;
     const send = module.sendIncoming;
+    const channel = module.channelMessage;
     return {
       ...(send === undefined ? {} : { sendIncoming: (input: IncomingInput) => send.call(module, input) }),
+      ...(channel === undefined ? {} : { channelMessage: (id: string) => channel.call(module, id) }),
       stop: async () => {
         await module.stop();
       },
@@ -140,4 +169,10 @@ export async function startTarget(target: ConnectorTarget, context: ConformanceS
       await stopProcess(child, 5_000);
     },
   };
+}
+
+/** What the connector under test declares it implements after the send. */
+export function lifecycleOf(target: ConnectorTarget): LifecycleDeclaration {
+  const declared = target.kind === 'module' ? target.module.lifecycle : target.lifecycle;
+  return { edit: declared?.edit === true, unsend: declared?.unsend === true };
 }

@@ -7,7 +7,7 @@ import { ConnectorClient } from '../client.js';
 import { startTestService } from '../testing/index.js';
 import { VIOLATION_RULES } from '../testing/violations.js';
 import type { TestService, Violation } from '../testing/types.js';
-import { startTarget, type ConnectorTarget, type RunningTarget } from './connector.js';
+import { lifecycleOf, startTarget, type ConnectorTarget, type RunningTarget } from './connector.js';
 import { CONFORMANCE_CUSTOMER, SCENARIOS, type Scenario, type ScenarioState } from './scenarios.js';
 
 /** Default time a scenario may take to reach its outcome. */
@@ -28,7 +28,7 @@ export interface ScenarioResult {
 
 export interface ConformanceOptions {
   connector: ConnectorTarget;
-  /** Names of the scenarios to run (default: all, `SCENARIOS`). */
+  /** Names of the scenarios to run (default: `SCENARIO_NAMES`, and `LIFECYCLE_SCENARIO_NAMES` of the kinds the connector declares). */
   scenarios?: readonly string[];
   /** Time each scenario may take to reach its outcome (default `DEFAULT_SCENARIO_TIMEOUT_MS`). */
   timeoutMs?: number;
@@ -44,8 +44,13 @@ export interface ConformanceReport {
   durationMs: number;
 }
 
-/** The names of every scenario. */
-export const SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.map((s) => s.name));
+/** The names of the scenarios every connector runs (all but the ones after the send). */
+export const SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.lifecycle === undefined).map((s) => s.name));
+
+/** The scenarios after the send (`edit-reply`, `unsend-reply`): run by default for a connector that declares the kind (`lifecycle`). */
+export const LIFECYCLE_SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.lifecycle !== undefined).map((s) => s.name));
+
+const ALL_NAMES: readonly string[] = [...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES];
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -77,6 +82,7 @@ async function runScenario(scenario: Scenario, target: ConnectorTarget, timeoutM
       customerId: CONFORMANCE_CUSTOMER.customerId,
       client,
       sendIncoming: undefined,
+      channelMessage: undefined,
       waitFor: (predicate, what) =>
         service.waitFor(predicate, timeoutMs).catch((err: unknown) => {
           throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${/timed out/.test(describe(err)) ? '' : ` (${describe(err)})`}`);
@@ -96,7 +102,11 @@ async function runScenario(scenario: Scenario, target: ConnectorTarget, timeoutM
       if (scenario.needsIncoming === true && running.sendIncoming === undefined) {
         return { ...base, status: 'skip', durationMs: Math.round(performance.now() - begun), violations: [], failures: [], reason: 'the connector has no sendIncoming (module) / --incoming URL (process)' };
       }
+      if (scenario.lifecycle !== undefined && lifecycleOf(target)[scenario.lifecycle] !== true) {
+        return { ...base, status: 'skip', durationMs: Math.round(performance.now() - begun), violations: [], failures: [], reason: `the connector declares no ${scenario.lifecycle} (lifecycle: { ${scenario.lifecycle}: true })` };
+      }
       ctx.sendIncoming = running.sendIncoming;
+      ctx.channelMessage = running.channelMessage;
       try {
         await scenario.run(ctx);
       } catch (err) {
@@ -131,9 +141,11 @@ async function runScenario(scenario: Scenario, target: ConnectorTarget, timeoutM
  * connector's failure: that is a `fail` result; an unknown scenario name is a `RangeError`.
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
-  const names = options.scenarios ?? SCENARIO_NAMES;
-  const unknown = names.filter((n) => !SCENARIO_NAMES.includes(n));
-  if (unknown.length > 0) throw new RangeError(`unknown scenario ${unknown.join(', ')} (scenarios: ${SCENARIO_NAMES.join(', ')})`);
+  // By default: every scenario, and those after the send for the kinds the connector declares.
+  const declared = lifecycleOf(options.connector);
+  const names = options.scenarios ?? SCENARIOS.filter((s) => s.lifecycle === undefined || declared[s.lifecycle] === true).map((s) => s.name);
+  const unknown = names.filter((n) => !ALL_NAMES.includes(n));
+  if (unknown.length > 0) throw new RangeError(`unknown scenario ${unknown.join(', ')} (scenarios: ${ALL_NAMES.join(', ')})`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;
   const begun = performance.now();
   const results: ScenarioResult[] = [];

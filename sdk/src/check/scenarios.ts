@@ -6,7 +6,7 @@
  */
 import { LEASE_MS } from '../internal/contract.generated.js';
 import type { ConnectorClient } from '../client.js';
-import type { IncomingInput } from './connector.js';
+import type { ChannelMessage, IncomingInput } from './connector.js';
 import type { CreatedIntegration, IntegrationCapabilities, OperationId, RecordedCall, TestService } from '../testing/types.js';
 
 /** What a scenario works with (one fresh service and integration per scenario). */
@@ -21,6 +21,8 @@ interface ScenarioContext {
   client: ConnectorClient;
   /** The connector's inbound hook (`sendIncoming`), when it has one. */
   sendIncoming: ((input: IncomingInput) => Promise<void>) | undefined;
+  /** The connector's channel view (`channelMessage`), when it has one. */
+  channelMessage: ((providerMessageId: string) => ChannelMessage | undefined) | undefined;
   /** `service.waitFor` with the scenario's timeout; rejects with a message naming `what`. */
   waitFor(predicate: () => boolean, what: string): Promise<void>;
   /** Waits `ms` (real time) so that a misbehaving connector has the time to misbehave. */
@@ -38,6 +40,8 @@ export interface Scenario {
   providerDelayMs?: number;
   /** Needs the connector's `sendIncoming`; skipped without it. */
   needsIncoming?: boolean;
+  /** A scenario of a delivery kind after the send: runs only for a connector that declares it (`lifecycle`). */
+  lifecycle?: 'edit' | 'unsend';
   /** Before the connector starts (the runner's customer has written already). */
   before?(ctx: ScenarioContext): void | Promise<void>;
   /** After the connector started: provoke and wait. */
@@ -284,6 +288,79 @@ const messageRetry: Scenario = {
   },
 };
 
+// ------------------------------------------------------------------------------- after the send
+
+const EDITED = 'Your order #1234 ships tomorrow (conformance check, edited).';
+
+/** An edit / unsend delivery, processed once: `sent`, started under one lease, completed once, and nothing but it touched the reply's own delivery. */
+function changedOnce(ctx: ScenarioContext, replyId: string, changeId: string, kind: 'edit' | 'unsend'): string[] {
+  const problems = deliveredOnce(ctx, changeId).map((p) => p.replace(`delivery ${changeId}`, `the ${kind} delivery ${changeId}`));
+  const original = delivery(ctx, replyId);
+  if (original.status !== 'sent') problems.push(`the reply's own delivery ${replyId} ended ${original.status} after the ${kind}`);
+  return problems;
+}
+
+/** With the connector's channel view: what each of the target's messages shows now. */
+function channelProblems(ctx: ScenarioContext, changeId: string, expect: (message: ChannelMessage | undefined) => string | null): string[] {
+  const view = ctx.channelMessage;
+  if (view === undefined) return [];
+  const target = delivery(ctx, changeId).target;
+  return (target?.providerMessageIds ?? []).flatMap((id) => {
+    const problem = expect(view(id));
+    return problem === null ? [] : [`provider message ${id}: ${problem}`];
+  });
+}
+
+async function sentReplyOf(ctx: ScenarioContext): Promise<{ messageId: string; deliveryId: string }> {
+  const created = ctx.service.reply({ conversationId: ctx.conversationId, text: REPLY });
+  await ctx.waitFor(() => statusOf(ctx, created.deliveryId) === 'sent', 'the reply to be sent');
+  return created;
+}
+
+const isOver = (status: string): boolean => status === 'sent' || status === 'failed' || status === 'unknown';
+
+const editReply: Scenario = {
+  name: 'edit-reply',
+  title: "the operator edits a sent reply: the connector changes the sent message in the channel (never a new one) and completes the edit once",
+  lifecycle: 'edit',
+  capabilities: { lifecycle: { edit: { windowSeconds: 900 } } },
+  async run(ctx) {
+    const reply = await sentReplyOf(ctx);
+    const edit = ctx.service.edit(reply.messageId, EDITED);
+    Object.assign(ctx, { deliveryId: reply.deliveryId, secondId: edit.deliveryId });
+    await ctx.waitFor(() => isOver(statusOf(ctx, edit.deliveryId)), 'the edit to be delivered');
+    await ctx.settle(200);
+  },
+  check(ctx) {
+    const changeId = (ctx as ScenarioState).secondId ?? '';
+    return [
+      ...changedOnce(ctx, idOf(ctx), changeId, 'edit'),
+      ...channelProblems(ctx, changeId, (m) => (m === undefined ? 'the channel does not know it' : m.text === EDITED ? null : `the channel shows ${JSON.stringify(m.text)}, not the edited text (the provider never edited it)`)),
+    ];
+  },
+};
+
+const unsendReply: Scenario = {
+  name: 'unsend-reply',
+  title: 'the operator unsends a sent reply: the connector deletes the sent message in the channel and completes the unsend once',
+  lifecycle: 'unsend',
+  capabilities: { lifecycle: { unsend: { windowSeconds: 900 } } },
+  async run(ctx) {
+    const reply = await sentReplyOf(ctx);
+    const unsend = ctx.service.unsend(reply.messageId);
+    Object.assign(ctx, { deliveryId: reply.deliveryId, secondId: unsend.deliveryId });
+    await ctx.waitFor(() => isOver(statusOf(ctx, unsend.deliveryId)), 'the unsend to be delivered');
+    await ctx.settle(200);
+  },
+  check(ctx) {
+    const changeId = (ctx as ScenarioState).secondId ?? '';
+    return [
+      ...changedOnce(ctx, idOf(ctx), changeId, 'unsend'),
+      ...channelProblems(ctx, changeId, (m) => (m === undefined ? 'the channel does not know it' : m.deleted === true ? null : 'the channel still shows it: the unsend was completed without the provider deleting the message')),
+    ];
+  },
+};
+
 // An email address: the email connector mails replies to the customer's id.
 const ERASED_CUSTOMER = 'customer-1@conformance.test';
 
@@ -327,4 +404,6 @@ export const SCENARIOS: readonly Scenario[] = Object.freeze([
   duplicateNotification,
   messageRetry,
   erasure,
+  editReply,
+  unsendReply,
 ]);

@@ -89,7 +89,66 @@ export interface ClaimSkip {
 }
 
 /** `components.schemas.ClaimReady`. */
-export interface ClaimReady {
+export type ClaimReady = ClaimReadyEdit | ClaimReadyUnsend | ClaimReadySend;
+
+/** Edit a sent reply (only for an integration with `replies.lifecycle.edit`): replace the text of the messages in `target`. */
+export interface ClaimReadyEdit {
+  status: 'ready';
+  kind: 'edit';
+  leaseId: string;
+  /** Unix epoch milliseconds. */
+  leaseExpiresAt: number;
+  message: {
+    /** The reply's new text (1 to 10000 code points): it replaces the text of the target's messages. */
+    text: string;
+    recipient: {
+      externalConversationId: string;
+      externalCustomerId: string;
+    };
+  };
+  target: {
+    /** The delivery that sent the reply. */
+    deliveryId: string;
+    /** The provider's ids of the sent reply, as its `complete` reported them: the message(s) to edit or delete. */
+    providerMessageIds: string[];
+    /** Only when the reply's delivery reported per-part outcomes: the ids of each part (its text and each file). */
+    parts?: {
+      /** `text` or an `attachmentId` of the reply. */
+      part: string;
+      providerMessageIds: string[];
+    }[];
+  };
+}
+
+/** Unsend a sent reply (only for an integration with `replies.lifecycle.unsend`): delete the messages in `target` for the recipient. */
+export interface ClaimReadyUnsend {
+  status: 'ready';
+  kind: 'unsend';
+  leaseId: string;
+  /** Unix epoch milliseconds. */
+  leaseExpiresAt: number;
+  message: {
+    recipient: {
+      externalConversationId: string;
+      externalCustomerId: string;
+    };
+  };
+  target: {
+    /** The delivery that sent the reply. */
+    deliveryId: string;
+    /** The provider's ids of the sent reply, as its `complete` reported them: the message(s) to edit or delete. */
+    providerMessageIds: string[];
+    /** Only when the reply's delivery reported per-part outcomes: the ids of each part (its text and each file). */
+    parts?: {
+      /** `text` or an `attachmentId` of the reply. */
+      part: string;
+      providerMessageIds: string[];
+    }[];
+  };
+}
+
+/** Send the reply. */
+export interface ClaimReadySend {
   status: 'ready';
   leaseId: string;
   /** Unix epoch milliseconds. */
@@ -474,7 +533,10 @@ const SCHEMAS = {
   ClaimRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"requestId":{"type":["string"]}},"required":["deliveryId","requestId"]},
   ClaimResponse: {"oneOf":[{"ref":"ClaimSkip"},{"ref":"ClaimReady"}]},
   ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"oneOf":[{"type":["string"],"enum":["waiting_for_previous","already_sent","already_failed","outcome_unknown"]},{"type":["string"]}]}},"required":["status","reason"]},
-  ClaimReady: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]},"attachments":{"type":["array"],"items":{"type":["object"],"properties":{"attachmentId":{"type":["string"]},"name":{"type":["string"]},"contentType":{"type":["string"],"enum":["image/png","image/jpeg","image/webp","image/gif","application/pdf","text/plain"]},"size":{"type":["integer"]},"sha256":{"type":["string"]}},"required":["attachmentId","name","contentType","size","sha256"]}}},"required":["text","recipient"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
+  ClaimReady: {"oneOf":[{"ref":"ClaimReadyEdit"},{"ref":"ClaimReadyUnsend"},{"ref":"ClaimReadySend"}],"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"}},"required":["status"]},
+  ClaimReadyEdit: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"edit"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["text","recipient"]},"target":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["part","providerMessageIds"]}}},"required":["deliveryId","providerMessageIds"]}},"required":["status","kind","leaseId","leaseExpiresAt","message","target"]},
+  ClaimReadyUnsend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"unsend"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["recipient"]},"target":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["part","providerMessageIds"]}}},"required":["deliveryId","providerMessageIds"]}},"required":["status","kind","leaseId","leaseExpiresAt","message","target"]},
+  ClaimReadySend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]},"attachments":{"type":["array"],"items":{"type":["object"],"properties":{"attachmentId":{"type":["string"]},"name":{"type":["string"]},"contentType":{"type":["string"],"enum":["image/png","image/jpeg","image/webp","image/gif","application/pdf","text/plain"]},"size":{"type":["integer"]},"sha256":{"type":["string"]}},"required":["attachmentId","name","contentType","size","sha256"]}}},"required":["text","recipient"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
   StartRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},
   StartResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["sending","sent"]}},"required":["status"]},
   ExtendRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},

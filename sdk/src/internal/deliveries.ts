@@ -36,7 +36,10 @@ import {
   type StartDeliveryRequest,
 } from './api.generated.js';
 import { readNotification } from './notification.js';
-import { readOperation } from './response.js';
+import { isObject, readOperation } from './response.js';
+
+/** The delivery kinds this SDK version reads (the claim's `kind`; absent for a reply). */
+const KNOWN_KINDS: ReadonlySet<string> = new Set(['edit', 'unsend']);
 import type { CallOptions, Transport } from './transport.js';
 
 /**
@@ -115,12 +118,24 @@ export class DeliveriesApi {
 
   /**
    * Claims a delivery: `ready` with a lease of `LEASE_MS`, the reply text and recipient, or `skip`
-   * with a reason. The `requestId` (generated when omitted) is reused on retries, so a retried
+   * with a reason. A `ready` edit or unsend (integrations with `replies.lifecycle`) has `kind` and
+   * `target`; a plain reply has neither. A `ready` answer of a kind this SDK version does not know
+   * keeps its `kind` (any other string): never send it as a reply (processDelivery fails it
+   * `unsupported_kind`). The `requestId` (generated when omitted) is reused on retries, so a retried
    * claim whose first answer was lost gets the same lease back.
    */
   async claim(input: ClaimInput, options: CallOptions = {}): Promise<ClaimResult> {
     const json: ClaimDeliveryRequest = { deliveryId: input.deliveryId, requestId: input.requestId ?? randomUUID() };
     const answer = await this.#transport.post(claimDelivery.path, { json }, options);
+    const raw = answer.body;
+    if (isObject(raw) && raw.status === 'ready' && typeof raw.kind === 'string' && !KNOWN_KINDS.has(raw.kind)) {
+      // A kind added by a later service version: the reader would take it for a reply (the
+      // documented fields only) and it would be SENT. Keep its `kind`, so that processDelivery
+      // fails it `unsupported_kind` and a caller of claim can tell.
+      const message = isObject(raw.message) ? { text: '', ...raw.message } : raw.message;
+      const { kind: _kind, target: _target, ...rest } = raw;
+      return Object.assign(readOperation(answer, claimDelivery, { body: { ...rest, message } }), { kind: raw.kind });
+    }
     return readOperation(answer, claimDelivery);
   }
 

@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { ImageInput, SendMessageInput, SendMessageResult } from '../types.js';
-import { sendMessage, type IncomingMessage } from './api.generated.js';
+import type {
+  DeleteMessageInput,
+  EditMessageInput,
+  ImageInput,
+  MessageEventOutcome,
+  MessageEventResult,
+  ReactInput,
+  SendMessageInput,
+  SendMessageResult,
+  TypingInput,
+} from '../types.js';
+import { sendMessage, sendMessageEvent, type IncomingMessage, type MessageEventRequest } from './api.generated.js';
 import { isObject, readOperation } from './response.js';
 import type { CallOptions, Transport } from './transport.js';
 
@@ -27,7 +37,33 @@ function toWireMessage(input: SendMessageInput, eventId: string): IncomingMessag
   return wire;
 }
 
-/** `client.messages`: incoming messages (customer requests and service alerts). */
+/** The wire sender of an input (only the fields given). */
+function wireSender(sender: IncomingMessage['sender']): IncomingMessage['sender'] {
+  if (typeof sender !== 'object' || sender === null) throw new TypeError('sender is required');
+  const out: IncomingMessage['sender'] = { externalId: sender.externalId };
+  if (sender.displayName !== undefined) out.displayName = sender.displayName;
+  if (sender.kind !== undefined) out.kind = sender.kind;
+  return out;
+}
+
+/** The event's target as the wire takes it: exactly the one id given. */
+function wireTarget(method: string, target: unknown, allowProviderId: boolean): NonNullable<MessageEventRequest['target']> {
+  if (typeof target !== 'object' || target === null) throw new TypeError(`messages.${method}: target is required`);
+  const { eventId, providerMessageId } = target as { eventId?: unknown; providerMessageId?: unknown };
+  if (typeof eventId === 'string' && providerMessageId === undefined) return { eventId };
+  if (allowProviderId && typeof providerMessageId === 'string' && eventId === undefined) return { providerMessageId };
+  throw new TypeError(`messages.${method}: target is ${allowProviderId ? '{ eventId } or { providerMessageId }' : '{ eventId }'} (a string id)`);
+}
+
+/** What an answer of `POST /v1/messages/events` means: 201 applied, 202 kept pending, 200 ignored or a duplicate. */
+function outcomeOf(status: number, duplicate: boolean): MessageEventOutcome {
+  if (duplicate) return 'duplicate';
+  if (status === 201) return 'applied';
+  if (status === 202) return 'pending';
+  return 'ignored';
+}
+
+/** `client.messages`: incoming messages (customer requests and service alerts), and the events about them (edits, deletions, reactions, typing). */
 export class MessagesApi {
   readonly #transport: Transport;
 
@@ -64,5 +100,62 @@ export class MessagesApi {
     const body = isObject(answer.body) && answer.body.duplicate === undefined ? { ...answer.body, duplicate: answer.status === 200 } : answer.body;
     const { conversationId, messageId, duplicate } = readOperation(answer, sendMessage, { body });
     return { conversationId, messageId, duplicate, eventId };
+  }
+
+  /**
+   * The customer edited a message they sent: `target.eventId` is that message's `eventId`, `text`
+   * its new text (1 to 10000 code points). The desk shows the edit and keeps the original. An
+   * edit of a deleted message is ignored (`outcome: 'ignored'`); a target not there yet is kept
+   * 24 h and applied when it arrives (`pending`).
+   */
+  async edit(input: EditMessageInput, options: CallOptions = {}): Promise<MessageEventResult> {
+    const { eventId, wire } = this.#event('edit', 'edited', input);
+    if (typeof input.text !== 'string') throw new TypeError('messages.edit: text is required');
+    const answer = await this.#transport.post(sendMessageEvent.path, { json: { ...wire, target: wireTarget('edit', input.target, false), text: input.text } }, options);
+    return this.#result(answer, eventId);
+  }
+
+  /**
+   * The customer deleted a message they sent (`target.eventId`): the desk removes its text and
+   * images and keeps a tombstone.
+   */
+  async delete(input: DeleteMessageInput, options: CallOptions = {}): Promise<MessageEventResult> {
+    const { eventId, wire } = this.#event('delete', 'deleted', input);
+    const answer = await this.#transport.post(sendMessageEvent.path, { json: { ...wire, target: wireTarget('delete', input.target, false) } }, options);
+    return this.#result(answer, eventId);
+  }
+
+  /**
+   * The sender reacted with `emoji` (one emoji) to a customer message (`target.eventId`) or to an
+   * operator reply (`target.providerMessageId`: an id you reported when completing its delivery);
+   * `removed: true` takes that reaction back.
+   */
+  async react(input: ReactInput, options: CallOptions = {}): Promise<MessageEventResult> {
+    const { eventId, wire } = this.#event('react', 'reaction', input);
+    if (typeof input.emoji !== 'string') throw new TypeError('messages.react: emoji is required');
+    const json: MessageEventRequest = { ...wire, target: wireTarget('react', input.target, true), emoji: input.emoji };
+    if (input.removed === true) json.removed = true;
+    const answer = await this.#transport.post(sendMessageEvent.path, { json }, options);
+    return this.#result(answer, eventId);
+  }
+
+  /** The sender is typing in the conversation (the desk shows it for a few seconds; nothing is stored for long). */
+  async typing(input: TypingInput, options: CallOptions = {}): Promise<MessageEventResult> {
+    const { eventId, wire } = this.#event('typing', 'typing', input);
+    const answer = await this.#transport.post(sendMessageEvent.path, { json: wire }, options);
+    return this.#result(answer, eventId);
+  }
+
+  /** The fields every event has; the eventId generated once per call when omitted (and reused on its retries). */
+  #event(method: string, type: MessageEventRequest['type'], input: TypingInput): { eventId: string; wire: MessageEventRequest } {
+    if (typeof input !== 'object' || input === null) throw new TypeError(`messages.${method} needs an input object`);
+    if (typeof input.sender !== 'object' || input.sender === null) throw new TypeError(`messages.${method}: sender is required`);
+    const eventId = input.eventId ?? randomUUID();
+    return { eventId, wire: { eventId, externalConversationId: input.externalConversationId, sender: wireSender(input.sender), type } };
+  }
+
+  #result(answer: Awaited<ReturnType<Transport['post']>>, eventId: string): MessageEventResult {
+    const { conversationId, applied, duplicate } = readOperation(answer, sendMessageEvent);
+    return { conversationId, applied, duplicate, outcome: outcomeOf(answer.status, duplicate), eventId };
   }
 }

@@ -12,8 +12,8 @@ import {
   ProviderUnknownOutcomeError,
 } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
-import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS } from './contract.generated.js';
-import type { AttachmentFile, DeliveryAttachment, DeliveryNotification, DeliveryPart, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
+import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS, UNSUPPORTED_KIND } from './contract.generated.js';
+import type { AttachmentFile, DeliveryAttachment, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
 import { clockOption, type Clock } from './clock.js';
@@ -79,6 +79,90 @@ export type ProviderSendResult = { providerMessageIds: readonly string[]; parts?
  * for a permanent one, and anything else (or `ProviderUnknownOutcomeError`) when you cannot tell.
  */
 export type ProviderSend = (input: ProviderSendInput) => Promise<ProviderSendResult> | ProviderSendResult;
+
+/** What every edit or unsend callback receives (`ProviderEditInput`, `ProviderUnsendInput`). */
+interface ProviderLifecycleInputBase {
+  deliveryId: string;
+  leaseId: string;
+  /** Epoch ms at which the lease ends. */
+  leaseExpiresAt: number;
+  /** The chat and the customer of the reply being changed. */
+  recipient: Recipient;
+  /**
+   * The reply being changed: its delivery (`deliveryId`) and the provider ids its connector
+   * reported when it was sent (`providerMessageIds`, and each part's in `parts` when it reported
+   * parts). Edit or delete THOSE messages in the channel.
+   */
+  target: DeliveryTarget;
+  /** Aborts when `providerTimeoutMs` passes. */
+  signal: AbortSignal;
+  /** As in `ProviderSendInput`. */
+  traceparent?: string;
+  /** As in `ProviderSendInput`. */
+  traceId?: string;
+}
+
+/** What your provider `edit` receives: the reply's new `text` and the `target` to change. */
+export interface ProviderEditInput extends ProviderLifecycleInputBase {
+  /** The reply's new text (1 to the contract's reply limit in code points): replace the target's text with it. */
+  text: string;
+}
+
+/** What your provider `unsend` receives: the `target` to delete from the channel. */
+export type ProviderUnsendInput = ProviderLifecycleInputBase;
+
+/**
+ * What an `edit` / `unsend` callback returns when the provider accepted the change: the provider's
+ * ids of the changed message (1 to 20, as from `send`), or nothing (`undefined`, `[]`): then the
+ * delivery is completed with the target's ids (an edit or deletion normally keeps the message's id).
+ */
+export type ProviderLifecycleResult = ProviderSendResult | undefined;
+
+/**
+ * Edits a sent reply in your channel (integrations with `replies.lifecycle.edit`). Throw exactly as
+ * from `send`: `ProviderRetryableError`, `ProviderPermanentError` (e.g. the channel's own window
+ * passed), anything else when you cannot tell.
+ */
+export type ProviderEdit = (input: ProviderEditInput) => Promise<ProviderLifecycleResult> | ProviderLifecycleResult;
+
+/** Deletes ("unsends") a sent reply in your channel (integrations with `replies.lifecycle.unsend`). Throw as from `send`. */
+export type ProviderUnsend = (input: ProviderUnsendInput) => Promise<ProviderLifecycleResult> | ProviderLifecycleResult;
+
+/**
+ * The provider callbacks, by delivery kind: `send` for a reply (every delivery of a v1
+ * integration), `edit` and `unsend` for the edits and unsends of sent replies. A delivery of a kind
+ * without its callback (or of a kind this SDK version does not know) is failed `failed` with code
+ * `unsupported_kind`, without being started.
+ */
+export interface ProviderHandlers {
+  send: ProviderSend;
+  edit?: ProviderEdit;
+  unsend?: ProviderUnsend;
+}
+
+/** The provider argument of `processDelivery`, `runPullLoop` and `createPushHandler`: a `send` function, or `{ send, edit?, unsend? }`. */
+export type Provider = ProviderSend | ProviderHandlers;
+
+/** The fail code of a delivery whose kind has no callback (the contract's `UNSUPPORTED_KIND`). */
+export const UNSUPPORTED_KIND_CODE: typeof UNSUPPORTED_KIND = UNSUPPORTED_KIND;
+
+/**
+ * Checks a provider argument and returns its callbacks; throws a TypeError naming `who` for
+ * anything else (checked when a loop is created, not at its first delivery).
+ */
+export function providerHandlers(provider: unknown, who: string): ProviderHandlers {
+  if (typeof provider === 'function') return { send: provider as ProviderSend };
+  const shape = `${who} needs a provider send function or { send, edit?, unsend? }`;
+  if (typeof provider !== 'object' || provider === null) throw new TypeError(shape);
+  const { send, edit, unsend } = provider as Record<string, unknown>;
+  if (typeof send !== 'function') throw new TypeError(shape);
+  if (edit !== undefined && typeof edit !== 'function') throw new TypeError(`${who}: edit must be a function when given`);
+  if (unsend !== undefined && typeof unsend !== 'function') throw new TypeError(`${who}: unsend must be a function when given`);
+  const handlers: ProviderHandlers = { send: send as ProviderSend };
+  if (edit !== undefined) handlers.edit = edit as ProviderEdit;
+  if (unsend !== undefined) handlers.unsend = unsend as ProviderUnsend;
+  return handlers;
+}
 
 export interface ProcessDeliveryOptions {
   /**
@@ -218,7 +302,7 @@ function classifyError(err: unknown): FailReport {
   return { outcome: 'unknown', code: 'provider_error' };
 }
 
-async function callProvider(send: ProviderSend, input: Omit<ProviderSendInput, 'signal'>, timeoutMs: number, clock: Clock): Promise<ProviderSendResult> {
+async function callProvider<R>(call: (signal: AbortSignal) => Promise<R> | R, timeoutMs: number, clock: Clock): Promise<R> {
   const controller = new AbortController();
   let timer: unknown;
   const timeout = new Promise<never>((_, reject) => {
@@ -228,7 +312,7 @@ async function callProvider(send: ProviderSend, input: Omit<ProviderSendInput, '
       reject(err);
     }, timeoutMs);
   });
-  const sending = (async () => send({ ...input, signal: controller.signal }))();
+  const sending = (async () => call(controller.signal))();
   sending.catch(() => undefined); // a rejection after the timeout must not become an unhandled rejection
   try {
     return await Promise.race([sending, timeout]);
@@ -257,6 +341,18 @@ function lazyAttachment(deliveries: DeliveriesApi, deliveryId: string, leaseId: 
   };
 }
 
+/**
+ * The claim's `target` (edit and unsend deliveries), when it has the documented shape: its ids go
+ * to the callback and, when the callback returns none, to `complete`, so they must be usable ids.
+ */
+function readTarget(claim: object): DeliveryTarget | undefined {
+  const target: unknown = (claim as { target?: unknown }).target;
+  if (typeof target !== 'object' || target === null) return undefined;
+  const { deliveryId, providerMessageIds } = target as { deliveryId?: unknown; providerMessageIds?: unknown };
+  if (typeof deliveryId !== 'string' || !Array.isArray(providerMessageIds) || providerMessageIds.length === 0 || !providerMessageIds.every(isProviderMessageId)) return undefined;
+  return target as DeliveryTarget;
+}
+
 /** The claim skip reasons that mean the delivery is over. */
 function finishedReason(reason: string): FinishedReason | undefined {
   return Object.hasOwn(FINISHED_SKIP_REASONS, reason) ? (reason as FinishedReason) : undefined;
@@ -268,12 +364,12 @@ type EventInit<E> = E extends DeliveryEvent ? Omit<E, 'deliveryId' | 'at' | 'ela
 export async function processDelivery(
   deliveries: DeliveriesApi,
   notificationOrDeliveryId: DeliveryNotification | Pick<DeliveryNotification, 'deliveryId'> | string,
-  send: ProviderSend,
+  provider: Provider,
   options: ProcessDeliveryOptions = {},
 ): Promise<ProcessDeliveryResult> {
   const deliveryId = typeof notificationOrDeliveryId === 'string' ? notificationOrDeliveryId : notificationOrDeliveryId?.deliveryId;
   if (typeof deliveryId !== 'string' || deliveryId === '') throw new TypeError('processDelivery needs a deliveryId or a delivery notification');
-  if (typeof send !== 'function') throw new TypeError('processDelivery needs a provider send function');
+  const handlers = providerHandlers(provider, 'processDelivery');
   const timeoutMs = options.providerTimeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('providerTimeoutMs must be a positive number');
   const onEvent = options.onEvent;
@@ -308,21 +404,18 @@ export async function processDelivery(
     return { kind: 'already_finished', deliveryId, status, reason: finished };
   }
   const { leaseId } = claim;
-  emit({ type: 'claimed', leaseId, leaseExpiresAt: claim.leaseExpiresAt });
+  // `kind` is absent on a plain reply (its claim keeps the v1 shape); read as unknown so that a
+  // kind a later service version adds is failed below instead of being sent as a reply.
+  const deliveryKind: unknown = (claim as { kind?: unknown }).kind;
+  emit({ type: 'claimed', leaseId, leaseExpiresAt: claim.leaseExpiresAt, ...(typeof deliveryKind === 'string' ? { deliveryKind } : {}) });
 
-  const started = await deliveries.start({ deliveryId, leaseId }, call);
-  if (started.status === 'sent') {
-    emit({ type: 'already_finished', status: 'sent', reason: 'already_sent', leaseId });
-    return { kind: 'already_finished', deliveryId, status: 'sent', reason: 'already_sent', leaseId };
-  }
-  emit({ type: 'started', leaseId });
-
-  // Provider timing: from the call to `send` until it returned or threw.
+  // Provider timing: from the call to the callback until it returned or threw.
   let providerBegun = clock.now();
   let providerEnded = providerBegun;
   const providerMs = (): number => providerEnded - providerBegun;
-  const message: ReplyMessage = claim.message;
-  const attachments: readonly DeliveryAttachment[] = message.attachments ?? [];
+  // A reply (no `kind`): its files are the parts it reports; an edit or unsend has none.
+  const reply: ReplyMessage | undefined = 'kind' in claim ? undefined : claim.message;
+  const attachments: readonly DeliveryAttachment[] = reply?.attachments ?? [];
   const attachmentIds = attachments.map((a) => a.attachmentId);
   const reportFailure = async (report: FailReport, error: unknown): Promise<ProcessDeliveryResult> => {
     let answer: FailResult;
@@ -357,17 +450,52 @@ export async function processDelivery(
     }
   };
 
-  let result: ProviderSendResult;
+  // Which callback runs this delivery. None: fail it at once, before start (nothing is sent, and
+  // the connector's other deliveries go on; the operator sees `unsupported_kind`).
+  const target = readTarget(claim);
+  let run: ((signal: AbortSignal) => Promise<ProviderLifecycleResult> | ProviderLifecycleResult) | undefined;
+  // The trace goes to the callback only when it is well-formed, exactly as on the calls (`call`).
+  const trace = call.traceparent === undefined || traceId === undefined ? {} : { traceparent: call.traceparent, traceId };
+  const base = { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, recipient: claim.message.recipient, ...trace };
+  if (reply !== undefined && deliveryKind === undefined) {
+    const send = handlers.send;
+    run = (signal) => {
+      const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
+      return send({ ...base, text: reply.text, attachments: files, signal });
+    };
+  } else if ('kind' in claim && claim.kind === 'edit' && handlers.edit !== undefined && target !== undefined) {
+    const edit = handlers.edit;
+    const text = claim.message.text;
+    run = (signal) => edit({ ...base, text, target, signal });
+  } else if ('kind' in claim && claim.kind === 'unsend' && handlers.unsend !== undefined && target !== undefined) {
+    const unsend = handlers.unsend;
+    run = (signal) => unsend({ ...base, target, signal });
+  }
+  if (run === undefined) {
+    const kindName = typeof deliveryKind === 'string' ? deliveryKind : JSON.stringify(deliveryKind);
+    const hasCallback = (deliveryKind === 'edit' && handlers.edit !== undefined) || (deliveryKind === 'unsend' && handlers.unsend !== undefined);
+    const error = new ProviderPermanentError(
+      hasCallback ? `the ${kindName} delivery came without a usable target` : `no ${kindName} callback: pass { send, ${kindName} } to handle deliveries of kind ${kindName}`,
+      { code: UNSUPPORTED_KIND_CODE },
+    );
+    return await reportFailure({ outcome: 'failed', code: UNSUPPORTED_KIND_CODE }, error);
+  }
+
+  const started = await deliveries.start({ deliveryId, leaseId }, call);
+  if (started.status === 'sent') {
+    emit({ type: 'already_finished', status: 'sent', reason: 'already_sent', leaseId });
+    return { kind: 'already_finished', deliveryId, status: 'sent', reason: 'already_sent', leaseId };
+  }
+  emit({ type: 'started', leaseId });
+
+  let result: ProviderLifecycleResult;
   const keeper =
     options.extendLease === false
       ? undefined
       : keepLeaseAlive(deliveries, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, clock, report: (event) => emit({ ...event, leaseId }), traceparent: call.traceparent });
   providerBegun = clock.now();
   try {
-    const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
-    // The trace goes to `send` only when it is well-formed, exactly as on the calls (`call`).
-    const trace = call.traceparent === undefined || traceId === undefined ? {} : { traceparent: call.traceparent, traceId };
-    result = await callProvider(send, { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, text: claim.message.text, recipient: claim.message.recipient, attachments: files, ...trace }, timeoutMs, clock);
+    result = await callProvider(run, timeoutMs, clock);
   } catch (err) {
     // No extension may race the report of the failure.
     keeper?.stop();
@@ -378,8 +506,11 @@ export async function processDelivery(
   }
   providerEnded = clock.now();
 
-  const raw: unknown = Array.isArray(result) ? result : (result as { providerMessageIds?: unknown } | null)?.providerMessageIds;
-  const ids = Array.isArray(raw) ? (raw as unknown[]) : [];
+  const raw: unknown = Array.isArray(result) ? result : (result as { providerMessageIds?: unknown } | null | undefined)?.providerMessageIds;
+  let ids = Array.isArray(raw) ? (raw as unknown[]) : [];
+  // An edit or unsend that returned no ids changed the target in place: complete with its ids
+  // (complete needs at least one). Only for "no ids": ids the provider did give are checked below.
+  if (target !== undefined && deliveryKind !== undefined && ids.length === 0) ids = [...target.providerMessageIds];
   if (ids.length === 0 || ids.length > MAX_PROVIDER_MESSAGE_IDS || !ids.every(isProviderMessageId)) {
     // The provider said "success" but gave ids complete cannot carry: the message probably went
     // out, so report it as unknown (never complete without valid ids, never send again).
@@ -392,7 +523,8 @@ export async function processDelivery(
   }
 
   const providerMessageIds = ids as string[];
-  const parts = Array.isArray(result) ? undefined : usableParts((result as { parts?: unknown }).parts, attachmentIds);
+  // Parts are the parts of a reply (its text and files); an edit or unsend reports none.
+  const parts = Array.isArray(result) || deliveryKind !== undefined ? undefined : usableParts((result as { parts?: unknown }).parts, attachmentIds);
   try {
     await deliveries.complete(parts === undefined ? { deliveryId, leaseId, providerMessageIds } : { deliveryId, leaseId, providerMessageIds, parts }, call);
   } catch (cause) {
@@ -400,5 +532,5 @@ export async function processDelivery(
     throw new DeliveryReportError({ step: 'complete', deliveryId, leaseId, providerMessageIds, cause });
   }
   emit({ type: 'completed', leaseId, providerMessageIds, providerMs: providerMs() });
-  return { kind: 'sent', deliveryId, leaseId, providerMessageIds };
+  return { kind: 'sent', deliveryId, leaseId, providerMessageIds, ...(deliveryKind === 'edit' || deliveryKind === 'unsend' ? { deliveryKind } : {}) };
 }

@@ -11,7 +11,7 @@ import { ackActionFor, type AckAction } from './ack.js';
 import { clockOption, unrefTimer, type Clock } from './clock.js';
 import type { DeliveriesApi } from './deliveries.js';
 import { parsePulledNotification } from './notification.js';
-import type { ProcessDeliveryOptions, ProviderSend } from './process.js';
+import { providerHandlers, type ProcessDeliveryOptions, type Provider } from './process.js';
 import type { DeliveryEvent, ProcessDeliveryResult } from './results.js';
 
 /**
@@ -42,7 +42,7 @@ export interface PullSubscription {
 /** The client operations the loop needs (a `ConnectorClient`). */
 export interface PullLoopClient {
   readonly deliveries: Pick<DeliveriesApi, 'pendingItems'>;
-  processDelivery(notification: DeliveryNotification, send: ProviderSend, options?: ProcessDeliveryOptions): Promise<ProcessDeliveryResult>;
+  processDelivery(notification: DeliveryNotification, provider: Provider, options?: ProcessDeliveryOptions): Promise<ProcessDeliveryResult>;
 }
 
 /** Where a delivery came from: a pulled message, or the pending list. */
@@ -140,12 +140,13 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
  * process.on('SIGTERM', () => void loop.stop());
  * ```
  */
-export function runPullLoop(client: PullLoopClient, subscription: PullSubscription, send: ProviderSend, options: PullLoopOptions = {}): PullLoop {
+export function runPullLoop(client: PullLoopClient, subscription: PullSubscription, provider: Provider, options: PullLoopOptions = {}): PullLoop {
   if (typeof client?.processDelivery !== 'function' || typeof client.deliveries?.pendingItems !== 'function') throw new TypeError('runPullLoop needs a ConnectorClient');
   if (typeof subscription?.on !== 'function' || typeof subscription.removeListener !== 'function' || typeof subscription.close !== 'function') {
     throw new TypeError('runPullLoop needs a subscription with on(), removeListener() and close() (a @google-cloud/pubsub Subscription)');
   }
-  if (typeof send !== 'function') throw new TypeError('runPullLoop needs a provider send function');
+  // Checked now, not at the first delivery; passed on as given.
+  providerHandlers(provider, 'runPullLoop');
   const concurrency = positiveInteger('concurrency', options.concurrency, DEFAULT_PULL_CONCURRENCY, 1);
   const catchUpIntervalMs = positiveInteger('catchUpIntervalMs', options.catchUpIntervalMs, DEFAULT_CATCH_UP_INTERVAL_MS, 0);
   const stopTimeoutMs = positiveInteger('stopTimeoutMs', options.stopTimeoutMs, DEFAULT_STOP_TIMEOUT_MS, 0);
@@ -195,7 +196,7 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
     const task = (async () => {
       let outcome: { result: ProcessDeliveryResult } | { error: unknown };
       try {
-        const result = await client.processDelivery(notification, send, { ...deliveryOptions, onEvent: (event) => emit({ ...event, via }) });
+        const result = await client.processDelivery(notification, provider, { ...deliveryOptions, onEvent: (event) => emit({ ...event, via }) });
         outcome = { result };
       } catch (error) {
         outcome = { error };

@@ -8,7 +8,7 @@ import type { DeliveryNotification } from '../types.js';
 import { ackActionFor, type AckAction } from './ack.js';
 import { parsePushNotification } from './notification.js';
 import { checkOidcOptions, verifyPubSubOidcToken, type PubSubOidcOptions } from './oidc.js';
-import type { ProcessDeliveryOptions, ProviderSend } from './process.js';
+import { providerHandlers, type ProcessDeliveryOptions, type Provider } from './process.js';
 import type { PullLoopClient } from './pull-loop.js';
 import type { DeliveryEvent, ProcessDeliveryResult } from './results.js';
 
@@ -101,9 +101,10 @@ function refusal(error: unknown): { code: string; message: string } {
  * @throws {TypeError} when `options.auth` is missing or unusable: a handler that would accept
  *   unauthenticated pushes needs an explicit `auth: 'none'`.
  */
-export function createPushHandler(client: Pick<PullLoopClient, 'processDelivery'>, send: ProviderSend, options: PushHandlerOptions): PushHandler {
+export function createPushHandler(client: Pick<PullLoopClient, 'processDelivery'>, provider: Provider, options: PushHandlerOptions): PushHandler {
   if (typeof client?.processDelivery !== 'function') throw new TypeError('createPushHandler needs a ConnectorClient');
-  if (typeof send !== 'function') throw new TypeError('createPushHandler needs a provider send function');
+  // Checked now, not at the first delivery; passed on as given.
+  providerHandlers(provider, 'createPushHandler');
   // No default: forgetting the configuration must fail here, not accept every push in production.
   const auth: unknown = options?.auth;
   if (auth === undefined) {
@@ -153,7 +154,7 @@ export function createPushHandler(client: Pick<PullLoopClient, 'processDelivery'
     }
     let done: { result: ProcessDeliveryResult } | { error: unknown };
     try {
-      done = { result: await client.processDelivery(notification, send, { ...options.delivery, onEvent: emit }) };
+      done = { result: await client.processDelivery(notification, provider, { ...options.delivery, onEvent: emit }) };
     } catch (error) {
       done = { error };
     }

@@ -52,6 +52,8 @@ export interface SentResult {
   deliveryId: string;
   leaseId: string;
   providerMessageIds: string[];
+  /** `edit` or `unsend` for those deliveries (the claim's `kind`); absent for a reply. */
+  deliveryKind?: 'edit' | 'unsend';
 }
 
 /** What every reported provider failure carries (`retry_scheduled`, `failed`, `unknown`). */
@@ -111,12 +113,14 @@ export interface DeliveryEventBase {
 
 /**
  * What `processDelivery` reports to `onEvent` while it runs, in order: `claimed` (or `skipped` /
- * `already_finished` and nothing else), `started` (start answered `sending`: the provider is
+ * `already_finished` and nothing else; after `claimed`, a delivery of a kind without a callback
+ * goes straight to `failed` with code `unsupported_kind`), `started` (start answered `sending`: the provider is
  * called now), any number of `extended` / `extend_failed`, then exactly one of `completed`,
  * `retry_scheduled`, `failed`, `unknown`, `already_finished` or `report_failed`.
  */
 export type DeliveryEvent =
-  | (DeliveryEventBase & { type: 'claimed'; leaseId: string; leaseExpiresAt: number })
+  /** `deliveryKind`: the claim's `kind` (`edit`, `unsend`, or a later one), absent for a reply. */
+  | (DeliveryEventBase & { type: 'claimed'; leaseId: string; leaseExpiresAt: number; deliveryKind?: string })
   | (DeliveryEventBase & { type: 'skipped'; reason: ClaimSkipReason })
   | (DeliveryEventBase & { type: 'already_finished'; status: AlreadyFinishedResult['status']; reason: FinishedReason; leaseId?: string })
   | (DeliveryEventBase & { type: 'started'; leaseId: string })

@@ -71,6 +71,16 @@ export interface Recipient {
   externalCustomerId: string;
 }
 
+/** What an edit or unsend changes: the reply's sent delivery and the ids its connector reported (per part when it reported parts). */
+export interface DeliveryTarget {
+  deliveryId: string;
+  providerMessageIds: string[];
+  parts?: { part: string; providerMessageIds: string[] }[];
+}
+
+/** A delivery's kind: absent for a reply; `edit` / `unsend` change a sent reply. */
+export type DeliveryKind = 'edit' | 'unsend';
+
 /** A delivery as the test service stores it (the fields of the real record a connector can observe). */
 export interface DeliveryRecord {
   deliveryId: string;
@@ -80,7 +90,10 @@ export interface DeliveryRecord {
   messageId: string;
   seq: number;
   status: DeliveryStatus;
+  /** The reply's text; an edit's new text; '' for an unsend. */
   text: string;
+  kind?: DeliveryKind;
+  target?: DeliveryTarget;
   attachments?: AttachmentRef[];
   textSent?: boolean;
   parts?: PartOutcome[];
@@ -178,10 +191,22 @@ export function decideWake(d: DeliveryRecord, now: number): Decision<null> | nul
 
 export type ClaimResponse =
   | { status: 'skip'; reason: SkipReason }
-  | { status: 'ready'; leaseId: string; leaseExpiresAt: number; message: { text: string; recipient: Recipient; attachments?: AttachmentRef[] } };
+  | { status: 'ready'; leaseId: string; leaseExpiresAt: number; message: { text: string; recipient: Recipient; attachments?: AttachmentRef[] } }
+  | { status: 'ready'; kind: 'edit'; leaseId: string; leaseExpiresAt: number; message: { text: string; recipient: Recipient }; target: DeliveryTarget }
+  | { status: 'ready'; kind: 'unsend'; leaseId: string; leaseExpiresAt: number; message: { recipient: Recipient }; target: DeliveryTarget };
+
+const copyTarget = (t: DeliveryTarget): DeliveryTarget => ({
+  deliveryId: t.deliveryId,
+  providerMessageIds: [...t.providerMessageIds],
+  ...(t.parts === undefined ? {} : { parts: t.parts.map((p) => ({ part: p.part, providerMessageIds: [...p.providerMessageIds] })) }),
+});
 
 function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recipient: Recipient): ClaimResponse {
   const to = { externalConversationId: recipient.externalConversationId, externalCustomerId: recipient.externalCustomerId };
+  // A plain reply's claim keeps its v1 shape exactly (no `kind`, no `target`); an edit or unsend
+  // names its kind and the reply it changes.
+  if (d.kind === 'edit' && d.target !== undefined) return { status: 'ready', kind: 'edit', leaseId, leaseExpiresAt, message: { text: d.text, recipient: to }, target: copyTarget(d.target) };
+  if (d.kind === 'unsend' && d.target !== undefined) return { status: 'ready', kind: 'unsend', leaseId, leaseExpiresAt, message: { recipient: to }, target: copyTarget(d.target) };
   const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a })) } : { text: d.text, recipient: to };
   return { status: 'ready', leaseId, leaseExpiresAt, message };
 }
@@ -403,13 +428,16 @@ export function newDelivery(input: {
   text: string;
   attachments?: AttachmentRef[];
   textSent?: boolean;
+  kind?: DeliveryKind;
+  target?: DeliveryTarget;
   head: boolean;
   now: number;
 }): DeliveryRecord {
-  const { attachments, textSent, now, ...fields } = input;
+  const { attachments, textSent, kind, target, now, ...fields } = input;
   return {
     ...fields,
     status: 'queued',
+    ...(kind === undefined || target === undefined ? {} : { kind, target: copyTarget(target) }),
     ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
     ...(textSent === true ? { textSent } : {}),
     attempts: 0,

@@ -13,7 +13,17 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_LIMITS, REPLY_MAX_CODE_POINTS, codePointLength, type AttachmentContentType } from '../internal/contract.generated.js';
+import {
+  ATTACHMENT_CONTENT_TYPES,
+  ATTACHMENT_LIMITS,
+  EVENT_LIMITS,
+  REPLY_MAX_CODE_POINTS,
+  codePointLength,
+  emojiProblem,
+  parseLifecycleCapability,
+  type AttachmentContentType,
+} from '../internal/contract.generated.js';
+import type { MessageEventRequest } from '../internal/api.generated.js';
 import type { PulledMessage } from '../internal/pull-loop.js';
 import { IMAGE_LIMITS, MAX_JSON_BYTES, imageSize, parseMultipart, sniffImage } from './multipart.js';
 import { REQUESTS, validateRequest, type RequestSchema } from './requests.generated.js';
@@ -35,7 +45,9 @@ import {
   retryAfterSecondsFromMs,
   type AttachmentRef,
   type Decision,
+  type DeliveryKind,
   type DeliveryRecord,
+  type DeliveryTarget,
   type FailOutcome,
   type NotifyReason,
   type PartReport,
@@ -47,7 +59,11 @@ import type {
   DeliveryView,
   FaultSpec,
   IntegrationCapabilities,
+  LifecycleCapability,
+  LifecycleRefusal,
   MessageView,
+  ReactionView,
+  ReplyView,
   OperationId,
   RecordedCall,
   ReplyCreated,
@@ -55,6 +71,7 @@ import type {
   StartTestServiceOptions,
   TestService,
   TestSubscription,
+  TypingView,
   Violation,
 } from './types.js';
 import { findViolations } from './violations.js';
@@ -118,7 +135,31 @@ interface Conversation {
   nextSeq: number;
 }
 
-interface StoredMessage extends MessageView {
+/** An operator reply: what the console's mirror keeps of it besides its deliveries. */
+interface StoredReply {
+  messageId: string;
+  integrationId: string;
+  conversationId: string;
+  text: string;
+  edits: { text: string; requestedAt: number; deliveryId: string | null; refused?: LifecycleRefusal }[];
+  unsends: { requestedAt: number; deliveryId: string | null; refused?: LifecycleRefusal }[];
+  reactions: ReactionView[];
+}
+
+/** An event waiting for its target (functions/src/messages/event-store.ts `PendingEntry`), and the change an event makes. */
+interface PendingEvent {
+  type: 'edited' | 'deleted' | 'reaction';
+  conversationId: string;
+  senderExternalId: string;
+  receivedAt: number;
+  text?: string;
+  emoji?: string;
+  removed?: boolean;
+}
+
+interface StoredMessage extends Omit<MessageView, 'edits' | 'reactions'> {
+  edits: { text: string; at: number }[];
+  reactions: ReactionView[];
   senderExternalId: string;
   senderKind: 'customer' | 'service';
   fingerprint: string;
@@ -251,7 +292,15 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   const integrationsByKeyHash = new Map<string, Integration>();
   const conversations = new Map<string, Conversation>();
   const messages: StoredMessage[] = [];
-  const events = new Map<string, { fingerprint: string; messageId: string; conversationId: string }>();
+  // One eventId space for messages and message events (functions/src/messages/event-store.ts):
+  // a message's record names its message; an event's names its type and its first answer.
+  const events = new Map<string, { fingerprint: string; messageId: string | null; conversationId: string; messageEvent?: string; applied?: boolean }>();
+  // A reply's provider ids (of its own sent delivery, and of its parts) -> the reply, for reactions by providerMessageId.
+  const providerMessages = new Map<string, { messageId: string; conversationId: string }>();
+  // Events waiting for their target (by `e:<eventId>` / `p:<providerMessageId>`), in the order received.
+  const pendingEvents = new Map<string, PendingEvent[]>();
+  const replyStore = new Map<string, StoredReply>();
+  const typing = new Map<string, TypingView>();
   const deliveries = new Map<string, DeliveryRecord>();
   const pendingAt = new Map<string, number>();
   const views = new Map<string, { receipts: Map<string, { status: ReceiptStatus; at: number }>; fetched: Set<string>; cancelled: boolean }>();
@@ -289,7 +338,13 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const message: Published = {
       id: String(publishCount),
       data: Buffer.from(JSON.stringify(notification)),
-      attributes: { deliveryId: d.deliveryId, integrationId: d.integrationId, traceparent: `00-${traceIdOf(d.deliveryId)}-${randomBytes(8).toString('hex')}-01` },
+      // An edit / unsend notification carries the attribute `kind` (none for a reply).
+      attributes: {
+        deliveryId: d.deliveryId,
+        integrationId: d.integrationId,
+        traceparent: `00-${traceIdOf(d.deliveryId)}-${randomBytes(8).toString('hex')}-01`,
+        ...(d.kind === undefined ? {} : { kind: d.kind }),
+      },
     };
     for (const subscription of subscriptions.get(d.integrationId) ?? []) subscription.publish(message);
     for (const push of pushTargets.get(d.integrationId) ?? []) push(message);
@@ -336,7 +391,17 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     }
   }
 
-  function append(input: { conversation: Conversation; messageId: string; deliveryId: string; text: string; attachments?: AttachmentRef[]; textSent?: boolean; reason: NotifyReason }): DeliveryRecord {
+  function append(input: {
+    conversation: Conversation;
+    messageId: string;
+    deliveryId: string;
+    text: string;
+    attachments?: AttachmentRef[];
+    textSent?: boolean;
+    kind?: DeliveryKind;
+    target?: DeliveryTarget;
+    reason: NotifyReason;
+  }): DeliveryRecord {
     const { conversation } = input;
     const at = now();
     const integration = integrations.get(conversation.integrationId);
@@ -351,6 +416,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       text: input.text,
       ...(input.attachments !== undefined ? { attachments: input.attachments } : {}),
       ...(input.textSent !== undefined ? { textSent: input.textSent } : {}),
+      ...(input.kind !== undefined && input.target !== undefined ? { kind: input.kind, target: input.target } : {}),
       head: unfinishedOf(conversation.conversationId).length === 0,
       now: at,
     });
@@ -449,7 +515,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const eventKey = `${integration.integrationId}\u0000${message.eventId}`;
     const known = events.get(eventKey);
     if (known !== undefined) {
-      if (known.fingerprint !== fingerprint) throw new ApiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
+      // An event's eventId is never a message's (and the other way round): a conflict.
+      if (known.fingerprint !== fingerprint || known.messageId === null) throw new ApiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
       return { status: 200, body: { conversationId: known.conversationId, messageId: known.messageId, duplicate: true } };
     }
     const conversationId = digestId('c_', [integration.integrationId, message.externalConversationId]);
@@ -478,8 +545,155 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       senderKind: sender.kind,
       fingerprint,
       erased: false,
+      edits: [],
+      reactions: [],
     });
+    // Events that came before their message are applied now, in the order received.
+    const arrived = messages.at(-1);
+    if (arrived !== undefined) applyPending(`${integration.integrationId}\u0000e:${message.eventId}`, { message: arrived }, conversationId);
     return { status: 201, body: { conversationId, messageId, duplicate: false } };
+  };
+
+  // ------------------------------------------------------------------------------- message events
+
+  type EventTargetRef = { message: StoredMessage } | { reply: StoredReply };
+
+  /** functions/src/messages/event-rules.ts `applyEvent`: who may change the target, and what the change does. */
+  function applyChange(target: EventTargetRef, change: PendingEvent, at: number): 'applied' | 'ignored' | 'not_found' {
+    if (change.type !== 'reaction') {
+      // An edit or a deletion: only the sender's own customer message (not an alert, not a reply).
+      if ('reply' in target || target.message.senderKind !== 'customer' || target.message.senderExternalId !== change.senderExternalId) return 'not_found';
+    }
+    const owner = 'reply' in target ? target.reply : target.message;
+    if ('message' in target && target.message.deleted !== undefined) return 'ignored';
+    if (change.type === 'edited' && 'message' in target) target.message.edits.push({ text: change.text ?? '', at });
+    else if (change.type === 'deleted' && 'message' in target) {
+      // The content goes (text, images, edits); the tombstone stays.
+      const m = target.message;
+      delete m.text;
+      m.images = [];
+      m.edits = [];
+      m.deleted = { at };
+    } else if (change.type === 'reaction') {
+      const same = (r: ReactionView): boolean => r.emoji === change.emoji && r.senderExternalId === change.senderExternalId;
+      if (change.removed === true) owner.reactions = owner.reactions.filter((r) => !same(r));
+      else if (!owner.reactions.some(same)) owner.reactions.push({ emoji: change.emoji ?? '', senderExternalId: change.senderExternalId, at });
+    }
+    return 'applied';
+  }
+
+  /** The events that waited for a target that just arrived: applied in order; another conversation's, a stranger's or an expired one dropped. */
+  function applyPending(key: string, target: EventTargetRef, conversationId: string): void {
+    const waiting = pendingEvents.get(key);
+    if (waiting === undefined) return;
+    pendingEvents.delete(key);
+    for (const entry of waiting) {
+      if (entry.conversationId !== conversationId || entry.receivedAt + EVENT_LIMITS.pendingMs < now()) continue;
+      applyChange(target, entry, entry.receivedAt);
+    }
+  }
+
+  /** A reply's sent delivery reported its provider ids: they name the reply (reactions), and the reactions waiting for them apply. */
+  function recordProviderIds(d: DeliveryRecord): void {
+    if (d.kind !== undefined || d.status !== 'sent') return;
+    const reply = replyStore.get(d.messageId);
+    if (reply === undefined) return;
+    const ids = [...new Set([...d.providerMessageIds, ...(d.parts ?? []).flatMap((p) => p.providerMessageIds ?? [])])];
+    for (const id of ids) {
+      const key = `${d.integrationId}\u0000${id}`;
+      if (!providerMessages.has(key)) providerMessages.set(key, { messageId: d.messageId, conversationId: d.conversationId });
+      applyPending(`${d.integrationId}\u0000p:${id}`, { reply }, d.conversationId);
+    }
+  }
+
+  const sendMessageEvent: Handler = (request) => {
+    const { integration } = request;
+    const state = rateLimitState(integration, request.now, true);
+    Object.assign(request.headers, rateLimitHeaders(state));
+    if (!state.allowed) {
+      throw new ApiError(429, 'rate_limited', `Incoming message rate limit of ${messagesPerMinute} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);
+    }
+    const event = body<MessageEventRequest>('sendMessageEvent', request.json);
+    // The per-type rules (functions/src/messages/schemas.ts `messageEventProblems`), then the emoji.
+    const problems = messageEventProblems(event);
+    if (event.emoji !== undefined) {
+      const problem = emojiProblem(event.emoji);
+      if (problem !== null) problems.push(`emoji: ${problem}`);
+    }
+    if (problems.length > 0) throw invalidRequest(problems);
+    const sender = { externalId: event.sender.externalId, displayName: event.sender.displayName ?? null, kind: event.sender.kind ?? 'customer' };
+    const target = event.target === undefined ? null : event.target.eventId !== undefined ? { eventId: event.target.eventId } : { providerMessageId: event.target.providerMessageId ?? '' };
+    const fingerprint = sha256Hex(
+      Buffer.from(canonical({ v: 1, messageEvent: event.type, externalConversationId: event.externalConversationId, sender, target, text: event.text ?? null, emoji: event.emoji ?? null, removed: event.removed === true })),
+    );
+    const eventKey = `${integration.integrationId}\u0000${event.eventId}`;
+    const known = events.get(eventKey);
+    if (known !== undefined) {
+      if (known.fingerprint !== fingerprint || known.messageEvent === undefined) throw new ApiError(409, 'event_conflict', `eventId '${event.eventId}' was already used with different content.`);
+      return { status: 200, body: { conversationId: known.conversationId, applied: known.applied === true, duplicate: true } };
+    }
+    const conversationId = digestId('c_', [integration.integrationId, event.externalConversationId]);
+    const record = (applied: boolean): void => {
+      events.set(eventKey, { fingerprint, messageId: null, conversationId, messageEvent: event.type, applied });
+    };
+    const answer = (status: 200 | 201 | 202, applied: boolean): Answer => ({ status, body: { conversationId, applied, duplicate: false } });
+    if (event.type === 'typing' || target === null) {
+      typing.set(conversationId, {
+        conversationId,
+        integrationId: integration.integrationId,
+        senderExternalId: sender.externalId,
+        ...(sender.displayName === null ? {} : { displayName: sender.displayName }),
+        at: request.now,
+        expireAt: request.now + EVENT_LIMITS.typingTtlMs,
+      });
+      record(true);
+      return answer(201, true);
+    }
+    const change: PendingEvent = {
+      type: event.type,
+      conversationId,
+      senderExternalId: sender.externalId,
+      receivedAt: request.now,
+      ...(event.text === undefined ? {} : { text: event.text }),
+      ...(event.emoji === undefined ? {} : { emoji: event.emoji }),
+      ...(event.removed === true ? { removed: true } : {}),
+    };
+    const notFound = (): ApiError => {
+      const named = 'eventId' in target ? `target.eventId: '${target.eventId}'` : `target.providerMessageId: '${target.providerMessageId}'`;
+      return new ApiError(404, 'target_not_found', `${named} is not ${event.type === 'reaction' ? 'a message of this conversation' : "a message of this sender's in this conversation"}.`);
+    };
+    let found: EventTargetRef | undefined;
+    let foundConversation: string | undefined;
+    if ('eventId' in target) {
+      const located = events.get(`${integration.integrationId}\u0000${target.eventId}`);
+      // An eventId of an event (not a message) names no message.
+      if (located !== undefined && located.messageId === null) throw notFound();
+      if (located !== undefined) {
+        const message = messages.find((m) => m.messageId === located.messageId && !m.erased);
+        if (message === undefined) throw notFound();
+        found = { message };
+        foundConversation = located.conversationId;
+      }
+    } else {
+      const located = providerMessages.get(`${integration.integrationId}\u0000${target.providerMessageId}`);
+      const reply = located === undefined ? undefined : replyStore.get(located.messageId);
+      if (located !== undefined && reply !== undefined) {
+        found = { reply };
+        foundConversation = located.conversationId;
+      }
+    }
+    if (found === undefined) {
+      // Not there yet: kept for 24 hours, applied when it arrives.
+      const key = `${integration.integrationId}\u0000${'eventId' in target ? `e:${target.eventId}` : `p:${target.providerMessageId}`}`;
+      pendingEvents.set(key, [...(pendingEvents.get(key) ?? []), change]);
+      record(false);
+      return answer(202, false);
+    }
+    if (foundConversation !== conversationId) throw notFound();
+    const effect = applyChange(found, change, request.now);
+    if (effect === 'not_found') throw notFound();
+    record(effect === 'applied');
+    return effect === 'applied' ? answer(201, true) : answer(200, false);
   };
 
   const listPendingDeliveries: Handler = (request) => {
@@ -559,6 +773,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   /** One handler per operation of the document; a new operation without one does not compile. */
   const handlers = {
     sendMessage,
+    sendMessageEvent,
     claimDelivery: transition<{ deliveryId: string; requestId: string }, unknown>('claimDelivery', (d, b, r) =>
       decideClaim(d, {
         now: r.now,
@@ -570,9 +785,15 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     ),
     startDelivery: transition<{ deliveryId: string; leaseId: string }, unknown>('startDelivery', (d, b, r) => decideStart(d, { now: r.now, leaseId: b.leaseId })),
     extendDeliveryLease: transition<{ deliveryId: string; leaseId: string }, unknown>('extendDeliveryLease', (d, b, r) => decideExtend(d, { now: r.now, leaseId: b.leaseId })),
-    completeDelivery: transition<{ deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: PartReport[] }, unknown>('completeDelivery', (d, b, r) =>
-      decideComplete(d, { now: r.now, leaseId: b.leaseId, providerMessageIds: b.providerMessageIds, ...(b.parts === undefined ? {} : { parts: b.parts }) }),
-    ),
+    completeDelivery: (request) => {
+      const answer = transition<{ deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: PartReport[] }, unknown>('completeDelivery', (d, b, r) =>
+        decideComplete(d, { now: r.now, leaseId: b.leaseId, providerMessageIds: b.providerMessageIds, ...(b.parts === undefined ? {} : { parts: b.parts }) }),
+      )(request);
+      // messages/triggers.ts `onReplyProviderIds`: a reply's sent delivery names it by its provider ids.
+      const completed = deliveries.get((request.json as { deliveryId: string }).deliveryId);
+      if (completed !== undefined) recordProviderIds(completed);
+      return answer;
+    },
     failDelivery: transition<{ deliveryId: string; leaseId: string; outcome: FailOutcome; code: string; retryAfterMs?: number; providerMessageIds?: string[]; parts?: PartReport[] }, unknown>(
       'failDelivery',
       (d, b, r) => decideFail(d, { ...b, now: r.now, random: randomInt(0, 1_000_000) / 1_000_000 }),
@@ -634,7 +855,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
         throw new ApiError(405, 'method_not_allowed', `POST ${path} accepts POST only.`);
       }
       integration = authenticate(req.headers.authorization);
-      if (operationId === 'sendMessage') Object.assign(headers, rateLimitHeaders(rateLimitState(integration, receivedAt, false)));
+      if (operationId === 'sendMessage' || operationId === 'sendMessageEvent') Object.assign(headers, rateLimitHeaders(rateLimitState(integration, receivedAt, false)));
       const contentType = req.headers['content-type'] ?? '';
       const accepts = operationId === 'sendMessage' ? ['application/json', 'multipart/form-data'] : ['application/json'];
       requestBody = recordedBody(contentType, raw);
@@ -717,6 +938,105 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     return d;
   };
 
+  // ------------------------------------------------------------------------- reply lifecycle (edits)
+
+  /** The reply's own deliveries (not its edits / unsends), oldest first. */
+  const replyDeliveries = (messageId: string): DeliveryRecord[] =>
+    [...deliveries.values()].filter((d) => d.messageId === messageId && d.kind === undefined).sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq);
+  /** When a delivery became sent (its attempt log's `sent`). */
+  const sentAtOf = (d: DeliveryRecord): number | undefined => (d.status === 'sent' ? d.attemptLog.findLast((e) => e.event === 'sent')?.at ?? d.updatedAt : undefined);
+  /** When a delivery ended (sent / failed / unknown), for the history's `at`. */
+  const endedAtOf = (d: DeliveryRecord): number | undefined => (isTerminal(d.status) ? (d.attemptLog.at(-1)?.at ?? d.updatedAt) : undefined);
+  const unsentAtOf = (reply: StoredReply): number | undefined => {
+    for (const u of reply.unsends) {
+      const d = u.deliveryId === null ? undefined : deliveries.get(u.deliveryId);
+      if (d?.status === 'sent') return endedAtOf(d);
+    }
+    return undefined;
+  };
+
+  /** The capability as the service reads it (the contract's parser): absent or malformed is none. */
+  const windowMsOf = (capability: LifecycleCapability | undefined, kind: DeliveryKind): number | undefined => {
+    const window = parseLifecycleCapability(capability)[kind];
+    return window === null ? undefined : window.windowSeconds * 1000;
+  };
+
+  /**
+   * The operator's edit / unsend request (the console's write and the service's trigger): checked
+   * as the rules check it, then a delivery of the kind at the end of the conversation's queue, with
+   * the reply's sent delivery and its provider ids as the target.
+   */
+  function requestLifecycle(kind: DeliveryKind, messageId: string, text: string): ReplyCreated {
+    sweep();
+    const reply = replyStore.get(messageId);
+    if (reply === undefined) throw new Error(`test service: no operator reply ${messageId} (reply() returns its messageId)`);
+    const conversation = conversations.get(reply.conversationId);
+    if (conversation === undefined) throw new Error('test service: the conversation was erased');
+    const at = now();
+    const refuse = (code: LifecycleRefusal, why: string): never => {
+      throw Object.assign(new Error(`test service: ${kind} refused (${code}): ${why}`), { code });
+    };
+    const windowMs = windowMsOf(integrations.get(reply.integrationId)?.capabilities.lifecycle, kind);
+    if (windowMs === undefined) refuse('lifecycle_disabled', `the integration has no replies.lifecycle.${kind} (setCapabilities({ lifecycle: { ${kind}: { windowSeconds } } }))`);
+    // The reply's delivery as the console's mirror shows it: its latest (a resend's).
+    const sent = replyDeliveries(messageId).at(-1);
+    const sentAt = sent === undefined ? undefined : sentAtOf(sent);
+    if (sent === undefined || sentAt === undefined) refuse('reply_not_sent', 'only a sent reply is edited or unsent');
+    // Unsent, or an unsend queued or on its way (one that failed or ended unknown stops nothing).
+    const unsendTaken = reply.unsends.some((u) => {
+      const status = u.deliveryId === null ? undefined : deliveries.get(u.deliveryId)?.status;
+      return status === 'queued' || status === 'leased' || status === 'sending' || status === 'sent';
+    });
+    if (unsentAtOf(reply) !== undefined || unsendTaken) refuse('reply_unsent', 'the reply was unsent (or an unsend of it is on its way)');
+    if (at > (sentAt ?? 0) + (windowMs ?? 0)) refuse('edit_window_passed', `the channel's window of ${(windowMs ?? 0) / 1000} s after the send has passed`);
+    if (kind === 'edit') {
+      if (reply.text === '') refuse('invalid_edit', 'the reply has no text to edit');
+      const length = codePointLength(text);
+      if (length < 1 || length > REPLY_MAX_CODE_POINTS) refuse('invalid_edit', `the new text has 1 to ${REPLY_MAX_CODE_POINTS} characters`);
+    }
+    const source = sent as DeliveryRecord;
+    // Per part only the parts it sent (functions/src/deliveries/lifecycle.ts `targetOf`).
+    const parts = (source.parts ?? []).filter((p) => p.status === 'sent').map((p) => ({ part: p.part, providerMessageIds: [...(p.providerMessageIds ?? [])] }));
+    const target: DeliveryTarget = { deliveryId: source.deliveryId, providerMessageIds: [...source.providerMessageIds], ...(parts.length > 0 ? { parts } : {}) };
+    const history = kind === 'edit' ? reply.edits : reply.unsends;
+    // Deterministic from the request, as the service's id (a redelivered trigger is a no-op); the
+    // request's position tells two requests of one millisecond apart.
+    const deliveryId = digestId('d_', [reply.conversationId, messageId, kind, String(at), 'operator', String(history.length)]);
+    if (kind === 'edit') reply.edits.push({ text, requestedAt: at, deliveryId });
+    else reply.unsends.push({ requestedAt: at, deliveryId });
+    append({ conversation, messageId, deliveryId, text: kind === 'edit' ? text : '', kind, target, reason: 'created' });
+    return { messageId, deliveryId };
+  }
+
+  function replyView(reply: StoredReply): ReplyView {
+    const own = replyDeliveries(reply.messageId);
+    const latest = own.at(-1);
+    const sentAt = latest === undefined ? undefined : sentAtOf(latest);
+    const entry = (deliveryId: string | null) => {
+      const d = deliveryId === null ? undefined : deliveries.get(deliveryId);
+      if (d === undefined) return { deliveryId, status: 'failed' as const };
+      const at = endedAtOf(d);
+      return {
+        deliveryId,
+        status: d.status,
+        ...(at === undefined ? {} : { at }),
+        ...(d.error === null || d.status === 'sent' ? {} : { error: { outcome: d.error.outcome === 'unknown' ? ('unknown' as const) : ('failed' as const), code: d.error.code } }),
+      };
+    };
+    const unsentAt = unsentAtOf(reply);
+    return {
+      messageId: reply.messageId,
+      integrationId: reply.integrationId,
+      conversationId: reply.conversationId,
+      text: reply.text,
+      delivery: { deliveryId: latest?.deliveryId ?? '', status: latest?.status ?? 'queued', ...(sentAt === undefined ? {} : { sentAt }) },
+      edits: reply.edits.map((e) => ({ text: e.text, requestedAt: e.requestedAt, ...entry(e.deliveryId) })),
+      unsends: reply.unsends.map((u) => ({ requestedAt: u.requestedAt, ...entry(u.deliveryId) })),
+      ...(unsentAt === undefined ? {} : { unsent: { at: unsentAt } }),
+      reactions: reply.reactions.map((r) => ({ ...r })),
+    };
+  }
+
   const service: TestService = {
     baseUrl,
 
@@ -758,8 +1078,29 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       });
       const messageId = randomId('m_');
       const deliveryId = digestId('d_', [conversation.conversationId, messageId]);
+      replyStore.set(messageId, { messageId, integrationId: conversation.integrationId, conversationId: conversation.conversationId, text, edits: [], unsends: [], reactions: [] });
       append({ conversation, messageId, deliveryId, text, ...(attachments.length > 0 ? { attachments } : {}), reason: 'created' });
       return { messageId, deliveryId };
+    },
+
+    edit(messageId, text) {
+      return requestLifecycle('edit', messageId, text);
+    },
+
+    unsend(messageId) {
+      return requestLifecycle('unsend', messageId, '');
+    },
+
+    replies(filter = {}) {
+      sweep();
+      return [...replyStore.values()]
+        .filter((r) => (filter.integrationId === undefined || r.integrationId === filter.integrationId) && (filter.conversationId === undefined || r.conversationId === filter.conversationId))
+        .map(replyView);
+    },
+
+    typing(filter = {}) {
+      const at = now();
+      return [...typing.values()].filter((t) => t.expireAt > at && (filter.integrationId === undefined || t.integrationId === filter.integrationId)).map((t) => ({ ...t }));
     },
 
     cancel(deliveryId) {
@@ -775,6 +1116,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       sweep();
       const d = deliveryOrThrow(deliveryId);
       if (d.status !== 'failed' && d.status !== 'unknown') throw new Error(`test service: only a failed or unknown delivery is resent (this one is ${d.status})`);
+      if (d.kind !== undefined) throw new Error(`test service: an ${d.kind} delivery is not resent (request the ${d.kind} again)`);
       const conversation = conversations.get(d.conversationId);
       if (conversation === undefined) throw new Error('test service: the conversation was erased');
       // A resend carries only the parts not known to be sent (docs/decisions.md#operator-resend).
@@ -803,6 +1145,17 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       const erased = messages.filter((m) => !m.erased && (ofCustomer.includes(m) || sole.includes(m.conversationId)));
       const replies = new Set([...deliveries.values()].filter((d) => sole.includes(d.conversationId)).map((d) => d.messageId));
       for (const m of erased) m.erased = true;
+      // The customer's reactions on what stays, their pending events and their typing go too (docs/privacy.md).
+      for (const m of messages) if (m.integrationId === integrationId) m.reactions = m.reactions.filter((r) => r.senderExternalId !== externalCustomerId);
+      for (const r of replyStore.values()) if (r.integrationId === integrationId) r.reactions = r.reactions.filter((x) => x.senderExternalId !== externalCustomerId);
+      for (const [key, list] of pendingEvents) {
+        if (!key.startsWith(`${integrationId}\u0000`)) continue;
+        const kept = list.filter((e) => e.senderExternalId !== externalCustomerId && !sole.includes(e.conversationId));
+        if (kept.length === 0) pendingEvents.delete(key);
+        else pendingEvents.set(key, kept);
+      }
+      for (const [conversationId, t] of typing) if (t.integrationId === integrationId && (t.senderExternalId === externalCustomerId || sole.includes(conversationId))) typing.delete(conversationId);
+      for (const messageId of replyStore.keys()) if (sole.includes(replyStore.get(messageId)?.conversationId ?? '')) replyStore.delete(messageId);
       for (const conversationId of conversationIds) {
         for (const d of [...deliveries.values()].filter((x) => x.conversationId === conversationId).sort((a, b) => a.seq - b.seq)) {
           const current = deliveries.get(d.deliveryId) ?? d;
@@ -953,6 +1306,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
             integrationId: d.integrationId,
             conversationId: d.conversationId,
             messageId: d.messageId,
+            ...(d.kind === undefined || d.target === undefined ? {} : { kind: d.kind, target: { ...d.target, providerMessageIds: [...d.target.providerMessageIds] } }),
             status: d.status,
             cancelled: view.cancelled || d.error?.code === 'erased',
             attempts: attemptsOf(d),
@@ -973,7 +1327,14 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     messages(filter = {}) {
       return messages
         .filter((m) => !m.erased && (filter.integrationId === undefined || m.integrationId === filter.integrationId) && (filter.conversationId === undefined || m.conversationId === filter.conversationId))
-        .map(({ senderExternalId: _s, senderKind: _k, fingerprint: _f, erased: _e, ...view }) => ({ ...view, sender: { ...view.sender }, images: view.images.map((i) => ({ ...i })) }));
+        .map(({ senderExternalId: _s, senderKind: _k, fingerprint: _f, erased: _e, ...view }) => ({
+          ...view,
+          sender: { ...view.sender },
+          images: view.images.map((i) => ({ ...i })),
+          edits: view.edits.map((e) => ({ ...e })),
+          ...(view.deleted === undefined ? {} : { deleted: { ...view.deleted } }),
+          reactions: view.reactions.map((r) => ({ ...r })),
+        }));
     },
 
     calls(filter = {}) {
@@ -1125,3 +1486,36 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
+
+/** Which fields each event type takes (functions/src/messages/schemas.ts `FIELDS_OF_TYPE`). */
+const FIELDS_OF_TYPE: Readonly<Record<MessageEventRequest['type'], { required: readonly EventField[]; optional: readonly EventField[] }>> = {
+  edited: { required: ['target', 'text'], optional: [] },
+  deleted: { required: ['target'], optional: [] },
+  reaction: { required: ['target', 'emoji'], optional: ['removed'] },
+  typing: { required: [], optional: [] },
+};
+type EventField = 'target' | 'text' | 'emoji' | 'removed';
+const EVENT_FIELDS: readonly EventField[] = ['target', 'text', 'emoji', 'removed'];
+
+/** The per-type rules of a message event (400 `invalid_request` naming the field), as the service's schema refines them. */
+function messageEventProblems(event: MessageEventRequest): string[] {
+  const rules = FIELDS_OF_TYPE[event.type];
+  const problems: string[] = [];
+  for (const field of EVENT_FIELDS) {
+    const present = event[field] !== undefined;
+    if (rules.required.includes(field)) {
+      if (!present) problems.push(`${field}: required for type '${event.type}'`);
+    } else if (present && !rules.optional.includes(field)) {
+      problems.push(`${field}: not allowed for type '${event.type}'`);
+    }
+  }
+  const target = event.target;
+  if (target !== undefined) {
+    const byEvent = target.eventId !== undefined;
+    const byProvider = target.providerMessageId !== undefined;
+    if (byEvent && byProvider) problems.push('target: exactly one of eventId and providerMessageId');
+    else if (!byEvent && !byProvider) problems.push('target.eventId: required (or, for a reaction, target.providerMessageId)');
+    else if (byProvider && event.type !== 'reaction') problems.push(`target.providerMessageId: not allowed for type '${event.type}': use target.eventId`);
+  }
+  return problems;
+}

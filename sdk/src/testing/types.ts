@@ -13,6 +13,7 @@ import type { DeliveryNotification, ReceiptStatus } from '../types.js';
 /** Every connector operation of the API (openapi/openapi.yaml's operationIds). */
 export type OperationId =
   | 'sendMessage'
+  | 'sendMessageEvent'
   | 'claimDelivery'
   | 'startDelivery'
   | 'extendDeliveryLease'
@@ -24,12 +25,21 @@ export type OperationId =
   | 'listPendingErasures'
   | 'acknowledgeErasure';
 
+/**
+ * `replies.lifecycle`: operators may edit and / or unsend a sent reply within the channel's window
+ * (`windowSeconds`, an integer from 60 to 604800, counted from the reply's `sentAt`).
+ */
+export interface LifecycleCapability {
+  edit?: { windowSeconds: number };
+  unsend?: { windowSeconds: number };
+}
+
 /** The capabilities an integration opts into (what the console's admin sets on the integration). */
 export interface IntegrationCapabilities {
   /** Replies may carry files (`replies.attachments`); the default is text-only replies. */
   attachments?: boolean;
-  /** Reserved for the edit / unsend / reaction lifecycle (decision 15); accepted and stored. */
-  lifecycle?: boolean;
+  /** Edits and unsends of sent replies (`replies.lifecycle`); absent: neither, as for a v1 integration. */
+  lifecycle?: LifecycleCapability;
 }
 
 /** `createIntegration`'s options: the capabilities, and where the integration lives. */
@@ -66,6 +76,65 @@ export interface ReplyCreated {
   messageId: string;
   /** The delivery created for it (the notification's `deliveryId`). */
   deliveryId: string;
+}
+
+/**
+ * Why the service refuses an operator's edit or unsend (the console's rules and the service's
+ * re-check): the capability is off, the channel's window passed, the reply is not `sent` (or has
+ * no text to edit), it was unsent, or the new text is empty or too long.
+ */
+export type LifecycleRefusal = 'lifecycle_disabled' | 'edit_window_passed' | 'reply_not_sent' | 'reply_unsent' | 'invalid_edit';
+
+/** The status of an edit or unsend request: its delivery's status (`failed` for a refused request). */
+export type LifecycleRequestStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
+
+/** One edit request of a reply, as the reply's `edits` history shows it (latest last). */
+export interface ReplyEditView {
+  text: string;
+  requestedAt: number;
+  /** The edit delivery; null for a refused request. */
+  deliveryId: string | null;
+  status: LifecycleRequestStatus;
+  /** When the delivery became sent / failed / unknown. */
+  at?: number;
+  error?: { outcome: 'failed' | 'unknown'; code: string };
+}
+
+/** One unsend request of a reply (its `unsends` history). */
+export type ReplyUnsendView = Omit<ReplyEditView, 'text'>;
+
+/** An operator reply as the console's mirror shows it. */
+export interface ReplyView {
+  messageId: string;
+  integrationId: string;
+  conversationId: string;
+  /** The text the operator wrote (an edit does not change it: see `edits`). */
+  text: string;
+  /** The reply's own delivery (the latest, after a resend): its status and when it became sent. */
+  delivery: { deliveryId: string; status: DeliveryView['status']; sentAt?: number };
+  edits: readonly ReplyEditView[];
+  unsends: readonly ReplyUnsendView[];
+  /** Set when an unsend delivery completed. */
+  unsent?: { at: number };
+  /** Customers' reactions on this reply (by provider message id). */
+  reactions: readonly ReactionView[];
+}
+
+/** A customer's reaction (at most one per sender and emoji). */
+export interface ReactionView {
+  emoji: string;
+  senderExternalId: string;
+  at: number;
+}
+
+/** The latest `typing` event of a conversation (it shows for 8 s in the console; expires after a minute). */
+export interface TypingView {
+  conversationId: string;
+  integrationId: string;
+  senderExternalId: string;
+  displayName?: string;
+  at: number;
+  expireAt: number;
 }
 
 /** A fault to answer instead of the real operation, `times` times (default 1). */
@@ -121,6 +190,10 @@ export interface DeliveryView {
   integrationId: string;
   conversationId: string;
   messageId: string;
+  /** `edit` / `unsend` for the deliveries that change a sent reply (`messageId` is the reply's); absent for a reply. */
+  kind?: 'edit' | 'unsend';
+  /** What an edit / unsend changes: the reply's sent delivery and its provider ids (the claim's `target`). */
+  target?: { deliveryId: string; providerMessageIds: readonly string[]; parts?: readonly { part: string; providerMessageIds: readonly string[] }[] };
   /** The delivery state of docs/contract.md (`queued` -> `leased` -> `sending` -> `sent` / `failed` / `unknown`). */
   status: 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
   /** Set when the operator recalled it (`cancel`) or the customer was erased: such a delivery is `failed` with that code. */
@@ -175,6 +248,12 @@ export interface MessageView {
   /** The stored images: the content type judged by the bytes, the dimensions of the header, the size and SHA-256 of the bytes stored. */
   images: readonly { part: string; contentType: string; width: number; height: number; bytes: number; sha256: string; status: 'stored' | 'rejected'; code?: string }[];
   receivedAt: number;
+  /** The customer's edits (`POST /v1/messages/events` `edited`), oldest first; `text` stays the original. */
+  edits: readonly { text: string; at: number }[];
+  /** Set when the customer deleted it (`deleted`): `text` and `images` are gone, the tombstone stays. */
+  deleted?: { at: number };
+  /** Reactions on it (at most one per sender and emoji). */
+  reactions: readonly ReactionView[];
 }
 
 /** A subscription with the interface `runPullLoop` takes (messages are `PulledMessage`s in the Pub/Sub client's shape). */
@@ -197,7 +276,8 @@ export interface Violation {
     | 'message_retry_new_event_id'
     | 'start_after_skip'
     | 'complete_without_fetching_files'
-    | 'erasure_not_acknowledged';
+    | 'erasure_not_acknowledged'
+    | 'edit_sent_as_new_message';
   /** One sentence a developer can act on. */
   message: string;
   deliveryId?: string;
@@ -224,6 +304,18 @@ export interface TestService {
   /** Changes an integration's capabilities (as the console's admin does). */
   setCapabilities(integrationId: string, capabilities: IntegrationCapabilities): void;
   reply(input: ReplyInput): ReplyCreated;
+  /**
+   * The operator edits a sent reply (`messageId` of `reply()`): a delivery of kind `edit` at the end
+   * of the conversation's queue. Throws an Error whose `code` is the `LifecycleRefusal` when the
+   * console's rules refuse it (capability, window, state, text bounds).
+   */
+  edit(messageId: string, text: string): ReplyCreated;
+  /** The operator unsends a sent reply: a delivery of kind `unsend`; refused as `edit` is (its `code`). */
+  unsend(messageId: string): ReplyCreated;
+  /** The operator replies as the console's mirror shows them: their delivery, edit / unsend history, `unsent`, reactions. */
+  replies(filter?: { integrationId?: string; conversationId?: string }): ReplyView[];
+  /** The conversations' typing state (`typing` events not yet expired by the service clock). */
+  typing(filter?: { integrationId?: string }): TypingView[];
   /** Recall before the send: `cancelled`, or `too_late` once the connector started sending. */
   cancel(deliveryId: string): 'cancelled' | 'too_late';
   /** Sends a failed / unknown reply again as a new delivery (the console's resend). */

@@ -26,6 +26,8 @@ export const VIOLATION_RULES: Readonly<Record<ViolationRule, string>> = Object.f
   start_after_skip: 'start was called after the claim answered `skip`: acknowledge the notification and do nothing else',
   complete_without_fetching_files: 'complete of a reply with files under a lease that never fetched every file it reports whole (200, not cut short): fetch and check each file before sending',
   erasure_not_acknowledged: 'an erasure was listed to the connector and never acknowledged within the run: purge the customer, then acknowledge',
+  edit_sent_as_new_message:
+    'an edit or unsend delivery was completed with provider ids none of which is the reply\'s (the claim\'s `target`): change or delete the sent message itself, never send the new text as a new message (complete with the target\'s ids when the provider returns none)',
 });
 
 export interface FindViolationsOptions {
@@ -104,6 +106,18 @@ function messageContent(call: RecordedCall): unknown {
   return rest;
 }
 
+/** Every provider id of a claim's `target` (its own and its parts'). */
+function targetIdsOf(target: unknown): Set<string> {
+  const t = obj(target);
+  const ids = new Set<string>();
+  const add = (list: unknown): void => {
+    if (Array.isArray(list)) for (const id of list) if (typeof id === 'string') ids.add(id);
+  };
+  add(t?.providerMessageIds);
+  if (Array.isArray(t?.parts)) for (const part of t.parts) add(obj(part)?.providerMessageIds);
+  return ids;
+}
+
 /**
  * What makes two calls "the same request" for the retry rules: the operation and the identity its
  * body carries. `undefined` for calls no rule follows (lists, which loops call on their own timers).
@@ -115,6 +129,7 @@ function retryKey(call: RecordedCall): string | undefined {
   const parts: unknown[] = [call.integrationId, op];
   switch (op) {
     case 'sendMessage':
+    case 'sendMessageEvent':
       parts.push(b?.eventId);
       break;
     case 'claimDelivery':
@@ -284,6 +299,19 @@ export function findViolations(calls: readonly RecordedCall[], options: FindViol
         }
         // --- complete of a reply with files not fetched under that lease
         const claim = grantedBy.get(key);
+        // --- an edit / unsend completed as a new message: none of the ids is the target's
+        const granted = obj(claim?.response.body);
+        const kind = str(granted?.kind);
+        const targetIds = targetIdsOf(granted?.target);
+        const reported = obj(call.request.body)?.providerMessageIds;
+        if (claim !== undefined && kind !== undefined && targetIds.size > 0 && Array.isArray(reported) && !reported.some((id) => typeof id === 'string' && targetIds.has(id))) {
+          add({
+            rule: 'edit_sent_as_new_message',
+            message: `complete of ${kind} delivery ${deliveryId} reports provider ids (${reported.join(', ')}) none of which is the reply's (${[...targetIds].join(', ')}): the ${kind} must change the sent message, not send a new one`,
+            deliveryId,
+            evidence: [claim.seq, call.seq],
+          });
+        }
         const listed = obj(obj(claim?.response.body)?.message)?.attachments;
         if (claim !== undefined && Array.isArray(listed)) {
           const failedParts = new Set<string>();

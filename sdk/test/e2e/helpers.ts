@@ -20,17 +20,22 @@ export { closePubSub, eventually, sleep } from '../../../test/integration/helper
 export { adminDb, closeStack, type TestIntegration } from '../../../test/integration/helpers/stack';
 export {
   allowAttachments,
+  allowLifecycle,
   erasureAudit,
   erasureDone,
   messageDoc,
   messageDocs,
   notificationPublished,
   onTestService,
+  replyHistory,
+  replyReactions,
   requestErasure,
+  requestLifecycle,
   storedImageSha256,
   sweepAt,
   writeReplyWithFiles,
   type ErasureAudit,
+  type LifecycleEntry,
   type StoredAttachment,
 } from './target';
 
@@ -83,7 +88,11 @@ export async function writeReply(setup: { integration: TestIntegration; conversa
 export function waitForMirror(setup: { integration: TestIntegration; conversationId: string }, messageId: string, predicate: (mirror: DocumentData) => boolean = () => true): Promise<DocumentData> {
   if (!onTestService) return emulator.waitForMirror(setup, messageId, predicate);
   return eventually(async () => {
-    const view = testService().deliveries({ conversationId: setup.conversationId }).filter((d) => d.messageId === messageId).at(-1);
+    // The reply's own delivery (the mirror is never an edit's or an unsend's).
+    const view = testService()
+      .deliveries({ conversationId: setup.conversationId })
+      .filter((d) => d.messageId === messageId && d.kind === undefined)
+      .at(-1);
     const mirror = view === undefined ? undefined : mirrorOf(view);
     return Promise.resolve(mirror !== undefined && predicate(mirror) ? mirror : undefined);
   }, `the delivery of reply ${messageId}`);

@@ -7,13 +7,13 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { startTestService, type DeliveryView, type MessageView, type TestService } from '../../src/testing/index.js';
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { eventually } from '../../../test/integration/helpers/deliveries';
 import { listMessageDocs, readMessageDoc } from '../../../test/integration/helpers/messages';
 import { allowAttachments as allowUploads, newMember, seedUpload, writeReplyWithAttachments, type Member } from '../../../test/integration/helpers/console-uploads';
-import { adminDb, imageFilePath, type TestIntegration } from '../../../test/integration/helpers/stack';
+import { adminDb, imageFilePath, integrationRef, type TestIntegration } from '../../../test/integration/helpers/stack';
 
 /** True when the scenarios run against the test service instead of the emulator stack. */
 export const onTestService = process.env.SDK_E2E_TARGET === 'test-service';
@@ -78,6 +78,10 @@ function messageDocOf(view: MessageView): DocumentData {
     text: view.text ?? null,
     sender: { ...view.sender },
     images: view.images.map(({ contentType, width, height, bytes, sha256 }) => ({ contentType, width, height, bytes, sha256 })),
+    // After the send (docs/data-model.md): the customer's edits, the tombstone, the reactions.
+    ...(view.edits.length > 0 ? { edits: view.edits.map((e) => ({ text: e.text, at: Timestamp.fromMillis(e.at) })) } : {}),
+    ...(view.deleted === undefined ? {} : { deleted: { at: Timestamp.fromMillis(view.deleted.at) } }),
+    ...(view.reactions.length > 0 ? { reactions: view.reactions.map((r) => ({ emoji: r.emoji, senderExternalId: r.senderExternalId, at: Timestamp.fromMillis(r.at) })) } : {}),
   };
 }
 
@@ -199,4 +203,69 @@ export async function erasureAudit(integration: TestIntegration, erasureId: stri
 /** Waits until the erasure has run (the test service runs it at once); its audit. */
 export function erasureDone(integration: TestIntegration, erasureId: string): Promise<ErasureAudit> {
   return eventually(() => erasureAudit(integration, erasureId), `erasure ${erasureId} done`, 60_000);
+}
+
+// ------------------------------------------------------------------------------- after the send
+
+/** The integration's `replies.lifecycle` (on the emulators: written on its document, as the console's admin does). */
+export async function allowLifecycle(integration: TestIntegration, lifecycle: { edit?: { windowSeconds: number }; unsend?: { windowSeconds: number } }): Promise<void> {
+  if (!onTestService) {
+    await integrationRef(integration.workspaceId, integration.integrationId).update({ 'replies.lifecycle': lifecycle });
+    return;
+  }
+  testService().setCapabilities(integration.integrationId, { lifecycle });
+}
+
+const replyRef = (setup: { integration: TestIntegration; conversationId: string }, messageId: string) =>
+  adminDb().collection('workspaces').doc(setup.integration.workspaceId).collection('conversations').doc(setup.conversationId).collection('messages').doc(messageId);
+
+/** The operator edits (or unsends: `text` undefined) a sent reply (on the emulators: the request the console writes; the service's trigger takes it). */
+export async function requestLifecycle(setup: { integration: TestIntegration; conversationId: string }, messageId: string, text?: string): Promise<void> {
+  if (!onTestService) {
+    const request = { requestedAt: FieldValue.serverTimestamp(), uid: 'operator-e2e' };
+    await replyRef(setup, messageId).update(text === undefined ? { unsend: request } : { edit: { text, ...request } });
+    return;
+  }
+  if (text === undefined) testService().unsend(messageId);
+  else testService().edit(messageId, text);
+}
+
+/** One entry of a reply's `edits` / `unsends`, as both targets show it. */
+export interface LifecycleEntry {
+  deliveryId: string | null;
+  status: string;
+  text?: string;
+  error?: { code: string };
+}
+
+/** A reply's edit / unsend history and whether it was unsent (on the emulators: its document). */
+export async function replyHistory(setup: { integration: TestIntegration; conversationId: string }, messageId: string): Promise<{ edits: LifecycleEntry[]; unsends: LifecycleEntry[]; unsent: boolean; text: unknown }> {
+  const entry = (e: DocumentData): LifecycleEntry => ({
+    deliveryId: typeof e.deliveryId === 'string' ? e.deliveryId : null,
+    status: String(e.status),
+    ...(typeof e.text === 'string' ? { text: e.text } : {}),
+    ...(e.error === undefined || e.error === null ? {} : { error: { code: String((e.error as { code: unknown }).code) } }),
+  });
+  if (!onTestService) {
+    const doc = (await replyRef(setup, messageId).get()).data() ?? {};
+    const list = (v: unknown): DocumentData[] => (Array.isArray(v) ? (v as DocumentData[]) : []);
+    return { edits: list(doc.edits).map(entry), unsends: list(doc.unsends).map(entry), unsent: doc.unsent !== undefined && doc.unsent !== null, text: doc.text };
+  }
+  const view = testService().replies({ integrationId: setup.integration.integrationId, conversationId: setup.conversationId }).find((r) => r.messageId === messageId);
+  return Promise.resolve({
+    edits: (view?.edits ?? []).map((e) => entry(e)),
+    unsends: (view?.unsends ?? []).map((e) => entry(e)),
+    unsent: view?.unsent !== undefined,
+    text: view?.text,
+  });
+}
+
+/** The reactions stored on an operator reply (emoji and sender). */
+export async function replyReactions(setup: { integration: TestIntegration; conversationId: string }, messageId: string): Promise<{ emoji: string; senderExternalId: string }[]> {
+  if (!onTestService) {
+    const doc = (await replyRef(setup, messageId).get()).data() ?? {};
+    return (Array.isArray(doc.reactions) ? (doc.reactions as DocumentData[]) : []).map((r) => ({ emoji: String(r.emoji), senderExternalId: String(r.senderExternalId) }));
+  }
+  const view = testService().replies({ conversationId: setup.conversationId }).find((r) => r.messageId === messageId);
+  return Promise.resolve((view?.reactions ?? []).map(({ emoji, senderExternalId }) => ({ emoji, senderExternalId })));
 }

@@ -46,7 +46,9 @@ test('a stack on other ports moves the defaults with it; without a stack there a
 
 test('the loop is the SDK\'s runPullLoop (no hand-made ack / nack rules in the example)', () => {
   const source = readFileSync(join(DIR, 'connector.js'), 'utf8');
-  expect(source).toContain('runPullLoop(client, subscription, sendAndLog,');
+  // One callback per delivery kind: the reply's send (logged), and the provider's edit / unsend.
+  expect(source).toContain('const provider = { send: sendAndLog,');
+  expect(source).toContain('runPullLoop(client, subscription, provider,');
   expect(source).not.toMatch(/\.nack\(\)|parsePulledNotification/);
   // One timer only: the erasures' (the SDK's processErasures), none for a hand-made catch-up.
   expect(source.match(/setInterval\(/g)).toHaveLength(1);

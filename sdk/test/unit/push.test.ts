@@ -127,3 +127,23 @@ test('handleBody accepts an already parsed body (Express, Connect) and never rej
   await expect(handler.handleBody(envelope(NOTIFICATION))).resolves.toMatchObject({ status: 204, result: { kind: 'sent' } });
   await expect(handler.handleBody(null)).resolves.toMatchObject({ status: 204, action: 'ack', error: expect.objectContaining({ name: 'InvalidNotificationError' }) });
 });
+
+test('with { send, unsend }: an unsend pushed with attribute kind runs the unsend callback with the target; a bad provider is refused when the handler is made', async () => {
+  const target = { deliveryId: 'd_0', providerMessageIds: ['wamid.1'] };
+  serve((res) => reply(res, 200, { status: 'ready', kind: 'unsend', leaseId: 'l-1', leaseExpiresAt: Date.now() + 120_000, message: { recipient: { externalConversationId: 'chat', externalCustomerId: 'cust' } }, target }));
+  const client = new ConnectorClient({ integrationKey: KEY, baseUrl: service.url, sleep: fakeSleep().sleep, retry: 1 });
+  const unsent: unknown[] = [];
+  const own = createPushHandler(client, { send: () => ['never'], unsend: ({ target: t }) => void unsent.push(t) }, { auth: 'none' });
+  const server = http.createServer((req, res) => void own(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const body = { ...envelope(NOTIFICATION), message: { ...envelope(NOTIFICATION).message, attributes: { kind: 'unsend' } } };
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status).toBe(204);
+    expect(unsent).toEqual([target]);
+    expect(service.requests.find((r) => r.path === '/v1/deliveries/complete')?.json).toMatchObject({ providerMessageIds: ['wamid.1'] });
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  expect(() => createPushHandler(client, { edit: () => undefined } as never, { auth: 'none' })).toThrow('createPushHandler needs a provider send function or { send, edit?, unsend? }');
+});

@@ -55,6 +55,8 @@ const CLIENT = [
   'RETRY_METHODS',
   'RETRY_STATUSES',
   'SDK_VERSION',
+  // The fail code of a delivery whose kind has no callback (edit / unsend).
+  'UNSUPPORTED_KIND_CODE',
 ];
 const NOTIFICATIONS = ['parseNotificationJson', 'parsePulledNotification', 'parsePushNotification'];
 const ERASURES = ['processErasures'];

@@ -4,7 +4,7 @@
  * the same connector without the breakage passes everything. The runs go side by side (each on
  * services of its own), so the whole file takes about one run's time.
  */
-import { runConformance, SCENARIO_NAMES, formatResult, type ConformanceReport } from '../../../src/check/runner.js';
+import { LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES, formatResult, type ConformanceReport } from '../../../src/check/runner.js';
 import { brokenConnector, type Breakage } from './fixtures/broken.js';
 
 jest.setTimeout(120_000);
@@ -20,6 +20,8 @@ const EXPECTED: Record<Breakage, Record<string, RegExp>> = {
     'lease-lost-on-complete': /complete_without_sending_start/,
     'long-provider-call': /complete_without_sending_start/,
     'duplicate-notification': /complete_without_sending_start/,
+    'edit-reply': /complete_without_sending_start/,
+    'unsend-reply': /complete_without_sending_start/,
   },
   'ignores-retry-after': {
     'claim-503-retry-after': /retry_before_retry_after/,
@@ -33,6 +35,8 @@ const EXPECTED: Record<Breakage, Record<string, RegExp>> = {
   'completes-corrupted-file': { 'corrupted-attachment': /complete_without_fetching_files[^]*was completed although its file does not match/ },
   'never-acknowledges-erasures': { erasure: /erasure_not_acknowledged/ },
   'no-extension': { 'long-provider-call': /the lease was never extended/ },
+  'edit-as-new-message': { 'edit-reply': /edit_sent_as_new_message[^]*the channel shows "Your order #1234 ships today/ },
+  'unsend-without-provider': { 'unsend-reply': /the channel still shows it: the unsend was completed without the provider deleting the message/ },
 };
 
 let reports: Map<Breakage, ConformanceReport>;
@@ -48,7 +52,9 @@ test.each(Object.keys(EXPECTED) as Breakage[])('%s fails exactly the scenarios i
   const lines = report.results.map(formatResult).join('\n');
   const expected = EXPECTED[kind];
   const failed = report.results.filter((r) => r.status !== 'pass').map((r) => r.name);
-  expect({ kind, failed, lines }).toEqual({ kind, failed: SCENARIO_NAMES.filter((n) => n in expected), lines });
+  // The fixture declares edit and unsend: it runs the scenarios after the send too.
+  expect({ kind, failed, lines }).toEqual({ kind, failed: [...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES].filter((n) => n in expected), lines });
+  expect(report.results.map((r) => r.name)).toEqual([...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES]);
   for (const result of report.results.filter((r) => r.status === 'fail')) {
     expect(formatResult(result)).toMatch(new RegExp(`^FAIL ${result.name}: `));
     expect(formatResult(result)).toMatch(expected[result.name]!);

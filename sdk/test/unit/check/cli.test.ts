@@ -72,6 +72,22 @@ test('a connector that completes without start: FAIL lines naming the rule and t
   expect(result.status).toBe(1);
 });
 
+test('the example connector declares edits and unsends: their scenarios run by name and pass', async () => {
+  const result = await run(process.execPath, [cli, 'conformance.js', '--scenario', 'edit-reply', '--scenario', 'unsend-reply'], app);
+  expect(result.stderr).toBe('');
+  expect(result.stdout).toMatch(/^PASS edit-reply \(\d+ ms\)\nPASS unsend-reply \(\d+ ms\)\nOK: 2 scenarios, 2 passed, 0 failed, 0 skipped/);
+  expect(result.status).toBe(0);
+});
+
+test('--lifecycle: only for a process, only edit and unsend (exit 2 with the usage)', async () => {
+  const onModule = await run(process.execPath, [cli, 'conformance.js', '--lifecycle', 'edit'], app);
+  expect(onModule.stderr).toMatch(/--lifecycle is for a process.*\nusage:/);
+  expect(onModule.status).toBe(2);
+  const unknownKind = await run(process.execPath, [cli, '--push', 'http://127.0.0.1:9/', '--command', 'true', '--lifecycle', 'edit,pin'], app);
+  expect(unknownKind.stderr).toMatch(/--lifecycle takes edit and\/or unsend, not pin\nusage:/);
+  expect(unknownKind.status).toBe(2);
+});
+
 test('usage errors exit 2 with the usage', async () => {
   const result = await run(process.execPath, [cli, 'conformance.js', '--scenario', 'no-such-scenario'], app);
   expect(result.stderr).toMatch(/unknown scenario no-such-scenario\nusage:/);

@@ -62,6 +62,7 @@ test('every rule of the Violation type has a one-line description', () => {
       'claim_retry_new_request_id',
       'complete_without_fetching_files',
       'complete_without_sending_start',
+      'edit_sent_as_new_message',
       'erasure_not_acknowledged',
       'message_retry_new_event_id',
       'provider_work_after_sent',
@@ -266,6 +267,29 @@ describe('erasure_not_acknowledged', () => {
     expect(check(l.calls, true)).toEqual([]);
     const other = log().call('listPendingErasures', {}, 200, list).call('acknowledgeErasure', { erasureId: 'e1' }, 200, { acknowledged: true }, { integrationId: 'int-2' });
     expect(rules(check(other.calls, true))).toEqual(['erasure_not_acknowledged']);
+  });
+});
+
+describe('edit_sent_as_new_message', () => {
+  const target = { deliveryId: 'd0', providerMessageIds: ['wamid.1'], parts: [{ part: 'att_1', providerMessageIds: ['wamid.2'] }] };
+  const claimKind = (kind: string, deliveryId: string, leaseId: string) =>
+    log().call('claimDelivery', { deliveryId, requestId: 'r1' }, 200, {
+      status: 'ready',
+      kind,
+      leaseId,
+      leaseExpiresAt: 2_000_000,
+      message: { ...(kind === 'edit' ? { text: 'new' } : {}), recipient: { externalConversationId: 'c', externalCustomerId: 'u' } },
+      target,
+    });
+  test.each(['edit', 'unsend'])('an %s completed with new ids only is named, with the claim and the complete as evidence', (kind) => {
+    const l = claimKind(kind, 'd1', 'L1').start('d1', 'L1').complete('d1', 'L1', { providerMessageIds: ['wamid.99'] });
+    expect(check(l.calls)).toEqual([expect.objectContaining({ rule: 'edit_sent_as_new_message', deliveryId: 'd1', evidence: [1, 3] })]);
+  });
+  test("completed with the target's ids (the SDK's default), a part's id, or new ids next to them: fine; a plain reply with new ids: fine", () => {
+    expect(check(claimKind('edit', 'd1', 'L1').start('d1', 'L1').complete('d1', 'L1', { providerMessageIds: ['wamid.1'] }).calls)).toEqual([]);
+    expect(check(claimKind('unsend', 'd1', 'L1').start('d1', 'L1').complete('d1', 'L1', { providerMessageIds: ['wamid.2'] }).calls)).toEqual([]);
+    expect(check(claimKind('edit', 'd1', 'L1').start('d1', 'L1').complete('d1', 'L1', { providerMessageIds: ['wamid.1.v2', 'wamid.1'] }).calls)).toEqual([]);
+    expect(check(log().claimReady('d1', 'r1', 'L1').start('d1', 'L1').complete('d1', 'L1', { providerMessageIds: ['wamid.99'] }).calls)).toEqual([]);
   });
 });
 

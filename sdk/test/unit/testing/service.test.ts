@@ -181,7 +181,7 @@ describe('deliveries', () => {
     const conversationId = await conversation();
     const { deliveryId } = service.reply({ conversationId, text: 'See file', files: [{ fileName: 'a.txt', contentType: 'text/plain', data: Buffer.from('hello') }] });
     const claim = await client.deliveries.claim({ deliveryId, requestId: 'r1' });
-    if (claim.status !== 'ready') throw new Error('not ready');
+    if (claim.status !== 'ready' || 'kind' in claim) throw new Error('not a ready reply');
     const attachment = claim.message.attachments?.[0];
     if (attachment === undefined) throw new Error('no attachment');
     const raw = await post('/v1/deliveries/attachment', { deliveryId, leaseId: claim.leaseId, attachmentId: attachment.attachmentId });
