@@ -47,7 +47,8 @@ test('a reply with a PDF: claim, download the file, start, complete with parts',
   const { deliveryId } = await eventually(async () => setup.topic.received.find((n) => n.messageId === messageId), `the notification of reply ${messageId}`, 20_000);
 
   const claim = await api.POST('/v1/deliveries/claim', { body: { deliveryId, requestId: randomUUID() } });
-  if (claim.data?.status !== 'ready') throw new Error(`expected a ready claim, got ${claim.response.status} ${JSON.stringify(claim.data ?? claim.error)}`);
+  // A plain reply's claim: `ready` without a `kind` (an edit or unsend claim has one).
+  if (claim.data?.status !== 'ready' || 'kind' in claim.data) throw new Error(`expected a ready claim of a reply, got ${claim.response.status} ${JSON.stringify(claim.data ?? claim.error)}`);
   const { leaseId, message } = claim.data;
   expect(message.attachments).toEqual([pdf]);
 

@@ -279,6 +279,69 @@ export interface components {
              * @enum {string}
              */
             status: "ready";
+        } & (components["schemas"]["ClaimReadyEdit"] | components["schemas"]["ClaimReadyUnsend"] | components["schemas"]["ClaimReadySend"]);
+        /** @description Edit a sent reply (only for an integration with `replies.lifecycle.edit`): replace the text of the messages in `target`. */
+        ClaimReadyEdit: {
+            /** @constant */
+            status: "ready";
+            /** @constant */
+            kind: "edit";
+            leaseId: string;
+            /** @description Unix epoch milliseconds. */
+            leaseExpiresAt: number;
+            message: {
+                /** @description The reply's new text (1 to 10000 code points): it replaces the text of the target's messages. */
+                text: string;
+                recipient: {
+                    externalConversationId: string;
+                    externalCustomerId: string;
+                };
+            };
+            target: {
+                /** @description The delivery that sent the reply. */
+                deliveryId: string;
+                /** @description The provider's ids of the sent reply, as its `complete` reported them: the message(s) to edit or delete. */
+                providerMessageIds: string[];
+                /** @description Only when the reply's delivery reported per-part outcomes: the ids of each part (its text and each file). */
+                parts?: {
+                    /** @description `text` or an `attachmentId` of the reply. */
+                    part: string;
+                    providerMessageIds: string[];
+                }[];
+            };
+        };
+        /** @description Unsend a sent reply (only for an integration with `replies.lifecycle.unsend`): delete the messages in `target` for the recipient. */
+        ClaimReadyUnsend: {
+            /** @constant */
+            status: "ready";
+            /** @constant */
+            kind: "unsend";
+            leaseId: string;
+            /** @description Unix epoch milliseconds. */
+            leaseExpiresAt: number;
+            message: {
+                recipient: {
+                    externalConversationId: string;
+                    externalCustomerId: string;
+                };
+            };
+            target: {
+                /** @description The delivery that sent the reply. */
+                deliveryId: string;
+                /** @description The provider's ids of the sent reply, as its `complete` reported them: the message(s) to edit or delete. */
+                providerMessageIds: string[];
+                /** @description Only when the reply's delivery reported per-part outcomes: the ids of each part (its text and each file). */
+                parts?: {
+                    /** @description `text` or an `attachmentId` of the reply. */
+                    part: string;
+                    providerMessageIds: string[];
+                }[];
+            };
+        };
+        /** @description Send the reply. */
+        ClaimReadySend: {
+            /** @constant */
+            status: "ready";
             leaseId: string;
             /** @description Unix epoch milliseconds. */
             leaseExpiresAt: number;

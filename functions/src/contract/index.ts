@@ -213,3 +213,60 @@ export function parseAttachmentCapability(value: unknown): AttachmentCapability 
   if (typeof maxCount !== 'number' || !Number.isInteger(maxCount) || maxCount < 1 || maxCount > ATTACHMENT_LIMITS.maxCount) return null;
   return { contentTypes: [...contentTypes], maxBytes, maxCount };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Edits and unsends of sent replies (docs/contract.md#edits-and-unsends)
+
+/**
+ * An integration's `replies.lifecycle` capability: `{ edit?: { windowSeconds }, unsend?: { windowSeconds } }`,
+ * each window the channel's own (e.g. 900 s for edits on one channel, two days on another), in whole
+ * seconds within these bounds. firestore.rules apply a generated copy (scripts/rules-facts.mjs).
+ */
+export const LIFECYCLE_LIMITS = { windowSecondsMin: 60, windowSecondsMax: 604_800 } as const;
+
+/** What an operator may ask of a sent reply: the `kind` of the delivery that carries it to the channel. */
+export const LIFECYCLE_KINDS = ['edit', 'unsend'] as const;
+export type LifecycleKind = (typeof LIFECYCLE_KINDS)[number];
+
+/** One kind's part of the capability: requests are taken until `windowSeconds` after the reply was sent. */
+export interface LifecycleWindow {
+  windowSeconds: number;
+}
+
+/** The `replies.lifecycle` capability as validated: null for a kind the connector does not take. */
+export interface LifecycleCapability {
+  edit: LifecycleWindow | null;
+  unsend: LifecycleWindow | null;
+}
+
+function lifecycleWindowOf(value: unknown): LifecycleWindow | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const keys = Object.keys(value);
+  const { windowSeconds } = value as Record<string, unknown>;
+  if (keys.length !== 1 || typeof windowSeconds !== 'number' || !Number.isInteger(windowSeconds)) return null;
+  return windowSeconds >= LIFECYCLE_LIMITS.windowSecondsMin && windowSeconds <= LIFECYCLE_LIMITS.windowSecondsMax ? { windowSeconds } : null;
+}
+
+/**
+ * The capability a stored `replies.lifecycle` value means. Absent or malformed (not a map, another
+ * key, a window out of bounds or not whole seconds): no edits or unsends, exactly as for a connector
+ * built before them; each kind is judged on its own.
+ */
+export function parseLifecycleCapability(value: unknown): LifecycleCapability {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { edit: null, unsend: null };
+  const stored = value as Record<string, unknown>;
+  if (Object.keys(stored).some((key) => !(LIFECYCLE_KINDS as readonly string[]).includes(key))) return { edit: null, unsend: null };
+  return { edit: lifecycleWindowOf(stored.edit), unsend: lifecycleWindowOf(stored.unsend) };
+}
+
+/**
+ * Why the service refused an operator's edit or unsend request (the `error.code` of its history
+ * entry on the reply, docs/data-model.md): the integration does not take the kind, the kind's
+ * window since the reply was sent has passed, the reply is not `sent`, it was unsent already, or
+ * the edit's text is not a reply's text.
+ */
+export const LIFECYCLE_REFUSALS = ['lifecycle_disabled', 'edit_window_passed', 'reply_not_sent', 'reply_unsent', 'invalid_edit'] as const;
+export type LifecycleRefusal = (typeof LIFECYCLE_REFUSALS)[number];
+
+/** The fail code of a connector that has no way to carry a delivery's `kind` (its SDK fails it with this). */
+export const UNSUPPORTED_KIND = 'unsupported_kind';

@@ -119,14 +119,30 @@ const AttachmentRefSchema = z.strictObject({
   size: z.number().int().min(1).max(ATTACHMENT_LIMITS.maxBytesPerFile).describe('Bytes.'),
   sha256: z.string().regex(SHA256_HEX_PATTERN).describe('SHA-256 of the bytes, lowercase hex.'),
 });
-const ClaimResponseSchema = z.discriminatedUnion('status', [
-  z.strictObject({
-    status: z.literal('skip'),
-    // The contract's reasons, and any other string: a later version may add one (docs/contract.md#claim),
-    // and a reader generated from this schema (the SDK's) must still accept it.
-    reason: z.union([z.enum(SKIP_REASONS), z.string()]).describe('One of the listed reasons; later versions may add others: treat an unknown one like any skip (acknowledge).'),
-  }),
-  z.strictObject({
+/** The provider ids of one part of the reply a lifecycle delivery acts on (its `parts` report). */
+const TargetPartSchema = z.strictObject({
+  part: z.string().describe(`\`${TEXT_PART}\` or an \`attachmentId\` of the reply.`),
+  providerMessageIds: z.array(z.string()),
+});
+/** What an edit or unsend acts on: the reply's `sent` delivery and the provider ids its connector reported. */
+const ClaimTargetSchema = z.strictObject({
+  deliveryId: z.string().describe('The delivery that sent the reply.'),
+  providerMessageIds: z.array(z.string()).describe("The provider's ids of the sent reply, as its `complete` reported them: the message(s) to edit or delete."),
+  parts: z
+    .array(TargetPartSchema)
+    .min(1)
+    .optional()
+    .describe('Only when the reply\'s delivery reported per-part outcomes: the ids of each part (its text and each file).'),
+});
+const ClaimSkipSchema = z.strictObject({
+  status: z.literal('skip'),
+  // The contract's reasons, and any other string: a later version may add one (docs/contract.md#claim),
+  // and a reader generated from this schema (the SDK's) must still accept it.
+  reason: z.union([z.enum(SKIP_REASONS), z.string()]).describe('One of the listed reasons; later versions may add others: treat an unknown one like any skip (acknowledge).'),
+});
+/** A plain reply's `ready` claim: exactly the v1 shape (no `kind`, no `target`). */
+const ClaimReadySendSchema = z
+  .strictObject({
     status: z.literal('ready'),
     leaseId: z.string(),
     leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
@@ -139,8 +155,44 @@ const ClaimResponseSchema = z.discriminatedUnion('status', [
         .optional()
         .describe('Only for an integration with the `replies.attachments` capability, and only when the reply has files: fetch each with POST /v1/deliveries/attachment.'),
     }),
-  }),
-]);
+  })
+  .describe('Send the reply.')
+  .meta({ title: 'Send' });
+/** docs/contract.md#edits-and-unsends: replace the text of a sent reply on the channel. */
+const ClaimReadyEditSchema = z
+  .strictObject({
+    status: z.literal('ready'),
+    kind: z.literal('edit'),
+    leaseId: z.string(),
+    leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
+    message: z.strictObject({
+      text: z.string().describe("The reply's new text (1 to 10000 code points): it replaces the text of the target's messages."),
+      recipient,
+    }),
+    target: ClaimTargetSchema,
+  })
+  .describe('Edit a sent reply (only for an integration with `replies.lifecycle.edit`): replace the text of the messages in `target`.')
+  .meta({ title: 'Edit' });
+/** docs/contract.md#edits-and-unsends: take a sent reply back on the channel. */
+const ClaimReadyUnsendSchema = z
+  .strictObject({
+    status: z.literal('ready'),
+    kind: z.literal('unsend'),
+    leaseId: z.string(),
+    leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
+    message: z.strictObject({ recipient }),
+    target: ClaimTargetSchema,
+  })
+  .describe('Unsend a sent reply (only for an integration with `replies.lifecycle.unsend`): delete the messages in `target` for the recipient.')
+  .meta({ title: 'Unsend' });
+/**
+ * The claim's answer. The three `ready` claims share `status: "ready"`, so this is a plain union
+ * (told apart by `kind`, absent for a plain reply), not a zod discriminated union; the OpenAPI
+ * document still discriminates on `status` (`ClaimReady` is the `oneOf` of the three, ../openapi/json-schema.ts).
+ * Order matters: a reader that takes the first matching option and ignores unknown properties
+ * (the SDK's) must try the kinds before the plain reply, or an edit would read as a reply to send.
+ */
+const ClaimResponseSchema = z.union([ClaimSkipSchema, ClaimReadyEditSchema, ClaimReadyUnsendSchema, ClaimReadySendSchema]);
 const StartResponseSchema = z.strictObject({
   status: z.enum(['sending', 'sent']).describe('`sending`: call the provider now, once. `sent`: already sent, do not send again.'),
 });
@@ -160,6 +212,8 @@ const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describ
 
 /** What the rules (./state-machine.ts) and the handlers answer: exactly what the response schemas describe. */
 export type ClaimResponse = z.output<typeof ClaimResponseSchema>;
+/** The `target` of an edit or unsend claim. */
+export type ClaimTarget = z.output<typeof ClaimTargetSchema>;
 export type StartResponse = z.output<typeof StartResponseSchema>;
 export type ExtendResponse = z.output<typeof ExtendResponseSchema>;
 export type CompleteResponse = z.output<typeof CompleteResponseSchema>;

@@ -190,12 +190,12 @@ function componentsOf(id: OperationId): string {
   return components;
 }
 
-/** The components of a JSON operation: `<Prefix>Request`, `<Prefix>Response` (a discriminated union also gets one per option). */
+/** The components of a JSON operation: `<Prefix>Request`, `<Prefix>Response` (a union of objects also gets one per option: ./json-schema.ts `discriminatedUnion`). */
 function jsonOperationSchemas(id: OperationId): JsonObject {
   const prefix = componentsOf(id);
   const { request, response } = OPERATION_SCHEMAS[id];
   const components: JsonObject = { [`${prefix}Request`]: jsonSchema(request, 'input') };
-  if (response instanceof z.ZodDiscriminatedUnion) {
+  if (response instanceof z.ZodUnion) {
     const union = discriminatedUnion(prefix, response, 'output');
     components[`${prefix}Response`] = union.union;
     Object.assign(components, union.options);

@@ -52,27 +52,72 @@ function defaultsInProse(node: JsonObject): JsonObject {
 }
 
 /**
- * A discriminated union as components: each option becomes `<prefix><Tag>` and the union a
- * `oneOf` of references with an OpenAPI `discriminator` (with explicit mapping).
+ * A union of objects told apart by a constant property as components: each option becomes
+ * `<prefix><Tag>` and the union a `oneOf` of references with an OpenAPI `discriminator` (with
+ * explicit mapping). The property is the zod discriminated union's, or for a plain union the one
+ * every option has as a constant (`status`).
+ *
+ * Options that share a tag (the claim's three `ready` answers: a reply, an edit, an unsend, told
+ * apart by `kind`, absent for a reply) become one component `<prefix><Tag>`, a `oneOf` of
+ * `<prefix><Tag><Title>` (stating the tag), each option naming itself with zod's `.meta({ title })` (the title is
+ * the component's name, not kept in it). Their order is the zod union's: readers that take the
+ * first match and ignore unknown properties need the most specific option first.
  */
-export function discriminatedUnion(prefix: string, schema: z.ZodDiscriminatedUnion, io: 'input' | 'output'): { union: JsonObject; options: Record<string, JsonObject> } {
-  const discriminator = schema._zod.def.discriminator;
+export function discriminatedUnion(prefix: string, schema: z.ZodUnion, io: 'input' | 'output'): { union: JsonObject; options: Record<string, JsonObject> } {
+  const converted = schema.options.map((option) => {
+    const { title, ...rest } = jsonSchema(option as z.ZodType, io);
+    return { title, schema: rest, properties: isJsonObject(rest.properties) ? rest.properties : {} };
+  });
+  const discriminator = schema instanceof z.ZodDiscriminatedUnion ? schema._zod.def.discriminator : commonConstant(prefix, converted.map((c) => c.properties));
+  const groups = new Map<string, typeof converted>();
+  for (const option of converted) {
+    const property = option.properties[discriminator];
+    const tag = isJsonObject(property) ? property.const : undefined;
+    if (typeof tag !== 'string') throw new Error(`${prefix}: option without a literal '${discriminator}'`);
+    groups.set(tag, [...(groups.get(tag) ?? []), option]);
+  }
   const options: Record<string, JsonObject> = {};
   const mapping: JsonObject = {};
-  for (const option of schema.options) {
-    const converted = jsonSchema(option as z.ZodType, io);
-    const properties = converted.properties as JsonObject;
-    const tag = (properties[discriminator] as JsonObject).const;
-    if (typeof tag !== 'string') throw new Error(`${prefix}: option without a literal '${discriminator}'`);
-    const name = `${prefix}${tag.charAt(0).toUpperCase()}${tag.slice(1)}`;
-    options[name] = converted;
+  for (const [tag, members] of groups) {
+    const name = `${prefix}${capitalised(tag)}`;
+    const [only] = members;
+    if (members.length === 1 && only !== undefined) {
+      options[name] = only.schema;
+    } else {
+      options[name] = {}; // the group before its members in the document
+      const names = members.map(({ title, schema: member }) => {
+        if (typeof title !== 'string' || title === '') throw new Error(`${prefix}: options sharing '${discriminator}: ${tag}' need a title each (.meta({ title }))`);
+        const memberName = `${name}${capitalised(title)}`;
+        if (memberName in options) throw new Error(`${prefix}: two options named ${memberName}`);
+        options[memberName] = member;
+        return memberName;
+      });
+      // An object schema stating the shared tag, not a bare `oneOf`: a discriminator's mapping must
+      // point at an object schema for client generators (openapi-typescript) to read it.
+      options[name] = {
+        type: 'object',
+        properties: { [discriminator]: { type: 'string', const: tag } },
+        required: [discriminator],
+        oneOf: names.map(schemaRef),
+      };
+    }
     mapping[tag] = schemaRef(name).$ref as string;
   }
   const union: JsonObject = {
-    oneOf: Object.keys(options).map(schemaRef),
+    oneOf: [...groups.keys()].map((tag) => schemaRef(`${prefix}${capitalised(tag)}`)),
     discriminator: { propertyName: discriminator, mapping },
   };
   const description = schema.description;
   if (description !== undefined) union.description = description;
   return { union, options };
+}
+
+const capitalised = (word: string): string => `${word.charAt(0).toUpperCase()}${word.slice(1)}`;
+
+/** The first property every option has as a string constant: what tells a plain union's options apart. */
+function commonConstant(prefix: string, options: readonly JsonObject[]): string {
+  const [first] = options;
+  const found = Object.keys(first ?? {}).find((key) => options.every((properties) => isJsonObject(properties[key]) && typeof properties[key].const === 'string'));
+  if (found === undefined) throw new Error(`${prefix}: a union of objects needs a property every option has as a constant`);
+  return found;
 }

@@ -42,6 +42,8 @@ test('every fact of the block is the contract value, and the hand-written rules 
     externalCustomerIdMax: contract.CONSOLE_LIMITS.externalCustomerId,
     retentionDaysMin: contract.RETENTION_DAYS.min,
     retentionDaysMax: contract.RETENTION_DAYS.max,
+    lifecycleWindowSecondsMin: contract.LIFECYCLE_LIMITS.windowSecondsMin,
+    lifecycleWindowSecondsMax: contract.LIFECYCLE_LIMITS.windowSecondsMax,
   });
   const outside = handWritten(rules);
   for (const fact of facts) expect(outside).toContain(`${fact.name}()`);
@@ -57,6 +59,7 @@ test.each([
   ['CONSOLE_LIMITS.integrationName', { CONSOLE_LIMITS: { ...contract.CONSOLE_LIMITS, integrationName: 100 } }, 'return 100;'],
   ['CONSOLE_LIMITS.externalCustomerId', { CONSOLE_LIMITS: { ...contract.CONSOLE_LIMITS, externalCustomerId: 512 } }, 'return 512;'],
   ['RETENTION_DAYS', { RETENTION_DAYS: { min: 1, max: 365 } }, 'return 365;'],
+  ['LIFECYCLE_LIMITS', { LIFECYCLE_LIMITS: { windowSecondsMin: 30, windowSecondsMax: 86_400 } }, 'return 86400;'],
   ['SHA256_HEX_PATTERN', { SHA256_HEX_PATTERN: /^[0-9A-F]{64}$/ }, "'[0-9A-F]{64}'"],
   ['ATTACHMENT_ID_PATTERN', { ATTACHMENT_ID_PATTERN: /^att_[A-Za-z0-9_-]{1,124}$/ }, "'att_[A-Za-z0-9_-]{1,124}'"],
 ] as const)('a changed %s makes the committed rules stale (the --check fails)', (_name, changes, expected) => {
