@@ -393,7 +393,8 @@ export function integrationsView(session: Session): View {
       : null;
     const form = h(
       'form',
-      { class: 'lifecycle-form', 'aria-label': `After the send of ${integrationId}` },
+      // The console's own check says what is wrong (the browser's would block the submit with a tooltip only).
+      { class: 'lifecycle-form', 'aria-label': `After the send of ${integrationId}`, novalidate: true },
       h('p', { class: 'muted' }, `The channel's own windows: ${formatWindow(LIFECYCLE_WINDOW_MIN_SECONDS)} to ${formatWindow(LIFECYCLE_WINDOW_MAX_SECONDS)} (e.g. 900 for 15 minutes).`),
       ...kinds.map((k) => k.row),
       h('div', { class: 'row' }, save, off),

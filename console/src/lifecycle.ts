@@ -6,14 +6,12 @@
  * labels of the service's answers (`edits[]`, `unsends[]`). Shared by the thread (thread.ts), the
  * admin's form (integrations.ts) and the desk CLI (console/cli). Time is a parameter (`now`).
  */
-import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
+import { codePointLength, LIFECYCLE_LIMITS, parseLifecycleCapability, REPLY_MAX_CODE_POINTS, type LifecycleKind } from '../../functions/src/contract';
 
+export type { LifecycleKind };
 /** `windowSeconds` bounds of the contract (edits and unsends: one minute to seven days). */
-export const LIFECYCLE_WINDOW_MIN_SECONDS = 60;
-export const LIFECYCLE_WINDOW_MAX_SECONDS = 604_800;
-
-/** One kind of request after the send. */
-export type LifecycleKind = 'edit' | 'unsend';
+export const LIFECYCLE_WINDOW_MIN_SECONDS = LIFECYCLE_LIMITS.windowSecondsMin;
+export const LIFECYCLE_WINDOW_MAX_SECONDS = LIFECYCLE_LIMITS.windowSecondsMax;
 
 /** `replies.lifecycle`: the kinds the integration's channel supports, each with its window. */
 export interface LifecycleCapability {
@@ -23,25 +21,15 @@ export interface LifecycleCapability {
 
 const isWindow = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= LIFECYCLE_WINDOW_MIN_SECONDS && value <= LIFECYCLE_WINDOW_MAX_SECONDS;
 
-function readKind(value: unknown): { windowSeconds: number } | null | undefined {
-  if (value === undefined) return undefined;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
-  const keys = Object.keys(value);
-  const windowSeconds = (value as { windowSeconds?: unknown }).windowSeconds;
-  return keys.length === 1 && isWindow(windowSeconds) ? { windowSeconds } : null;
-}
-
 /**
- * The capability of an integration document's `replies.lifecycle`, or undefined when it is absent
- * or malformed: the service then offers no edits or unsends, so the console offers none either.
+ * The capability of an integration document's `replies.lifecycle`, or undefined when it offers
+ * neither kind. The contract's parser decides (the service's own): absent or malformed means no
+ * edits or unsends, each kind judged on its own, so the console offers exactly what the service takes.
  */
 export function readLifecycle(value: unknown): LifecycleCapability | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  if (Object.keys(value).some((k) => k !== 'edit' && k !== 'unsend')) return undefined;
-  const edit = readKind((value as { edit?: unknown }).edit);
-  const unsend = readKind((value as { unsend?: unknown }).unsend);
-  if (edit === null || unsend === null || (edit === undefined && unsend === undefined)) return undefined;
-  return { ...(edit === undefined ? {} : { edit }), ...(unsend === undefined ? {} : { unsend }) };
+  const { edit, unsend } = parseLifecycleCapability(value);
+  if (edit === null && unsend === null) return undefined;
+  return { ...(edit === null ? {} : { edit }), ...(unsend === null ? {} : { unsend }) };
 }
 
 /** Why a capability would be refused (the rules' checks, in words), or undefined when it is valid. */

@@ -27,6 +27,8 @@ describe('readLifecycle', () => {
     expect(readLifecycle({ edit: { windowSeconds: 900, extra: 1 } })).toBeUndefined();
     expect(readLifecycle({ edit: { windowSeconds: 900 }, react: {} })).toBeUndefined();
     expect(readLifecycle([])).toBeUndefined();
+    // Each kind on its own, as the service judges it.
+    expect(readLifecycle({ edit: { windowSeconds: 30 }, unsend: { windowSeconds: 3600 } })).toEqual({ unsend: { windowSeconds: 3600 } });
   });
 
   test('the admin form check and the words', () => {
