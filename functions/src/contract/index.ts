@@ -261,11 +261,13 @@ export function parseLifecycleCapability(value: unknown): LifecycleCapability {
 
 /**
  * Why the service refused an operator's edit or unsend request (the `error.code` of its history
- * entry on the reply, docs/data-model.md): the integration does not take the kind, the kind's
- * window since the reply was sent has passed, the reply is not `sent`, it was unsent already, or
- * the edit's text is not a reply's text.
+ * entry on the reply, docs/data-model.md): the integration does not take the kind (or replies are
+ * off), the kind's window since the reply was sent has passed (for an unsend too), the reply is
+ * not `sent`, it was unsent already (or an unsend of it is on its way), the edit's text is not a
+ * reply's text, or a later request of the same kind was already taken (requests that reached the
+ * service out of order: the older one would undo the newer one on the channel).
  */
-export const LIFECYCLE_REFUSALS = ['lifecycle_disabled', 'edit_window_passed', 'reply_not_sent', 'reply_unsent', 'invalid_edit'] as const;
+export const LIFECYCLE_REFUSALS = ['lifecycle_disabled', 'edit_window_passed', 'reply_not_sent', 'reply_unsent', 'invalid_edit', 'superseded'] as const;
 export type LifecycleRefusal = (typeof LIFECYCLE_REFUSALS)[number];
 
 /** The fail code of a connector that has no way to carry a delivery's `kind` (its SDK fails it with this). */

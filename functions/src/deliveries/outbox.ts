@@ -15,6 +15,7 @@ import { knownTopicProblem, recordPublishFailure } from '../integrations/topics'
 import { publishNotification, type DeliveryNotification, type PermanentPublishFailure, type PublishResult } from './publisher';
 import { decideUndeliverable } from './state-machine';
 import type { NotificationReason } from './record';
+import type { LifecycleKind } from '../contract';
 import { outboxRef, type OutboxEntry } from './store';
 import { runTransition } from './transition';
 
@@ -50,7 +51,7 @@ async function markUndeliverable(db: Firestore, outboxId: string, entry: OutboxE
  */
 export interface CommittedNotification {
   outboxId: string;
-  publish?: { topic: string; reason: NotificationReason; notification: DeliveryNotification };
+  publish?: { topic: string; reason: NotificationReason; notification: DeliveryNotification; kind?: LifecycleKind };
 }
 
 /**
@@ -80,8 +81,8 @@ export async function publishCommitted(db: Firestore, committed: readonly Commit
  * failed: the caller hands the entry to `processOutboxEntry`, which classifies and records failures
  * (a publish that failed ambiguously may then arrive twice: connectors dedupe by claiming).
  */
-async function publishDirect(db: Firestore, outboxId: string, { topic, reason, notification }: NonNullable<CommittedNotification['publish']>): Promise<boolean> {
-  const result = await publishNotification(topic, notification, outboxId);
+async function publishDirect(db: Firestore, outboxId: string, { topic, reason, notification, kind }: NonNullable<CommittedNotification['publish']>): Promise<boolean> {
+  const result = await publishNotification(topic, notification, outboxId, kind);
   if (!result.ok) return false;
   await outboxRef(db, outboxId).delete();
   logger.info('notification.published', { outboxId, deliveryId: notification.deliveryId, integrationId: notification.integrationId, reason, pubsubMessageId: result.messageId, spanId: spanIdOf(outboxId) });
@@ -119,7 +120,7 @@ export async function processOutboxEntry(db: Firestore, outboxId: string, now = 
     conversationId: entry.conversationId,
     messageId: entry.messageId,
   };
-  const result: PublishResult = 'code' in target ? { ok: false, permanent: true, ...target } : await publishNotification(target.topic, notification, outboxId);
+  const result: PublishResult = 'code' in target ? { ok: false, permanent: true, ...target } : await publishNotification(target.topic, notification, outboxId, entry.kind);
 
   if (result.ok) {
     await ref.delete();

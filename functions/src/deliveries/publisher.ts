@@ -2,6 +2,7 @@ import { errorCode, errorMessage, GRPC } from '../platform/failures';
 import { pubsub } from '../platform/pubsub';
 import { formatTraceparent, spanIdOf, traceIdOfDelivery } from '../platform/trace';
 import { isValidTopicName, TOPIC_NAME_FORMAT, type PermanentPublishFailure } from '../integrations/model';
+import type { LifecycleKind } from '../contract';
 
 /** The identifiers-only notification of docs/contract.md#notifications. */
 export interface DeliveryNotification {
@@ -30,9 +31,11 @@ const PERMANENT: ReadonlyMap<unknown, PermanentPublishFailure> = new Map<unknown
  * Publishes one notification to the integration owner's topic and classifies failure: a missing
  * topic or permission is permanent (recorded, not retried forever); anything else is transient.
  * Its `traceparent` attribute names the delivery's trace (docs/contract.md#notifications) and one
- * span per notification (`occurrence`: its outbox id), which the connector sends back.
+ * span per notification (`occurrence`: its outbox id), which the connector sends back. An edit or
+ * unsend delivery's notification carries its `kind` as an attribute too (docs/contract.md#edits-and-unsends);
+ * a reply's has none, exactly as before, and the JSON body is the same five identifiers for all.
  */
-export async function publishNotification(topicName: string, notification: DeliveryNotification, occurrence: string): Promise<PublishResult> {
+export async function publishNotification(topicName: string, notification: DeliveryNotification, occurrence: string, kind?: LifecycleKind): Promise<PublishResult> {
   if (!isValidTopicName(topicName)) return { ok: false, permanent: true, code: 'topic_invalid', detail: `topic must be ${TOPIC_NAME_FORMAT}` };
   try {
     const topic = (await pubsub()).topic(topicName, { batching: { maxMessages: 1, maxMilliseconds: 0 } });
@@ -42,6 +45,7 @@ export async function publishNotification(topicName: string, notification: Deliv
         deliveryId: notification.deliveryId,
         integrationId: notification.integrationId,
         traceparent: formatTraceparent(traceIdOfDelivery(notification.deliveryId), spanIdOf(occurrence)),
+        ...(kind !== undefined ? { kind } : {}),
       },
     });
     return { ok: true, messageId };

@@ -2,7 +2,7 @@
  * The delivery record and the facts about it that every rule shares. Pure: no Firebase, no I/O,
  * no clock (callers pass `now`). The rules that change a record are in ./state-machine.ts.
  */
-import type { AttachmentContentType } from '../contract';
+import type { AttachmentContentType, LifecycleKind } from '../contract';
 import { LEASE_MAX_MS, LEASE_MS } from '../contract';
 import { NotFoundError } from '../platform/errors';
 
@@ -67,6 +67,13 @@ export interface AttachmentRef {
   sha256: string;
 }
 
+/** What an edit or unsend acts on (the claim's `target`): the reply's sent delivery and the provider ids it reported, per part when reported. */
+export interface DeliveryTarget {
+  deliveryId: string;
+  providerMessageIds: string[];
+  parts?: Array<{ part: string; providerMessageIds: string[] }>;
+}
+
 /** The outcome of one part of a reply: `text` or an attachment id. */
 export interface PartOutcome {
   part: string;
@@ -86,8 +93,21 @@ export interface DeliveryRecord {
   /** 1, 2, 3 ... per conversation, creation order. */
   seq: number;
   status: DeliveryStatus;
-  /** Copied from the reply at creation (replies are immutable). */
+  /**
+   * Copied from the reply at creation (replies are immutable); for an edit the new text, for an
+   * unsend empty.
+   */
   text: string;
+  /**
+   * An operator's edit or unsend of the sent reply `messageId` (docs/contract.md#edits-and-unsends);
+   * absent for the reply's own delivery (every record from before edits existed). Its status is
+   * mirrored as an entry of the reply's `edits` / `unsends`, never as the reply's `delivery`.
+   */
+  kind?: LifecycleKind;
+  /** With `kind`: what it acts on, the reply's sent delivery and the provider ids its connector reported. */
+  target?: DeliveryTarget;
+  /** With `kind`: the operator's request time (epoch ms; the request's server timestamp). */
+  requestedAt?: number;
   /**
    * The reply's files (docs/contract.md#attachments), checked against their upload records and the
    * integration's capability at creation. Absent on a text-only reply (and on every record written

@@ -239,6 +239,8 @@ export interface ReplyMirror {
   deliveryId?: string;
   status: DeliveryStatus;
   updatedAt: Timestamp;
+  /** When the delivery became `sent` (the window of edits and unsends counts from it: docs/contract.md#edits-and-unsends). */
+  sentAt?: Timestamp;
   providerMessageIds?: string[];
   error?: { outcome: string; code: string };
   receipt?: { status: ReceiptStatus; at: Timestamp; code?: string };
@@ -270,6 +272,7 @@ function previousMirror(p: PreviousDelivery): PreviousMirror {
 /** The mirror of a delivery record (docs/data-model.md): written with every change the console can see. */
 export function deliveryMirror(d: DeliveryRecord, now: number): ReplyMirror {
   const mirror: ReplyMirror = { deliveryId: d.deliveryId, status: d.status, updatedAt: Timestamp.fromMillis(now) };
+  if (d.status === 'sent' && d.sentAt !== undefined) mirror.sentAt = Timestamp.fromMillis(d.sentAt);
   if (d.providerMessageIds.length > 0) mirror.providerMessageIds = d.providerMessageIds;
   if (d.error) mirror.error = d.error;
   if (d.receipt) {

@@ -25,6 +25,7 @@ import {
   retryBudgetSpent,
   withAttempt,
   type AttachmentRef,
+  type DeliveryTarget,
   type PartOutcome,
   type Decision,
   type DeliveryRecord,
@@ -38,11 +39,11 @@ import {
   newDelivery,
 } from './record';
 // The answers of the connector's operations are the types of their response schemas.
-import type { ClaimResponse, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './schemas';
+import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './schemas';
 import { appendToQueue, type QueueTail } from './ordering';
 
 // Why a claim answers `skip`: the contract's list (SKIP_REASONS), shared with the response schema and the SDK.
-import type { SkipReason } from '../contract';
+import type { LifecycleKind, SkipReason } from '../contract';
 
 /** The console's recall answer (not an HTTP response: it is written on the reply). */
 export interface CancelResponse {
@@ -262,11 +263,26 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
 
 function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recipient: Recipient): ClaimResponse {
   const to = { externalConversationId: recipient.externalConversationId, externalCustomerId: recipient.externalCustomerId };
+  // An edit or unsend (docs/contract.md#edits-and-unsends) says so, with what it acts on; a reply's
+  // claim keeps its exact v1 shape (no `kind`, no `target`).
+  if (d.kind !== undefined) {
+    const target = targetOf(d);
+    return d.kind === 'edit'
+      ? { status: 'ready', kind: 'edit', leaseId, leaseExpiresAt, message: { text: d.text, recipient: to }, target }
+      : { status: 'ready', kind: 'unsend', leaseId, leaseExpiresAt, message: { recipient: to }, target };
+  }
   // `attachments` only when there are some: a text-only reply's claim keeps the exact shape a
   // connector built before attachments knows (docs/contract.md#attachments).
   // Names are cleaned again on the way out: a delivery recorded before the rule keeps its name as written.
   const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a, name: shownFileName(a.name) })) } : { text: d.text, recipient: to };
   return { status: 'ready', leaseId, leaseExpiresAt, message };
+}
+
+/** The claim's `target` of an edit or unsend (copies: the answer never shares arrays with the record). */
+function targetOf(d: DeliveryRecord): ClaimTarget {
+  const target = d.target ?? { deliveryId: '', providerMessageIds: [] };
+  const parts = target.parts !== undefined && target.parts.length > 0 ? { parts: target.parts.map((p) => ({ part: p.part, providerMessageIds: [...p.providerMessageIds] })) } : {};
+  return { deliveryId: target.deliveryId, providerMessageIds: [...target.providerMessageIds], ...parts };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -600,8 +616,10 @@ export interface AppendInput {
   attachments?: AttachmentRef[];
   /** A resend whose text was already sent: the new delivery carries files only. */
   textSent?: boolean;
+  /** An operator's edit or unsend of the sent reply (docs/contract.md#edits-and-unsends): the kind, what it acts on, when it was asked (epoch ms). */
+  lifecycle?: { kind: LifecycleKind; target: DeliveryTarget; requestedAt: number };
   now: number;
-  /** `created` for a new reply (./sequencing.ts), `resend` for an operator's resend (./resend.ts). */
+  /** `created` for a new reply (./sequencing.ts) or an edit/unsend (./lifecycle.ts), `resend` for an operator's resend (./resend.ts). */
   reason: 'created' | 'resend';
   /** A resend's: how the delivery it replaces ended, shown on the reply as `delivery.previous`. */
   previous?: PreviousDelivery;
@@ -626,11 +644,12 @@ export interface Appended {
  *    right after the commit (`inline`: one trigger from the operator's reply to the connector).
  */
 export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
-  const { reason, previous, attachments, textSent, ...fields } = input;
+  const { reason, previous, attachments, textSent, lifecycle, ...fields } = input;
   const position = appendToQueue(queue, input.deliveryId);
   const record = newDelivery({ ...fields, seq: position.seq });
   const next: DeliveryRecord = {
     ...record,
+    ...(lifecycle !== undefined ? { kind: lifecycle.kind, target: lifecycle.target, requestedAt: lifecycle.requestedAt } : {}),
     ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
     ...(textSent === true ? { textSent } : {}),
     ...(previous !== undefined ? { previous } : {}),

@@ -22,6 +22,7 @@ import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
 import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
 import { deliveryMirror, mirrorChanged, type ReplyMirror } from './reply';
+import type { ReplyHistory } from './lifecycle-history';
 
 /** @public the bench reads deliveries through it (bench/lib/service.mjs) */
 export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
@@ -49,6 +50,8 @@ export interface OutboxEntry {
   shard: number;
   /** Its writer publishes it right after the commit (./outbox.ts `publishCommitted`); the trigger leaves it. */
   inline?: true;
+  /** An edit or unsend's kind: published as the notification's attribute `kind` (docs/contract.md#notifications). */
+  kind?: DeliveryRecord['kind'];
 }
 
 /**
@@ -252,6 +255,10 @@ export function writeReplyMirror(tx: Transaction, db: Firestore, reply: ReplyAdd
  * writes, no read), the reply mirror and, when asked, a notification. Returns the notification's
  * outbox id (null without one), for a caller that publishes it itself once the transaction commits.
  *
+ * The mirror of an edit or unsend delivery is its entry in the reply's history, not the reply's
+ * `delivery`: `history` (the reply read in this transaction, ./lifecycle-history.ts) takes it, and
+ * its caller writes it once; such a record whose mirror changes without one is a programming error.
+ *
  * `onlyFields`: the record was not read (`before` is what is known of it, the release facts of a
  * waiting delivery: ./transition.ts): only these fields of the record are written (an update, which
  * fails the commit if the record is gone), the rest of what it stores being what `before` assumes.
@@ -264,6 +271,7 @@ export function writeDelivery(
   notify: Notify | null,
   now: number,
   onlyFields?: readonly (keyof DeliveryRecord)[],
+  history?: ReplyHistory,
 ): string | null {
   const derived = withOutcomeTimes(before, withLiveness(before, withPendingAt(before, next, now), config().unclaimedExpiryMs), now);
   const stored: DeliveryRecord = { ...derived, listShard: shardOf(next.deliveryId, config().listShards) };
@@ -277,7 +285,11 @@ export function writeDelivery(
   } else if (checkAfter === null && checkBefore !== null) {
     tx.delete(deliveryCheckRef(db, next.deliveryId));
   }
-  if (mirrorChanged(before, stored)) writeReplyMirror(tx, db, next, deliveryMirror(stored, now));
+  if (mirrorChanged(before, stored)) {
+    if (stored.kind === undefined) writeReplyMirror(tx, db, next, deliveryMirror(stored, now));
+    else if (history === undefined) throw new Error(`writeDelivery: the ${stored.kind} delivery ${stored.deliveryId} changed without its reply's history`);
+    else history.record(stored, now);
+  }
   if (notify !== null) {
     const entry: OutboxEntry = {
       deliveryId: next.deliveryId,
@@ -291,6 +303,7 @@ export function writeDelivery(
       createdAt: now,
       shard: shardOf(next.deliveryId, config().queueShards),
       ...(notify.inline === true ? { inline: true as const } : {}),
+      ...(next.kind !== undefined ? { kind: next.kind } : {}),
     };
     const outboxId = outboxIdFor(entry);
     tx.set(outboxRef(db, outboxId), entry);

@@ -28,7 +28,9 @@ import { exhaustedEvent } from './operational-events';
 import { conversationOfDeliveryId } from '../platform/ids';
 import { releaseFrom, hasUnfinishedBefore, type QueueTail, type ReleaseFacts } from './ordering';
 import { isTerminal, newDelivery, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from './record';
-import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
+import { mirrorChanged, rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
+import { ReplyHistory } from './lifecycle-history';
+import { paths } from '../platform/paths';
 import { decideAppend, decideWake, type AppendInput } from './state-machine';
 import {
   conversationRef,
@@ -149,8 +151,12 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
       }
     }
 
+    // An edit or unsend whose console-visible state changes: its entry in the reply's history needs
+    // the reply (./lifecycle-history.ts). A plain reply's delivery reads nothing more.
+    const history = decision?.next && before.kind !== undefined && mirrorChanged(before, decision.next) ? await readReplyHistory(tx, db, before) : undefined;
+
     transition.beforeWrite?.();
-    if (decision) writeDecision(tx, db, before, decision, now);
+    if (decision) writeDecision(tx, db, before, decision, now, undefined, history);
     const wake = released ? decideWake(released.record, now) : null;
     if (queue) {
       const waiting = decision?.next && decision.next.waiting !== before.waiting ? { seq: before.seq, waiting: decision.next.waiting } : null;
@@ -160,10 +166,17 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
       attempt.wokeFromFacts ||= released.fromFacts;
       writeDecision(tx, db, released.record, wake, now, released.fromFacts ? WAKE_FIELDS : undefined);
     }
+    history?.write(tx, db);
     const outcome: TransitionOutcome<R> = { before, decision };
     transition.alsoWrite?.(tx, outcome);
     return outcome;
   });
+}
+
+/** The history of the reply an edit or unsend delivery belongs to, read in the transaction. */
+export async function readReplyHistory(tx: Transaction, db: Firestore, reply: ReplyAddress, snapshot?: DocumentSnapshot): Promise<ReplyHistory> {
+  const snap = snapshot ?? (await tx.get(db.doc(paths.message(reply.workspaceId, reply.conversationId, reply.messageId))));
+  return new ReplyHistory({ workspaceId: reply.workspaceId, conversationId: reply.conversationId, messageId: reply.messageId }, snap.exists ? snap.data() : undefined);
 }
 
 /** What the first read wave returned: the delivery and, when its id names the conversation, what the transition asked for. */
@@ -215,13 +228,21 @@ function waitingDelivery(releasing: DeliveryRecord, seq: number, deliveryId: str
  * Writes what a rule decided about a delivery (`before`, null for a new one): its record with the
  * reply mirror, check document and notification. Returns the notification's outbox id, if any.
  */
-function writeDecision<R>(tx: Transaction, db: Firestore, before: DeliveryRecord | null, decision: Decision<R>, now: number, onlyFields?: readonly (keyof DeliveryRecord)[]): string | null {
+function writeDecision<R>(
+  tx: Transaction,
+  db: Firestore,
+  before: DeliveryRecord | null,
+  decision: Decision<R>,
+  now: number,
+  onlyFields?: readonly (keyof DeliveryRecord)[],
+  history?: ReplyHistory,
+): string | null {
   if (decision.next === null) return null;
   // docs/operations.md#operational-events: a delivery that ran out of attempts or was never claimed
   // is an operational event, written with the transition like a notification.
   const exhausted = exhaustedEvent(before, decision.next, now);
   if (exhausted !== null) writeOperationalEvent(tx, db, exhausted, now);
-  return writeDelivery(tx, db, before, decision.next, decision.effects.notify, now, onlyFields);
+  return writeDelivery(tx, db, before, decision.next, decision.effects.notify, now, onlyFields, history);
 }
 
 /**
@@ -264,12 +285,13 @@ export async function openQueue(tx: Transaction, db: Firestore, queue: CreationQ
  * Appends a new delivery to the end of its conversation's queue (`decideAppend`: the next seq and
  * the head rule) and writes it: record, reply mirror, check document when claimable, and its
  * notification, which the creator publishes after the commit (./outbox.ts `publishCommitted`).
- * Only after every read of the transaction, and after `openQueue`.
+ * Only after every read of the transaction, and after `openQueue`. An edit or unsend (`input.lifecycle`)
+ * takes its reply's `history` (its entry instead of the reply's mirror), which its creator writes.
  */
-export function appendDelivery(tx: Transaction, db: Firestore, queue: CreationQueue, input: AppendInput): { delivery: DeliveryRecord; outboxId: string | null } {
+export function appendDelivery(tx: Transaction, db: Firestore, queue: CreationQueue, input: AppendInput, history?: ReplyHistory): { delivery: DeliveryRecord; outboxId: string | null } {
   if (queue.read === null) throw new Error('appendDelivery: the queue was not read (openQueue)');
   const { decision, queue: tail } = decideAppend(queue.tail, input);
-  const outboxId = writeDecision(tx, db, null, decision, input.now);
+  const outboxId = writeDecision(tx, db, null, decision, input.now, undefined, history);
   queue.tail = tail;
   queue.appended.set(decision.next.seq, decision.next.deliveryId);
   // Behind an unfinished delivery: what its release needs, so that it is woken without being read.

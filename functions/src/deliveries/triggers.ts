@@ -6,6 +6,8 @@ import { db } from '../platform/firebase';
 import { errorCode, errorMessage, retryTransient } from '../platform/failures';
 import { REGION } from '../platform/region';
 import { cancelReply } from './cancel';
+import { lifecycleRequestOf, requestLifecycle, type LifecycleRequest } from './lifecycle';
+import type { LifecycleKind } from '../contract';
 import { rollUpHealth } from './health-rollup';
 import { outboxDueAt, processOutboxEntry, publishCommitted } from './outbox';
 import { resendReply } from './resend';
@@ -41,18 +43,32 @@ function sameRequest(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * The requests of `kind` a change hands over when it carries a new one: the new request and the one
+ * it replaced (./lifecycle.ts takes whichever is not taken yet, so that two requests whose triggers
+ * arrive in the wrong order are both taken, in order). Empty when the change has no new request.
+ */
+function lifecycleRequests(kind: LifecycleKind, before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): LifecycleRequest[] {
+  if (after?.[kind] === undefined || sameRequest(before?.[kind], after[kind])) return [];
+  return [lifecycleRequestOf(before?.[kind]), lifecycleRequestOf(after[kind])].filter((r): r is LifecycleRequest => r !== null);
+}
+
+/**
  * A message changed. One trigger for every console request on a reply, dispatched by what changed:
- * a new `cancel` request (docs/decisions.md#recall-before-send-cancel: recall before send) and a new `resend` request
- * (docs/decisions.md#operator-resend), detected the same way (the request differs from the one before). Every other update (the
- * service's own mirror writes, most of them) returns at once. Should one write carry both (rules
- * allow one field per write, so only the Admin SDK could), the cancel is applied first.
+ * a new `cancel` request (docs/decisions.md#recall-before-send-cancel: recall before send), a new `resend` request
+ * (docs/decisions.md#operator-resend) and a new `edit` or `unsend` request (docs/contract.md#edits-and-unsends),
+ * detected the same way (the request differs from the one before). Every other update (the
+ * service's own mirror writes, most of them) returns at once. Should one write carry several (rules
+ * allow one field per write, so only the Admin SDK could), the cancel is applied first. Cancel and
+ * resend act on the reply's own delivery only, never on an edit's or unsend's.
  */
 export async function onReplyUpdated(event: ReplyChange): Promise<void> {
   const before = event.data?.before.data();
   const after = event.data?.after.data();
   const newCancel = after?.cancel !== undefined && !sameRequest(before?.cancel, after.cancel);
   const newResend = after?.resend !== undefined && !sameRequest(before?.resend, after.resend);
-  if (!newCancel && !newResend) return;
+  const edits = lifecycleRequests('edit', before, after);
+  const unsends = lifecycleRequests('unsend', before, after);
+  if (!newCancel && !newResend && edits.length === 0 && unsends.length === 0) return;
   const { workspaceId, conversationId, messageId } = event.params;
   if (newCancel) {
     const outcome = await retryTransient(() => cancelReply(db(), workspaceId, messageId, after));
@@ -62,6 +78,12 @@ export async function onReplyUpdated(event: ReplyChange): Promise<void> {
     const outcome = await retryTransient(() => resendReply(db(), workspaceId, conversationId, messageId));
     logger.info('reply.resend', { workspaceId, conversationId, messageId, ...outcome });
     if (outcome.kind === 'created' && outcome.outboxId !== null) await publishCommitted(db(), [{ outboxId: outcome.outboxId }]);
+  }
+  for (const [kind, requests] of [['edit', edits], ['unsend', unsends]] as const) {
+    if (requests.length === 0) continue;
+    const outcome = await retryTransient(() => requestLifecycle(db(), workspaceId, conversationId, messageId, kind, requests));
+    logger.info(`reply.${kind}`, { workspaceId, conversationId, messageId, created: outcome.created, refused: outcome.refused });
+    if (outcome.outboxIds.length > 0) await publishCommitted(db(), outcome.outboxIds.map((outboxId) => ({ outboxId })));
   }
 }
 

@@ -4,7 +4,7 @@
  * default, and only an explicit `true` enables anything (a broken document never opens access
  * nor publishes). Pure: no Firebase.
  */
-import { parseAttachmentCapability, type AttachmentCapability } from '../contract';
+import { parseAttachmentCapability, parseLifecycleCapability, type AttachmentCapability, type LifecycleCapability } from '../contract';
 
 /** Outcome of the replies topic check (integrations/topics.ts), shown on the integration. */
 export type TopicStatus = 'ok' | 'not_found' | 'permission_denied' | 'invalid';
@@ -31,6 +31,11 @@ export interface RepliesSettings {
    * for a connector built before attachments existed. A malformed value is null too.
    */
   attachments: AttachmentCapability | null;
+  /**
+   * The edit/unsend capability (docs/contract.md#edits-and-unsends): each kind's window, or null
+   * for a kind the connector does not take (absent or malformed: exactly as before edits existed).
+   */
+  lifecycle: LifecycleCapability;
 }
 
 export interface Integration {
@@ -69,6 +74,7 @@ export function parseReplies(value: unknown): RepliesSettings {
     topicMessage: stringOrNull(replies.topicMessage),
     topicCheckedAt: millis(replies.topicCheckedAt),
     attachments: parseAttachmentCapability(replies.attachments),
+    lifecycle: parseLifecycleCapability(replies.lifecycle),
   };
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { LifecycleKind } from '../contract';
 
 /**
  * Deterministic ids: a retry must land on the same documents, so every id the service mints is
@@ -47,6 +48,15 @@ export const deliveryIdFor = (conversationId: string, replyMessageId: string): s
  */
 export const resendDeliveryIdFor = (conversationId: string, replyMessageId: string, previousDeliveryId: string | null): string =>
   withConversation(digestId('d_', [conversationId, replyMessageId, 'resend', previousDeliveryId ?? '']), conversationId);
+
+/**
+ * The delivery that carries an operator's edit or unsend request of a sent reply to its channel
+ * (docs/contract.md#edits-and-unsends): one per request, identified by the reply, the kind, the
+ * request's server time (epoch ms) and who asked, so that a redelivered trigger finds it instead
+ * of creating a second one.
+ */
+export const lifecycleDeliveryIdFor = (conversationId: string, replyMessageId: string, kind: LifecycleKind, requestedAtMs: number, uid: string): string =>
+  withConversation(digestId('d_', [conversationId, replyMessageId, kind, String(requestedAtMs), uid]), conversationId);
 
 /**
  * The conversation a delivery id names, or null for an id of the older shape (`d_` + digest) or

@@ -35,8 +35,15 @@ test('one writer of the reply mirror: only store.ts writes a `delivery` field, i
   expect(store).toMatch(/export function writeReplyMirror\([^)]*\): void \{\n\s*tx\.set\(replyRef\(db, reply\), \{ delivery: mirror \}/);
 });
 
-test('creation appends through one function: only transition.ts calls decideAppend, sequencing and resend call appendDelivery', () => {
+test("one writer of a reply's edit/unsend history: only lifecycle-history.ts writes `edits`, `unsends` or `unsent`", () => {
+  // The fields' names as written (keys or strings), and the `unsent` marker: nowhere else.
+  expect(filesMatching(/['"](edits|unsends|unsent)['"]|\bunsent = \{|\bunsent: \{/).sort()).toEqual(['lifecycle-history.ts']);
+  const history = sources.find(({ name }) => name === 'lifecycle-history.ts')?.text ?? '';
+  expect(history.match(/tx\.(set|update|create)\(/g)).toHaveLength(1);
+});
+
+test('creation appends through one function: only transition.ts calls decideAppend, sequencing, resend and edits/unsends call appendDelivery', () => {
   expect(filesMatching(/\bdecideAppend\(/).sort()).toEqual(['state-machine.ts', 'transition.ts']);
-  expect(filesMatching(/\bappendDelivery\(/).sort()).toEqual(['resend.ts', 'sequencing.ts', 'transition.ts']);
+  expect(filesMatching(/\bappendDelivery\(/).sort()).toEqual(['lifecycle.ts', 'resend.ts', 'sequencing.ts', 'transition.ts']);
   expect(filesMatching(/\bwriteQueueAfterAppend\(/).sort()).toEqual(['store.ts', 'transition.ts']);
 });

@@ -49,7 +49,7 @@ function integration(overrides: Partial<IntegrationAuth> = {}): IntegrationAuth 
     previousKey: null,
     active: true,
     sourceEnabled: true,
-    replies: { enabled: false, topic: null, topicStatus: null, topicMessage: null, topicCheckedAt: null, attachments: null },
+    replies: { enabled: false, topic: null, topicStatus: null, topicMessage: null, topicCheckedAt: null, attachments: null, lifecycle: { edit: null, unsend: null } },
     messagesPerMinute: null,
     previousKeyExpiresAt: null,
     ...overrides,

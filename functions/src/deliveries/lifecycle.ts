@@ -1,0 +1,214 @@
+/**
+ * Edits and unsends of sent replies (docs/contract.md#edits-and-unsends). A workspace member writes
+ * `edit: { text, requestedAt, uid }` or `unsend: { requestedAt, uid }` on a sent operator reply
+ * (firestore.rules check the capability, the window, the state and the text); the reply's update
+ * trigger calls `requestLifecycle`, which in one creation transaction (./transition.ts
+ * `runCreation`) re-checks all of it (`lifecycleVerdict`) and either appends a delivery of that
+ * `kind` at the end of the conversation's queue (`appendDelivery`, the same rule as a reply's: it
+ * never overtakes an earlier unfinished delivery and holds later ones back) or records the refusal.
+ * Either way the request gets its entry in the reply's `edits` / `unsends` (./lifecycle-history.ts).
+ *
+ * Once only, and never lost:
+ *  - the delivery's id is derived from the request (reply, kind, request time, uid), and a request
+ *    that already has its entry or its delivery is skipped, so a redelivered trigger does nothing;
+ *  - the trigger hands over the request before the write too (`before`), not only the new one: two
+ *    requests written in quick succession whose triggers arrive in the wrong order are still both
+ *    taken, in the order they were made (the later trigger takes both, the earlier finds them done);
+ *  - a request older than one already taken is refused `superseded` (it would undo the newer one
+ *    on the channel): only possible when three or more writes race their triggers.
+ */
+import { Timestamp, type Firestore } from 'firebase-admin/firestore';
+import { codePointLength, REPLY_MAX_CODE_POINTS, type LifecycleKind, type LifecycleRefusal, type LifecycleWindow } from '../contract';
+import { lifecycleDeliveryIdFor } from '../platform/ids';
+import { paths } from '../platform/paths';
+import { repliesTopic } from '../integrations/model';
+import { integrationOf, integrationRef } from '../integrations/store';
+import { hasRequest, latestTakenRequest, queuedEntry, refusedEntry, unsendTaken } from './lifecycle-history';
+import type { DeliveryRecord, DeliveryTarget } from './record';
+import { operatorReplyOf, type StoredMirror } from './reply';
+import { deliveryRef } from './store';
+import { appendDelivery, openQueue, readReplyHistory, runCreation } from './transition';
+
+/** An operator's request as written on the reply (firestore.rules: the server time and the writer's uid). */
+export interface LifecycleRequest {
+  requestedAt: Timestamp;
+  uid: string;
+  /** The edit's new text, as written (checked by `lifecycleVerdict`); undefined for an unsend. */
+  text?: unknown;
+}
+
+const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The request a stored `edit` / `unsend` value holds, or null when it is none (no server time or no uid: never taken). */
+export function lifecycleRequestOf(value: unknown): LifecycleRequest | null {
+  if (!isMap(value) || !(value.requestedAt instanceof Timestamp) || typeof value.uid !== 'string') return null;
+  return 'text' in value ? { requestedAt: value.requestedAt, uid: value.uid, text: value.text } : { requestedAt: value.requestedAt, uid: value.uid };
+}
+
+/** What a request is checked against, as read in the creation transaction. */
+export interface LifecycleFacts {
+  kind: LifecycleKind;
+  /** The kind's window; null when the integration does not take the kind or takes no replies at all. */
+  window: LifecycleWindow | null;
+  /** The reply's delivery as its mirror shows it (null: no mirror, the reply was never sequenced). */
+  replyStatus: string | null;
+  /** When the reply's delivery was sent (epoch ms), or null when unknown. */
+  sentAt: number | null;
+  /** The reply's text as written. */
+  replyText: unknown;
+  /** The reply was unsent. */
+  unsent: boolean;
+  /** An unsend of the reply is queued, on its way or sent. */
+  unsendTaken: boolean;
+  /** The latest request time of this kind already taken (a delivery), or null. */
+  latestTaken: number | null;
+}
+
+export type LifecycleVerdict = { accepted: true; text: string } | { accepted: false; code: LifecycleRefusal };
+
+/**
+ * The service's own check of a request (the rules checked the same at write time; the trigger may
+ * run later, and the integration may have changed since). The window is measured to the request's
+ * server time, not to when the trigger ran. An edit's text is a reply's text (1 to
+ * REPLY_MAX_CODE_POINTS code points) of a reply that has text; an unsend's delivery has none.
+ */
+export function lifecycleVerdict(facts: LifecycleFacts, request: { requestedAt: number; text?: unknown }): LifecycleVerdict {
+  if (facts.window === null) return { accepted: false, code: 'lifecycle_disabled' };
+  if (facts.replyStatus !== 'sent') return { accepted: false, code: 'reply_not_sent' };
+  if (facts.unsent || facts.unsendTaken) return { accepted: false, code: 'reply_unsent' };
+  if (facts.sentAt === null || request.requestedAt > facts.sentAt + facts.window.windowSeconds * 1000) return { accepted: false, code: 'edit_window_passed' };
+  let text = '';
+  if (facts.kind === 'edit') {
+    const edited = request.text;
+    const replyHasText = typeof facts.replyText === 'string' && facts.replyText.length > 0;
+    if (!replyHasText || typeof edited !== 'string' || edited.length === 0 || codePointLength(edited) > REPLY_MAX_CODE_POINTS) return { accepted: false, code: 'invalid_edit' };
+    text = edited;
+  }
+  if (facts.latestTaken !== null && request.requestedAt < facts.latestTaken) return { accepted: false, code: 'superseded' };
+  return { accepted: true, text };
+}
+
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+
+/**
+ * What an edit or unsend acts on: the reply's sent delivery and the provider ids its connector
+ * reported (`complete`), per part when it reported parts (only the parts it sent). From the record
+ * when there is one, else from the mirror, which holds the same ids.
+ */
+export function targetOf(deliveryId: string, record: Pick<DeliveryRecord, 'providerMessageIds' | 'parts'> | null, mirror: StoredMirror): DeliveryTarget {
+  const providerMessageIds = record !== null ? [...record.providerMessageIds] : strings(mirror.fields.providerMessageIds);
+  const reported = record !== null ? (record.parts ?? []) : Array.isArray(mirror.fields.parts) ? mirror.fields.parts.filter(isMap) : [];
+  const parts = reported
+    .filter((p) => p.status === 'sent' && typeof p.part === 'string')
+    .map((p) => ({ part: p.part as string, providerMessageIds: strings(p.providerMessageIds) }));
+  return parts.length > 0 ? { deliveryId, providerMessageIds, parts } : { deliveryId, providerMessageIds };
+}
+
+/** When the reply's delivery was sent: the record's `sentAt`, else the mirror's. */
+function sentAtOf(record: Pick<DeliveryRecord, 'sentAt'> | null, mirror: StoredMirror): number | null {
+  if (record?.sentAt !== undefined) return record.sentAt;
+  const stored = mirror.fields.sentAt;
+  return stored instanceof Timestamp ? stored.toMillis() : null;
+}
+
+export interface LifecycleOutcome {
+  /** The deliveries created, in request order. */
+  created: string[];
+  refused: Array<{ requestedAt: number; code: LifecycleRefusal }>;
+  /** Their notifications' outbox entries, to publish right after the commit. */
+  outboxIds: string[];
+}
+
+/**
+ * Takes the `kind` requests of one reply that are not taken yet (`requests`: the trigger's before
+ * and after values), oldest first: each becomes a delivery at the end of the conversation's queue,
+ * or a refusal; both get their history entry. Nothing for a message that is not an operator reply.
+ */
+export async function requestLifecycle(
+  db: Firestore,
+  workspaceId: string,
+  conversationId: string,
+  messageId: string,
+  kind: LifecycleKind,
+  requests: readonly LifecycleRequest[],
+): Promise<LifecycleOutcome> {
+  const outcome: LifecycleOutcome = { created: [], refused: [], outboxIds: [] };
+  if (requests.length === 0) return outcome;
+  return runCreation(db, { workspaceId, conversationId }, async (tx, queue, now) => {
+    const [replySnap, queueSnap, conversationSnap] = await tx.getAll(
+      db.doc(paths.message(workspaceId, conversationId, messageId)),
+      queue.ref,
+      db.doc(paths.conversation(workspaceId, conversationId)),
+    );
+    const reply = operatorReplyOf(messageId, replySnap?.data());
+    if (replySnap === undefined || reply === null) return outcome;
+    const integrationId = conversationSnap?.get('integrationId') as unknown;
+    const sentDeliveryId = reply.mirror?.status === 'sent' ? reply.mirror.deliveryId : null;
+    const ids = requests.map((r) => lifecycleDeliveryIdFor(conversationId, messageId, kind, r.requestedAt.toMillis(), r.uid));
+
+    // Second wave: the integration (the capability), the reply's sent delivery (the target) and
+    // the deliveries these requests would create (already there: taken before).
+    const integrationDoc = typeof integrationId === 'string' ? integrationRef(db, workspaceId, integrationId) : null;
+    const sentDoc = sentDeliveryId !== null ? deliveryRef(db, workspaceId, sentDeliveryId) : null;
+    const refs = [...(integrationDoc !== null ? [integrationDoc] : []), ...(sentDoc !== null ? [sentDoc] : []), ...ids.map((id) => deliveryRef(db, workspaceId, id))];
+    const byPath = new Map((await tx.getAll(...refs)).map((snap) => [snap.ref.path, snap]));
+    const integrationSnap = integrationDoc !== null ? byPath.get(integrationDoc.path) : undefined;
+    const sentSnap = sentDoc !== null ? byPath.get(sentDoc.path) : undefined;
+    const existing = ids.map((id) => byPath.get(deliveryRef(db, workspaceId, id).path));
+    const history = await readReplyHistory(tx, db, { workspaceId, conversationId, messageId }, replySnap);
+    const fresh = requests
+      .map((request, i) => ({ request, deliveryId: ids[i] as string, taken: existing[i]?.exists === true }))
+      .filter(({ request, taken }) => !taken && !hasRequest(history.entries(kind), request.requestedAt))
+      .sort((a, b) => a.request.requestedAt.toMillis() - b.request.requestedAt.toMillis());
+    if (fresh.length === 0) return outcome;
+
+    const integration = integrationSnap?.exists === true ? integrationOf(integrationSnap) : null;
+    const window = integration !== null && repliesTopic(integration) !== null ? integration.replies.lifecycle[kind] : null;
+    const sentRecord = sentSnap?.exists === true ? (sentSnap.data() as DeliveryRecord) : null;
+    const mirror = reply.mirror;
+    await openQueue(tx, db, queue, queueSnap);
+
+    for (const { request, deliveryId } of fresh) {
+      const requestedAt = request.requestedAt.toMillis();
+      const facts: LifecycleFacts = {
+        kind,
+        window,
+        replyStatus: mirror?.status ?? null,
+        sentAt: mirror === null ? null : sentAtOf(sentRecord, mirror),
+        replyText: reply.text,
+        unsent: history.unsent,
+        unsendTaken: unsendTaken(history.entries('unsend')),
+        latestTaken: latestTakenRequest(history.entries(kind)),
+      };
+      const verdict = lifecycleVerdict(facts, { requestedAt, text: request.text });
+      if (!verdict.accepted || mirror === null || sentDeliveryId === null || typeof integrationId !== 'string') {
+        const code = verdict.accepted ? 'reply_not_sent' : verdict.code;
+        history.add(kind, refusedEntry(kind, request.text, request.requestedAt, code, now));
+        outcome.refused.push({ requestedAt, code });
+        continue;
+      }
+      history.add(kind, queuedEntry(kind, verdict.text, request.requestedAt, deliveryId));
+      const { outboxId } = appendDelivery(
+        tx,
+        db,
+        queue,
+        {
+          deliveryId,
+          workspaceId,
+          integrationId,
+          conversationId,
+          messageId,
+          text: verdict.text,
+          now,
+          reason: 'created',
+          lifecycle: { kind, target: targetOf(sentDeliveryId, sentRecord, mirror), requestedAt },
+        },
+        history,
+      );
+      outcome.created.push(deliveryId);
+      if (outboxId !== null) outcome.outboxIds.push(outboxId);
+    }
+    history.write(tx, db);
+    return outcome;
+  });
+}
