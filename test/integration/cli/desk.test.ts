@@ -136,7 +136,7 @@ describe('usage and the stack', () => {
   test('an unknown command or a missing argument: the reason and the usage, exit 2; help: exit 0', async () => {
     const [unknown, missing, noText, help] = await Promise.all([desk(['bogus']), desk(['cancel', 'c_1']), desk(['reply', 'c_1']), desk(['help'])]);
     expectExit(unknown, 2);
-    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, capabilities, erase, help\)\n/);
+    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, help\)\n/);
     expect(unknown.stderr).toContain('Usage: npm run desk -- <command>');
     expectExit(missing, 2);
     expect(missing.stderr).toMatch(/^desk: cancel needs <conversationId> <replyId>\n/);
@@ -144,7 +144,7 @@ describe('usage and the stack', () => {
     expectExit(noText, 2);
     expect(noText.stderr).toMatch(/^desk: reply needs --text "..." or at least one --file <path> \(or both\)/);
     expectExit(help, 0);
-    for (const command of ['conversations', 'reply', 'status', 'cancel', 'resend', 'capabilities', 'erase']) expect(help.stdout).toContain(`  ${command} `);
+    for (const command of ['conversations', 'reply', 'status', 'cancel', 'resend', 'edit', 'unsend', 'capabilities', 'erase']) expect(help.stdout).toContain(`  ${command} `);
   });
 
   test('a stack that is not running: said so, with how to start it, exit 1', async () => {
