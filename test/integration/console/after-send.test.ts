@@ -22,7 +22,7 @@ import type { Browser, Page } from 'playwright-core';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { adminDb, closeStack, postJson } from '../helpers/stack';
 import { closePubSub, deliverFully, eventually, readReply, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
-import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, SCREENSHOTS, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -100,7 +100,9 @@ test('the admin sets edits and unsends with their windows: stored exactly; a win
   await card.locator('.lifecycle-capability[data-lifecycle="on"]', { hasText: 'Edits within 15 min of sending; unsends within 1 h.' }).waitFor();
   // The page shows its own write at once; the server has it once the rules accepted it.
   await expect(eventually(async () => (await integrationDoc().get()).get('replies.lifecycle') as unknown, 'the stored capability')).resolves.toEqual(LIFECYCLE);
-  await shot(adminPage, 'integrations-lifecycle', { fullPage: true });
+  await card.locator('details.lifecycle-edit summary').click();
+  await card.locator('section.lifecycle-settings').scrollIntoViewIfNeeded();
+  await shot(adminPage, 'integrations-lifecycle');
 });
 
 test('Edit and Unsend show on sent replies only, follow the capability live and disappear when their windows pass', async () => {
@@ -309,7 +311,20 @@ test('the thread shows edits with their history, unsent and failed unsends, reac
     .doc(`workspaces/${workspaceId}/typing/${setup.conversationId}`)
     .set({ conversationId: setup.conversationId, integrationId: setup.integration.integrationId, senderExternalId: setup.customerId, displayName: 'Grace Hopper', at, expireAt: Timestamp.fromMillis(at.toMillis() + 60_000) });
   await adminPage.locator('#typing', { hasText: 'Grace Hopper is typing…' }).waitFor();
-  await shot(adminPage, 'after-send-thread', { fullPage: true });
+  if (SCREENSHOTS) {
+    // The whole thread in one picture: a page tall enough for every message, the histories open.
+    const tall = await newPage(browser, browserLog, await browser.newContext({ viewport: { width: 1280, height: 2400 } }));
+    await signIn(tall, workspaceId, admin);
+    await tall.locator('#whoami').waitFor();
+    await tall.goto(consoleUrl(workspaceId, `#/conversations/${setup.conversationId}`));
+    const refunded = replyItem(tall, 'we have refunded you');
+    await refunded.locator('details.edit-history summary').click();
+    await tall.locator(`li.message.inbound[data-message="${editedId}"] details.edit-history summary`).click();
+    await adminDb().doc(`workspaces/${workspaceId}/typing/${setup.conversationId}`).update({ at: Timestamp.now() });
+    await tall.locator('#typing', { hasText: 'is typing…' }).waitFor();
+    await shot(tall, 'after-send-thread', { fullPage: true });
+    await tall.context().close();
+  }
   const page = await newPage(browser, browserLog);
   await signIn(page, workspaceId, admin);
   await page.locator('#whoami').waitFor();
