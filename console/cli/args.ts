@@ -23,7 +23,13 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   txt: 'text/plain',
 };
 
-export type CommandName = 'help' | 'conversations' | 'reply' | 'status' | 'cancel' | 'resend' | 'capabilities' | 'erase';
+export type CommandName = 'help' | 'conversations' | 'reply' | 'status' | 'cancel' | 'resend' | 'edit' | 'unsend' | 'capabilities' | 'erase';
+
+/** `--lifecycle edit=900,unsend=3600`: the kinds asked for, each with its window in seconds (checked where it is used). */
+export interface LifecycleRequest {
+  edit?: { windowSeconds: number };
+  unsend?: { windowSeconds: number };
+}
 
 export type Command =
   | { name: 'help'; topic: CommandName | undefined }
@@ -32,6 +38,8 @@ export type Command =
   | { name: 'status'; conversationId: string; replyId: string | undefined }
   | { name: 'cancel'; conversationId: string; replyId: string; waitSeconds: number }
   | { name: 'resend'; conversationId: string; replyId: string; waitSeconds: number }
+  | { name: 'edit'; conversationId: string; replyId: string; text: string; waitSeconds: number }
+  | { name: 'unsend'; conversationId: string; replyId: string; waitSeconds: number }
   | {
       name: 'capabilities';
       integrationId: string;
@@ -41,7 +49,8 @@ export type Command =
       contentTypes: string[] | undefined;
       maxBytes: number | undefined;
       maxCount: number | undefined;
-      lifecycle: 'on' | 'off' | undefined;
+      /** `off` removes `replies.lifecycle`; the kinds with their windows set it; absent: unchanged. */
+      lifecycle: 'off' | LifecycleRequest | undefined;
     }
   | { name: 'erase'; customer: string; integrationId: string | undefined; waitSeconds: number };
 
@@ -69,9 +78,9 @@ const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
   '--password': 'all',
   '--workspace': 'all',
   '--limit': ['conversations'],
-  '--text': ['reply'],
+  '--text': ['reply', 'edit'],
   '--file': ['reply'],
-  '--wait-seconds': ['reply', 'cancel', 'resend', 'erase'],
+  '--wait-seconds': ['reply', 'cancel', 'resend', 'edit', 'unsend', 'erase'],
   '--attachments': ['capabilities'],
   '--types': ['capabilities'],
   '--max-mb': ['capabilities'],
@@ -81,7 +90,7 @@ const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
 };
 const FLAG_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
   '--json': 'all',
-  '--no-wait': ['reply', 'cancel', 'resend', 'erase'],
+  '--no-wait': ['reply', 'cancel', 'resend', 'edit', 'unsend', 'erase'],
 };
 
 /** Positional arguments of each command: names for the messages; `?` marks an optional one. */
@@ -91,6 +100,8 @@ const POSITIONALS: Readonly<Record<CommandName, readonly string[]>> = {
   status: ['conversationId', 'replyId?'],
   cancel: ['conversationId', 'replyId'],
   resend: ['conversationId', 'replyId'],
+  edit: ['conversationId', 'replyId'],
+  unsend: ['conversationId', 'replyId'],
   capabilities: ['integrationId'],
   erase: ['externalCustomerId|customerId'],
   help: ['command?'],
@@ -117,6 +128,22 @@ function positiveInteger(value: string, option: string, max: number): number | s
 
 function onOff(value: string, option: string): 'on' | 'off' | string {
   return value === 'on' || value === 'off' ? value : `${option} takes on or off, not "${value}"`;
+}
+
+const LIFECYCLE_USAGE = '--lifecycle takes off, or edit=SECONDS and/or unsend=SECONDS separated by a comma (e.g. edit=900,unsend=3600)';
+
+/** `off`, or `edit=900,unsend=3600` (either or both, each once); a string is the usage error. The windows' bounds are checked by the console's lifecycleProblem. */
+function lifecycleValue(value: string): { value: 'off' | LifecycleRequest } | { error: string } {
+  if (value === 'off') return { value: 'off' };
+  const request: LifecycleRequest = {};
+  for (const item of value.split(',').map((s) => s.trim())) {
+    const match = /^(edit|unsend)=([0-9]+)$/.exec(item);
+    if (match === null) return { error: `${LIFECYCLE_USAGE}, not "${item}"` };
+    const kind = match[1] as 'edit' | 'unsend';
+    if (request[kind] !== undefined) return { error: `--lifecycle names ${kind} twice` };
+    request[kind] = { windowSeconds: Number(match[2]) };
+  }
+  return { value: request };
 }
 
 /**
@@ -233,13 +260,23 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     case 'resend':
       command = { name, conversationId: p0, replyId: positionals[1] as string, waitSeconds };
       break;
+    case 'edit': {
+      const text = one('--text');
+      if (text === undefined) return fail('edit needs --text "..." (the reply\'s new text)');
+      command = { name, conversationId: p0, replyId: positionals[1] as string, text, waitSeconds };
+      break;
+    }
+    case 'unsend':
+      command = { name, conversationId: p0, replyId: positionals[1] as string, waitSeconds };
+      break;
     case 'capabilities': {
       const attachmentsValue = one('--attachments');
       const attachments = attachmentsValue === undefined ? undefined : onOff(attachmentsValue, '--attachments');
       if (attachments !== undefined && attachments !== 'on' && attachments !== 'off') return fail(attachments);
-      const lifecycleValue = one('--lifecycle');
-      const lifecycle = lifecycleValue === undefined ? undefined : onOff(lifecycleValue, '--lifecycle');
-      if (lifecycle !== undefined && lifecycle !== 'on' && lifecycle !== 'off') return fail(lifecycle);
+      const lifecycleOption = one('--lifecycle');
+      const parsedLifecycle = lifecycleOption === undefined ? undefined : lifecycleValue(lifecycleOption);
+      if (parsedLifecycle !== undefined && 'error' in parsedLifecycle) return fail(parsedLifecycle.error);
+      const lifecycle = parsedLifecycle?.value;
       const limits = ['--types', '--max-mb', '--max-files'].filter((o) => values.has(o));
       if (limits.length > 0 && attachments !== 'on') return fail(`${limits.join(', ')} go with --attachments on`);
       let contentTypes: string[] | undefined;
@@ -283,7 +320,9 @@ const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
   status: 'status <conversationId> [replyId]                 each reply\'s delivery: status, attempts, parts, receipt',
   cancel: 'cancel <conversationId> <replyId> [--no-wait]     recall a reply before the connector sends it',
   resend: 'resend <conversationId> <replyId> [--no-wait]     deliver a failed or unknown reply again',
-  capabilities: 'capabilities <integrationId> [--attachments on|off [--types png,pdf,...] [--max-mb N] [--max-files N]] [--lifecycle on|off]\n                                                    print, or (admin) set, what the integration\'s replies may carry',
+  edit: 'edit <conversationId> <replyId> --text "..." [--no-wait]\n                                                    edit a sent reply on the channel (within the integration\'s edit window)',
+  unsend: 'unsend <conversationId> <replyId> [--no-wait]     take a sent reply back on the channel (within the unsend window)',
+  capabilities: 'capabilities <integrationId> [--attachments on|off [--types png,pdf,...] [--max-mb N] [--max-files N]] [--lifecycle off|edit=S,unsend=S]\n                                                    print, or (admin) set, what the integration\'s replies may carry and what may follow their sending',
   erase: 'erase <externalCustomerId|customerId> [--integration <id>] [--no-wait]\n                                                    (admin) erase one customer, as the console\'s Privacy view does',
   help: 'help [command]                                    this text',
 };

@@ -13,13 +13,14 @@ import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_MAX_BYTES, ATTACHMENT_MAX_COUNT, c
 import { CustomerNames } from '../src/customers';
 import { describeError, errorCode } from '../src/errors';
 import { replyProblem } from '../src/format';
-import { setReplyAttachments, subscribeIntegrations, type Integration } from '../src/integrations-data';
+import { setReplyAttachments, setReplyLifecycle, subscribeIntegrations, type Integration } from '../src/integrations-data';
+import { editProblem, lifecycleProblem, shownText, type LifecycleCapability, type LifecycleEntry } from '../src/lifecycle';
 import { requestErasure, subscribeErasures, subscribeIntegrationNames, type Erasure } from '../src/privacy-data';
 import type { Session } from '../src/session';
-import { requestCancel, requestResend, sendReply, subscribeConversation, subscribeMessages, subscribeReplyCapability, type OutboundMessage, type ThreadMessage } from '../src/thread-data';
+import { requestCancel, requestEdit, requestResend, requestUnsend, sendReply, subscribeConversation, subscribeMessages, subscribeReplyCapability, type InboundMessage, type OutboundMessage, type ThreadMessage } from '../src/thread-data';
 import type { Command } from './args';
 import { listConversations } from './conversations';
-import { renderCapabilities, renderConversations, renderErasure, renderReply, type CapabilitiesView } from './render';
+import { renderCapabilities, renderConversations, renderCustomerMessage, renderErasure, renderReply, type CapabilitiesView } from './render';
 
 /** Where the CLI writes: stdout and stderr, a line (or block) at a time. */
 export interface Io {
@@ -48,6 +49,8 @@ export class DeskError extends Error {
 const REPLY_RULE = `replies must be 1 to ${REPLY_MAX_CODE_POINTS} characters (or empty with files), written by a member of the workspace in an existing conversation, with at most the integration's number of uploaded files`;
 const CANCEL_RULE = 'a member may cancel only an operator reply the service has already queued, and write nothing else';
 const RESEND_RULE = 'a resend may be requested only once per failed or unknown delivery';
+const EDIT_RULE = `a member may edit only a sent operator reply of an integration that allows edits, within its window, with 1 to ${REPLY_MAX_CODE_POINTS} characters, and not once it was unsent`;
+const UNSEND_RULE = 'a member may unsend only a sent operator reply of an integration that allows unsends, within its window, once';
 const INTEGRATIONS_ADMINS_ONLY = 'only workspace admins may create or change integrations, and only the fields the contract lists';
 const PRIVACY_ADMINS_ONLY = 'only workspace admins may change retention or request erasures and exports, with exactly the fields the contract lists';
 
@@ -226,18 +229,25 @@ async function reply(command: Extract<Command, { name: 'reply' }>, session: Sess
 
 async function status(command: Extract<Command, { name: 'status' }>, session: Session, context: Context, io: Io): Promise<void> {
   const header = await conversationHeader(session, command.conversationId);
-  let list = replies(await once(threadOf(session, command.conversationId), MESSAGES_READ));
+  const messages = await once(threadOf(session, command.conversationId), MESSAGES_READ);
+  let list = replies(messages);
   if (command.replyId !== undefined) {
     list = list.filter((r) => r.id === command.replyId);
     if (list.length === 0) throw new DeskError(`no operator reply ${command.replyId} in conversation ${command.conversationId}`, 'reply_not_found');
   }
+  // Customers' messages with something after their arrival (an edit, a deletion, a reaction).
+  const changed = command.replyId === undefined ? messages.filter((m): m is InboundMessage => m.direction === 'inbound' && (m.edits.length > 0 || m.deleted !== undefined || m.reactions.length > 0)) : [];
   if (context.json) {
-    io.out(JSON.stringify({ conversationId: command.conversationId, ...header, replies: list }, null, 2));
+    io.out(JSON.stringify({ conversationId: command.conversationId, ...header, replies: list, customerMessages: changed }, null, 2));
     return;
   }
   io.out(`Conversation ${command.conversationId} (${header.integrationId ?? '?'} / ${header.externalConversationId}${header.customerExternalId === undefined ? '' : `, customer ${header.customerExternalId}`}): ${list.length} ${list.length === 1 ? 'reply' : 'replies'}, oldest first`);
   const now = Date.now();
   for (const r of list) io.out(`\n${renderReply(r, now, session.user.uid)}`);
+  if (changed.length > 0) {
+    io.out(`\nCustomer messages edited, deleted or reacted to (${changed.length}), oldest first:`);
+    for (const m of changed) io.out(`\n${renderCustomerMessage(m, now)}`);
+  }
 }
 
 async function cancel(command: Extract<Command, { name: 'cancel' }>, session: Session, context: Context, io: Io): Promise<void> {
@@ -274,17 +284,18 @@ async function resend(command: Extract<Command, { name: 'resend' }>, session: Se
   }
 }
 
-/** Edits and unsends after sending are not part of this service: its rules accept no such capability. */
-const LIFECYCLE_UNAVAILABLE = 'not offered by this service: it has no edits or unsends after sending, and the workspace rules accept only `replies.attachments` as a capability';
-
 async function capabilities(command: Extract<Command, { name: 'capabilities' }>, session: Session, context: Context, io: Io): Promise<void> {
   const integrations = await once<Integration[]>((on, onError) => subscribeIntegrations(session, on, onError), 'only members of the workspace may read its integrations');
   const integration = integrations.find((i) => i.id === command.integrationId);
   if (integration === undefined) {
     throw new DeskError(`no integration ${command.integrationId} in workspace ${session.workspaceId} (it has ${integrations.length === 0 ? 'none' : integrations.map((i) => i.id).join(', ')})`, 'integration_not_found');
   }
-  // Nothing is written when a part of the request cannot be: the lifecycle first.
-  if (command.lifecycle === 'on') throw new DeskError(`--lifecycle on: ${LIFECYCLE_UNAVAILABLE}. Nothing was written.`, 'lifecycle_unsupported');
+  // Nothing is written when a part of the request cannot be: both are checked before either write.
+  const lifecycleRequest = command.lifecycle;
+  if (lifecycleRequest !== undefined && lifecycleRequest !== 'off') {
+    const problem = lifecycleProblem(lifecycleRequest);
+    if (problem !== undefined) throw new DeskError(`${problem} Nothing was written.`, 'invalid_capability');
+  }
   let attachments = integration.attachments;
   let changed = false;
   if (command.attachments === 'on') {
@@ -295,7 +306,7 @@ async function capabilities(command: Extract<Command, { name: 'capabilities' }>,
     };
     // The console's form check (the rules' conditions in words) before the write.
     const problem = capabilityProblem(capability);
-    if (problem !== undefined) throw new DeskError(problem, 'invalid_capability');
+    if (problem !== undefined) throw new DeskError(`${problem} Nothing was written.`, 'invalid_capability');
     await write(setReplyAttachments(session, integration.id, capability), INTEGRATIONS_ADMINS_ONLY);
     attachments = capability;
     changed = true;
@@ -304,8 +315,58 @@ async function capabilities(command: Extract<Command, { name: 'capabilities' }>,
     attachments = undefined;
     changed = true;
   }
-  const view: CapabilitiesView = { integrationId: integration.id, name: integration.name, active: integration.active, attachments: attachments ?? null, lifecycle: null, changed };
-  io.out(context.json ? JSON.stringify(view, null, 2) : renderCapabilities(view, LIFECYCLE_UNAVAILABLE));
+  let lifecycle: LifecycleCapability | undefined = integration.lifecycle;
+  if (lifecycleRequest !== undefined) {
+    lifecycle = lifecycleRequest === 'off' ? undefined : lifecycleRequest;
+    await write(setReplyLifecycle(session, integration.id, lifecycle), INTEGRATIONS_ADMINS_ONLY);
+    changed = true;
+  }
+  const view: CapabilitiesView = { integrationId: integration.id, name: integration.name, active: integration.active, attachments: attachments ?? null, lifecycle: lifecycle ?? null, changed };
+  io.out(context.json ? JSON.stringify(view, null, 2) : renderCapabilities(view));
+}
+
+const FINAL_REQUEST = new Set<string | undefined>(['sent', 'failed', 'unknown']);
+
+/** The service's answer to the request made at `requestedAtMs` (its entry in `edits` or `unsends`), once its delivery is final. */
+const finalEntry = (entries: readonly LifecycleEntry[], requestedAtMs: number | undefined): LifecycleEntry | undefined =>
+  requestedAtMs === undefined ? undefined : entries.find((e) => e.requestedAtMs === requestedAtMs && FINAL_REQUEST.has(e.status));
+
+async function edit(command: Extract<Command, { name: 'edit' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const before = await findReply(session, command.conversationId, command.replyId);
+  // The text's bounds as the console's edit form checks them; the rest (capability, window, sent
+  // state, not unsent) is the rules' to decide, and their refusal says why.
+  const problem = editProblem(command.text, shownText(before).text);
+  if (problem !== undefined) throw new DeskError(problem, 'invalid_edit');
+  await write(requestEdit(session, command.conversationId, command.replyId, command.text), EDIT_RULE);
+  if (!context.json) io.out(`Edit requested for reply ${command.replyId}.`);
+  const mine = (r: OutboundMessage) => (r.editRequest?.uid === session.user.uid ? finalEntry(r.edits, r.editRequest.requestedAtMs) : undefined);
+  const watched = command.waitSeconds > 0 ? await watchReply(session, command.conversationId, command.replyId, (r) => mine(r) !== undefined, command.waitSeconds) : { reply: undefined, done: false };
+  const outcome = watched.reply === undefined ? undefined : mine(watched.reply);
+  if (context.json) {
+    io.out(JSON.stringify({ conversationId: command.conversationId, replyId: command.replyId, outcome: outcome ?? null, reply: watched.reply ?? null }, null, 2));
+    return;
+  }
+  if (watched.reply !== undefined) {
+    io.out(renderReply(watched.reply, Date.now(), session.user.uid));
+    if (!watched.done) io.out(`(the edit is not final after ${command.waitSeconds} s: a connector delivers it once it claims it)`);
+  }
+}
+
+async function unsend(command: Extract<Command, { name: 'unsend' }>, session: Session, context: Context, io: Io): Promise<void> {
+  await findReply(session, command.conversationId, command.replyId);
+  await write(requestUnsend(session, command.conversationId, command.replyId), UNSEND_RULE);
+  if (!context.json) io.out(`Unsend requested for reply ${command.replyId}.`);
+  const mine = (r: OutboundMessage) => (r.unsendRequest?.uid === session.user.uid ? finalEntry(r.unsends, r.unsendRequest.requestedAtMs) : undefined);
+  const watched = command.waitSeconds > 0 ? await watchReply(session, command.conversationId, command.replyId, (r) => mine(r) !== undefined, command.waitSeconds) : { reply: undefined, done: false };
+  const outcome = watched.reply === undefined ? undefined : mine(watched.reply);
+  if (context.json) {
+    io.out(JSON.stringify({ conversationId: command.conversationId, replyId: command.replyId, outcome: outcome ?? null, reply: watched.reply ?? null }, null, 2));
+    return;
+  }
+  if (watched.reply !== undefined) {
+    io.out(renderReply(watched.reply, Date.now(), session.user.uid));
+    if (!watched.done) io.out(`(the unsend is not final after ${command.waitSeconds} s: a connector delivers it once it claims it)`);
+  }
 }
 
 /** The service's customer id (`u_` + 32 base64url characters, console/src/format.ts `customerDocId`). */
@@ -373,6 +434,10 @@ export async function runCommand(command: Exclude<Command, { name: 'help' }>, se
       return cancel(command, session, context, io);
     case 'resend':
       return resend(command, session, context, io);
+    case 'edit':
+      return edit(command, session, context, io);
+    case 'unsend':
+      return unsend(command, session, context, io);
     case 'capabilities':
       return capabilities(command, session, context, io);
     case 'erase':

@@ -8,7 +8,40 @@ import { collection, getDocs, limit, orderBy, query, where } from 'firebase/fire
 import type { CustomerNames } from '../src/customers';
 import { conversationPerson, mergeByRecency, timestampMillis } from '../src/format';
 import type { Session } from '../src/session';
+import { groupReactions, shownText, type Reaction } from '../src/lifecycle';
 import type { ThreadMessage } from '../src/thread-data';
+
+const reactionsSummary = (reactions: readonly Reaction[]): { reactions?: string } =>
+  reactions.length === 0 ? {} : { reactions: groupReactions(reactions).map((g) => `${g.emoji} ${g.count}`).join(' · ') };
+
+/** The latest message as the list shows it (see ConversationRow.lastMessage). */
+function lastMessageOf(last: ThreadMessage): NonNullable<ConversationRow['lastMessage']> {
+  if (last.direction === 'outbound') {
+    const shown = shownText(last);
+    return {
+      id: last.id,
+      from: 'operator',
+      text: shown.text,
+      files: last.attachments.length,
+      atMs: last.createdAtMs ?? null,
+      ...(shown.edited ? { edited: true as const } : {}),
+      ...(last.unsentAtMs === undefined ? {} : { unsent: true as const }),
+      ...reactionsSummary(last.reactions),
+    };
+  }
+  const from = last.alert ? 'alert' : 'customer';
+  if (last.deleted !== undefined) return { id: last.id, from, text: '', files: 0, atMs: last.createdAtMs ?? null, deleted: true };
+  const latest = last.edits.at(-1);
+  return {
+    id: last.id,
+    from,
+    text: latest?.text ?? last.text ?? '',
+    files: last.images.length,
+    atMs: last.createdAtMs ?? null,
+    ...(latest === undefined ? {} : { edited: true as const }),
+    ...reactionsSummary(last.reactions),
+  };
+}
 
 /** One conversation as `conversations` prints it (`--json`: exactly this). */
 export interface ConversationRow {
@@ -19,8 +52,22 @@ export interface ConversationRow {
   /** The latest customer (never an alert bot), with the display name the connector gave. */
   customer: { externalId: string; displayName: string | null } | null;
   lastMessageAtMs: number;
-  /** The latest message of the thread: a customer's, an alert, or an operator reply. */
-  lastMessage: { id: string; from: 'customer' | 'alert' | 'operator'; text: string; files: number; atMs: number | null } | null;
+  /**
+   * The latest message of the thread: a customer's, an alert, or an operator reply, with the text
+   * shown now (the latest edit). `edited`, `deleted` (a customer's tombstone: no text), `unsent` and
+   * `reactions` ("👍 2 · ❤️ 1") are present only when they apply.
+   */
+  lastMessage: {
+    id: string;
+    from: 'customer' | 'alert' | 'operator';
+    text: string;
+    files: number;
+    atMs: number | null;
+    edited?: true;
+    deleted?: true;
+    unsent?: true;
+    reactions?: string;
+  } | null;
   /** The latest operator reply and its delivery status (`submitted` before the service mirrored one). */
   latestReply: { replyId: string; status: string; errorCode: string | null } | null;
 }
@@ -54,12 +101,7 @@ export async function listConversations(session: Session, count: number, shards:
         externalConversationId: row.externalConversationId,
         customer: row.customerExternalId === undefined ? null : { externalId: row.customerExternalId, displayName: displayName ?? null },
         lastMessageAtMs: row.lastMessageAtMs,
-        lastMessage:
-          last === undefined
-            ? null
-            : last.direction === 'outbound'
-              ? { id: last.id, from: 'operator', text: last.text, files: last.attachments.length, atMs: last.createdAtMs ?? null }
-              : { id: last.id, from: last.alert ? 'alert' : 'customer', text: last.text ?? '', files: last.images.length, atMs: last.createdAtMs ?? null },
+        lastMessage: last === undefined ? null : lastMessageOf(last),
         latestReply: latestReply?.direction === 'outbound' ? { replyId: latestReply.id, status: latestReply.delivery?.status ?? 'submitted', errorCode: latestReply.delivery?.errorCode ?? null } : null,
       };
     }),

@@ -6,7 +6,8 @@ import { contentTypeLabel, limitsText, type AttachmentCapability } from '../src/
 import { cancelOutcomeLabel, formatBytes, statusLabel } from '../src/format';
 import { connectorConfirmation, erasureStatusLabel } from '../src/privacy-format';
 import { ERASED_KINDS, type Erasure } from '../src/privacy-data';
-import type { DeliveryFacts, OutboundMessage } from '../src/thread-data';
+import { groupReactions, lifecycleText, requestStatusLabel, shownText, type LifecycleCapability, type LifecycleEntry, type Reaction } from '../src/lifecycle';
+import type { DeliveryFacts, InboundMessage, OutboundMessage } from '../src/thread-data';
 import type { ConversationRow } from './conversations';
 
 /** A time as UTC `YYYY-MM-DD HH:MM:SSZ`, or only `HH:MM:SSZ` on the day of `now`; a dash when unknown. */
@@ -29,12 +30,31 @@ function facts(f: DeliveryFacts): string {
   return `${f.status === undefined ? 'submitted' : statusLabel(f.status)}${f.errorCode === undefined ? '' : ` (${f.errorCode})`}`;
 }
 
+/** Reactions grouped by emoji with their counts ("👍 2 · ❤️ 1"). */
+function reactionsText(reactions: readonly Reaction[]): string {
+  return groupReactions(reactions)
+    .map((g) => `${g.emoji} ${g.count}`)
+    .join(' · ');
+}
+
+/** Each edit or unsend request with the service's answer, oldest first. */
+function entriesText(entries: readonly LifecycleEntry[], now: number): string {
+  return entries.map((e, i) => `${i + 1}. ${e.text === undefined ? '' : `“${oneLine(e.text, 40)}” `}${requestStatusLabel(e)}${e.atMs === undefined ? '' : ` at ${clock(e.atMs, now)}`}`).join(' · ');
+}
+
 /** One operator reply with its delivery mirror, as the console's thread shows it; `selfUid` is the signed-in user ("by you"). */
 export function renderReply(reply: OutboundMessage, now: number, selfUid: string): string {
   const d = reply.delivery;
   const author = reply.authorUid === undefined ? '' : ` · by ${reply.authorUid === selfUid ? 'you' : reply.authorUid}`;
   const lines = [`reply ${reply.id} · ${clock(reply.createdAtMs, now)}${author}`];
-  if (reply.text !== '') lines.push(row('text', oneLine(reply.text, 100)));
+  // The text the customer sees now: the latest edit the connector delivered (the original under it).
+  const shown = shownText(reply);
+  if (shown.text !== '') lines.push(row('text', `${oneLine(shown.text, 100)}${shown.edited ? ' (edited)' : ''}`));
+  if (shown.edited) lines.push(row('original', oneLine(reply.text, 100)));
+  if (reply.unsentAtMs !== undefined) lines.push(row('unsent', `at ${clock(reply.unsentAtMs, now)} (taken back from the channel)`));
+  if (reply.edits.length > 0) lines.push(row('edits', entriesText(reply.edits, now)));
+  if (reply.unsends.length > 0) lines.push(row('unsends', entriesText(reply.unsends, now)));
+  if (reply.reactions.length > 0) lines.push(row('reactions', reactionsText(reply.reactions)));
   const fileNames = new Map<string, string>();
   for (const a of reply.attachments) {
     if (a.attachmentId !== undefined && a.name !== undefined) fileNames.set(a.attachmentId, a.name);
@@ -53,6 +73,7 @@ export function renderReply(reply: OutboundMessage, now: number, selfUid: string
     const partName = (part: string | undefined) => (part === 'text' ? 'text' : (fileNames.get(part ?? '') ?? part ?? '?'));
     lines.push(row('parts', d.parts.map((p) => `${partName(p.part)}: ${p.status ?? '?'}${p.code === undefined ? '' : ` (${p.code})`}${p.providerMessageIds === undefined || p.providerMessageIds.length === 0 ? '' : ` [${p.providerMessageIds.join(', ')}]`}`).join(' · ')));
   }
+  if (d.sentAtMs !== undefined) lines.push(row('sent at', clock(d.sentAtMs, now)));
   if (d.receipt !== undefined) lines.push(row('receipt', `${d.receipt.status ?? '?'}${d.receipt.code === undefined ? '' : ` (${d.receipt.code})`} at ${clock(d.receipt.atMs, now)}`));
   if (d.cancel !== undefined) lines.push(row('cancel', cancelOutcomeLabel(d.cancel)));
   if (d.attempts !== undefined && d.attempts.length > 0) {
@@ -71,8 +92,11 @@ export function renderConversations(rows: readonly ConversationRow[], workspaceI
       const last = r.lastMessage;
       const lines = [`${r.conversationId}  ${r.integrationId} / ${r.externalConversationId}`, row('customer', customer)];
       if (last !== null) {
-        const content = [last.text === '' ? '' : `“${oneLine(last.text)}”`, last.files === 0 ? '' : `${last.files} file${last.files === 1 ? '' : 's'}`].filter((s) => s !== '').join(' + ');
-        lines.push(row('last', `${clock(last.atMs, now)} ${last.from}: ${content === '' ? '(empty)' : content}`));
+        const content = last.deleted
+          ? 'deleted by the customer'
+          : [last.text === '' ? '' : `“${oneLine(last.text)}”`, last.files === 0 ? '' : `${last.files} file${last.files === 1 ? '' : 's'}`].filter((s) => s !== '').join(' + ');
+        const marks = [last.edited ? 'edited' : '', last.unsent ? 'unsent' : '', last.reactions === undefined ? '' : last.reactions].filter((s) => s !== '');
+        lines.push(row('last', `${clock(last.atMs, now)} ${last.from}: ${content === '' ? '(empty)' : content}${marks.length === 0 ? '' : ` (${marks.join(', ')})`}`));
       }
       lines.push(row('reply', r.latestReply === null ? 'none yet' : `${r.latestReply.status === 'submitted' ? 'submitted' : statusLabel(r.latestReply.status as Parameters<typeof statusLabel>[0])}${r.latestReply.errorCode === null ? '' : ` (${r.latestReply.errorCode})`} · ${r.latestReply.replyId}`));
       return lines.join('\n');
@@ -87,18 +111,41 @@ export interface CapabilitiesView {
   active: boolean;
   /** `replies.attachments`, or null: replies are text only. */
   attachments: AttachmentCapability | null;
-  /** Always null: the service has no lifecycle capability (edits, unsends). */
-  lifecycle: null;
+  /** `replies.lifecycle`, or null: no edits or unsends after sending. */
+  lifecycle: LifecycleCapability | null;
   /** Whether this run wrote the integration. */
   changed: boolean;
 }
 
-export function renderCapabilities(view: CapabilitiesView, lifecycleNote: string): string {
+export function renderCapabilities(view: CapabilitiesView): string {
+  const lifecycle = view.lifecycle;
+  const windows = lifecycle === null ? '' : [lifecycle.edit ? `edit=${lifecycle.edit.windowSeconds}` : '', lifecycle.unsend ? `unsend=${lifecycle.unsend.windowSeconds}` : ''].filter((s) => s !== '').join(',');
   return [
     `Integration ${view.integrationId} (${view.name}, ${view.active ? 'active' : 'inactive'})${view.changed ? ': saved' : ''}`,
     row('files', view.attachments === null ? 'off: replies are text only' : `on: ${limitsText(view.attachments)}`),
-    row('lifecycle', `off (${lifecycleNote})`),
+    row('lifecycle', lifecycle === null ? 'off: no edits or unsends after sending' : `on (${windows}): ${lifecycleText(lifecycle)}`),
   ].join('\n');
+}
+
+/** One customer message: its text (the latest edit, "edited"), or the tombstone, and its reactions. */
+export function renderCustomerMessage(message: InboundMessage, now: number): string {
+  const who = message.alert ? 'alert' : `customer ${message.sender.displayName ?? message.sender.externalId ?? '?'}`;
+  const lines = [`message ${message.id} · ${clock(message.createdAtMs, now)} · ${who}`];
+  if (message.deleted !== undefined) {
+    lines.push(row('deleted', `by the customer at ${clock(message.deleted.atMs, now)} (content removed)`));
+    return lines.join('\n');
+  }
+  const latest = message.edits.at(-1);
+  if (latest !== undefined) {
+    lines.push(row('text', `${oneLine(latest.text, 100)} (edited at ${clock(latest.atMs, now)})`));
+    lines.push(row('original', oneLine(message.text ?? '', 100)));
+    if (message.edits.length > 1) lines.push(row('edits', message.edits.map((e, i) => `${i + 1}. “${oneLine(e.text, 40)}” at ${clock(e.atMs, now)}`).join(' · ')));
+  } else if (message.text !== undefined && message.text !== '') {
+    lines.push(row('text', oneLine(message.text, 100)));
+  }
+  if (message.images.length > 0) lines.push(row('images', String(message.images.length)));
+  if (message.reactions.length > 0) lines.push(row('reactions', reactionsText(message.reactions)));
+  return lines.join('\n');
 }
 
 /** One erasure with the service's audit, as the console's Privacy view lists it. */

@@ -7,6 +7,7 @@
 import { collection, deleteField, doc, onSnapshot, serverTimestamp, setDoc, updateDoc, type DocumentData, type Unsubscribe } from 'firebase/firestore';
 import { readCapability, type AttachmentCapability } from './attachments';
 import { timestampMillis, type HealthProblem, type HealthStatus } from './format';
+import { readLifecycle, type LifecycleCapability } from './lifecycle';
 import { issueKey, type IssuedKey } from './keys';
 import type { Session } from './session';
 
@@ -27,6 +28,8 @@ export interface Integration {
   replies: { enabled?: boolean; topic?: string | null; topicStatus?: string; topicMessage?: string };
   /** `replies.attachments`, when replies may carry files. */
   attachments: AttachmentCapability | undefined;
+  /** `replies.lifecycle`, when sent replies may be edited or unsent on the channel. */
+  lifecycle: LifecycleCapability | undefined;
 }
 
 /** The roll-up's document (docs/data-model.md, "Integration health"), times in epoch ms. */
@@ -72,6 +75,7 @@ function toIntegration(id: string, d: DocumentData): Integration {
     sourcePaused: d.sourceEnabled === false,
     replies,
     attachments: readCapability((d.replies as { attachments?: unknown } | undefined)?.attachments),
+    lifecycle: readLifecycle((d.replies as { lifecycle?: unknown } | undefined)?.lifecycle),
   };
 }
 
@@ -155,6 +159,14 @@ export async function endKeyOverlap(session: Session, integrationId: string): Pr
 /** Sets what files replies may carry (`replies.attachments`), or, with `undefined`, makes replies text only. */
 export async function setReplyAttachments(session: Session, integrationId: string, capability: AttachmentCapability | undefined): Promise<void> {
   await updateDoc(integrationRef(session, integrationId), { 'replies.attachments': capability ?? deleteField(), updatedAt: serverTimestamp() });
+}
+
+/**
+ * Sets which requests may follow a reply's sending (`replies.lifecycle`: edits, unsends, each with
+ * the channel's window), or, with `undefined`, removes the field: no edits or unsends, as before.
+ */
+export async function setReplyLifecycle(session: Session, integrationId: string, capability: LifecycleCapability | undefined): Promise<void> {
+  await updateDoc(integrationRef(session, integrationId), { 'replies.lifecycle': capability ?? deleteField(), updatedAt: serverTimestamp() });
 }
 
 function operationsRef(session: Session) {

@@ -19,6 +19,7 @@ import {
   saveOperationsTopic,
   setIntegrationActive,
   setReplyAttachments,
+  setReplyLifecycle,
   subscribeHealth,
   subscribeIntegrations,
   subscribeOperations,
@@ -28,6 +29,7 @@ import {
 import type { View } from './main';
 import type { Session } from './session';
 import { CONSOLE_LIMITS } from '../../functions/src/contract';
+import { formatWindow, LIFECYCLE_WINDOW_MAX_SECONDS, LIFECYCLE_WINDOW_MIN_SECONDS, lifecycleProblem, lifecycleText, type LifecycleCapability } from './lifecycle';
 
 const ADMINS_ONLY = 'only workspace admins may create or change integrations, and only the fields the contract lists';
 
@@ -274,6 +276,7 @@ export function integrationsView(session: Session): View {
         h('dd', {}, topicStatus, replies.topicMessage ? h('span', { class: 'muted topic-message' }, ` ${replies.topicMessage}`) : null),
       ),
       attachmentsPanel(row.id, row.attachments),
+      lifecyclePanel(row.id, row.lifecycle),
       healthPanel(row.id),
       actions,
       error,
@@ -341,6 +344,84 @@ export function integrationsView(session: Session): View {
       );
     });
     section.append(h('details', { class: 'attachments-edit' }, h('summary', {}, current ? 'Change' : 'Allow files in replies'), form));
+    return section;
+  }
+
+  /**
+   * After the send (`replies.lifecycle`): every member sees whether operators may edit or unsend
+   * a sent reply and within which window; admins tick edits and unsends and set each window (the
+   * channel's own, in seconds: 60 to 604800), or turn both off. Checked as the rules check it
+   * (lifecycle.ts).
+   */
+  function lifecyclePanel(integrationId: string, current: LifecycleCapability | undefined): HTMLElement {
+    const summary = h('p', { class: 'lifecycle-capability', 'data-lifecycle': current ? 'on' : 'off' }, lifecycleText(current));
+    const section = h('section', { class: 'lifecycle-settings', 'aria-labelledby': `life-${integrationId}` }, h('h4', { id: `life-${integrationId}` }, 'After the send'), summary);
+    if (!isAdmin) return section;
+    const problem = h('div', {});
+    const kinds = (['edit', 'unsend'] as const).map((kind) => {
+      const box = h('input', { type: 'checkbox', name: kind, id: `life-${kind}-${integrationId}`, checked: current?.[kind] !== undefined });
+      const seconds = h('input', {
+        type: 'number',
+        name: `${kind}WindowSeconds`,
+        id: `life-${kind}-window-${integrationId}`,
+        min: LIFECYCLE_WINDOW_MIN_SECONDS,
+        max: LIFECYCLE_WINDOW_MAX_SECONDS,
+        step: 1,
+        value: current?.[kind]?.windowSeconds ?? (kind === 'edit' ? 900 : 3600),
+      });
+      const label = kind === 'edit' ? 'Edits' : 'Unsends';
+      return {
+        kind,
+        box,
+        seconds,
+        row: h('div', { class: 'row' }, h('label', { class: 'checkbox', for: `life-${kind}-${integrationId}` }, box, ` ${label}`), h('label', { for: `life-${kind}-window-${integrationId}` }, `${label}: window in seconds`), seconds),
+      };
+    });
+    const save = h('button', { type: 'submit' }, 'Save');
+    const off = current
+      ? h('button', {
+          type: 'button',
+          class: 'secondary',
+          onclick: () => {
+            replace(problem);
+            setReplyLifecycle(session, integrationId, undefined).then(
+              () => announce('No edits or unsends after sending for this integration.'),
+              (err: unknown) => replace(problem, notice('error', describeError(err, ADMINS_ONLY))),
+            );
+          },
+        }, 'Turn off')
+      : null;
+    const form = h(
+      'form',
+      // The console's own check says what is wrong (the browser's would block the submit with a tooltip only).
+      { class: 'lifecycle-form', 'aria-label': `After the send of ${integrationId}`, novalidate: true },
+      h('p', { class: 'muted' }, `The channel's own windows: ${formatWindow(LIFECYCLE_WINDOW_MIN_SECONDS)} to ${formatWindow(LIFECYCLE_WINDOW_MAX_SECONDS)} (e.g. 900 for 15 minutes).`),
+      ...kinds.map((k) => k.row),
+      h('div', { class: 'row' }, save, off),
+      problem,
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const capability: LifecycleCapability = {};
+      for (const k of kinds) {
+        if (k.box.checked) capability[k.kind] = { windowSeconds: Number(k.seconds.value) };
+      }
+      const why = lifecycleProblem(capability);
+      if (why !== undefined) {
+        replace(problem, notice('error', why));
+        return;
+      }
+      save.disabled = true;
+      replace(problem);
+      setReplyLifecycle(session, integrationId, capability).then(
+        () => announce(lifecycleText(capability)),
+        (err: unknown) => {
+          save.disabled = false;
+          replace(problem, notice('error', describeError(err, `${ADMINS_ONLY}; edits and unsends each take a window of ${LIFECYCLE_WINDOW_MIN_SECONDS} to ${LIFECYCLE_WINDOW_MAX_SECONDS} seconds`)));
+        },
+      );
+    });
+    section.append(h('details', { class: 'lifecycle-edit' }, h('summary', {}, current ? 'Change' : 'Allow edits or unsends'), form));
     return section;
   }
 

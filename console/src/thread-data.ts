@@ -7,6 +7,7 @@
 import { addDoc, collection, doc, limitToLast, onSnapshot, orderBy, query, serverTimestamp, updateDoc, type DocumentData, type Unsubscribe } from 'firebase/firestore';
 import { readCapability, type AttachmentCapability, type UploadedAttachment } from './attachments';
 import { conversationPerson, timestampMillis, type DeliveryStatus } from './format';
+import { readLifecycle, type LifecycleCapability, type LifecycleEntry, type Reaction, type RequestStatus } from './lifecycle';
 import type { Session } from './session';
 
 /** The conversation as the thread's heading shows it. */
@@ -54,6 +55,8 @@ interface DeliveryMirror extends DeliveryFacts {
   parts: PartStatus[] | undefined;
   /** The service's answer to the latest cancel request on this delivery (docs/decisions.md#recall-before-send-cancel). */
   cancel: 'cancelled' | 'too_late' | undefined;
+  /** When the delivery became `sent`: the edit and unsend windows run from it. */
+  sentAtMs: number | undefined;
 }
 
 /** An operator reply. */
@@ -67,6 +70,15 @@ export interface OutboundMessage {
   delivery: DeliveryMirror | undefined;
   resendRequestedAtMs: number | undefined;
   cancelRequestedAtMs: number | undefined;
+  /** The member's latest edit request (`edit`), and the service's answers to every one (`edits`, latest last). */
+  editRequest: { text: string; requestedAtMs: number | undefined; uid: string | undefined } | undefined;
+  edits: LifecycleEntry[];
+  /** The member's latest unsend request (`unsend`), the answers (`unsends`) and, once one was sent, `unsent`. */
+  unsendRequest: { requestedAtMs: number | undefined; uid: string | undefined } | undefined;
+  unsends: LifecycleEntry[];
+  unsentAtMs: number | undefined;
+  /** The customer's reactions to the reply (`reactions`). */
+  reactions: Reaction[];
 }
 
 /** The metadata of one image of a customer message (the image itself goes through the media endpoint). */
@@ -88,6 +100,11 @@ export interface InboundMessage {
   text: string | undefined;
   createdAtMs: number | undefined;
   images: ImageMeta[];
+  /** The customer's edits of the message (`edits`, latest last); `text` stays the original. */
+  edits: Array<{ text: string; atMs: number | undefined }>;
+  /** Set once the customer deleted the message: its text and images are gone, only this tombstone stays. */
+  deleted: { atMs: number | undefined } | undefined;
+  reactions: Reaction[];
 }
 
 export type ThreadMessage = OutboundMessage | InboundMessage;
@@ -121,11 +138,44 @@ export function subscribeConversation(session: Session, conversationId: string, 
   );
 }
 
-/** What files the integration's replies may carry (`replies.attachments`), live. */
-export function subscribeReplyCapability(session: Session, integrationId: string, onCapability: (capability: AttachmentCapability | undefined) => void, onError: (err: unknown) => void): Unsubscribe {
+/**
+ * What the integration's replies may carry (`replies.attachments`) and what may follow their
+ * sending (`replies.lifecycle`: edits, unsends), live.
+ */
+export function subscribeReplyCapability(
+  session: Session,
+  integrationId: string,
+  onCapability: (capability: AttachmentCapability | undefined, lifecycle: LifecycleCapability | undefined) => void,
+  onError: (err: unknown) => void,
+): Unsubscribe {
   return onSnapshot(
     doc(session.services.db, 'workspaces', session.workspaceId, 'integrations', integrationId),
-    (snap) => onCapability(readCapability((snap.get('replies') as { attachments?: unknown } | undefined)?.attachments)),
+    (snap) => {
+      const replies = snap.get('replies') as { attachments?: unknown; lifecycle?: unknown } | undefined;
+      onCapability(readCapability(replies?.attachments), readLifecycle(replies?.lifecycle));
+    },
+    onError,
+  );
+}
+
+/** Someone typing in the conversation (`typing/{conversationId}`, written by the service), times in epoch ms. */
+export interface Typing {
+  senderExternalId: string | undefined;
+  displayName: string | undefined;
+  atMs: number | undefined;
+}
+
+/** The conversation's typing document, live; `undefined` while there is none. */
+export function subscribeTyping(session: Session, conversationId: string, onTyping: (typing: Typing | undefined) => void, onError: (err: unknown) => void): Unsubscribe {
+  return onSnapshot(
+    doc(session.services.db, 'workspaces', session.workspaceId, 'typing', conversationId),
+    (snap) => {
+      if (!snap.exists()) {
+        onTyping(undefined);
+        return;
+      }
+      onTyping({ senderExternalId: asString(snap.get('senderExternalId')), displayName: asString(snap.get('displayName')), atMs: timestampMillis(snap.get('at')) });
+    },
     onError,
   );
 }
@@ -157,7 +207,30 @@ function toMirror(raw: unknown): DeliveryMirror | undefined {
     previous: d.previous ? toFacts(d.previous as DocumentData) : undefined,
     parts: d.parts as PartStatus[] | undefined,
     cancel: (d.cancel as { status?: 'cancelled' | 'too_late' } | undefined)?.status,
+    sentAtMs: timestampMillis(d.sentAt),
   };
+}
+
+const asObject = (value: unknown): DocumentData | undefined => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as DocumentData) : undefined);
+const asArray = (value: unknown): DocumentData[] => (Array.isArray(value) ? value.map((v) => asObject(v)).filter((v): v is DocumentData => v !== undefined) : []);
+const asString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** `edits[]` / `unsends[]` entries (the service's answers to edit and unsend requests). */
+function toEntries(value: unknown): LifecycleEntry[] {
+  return asArray(value).map((e) => ({
+    ...(typeof e.text === 'string' ? { text: e.text } : {}),
+    requestedAtMs: timestampMillis(e.requestedAt),
+    deliveryId: e.deliveryId === null ? null : asString(e.deliveryId),
+    status: asString(e.status) as RequestStatus | undefined,
+    atMs: timestampMillis(e.at),
+    errorCode: asString(asObject(e.error)?.code),
+  }));
+}
+
+function toReactions(value: unknown): Reaction[] {
+  return asArray(value)
+    .filter((r) => typeof r.emoji === 'string')
+    .map((r) => ({ emoji: r.emoji as string, senderExternalId: asString(r.senderExternalId), atMs: timestampMillis(r.at) }));
 }
 
 function toMessage(id: string, d: DocumentData): ThreadMessage {
@@ -172,6 +245,18 @@ function toMessage(id: string, d: DocumentData): ThreadMessage {
       delivery: toMirror(d.delivery),
       resendRequestedAtMs: timestampMillis((d.resend as { requestedAt?: unknown } | undefined)?.requestedAt),
       cancelRequestedAtMs: timestampMillis((d.cancel as { requestedAt?: unknown } | undefined)?.requestedAt),
+      editRequest: (() => {
+        const edit = asObject(d.edit);
+        return edit === undefined ? undefined : { text: String(edit.text ?? ''), requestedAtMs: timestampMillis(edit.requestedAt), uid: asString(edit.uid) };
+      })(),
+      edits: toEntries(d.edits),
+      unsendRequest: (() => {
+        const unsend = asObject(d.unsend);
+        return unsend === undefined ? undefined : { requestedAtMs: timestampMillis(unsend.requestedAt), uid: asString(unsend.uid) };
+      })(),
+      unsends: toEntries(d.unsends),
+      unsentAtMs: timestampMillis(asObject(d.unsent)?.at),
+      reactions: toReactions(d.reactions),
     };
   }
   return {
@@ -182,6 +267,12 @@ function toMessage(id: string, d: DocumentData): ThreadMessage {
     text: typeof d.text === 'string' ? d.text : undefined,
     createdAtMs: timestampMillis(d.createdAt),
     images: Array.isArray(d.images) ? (d.images as ImageMeta[]) : [],
+    edits: asArray(d.edits)
+      .filter((e) => typeof e.text === 'string')
+      .map((e) => ({ text: e.text as string, atMs: timestampMillis(e.at) })),
+    // A tombstone without a readable time still counts as deleted (its time shows as a dash).
+    deleted: d.deleted ? { atMs: timestampMillis(asObject(d.deleted)?.at) } : undefined,
+    reactions: toReactions(d.reactions),
   };
 }
 
@@ -213,4 +304,14 @@ export async function requestCancel(session: Session, conversationId: string, me
 /** Asks the service to deliver a failed or unknown reply again. */
 export async function requestResend(session: Session, conversationId: string, messageId: string): Promise<void> {
   await updateDoc(doc(messagesCol(session, conversationId), messageId), { resend: { requestedAt: serverTimestamp(), uid: session.user.uid } });
+}
+
+/** Asks the service to edit a sent reply on the channel (within the integration's edit window). */
+export async function requestEdit(session: Session, conversationId: string, messageId: string, text: string): Promise<void> {
+  await updateDoc(doc(messagesCol(session, conversationId), messageId), { edit: { text, requestedAt: serverTimestamp(), uid: session.user.uid } });
+}
+
+/** Asks the service to take a sent reply back on the channel (within the integration's unsend window). */
+export async function requestUnsend(session: Session, conversationId: string, messageId: string): Promise<void> {
+  await updateDoc(doc(messagesCol(session, conversationId), messageId), { unsend: { requestedAt: serverTimestamp(), uid: session.user.uid } });
 }

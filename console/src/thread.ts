@@ -15,19 +15,24 @@ import type { UploadedAttachment } from './attachments';
 import { composeAttachments } from './compose-attachments';
 import { MediaCache, mediaElement } from './media';
 import { CustomerNames, personLabel } from './customers';
+import { canRequest, editProblem, groupReactions, lifecycleText, requestPending, requestStatusLabel, shownText, typingShown, windowEndsAt, type LifecycleCapability, type LifecycleEntry, type LifecycleKind, type LifecycleReply, type Reaction } from './lifecycle';
 import {
   requestCancel,
+  requestEdit,
   requestResend,
+  requestUnsend,
   sendReply,
   subscribeConversation,
   subscribeMessages,
   subscribeReplyCapability,
+  subscribeTyping,
   type Attempt,
   type DeliveryFacts,
   type InboundMessage,
   type OutboundMessage,
   type PartStatus,
   type ThreadMessage,
+  type Typing,
 } from './thread-data';
 
 /** Messages shown at first: the latest of the conversation; "Load older" adds as many again. */
@@ -53,11 +58,51 @@ function deliveryDetails(delivery: DeliveryFacts | undefined): Child[] {
   ];
 }
 
+/** Reaction chips, grouped by emoji with their counts (who reacted in the title). */
+function reactionChips(reactions: readonly Reaction[]): Child {
+  if (reactions.length === 0) return null;
+  return h(
+    'ul',
+    { class: 'reactions', 'aria-label': 'Reactions' },
+    ...groupReactions(reactions).map((g) =>
+      h('li', { class: 'reaction', 'data-emoji': g.emoji, 'data-count': g.count, title: g.senders.join(', ') }, h('span', { class: 'emoji' }, g.emoji), ' ', h('span', { class: 'count' }, String(g.count))),
+    ),
+  );
+}
+
+/** The rules' view of a reply (lifecycle.ts) from the thread's shape. */
+function lifecycleReply(m: OutboundMessage): LifecycleReply {
+  return {
+    text: m.text,
+    status: m.delivery?.status,
+    sentAtMs: m.delivery?.sentAtMs,
+    unsentAtMs: m.unsentAtMs,
+    edits: m.edits,
+    unsends: m.unsends,
+    editRequestedAtMs: m.editRequest?.requestedAtMs,
+    unsendRequestedAtMs: m.unsendRequest?.requestedAtMs,
+  };
+}
+
+function entryItem(kind: LifecycleKind, e: LifecycleEntry): HTMLElement {
+  return h(
+    'li',
+    { 'data-entry-status': e.status ?? 'requested' },
+    kind === 'edit' ? h('q', { class: 'edit-text' }, e.text ?? '') : 'unsend',
+    ' · requested ',
+    h('time', {}, formatTime(e.requestedAtMs)),
+    ' · ',
+    h('span', { class: `badge status status-${e.status ?? 'pending'}` }, requestStatusLabel(e)),
+    e.atMs === undefined ? null : h('span', { class: 'muted' }, ' ', h('time', {}, formatTime(e.atMs))),
+  );
+}
+
 export function threadView(session: Session, conversationId: string): View {
   const { services, user } = session;
 
   const title = h('h2', { id: 'thread-title' }, conversationId);
   const subtitle = h('p', { class: 'muted' });
+  const lifecycleLine = h('p', { class: 'muted lifecycle-capability', id: 'lifecycle-capability' });
   const messages = h('ol', { class: 'messages', id: 'messages', 'aria-labelledby': 'thread-title' });
   const state = h('div', {}, notice('loading', 'Loading messages…'));
 
@@ -133,6 +178,178 @@ export function threadView(session: Session, conversationId: string): View {
   const cancelRequested = new Set<string>();
   /** The reply whose Cancel send was just used: keyboard focus stays on it across re-renders. */
   let focusAfterRender: { message: string; control?: string } | undefined;
+  /** The integration's `replies.lifecycle` (followed live with its attachments). */
+  let lifecycle: LifecycleCapability | undefined;
+  /** Open edit forms: the draft of each reply being edited (kept across re-renders). */
+  const editing = new Map<string, string>();
+  /** Replies whose Unsend waits for its in-page confirmation. */
+  const confirmingUnsend = new Set<string>();
+  const editErrors = new Map<string, string>();
+  const unsendErrors = new Map<string, string>();
+  /**
+   * The clock of the view's time rules (the edit and unsend windows, the typing indicator): the
+   * browser's, so a test moves it with the browser's clock.
+   */
+  const now = (): number => Date.now();
+
+  /** Edit and Unsend on a sent reply, the edit form, the unsend confirmation; each refusal says why. */
+  function lifecycleControls(m: OutboundMessage, at: number): { buttons: Child[]; panel: Child } {
+    const { id } = m;
+    const rule = lifecycleReply(m);
+    const textId = `text-${id}`;
+    const canEdit = canRequest(rule, lifecycle, 'edit', at);
+    const canUnsend = canRequest(rule, lifecycle, 'unsend', at);
+    if (!canEdit) editing.delete(id);
+    if (!canUnsend) confirmingUnsend.delete(id);
+    const editButton =
+      canEdit && !editing.has(id)
+        ? h('button', {
+            type: 'button',
+            class: 'secondary edit',
+            'data-focus': 'edit',
+            'aria-describedby': textId,
+            onclick: () => {
+              editing.set(id, shownText(rule).text);
+              editErrors.delete(id);
+              focusAfterRender = { message: id, control: 'edit-text' };
+              render();
+            },
+          }, 'Edit')
+        : null;
+    const unsendButton =
+      canUnsend && !confirmingUnsend.has(id)
+        ? h('button', {
+            type: 'button',
+            class: 'secondary unsend',
+            'data-focus': 'unsend',
+            'aria-describedby': textId,
+            onclick: () => {
+              confirmingUnsend.add(id);
+              unsendErrors.delete(id);
+              focusAfterRender = { message: id, control: 'unsend-confirm' };
+              render();
+            },
+          }, 'Unsend')
+        : null;
+    const panel: HTMLElement[] = [];
+    const draft = editing.get(id);
+    if (draft !== undefined) {
+      const current = shownText(rule).text;
+      const area = h('textarea', { rows: 3, class: 'edit-text', 'data-focus': 'edit-text', 'aria-label': 'New text of the reply', id: `edit-${id}` });
+      area.value = draft;
+      const problem = h('div', {});
+      const saveEdit = h('button', { type: 'submit', 'data-focus': 'edit-save' }, 'Save edit');
+      const form = h(
+        'form',
+        { class: 'edit-form', 'aria-label': 'Edit the reply' },
+        area,
+        h('div', { class: 'row' }, h('span', { class: 'muted' }, `until ${formatTime(windowEndsAt(rule, lifecycle, 'edit'))}`), saveEdit, h('button', { type: 'button', class: 'secondary', onclick: () => { editing.delete(id); focusAfterRender = { message: id, control: 'edit' }; render(); } }, 'Discard')),
+        problem,
+      );
+      area.addEventListener('input', () => editing.set(id, area.value));
+      area.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+          event.preventDefault();
+          form.requestSubmit();
+        } else if (event.key === 'Escape') {
+          editing.delete(id);
+          focusAfterRender = { message: id, control: 'edit' };
+          render();
+        }
+      });
+      form.addEventListener('submit', (event) => {
+        event.preventDefault();
+        const why = editProblem(area.value, current);
+        if (why !== undefined) {
+          replace(problem, notice('error', why));
+          return;
+        }
+        const value = area.value;
+        saveEdit.disabled = true;
+        editing.delete(id);
+        editErrors.delete(id);
+        focusAfterRender = { message: id };
+        announce(`Edit requested for the reply “${current.slice(0, 40)}”.`);
+        requestEdit(session, conversationId, id, value).catch((err: unknown) => {
+          editing.set(id, value);
+          editErrors.set(id, describeError(err, `a member may edit only a sent operator reply of an integration that allows edits, within its window, with 1 to ${REPLY_MAX_CODE_POINTS} characters, and not once it was unsent`));
+          focusAfterRender = { message: id, control: 'edit-text' };
+          render();
+        });
+        render();
+      });
+      panel.push(form);
+    }
+    if (confirmingUnsend.has(id)) {
+      panel.push(
+        h(
+          'div',
+          { class: 'unsend-confirm', role: 'group', 'aria-label': 'Unsend the reply' },
+          h('p', {}, 'Take this reply back from the customer’s channel? They may have read it already.'),
+          h('button', {
+            type: 'button',
+            class: 'danger',
+            'data-focus': 'unsend-confirm',
+            onclick: (event: Event) => {
+              (event.currentTarget as HTMLButtonElement).disabled = true;
+              confirmingUnsend.delete(id);
+              unsendErrors.delete(id);
+              focusAfterRender = { message: id };
+              announce(`Unsend requested for the reply “${m.text.slice(0, 40)}”.`);
+              requestUnsend(session, conversationId, id).catch((err: unknown) => {
+                unsendErrors.set(id, describeError(err, 'a member may unsend only a sent operator reply of an integration that allows unsends, within its window, once'));
+                focusAfterRender = { message: id, control: 'unsend' };
+                render();
+              });
+            },
+          }, 'Unsend now'),
+          ' ',
+          h('button', { type: 'button', class: 'secondary', onclick: () => { confirmingUnsend.delete(id); focusAfterRender = { message: id, control: 'unsend' }; render(); } }, 'Keep it'),
+        ),
+      );
+    }
+    const editError = editErrors.get(id);
+    if (editError) panel.push(notice('error', editError));
+    const unsendError = unsendErrors.get(id);
+    if (unsendError) panel.push(notice('error', unsendError));
+    return { buttons: [editButton, unsendButton], panel: panel.length === 0 ? null : h('div', { class: 'lifecycle-panel' }, ...panel) };
+  }
+
+  /** The reply's text as the customer sees it now, with "edited", "unsent" and the request states. */
+  function replyBody(m: OutboundMessage, textId: string): Child[] {
+    const rule = lifecycleReply(m);
+    const { text, edited } = shownText(rule);
+    const unsent = m.unsentAtMs !== undefined;
+    const latestEdit = m.edits.at(-1);
+    const latestUnsend = m.unsends.at(-1);
+    const editPending = requestPending(rule, 'edit');
+    const unsendPending = requestPending(rule, 'unsend');
+    const textNode = unsent ? h('p', { class: 'text unsent-text', id: textId }, h('del', {}, text)) : h('p', { class: 'text', id: textId }, text);
+    const marks = h(
+      'div',
+      { class: 'lifecycle-state' },
+      edited ? h('span', { class: 'badge badge-edited', 'data-edited': 'true' }, 'edited') : null,
+      unsent ? h('span', { class: 'badge badge-unsent' }, 'unsent ', h('time', {}, formatTime(m.unsentAtMs))) : null,
+      editPending ? h('span', { class: 'muted edit-pending' }, `edit ${latestEdit !== undefined && latestEdit.requestedAtMs === m.editRequest?.requestedAtMs ? requestStatusLabel(latestEdit) : 'requested'}…`) : null,
+      !editPending && latestEdit !== undefined && (latestEdit.status === 'failed' || latestEdit.status === 'unknown')
+        ? h('span', { class: `edit-outcome status-${latestEdit.status}` }, `latest edit ${requestStatusLabel(latestEdit)}`)
+        : null,
+      !unsent && unsendPending ? h('span', { class: 'muted unsend-pending' }, `unsend ${latestUnsend !== undefined && latestUnsend.requestedAtMs === m.unsendRequest?.requestedAtMs ? requestStatusLabel(latestUnsend) : 'requested'}…`) : null,
+      !unsent && !unsendPending && latestUnsend !== undefined && (latestUnsend.status === 'failed' || latestUnsend.status === 'unknown')
+        ? h('span', { class: `unsend-outcome status-${latestUnsend.status}` }, `unsend ${requestStatusLabel(latestUnsend)}`)
+        : null,
+    );
+    const history =
+      m.edits.length > 0 || m.unsends.length > 0
+        ? h(
+            'details',
+            { class: 'edit-history' },
+            h('summary', {}, `History (${m.edits.length} edit${m.edits.length === 1 ? '' : 's'}${m.unsends.length > 0 ? `, ${m.unsends.length} unsend${m.unsends.length === 1 ? '' : 's'}` : ''})`),
+            h('ol', {}, h('li', { 'data-entry-status': 'original' }, h('q', { class: 'edit-text' }, m.text), ' · original'), ...m.edits.map((e) => entryItem('edit', e)), ...m.unsends.map((e) => entryItem('unsend', e))),
+          )
+        : null;
+    return [textNode, marks.childNodes.length > 0 ? marks : null, history];
+  }
 
   function reply(m: OutboundMessage): HTMLElement {
     const { id, delivery } = m;
@@ -199,12 +416,22 @@ export function threadView(session: Session, conversationId: string): View {
             },
           }, 'Resend')
         : null;
+    const controls = lifecycleControls(m, now());
     return h(
       'li',
-      { class: 'message outbound', 'data-message': id, 'data-status': status, 'data-cancel': cancelAnswer ?? (cancelPending ? 'requested' : undefined), tabindex: -1 },
+      {
+        class: 'message outbound',
+        'data-message': id,
+        'data-status': status,
+        'data-cancel': cancelAnswer ?? (cancelPending ? 'requested' : undefined),
+        'data-edited': m.edits.some((e) => e.status === 'sent') ? 'true' : undefined,
+        'data-unsent': m.unsentAtMs === undefined ? undefined : 'true',
+        tabindex: -1,
+      },
       h('div', { class: 'who' }, mine ? 'You' : 'Operator', ' · ', h('time', {}, formatTime(m.createdAtMs))),
-      h('p', { class: 'text', id: textId }, m.text),
+      ...replyBody(m, textId),
       replyFiles(m.attachments, delivery?.parts),
+      reactionChips(m.reactions),
       h(
         'div',
         { class: 'delivery' },
@@ -216,7 +443,9 @@ export function threadView(session: Session, conversationId: string): View {
         delivery?.receipt?.status ? h('span', { class: 'receipt' }, `receipt: ${delivery.receipt.status}`, delivery.receipt.code ? ` (${delivery.receipt.code})` : '', ` ${formatTime(delivery.receipt.atMs)}`) : null,
         cancelButton,
         resendButton,
+        ...controls.buttons,
       ),
+      controls.panel,
       attemptList(delivery?.attempts),
       delivery?.previous
         ? h(
@@ -255,11 +484,26 @@ export function threadView(session: Session, conversationId: string): View {
 
   function inbound(m: InboundMessage): HTMLElement {
     const { id, sender, alert, images } = m;
+    const who = h('div', { class: 'who' }, alert ? h('span', { class: 'badge badge-alert' }, 'Alert') : null, alert ? ' ' : null, sender.displayName ?? sender.externalId ?? 'customer', ' · ', h('time', {}, formatTime(m.createdAtMs)));
+    if (m.deleted !== undefined) {
+      // A tombstone: the service removed the content; nothing of it is shown (not even a reaction).
+      return h('li', { class: 'message inbound deleted', 'data-message': id, 'data-deleted': 'true' }, who, h('p', { class: 'tombstone muted' }, 'deleted by the customer ', h('time', {}, formatTime(m.deleted.atMs))));
+    }
+    const latestEdit = m.edits.at(-1);
     return h(
       'li',
-      { class: `message inbound${alert ? ' alert' : ''}`, 'data-message': id },
-      h('div', { class: 'who' }, alert ? h('span', { class: 'badge badge-alert' }, 'Alert') : null, alert ? ' ' : null, sender.displayName ?? sender.externalId ?? 'customer', ' · ', h('time', {}, formatTime(m.createdAtMs))),
-      m.text !== undefined ? h('p', { class: 'text' }, m.text) : null,
+      { class: `message inbound${alert ? ' alert' : ''}`, 'data-message': id, 'data-edited': latestEdit === undefined ? undefined : 'true' },
+      who,
+      latestEdit !== undefined ? h('p', { class: 'text' }, latestEdit.text) : m.text !== undefined ? h('p', { class: 'text' }, m.text) : null,
+      latestEdit !== undefined
+        ? h(
+            'details',
+            { class: 'edit-history' },
+            h('summary', {}, h('span', { class: 'badge badge-edited' }, 'edited'), ` ${formatTime(latestEdit.atMs)} · history (${m.edits.length})`),
+            h('ol', {}, h('li', { 'data-entry-status': 'original' }, h('q', { class: 'edit-text' }, m.text ?? ''), ' · original'), ...m.edits.map((e) => h('li', {}, h('q', { class: 'edit-text' }, e.text), ' · ', h('time', {}, formatTime(e.atMs))))),
+          )
+        : null,
+      reactionChips(m.reactions),
       images.length > 0
         ? h(
             'ul',
@@ -288,13 +532,61 @@ export function threadView(session: Session, conversationId: string): View {
     unsubscribeIntegration = subscribeReplyCapability(
       session,
       integrationId,
-      (capability) => {
+      (capability, lifecycleCapability) => {
         files.setCapability(capability);
         updateCounter();
+        lifecycle = lifecycleCapability;
+        lifecycleLine.textContent = lifecycleCapability === undefined ? '' : lifecycleText(lifecycleCapability);
+        // Before the first messages there is nothing to decide (and rendering would show "No messages yet.").
+        if (!firstSnapshot) render();
       },
-      () => files.setCapability(undefined),
+      () => {
+        files.setCapability(undefined);
+        lifecycle = undefined;
+        if (!firstSnapshot) render();
+      },
     );
   }
+
+  // The customer typing (the service's `typing/{conversationId}`, written on their channel's typing
+  // events): shown for TYPING_SHOWN_MS after the latest one, by the ticker below.
+  let typing: Typing | undefined;
+  const typingLine = h('p', { class: 'typing muted', id: 'typing', 'aria-live': 'off' });
+  function renderTyping(): void {
+    const shown = typing !== undefined && typingShown(typing.atMs, now());
+    typingLine.hidden = !shown;
+    typingLine.textContent = shown ? `${typing?.displayName ?? typing?.senderExternalId ?? 'The customer'} is typing…` : '';
+  }
+  renderTyping();
+  const unsubscribeTyping = subscribeTyping(
+    session,
+    conversationId,
+    (value) => {
+      typing = value;
+      renderTyping();
+    },
+    // Typing is a hint: a refused read leaves the indicator off rather than an error on the thread.
+    () => {
+      typing = undefined;
+      renderTyping();
+    },
+  );
+
+  /**
+   * The time rules change without a snapshot (a window passes, typing goes quiet): once a second
+   * the view compares what they decide now with what it shows, and re-renders when that changed.
+   */
+  let shownRules = '';
+  const rulesNow = (): string => {
+    const at = now();
+    return lastMessages
+      .map((m) => (m.direction === 'outbound' ? `${canRequest(lifecycleReply(m), lifecycle, 'edit', at) ? 'e' : '-'}${canRequest(lifecycleReply(m), lifecycle, 'unsend', at) ? 'u' : '-'}` : ''))
+      .join('');
+  };
+  const ticker = setInterval(() => {
+    renderTyping();
+    if (!firstSnapshot && rulesNow() !== shownRules) render();
+  }, 1000);
 
   const unsubscribeConversation = subscribeConversation(
     session,
@@ -322,6 +614,7 @@ export function threadView(session: Session, conversationId: string): View {
   /** The latest snapshot's messages: a refused request re-renders them with its error. */
   let lastMessages: ThreadMessage[] = [];
   function render(): void {
+    shownRules = rulesNow();
     const items = lastMessages.map((m) => {
       if (m.direction === 'outbound') {
         const status = m.delivery?.status ?? 'pending';
@@ -396,9 +689,11 @@ export function threadView(session: Session, conversationId: string): View {
     h('a', { href: '#/conversations', class: 'back' }, '← All conversations'),
     title,
     subtitle,
+    lifecycleLine,
     state,
     older,
     messages,
+    typingLine,
     form,
   );
   return {
@@ -407,6 +702,8 @@ export function threadView(session: Session, conversationId: string): View {
       unsubscribeConversation();
       unsubscribeMessages();
       unsubscribeIntegration?.();
+      unsubscribeTyping();
+      clearInterval(ticker);
       files.clear();
       media.revokeAll();
     },

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { customerDocId } from '../../../console/src/format';
 import { realPng } from '../helpers/console-uploads';
 import { deliveryTestFile, eventually, expectHttp, expectOk, op, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
+import { Timestamp } from 'firebase-admin/firestore';
 import { adminDb, apiBaseUrl } from '../helpers/stack';
 
 jest.setTimeout(120_000);
@@ -109,6 +110,8 @@ let asAdmin: Record<string, string> = {};
 let asDemoOperator: Record<string, string> = {};
 const PNG = realPng(64, 48, [200, 80, 20]);
 let pngPath = '';
+/** The reply the `reply` test sends (edited and unsent afterwards). */
+let sentReplyId = '';
 
 beforeAll(async () => {
   first = await file.ownConversation();
@@ -133,7 +136,7 @@ describe('usage and the stack', () => {
   test('an unknown command or a missing argument: the reason and the usage, exit 2; help: exit 0', async () => {
     const [unknown, missing, noText, help] = await Promise.all([desk(['bogus']), desk(['cancel', 'c_1']), desk(['reply', 'c_1']), desk(['help'])]);
     expectExit(unknown, 2);
-    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, capabilities, erase, help\)\n/);
+    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, help\)\n/);
     expect(unknown.stderr).toContain('Usage: npm run desk -- <command>');
     expectExit(missing, 2);
     expect(missing.stderr).toMatch(/^desk: cancel needs <conversationId> <replyId>\n/);
@@ -141,7 +144,7 @@ describe('usage and the stack', () => {
     expectExit(noText, 2);
     expect(noText.stderr).toMatch(/^desk: reply needs --text "..." or at least one --file <path> \(or both\)/);
     expectExit(help, 0);
-    for (const command of ['conversations', 'reply', 'status', 'cancel', 'resend', 'capabilities', 'erase']) expect(help.stdout).toContain(`  ${command} `);
+    for (const command of ['conversations', 'reply', 'status', 'cancel', 'resend', 'edit', 'unsend', 'capabilities', 'erase']) expect(help.stdout).toContain(`  ${command} `);
   });
 
   test('a stack that is not running: said so, with how to start it, exit 1', async () => {
@@ -168,19 +171,29 @@ describe('the operator and the admin, under the rules', () => {
     expect(read.stdout).toContain('files      off: replies are text only');
   });
 
-  test('the admin enables attachments: exactly the capability asked for; the lifecycle is refused without a write', async () => {
-    const lifecycle = await desk(['capabilities', integrationId, '--attachments', 'on', '--lifecycle', 'on'], asAdmin);
-    expectExit(lifecycle, 1);
-    expect(lifecycle.stderr).toContain('desk: --lifecycle on: not offered by this service');
-    expect((await integrationDoc().get()).get('replies.attachments')).toBeUndefined();
+  test('the admin enables attachments and the lifecycle: exactly the capability asked for; a bad lifecycle writes nothing', async () => {
+    const usage = await desk(['capabilities', integrationId, '--attachments', 'on', '--lifecycle', 'on'], asAdmin);
+    expectExit(usage, 2);
+    expect(usage.stderr).toMatch(/^desk: --lifecycle takes off, or edit=SECONDS and\/or unsend=SECONDS separated by a comma \(e\.g\. edit=900,unsend=3600\), not "on"\n/);
+    const outOfBounds = await desk(['capabilities', integrationId, '--attachments', 'on', '--lifecycle', 'edit=30'], asAdmin);
+    expectExit(outOfBounds, 1);
+    expect(outOfBounds.stderr).toBe('desk: The edit window is a whole number of seconds from 60 (1 minute) to 604800 (7 days). Nothing was written.\n');
+    expect((await integrationDoc().get()).get('replies')).not.toHaveProperty('attachments');
+    expect((await integrationDoc().get()).get('replies')).not.toHaveProperty('lifecycle');
+    const refused = await desk(['capabilities', integrationId, '--lifecycle', 'edit=900', '--as', 'operator'], asDemoOperator);
+    expectExit(refused, 1);
+    expect(refused.stderr).toBe('desk: Denied by the workspace rules: only workspace admins may create or change integrations, and only the fields the contract lists.\n');
 
-    const set = json<{ attachments: unknown; changed: boolean }>(await desk(['capabilities', integrationId, '--attachments', 'on', '--types', 'png,pdf', '--max-mb', '5', '--max-files', '2', '--json'], asAdmin));
+    const set = json<{ attachments: unknown; changed: boolean }>(await desk(['capabilities', integrationId, '--attachments', 'on', '--types', 'png,pdf', '--max-mb', '5', '--max-files', '2', '--lifecycle', 'edit=900,unsend=3600', '--json'], asAdmin));
     const capability = { contentTypes: ['image/png', 'application/pdf'], maxBytes: 5 * 1024 * 1024, maxCount: 2 };
-    expect(set).toMatchObject({ attachments: capability, changed: true, lifecycle: null });
+    const lifecycle = { edit: { windowSeconds: 900 }, unsend: { windowSeconds: 3600 } };
+    expect(set).toMatchObject({ attachments: capability, changed: true, lifecycle });
     expect((await integrationDoc().get()).get('replies.attachments')).toEqual(capability);
+    expect((await integrationDoc().get()).get('replies.lifecycle')).toEqual(lifecycle);
     const printed = await desk(['capabilities', integrationId], asAdmin);
     expectExit(printed, 0);
     expect(printed.stdout).toContain('files      on: PNG, PDF; up to 5 MB each, 2 files per reply (10 MB in all).');
+    expect(printed.stdout).toContain('lifecycle  on (edit=900,unsend=3600): Edits within 15 min of sending; unsends within 1 h.');
   });
 
   test('conversations: each with its customer, its last message and its latest reply', async () => {
@@ -230,6 +243,7 @@ describe('the operator and the admin, under the rules', () => {
 
     const out = json<{ replyId: string; attachments: unknown[]; final: boolean; reply: { delivery: Record<string, unknown> } }>(await running);
     expect(out.replyId).toBe(notification.messageId);
+    sentReplyId = out.replyId;
     expect(out.attachments).toEqual([{ attachmentId, name: 'label.png', contentType: 'image/png', size: PNG.length, sha256 }]);
     expect(out.final).toBe(true);
     expect(out.reply.delivery).toMatchObject({ deliveryId: notification.deliveryId, status: 'sent', providerMessageIds: ['prov-text', 'prov-file'], parts });
@@ -249,6 +263,77 @@ describe('the operator and the admin, under the rules', () => {
     expect(status.stdout).toContain('  parts      text: sent [prov-text] · label.png: sent [prov-file]');
     expect(status.stdout).toMatch(/ {2}receipt {4}delivered at (\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\dZ/);
     expect(status.stdout).toMatch(/ {2}attempts {3}\S.* claimed → .+ started → .+ sent\n/);
+  });
+
+  test('edit and unsend a sent reply: exactly the console\'s requests, the service\'s deliveries, status shows "edited" and "unsent"; once unsent both are refused', async () => {
+    const key = first.integration.key;
+    const reply = () => adminDb().doc(`workspaces/${workspaceId}/conversations/${first.conversationId}/messages/${sentReplyId}`);
+    /** The connector's side of the latest request of `field`: the service's delivery, claimed (of its kind), started, completed. */
+    const deliverLatest = async (field: 'edits' | 'unsends', kind: 'edit' | 'unsend') => {
+      const deliveryId = await eventually(async () => ((await reply().get()).get(field) as Array<{ deliveryId?: string | null }> | undefined)?.at(-1)?.deliveryId ?? undefined, `the ${field} entry`, 30_000);
+      const claim = await op('claim', key, { deliveryId, requestId: randomUUID() });
+      expectHttp(claim, 200);
+      const claimed = claim.body as { leaseId: string; kind: string; target: { providerMessageIds: string[] } };
+      expect(claimed).toMatchObject({ status: 'ready', kind, target: { providerMessageIds: ['prov-text', 'prov-file'] } });
+      expectOk(await op('start', key, { deliveryId, leaseId: claimed.leaseId }), { status: 'sending' });
+      expectOk(await op('complete', key, { deliveryId, leaseId: claimed.leaseId, providerMessageIds: claimed.target.providerMessageIds }), { status: 'sent' });
+    };
+
+    const tooLong = await desk(['edit', first.conversationId, sentReplyId, '--text', 'x'.repeat(10_001)], asAdmin);
+    expectExit(tooLong, 1);
+    expect(tooLong.stderr).toBe('desk: Too long by 1 characters (at most 10000).\n');
+    expect((await reply().get()).get('edit')).toBeUndefined();
+
+    const editing = desk(['edit', first.conversationId, sentReplyId, '--text', 'Here is your label (reprinted)', '--wait-seconds', '60', '--json'], asAdmin);
+    await deliverLatest('edits', 'edit');
+    const edited = json<{ outcome: { status: string; text: string }; reply: { edits: unknown[] } }>(await editing);
+    expect(edited.outcome).toMatchObject({ status: 'sent', text: 'Here is your label (reprinted)' });
+    expect((await reply().get()).get('edit')).toEqual({ text: 'Here is your label (reprinted)', requestedAt: expect.anything(), uid: admin.uid });
+
+    const unsending = desk(['unsend', first.conversationId, sentReplyId, '--wait-seconds', '60'], asDemoOperator);
+    await deliverLatest('unsends', 'unsend');
+    const unsent = await unsending;
+    expectExit(unsent, 0);
+    expect(unsent.stdout).toContain(`Unsend requested for reply ${sentReplyId}.`);
+    expect(unsent.stdout).toMatch(/ {2}unsent {5}at (\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\dZ \(taken back from the channel\)\n/);
+    expect((await reply().get()).get('unsend')).toEqual({ requestedAt: expect.anything(), uid: expect.any(String) });
+
+    const status = await desk(['status', first.conversationId, sentReplyId], asAdmin);
+    expectExit(status, 0);
+    expect(status.stdout).toContain('  text       Here is your label (reprinted) (edited)\n');
+    expect(status.stdout).toContain('  original   Here is your label\n');
+    expect(status.stdout).toMatch(/ {2}edits {6}1\. “Here is your label \(reprinted\)” sent at \S+/);
+    expect(status.stdout).toMatch(/ {2}unsends {4}1\. sent at \S+/);
+
+    // Unsent: the rules refuse both from now on, and say why.
+    const again = await desk(['unsend', first.conversationId, sentReplyId], asAdmin);
+    expectExit(again, 1);
+    expect(again.stderr).toBe('desk: Denied by the workspace rules: a member may unsend only a sent operator reply of an integration that allows unsends, within its window, once.\n');
+    const late = await desk(['edit', first.conversationId, sentReplyId, '--text', 'Too late'], asAdmin);
+    expectExit(late, 1);
+    expect(late.stderr).toMatch(/^desk: Denied by the workspace rules: a member may edit only a sent operator reply/);
+  });
+
+  test("customers' edits, tombstones and reactions (the service's fields, seeded) in status and conversations", async () => {
+    const messages = adminDb().collection(`workspaces/${workspaceId}/conversations/${first.conversationId}/messages`);
+    const customerMessage = (await messages.where('direction', '==', 'inbound').get()).docs[0];
+    if (customerMessage === undefined) throw new Error('no customer message in the first conversation');
+    const now = Timestamp.now();
+    await customerMessage.ref.update({ edits: [{ text: 'Hello, I need help with my label', at: now }], reactions: [{ emoji: '👍', senderExternalId: first.customerId, at: now }] });
+    const deleted = messages.doc();
+    await deleted.create({ direction: 'inbound', sender: { externalId: first.customerId }, createdAt: now, deleted: { at: now } });
+    await messages.doc(sentReplyId).update({ reactions: [{ emoji: '🙏', senderExternalId: first.customerId, at: now }, { emoji: '🙏', senderExternalId: 'cust-x', at: now }] });
+
+    const status = await desk(['status', first.conversationId], asAdmin);
+    expectExit(status, 0);
+    expect(status.stdout).toContain('  reactions  🙏 2\n');
+    expect(status.stdout).toContain('Customer messages edited, deleted or reacted to (2), oldest first:');
+    expect(status.stdout).toMatch(new RegExp(`message ${customerMessage.id} · \\S+ · customer ${first.customerId}\\n {2}text {7}Hello, I need help with my label \\(edited at \\S+\\)\\n {2}original {3}Hello, I need help\\n {2}reactions {2}👍 1`));
+    expect(status.stdout).toMatch(new RegExp(`message ${deleted.id} · \\S+ · customer ${first.customerId}\\n {2}deleted {4}by the customer at \\S+ \\(content removed\\)`));
+    const rows = json<Array<{ conversationId: string; lastMessage: unknown }>>(await desk(['conversations', '--json'], asAdmin));
+    expect(rows.find((r) => r.conversationId === first.conversationId)?.lastMessage).toEqual({ id: deleted.id, from: 'customer', text: '', files: 0, atMs: now.toMillis(), deleted: true });
+    const human = await desk(['conversations'], asAdmin);
+    expect(human.stdout).toContain('customer: deleted by the customer');
   });
 
   test('cancel recalls a queued reply; resend delivers it again; a second resend is refused', async () => {

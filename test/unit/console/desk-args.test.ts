@@ -83,6 +83,21 @@ describe('commands', () => {
     expect(usageError(['capabilities'])).toBe('capabilities needs <integrationId>');
   });
 
+  test('edit and unsend: a reply of a conversation; edit needs its new text', () => {
+    expect(ok(['edit', 'c_1', 'r_1', '--text', 'Fixed typo']).command).toEqual({ name: 'edit', conversationId: 'c_1', replyId: 'r_1', text: 'Fixed typo', waitSeconds: DEFAULT_WAIT_SECONDS });
+    expect(ok(['unsend', 'c_1', 'r_1', '--no-wait']).command).toEqual({ name: 'unsend', conversationId: 'c_1', replyId: 'r_1', waitSeconds: 0 });
+    expect(usageError(['edit', 'c_1', 'r_1'])).toBe('edit needs --text "..." (the reply\'s new text)');
+    expect(usageError(['edit', 'c_1'])).toBe('edit needs <conversationId> <replyId>');
+    expect(usageError(['unsend', 'c_1', 'r_1', '--text', 'x'])).toBe('unsend does not take --text');
+  });
+
+  test('capabilities --lifecycle: off, or the kinds with their windows', () => {
+    expect(ok(['capabilities', 'int-1', '--lifecycle', 'edit=900,unsend=3600']).command).toMatchObject({ attachments: undefined, lifecycle: { edit: { windowSeconds: 900 }, unsend: { windowSeconds: 3600 } } });
+    expect(ok(['capabilities', 'int-1', '--lifecycle=unsend=172800']).command).toMatchObject({ lifecycle: { unsend: { windowSeconds: 172800 } } });
+    expect(usageError(['capabilities', 'int-1', '--lifecycle', 'on'])).toBe('--lifecycle takes off, or edit=SECONDS and/or unsend=SECONDS separated by a comma (e.g. edit=900,unsend=3600), not "on"');
+    expect(usageError(['capabilities', 'int-1', '--lifecycle', 'edit=900,edit=60'])).toBe('--lifecycle names edit twice');
+  });
+
   test('erase: an external or customer id, optionally the integration', () => {
     expect(ok(['erase', 'cust-1']).command).toEqual({ name: 'erase', customer: 'cust-1', integrationId: undefined, waitSeconds: DEFAULT_WAIT_SECONDS });
     expect(ok(['erase', 'cust-1', '--integration', 'int-1', '--no-wait']).command).toEqual({ name: 'erase', customer: 'cust-1', integrationId: 'int-1', waitSeconds: 0 });
@@ -91,7 +106,7 @@ describe('commands', () => {
   });
 
   test('an unknown command, or an option first, is refused', () => {
-    expect(parseArgs(['send', 'x'])).toEqual({ ok: false, error: 'unknown command "send" (one of conversations, reply, status, cancel, resend, capabilities, erase, help)', command: undefined });
+    expect(parseArgs(['send', 'x'])).toEqual({ ok: false, error: 'unknown command "send" (one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, help)', command: undefined });
     expect(parseArgs(['--json', 'conversations'])).toMatchObject({ ok: false, command: undefined });
     expect(parseArgs(['help', 'send'])).toMatchObject({ ok: false, command: 'help' });
     // The refusal names the command, so that only its usage is printed.

@@ -1,0 +1,107 @@
+/**
+ * console/src/lifecycle.ts: the rules the console applies after the send (the capability, the
+ * windows, the sent state, pending requests), the text shown, reactions and typing.
+ */
+import { canRequest, editProblem, formatWindow, groupReactions, lifecycleProblem, lifecycleText, readLifecycle, requestPending, shownText, typingShown, windowEndsAt, type LifecycleEntry, type LifecycleReply } from '../../../console/src/lifecycle';
+
+const SENT_AT = Date.UTC(2026, 0, 1, 12, 0, 0);
+const capability = { edit: { windowSeconds: 900 }, unsend: { windowSeconds: 3600 } };
+
+function reply(overrides: Partial<LifecycleReply> = {}): LifecycleReply {
+  return { text: 'Hello', status: 'sent', sentAtMs: SENT_AT, unsentAtMs: undefined, edits: [], unsends: [], editRequestedAtMs: undefined, unsendRequestedAtMs: undefined, ...overrides };
+}
+
+function entry(overrides: Partial<LifecycleEntry>): LifecycleEntry {
+  return { requestedAtMs: SENT_AT + 1000, deliveryId: 'd_1', status: 'sent', atMs: SENT_AT + 2000, errorCode: undefined, ...overrides };
+}
+
+describe('readLifecycle', () => {
+  test('the two kinds, each with a window in bounds; anything malformed is absent', () => {
+    expect(readLifecycle({ edit: { windowSeconds: 900 } })).toEqual({ edit: { windowSeconds: 900 } });
+    expect(readLifecycle(capability)).toEqual(capability);
+    expect(readLifecycle(undefined)).toBeUndefined();
+    expect(readLifecycle({})).toBeUndefined();
+    expect(readLifecycle({ edit: { windowSeconds: 59 } })).toBeUndefined();
+    expect(readLifecycle({ edit: { windowSeconds: 604801 } })).toBeUndefined();
+    expect(readLifecycle({ edit: { windowSeconds: 900.5 } })).toBeUndefined();
+    expect(readLifecycle({ edit: { windowSeconds: 900, extra: 1 } })).toBeUndefined();
+    expect(readLifecycle({ edit: { windowSeconds: 900 }, react: {} })).toBeUndefined();
+    expect(readLifecycle([])).toBeUndefined();
+    // Each kind on its own, as the service judges it.
+    expect(readLifecycle({ edit: { windowSeconds: 30 }, unsend: { windowSeconds: 3600 } })).toEqual({ unsend: { windowSeconds: 3600 } });
+  });
+
+  test('the admin form check and the words', () => {
+    expect(lifecycleProblem({})).toBe('Choose edits, unsends or both (or turn them off).');
+    expect(lifecycleProblem({ edit: { windowSeconds: 30 } })).toMatch(/^The edit window is a whole number of seconds from 60/);
+    expect(lifecycleProblem({ unsend: { windowSeconds: 604800 } })).toBeUndefined();
+    expect(lifecycleText(undefined)).toBe('No edits or unsends after sending.');
+    expect(lifecycleText(capability)).toBe('Edits within 15 min of sending; unsends within 1 h.');
+    expect(lifecycleText({ unsend: { windowSeconds: 172800 } })).toBe('No edits; unsends within 2 days.');
+    expect(formatWindow(3700)).toBe('1 h 1 min 40 s');
+  });
+});
+
+describe('canRequest', () => {
+  test('offered within the window of a sent reply, for the kinds the capability has', () => {
+    expect(windowEndsAt(reply(), capability, 'edit')).toBe(SENT_AT + 900_000);
+    expect(canRequest(reply(), capability, 'edit', SENT_AT + 900_000)).toBe(true);
+    expect(canRequest(reply(), capability, 'edit', SENT_AT + 900_001)).toBe(false);
+    expect(canRequest(reply(), capability, 'unsend', SENT_AT + 900_001)).toBe(true);
+    expect(canRequest(reply(), { unsend: capability.unsend }, 'edit', SENT_AT)).toBe(false);
+    expect(canRequest(reply(), undefined, 'unsend', SENT_AT)).toBe(false);
+  });
+
+  test('not before sent, without sentAt, once unsent, nor for an edit of a reply without text', () => {
+    for (const status of ['queued', 'leased', 'sending', 'failed', 'unknown', undefined]) expect(canRequest(reply({ status }), capability, 'unsend', SENT_AT)).toBe(false);
+    expect(canRequest(reply({ sentAtMs: undefined }), capability, 'edit', SENT_AT)).toBe(false);
+    expect(canRequest(reply({ unsentAtMs: SENT_AT + 5 }), capability, 'edit', SENT_AT + 10)).toBe(false);
+    expect(canRequest(reply({ unsentAtMs: SENT_AT + 5 }), capability, 'unsend', SENT_AT + 10)).toBe(false);
+    expect(canRequest(reply({ text: '' }), capability, 'edit', SENT_AT)).toBe(false);
+    expect(canRequest(reply({ text: '' }), capability, 'unsend', SENT_AT)).toBe(true);
+  });
+
+  test('not while a request is pending; again after a failed or unknown one', () => {
+    const requestedAtMs = SENT_AT + 1000;
+    // Asked, not answered yet.
+    expect(requestPending(reply({ editRequestedAtMs: requestedAtMs }), 'edit')).toBe(true);
+    expect(canRequest(reply({ editRequestedAtMs: requestedAtMs }), capability, 'edit', SENT_AT + 2000)).toBe(false);
+    // Answered and on its way.
+    expect(canRequest(reply({ editRequestedAtMs: requestedAtMs, edits: [entry({ status: 'sending', text: 'x' })] }), capability, 'edit', SENT_AT + 2000)).toBe(false);
+    for (const status of ['sent', 'failed', 'unknown'] as const) {
+      expect(canRequest(reply({ editRequestedAtMs: requestedAtMs, edits: [entry({ status, text: 'x' })] }), capability, 'edit', SENT_AT + 2000)).toBe(true);
+    }
+    // An unsend on its way: no edit either.
+    expect(canRequest(reply({ unsendRequestedAtMs: requestedAtMs }), capability, 'edit', SENT_AT + 2000)).toBe(false);
+    expect(canRequest(reply({ unsendRequestedAtMs: requestedAtMs, unsends: [entry({ status: 'failed', errorCode: 'x' })] }), capability, 'unsend', SENT_AT + 2000)).toBe(true);
+  });
+});
+
+test('shownText: the latest sent edit, else the original', () => {
+  expect(shownText(reply())).toEqual({ text: 'Hello', edited: false });
+  expect(shownText(reply({ edits: [entry({ text: 'Hi' }), entry({ text: 'Hey', status: 'failed' })] }))).toEqual({ text: 'Hi', edited: true });
+  expect(shownText(reply({ edits: [entry({ text: 'Hi', status: 'queued' })] }))).toEqual({ text: 'Hello', edited: false });
+});
+
+test('editProblem: 1..10000 code points and a change', () => {
+  expect(editProblem('  ', 'Hello')).toBe('Write the new text first.');
+  expect(editProblem('Hello', 'Hello')).toBe('The text is unchanged.');
+  expect(editProblem('😀'.repeat(10_000), 'Hello')).toBeUndefined();
+  expect(editProblem('😀'.repeat(10_001), 'Hello')).toBe('Too long by 1 characters (at most 10000).');
+});
+
+test('groupReactions and typingShown', () => {
+  expect(
+    groupReactions([
+      { emoji: '👍', senderExternalId: 'a', atMs: 1 },
+      { emoji: '❤️', senderExternalId: 'a', atMs: 2 },
+      { emoji: '👍', senderExternalId: 'b', atMs: 3 },
+    ]),
+  ).toEqual([
+    { emoji: '👍', count: 2, senders: ['a', 'b'] },
+    { emoji: '❤️', count: 1, senders: ['a'] },
+  ]);
+  expect(typingShown(SENT_AT, SENT_AT + 7999)).toBe(true);
+  expect(typingShown(SENT_AT, SENT_AT + 8000)).toBe(false);
+  expect(typingShown(undefined, SENT_AT)).toBe(false);
+});
