@@ -19,7 +19,7 @@ process.env.METADATA_SERVER_DETECTION ??= 'none';
 
 const lib = (path) => require(join(FUNCTIONS_LIB, path));
 export const { db } = lib('platform/firebase.js');
-export const { incomingMessages } = lib('messages/http.js');
+export const { incomingMessages, messageEvents } = lib('messages/http.js');
 /** The delivery handlers, by operationId (functions/src/operations.ts). */
 const { claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, reportDeliveryReceipt, getDeliveryAttachment, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
 export { listPendingDeliveries };
@@ -42,6 +42,7 @@ const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firest
 
 export const HANDLERS = {
   message: incomingMessages,
+  event: messageEvents,
   claim: claimDelivery,
   start: startDelivery,
   extend: extendDeliveryLease,
@@ -135,6 +136,33 @@ export function messageBody(externalConversationId, customer = `cust-${externalC
     externalConversationId,
     sender: { externalId: customer, displayName: 'Bench Customer', kind: 'customer' },
     message: { text: 'Hello, my order has not arrived yet.' },
+  };
+}
+
+/**
+ * A reaction event (`POST /v1/messages/events`) on the customer message `targetEventId` of
+ * `externalConversationId`, with a fresh eventId; `removed` takes it back, so alternating requests
+ * keep the target's `reactions` at one entry or none (every request is applied: 201).
+ */
+export function reactionBody(externalConversationId, targetEventId, removed = false) {
+  return {
+    eventId: `evt-${randomUUID()}`,
+    externalConversationId,
+    sender: { externalId: `cust-${externalConversationId}`, displayName: 'Bench Customer', kind: 'customer' },
+    type: 'reaction',
+    target: { eventId: targetEventId },
+    emoji: '\u{1F44D}',
+    ...(removed ? { removed: true } : {}),
+  };
+}
+
+/** A typing event (`POST /v1/messages/events`) in `externalConversationId`, with a fresh eventId. */
+export function typingBody(externalConversationId) {
+  return {
+    eventId: `evt-${randomUUID()}`,
+    externalConversationId,
+    sender: { externalId: `cust-${externalConversationId}`, kind: 'customer' },
+    type: 'typing',
   };
 }
 

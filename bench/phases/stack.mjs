@@ -27,7 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { BASE_URL, REGION } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
-import { attachmentDeliveries, bulkDeliveries, callOk, db, HANDLERS, messageBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
+import { attachmentDeliveries, bulkDeliveries, callOk, db, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
 import { NOOP_FILE_PATH, NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
 import { startStoreServer } from '../lib/store-http.mjs';
@@ -45,7 +45,7 @@ const PROJECT = process.env.GCLOUD_PROJECT;
 const FUNCTIONS_URL = `http://${process.env.FUNCTIONS_EMULATOR_HOST ?? '127.0.0.1:5001'}/${PROJECT}/${REGION}`;
 const ACK_DEADLINE = Duration.from({ seconds: 600 });
 const pubsub = new PubSub({ projectId: PROJECT });
-const PATHS = { message: '/v1/messages', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
+const PATHS = { message: '/v1/messages', event: '/v1/messages/events', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
 
 async function newTopic(withSubscription) {
   const name = `bench-${randomUUID().slice(0, 8)}`;
@@ -100,8 +100,11 @@ async function recordPatterns(integration) {
   const key = integration.key;
   const patterns = {};
   const conversation = (await newConversations(integration, 1))[0];
-  const m = await measure(() => callOk(HANDLERS.message, { key, body: messageBody(conversation.externalConversationId) }));
+  const first = messageBody(conversation.externalConversationId);
+  const m = await measure(() => callOk(HANDLERS.message, { key, body: first }));
   patterns.message = m.pattern;
+  // A reaction on that message, applied at once (201): sendMessageEvent's transaction.
+  patterns.event = (await measure(() => callOk(HANDLERS.event, { key, body: reactionBody(conversation.externalConversationId, first.eventId) }, [201]))).pattern;
   const [a, b] = await newDeliveries(integration, await newConversations(integration, 2), 2);
   const lease = async (deliveryId) => {
     const claim = await measure(() => callOk(HANDLERS.claim, { key, body: { deliveryId, requestId: randomUUID() } }));
@@ -137,11 +140,14 @@ async function overhead() {
   // Warm-up: every function's worker, the key cache of each, the no-op, the replays.
   await post(NOOP_PATH, key, {});
   await post(NOOP_LOGGED_PATH, key, {});
-  await post(PATHS.message, key, messageBody(messageConversation));
+  // The message the measured reactions target (each request adds or takes back one reaction).
+  const reactionTarget = messageBody(messageConversation);
+  await post(PATHS.message, key, reactionTarget);
+  await post(PATHS.event, key, reactionBody(messageConversation, reactionTarget.eventId, true));
   for (const op of ['claim', 'start', 'complete', 'fail']) await post(PATHS[op], key, { deliveryId: 'd_warmup', leaseId: 'l_warmup', requestId: 'r', providerMessageIds: ['p'], outcome: 'failed', code: 'x' });
   for (const op of Object.keys(patterns)) await replay(db(), patterns[op]);
 
-  const ops = ['message', 'claim', 'start', 'complete', 'fail'];
+  const ops = ['message', 'event', 'claim', 'start', 'complete', 'fail'];
   const perRep = Object.fromEntries(ops.map((op) => [op, { op: [], noop: [], logged: [], tx: [], ratio: [], ratioLogged: [] }]));
   for (let rep = 0; rep < reps; rep++) {
     const leases = new Map();
@@ -154,6 +160,8 @@ async function overhead() {
     });
     const requests = {
       message: () => messageBody(messageConversation),
+      // Alternating add / take back, so the target keeps at most one reaction.
+      event: (i) => reactionBody(messageConversation, reactionTarget.eventId, i % 2 === 1),
       claim: (i) => ({ deliveryId: setA[i].deliveryIds[rep], requestId: randomUUID() }),
       start: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]) }),
       complete: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]), providerMessageIds: [`p-${rep}-${i}`] }),

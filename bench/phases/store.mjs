@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { describePattern, measure, oldShape, replay } from '../lib/instrument.mjs';
 import { multipartMessage, png } from '../lib/images.mjs';
 import { BENCH_DIR } from '../lib/stack-config.mjs';
-import { bulkDeliveries, bulkFinishedThenPending, call, callOk, db, HANDLERS, incomingMessages, listPendingDeliveries, messageBody, newConversations, newDeliveries, newIntegration, pendingQuery, queueDocument, retrying } from '../lib/service.mjs';
+import { bulkDeliveries, bulkFinishedThenPending, call, callOk, db, HANDLERS, incomingMessages, listPendingDeliveries, messageBody, newConversations, reactionBody, typingBody, newDeliveries, newIntegration, pendingQuery, queueDocument, retrying } from '../lib/service.mjs';
 import { log, pick, runSections } from '../lib/session.mjs';
 import { median, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
@@ -95,6 +95,15 @@ async function counts() {
   const dups = [];
   for (const body of dupBodies) dups.push(await expectStatus(() => op('message', body), [200], 'duplicate'));
   result['message, duplicate eventId'] = await summarizeMeasurements(dups);
+
+  // Message events (POST /v1/messages/events) on the messages above: a reaction applied at once
+  // (added, then taken back, alternately), and a typing event (no target, one document).
+  const reactions = [];
+  for (let i = 0; i < n; i++) reactions.push(await expectStatus(() => op('event', reactionBody(coldConversation, dupBodies[0].eventId, i % 2 === 1)), [201], 'reaction'));
+  result['message event: reaction'] = await summarizeMeasurements(reactions);
+  const typing = [];
+  for (let i = 0; i < n; i++) typing.push(await expectStatus(() => op('event', typingBody(coldConversation)), [201], 'typing'));
+  result['message event: typing'] = await summarizeMeasurements(typing);
 
   const small = [png(640, 480, 2_000), png(800, 600, 3_000), png(1024, 768, 4_000)];
   const multi = [];
