@@ -217,56 +217,6 @@ export function parseAttachmentCapability(value: unknown): AttachmentCapability 
   return { contentTypes: [...contentTypes], maxBytes, maxCount };
 }
 
-// ------------------------------------------------------------------------------------ message events
-
-/**
- * Limits of `POST /v1/messages/events` (docs/contract.md#message-events). The ids and texts share
- * `MESSAGE_LIMITS`; these are the event's own.
- */
-export const EVENT_LIMITS = {
-  /** `target.providerMessageId`: an id a connector reported for an operator reply (as `DELIVERY_LIMITS.providerMessageId`). */
-  providerMessageId: 200,
-  /** `emoji`: one extended grapheme cluster of at most this many UTF-8 bytes. */
-  emojiBytes: 32,
-  /** How long an event whose target has not arrived yet is kept, waiting for it (24 hours). */
-  pendingMs: 24 * 3_600_000,
-  /** How long a typing document lives (its `expireAt`); the console shows "typing..." for `typingShownMs` after `at`. */
-  typingTtlMs: 60_000,
-  typingShownMs: 8_000,
-} as const;
-
-/** The event types of `POST /v1/messages/events`. */
-export const MESSAGE_EVENT_TYPES = ['edited', 'deleted', 'reaction', 'typing'] as const;
-/** One event type. */
-export type MessageEventType = (typeof MESSAGE_EVENT_TYPES)[number];
-
-/** Bytes of `text` in UTF-8, counted from its code points (no TextEncoder: this module uses no host API beyond the language's). */
-export function utf8ByteLength(text: string): number {
-  let bytes = 0;
-  for (const ch of text) {
-    const cp = ch.codePointAt(0) ?? 0;
-    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-  }
-  return bytes;
-}
-
-/**
- * Why `emoji` is not a valid reaction, or null when it is: exactly one extended grapheme cluster
- * (what a reader sees as one symbol: a flag, a skin-toned or ZWJ family emoji is one) of at most
- * `EVENT_LIMITS.emojiBytes` UTF-8 bytes. Which symbols a channel offers is the channel's business:
- * the rule only keeps a reaction one symbol, so the desk can show it as a chip.
- */
-export function emojiProblem(emoji: string): string | null {
-  if (emoji === '') return 'must be one emoji (one grapheme cluster), not empty';
-  if (utf8ByteLength(emoji) > EVENT_LIMITS.emojiBytes) return `must be at most ${EVENT_LIMITS.emojiBytes} bytes of UTF-8`;
-  let clusters = 0;
-  for (const _ of new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(emoji)) {
-    clusters += 1;
-    if (clusters > 1) return 'must be one emoji (one grapheme cluster)';
-  }
-  return null;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Edits and unsends of sent replies (docs/contract.md#edits-and-unsends)
 
@@ -325,3 +275,53 @@ export type LifecycleRefusal = (typeof LIFECYCLE_REFUSALS)[number];
 
 /** The fail code of a connector that has no way to carry a delivery's `kind` (its SDK fails it with this). */
 export const UNSUPPORTED_KIND = 'unsupported_kind';
+
+// ------------------------------------------------------------------------------------ message events
+
+/**
+ * Limits of `POST /v1/messages/events` (docs/contract.md#message-events). The ids and texts share
+ * `MESSAGE_LIMITS`; these are the event's own.
+ */
+export const EVENT_LIMITS = {
+  /** `target.providerMessageId`: an id a connector reported for an operator reply (as `DELIVERY_LIMITS.providerMessageId`). */
+  providerMessageId: 200,
+  /** `emoji`: one extended grapheme cluster of at most this many UTF-8 bytes. */
+  emojiBytes: 32,
+  /** How long an event whose target has not arrived yet is kept, waiting for it (24 hours). */
+  pendingMs: 24 * 3_600_000,
+  /** How long a typing document lives (its `expireAt`); the console shows "typing..." for `typingShownMs` after `at`. */
+  typingTtlMs: 60_000,
+  typingShownMs: 8_000,
+} as const;
+
+/** The event types of `POST /v1/messages/events`. */
+export const MESSAGE_EVENT_TYPES = ['edited', 'deleted', 'reaction', 'typing'] as const;
+/** One event type. */
+export type MessageEventType = (typeof MESSAGE_EVENT_TYPES)[number];
+
+/** Bytes of `text` in UTF-8, counted from its code points (no TextEncoder: this module uses no host API beyond the language's). */
+export function utf8ByteLength(text: string): number {
+  let bytes = 0;
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) ?? 0;
+    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  }
+  return bytes;
+}
+
+/**
+ * Why `emoji` is not a valid reaction, or null when it is: exactly one extended grapheme cluster
+ * (what a reader sees as one symbol: a flag, a skin-toned or ZWJ family emoji is one) of at most
+ * `EVENT_LIMITS.emojiBytes` UTF-8 bytes. Which symbols a channel offers is the channel's business:
+ * the rule only keeps a reaction one symbol, so the desk can show it as a chip.
+ */
+export function emojiProblem(emoji: string): string | null {
+  if (emoji === '') return 'must be one emoji (one grapheme cluster), not empty';
+  if (utf8ByteLength(emoji) > EVENT_LIMITS.emojiBytes) return `must be at most ${EVENT_LIMITS.emojiBytes} bytes of UTF-8`;
+  let clusters = 0;
+  for (const _ of new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(emoji)) {
+    clusters += 1;
+    if (clusters > 1) return 'must be one emoji (one grapheme cluster)';
+  }
+  return null;
+}
