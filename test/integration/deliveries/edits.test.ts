@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import type { Message } from '@google-cloud/pubsub';
+import { requestLifecycle } from '../../../functions/src/deliveries/lifecycle';
 import { adminDb, integrationRef } from '../helpers/stack';
 import {
   claimReady,
@@ -343,4 +344,28 @@ test('cancel and resend act on the reply own delivery only: a cancel after an ed
   await eventually(async () => ((await deliveryDoc(setup, editId)).head === true ? true : undefined), 'the edit released');
   await deliverFully(setup.integration.key, editId, ['p-sent']);
   await waitForHistory(setup, reply.messageId, 'edits', (e) => e[0]?.status === 'sent', 'the edit sent');
+});
+
+test('requests taken out of order (their triggers raced): an older one after a newer is refused superseded; a request taken again does nothing', async () => {
+  const setup = await conversation();
+  const reply = await sentReply(setup, 'Original', ['p-orig']);
+  const { workspaceId } = setup.integration;
+  const now = Date.now();
+  // As the creation gets them from the trigger (not written on the reply: no trigger runs for these).
+  const newer = { requestedAt: Timestamp.fromMillis(now - 1000), uid: 'operator-2', text: 'Newer' };
+  const older = { requestedAt: Timestamp.fromMillis(now - 2000), uid: 'operator-1', text: 'Older' };
+  const taken = await requestLifecycle(adminDb(), workspaceId, setup.conversationId, reply.messageId, 'edit', [newer]);
+  expect(taken).toMatchObject({ created: [expect.any(String)], refused: [] });
+  expect(await requestLifecycle(adminDb(), workspaceId, setup.conversationId, reply.messageId, 'edit', [newer])).toEqual({ created: [], refused: [], outboxIds: [] });
+  expect(await requestLifecycle(adminDb(), workspaceId, setup.conversationId, reply.messageId, 'edit', [older, newer])).toEqual({
+    created: [],
+    refused: [{ requestedAt: now - 2000, code: 'superseded' }],
+    outboxIds: [],
+  });
+  const entries = ((await readReply(setup, reply.messageId))?.edits ?? []) as DocumentData[];
+  expect(entries).toEqual([
+    { text: 'Newer', requestedAt: newer.requestedAt, uid: 'operator-2', deliveryId: taken.created[0], status: 'queued' },
+    { text: 'Older', requestedAt: older.requestedAt, uid: 'operator-1', deliveryId: null, status: 'failed', at: expect.any(Timestamp), error: { outcome: 'failed', code: 'superseded' } },
+  ]);
+  expect((await conversationDeliveries(setup)).filter((d) => d.kind === 'edit').map((d) => d.text)).toEqual(['Newer']);
 });
