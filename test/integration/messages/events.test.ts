@@ -332,6 +332,23 @@ describe('after 24 hours a pending event is dropped, with a log line', () => {
   });
 });
 
+describe('concurrency', () => {
+  test('the same event three times at once: applied once, the others duplicates; reactions of several senders at once: none lost', async () => {
+    const sent = await sendMessage(integ);
+    const edit = eventAbout(sent, { type: 'edited', target: { eventId: sent.eventId }, text: 'once' });
+    const answers = await Promise.all([1, 2, 3].map(() => postEvent(integ, edit)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 201]);
+    for (const r of answers.filter((a) => a.status === 200)) expect(r.body).toEqual({ conversationId: sent.conversationId, applied: true, duplicate: true });
+    expect(((await message(integ, sent))?.edits as unknown[]).length).toBe(1);
+
+    const senders = ['s1', 's2', 's3', 's4'];
+    const reactions = await Promise.all(senders.map((sender) => postEvent(integ, eventAbout({ ...sent, senderExternalId: sender }, { type: 'reaction', target: { eventId: sent.eventId }, emoji: '🎉' }))));
+    expect(reactions.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    const stored = ((await message(integ, sent))?.reactions ?? []) as Array<{ senderExternalId: string }>;
+    expect(stored.map((r) => r.senderExternalId).sort()).toEqual(senders);
+  });
+});
+
 describe('one eventId space for messages and events', () => {
   test("a message's eventId used for an event is 409, and an event's eventId used for a message is 409", async () => {
     const sent = await sendMessage(integ);
