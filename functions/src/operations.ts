@@ -313,10 +313,10 @@ export const DELIVERY_OPERATIONS = {
     ...DELIVERIES,
     options: DELIVERY_FUNCTION,
     errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_busy', 'retry_delayed'],
-    suites: DELIVERY_SUITES,
+    suites: [...DELIVERY_SUITES, 'test/integration/deliveries/edits.test.ts'],
     summary: 'Claim a delivery: read the reply and recipient under a lease',
     description: ({ leaseSeconds }) =>
-      `\`ready\`: a ${leaseSeconds}-second lease, the text and the recipient. A retried claim with the same \`requestId\` gets the same lease back; another \`requestId\` gets 503 \`lease_busy\` while the lease is live. \`skip\`: nothing to do now; \`reason\` is \`waiting_for_previous\` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), \`already_sent\`, \`already_failed\` or \`outcome_unknown\`.`,
+      `\`ready\`: a ${leaseSeconds}-second lease, the text and the recipient. A retried claim with the same \`requestId\` gets the same lease back; another \`requestId\` gets 503 \`lease_busy\` while the lease is live. \`skip\`: nothing to do now; \`reason\` is \`waiting_for_previous\` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), \`already_sent\`, \`already_failed\` or \`outcome_unknown\`. For an integration with the \`replies.lifecycle\` capability a \`ready\` claim may carry \`kind\` (\`edit\`: change the sent message to \`message.text\`; \`unsend\`: take it back) and \`target\` (the reply's sent delivery and the provider ids reported for it); a claim without \`kind\` is a reply to send, exactly as in v1. A connector that cannot carry a kind fails the delivery \`failed\` with code \`unsupported_kind\`.`,
     openapi: {
       tag: 'deliveries',
       shape: 'json',
@@ -333,6 +333,28 @@ export const DELIVERY_OPERATIONS = {
                 leaseId: LEASE_ID,
                 leaseExpiresAt: 1767268920000,
                 message: { text: 'Your parcel left the warehouse today.', recipient: { externalConversationId: 'chat-42', externalCustomerId: 'cust-7' } },
+              },
+            },
+            edit: {
+              summary: 'Ready: edit the sent reply (replies.lifecycle)',
+              value: {
+                status: 'ready',
+                kind: 'edit',
+                leaseId: LEASE_ID,
+                leaseExpiresAt: 1767268920000,
+                message: { text: 'Your parcel left the warehouse this morning.', recipient: { externalConversationId: 'chat-42', externalCustomerId: 'cust-7' } },
+                target: { deliveryId: DELIVERY_ID, providerMessageIds: ['wamid.HBgM1234'] },
+              },
+            },
+            unsend: {
+              summary: 'Ready: take the sent reply back (replies.lifecycle)',
+              value: {
+                status: 'ready',
+                kind: 'unsend',
+                leaseId: LEASE_ID,
+                leaseExpiresAt: 1767268920000,
+                message: { recipient: { externalConversationId: 'chat-42', externalCustomerId: 'cust-7' } },
+                target: { deliveryId: DELIVERY_ID, providerMessageIds: ['wamid.HBgM1234'] },
               },
             },
             waiting: { summary: 'Skip: an earlier reply is unfinished', value: { status: 'skip', reason: 'waiting_for_previous' } },

@@ -50,7 +50,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a delivery: read the reply and recipient under a lease
-         * @description `ready`: a 120-second lease, the text and the recipient. A retried claim with the same `requestId` gets the same lease back; another `requestId` gets 503 `lease_busy` while the lease is live. `skip`: nothing to do now; `reason` is `waiting_for_previous` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), `already_sent`, `already_failed` or `outcome_unknown`.
+         * @description `ready`: a 120-second lease, the text and the recipient. A retried claim with the same `requestId` gets the same lease back; another `requestId` gets 503 `lease_busy` while the lease is live. `skip`: nothing to do now; `reason` is `waiting_for_previous` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), `already_sent`, `already_failed` or `outcome_unknown`. For an integration with the `replies.lifecycle` capability a `ready` claim may carry `kind` (`edit`: change the sent message to `message.text`; `unsend`: take it back) and `target` (the reply's sent delivery and the provider ids reported for it); a claim without `kind` is a reply to send, exactly as in v1. A connector that cannot carry a kind fails the delivery `failed` with code `unsupported_kind`.
          */
         post: operations["claimDelivery"];
         delete?: never;
