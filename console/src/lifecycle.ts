@@ -167,7 +167,7 @@ export function groupReactions(reactions: readonly Reaction[]): Array<{ emoji: s
 }
 
 /** How long "typing…" shows after the customer's last typing event. */
-export const TYPING_SHOWN_MS = 8000;
+const TYPING_SHOWN_MS = 8000;
 
 /** Whether the typing indicator shows at `now` for a typing event at `atMs`. */
 export function typingShown(atMs: number | undefined, now: number): boolean {

@@ -549,7 +549,7 @@ export function threadView(session: Session, conversationId: string): View {
   }
 
   // The customer typing (the service's `typing/{conversationId}`, written on their channel's typing
-  // events): shown for TYPING_SHOWN_MS after the latest one, by the ticker below.
+  // events): shown for 8 s after the latest one (lifecycle.ts typingShown), by the ticker below.
   let typing: Typing | undefined;
   const typingLine = h('p', { class: 'typing muted', id: 'typing', 'aria-live': 'off' });
   function renderTyping(): void {
