@@ -70,6 +70,8 @@ test('a reply written by a signed-in operator with the client SDK is notified, d
     status: 'sent',
     providerMessageIds: ['prov-1'],
     updatedAt: expect.anything(),
+    // When it became sent: the window of an edit or unsend counts from it (docs/contract.md#edits-and-unsends).
+    sentAt: expect.anything(),
     // The reply's trace id, shown by the console (docs/operations.md#tracing).
     traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
     // The attempt log, as the console shows it (docs/decisions.md#attempt-log).
