@@ -265,7 +265,8 @@ test('the thread shows edits with their history, unsent and failed unsends, reac
         { text: 'My order number is #1234', at: now },
       ],
     });
-  await messagesCol().doc(deletedId).update({ text: FieldValue.delete(), deleted: { at: now } });
+  // A tombstone as the service stores it: the text and images gone, only the time of the deletion.
+  await messagesCol().doc(deletedId).update({ text: null, images: [], deleted: { at: now } });
   await messagesCol()
     .doc(reactedId)
     .update({ reactions: [{ emoji: '✔️', senderExternalId: setup.customerId, at: now }] });
