@@ -26,7 +26,7 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
 export type CommandName = 'help' | 'conversations' | 'reply' | 'status' | 'cancel' | 'resend' | 'edit' | 'unsend' | 'capabilities' | 'erase';
 
 /** `--lifecycle edit=900,unsend=3600`: the kinds asked for, each with its window in seconds (checked where it is used). */
-export interface LifecycleRequest {
+interface LifecycleRequest {
   edit?: { windowSeconds: number };
   unsend?: { windowSeconds: number };
 }

@@ -14,7 +14,7 @@ import { CustomerNames } from '../src/customers';
 import { describeError, errorCode } from '../src/errors';
 import { replyProblem } from '../src/format';
 import { setReplyAttachments, setReplyLifecycle, subscribeIntegrations, type Integration } from '../src/integrations-data';
-import { editProblem, lifecycleProblem, shownText, type LifecycleCapability, type LifecycleEntry } from '../src/lifecycle';
+import { editProblem, entryFor, lifecycleProblem, shownText, type LifecycleCapability, type LifecycleEntry } from '../src/lifecycle';
 import { requestErasure, subscribeErasures, subscribeIntegrationNames, type Erasure } from '../src/privacy-data';
 import type { Session } from '../src/session';
 import { requestCancel, requestEdit, requestResend, requestUnsend, sendReply, subscribeConversation, subscribeMessages, subscribeReplyCapability, type InboundMessage, type OutboundMessage, type ThreadMessage } from '../src/thread-data';
@@ -327,9 +327,11 @@ async function capabilities(command: Extract<Command, { name: 'capabilities' }>,
 
 const FINAL_REQUEST = new Set<string | undefined>(['sent', 'failed', 'unknown']);
 
-/** The service's answer to the request made at `requestedAtMs` (its entry in `edits` or `unsends`), once its delivery is final. */
-const finalEntry = (entries: readonly LifecycleEntry[], requestedAtMs: number | undefined): LifecycleEntry | undefined =>
-  requestedAtMs === undefined ? undefined : entries.find((e) => e.requestedAtMs === requestedAtMs && FINAL_REQUEST.has(e.status));
+/** The service's answer to `request` (its entry in `edits` or `unsends`), once its delivery is final. */
+function finalEntry(entries: readonly LifecycleEntry[], request: { requestedAtMs: number | undefined; uid: string | undefined } | undefined): LifecycleEntry | undefined {
+  const entry = entryFor(entries, request);
+  return entry !== undefined && FINAL_REQUEST.has(entry.status) ? entry : undefined;
+}
 
 async function edit(command: Extract<Command, { name: 'edit' }>, session: Session, context: Context, io: Io): Promise<void> {
   const before = await findReply(session, command.conversationId, command.replyId);
@@ -339,7 +341,7 @@ async function edit(command: Extract<Command, { name: 'edit' }>, session: Sessio
   if (problem !== undefined) throw new DeskError(problem, 'invalid_edit');
   await write(requestEdit(session, command.conversationId, command.replyId, command.text), EDIT_RULE);
   if (!context.json) io.out(`Edit requested for reply ${command.replyId}.`);
-  const mine = (r: OutboundMessage) => (r.editRequest?.uid === session.user.uid ? finalEntry(r.edits, r.editRequest.requestedAtMs) : undefined);
+  const mine = (r: OutboundMessage) => (r.editRequest?.uid === session.user.uid ? finalEntry(r.edits, r.editRequest) : undefined);
   const watched = command.waitSeconds > 0 ? await watchReply(session, command.conversationId, command.replyId, (r) => mine(r) !== undefined, command.waitSeconds) : { reply: undefined, done: false };
   const outcome = watched.reply === undefined ? undefined : mine(watched.reply);
   if (context.json) {
@@ -356,7 +358,7 @@ async function unsend(command: Extract<Command, { name: 'unsend' }>, session: Se
   await findReply(session, command.conversationId, command.replyId);
   await write(requestUnsend(session, command.conversationId, command.replyId), UNSEND_RULE);
   if (!context.json) io.out(`Unsend requested for reply ${command.replyId}.`);
-  const mine = (r: OutboundMessage) => (r.unsendRequest?.uid === session.user.uid ? finalEntry(r.unsends, r.unsendRequest.requestedAtMs) : undefined);
+  const mine = (r: OutboundMessage) => (r.unsendRequest?.uid === session.user.uid ? finalEntry(r.unsends, r.unsendRequest) : undefined);
   const watched = command.waitSeconds > 0 ? await watchReply(session, command.conversationId, command.replyId, (r) => mine(r) !== undefined, command.waitSeconds) : { reply: undefined, done: false };
   const outcome = watched.reply === undefined ? undefined : mine(watched.reply);
   if (context.json) {

@@ -71,6 +71,8 @@ export interface LifecycleEntry {
   /** The new text (edits only). */
   text?: string;
   requestedAtMs: number | undefined;
+  /** Who asked (the request's `uid`): with the time, what identifies the request. */
+  uid: string | undefined;
   deliveryId: string | null | undefined;
   status: RequestStatus | undefined;
   atMs: number | undefined;
@@ -88,9 +90,15 @@ export interface LifecycleReply {
   unsentAtMs: number | undefined;
   edits: readonly LifecycleEntry[];
   unsends: readonly LifecycleEntry[];
-  /** The member's latest request on the reply (`edit.requestedAt`, `unsend.requestedAt`). */
-  editRequestedAtMs: number | undefined;
-  unsendRequestedAtMs: number | undefined;
+  /** The member's latest request on the reply (`edit`, `unsend`: its time and who asked). */
+  editRequest: { requestedAtMs: number | undefined; uid: string | undefined } | undefined;
+  unsendRequest: { requestedAtMs: number | undefined; uid: string | undefined } | undefined;
+}
+
+/** The entry that answers `request` (the same time and the same member), if the service wrote one. */
+export function entryFor(entries: readonly LifecycleEntry[], request: { requestedAtMs: number | undefined; uid: string | undefined } | undefined): LifecycleEntry | undefined {
+  if (request?.requestedAtMs === undefined) return undefined;
+  return entries.find((e) => e.requestedAtMs === request.requestedAtMs && e.uid === request.uid);
 }
 
 /**
@@ -99,9 +107,9 @@ export interface LifecycleReply {
  */
 export function requestPending(reply: LifecycleReply, kind: LifecycleKind): boolean {
   const entries = kind === 'edit' ? reply.edits : reply.unsends;
-  const requestedAtMs = kind === 'edit' ? reply.editRequestedAtMs : reply.unsendRequestedAtMs;
+  const request = kind === 'edit' ? reply.editRequest : reply.unsendRequest;
   if (entries.some((e) => UNFINISHED.has(e.status))) return true;
-  return requestedAtMs !== undefined && !entries.some((e) => e.requestedAtMs === requestedAtMs);
+  return request?.requestedAtMs !== undefined && entryFor(entries, request) === undefined;
 }
 
 /** When the window of `kind` closes for the reply (epoch ms), or undefined when there is none (no capability, not sent). */
@@ -167,7 +175,7 @@ export function groupReactions(reactions: readonly Reaction[]): Array<{ emoji: s
 }
 
 /** How long "typing…" shows after the customer's last typing event. */
-export const TYPING_SHOWN_MS = 8000;
+const TYPING_SHOWN_MS = 8000;
 
 /** Whether the typing indicator shows at `now` for a typing event at `atMs`. */
 export function typingShown(atMs: number | undefined, now: number): boolean {

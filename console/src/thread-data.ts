@@ -220,6 +220,7 @@ function toEntries(value: unknown): LifecycleEntry[] {
   return asArray(value).map((e) => ({
     ...(typeof e.text === 'string' ? { text: e.text } : {}),
     requestedAtMs: timestampMillis(e.requestedAt),
+    uid: asString(e.uid),
     deliveryId: e.deliveryId === null ? null : asString(e.deliveryId),
     status: asString(e.status) as RequestStatus | undefined,
     atMs: timestampMillis(e.at),

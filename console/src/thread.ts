@@ -15,7 +15,7 @@ import type { UploadedAttachment } from './attachments';
 import { composeAttachments } from './compose-attachments';
 import { MediaCache, mediaElement } from './media';
 import { CustomerNames, personLabel } from './customers';
-import { canRequest, editProblem, groupReactions, lifecycleText, requestPending, requestStatusLabel, shownText, typingShown, windowEndsAt, type LifecycleCapability, type LifecycleEntry, type LifecycleKind, type LifecycleReply, type Reaction } from './lifecycle';
+import { canRequest, editProblem, entryFor, groupReactions, lifecycleText, requestPending, requestStatusLabel, shownText, typingShown, windowEndsAt, type LifecycleCapability, type LifecycleEntry, type LifecycleKind, type LifecycleReply, type Reaction } from './lifecycle';
 import {
   requestCancel,
   requestEdit,
@@ -70,6 +70,12 @@ function reactionChips(reactions: readonly Reaction[]): Child {
   );
 }
 
+/** A pending request's state: its delivery's status once the service answered it, else "requested". */
+function pendingLabel(entries: readonly LifecycleEntry[], request: { requestedAtMs: number | undefined; uid: string | undefined } | undefined): string {
+  const unfinished = entries.find((e) => e.status === 'queued' || e.status === 'leased' || e.status === 'sending') ?? entryFor(entries, request);
+  return unfinished === undefined ? 'requested' : requestStatusLabel(unfinished);
+}
+
 /** The rules' view of a reply (lifecycle.ts) from the thread's shape. */
 function lifecycleReply(m: OutboundMessage): LifecycleReply {
   return {
@@ -79,8 +85,8 @@ function lifecycleReply(m: OutboundMessage): LifecycleReply {
     unsentAtMs: m.unsentAtMs,
     edits: m.edits,
     unsends: m.unsends,
-    editRequestedAtMs: m.editRequest?.requestedAtMs,
-    unsendRequestedAtMs: m.unsendRequest?.requestedAtMs,
+    editRequest: m.editRequest,
+    unsendRequest: m.unsendRequest,
   };
 }
 
@@ -330,11 +336,11 @@ export function threadView(session: Session, conversationId: string): View {
       { class: 'lifecycle-state' },
       edited ? h('span', { class: 'badge badge-edited', 'data-edited': 'true' }, 'edited') : null,
       unsent ? h('span', { class: 'badge badge-unsent' }, 'unsent ', h('time', {}, formatTime(m.unsentAtMs))) : null,
-      editPending ? h('span', { class: 'muted edit-pending' }, `edit ${latestEdit !== undefined && latestEdit.requestedAtMs === m.editRequest?.requestedAtMs ? requestStatusLabel(latestEdit) : 'requested'}…`) : null,
+      editPending ? h('span', { class: 'muted edit-pending' }, `edit ${pendingLabel(m.edits, m.editRequest)}…`) : null,
       !editPending && latestEdit !== undefined && (latestEdit.status === 'failed' || latestEdit.status === 'unknown')
         ? h('span', { class: `edit-outcome status-${latestEdit.status}` }, `latest edit ${requestStatusLabel(latestEdit)}`)
         : null,
-      !unsent && unsendPending ? h('span', { class: 'muted unsend-pending' }, `unsend ${latestUnsend !== undefined && latestUnsend.requestedAtMs === m.unsendRequest?.requestedAtMs ? requestStatusLabel(latestUnsend) : 'requested'}…`) : null,
+      !unsent && unsendPending ? h('span', { class: 'muted unsend-pending' }, `unsend ${pendingLabel(m.unsends, m.unsendRequest)}…`) : null,
       !unsent && !unsendPending && latestUnsend !== undefined && (latestUnsend.status === 'failed' || latestUnsend.status === 'unknown')
         ? h('span', { class: `unsend-outcome status-${latestUnsend.status}` }, `unsend ${requestStatusLabel(latestUnsend)}`)
         : null,
@@ -549,7 +555,7 @@ export function threadView(session: Session, conversationId: string): View {
   }
 
   // The customer typing (the service's `typing/{conversationId}`, written on their channel's typing
-  // events): shown for TYPING_SHOWN_MS after the latest one, by the ticker below.
+  // events): shown for 8 s after the latest one (lifecycle.ts typingShown), by the ticker below.
   let typing: Typing | undefined;
   const typingLine = h('p', { class: 'typing muted', id: 'typing', 'aria-live': 'off' });
   function renderTyping(): void {

@@ -321,7 +321,8 @@ describe('the operator and the admin, under the rules', () => {
     const now = Timestamp.now();
     await customerMessage.ref.update({ edits: [{ text: 'Hello, I need help with my label', at: now }], reactions: [{ emoji: '👍', senderExternalId: first.customerId, at: now }] });
     const deleted = messages.doc();
-    await deleted.create({ direction: 'inbound', sender: { externalId: first.customerId }, createdAt: now, deleted: { at: now } });
+    // A tombstone as the service stores it: the text and images gone, only the time of the deletion.
+    await deleted.create({ direction: 'inbound', sender: { externalId: first.customerId }, text: null, images: [], createdAt: now, deleted: { at: now } });
     await messages.doc(sentReplyId).update({ reactions: [{ emoji: '🙏', senderExternalId: first.customerId, at: now }, { emoji: '🙏', senderExternalId: 'cust-x', at: now }] });
 
     const status = await desk(['status', first.conversationId], asAdmin);

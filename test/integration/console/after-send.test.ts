@@ -22,7 +22,7 @@ import type { Browser, Page } from 'playwright-core';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { adminDb, closeStack, postJson } from '../helpers/stack';
 import { closePubSub, deliverFully, eventually, readReply, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
-import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, SCREENSHOTS, shot, signIn, type TestUser } from './browser-helpers';
+import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, SCREENSHOTS, shot, shotOf, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -246,9 +246,10 @@ test('the thread shows edits with their history, unsent and failed unsends, reac
       ],
       unsends: [{ requestedAt: t(30_000), deliveryId: null, status: 'failed', at: t(30_500), error: { outcome: 'failed', code: 'unsend_window_passed' } }],
       reactions: [
-        { emoji: '👍', senderExternalId: setup.customerId, at: t(40_000) },
-        { emoji: '❤️', senderExternalId: setup.customerId, at: t(41_000) },
-        { emoji: '👍', senderExternalId: 'cust-other', at: t(42_000) },
+        // Emoji the test browser's fonts draw (it has no colour emoji font): the screenshot shows them.
+        { emoji: '❤️', senderExternalId: setup.customerId, at: t(40_000) },
+        { emoji: '☺️', senderExternalId: setup.customerId, at: t(41_000) },
+        { emoji: '❤️', senderExternalId: 'cust-other', at: t(42_000) },
       ],
     });
   // Customer messages: one edited twice, one deleted (the service removes its text), one with a reaction.
@@ -264,10 +265,11 @@ test('the thread shows edits with their history, unsent and failed unsends, reac
         { text: 'My order number is #1234', at: now },
       ],
     });
-  await messagesCol().doc(deletedId).update({ text: FieldValue.delete(), deleted: { at: now } });
+  // A tombstone as the service stores it: the text and images gone, only the time of the deletion.
+  await messagesCol().doc(deletedId).update({ text: null, images: [], deleted: { at: now } });
   await messagesCol()
     .doc(reactedId)
-    .update({ reactions: [{ emoji: '🙏', senderExternalId: setup.customerId, at: now }] });
+    .update({ reactions: [{ emoji: '✔️', senderExternalId: setup.customerId, at: now }] });
 
   await adminPage.goto(consoleUrl(workspaceId, `#/conversations/${setup.conversationId}`));
   const item = replyItem(adminPage, 'we have refunded you', '[data-edited="true"]');
@@ -289,8 +291,9 @@ test('the thread shows edits with their history, unsent and failed unsends, reac
   await expect(history.locator('li[data-entry-status="failed"]').nth(0).textContent()).resolves.toContain('failed (message_too_old)');
   await expect(history.locator('li[data-entry-status="failed"]').nth(1).textContent()).resolves.toContain('unsend');
   // Reaction chips, grouped by emoji with counts.
-  await expect(item.locator('.reaction[data-emoji="👍"]').getAttribute('data-count')).resolves.toBe('2');
-  await expect(item.locator('.reaction[data-emoji="❤️"]').getAttribute('data-count')).resolves.toBe('1');
+  await expect(item.locator('.reaction[data-emoji="❤️"]').getAttribute('data-count')).resolves.toBe('2');
+  await expect(item.locator('.reaction[data-emoji="☺️"]').getAttribute('data-count')).resolves.toBe('1');
+  await expect(item.locator('.reaction').allTextContents()).resolves.toEqual(['❤️ 2', '☺️ 1']);
 
   const edited = adminPage.locator(`li.message.inbound[data-message="${editedId}"][data-edited="true"]`);
   await expect(edited.locator('p.text').textContent()).resolves.toBe('My order number is #1234');
@@ -303,7 +306,7 @@ test('the thread shows edits with their history, unsent and failed unsends, reac
   const deleted = adminPage.locator(`li.message.inbound[data-message="${deletedId}"][data-deleted="true"]`);
   await deleted.locator('.tombstone', { hasText: 'deleted by the customer' }).waitFor();
   await expect(deleted.textContent()).resolves.not.toContain('4111');
-  await expect(adminPage.locator(`li.message.inbound[data-message="${reactedId}"] .reaction[data-emoji="🙏"]`).getAttribute('data-count')).resolves.toBe('1');
+  await expect(adminPage.locator(`li.message.inbound[data-message="${reactedId}"] .reaction[data-emoji="✔️"]`).getAttribute('data-count')).resolves.toBe('1');
 
   // Typing: shown while the latest typing event is under 8 s old (the browser's clock moved past it on a page of its own).
   const at = Timestamp.now();
@@ -313,7 +316,7 @@ test('the thread shows edits with their history, unsent and failed unsends, reac
   await adminPage.locator('#typing', { hasText: 'Grace Hopper is typing…' }).waitFor();
   if (SCREENSHOTS) {
     // The whole thread in one picture: a page tall enough for every message, the histories open.
-    const tall = await newPage(browser, browserLog, await browser.newContext({ viewport: { width: 1280, height: 2400 } }));
+    const tall = await newPage(browser, browserLog, await browser.newContext({ viewport: { width: 1280, height: 3400 } }));
     await signIn(tall, workspaceId, admin);
     await tall.locator('#whoami').waitFor();
     await tall.goto(consoleUrl(workspaceId, `#/conversations/${setup.conversationId}`));
@@ -322,7 +325,7 @@ test('the thread shows edits with their history, unsent and failed unsends, reac
     await tall.locator(`li.message.inbound[data-message="${editedId}"] details.edit-history summary`).click();
     await adminDb().doc(`workspaces/${workspaceId}/typing/${setup.conversationId}`).update({ at: Timestamp.now() });
     await tall.locator('#typing', { hasText: 'is typing…' }).waitFor();
-    await shot(tall, 'after-send-thread', { fullPage: true });
+    await shotOf(tall.locator('.thread'), 'after-send-thread');
     await tall.context().close();
   }
   // The latest typing event (the screenshot above renews it).

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { apiBaseUrl } from '../helpers/stack';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -85,6 +85,13 @@ export async function shot(page: Page, name: string, options: { fullPage?: boole
   mkdirSync(SCREENSHOTS, { recursive: true });
   // A key shown once is masked: even a throwaway emulator key is not committed in an image.
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: options.fullPage ?? false, mask: [page.locator('#new-key')], maskColor: '#c9d3cc' });
+}
+
+/** A screenshot of one element (e.g. a whole thread on a tall page, without the page's empty rest). */
+export async function shotOf(element: Locator, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await element.screenshot({ path: join(SCREENSHOTS, `${name}.png`), mask: [element.page().locator('#new-key')], maskColor: '#c9d3cc' });
 }
 
 export const consoleUrl = (workspaceId: string, hash = ''): string => `${apiBaseUrl()}/console/?workspace=${encodeURIComponent(workspaceId)}${hash}`;

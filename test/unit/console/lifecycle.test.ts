@@ -8,11 +8,11 @@ const SENT_AT = Date.UTC(2026, 0, 1, 12, 0, 0);
 const capability = { edit: { windowSeconds: 900 }, unsend: { windowSeconds: 3600 } };
 
 function reply(overrides: Partial<LifecycleReply> = {}): LifecycleReply {
-  return { text: 'Hello', status: 'sent', sentAtMs: SENT_AT, unsentAtMs: undefined, edits: [], unsends: [], editRequestedAtMs: undefined, unsendRequestedAtMs: undefined, ...overrides };
+  return { text: 'Hello', status: 'sent', sentAtMs: SENT_AT, unsentAtMs: undefined, edits: [], unsends: [], editRequest: undefined, unsendRequest: undefined, ...overrides };
 }
 
 function entry(overrides: Partial<LifecycleEntry>): LifecycleEntry {
-  return { requestedAtMs: SENT_AT + 1000, deliveryId: 'd_1', status: 'sent', atMs: SENT_AT + 2000, errorCode: undefined, ...overrides };
+  return { requestedAtMs: SENT_AT + 1000, uid: 'member-1', deliveryId: 'd_1', status: 'sent', atMs: SENT_AT + 2000, errorCode: undefined, ...overrides };
 }
 
 describe('readLifecycle', () => {
@@ -62,18 +62,20 @@ describe('canRequest', () => {
   });
 
   test('not while a request is pending; again after a failed or unknown one', () => {
-    const requestedAtMs = SENT_AT + 1000;
+    const request = { requestedAtMs: SENT_AT + 1000, uid: 'member-1' };
     // Asked, not answered yet.
-    expect(requestPending(reply({ editRequestedAtMs: requestedAtMs }), 'edit')).toBe(true);
-    expect(canRequest(reply({ editRequestedAtMs: requestedAtMs }), capability, 'edit', SENT_AT + 2000)).toBe(false);
+    expect(requestPending(reply({ editRequest: request }), 'edit')).toBe(true);
+    expect(canRequest(reply({ editRequest: request }), capability, 'edit', SENT_AT + 2000)).toBe(false);
     // Answered and on its way.
-    expect(canRequest(reply({ editRequestedAtMs: requestedAtMs, edits: [entry({ status: 'sending', text: 'x' })] }), capability, 'edit', SENT_AT + 2000)).toBe(false);
+    expect(canRequest(reply({ editRequest: request, edits: [entry({ status: 'sending', text: 'x' })] }), capability, 'edit', SENT_AT + 2000)).toBe(false);
     for (const status of ['sent', 'failed', 'unknown'] as const) {
-      expect(canRequest(reply({ editRequestedAtMs: requestedAtMs, edits: [entry({ status, text: 'x' })] }), capability, 'edit', SENT_AT + 2000)).toBe(true);
+      expect(canRequest(reply({ editRequest: request, edits: [entry({ status, text: 'x' })] }), capability, 'edit', SENT_AT + 2000)).toBe(true);
     }
+    // Another member's request at the same time is not this one's answer.
+    expect(requestPending(reply({ editRequest: { ...request, uid: 'member-2' }, edits: [entry({ status: 'sent', text: 'x' })] }), 'edit')).toBe(true);
     // An unsend on its way: no edit either.
-    expect(canRequest(reply({ unsendRequestedAtMs: requestedAtMs }), capability, 'edit', SENT_AT + 2000)).toBe(false);
-    expect(canRequest(reply({ unsendRequestedAtMs: requestedAtMs, unsends: [entry({ status: 'failed', errorCode: 'x' })] }), capability, 'unsend', SENT_AT + 2000)).toBe(true);
+    expect(canRequest(reply({ unsendRequest: request }), capability, 'edit', SENT_AT + 2000)).toBe(false);
+    expect(canRequest(reply({ unsendRequest: request, unsends: [entry({ status: 'failed', errorCode: 'x' })] }), capability, 'unsend', SENT_AT + 2000)).toBe(true);
   });
 });
 
