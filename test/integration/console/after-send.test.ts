@@ -1,5 +1,5 @@
 /**
- * The console after the send (issue 32) in a real browser against the real local stack (helpers:
+ * The console after the send (edits, unsends, reactions, typing) in a real browser against the real local stack (helpers:
  * ./browser-helpers.ts). One workspace with an integration, its topic and a conversation (created
  * through the API), an admin and an operator on the Auth emulator. Replies are delivered through
  * the API as a connector does; what the service writes after the send (the edit and unsend
