@@ -27,8 +27,10 @@ export const LIFECYCLE_HISTORY_LIMIT = 20;
 export interface LifecycleEntry {
   /** Edits only: the new text. */
   text?: string;
-  /** The request's server time (identifies the request). */
+  /** The request's server time. */
   requestedAt: Timestamp;
+  /** Who asked (with `requestedAt`, identifies the request: two members' requests may carry the same time). */
+  uid: string;
   /** The delivery that carries it; null for a request the service refused. */
   deliveryId: string | null;
   status: DeliveryStatus;
@@ -52,9 +54,9 @@ function requestedAtOf(entry: StoredEntry): number | null {
   return entry.requestedAt instanceof Timestamp ? entry.requestedAt.toMillis() : null;
 }
 
-/** Whether a request (by its server time) already has its entry. */
-export function hasRequest(entries: readonly StoredEntry[], requestedAt: Timestamp): boolean {
-  return entries.some((entry) => entry.requestedAt instanceof Timestamp && entry.requestedAt.isEqual(requestedAt));
+/** Whether a request (by its server time and who asked) already has its entry. */
+export function hasRequest(entries: readonly StoredEntry[], request: { requestedAt: Timestamp; uid: string }): boolean {
+  return entries.some((entry) => entry.uid === request.uid && entry.requestedAt instanceof Timestamp && entry.requestedAt.isEqual(request.requestedAt));
 }
 
 /** The latest request time among the entries that became a delivery (null: none). */
@@ -76,15 +78,16 @@ export function unsendTaken(unsends: readonly StoredEntry[]): boolean {
 }
 
 /** The entry of a new edit or unsend delivery (queued). */
-export function queuedEntry(kind: LifecycleKind, text: string, requestedAt: Timestamp, deliveryId: string): LifecycleEntry {
-  return { ...(kind === 'edit' ? { text } : {}), requestedAt, deliveryId, status: 'queued' };
+export function queuedEntry(kind: LifecycleKind, text: string, request: { requestedAt: Timestamp; uid: string }, deliveryId: string): LifecycleEntry {
+  return { ...(kind === 'edit' ? { text } : {}), requestedAt: request.requestedAt, uid: request.uid, deliveryId, status: 'queued' };
 }
 
 /** The entry of a request the service refused (no delivery). `text` only for an edit, and only when it is a string. */
-export function refusedEntry(kind: LifecycleKind, text: unknown, requestedAt: Timestamp, code: LifecycleRefusal, now: number): LifecycleEntry {
+export function refusedEntry(kind: LifecycleKind, text: unknown, request: { requestedAt: Timestamp; uid: string }, code: LifecycleRefusal, now: number): LifecycleEntry {
   return {
     ...(kind === 'edit' && typeof text === 'string' ? { text } : {}),
-    requestedAt,
+    requestedAt: request.requestedAt,
+    uid: request.uid,
     deliveryId: null,
     status: 'failed',
     at: Timestamp.fromMillis(now),
@@ -95,7 +98,7 @@ export function refusedEntry(kind: LifecycleKind, text: unknown, requestedAt: Ti
 /**
  * `entries` with the entry of delivery `d` in step with it: its status, `at` (when it became sent:
  * its `sentAt`; failed or unknown: kept while the status stays, else `now`) and `error`. The
- * request's own fields (text, requestedAt) stay as written. An entry that is missing (dropped
+ * request's own fields (text, requestedAt, uid) stay as written. An entry that is missing (dropped
  * beyond the limit while still unfinished cannot happen: only finished ones are dropped) is added.
  */
 export function withDeliveryEntry(entries: readonly StoredEntry[], d: DeliveryRecord, now: number): StoredEntry[] {

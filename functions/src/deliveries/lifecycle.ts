@@ -10,7 +10,9 @@
  *
  * Once only, and never lost:
  *  - the delivery's id is derived from the request (reply, kind, request time, uid), and a request
- *    that already has its entry or its delivery is skipped, so a redelivered trigger does nothing;
+ *    that already has its entry (same time and uid) or its delivery is skipped, so a redelivered
+ *    trigger does nothing; two requests of the same time (possible on the emulator's clock, or two
+ *    members at once) are still two;
  *  - the trigger hands over the request before the write too (`before`), not only the new one: two
  *    requests written in quick succession whose triggers arrive in the wrong order are still both
  *    taken, in the order they were made (the later trigger takes both, the earlier finds them done);
@@ -132,9 +134,10 @@ export async function requestLifecycle(
   kind: LifecycleKind,
   requests: readonly LifecycleRequest[],
 ): Promise<LifecycleOutcome> {
-  const outcome: LifecycleOutcome = { created: [], refused: [], outboxIds: [] };
-  if (requests.length === 0) return outcome;
+  if (requests.length === 0) return { created: [], refused: [], outboxIds: [] };
   return runCreation(db, { workspaceId, conversationId }, async (tx, queue, now) => {
+    // Per attempt: Firestore runs the function again on contention, and only the committed attempt counts.
+    const outcome: LifecycleOutcome = { created: [], refused: [], outboxIds: [] };
     const [replySnap, queueSnap, conversationSnap] = await tx.getAll(
       db.doc(paths.message(workspaceId, conversationId, messageId)),
       queue.ref,
@@ -158,8 +161,9 @@ export async function requestLifecycle(
     const history = await readReplyHistory(tx, db, { workspaceId, conversationId, messageId }, replySnap);
     const fresh = requests
       .map((request, i) => ({ request, deliveryId: ids[i] as string, taken: existing[i]?.exists === true }))
-      .filter(({ request, taken }) => !taken && !hasRequest(history.entries(kind), request.requestedAt))
-      .sort((a, b) => a.request.requestedAt.toMillis() - b.request.requestedAt.toMillis());
+      .filter(({ request, taken }) => !taken && !hasRequest(history.entries(kind), request))
+      // Oldest first; requests of the same time keep the trigger's order (before, then after: the later write last).
+      .sort((a, b) => a.request.requestedAt.seconds - b.request.requestedAt.seconds || a.request.requestedAt.nanoseconds - b.request.requestedAt.nanoseconds);
     if (fresh.length === 0) return outcome;
 
     const integration = integrationSnap?.exists === true ? integrationOf(integrationSnap) : null;
@@ -183,11 +187,11 @@ export async function requestLifecycle(
       const verdict = lifecycleVerdict(facts, { requestedAt, text: request.text });
       if (!verdict.accepted || mirror === null || sentDeliveryId === null || typeof integrationId !== 'string') {
         const code = verdict.accepted ? 'reply_not_sent' : verdict.code;
-        history.add(kind, refusedEntry(kind, request.text, request.requestedAt, code, now));
+        history.add(kind, refusedEntry(kind, request.text, request, code, now));
         outcome.refused.push({ requestedAt, code });
         continue;
       }
-      history.add(kind, queuedEntry(kind, verdict.text, request.requestedAt, deliveryId));
+      history.add(kind, queuedEntry(kind, verdict.text, request, deliveryId));
       const { outboxId } = appendDelivery(
         tx,
         db,

@@ -136,7 +136,7 @@ test('edit end to end: a plain claim keeps its v1 shape; the edit is its own del
 
   await requestEdit(setup, reply.messageId, 'We are on it, sorry!');
   const [queued] = await waitForHistory(setup, reply.messageId, 'edits', (e) => e.length === 1, 'the edit entry');
-  expect(queued).toEqual({ text: 'We are on it, sorry!', requestedAt: expect.any(Timestamp), deliveryId: expect.any(String), status: 'queued' });
+  expect(queued).toEqual({ text: 'We are on it, sorry!', requestedAt: expect.any(Timestamp), uid: 'operator-1', deliveryId: expect.any(String), status: 'queued' });
   const editId = queued?.deliveryId as string;
   expect(editId).not.toBe(reply.deliveryId);
   const editRecord = await deliveryDoc(setup, editId);
@@ -165,7 +165,7 @@ test('edit end to end: a plain claim keeps its v1 shape; the edit is its own del
   // The provider kept the ids: the connector reports the target's.
   expectOk(await op('complete', key, { deliveryId: editId, leaseId, providerMessageIds: ['p-1', 'p-2'] }), { status: 'sent' });
   const [sent] = await waitForHistory(setup, reply.messageId, 'edits', (e) => e[0]?.status === 'sent', 'the edit sent');
-  expect(sent).toEqual({ text: 'We are on it, sorry!', requestedAt: queued?.requestedAt, deliveryId: editId, status: 'sent', at: expect.any(Timestamp) });
+  expect(sent).toEqual({ text: 'We are on it, sorry!', requestedAt: queued?.requestedAt, uid: 'operator-1', deliveryId: editId, status: 'sent', at: expect.any(Timestamp) });
 
   // The reply: its text as written, its `delivery` mirror still the reply's own (never the edit's).
   const stored = await readReply(setup, reply.messageId);
@@ -184,7 +184,7 @@ test('unsend end to end: claim with the recipient and the target per part; the r
 
   await requestUnsend(setup, reply.messageId);
   const [queued] = await waitForHistory(setup, reply.messageId, 'unsends', (e) => e.length === 1, 'the unsend entry');
-  expect(queued).toEqual({ requestedAt: expect.any(Timestamp), deliveryId: expect.any(String), status: 'queued' });
+  expect(queued).toEqual({ requestedAt: expect.any(Timestamp), uid: 'operator-1', deliveryId: expect.any(String), status: 'queued' });
   const unsendId = queued?.deliveryId as string;
   const [notification] = await publishedFor(unsendId);
   expect(notification?.attributes).toMatchObject({ kind: 'unsend' });
@@ -210,7 +210,7 @@ test('unsend end to end: claim with the recipient and the target per part; the r
   const before = (await conversationDeliveries(setup)).length;
   await requestEdit(setup, reply.messageId, 'Too late');
   const [refused] = await waitForHistory(setup, reply.messageId, 'edits', (e) => e.length === 1, 'the refused edit');
-  expect(refused).toEqual({ text: 'Too late', requestedAt: expect.any(Timestamp), deliveryId: null, status: 'failed', at: expect.any(Timestamp), error: { outcome: 'failed', code: 'reply_unsent' } });
+  expect(refused).toEqual({ text: 'Too late', requestedAt: expect.any(Timestamp), uid: 'operator-1', deliveryId: null, status: 'failed', at: expect.any(Timestamp), error: { outcome: 'failed', code: 'reply_unsent' } });
   expect(await conversationDeliveries(setup)).toHaveLength(before);
 });
 
@@ -264,6 +264,7 @@ test('concurrency: two edits of one reply requested together become two deliveri
   // Latest last, by request time; the final text on the reply's `edit` is the later write's.
   expect((older.requestedAt as Timestamp).toMillis()).toBeLessThanOrEqual((newer.requestedAt as Timestamp).toMillis());
   expect(new Set([older.text, newer.text])).toEqual(new Set(['Edit A', 'Edit B']));
+  expect(new Set([older.uid, newer.uid])).toEqual(new Set(['operator-1', 'operator-2']));
   expect((await readReply(setup, reply.messageId))?.edit?.text).toBe(newer.text);
   const deliveries = (await conversationDeliveries(setup)).filter((d) => d.kind === 'edit');
   expect(deliveries.map((d) => [d.deliveryId, d.text])).toEqual([
@@ -314,7 +315,7 @@ test('the service re-checks: past the window, a reply not sent, a bad text; a co
   expect(claim).toMatchObject({ kind: 'unsend' });
   expectOk(await op('fail', key, { deliveryId: unsend?.deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'unsupported_kind' }), { status: 'failed' });
   const [failed] = await waitForHistory(setup, old.messageId, 'unsends', (e) => e[0]?.status === 'failed', 'the unsend failed');
-  expect(failed).toEqual({ requestedAt: unsend?.requestedAt, deliveryId: unsend?.deliveryId, status: 'failed', at: expect.any(Timestamp), error: { outcome: 'failed', code: 'unsupported_kind' } });
+  expect(failed).toEqual({ requestedAt: unsend?.requestedAt, uid: 'operator-1', deliveryId: unsend?.deliveryId, status: 'failed', at: expect.any(Timestamp), error: { outcome: 'failed', code: 'unsupported_kind' } });
   expect((await readReply(setup, old.messageId))?.unsent).toBeUndefined();
 
   // A reply whose delivery is not sent yet, and an edit text over the limit.

@@ -112,7 +112,7 @@ test('after start, by the sweeper: unknown / lease_expired_after_start (mirrored
   // The vanished connector comes back: the provider had accepted A. Late completion is the truth.
   expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a-1'] }), { status: 'sent' });
   const sent = await mirrorOnceStatus(setup, a.messageId, 'sent');
-  expect(sent).toEqual({ deliveryId: a.deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['a-1'], attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+  expect(sent).toEqual({ deliveryId: a.deliveryId, status: 'sent', updatedAt: expect.anything(), sentAt: expect.anything(), providerMessageIds: ['a-1'], attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(sent)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start', 'sent']);
   // B is unaffected (it was released once, and still holds its lease).
   expect(await deliveryDoc(setup, b.deliveryId)).toMatchObject({ status: 'leased', lease: { leaseId: claimB.leaseId } });

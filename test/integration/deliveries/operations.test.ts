@@ -120,10 +120,12 @@ test('complete: sent and mirrored; idempotent for the same lease and ids; other 
   const ids = ['msg-1', 'msg-2'];
   expectOk(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: ids }), { status: 'sent' });
   const mirror = await mirrorOnceStatus(setup, messageId, 'sent');
-  expect(Object.keys(mirror).sort()).toEqual(['attempts', 'deliveryId', 'providerMessageIds', 'status', 'traceId', 'updatedAt']);
+  expect(Object.keys(mirror).sort()).toEqual(['attempts', 'deliveryId', 'providerMessageIds', 'sentAt', 'status', 'traceId', 'updatedAt']);
   expect(attemptEvents(mirror)).toEqual(['claimed', 'lease_expired', 'claimed', 'started', 'sent']);
   expect(mirror).toMatchObject({ deliveryId, status: 'sent', providerMessageIds: ids });
   const stored = await deliveryDoc(setup, deliveryId);
+  // The mirror's `sentAt` is the record's (the window of an edit or unsend counts from it: docs/contract.md#edits-and-unsends).
+  expect((mirror.sentAt as { toMillis(): number }).toMillis()).toBe(stored.sentAt);
 
   // Same lease, same ids: sent again, no write.
   expectOk(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: ids }), { status: 'sent' });
@@ -195,7 +197,7 @@ test('fail unknown -> unknown with the partial provider ids kept and mirrored; c
   // The connector later learns the provider did accept both parts: complete is the truth.
   expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['part-1', 'part-2'] }), { status: 'sent' });
   const sent = await mirrorOnceStatus(setup, messageId, 'sent');
-  expect(sent).toEqual({ deliveryId, status: 'sent', updatedAt: expect.anything(), providerMessageIds: ['part-1', 'part-2'], attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+  expect(sent).toEqual({ deliveryId, status: 'sent', updatedAt: expect.anything(), sentAt: expect.anything(), providerMessageIds: ['part-1', 'part-2'], attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(sent)).toEqual(['claimed', 'started', 'unknown:provider_timeout', 'sent']);
   await expectSkip(key, deliveryId, 'already_sent');
 });

@@ -213,53 +213,57 @@ describe('append: an edit or unsend joins the end of the queue like a reply', ()
 describe('the reply history entries', () => {
   const at = (ms: number) => Timestamp.fromMillis(ms);
   const requested = at(T0 - 5000);
+  const request = { requestedAt: requested, uid: 'oscar' };
 
   test('a queued entry follows its delivery: leased, sent with its sentAt, failed with its error and time', () => {
-    let entries = [queuedEntry('edit', 'Fixed', requested, 'd_e') as unknown as Record<string, unknown>];
-    expect(entries[0]).toEqual({ text: 'Fixed', requestedAt: requested, deliveryId: 'd_e', status: 'queued' });
+    let entries = [queuedEntry('edit', 'Fixed', request, 'd_e') as unknown as Record<string, unknown>];
+    expect(entries[0]).toEqual({ text: 'Fixed', requestedAt: requested, uid: 'oscar', deliveryId: 'd_e', status: 'queued' });
     entries = withDeliveryEntry(entries, record({ kind: 'edit', status: 'leased', requestedAt: T0 - 5000 }), T0 + 1);
-    expect(entries).toEqual([{ text: 'Fixed', requestedAt: requested, deliveryId: 'd_e', status: 'leased' }]);
+    expect(entries).toEqual([{ text: 'Fixed', requestedAt: requested, uid: 'oscar', deliveryId: 'd_e', status: 'leased' }]);
     const sent = withDeliveryEntry(entries, record({ kind: 'edit', status: 'sent', sentAt: T0 + 7, requestedAt: T0 - 5000 }), T0 + 9);
-    expect(sent).toEqual([{ text: 'Fixed', requestedAt: requested, deliveryId: 'd_e', status: 'sent', at: at(T0 + 7) }]);
+    expect(sent).toEqual([{ text: 'Fixed', requestedAt: requested, uid: 'oscar', deliveryId: 'd_e', status: 'sent', at: at(T0 + 7) }]);
     const failed = withDeliveryEntry(entries, record({ kind: 'edit', status: 'failed', error: { outcome: 'failed', code: 'unsupported_kind' }, requestedAt: T0 - 5000 }), T0 + 9);
-    expect(failed).toEqual([{ text: 'Fixed', requestedAt: requested, deliveryId: 'd_e', status: 'failed', at: at(T0 + 9), error: { outcome: 'failed', code: 'unsupported_kind' } }]);
+    expect(failed).toEqual([{ text: 'Fixed', requestedAt: requested, uid: 'oscar', deliveryId: 'd_e', status: 'failed', at: at(T0 + 9), error: { outcome: 'failed', code: 'unsupported_kind' } }]);
     // The same status again keeps its time (a later write of the record is not a new outcome).
     expect(withDeliveryEntry(failed, record({ kind: 'edit', status: 'failed', error: { outcome: 'failed', code: 'unsupported_kind' } }), T0 + 99)[0]?.at).toEqual(at(T0 + 9));
     // unknown -> sent by a late completion: the error goes.
     const unknown = withDeliveryEntry(entries, record({ kind: 'edit', status: 'unknown', error: { outcome: 'unknown', code: 'lease_expired_after_start' } }), T0 + 9);
-    expect(withDeliveryEntry(unknown, record({ kind: 'edit', status: 'sent', sentAt: T0 + 20 }), T0 + 20)[0]).toEqual({ text: 'Fixed', requestedAt: requested, deliveryId: 'd_e', status: 'sent', at: at(T0 + 20) });
+    expect(withDeliveryEntry(unknown, record({ kind: 'edit', status: 'sent', sentAt: T0 + 20 }), T0 + 20)[0]).toEqual({ text: 'Fixed', requestedAt: requested, uid: 'oscar', deliveryId: 'd_e', status: 'sent', at: at(T0 + 20) });
   });
 
   test('other entries stay in place; a missing entry is added at the end', () => {
     const other = { requestedAt: at(T0 - 9000), deliveryId: 'd_other', status: 'sent', at: at(T0 - 8000) };
-    const mine = queuedEntry('unsend', '', requested, 'd_u') as unknown as Record<string, unknown>;
+    const mine = queuedEntry('unsend', '', request, 'd_u') as unknown as Record<string, unknown>;
     const updated = withDeliveryEntry([mine, other], record({ deliveryId: 'd_u', kind: 'unsend', text: '', status: 'sending' }), T0);
-    expect(updated).toEqual([{ requestedAt: requested, deliveryId: 'd_u', status: 'sending' }, other]);
+    expect(updated).toEqual([{ requestedAt: requested, uid: 'oscar', deliveryId: 'd_u', status: 'sending' }, other]);
     const added = withDeliveryEntry([other], record({ deliveryId: 'd_u', kind: 'unsend', text: '', status: 'queued', requestedAt: T0 - 5000 }), T0);
     expect(added).toEqual([other, { requestedAt: requested, deliveryId: 'd_u', status: 'queued' }]);
   });
 
   test('refused requests: failed with the reason, no delivery', () => {
-    expect(refusedEntry('edit', 'Fixed', requested, 'edit_window_passed', T0)).toEqual({
+    expect(refusedEntry('edit', 'Fixed', request, 'edit_window_passed', T0)).toEqual({
       text: 'Fixed',
       requestedAt: requested,
+      uid: 'oscar',
       deliveryId: null,
       status: 'failed',
       at: at(T0),
       error: { outcome: 'failed', code: 'edit_window_passed' },
     });
-    expect(refusedEntry('unsend', undefined, requested, 'lifecycle_disabled', T0)).not.toHaveProperty('text');
-    expect(refusedEntry('edit', 42, requested, 'invalid_edit', T0)).not.toHaveProperty('text');
+    expect(refusedEntry('unsend', undefined, request, 'lifecycle_disabled', T0)).not.toHaveProperty('text');
+    expect(refusedEntry('edit', 42, request, 'invalid_edit', T0)).not.toHaveProperty('text');
   });
 
   test('what the creation reads from the lists: taken requests, the latest, a pending unsend', () => {
     const entries = [
-      { requestedAt: at(T0 - 3000), deliveryId: 'd_1', status: 'sent' },
-      { requestedAt: at(T0 - 1000), deliveryId: null, status: 'failed' },
-      { requestedAt: at(T0 - 2000), deliveryId: 'd_2', status: 'queued' },
+      { requestedAt: at(T0 - 3000), uid: 'oscar', deliveryId: 'd_1', status: 'sent' },
+      { requestedAt: at(T0 - 1000), uid: 'oscar', deliveryId: null, status: 'failed' },
+      { requestedAt: at(T0 - 2000), uid: 'alice', deliveryId: 'd_2', status: 'queued' },
     ];
-    expect(hasRequest(entries, at(T0 - 1000))).toBe(true);
-    expect(hasRequest(entries, at(T0 - 1001))).toBe(false);
+    expect(hasRequest(entries, { requestedAt: at(T0 - 1000), uid: 'oscar' })).toBe(true);
+    expect(hasRequest(entries, { requestedAt: at(T0 - 1001), uid: 'oscar' })).toBe(false);
+    // Another member's request of the same time is another request.
+    expect(hasRequest(entries, { requestedAt: at(T0 - 1000), uid: 'alice' })).toBe(false);
     expect(latestTakenRequest(entries)).toBe(T0 - 2000);
     expect(latestTakenRequest([])).toBeNull();
     expect(unsendTaken(entries)).toBe(true);
