@@ -10,7 +10,7 @@ import { authenticate } from '../integrations/auth';
 import type { OperationsOf } from '../operations';
 import { eventFingerprint, fingerprint } from './fingerprint';
 import { acceptEvent, type EventInput } from './event-store';
-import { createImageStore, imagePath, type ImageStore } from './image-store';
+import { createImageStore, imagePath, isSharedImagePath, type ImageStore } from './image-store';
 import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from './images';
 import { parseMultipart } from './multipart';
 import type { AuthContext } from '../integrations/auth';
@@ -159,10 +159,17 @@ function changeOf(event: MessageEvent): EventInput['change'] {
   }
 }
 
-/** Deletes the stored images a deletion released, after its transaction committed (a failure leaves an object no message names: logged). */
+/**
+ * Deletes the stored images a deletion released, after its transaction committed (a failure leaves
+ * an object no message names: logged). An image stored before images had one object per message
+ * (content-addressed per integration, possibly named by other messages too) is left in place: only
+ * the message's own objects are its to delete (docs/privacy.md#stored-objects).
+ */
 async function removeReleasedImages(paths: readonly string[], fields: Record<string, unknown>): Promise<void> {
+  const own = paths.filter((path) => !isSharedImagePath(path));
+  if (own.length < paths.length) logger.info('deleted message: shared images left in place', { ...fields, code: 'shared_image_kept', count: paths.length - own.length });
   await Promise.all(
-    paths.map(async (path) => {
+    own.map(async (path) => {
       try {
         await images().remove(path);
       } catch (err) {

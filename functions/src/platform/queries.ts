@@ -260,6 +260,13 @@ export const QUERIES = {
    * requests), read whole by the retention job to find the expired ones: no index on a time field.
    */
   allExports: { collection: 'exports', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
+  /**
+   * privacy/retention.ts, only where it deletes expired documents itself (the emulators): every
+   * workspace's typing documents and pending message events, a page at a time (their TTL keeps
+   * both small: a minute, a day), checked against `expireAt` in memory (`expireAt` has no index).
+   */
+  allTyping: { collection: 'typing', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
+  allPendingEvents: { collection: 'pendingEvents', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
   /** privacy/retention.ts: every workspace's settings documents (which workspaces have a retention period). */
   allSettings: { collection: 'settings', scope: 'COLLECTION_GROUP', where: [], orderBy: [] },
   /**

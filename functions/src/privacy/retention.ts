@@ -22,7 +22,9 @@
  * - an unfinished delivery, its reply and its conversation never get an `expireAt` (and lose one
  *   they had) and are never deleted: retention never changes what a connector is about to send;
  * - the emulator runs no TTL deletion: there (or with RETENTION_DELETE_EXPIRED=true) the pass also
- *   deletes the documents whose `expireAt` has passed, so retention is observable locally and in tests.
+ *   deletes the documents whose `expireAt` has passed, so retention is observable locally and in
+ *   tests; so does a run over every workspace for the typing documents and pending message events
+ *   (`deleteExpiredEphemera`).
  *
  * Bounded: one run reads at most `RUN_BUDGET` documents per workspace and continues at its cursor
  * on the next run; every write and deletion is idempotent, so a crashed run is simply run again.
@@ -233,6 +235,32 @@ async function workspacePass(db: Firestore, store: ImageStore, workspaceId: stri
   return reads;
 }
 
+/** Documents of each kind `deleteExpiredEphemera` reads per run at most. */
+const EPHEMERA_PAGE = 500;
+
+/**
+ * Where the job deletes expired documents itself (the emulators, which run no TTL): the typing
+ * documents and pending message events whose `expireAt` passed, in every workspace (they have no
+ * retention period of their own: their TTL is a minute and 24 hours). Deleting a pending document
+ * logs its events as dropped (messages/triggers.ts), as Firestore's TTL deletion does deployed.
+ */
+async function deleteExpiredEphemera(db: Firestore, now: number, stats: RunStats): Promise<void> {
+  for (const spec of [QUERIES.allTyping, QUERIES.allPendingEvents]) {
+    const page = await groupQuery(db, spec).limit(EPHEMERA_PAGE).get();
+    stats.reads += page.size;
+    const due = page.docs.filter((doc) => {
+      const expireAt = millis(doc.get('expireAt'));
+      return expireAt !== null && expireAt <= now;
+    });
+    for (let i = 0; i < due.length; i += PAGE) {
+      const batch = db.batch();
+      for (const doc of due.slice(i, i + PAGE)) batch.delete(doc.ref);
+      await batch.commit();
+    }
+    stats.deleted += due.length;
+  }
+}
+
 /** Every workspace with a retention setting or state (a removed setting's pass removes the stamps). */
 export async function runRetention(db: Firestore, store: ImageStore, options: { now?: number; deleteDue: boolean; workspaceIds?: readonly string[] }): Promise<RunStats> {
   const now = options.now ?? Date.now();
@@ -247,5 +275,6 @@ export async function runRetention(db: Firestore, store: ImageStore, options: { 
     stats.workspaces += 1;
     stats.reads += await workspacePass(db, store, workspaceId, now, options.deleteDue, stats);
   }
+  if (options.deleteDue && options.workspaceIds === undefined) await deleteExpiredEphemera(db, now, stats);
   return stats;
 }

@@ -10,7 +10,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { eventDocIdFor } from '../../../functions/src/platform/ids';
-import type { DocumentData } from 'firebase-admin/firestore';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Timestamp, type DocumentData } from 'firebase-admin/firestore';
+import { pendingEventsIdFor } from '../../../functions/src/messages/event-ids';
 import { expectError, guardNoWrites } from '../helpers/assertions';
 import { MESSAGES_PATH, listMessageDocs, newMessage, readMessageDoc } from '../helpers/messages';
 import { adminDb, createTestIntegration, imageFilePath, postJson, postMultipart, messageParts, type ApiResponse, type TestIntegration } from '../helpers/stack';
@@ -22,6 +25,19 @@ jest.setTimeout(90_000);
 const file = deliveryTestFile();
 
 const EVENTS_PATH = '/v1/messages/events';
+
+/**
+ * The service's log lines so far: what the functions emulator printed (EMULATOR_LOG_FILE, written
+ * by scripts/test.mjs) and, in the framework phase, what the production runtime's processes printed
+ * beside it (`framework-<function>.log`, scripts/framework-phase.mjs).
+ */
+function emulatorLog(): string {
+  const path = process.env.EMULATOR_LOG_FILE;
+  if (path === undefined) throw new Error('EMULATOR_LOG_FILE is not set (run through scripts/test.mjs)');
+  const dir = dirname(path);
+  const framework = readdirSync(dir).filter((name) => /^framework-.*\.log$/.test(name));
+  return [readFileSync(path, 'utf8'), ...framework.map((name) => readFileSync(join(dir, name), 'utf8'))].join('\n');
+}
 
 interface Sent {
   eventId: string;
@@ -283,6 +299,53 @@ describe('an event that overtakes its message (202, applied on arrival)', () => 
     const res = await postJson(MESSAGES_PATH, body, { key: integ.key });
     const { conversationId, messageId } = res.body as { conversationId: string; messageId: string };
     expect((await message(integ, { conversationId, messageId }))?.edits).toBeUndefined();
+  });
+});
+
+describe('after 24 hours a pending event is dropped, with a log line', () => {
+  test('an edit older than 24 hours is not applied when its message arrives', async () => {
+    const body = newMessage();
+    const about = { externalConversationId: String(body.externalConversationId), senderExternalId: String(body.sender?.externalId) };
+    expectAnswer(await postEvent(integ, eventAbout(about, { type: 'edited', target: { eventId: body.eventId }, text: 'stale' })), 202, { applied: false, duplicate: false });
+    // Test fixture for time: the entry as if received 24 hours and a minute ago.
+    const pendingRef = adminDb().doc(`workspaces/${integ.workspaceId}/pendingEvents/${pendingEventsIdFor(integ.integrationId, { eventId: String(body.eventId) })}`);
+    const events = (await pendingRef.get()).get('events') as Array<Record<string, unknown>>;
+    await pendingRef.update({ events: events.map((e) => ({ ...e, receivedAt: Timestamp.fromMillis(Date.now() - 24 * 3_600_000 - 60_000) })) });
+    const res = await postJson(MESSAGES_PATH, body, { key: integ.key });
+    const { conversationId, messageId } = res.body as { conversationId: string; messageId: string };
+    expect((await message(integ, { conversationId, messageId }))?.edits).toBeUndefined();
+    expect((await pendingRef.get()).exists).toBe(false);
+    await eventually(async () => (emulatorLog().includes('"code":"pending_expired"') && emulatorLog().includes(messageId) ? true : undefined), 'the log line of the dropped event');
+  });
+
+  test('a pending document deleted by its TTL logs each of its events as dropped', async () => {
+    const about = { externalConversationId: `chat-${randomUUID()}`, senderExternalId: 'cust-ttl' };
+    const target = `never-${randomUUID()}`;
+    expectAnswer(await postEvent(integ, eventAbout(about, { type: 'deleted', target: { eventId: target } })), 202, { applied: false, duplicate: false });
+    const pendingRef = adminDb().doc(`workspaces/${integ.workspaceId}/pendingEvents/${pendingEventsIdFor(integ.integrationId, { eventId: target })}`);
+    const eventDocId = ((await pendingRef.get()).get('events') as Array<{ eventDocId: string }>)[0]?.eventDocId ?? '';
+    // What Firestore's TTL does after `expireAt` (the emulator has no TTL): the document goes.
+    await pendingRef.update({ expireAt: Timestamp.fromMillis(Date.now() - 1_000) });
+    await pendingRef.delete();
+    await eventually(async () => (emulatorLog().includes(`"eventDocId":"${eventDocId}"`) ? true : undefined), 'the log line of the dropped event');
+    expect(emulatorLog()).toMatch(new RegExp(`"code":"pending_expired"[^\n]*"eventDocId":"${eventDocId}"`));
+  });
+});
+
+describe('concurrency', () => {
+  test('the same event three times at once: applied once, the others duplicates; reactions of several senders at once: none lost', async () => {
+    const sent = await sendMessage(integ);
+    const edit = eventAbout(sent, { type: 'edited', target: { eventId: sent.eventId }, text: 'once' });
+    const answers = await Promise.all([1, 2, 3].map(() => postEvent(integ, edit)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 201]);
+    for (const r of answers.filter((a) => a.status === 200)) expect(r.body).toEqual({ conversationId: sent.conversationId, applied: true, duplicate: true });
+    expect(((await message(integ, sent))?.edits as unknown[]).length).toBe(1);
+
+    const senders = ['s1', 's2', 's3', 's4'];
+    const reactions = await Promise.all(senders.map((sender) => postEvent(integ, eventAbout({ ...sent, senderExternalId: sender }, { type: 'reaction', target: { eventId: sent.eventId }, emoji: '🎉' }))));
+    expect(reactions.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    const stored = ((await message(integ, sent))?.reactions ?? []) as Array<{ senderExternalId: string }>;
+    expect(stored.map((r) => r.senderExternalId).sort()).toEqual(senders);
   });
 });
 

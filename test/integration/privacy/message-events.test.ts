@@ -4,13 +4,14 @@
  * operator reply, another customer's message), their events still waiting for a target and their
  * typing document, while another customer's stay; an export holds the edits, the tombstone and
  * the reactions (and the customer's reactions on other messages), never typing; retention deletes
- * a message with its edits and reactions, and a tombstone like any message.
+ * a message with its edits and reactions, and a tombstone like any message; where the job deletes
+ * expired documents itself (the emulators), it deletes expired typing documents and pending events.
  */
 import { randomUUID } from 'node:crypto';
-import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { exportFilePath } from '../../../functions/src/privacy/export';
 import { runRetention } from '../../../functions/src/privacy/retention';
-import { postJson, type ApiResponse, type TestIntegration } from '../helpers/stack';
+import { functionsUrl, postJson, projectId, type ApiResponse, type TestIntegration } from '../helpers/stack';
 import { deliverFully, deliveryTestFile, eventually, readReply, replyAndNotify } from '../helpers/deliveries';
 import { age, localStore, requestErasure, send, waitForErasure, ws } from './helpers';
 
@@ -131,4 +132,27 @@ test('retention: a message goes with its edits and reactions, a tombstone like a
   await runRetention(base.firestore, localStore(), { deleteDue: true, workspaceIds: [integration.workspaceId] });
   expect((await messages.doc(edited.messageId).get()).exists).toBe(false);
   expect((await messages.doc(kept.messageId).get()).exists).toBe(false);
+});
+
+test('the emulator has no TTL: the scheduled job deletes expired typing documents and pending events, and leaves live ones', async () => {
+  const setup = await file.ownConversation();
+  const { integration } = setup;
+  const base = ws(integration.workspaceId);
+  const as = { externalConversationId: setup.externalConversationId, sender: { externalId: setup.customerId } };
+  await event(integration, { ...as, type: 'typing' }, 201);
+  await event(integration, { ...as, type: 'reaction', target: { eventId: `never-${randomUUID()}` }, emoji: '👍' }, 202);
+  const other = `chat-${randomUUID()}`;
+  await event(integration, { externalConversationId: other, sender: { externalId: setup.customerId }, type: 'typing' }, 201);
+  const typing = base.collection('typing').doc(setup.conversationId);
+  const [pending] = (await base.collection('pendingEvents').get()).docs;
+  expect(pending).toBeDefined();
+  // Test fixture for time: as if their minute and their day had passed.
+  await typing.update({ expireAt: Timestamp.fromMillis(Date.now() - 1_000) });
+  await pending?.ref.update({ expireAt: Timestamp.fromMillis(Date.now() - 1_000) });
+
+  const host = new URL(functionsUrl()).host;
+  const res = await fetch(`http://${host}/functions/projects/${projectId()}/triggers/europe-central2-applyRetention-0`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  expect(res.ok).toBe(true);
+  await eventually(async () => (!(await typing.get()).exists && !(await pending?.ref.get())?.exists ? true : undefined), 'the expired typing and pending documents deleted');
+  expect((await base.collection('typing').get()).size).toBe(1);
 });
