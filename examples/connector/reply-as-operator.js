@@ -5,9 +5,14 @@
  * connector. Talks to the Firestore EMULATOR only.
  *
  *   node examples/connector/reply-as-operator.js [--wait] <conversationId> "<reply text>"
+ *   node examples/connector/reply-as-operator.js --edit <conversationId> <messageId> "<new text>"
+ *   node examples/connector/reply-as-operator.js --unsend <conversationId> <messageId>
  *
  * With --wait it then waits (up to 30 s) until the reply's delivery status, as the console
- * shows it, is final (sent, failed or unknown) and prints it.
+ * shows it, is final (sent, failed or unknown) and prints it. --edit / --unsend write the
+ * console's request on a sent reply (the integration needs `replies.lifecycle`: `npm run desk --
+ * capabilities`, docs/cli.md) and wait the same way for the request's entry in the reply's
+ * `edits` / `unsends` history.
  *
  * Text only, written with admin rights as a fixed operator. For the console's own writes under
  * the rules (a signed-in operator), with files, cancel, resend and the integration's capabilities,
@@ -23,10 +28,19 @@ import { FieldValue, getFirestore } from 'firebase-admin/firestore';
 import { localStack } from './local-stack.js';
 
 const args = process.argv.slice(2);
-const wait = args[0] === '--wait';
-const [conversationId, text] = wait ? args.slice(1) : args;
-if (!conversationId || !text) {
-  console.error('usage: node examples/connector/reply-as-operator.js [--wait] <conversationId> "<reply text>"');
+const USAGE = [
+  'usage: node examples/connector/reply-as-operator.js [--wait] <conversationId> "<reply text>"',
+  '       node examples/connector/reply-as-operator.js --edit <conversationId> <messageId> "<new text>"',
+  '       node examples/connector/reply-as-operator.js --unsend <conversationId> <messageId>',
+].join('\n');
+// --edit / --unsend: a request on a sent reply (always waited for).
+const lifecycle = args[0] === '--edit' ? 'edit' : args[0] === '--unsend' ? 'unsend' : undefined;
+const wait = args[0] === '--wait' || lifecycle !== undefined;
+const [conversationId, second, third] = wait ? args.slice(1) : args;
+const messageId = lifecycle === undefined ? undefined : second;
+const text = lifecycle === undefined ? second : third;
+if (!conversationId || (lifecycle === undefined ? !text : !messageId || (lifecycle === 'edit' && !text))) {
+  console.error(USAGE);
   process.exit(2);
 }
 // The local stack's Firestore emulator and project, from the repository's firebase.json / .firebaserc.
@@ -47,11 +61,30 @@ if (!(await conversation.get()).exists) {
   console.error(`no conversation ${conversationId} in workspace ${workspaceId} (Firestore emulator ${process.env.FIRESTORE_EMULATOR_HOST})`);
   process.exit(1);
 }
+const FINAL = ['sent', 'failed', 'unknown'];
+if (lifecycle !== undefined) {
+  // What the console writes (firestore.rules: one request per write, the server's time, the operator's uid).
+  const reply = conversation.collection('messages').doc(messageId);
+  const before = (await reply.get()).get(lifecycle === 'edit' ? 'edits' : 'unsends')?.length ?? 0;
+  const request = { requestedAt: FieldValue.serverTimestamp(), uid: 'example-operator' };
+  await reply.update(lifecycle === 'edit' ? { edit: { text, ...request } } : { unsend: request });
+  console.log(`[operator] ${lifecycle} of message ${messageId} requested`);
+  const deadline = Date.now() + 30_000;
+  let entry;
+  do {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    entry = ((await reply.get()).get(lifecycle === 'edit' ? 'edits' : 'unsends') ?? [])[before];
+  } while (!FINAL.includes(entry?.status) && Date.now() < deadline);
+  const error = entry?.error ? ` (${entry.error.outcome}: ${entry.error.code})` : '';
+  console.log(`[operator] ${lifecycle} delivery ${entry?.deliveryId ?? '(none)'} of message ${messageId}: ${entry?.status ?? 'not taken yet'}${error}`);
+  if (!FINAL.includes(entry?.status)) process.exitCode = 1;
+  await db.terminate();
+  process.exit();
+}
 const reply = conversation.collection('messages').doc();
 await reply.create({ direction: 'outbound', author: { type: 'operator', uid: 'example-operator' }, text, createdAt: FieldValue.serverTimestamp() });
 console.log(`[operator] replied in ${conversationId}: message ${reply.id}`);
 if (wait) {
-  const FINAL = ['sent', 'failed', 'unknown'];
   const deadline = Date.now() + 30_000;
   let delivery;
   do {

@@ -141,8 +141,8 @@ interface StoredReply {
   integrationId: string;
   conversationId: string;
   text: string;
-  edits: { text: string; requestedAt: number; deliveryId: string | null; refused?: LifecycleRefusal }[];
-  unsends: { requestedAt: number; deliveryId: string | null; refused?: LifecycleRefusal }[];
+  edits: { text: string; requestedAt: number; uid: string; deliveryId: string | null }[];
+  unsends: { requestedAt: number; uid: string; deliveryId: string | null }[];
   reactions: ReactionView[];
 }
 
@@ -966,7 +966,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
    * as the rules check it, then a delivery of the kind at the end of the conversation's queue, with
    * the reply's sent delivery and its provider ids as the target.
    */
-  function requestLifecycle(kind: DeliveryKind, messageId: string, text: string): ReplyCreated {
+  function requestLifecycle(kind: DeliveryKind, messageId: string, text: string, uid: string): ReplyCreated {
     sweep();
     const reply = replyStore.get(messageId);
     if (reply === undefined) throw new Error(`test service: no operator reply ${messageId} (reply() returns its messageId)`);
@@ -1001,9 +1001,9 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const history = kind === 'edit' ? reply.edits : reply.unsends;
     // Deterministic from the request, as the service's id (a redelivered trigger is a no-op); the
     // request's position tells two requests of one millisecond apart.
-    const deliveryId = digestId('d_', [reply.conversationId, messageId, kind, String(at), 'operator', String(history.length)]);
-    if (kind === 'edit') reply.edits.push({ text, requestedAt: at, deliveryId });
-    else reply.unsends.push({ requestedAt: at, deliveryId });
+    const deliveryId = digestId('d_', [reply.conversationId, messageId, kind, String(at), uid, String(history.length)]);
+    if (kind === 'edit') reply.edits.push({ text, requestedAt: at, uid, deliveryId });
+    else reply.unsends.push({ requestedAt: at, uid, deliveryId });
     append({ conversation, messageId, deliveryId, text: kind === 'edit' ? text : '', kind, target, reason: 'created' });
     return { messageId, deliveryId };
   }
@@ -1030,8 +1030,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       conversationId: reply.conversationId,
       text: reply.text,
       delivery: { deliveryId: latest?.deliveryId ?? '', status: latest?.status ?? 'queued', ...(sentAt === undefined ? {} : { sentAt }) },
-      edits: reply.edits.map((e) => ({ text: e.text, requestedAt: e.requestedAt, ...entry(e.deliveryId) })),
-      unsends: reply.unsends.map((u) => ({ requestedAt: u.requestedAt, ...entry(u.deliveryId) })),
+      edits: reply.edits.map((e) => ({ text: e.text, requestedAt: e.requestedAt, uid: e.uid, ...entry(e.deliveryId) })),
+      unsends: reply.unsends.map((u) => ({ requestedAt: u.requestedAt, uid: u.uid, ...entry(u.deliveryId) })),
       ...(unsentAt === undefined ? {} : { unsent: { at: unsentAt } }),
       reactions: reply.reactions.map((r) => ({ ...r })),
     };
@@ -1083,12 +1083,12 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       return { messageId, deliveryId };
     },
 
-    edit(messageId, text) {
-      return requestLifecycle('edit', messageId, text);
+    edit(messageId, text, options = {}) {
+      return requestLifecycle('edit', messageId, text, options.uid ?? 'operator');
     },
 
-    unsend(messageId) {
-      return requestLifecycle('unsend', messageId, '');
+    unsend(messageId, options = {}) {
+      return requestLifecycle('unsend', messageId, '', options.uid ?? 'operator');
     },
 
     replies(filter = {}) {

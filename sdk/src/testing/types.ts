@@ -92,6 +92,8 @@ export type LifecycleRequestStatus = 'queued' | 'leased' | 'sending' | 'sent' | 
 export interface ReplyEditView {
   text: string;
   requestedAt: number;
+  /** The member who asked (`options.uid` of `edit` / `unsend`, default `operator`). */
+  uid: string;
   /** The edit delivery; null for a refused request. */
   deliveryId: string | null;
   status: LifecycleRequestStatus;
@@ -309,9 +311,9 @@ export interface TestService {
    * of the conversation's queue. Throws an Error whose `code` is the `LifecycleRefusal` when the
    * console's rules refuse it (capability, window, state, text bounds).
    */
-  edit(messageId: string, text: string): ReplyCreated;
+  edit(messageId: string, text: string, options?: { uid?: string }): ReplyCreated;
   /** The operator unsends a sent reply: a delivery of kind `unsend`; refused as `edit` is (its `code`). */
-  unsend(messageId: string): ReplyCreated;
+  unsend(messageId: string, options?: { uid?: string }): ReplyCreated;
   /** The operator replies as the console's mirror shows them: their delivery, edit / unsend history, `unsent`, reactions. */
   replies(filter?: { integrationId?: string; conversationId?: string }): ReplyView[];
   /** The conversations' typing state (`typing` events not yet expired by the service clock). */

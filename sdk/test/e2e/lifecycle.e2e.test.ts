@@ -6,7 +6,9 @@
  * message and on a reply) and typing go through `client.messages`, with the event that overtakes
  * its message applied when the message arrives.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join, resolve } from 'node:path';
 import { type ProviderEditInput, type ProviderUnsendInput } from '../../src/index.js';
 import {
   allowLifecycle,
@@ -18,12 +20,14 @@ import {
   requestLifecycle,
   sdkDeliveryFixture,
   startConversation,
+  onTestService,
   waitForMirror,
   type LifecycleEntry,
   type RawTopic,
   type TestIntegration,
 } from './helpers';
 import type { ConnectorClient } from '../../src/index.js';
+import { projectId } from '../../../test/integration/helpers/stack';
 
 // The first calls of a run meet cold functions in the emulator; triggers and Pub/Sub add seconds.
 jest.setTimeout(120_000);
@@ -141,4 +145,23 @@ test('a reaction on an operator reply by the provider id the connector reported 
     const reactions = await replyReactions(conversation, replyId);
     return reactions.length > 0 ? reactions : undefined;
   }, 'the pending reaction applied', 30_000)).resolves.toEqual([{ emoji: '❤️', senderExternalId: conversation.customerId }]);
+});
+
+// The local-stack helper writes to the Firestore emulator: no test service.
+(onTestService ? test.skip : test)("examples/connector/reply-as-operator.js --edit writes the console's request and reports the edit delivery once it is sent", async () => {
+  const { conversation, replyId } = await sentReply(['wamid.e2e-helper']);
+  const script = join(resolve(__dirname, '..', '..', '..'), 'examples', 'connector', 'reply-as-operator.js');
+  const child = spawn(process.execPath, [script, '--edit', conversation.conversationId, replyId, 'Edited by the helper'], {
+    env: { ...process.env, WORKSPACE_ID: integration.workspaceId, GCLOUD_PROJECT: projectId() },
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  // The connector's side, while the helper waits for the entry to be final.
+  const edit = await takenEntry(conversation, replyId, 'edits', 0);
+  await expect(client.processDelivery(edit.deliveryId ?? '', { send: () => ['never'], edit: () => undefined })).resolves.toMatchObject({ kind: 'sent', deliveryKind: 'edit' });
+  expect(await exited).toBe(0);
+  expect(out).toContain(`[operator] edit of message ${replyId} requested`);
+  expect(out).toContain(`[operator] edit delivery ${edit.deliveryId} of message ${replyId}: sent`);
 });

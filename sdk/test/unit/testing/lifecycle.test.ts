@@ -119,7 +119,7 @@ describe('operator edits and unsends', () => {
     const provider = { send: () => ['never'], edit: (input: ProviderEditInput) => void edits.push(input), unsend: (input: ProviderUnsendInput) => void unsends.push(input) };
 
     const first = service.edit(reply.messageId, 'fixed once');
-    const second = service.edit(reply.messageId, 'fixed twice');
+    const second = service.edit(reply.messageId, 'fixed twice', { uid: 'member-2' });
     expect(first.deliveryId).not.toBe(second.deliveryId);
     // Two edits requested together: two ordered deliveries, the second waits for the first.
     await expect(client.processDelivery(second.deliveryId, provider)).resolves.toMatchObject({ kind: 'skipped', reason: 'waiting_for_previous' });
@@ -139,8 +139,8 @@ describe('operator edits and unsends', () => {
       text: 'Your order ships today',
       delivery: { deliveryId: reply.deliveryId, status: 'sent', sentAt },
       edits: [
-        { text: 'fixed once', requestedAt: sentAt + 1000, deliveryId: first.deliveryId, status: 'sent', at: clock },
-        { text: 'fixed twice', requestedAt: sentAt + 1000, deliveryId: second.deliveryId, status: 'sent', at: clock },
+        { text: 'fixed once', requestedAt: sentAt + 1000, uid: 'operator', deliveryId: first.deliveryId, status: 'sent', at: clock },
+        { text: 'fixed twice', requestedAt: sentAt + 1000, uid: 'member-2', deliveryId: second.deliveryId, status: 'sent', at: clock },
       ],
       unsends: [{ deliveryId: unsend.deliveryId, status: 'sent', at: clock }],
       unsent: { at: clock },
@@ -169,7 +169,7 @@ describe('operator edits and unsends', () => {
     const edit = service.edit(reply.messageId, 'new text');
     await expect(client.processDelivery(edit.deliveryId, () => ['p'])).resolves.toMatchObject({ kind: 'failed', code: 'unsupported_kind' });
     expect(service.replies({ conversationId })[0]?.edits).toEqual([
-      { text: 'new text', requestedAt: clock, deliveryId: edit.deliveryId, status: 'failed', at: clock, error: { outcome: 'failed', code: 'unsupported_kind' } },
+      { text: 'new text', requestedAt: clock, uid: 'operator', deliveryId: edit.deliveryId, status: 'failed', at: clock, error: { outcome: 'failed', code: 'unsupported_kind' } },
     ]);
     // Started never: the rules checker has nothing to say.
     expect(service.violations()).toEqual([]);
