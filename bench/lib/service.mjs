@@ -19,7 +19,9 @@ process.env.METADATA_SERVER_DETECTION ??= 'none';
 
 const lib = (path) => require(join(FUNCTIONS_LIB, path));
 export const { db } = lib('platform/firebase.js');
-export const { incomingMessages, messageEvents } = lib('messages/http.js');
+const messagesHttp = lib('messages/http.js');
+export const { incomingMessages } = messagesHttp;
+const { messageEvents } = messagesHttp;
 /** The delivery handlers, by operationId (functions/src/operations.ts). */
 const { claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, reportDeliveryReceipt, getDeliveryAttachment, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
 export { listPendingDeliveries };
