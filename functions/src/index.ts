@@ -123,22 +123,29 @@ export const onReplyWritten = onDocumentCreated(
   lazy(() => requireBundle('deliveries/triggers').onReplyCreated),
 );
 /**
- * Console requests on a reply: cancel (recall before send, docs/decisions.md#recall-before-send-cancel) and resend of a
- * failed/unknown reply (docs/decisions.md#operator-resend). One trigger, dispatched by what changed. Fires on every
- * message update, the service's own mirror writes included: those return at once.
+ * Every update of a message, one function for both features that act on one:
+ * - the console's requests on a reply (deliveries/triggers.ts): cancel (recall before send,
+ *   docs/decisions.md#recall-before-send-cancel), resend of a failed/unknown reply
+ *   (docs/decisions.md#operator-resend), edit and unsend of a sent one (docs/contract.md#edits-and-unsends);
+ * - for message events (messages/triggers.ts), a reply's new provider ids: recorded for reactions by
+ *   `target.providerMessageId`, and the reactions waiting for them applied (docs/contract.md#message-events).
+ * WHY one function: it fires on every message update, the service's own mirror writes included
+ * (several per delivery), and almost every update is neither's business; a function per feature
+ * doubled those invocations. Both handlers return at once on an update that is not theirs and are
+ * idempotent, so they run side by side and a retry (after either failed) redoes nothing the other
+ * finished.
  */
 export const onReplyUpdated = onDocumentUpdated(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
-  lazy(() => requireBundle('deliveries/triggers').onReplyUpdated),
-);
-/**
- * Message events (docs/contract.md#message-events): when a reply's delivery is completed with provider ids, the ids
- * are recorded for reactions by `target.providerMessageId`, and the reactions waiting for them are applied. Fires on
- * every message update: anything but an operator reply's new provider ids returns at once.
- */
-export const onReplyProviderIds = onDocumentUpdated(
-  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversations/{conversationId}/messages/{messageId}', retry: true },
-  lazy(() => requireBundle('messages/triggers').onReplyProviderIds),
+  lazy(() => {
+    const replyRequests = requireBundle('deliveries/triggers').onReplyUpdated;
+    const replyProviderIds = requireBundle('messages/triggers').onReplyProviderIds;
+    return async (event: Parameters<typeof replyRequests>[0]): Promise<void> => {
+      const results = await Promise.allSettled([replyRequests(event), replyProviderIds(event)]);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+    };
+  }),
 );
 /** A pending message event's document deleted by its TTL (24 hours, its target never came): one log line per dropped event. */
 export const onPendingEventsDeleted = onDocumentDeleted(

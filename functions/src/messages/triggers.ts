@@ -1,7 +1,8 @@
 /**
  * The messages feature's triggers (docs/contract.md#message-events):
  *
- * - `onReplyProviderIds`: when an operator reply's delivery becomes `sent` with provider message
+ * - `onReplyProviderIds` (run by the message update trigger `onReplyUpdated` of index.ts, beside the
+ *   deliveries' handler of the console's requests): when an operator reply's delivery becomes `sent` with provider message
  *   ids (its `delivery` mirror: `providerMessageIds`, and `parts[].providerMessageIds` for per-part
  *   outcomes), records one lookup document per id (`providerMessages/{pm_...}`: which reply the id
  *   names, for reactions by `target.providerMessageId`) and applies the reactions that were waiting
