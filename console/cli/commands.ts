@@ -340,25 +340,29 @@ async function edit(command: Extract<Command, { name: 'edit' }>, session: Sessio
   const problem = editProblem(command.text, shownText(before).text);
   if (problem !== undefined) throw new DeskError(problem, 'invalid_edit');
   await write(requestEdit(session, command.conversationId, command.replyId, command.text), EDIT_RULE);
-  if (!context.json) io.out(`Edit requested for reply ${command.replyId}.`);
-  const mine = (r: OutboundMessage) => (r.editRequest?.uid === session.user.uid ? finalEntry(r.edits, r.editRequest) : undefined);
-  const watched = command.waitSeconds > 0 ? await watchReply(session, command.conversationId, command.replyId, (r) => mine(r) !== undefined, command.waitSeconds) : { reply: undefined, done: false };
-  const outcome = watched.reply === undefined ? undefined : mine(watched.reply);
-  if (context.json) {
-    io.out(JSON.stringify({ conversationId: command.conversationId, replyId: command.replyId, outcome: outcome ?? null, reply: watched.reply ?? null }, null, 2));
-    return;
-  }
-  if (watched.reply !== undefined) {
-    io.out(renderReply(watched.reply, Date.now(), session.user.uid));
-    if (!watched.done) io.out(`(the edit is not final after ${command.waitSeconds} s: a connector delivers it once it claims it)`);
-  }
+  await awaitRequestOutcome('edit', command, session, context, io, (r) => (r.editRequest?.uid === session.user.uid ? finalEntry(r.edits, r.editRequest) : undefined));
 }
 
 async function unsend(command: Extract<Command, { name: 'unsend' }>, session: Session, context: Context, io: Io): Promise<void> {
   await findReply(session, command.conversationId, command.replyId);
   await write(requestUnsend(session, command.conversationId, command.replyId), UNSEND_RULE);
-  if (!context.json) io.out(`Unsend requested for reply ${command.replyId}.`);
-  const mine = (r: OutboundMessage) => (r.unsendRequest?.uid === session.user.uid ? finalEntry(r.unsends, r.unsendRequest) : undefined);
+  await awaitRequestOutcome('unsend', command, session, context, io, (r) => (r.unsendRequest?.uid === session.user.uid ? finalEntry(r.unsends, r.unsendRequest) : undefined));
+}
+
+/**
+ * After an edit or unsend request was written: says so, waits (up to `waitSeconds`) until `mine`
+ * finds this user's request final in the reply's history, and prints the reply (or, with `--json`,
+ * `{ conversationId, replyId, outcome, reply }`).
+ */
+async function awaitRequestOutcome<E>(
+  kind: 'edit' | 'unsend',
+  command: { conversationId: string; replyId: string; waitSeconds: number },
+  session: Session,
+  context: Context,
+  io: Io,
+  mine: (reply: OutboundMessage) => E | undefined,
+): Promise<void> {
+  if (!context.json) io.out(`${kind === 'edit' ? 'Edit' : 'Unsend'} requested for reply ${command.replyId}.`);
   const watched = command.waitSeconds > 0 ? await watchReply(session, command.conversationId, command.replyId, (r) => mine(r) !== undefined, command.waitSeconds) : { reply: undefined, done: false };
   const outcome = watched.reply === undefined ? undefined : mine(watched.reply);
   if (context.json) {
@@ -367,7 +371,7 @@ async function unsend(command: Extract<Command, { name: 'unsend' }>, session: Se
   }
   if (watched.reply !== undefined) {
     io.out(renderReply(watched.reply, Date.now(), session.user.uid));
-    if (!watched.done) io.out(`(the unsend is not final after ${command.waitSeconds} s: a connector delivers it once it claims it)`);
+    if (!watched.done) io.out(`(the ${kind} is not final after ${command.waitSeconds} s: a connector delivers it once it claims it)`);
   }
 }
 
