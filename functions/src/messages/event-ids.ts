@@ -1,14 +1,9 @@
-import { createHash } from 'node:crypto';
+import { digestId } from '../platform/ids';
 
-/**
- * Deterministic ids of the message events' documents (the same digest as platform/ids.ts: a retry
- * lands on the same document). Here rather than in platform/ids.ts because only messages/ mints them.
+/*
+ * Deterministic ids of the message events' documents (platform/ids.ts `digestId`: a retry lands on
+ * the same document). Here rather than in platform/ids.ts because only messages/ mints them.
  */
-function digestId(prefix: string, parts: readonly string[]): string {
-  // NUL cannot occur in the ids we hash as text boundaries, so ("ab","c") != ("a","bc").
-  const hash = createHash('sha256').update(parts.join('\u0000')).digest('base64url');
-  return `${prefix}${hash.slice(0, 32)}`;
-}
 
 /** A message event's target: a customer message by its eventId, or an operator reply by a provider message id. */
 export type EventTarget = { eventId: string } | { providerMessageId: string };

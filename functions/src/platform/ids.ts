@@ -4,8 +4,9 @@ import type { LifecycleKind } from '../contract';
 /**
  * Deterministic ids: a retry must land on the same documents, so every id the service mints is
  * derived from what identifies the thing (docs/contract.md#tenancy). 32 base64url characters = 192 bits.
+ * Exported for the ids a feature mints for itself (messages/event-ids.ts).
  */
-function digestId(prefix: string, parts: readonly string[]): string {
+export function digestId(prefix: string, parts: readonly string[]): string {
   // NUL cannot occur in the ids we hash as text boundaries, so ("ab","c") != ("a","bc").
   const hash = createHash('sha256').update(parts.join('\u0000')).digest('base64url');
   return `${prefix}${hash.slice(0, 32)}`;
