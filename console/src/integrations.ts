@@ -336,14 +336,19 @@ export function integrationsView(session: Session): View {
       save.disabled = true;
       replace(problem);
       setReplyAttachments(session, integrationId, capability).then(
-        () => announce(`Replies may carry files: ${limitsText(capability)}`),
+        () => {
+          save.disabled = false;
+          editor.open = false;
+          announce(`Replies may carry files: ${limitsText(capability)}`);
+        },
         (err: unknown) => {
           save.disabled = false;
           replace(problem, notice('error', describeError(err, `${ADMINS_ONLY}; attachments are 1 to ${ATTACHMENT_CONTENT_TYPES.length} of the listed types, at most 10 MB per file and 1 to ${ATTACHMENT_MAX_COUNT} files`)));
         },
       );
     });
-    section.append(h('details', { class: 'attachments-edit' }, h('summary', {}, current ? 'Change' : 'Allow files in replies'), form));
+    const editor = h('details', { class: 'attachments-edit', 'data-editor': `attachments:${JSON.stringify(current ?? null)}` }, h('summary', {}, current ? 'Change' : 'Allow files in replies'), form);
+    section.append(editor);
     return section;
   }
 
@@ -414,15 +419,35 @@ export function integrationsView(session: Session): View {
       save.disabled = true;
       replace(problem);
       setReplyLifecycle(session, integrationId, capability).then(
-        () => announce(lifecycleText(capability)),
+        () => {
+          save.disabled = false;
+          editor.open = false;
+          announce(lifecycleText(capability));
+        },
         (err: unknown) => {
           save.disabled = false;
           replace(problem, notice('error', describeError(err, `${ADMINS_ONLY}; edits and unsends each take a window of ${LIFECYCLE_WINDOW_MIN_SECONDS} to ${LIFECYCLE_WINDOW_MAX_SECONDS} seconds`)));
         },
       );
     });
-    section.append(h('details', { class: 'lifecycle-edit' }, h('summary', {}, current ? 'Change' : 'Allow edits or unsends'), form));
+    const editor = h('details', { class: 'lifecycle-edit', 'data-editor': `lifecycle:${JSON.stringify(current ?? null)}` }, h('summary', {}, current ? 'Change' : 'Allow edits or unsends'), form);
+    section.append(editor);
     return section;
+  }
+
+  /**
+   * Every snapshot re-renders the cards (a topic check or a health change included). An editor the
+   * admin has open keeps its draft and stays open, unless what it edits changed underneath (then the
+   * fresh, closed one shows the new value; a successful save closes it the same way).
+   */
+  function keepOpenEditors(container: HTMLElement, fresh: HTMLElement, integrationId: string): HTMLElement {
+    const previous = [...container.querySelectorAll<HTMLElement>('article.integration')].find((el) => el.dataset.integration === integrationId);
+    if (previous === undefined) return fresh;
+    for (const open of previous.querySelectorAll<HTMLDetailsElement>('details[data-editor][open]')) {
+      const counterpart = [...fresh.querySelectorAll<HTMLDetailsElement>('details[data-editor]')].find((el) => el.dataset.editor === open.dataset.editor);
+      counterpart?.replaceWith(open);
+    }
+    return fresh;
   }
 
   const unsubscribe = subscribeIntegrations(
@@ -437,7 +462,7 @@ export function integrationsView(session: Session): View {
         }
       }
       if (rows.length === 0) replace(list, notice('empty', isAdmin ? 'No integrations yet: create the first one above.' : 'No integrations yet.'));
-      else replace(list, ...rows.map(card));
+      else replace(list, ...rows.map((row) => keepOpenEditors(list, card(row), row.id)));
     },
     (err) => {
       list.removeAttribute('aria-busy');

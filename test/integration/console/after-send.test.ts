@@ -6,7 +6,8 @@
  * answers, `unsent`, the customers' edits, tombstones, reactions, typing) is seeded with the Admin
  * SDK where noted, so that the console's display is tested on exactly the documented shapes:
  *
- *   the admin sets `replies.lifecycle` in Integrations (stored exactly; a window out of bounds refused in the form)
+ *   the admin sets `replies.lifecycle` in Integrations (stored exactly; a window out of bounds refused in the form;
+ *      the open form keeps its draft when the card re-renders for a change elsewhere)
  *   -> Edit and Unsend show on a sent reply only: not on a queued one, not without the capability
  *      (it follows the integration live), not once unsent, and each disappears when its window
  *      passes (the browser's clock moved)
@@ -89,6 +90,12 @@ test('the admin sets edits and unsends with their windows: stored exactly; a win
   const form = card.getByRole('form', { name: `After the send of ${setup.integration.integrationId}` });
   await form.getByLabel('Edits', { exact: true }).check();
   await form.getByLabel('Edits: window in seconds').fill('30');
+  // A change elsewhere on the integration re-renders its card: the open form keeps the admin's draft.
+  await integrationDoc().update({ name: 'Renamed meanwhile' });
+  await card.locator('h3', { hasText: 'Renamed meanwhile' }).waitFor();
+  expect(await form.isVisible()).toBe(true);
+  expect(await form.getByLabel('Edits', { exact: true }).isChecked()).toBe(true);
+  expect(await form.getByLabel('Edits: window in seconds').inputValue()).toBe('30');
   await form.getByRole('button', { name: 'Save' }).click();
   await form.getByRole('alert').filter({ hasText: 'The edit window is a whole number of seconds from 60 (1 minute) to 604800 (7 days).' }).waitFor();
   expect((await integrationDoc().get()).get('replies.lifecycle')).toBeUndefined();
