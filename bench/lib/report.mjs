@@ -94,6 +94,9 @@ function summaryRows(r) {
     for (const step of r.store.scale) {
       const t = step.toOldShape;
       add('3', `ms per delivery (claim + start + complete, in-process), ${step.conversations} conversations / the same 3 transactions in the old shape replayed directly`, t, '<= 0.75', t.median <= 0.75, `${fmt(step.ms.median, 1)} vs ${fmt(step.oldShapeMs.median, 1)} ms; round trips per delivery ${step.counts.roundTrips.median} vs ${step.oldShapeRoundTrips ? `${step.oldShapeRoundTrips.median} (${step.oldShapeRoundTrips.min}–${step.oldShapeRoundTrips.max})` : '–'}`);
+      // The floor of the row above: no handler at all, only the round trips saved.
+      const floor = step.directToOldShape;
+      if (floor) add('3', `Its floor: the same 3 transactions in the new shape / in the old shape, both replayed directly (no handler), ${step.conversations} conversations`, floor, 'report', null, `${fmt(step.directMs.median, 1)} vs ${fmt(step.oldShapeMs.median, 1)} ms; the handlers add ${fmt(step.ms.median - step.directMs.median, 1)} ms per delivery`);
     }
   }
   if (r.stack?.throughput) {

@@ -258,6 +258,9 @@ async function scale() {
       // Paired by delivery: the handlers in-process (new) / their transactions replayed in the old shape.
       oldShapeMs: summarize(w.oldShapeMs),
       toOldShape: summarize(w.perDelivery.map((d, i) => d.ms / w.oldShapeMs[i])),
+      // The floor of that figure on this emulator: the same transactions, new shape / old shape, both
+      // replayed directly (no handler), paired by delivery: what fewer round trips alone buy.
+      directToOldShape: summarize(w.directMs.map((d, i) => d / w.oldShapeMs[i])),
       oldShapeRoundTrips: summarize(w.oldShapeRoundTrips),
       oldShapePattern: w.perDelivery[0].patterns.map((p) => describePattern(oldShape(p))),
       counts: Object.fromEntries(COUNT_FIELDS.map((f) => [f, summarize(w.perDelivery.map((d) => d.counts[f]))])),
