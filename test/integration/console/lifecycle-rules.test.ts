@@ -12,8 +12,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertFails, assertSucceeds, initializeTestEnvironment, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
-import { Timestamp, deleteField, doc, getDoc, serverTimestamp, setDoc, updateDoc, type DocumentData, type Firestore } from 'firebase/firestore';
+import { Timestamp, deleteField, doc, getDoc, serverTimestamp, setDoc, updateDoc, writeBatch, type DocumentData, type Firestore } from 'firebase/firestore';
 import { LIFECYCLE_LIMITS, REPLY_MAX_CODE_POINTS } from '../../../functions/src/contract';
+import { rulesClients } from '../helpers/rules-clients';
 
 const PROJECT = 'demo-lifecycle-rules-test';
 const WS = 'ws-a';
@@ -32,8 +33,7 @@ const EMOJI = '\u{1F600}'; // one code point, two UTF-16 units
 
 let env: RulesTestEnvironment;
 
-const as = (uid: string): Firestore => env.authenticatedContext(uid).firestore() as unknown as Firestore;
-const anonymous = (): Firestore => env.unauthenticatedContext().firestore() as unknown as Firestore;
+const { as, anonymous } = rulesClients(() => env);
 const admin = () => as('alice'); // admin of ws-a
 const operator = () => as('oscar'); // operator of ws-a
 const otherAdmin = () => as('bob'); // admin of ws-b only
@@ -79,43 +79,46 @@ beforeAll(async () => {
 beforeEach(async () => {
   await env.clearFirestore();
   const now = Timestamp.now();
+  // One batch (one commit) instead of a write per document: this runs before each test.
   await seed(async (db) => {
-    await setDoc(doc(db, 'workspaces', WS, 'members', 'alice'), { role: 'admin' });
-    await setDoc(doc(db, 'workspaces', WS, 'members', 'oscar'), { role: 'operator' });
-    await setDoc(doc(db, 'workspaces', WS, 'members', 'vera'), { role: 'viewer' });
-    await setDoc(doc(db, 'workspaces', OTHER_WS, 'members', 'bob'), { role: 'admin' });
+    const batch = writeBatch(db);
+    batch.set(doc(db, 'workspaces', WS, 'members', 'alice'), { role: 'admin' });
+    batch.set(doc(db, 'workspaces', WS, 'members', 'oscar'), { role: 'operator' });
+    batch.set(doc(db, 'workspaces', WS, 'members', 'vera'), { role: 'viewer' });
+    batch.set(doc(db, 'workspaces', OTHER_WS, 'members', 'bob'), { role: 'admin' });
     const lifecycle = { edit: { windowSeconds: EDIT_WINDOW_S }, unsend: { windowSeconds: UNSEND_WINDOW_S } };
-    await setDoc(integrationDoc(db, 'int-life'), integration({ enabled: true, topic: TOPIC, lifecycle }, now));
-    await setDoc(integrationDoc(db, 'int-edit-only'), integration({ enabled: true, topic: TOPIC, lifecycle: { edit: { windowSeconds: EDIT_WINDOW_S } } }, now));
-    await setDoc(integrationDoc(db, 'int-plain'), integration({ enabled: true, topic: TOPIC }, now));
+    batch.set(integrationDoc(db, 'int-life'), integration({ enabled: true, topic: TOPIC, lifecycle }, now));
+    batch.set(integrationDoc(db, 'int-edit-only'), integration({ enabled: true, topic: TOPIC, lifecycle: { edit: { windowSeconds: EDIT_WINDOW_S } } }, now));
+    batch.set(integrationDoc(db, 'int-plain'), integration({ enabled: true, topic: TOPIC }, now));
     // A capability the rules would never let an admin write (an Admin SDK write): taken as none.
-    await setDoc(integrationDoc(db, 'int-broken'), integration({ enabled: true, topic: TOPIC, lifecycle: { edit: { windowSeconds: 10 }, unsend: { windowSeconds: 'forever' } } }, now));
+    batch.set(integrationDoc(db, 'int-broken'), integration({ enabled: true, topic: TOPIC, lifecycle: { edit: { windowSeconds: 10 }, unsend: { windowSeconds: 'forever' } } }, now));
     for (const [conversationId, integrationId] of [
       [CONV, 'int-life'],
       [CONV_EDIT_ONLY, 'int-edit-only'],
       [CONV_PLAIN, 'int-plain'],
       ['conv-broken', 'int-broken'],
     ] as const) {
-      await setDoc(doc(db, 'workspaces', WS, 'conversations', conversationId), { integrationId, externalConversationId: `chat-${conversationId}`, createdAt: now });
-      await setDoc(replyDoc(db, 'r-sent', conversationId), sentReply(60));
+      batch.set(doc(db, 'workspaces', WS, 'conversations', conversationId), { integrationId, externalConversationId: `chat-${conversationId}`, createdAt: now });
+      batch.set(replyDoc(db, 'r-sent', conversationId), sentReply(60));
     }
     // In the edit window's past but the unsend window's present.
-    await setDoc(replyDoc(db, 'r-old'), sentReply(EDIT_WINDOW_S + 120));
-    await setDoc(replyDoc(db, 'r-ancient'), sentReply(UNSEND_WINDOW_S + 120));
-    await setDoc(replyDoc(db, 'r-unsent'), sentReply(60, { unsent: { at: now } }));
-    await setDoc(replyDoc(db, 'r-files'), sentReply(60, { text: '', attachments: [] }));
+    batch.set(replyDoc(db, 'r-old'), sentReply(EDIT_WINDOW_S + 120));
+    batch.set(replyDoc(db, 'r-ancient'), sentReply(UNSEND_WINDOW_S + 120));
+    batch.set(replyDoc(db, 'r-unsent'), sentReply(60, { unsent: { at: now } }));
+    batch.set(replyDoc(db, 'r-files'), sentReply(60, { text: '', attachments: [] }));
     // Sent before `delivery.sentAt` existed: no window to measure.
-    await setDoc(replyDoc(db, 'r-no-sent-at'), { ...sentReply(60), delivery: { deliveryId: 'd_2', status: 'sent', updatedAt: now } });
+    batch.set(replyDoc(db, 'r-no-sent-at'), { ...sentReply(60), delivery: { deliveryId: 'd_2', status: 'sent', updatedAt: now } });
     for (const status of ['queued', 'leased', 'sending', 'failed', 'unknown'] as const) {
-      await setDoc(replyDoc(db, `r-${status}`), { ...sentReply(60), delivery: { deliveryId: `d_${status}`, status, updatedAt: now } });
+      batch.set(replyDoc(db, `r-${status}`), { ...sentReply(60), delivery: { deliveryId: `d_${status}`, status, updatedAt: now } });
     }
-    await setDoc(replyDoc(db, 'r-unsequenced'), { direction: 'outbound', author: { type: 'operator', uid: 'oscar' }, text: 'Hi', createdAt: now });
-    await setDoc(replyDoc(db, 'm_in'), { direction: 'inbound', text: 'Help', createdAt: now, delivery: { status: 'sent', sentAt: now, updatedAt: now } });
+    batch.set(replyDoc(db, 'r-unsequenced'), { direction: 'outbound', author: { type: 'operator', uid: 'oscar' }, text: 'Hi', createdAt: now });
+    batch.set(replyDoc(db, 'm_in'), { direction: 'inbound', text: 'Help', createdAt: now, delivery: { status: 'sent', sentAt: now, updatedAt: now } });
     // The same conversation in another workspace (for the other workspace's admin).
-    await setDoc(integrationDoc(db, 'int-life', OTHER_WS), integration({ enabled: true, topic: TOPIC, lifecycle }, now));
-    await setDoc(doc(db, 'workspaces', OTHER_WS, 'conversations', CONV), { integrationId: 'int-life', externalConversationId: 'chat-x', createdAt: now });
-    await setDoc(replyDoc(db, 'r-sent', CONV, OTHER_WS), sentReply(60));
-    await setDoc(doc(db, 'workspaces', WS, 'typing', CONV), { conversationId: CONV, integrationId: 'int-life', senderExternalId: 'cust-1', at: now, expireAt: now });
+    batch.set(integrationDoc(db, 'int-life', OTHER_WS), integration({ enabled: true, topic: TOPIC, lifecycle }, now));
+    batch.set(doc(db, 'workspaces', OTHER_WS, 'conversations', CONV), { integrationId: 'int-life', externalConversationId: 'chat-x', createdAt: now });
+    batch.set(replyDoc(db, 'r-sent', CONV, OTHER_WS), sentReply(60));
+    batch.set(doc(db, 'workspaces', WS, 'typing', CONV), { conversationId: CONV, integrationId: 'int-life', senderExternalId: 'cust-1', at: now, expireAt: now });
+    await batch.commit();
   });
 });
 

@@ -96,7 +96,7 @@ export interface EmailStack {
 
 /** A fresh integration with its own topic, the connector on it, and a test relay. */
 export async function startEmailStack(
-  options: { relayAnswers?: RelayAnswer[]; integration?: TestIntegrationOptions; integrationKey?: string; clientRetry?: number } = {},
+  options: { relayAnswers?: RelayAnswer[]; integration?: TestIntegrationOptions; integrationKey?: string; clientRetry?: ConstructorParameters<typeof ConnectorClient>[0]['retry'] } = {},
 ): Promise<EmailStack> {
   const topic = await createRawTopic({ listen: false }); // the connector is the subscriber
   const integration = await createTestIntegration({ topic: topic.topicPath, ...options.integration });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertFails, assertSucceeds, initializeTestEnvironment, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
 import { deleteDoc, doc, getDoc, serverTimestamp, setDoc, updateDoc, type DocumentData, type Firestore } from 'firebase/firestore';
+import { rulesClients } from '../helpers/rules-clients';
 
 const PROJECT = 'demo-privacy-rules';
 const WS = 'ws-a';
@@ -14,7 +15,7 @@ const OTHER_WS = 'ws-b';
 const INTEGRATION = 'int-1';
 let env: RulesTestEnvironment;
 
-const as = (uid: string): Firestore => env.authenticatedContext(uid).firestore() as unknown as Firestore;
+const { as } = rulesClients(() => env);
 const admin = () => as('alice');
 const operator = () => as('oscar');
 const otherAdmin = () => as('bob');
