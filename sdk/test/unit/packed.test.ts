@@ -1,12 +1,12 @@
 /**
- * The SDK as a stranger gets it: `npm pack` (which builds dist/ through the package's own
- * prepare/prepack scripts), the tarball's content, then an install of that tarball into an empty
+ * The SDK as a stranger gets it: `npm pack` of a copy of sdk/ (which builds dist/ through the
+ * package's own prepare/prepack scripts), the tarball's content, then an install of that tarball into an empty
  * directory (offline: the package has no dependencies) and a tiny connector run from there,
  * importing the package by name, against a real local HTTP server playing the service. Its types
  * are checked from the installed package too.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { entryFiles } from '../../../scripts/release-check.mjs';
@@ -37,7 +37,14 @@ let files: string[];
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'sdk-packed-'));
-  const packed = await run('npm', ['pack', '--json', '--pack-destination', work], SDK);
+  // Packed from a copy (sdk/ without dist/, beside the base tsconfig it extends, with the
+  // repository's node_modules for tsc): the prepack build cleans dist/ first, and the real
+  // sdk/dist is read meanwhile by the suites that run the examples in other Jest workers.
+  const copy = join(work, 'source');
+  cpSync(SDK, join(copy, 'sdk'), { recursive: true, filter: (from) => !/[\\/](dist|node_modules)$/.test(from) });
+  cpSync(join(ROOT, 'tsconfig.base.json'), join(copy, 'tsconfig.base.json'));
+  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  const packed = await run('npm', ['pack', '--json', '--pack-destination', work], join(copy, 'sdk'));
   if (packed.status !== 0) throw new Error(`npm pack failed:\n${packed.stderr}`);
   // npm prints the lifecycle scripts' output before the JSON.
   const report = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[\n'))) as Array<{ filename: string; files: Array<{ path: string }> }>;
