@@ -279,6 +279,12 @@ export function renderMarkdown(r) {
     lines.push('', '## Cost per delivery as the workspace grows (claim + start + complete, in-process)', '');
     lines.push(scaleTable(r.store.scale));
   }
+  if (r.store?.txCosts) {
+    // docs/decisions.md, "What fewer round trips buy on the emulator".
+    lines.push('', "## The emulator's transaction costs (direct transactions, against the smallest one)", '');
+    const rows = Object.entries(r.store.txCosts).map(([name, c]) => [`\`${name}\``, fmt(c.ms.median, 2), `${fmt(c.toBase.median)} (${spread(c.toBase)})`]);
+    lines.push(table(['Transaction', 'ms (median)', '/ read 1 -> commit 0, paired'], rows));
+  }
   if (r.stack?.throughput) {
     const t = r.stack.throughput;
     const raw = t.rawTxPerSecond;

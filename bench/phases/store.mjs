@@ -376,4 +376,53 @@ async function upload() {
 
 // ------------------------------------------------------------------------------------ main
 
-await runSections('store', { counts, multipart, upload, scale, pending }, { extra: () => ({ retried503 }), close: () => db().terminate() });
+// ------------------------------------------------------------------------------ txCosts
+
+/**
+ * The emulator's cost model for a transaction, against its smallest one (read one document, commit
+ * nothing), on documents of a bench collection of their own: what one more sequential read wave,
+ * one more document in a wave, and more written documents each add. It says what fewer round trips
+ * can buy here when the documents written stay the same (docs/decisions.md, "Delivery: one read
+ * wave"). The cases take turns going first, round by round.
+ */
+async function txCosts() {
+  const n = pick(200, 60);
+  const col = db().collection('benchTxCosts');
+  const body = (i) => ({ seq: i, text: 'x'.repeat(200), lease: { leaseId: 'l'.repeat(30), expiresAt: Date.now() }, status: 'queued', attempts: 1 });
+  const refs = (name) => Array.from({ length: n }, (_, i) => col.doc(`${name}-${i}`));
+  const [a, b, c] = [refs('a'), refs('b'), refs('c')];
+  const written = Array.from({ length: 5 }, (_, k) => refs(`w${k}`));
+  const writer = db().bulkWriter();
+  for (const ref of [...a, ...b, ...c, ...written.flat()]) void writer.set(ref, body(0));
+  await writer.close();
+  const writes = (tx, i, count) => {
+    tx.set(a[i], body(i));
+    for (let k = 0; k < count - 1; k++) tx.set(written[k][i], body(i));
+  };
+  const cases = {
+    'read 1 -> commit 0': (i) => db().runTransaction(async (tx) => void (await tx.get(a[i]))),
+    'read 1 -> commit 1': (i) => db().runTransaction(async (tx) => { await tx.get(a[i]); writes(tx, i, 1); }),
+    'read 1 -> commit 3': (i) => db().runTransaction(async (tx) => { await tx.get(a[i]); writes(tx, i, 3); }),
+    'read 1 -> commit 6': (i) => db().runTransaction(async (tx) => { await tx.get(a[i]); writes(tx, i, 6); }),
+    'read 3 in one wave -> commit 1': (i) => db().runTransaction(async (tx) => { await tx.getAll(a[i], b[i], c[i]); writes(tx, i, 1); }),
+    'read 1 -> read 2 -> commit 1': (i) => db().runTransaction(async (tx) => { await tx.get(a[i]); await tx.getAll(b[i], c[i]); writes(tx, i, 1); }),
+  };
+  const names = Object.keys(cases);
+  const ms = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < n; i++) {
+      const offset = (i + round) % names.length;
+      for (let j = 0; j < names.length; j++) {
+        const name = names[(j + offset) % names.length];
+        const t0 = performance.now();
+        await retrying(() => cases[name](i));
+        ms[name].push(performance.now() - t0);
+      }
+    }
+  }
+  const base = ms[names[0]];
+  // Each case against the smallest one, paired by round and document.
+  return Object.fromEntries(names.map((name) => [name, { ms: summarize(ms[name]), toBase: summarize(ms[name].map((t, k) => t / base[k])) }]));
+}
+
+await runSections('store', { counts, multipart, upload, scale, pending, txCosts }, { extra: () => ({ retried503 }), close: () => db().terminate() });
