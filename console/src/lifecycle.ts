@@ -155,6 +155,32 @@ export function requestStatusLabel(entry: Pick<LifecycleEntry, 'status' | 'error
   return `${label}${entry.errorCode === undefined ? '' : ` (${entry.errorCode})`}`;
 }
 
+/** The latest edit and unsend answers of a reply, as compared from one snapshot to the next. */
+export type LifecycleMarks = Record<LifecycleKind, string>;
+
+/**
+ * What a screen reader should hear about a reply's edits and unsends: the kinds whose latest
+ * answer (a new request, or a new status or error of the same one) differs from `before`. Nothing
+ * on first sight (`before` undefined: the thread just opened, or the reply is new). Returns the
+ * marks to compare the next snapshot with.
+ */
+export function lifecycleChanges(
+  before: LifecycleMarks | undefined,
+  reply: { edits: readonly LifecycleEntry[]; unsends: readonly LifecycleEntry[] },
+): { marks: LifecycleMarks; changed: Array<{ kind: LifecycleKind; entry: LifecycleEntry }> } {
+  const latest = { edit: reply.edits[reply.edits.length - 1], unsend: reply.unsends[reply.unsends.length - 1] };
+  const mark = (e: LifecycleEntry | undefined): string => (e === undefined ? '' : [e.requestedAtMs, e.uid, e.status, e.errorCode].join('|'));
+  const marks: LifecycleMarks = { edit: mark(latest.edit), unsend: mark(latest.unsend) };
+  const changed: Array<{ kind: LifecycleKind; entry: LifecycleEntry }> = [];
+  if (before !== undefined) {
+    for (const kind of ['edit', 'unsend'] as const) {
+      const entry = latest[kind];
+      if (entry !== undefined && marks[kind] !== before[kind]) changed.push({ kind, entry });
+    }
+  }
+  return { marks, changed };
+}
+
 /** One reaction (`reactions[]` on a customer message or an operator reply). */
 export interface Reaction {
   emoji: string;

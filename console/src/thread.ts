@@ -15,7 +15,7 @@ import type { UploadedAttachment } from './attachments';
 import { composeAttachments } from './compose-attachments';
 import { MediaCache, mediaElement } from './media';
 import { CustomerNames, personLabel } from './customers';
-import { canRequest, editProblem, entryFor, groupReactions, lifecycleText, requestPending, requestStatusLabel, shownText, typingShown, windowEndsAt, type LifecycleCapability, type LifecycleEntry, type LifecycleKind, type LifecycleReply, type Reaction } from './lifecycle';
+import { canRequest, editProblem, entryFor, groupReactions, lifecycleChanges, lifecycleText, requestPending, requestStatusLabel, shownText, typingShown, windowEndsAt, type LifecycleCapability, type LifecycleEntry, type LifecycleKind, type LifecycleMarks, type LifecycleReply, type Reaction } from './lifecycle';
 import {
   requestCancel,
   requestEdit,
@@ -177,6 +177,7 @@ export function threadView(session: Session, conversationId: string): View {
   // Status changes are announced once they happen (not on first load).
   const lastStatus = new Map<string, string>();
   const lastCancel = new Map<string, string>();
+  const lastLifecycle = new Map<string, LifecycleMarks>();
   let firstSnapshot = true;
   const resendErrors = new Map<string, string>();
   const cancelErrors = new Map<string, string>();
@@ -631,6 +632,10 @@ export function threadView(session: Session, conversationId: string): View {
         else if (!firstSnapshot && lastStatus.get(m.id) !== status) announce(`${quoted}: ${statusLabel(status)}`);
         lastStatus.set(m.id, status);
         lastCancel.set(m.id, cancel);
+        // An edit's or unsend's own progress, which the reply's status does not show.
+        const lifecycle = lifecycleChanges(firstSnapshot ? undefined : lastLifecycle.get(m.id), m);
+        if (lifecycle.changed.length > 0) announce(lifecycle.changed.map(({ kind, entry }) => `${quoted}, ${kind}: ${requestStatusLabel(entry)}`).join('; '));
+        lastLifecycle.set(m.id, lifecycle.marks);
         return reply(m);
       }
       return inbound(m);

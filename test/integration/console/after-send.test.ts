@@ -12,8 +12,8 @@
  *      (it follows the integration live), not once unsent, and each disappears when its window
  *      passes (the browser's clock moved)
  *   -> Edit writes exactly `edit: { text, requestedAt, uid }`, Unsend (after its confirmation)
- *      `unsend: { requestedAt, uid }`, with the operator's own credentials; a request the rules deny
- *      (membership withdrawn) says why
+ *      `unsend: { requestedAt, uid }`, with the operator's own credentials; each one's progress is
+ *      announced in the live region; a request the rules deny (membership withdrawn) says why
  *   -> the display: the latest sent edit with "edited" and the history (failed and unknown shown
  *      as such, and Edit offered again), "unsent" struck out, a failed unsend, reaction chips on both
  *      sides, a customer's edit with its history, a tombstone without content, and "typing…" for 8 s.
@@ -23,7 +23,7 @@ import type { Browser, Page } from 'playwright-core';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { adminDb, closeStack, postJson } from '../helpers/stack';
 import { closePubSub, deliverFully, eventually, readReply, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
-import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, SCREENSHOTS, shot, shotOf, signIn, type TestUser } from './browser-helpers';
+import { announcements, consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, recordAnnouncements, SCREENSHOTS, shot, shotOf, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -189,6 +189,9 @@ test('Edit and Unsend write exactly the request with the member\'s uid; delivere
   await page.goto(consoleUrl(workspaceId, `#/conversations/${setup.conversationId}`));
   const item = replyItem(page, 'Your parcel left', '[data-status="sent"]');
   const replyId = (await item.getAttribute('data-message')) ?? '';
+  await recordAnnouncements(page);
+  const announced = (what: string, text: string) =>
+    eventually(async () => ((await announcements(page)).some((a) => a.includes(what) && a.includes(text)) ? true : undefined), `"${what}" announced`);
 
   await item.getByRole('button', { name: 'Edit', exact: true }).click();
   const area = item.getByLabel('New text of the reply');
@@ -206,6 +209,8 @@ test('Edit and Unsend write exactly the request with the member\'s uid; delivere
   await expect(editedItem.locator('p.text').textContent()).resolves.toBe('Your parcel left the depot this afternoon.');
   await editedItem.locator('.badge-edited').waitFor();
   await editedItem.getByRole('button', { name: 'Edit', exact: true }).waitFor();
+  // Screen readers hear the edit's progress, which the reply's own status does not show.
+  await announced('Your parcel left', ', edit: sent');
 
   const other = await sentReply('A second answer, to be taken back.');
   const otherItem = replyItem(page, 'A second answer', '[data-status="sent"]');
@@ -221,6 +226,7 @@ test('Edit and Unsend write exactly the request with the member\'s uid; delivere
   await deliverRequest(other.id, 'unsends');
   const unsentItem = replyItem(page, 'A second answer', '[data-unsent="true"]');
   await unsentItem.locator('del', { hasText: 'A second answer, to be taken back.' }).waitFor();
+  await announced('A second answer', ', unsend: sent');
   await expect(unsentItem.getByRole('button', { name: /^(Edit|Unsend)$/ }).count()).resolves.toBe(0);
 
   // Denied: the operator's membership is withdrawn mid-session; the reply says why, nothing written.

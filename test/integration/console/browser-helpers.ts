@@ -102,3 +102,13 @@ export async function signIn(page: Page, workspaceId: string, user: { email: str
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
+
+/** Records everything the page's live region (`#announcer`) says from the moment this is called; read with `announcements`. */
+export async function recordAnnouncements(page: Page): Promise<void> {
+  await page.evaluate(
+    "window.__announced = []; new MutationObserver(() => window.__announced.push(document.getElementById('announcer').textContent)).observe(document.getElementById('announcer'), { childList: true, characterData: true, subtree: true })",
+  );
+}
+
+/** What the live region said since `recordAnnouncements`. */
+export const announcements = (page: Page): Promise<string[]> => page.evaluate<string[]>('window.__announced');

@@ -22,7 +22,7 @@ import { rollUpIntegration } from '../../../functions/src/deliveries/health-roll
 import { formatAge } from '../../../console/src/format';
 import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
 import { claimReady, closePubSub, deliverFully, eventually, expectOk, op, readReply, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
-import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { announcements, consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, recordAnnouncements, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -71,13 +71,6 @@ async function sendFromConsole(page: Page, text: string): Promise<string> {
   return (await replyItem(page, text).getAttribute('data-message')) ?? '';
 }
 
-/** Everything the page's live region said, from the moment this is called. */
-async function recordAnnouncements(page: Page): Promise<void> {
-  await page.evaluate(
-    "window.__announced = []; new MutationObserver(() => window.__announced.push(document.getElementById('announcer').textContent)).observe(document.getElementById('announcer'), { childList: true, characterData: true, subtree: true })",
-  );
-}
-const announcements = (page: Page): Promise<string[]> => page.evaluate<string[]>('window.__announced');
 
 const iso = (t: { toDate(): Date }): string => t.toDate().toISOString();
 

@@ -2,7 +2,7 @@
  * console/src/lifecycle.ts: the rules the console applies after the send (the capability, the
  * windows, the sent state, pending requests), the text shown, reactions and typing.
  */
-import { canRequest, editProblem, formatWindow, groupReactions, lifecycleProblem, lifecycleText, readLifecycle, requestPending, shownText, typingShown, windowEndsAt, type LifecycleEntry, type LifecycleReply } from '../../../console/src/lifecycle';
+import { canRequest, editProblem, formatWindow, groupReactions, lifecycleChanges, lifecycleProblem, lifecycleText, readLifecycle, requestPending, shownText, typingShown, windowEndsAt, type LifecycleEntry, type LifecycleReply } from '../../../console/src/lifecycle';
 
 const SENT_AT = Date.UTC(2026, 0, 1, 12, 0, 0);
 const capability = { edit: { windowSeconds: 900 }, unsend: { windowSeconds: 3600 } };
@@ -106,4 +106,24 @@ test('groupReactions and typingShown', () => {
   expect(typingShown(SENT_AT, SENT_AT + 7999)).toBe(true);
   expect(typingShown(SENT_AT, SENT_AT + 8000)).toBe(false);
   expect(typingShown(undefined, SENT_AT)).toBe(false);
+});
+
+test('lifecycleChanges: silent on first sight; then the kinds whose latest answer changed, once', () => {
+  const entry = (requestedAtMs: number, status: LifecycleEntry['status'], errorCode?: string): LifecycleEntry => ({ requestedAtMs, uid: 'oscar', deliveryId: 'd_1', status, atMs: requestedAtMs, errorCode });
+  const first = lifecycleChanges(undefined, { edits: [entry(1, 'queued')], unsends: [] });
+  expect(first.changed).toEqual([]);
+  // The same answers again: nothing to say.
+  const same = lifecycleChanges(first.marks, { edits: [entry(1, 'queued')], unsends: [] });
+  expect(same.changed).toEqual([]);
+  // The edit is sent and an unsend is requested in the same snapshot: both, edit first.
+  const next = lifecycleChanges(same.marks, { edits: [entry(1, 'sent')], unsends: [entry(2, 'queued')] });
+  expect(next.changed.map((c) => [c.kind, c.entry.status])).toEqual([
+    ['edit', 'sent'],
+    ['unsend', 'queued'],
+  ]);
+  // A new error code on the same request, and a second edit request: each a change.
+  const failed = lifecycleChanges(next.marks, { edits: [entry(1, 'sent')], unsends: [entry(2, 'failed', 'edit_window_passed')] });
+  expect(failed.changed.map((c) => [c.kind, c.entry.errorCode])).toEqual([['unsend', 'edit_window_passed']]);
+  const again = lifecycleChanges(failed.marks, { edits: [entry(1, 'sent'), entry(3, 'queued')], unsends: [entry(2, 'failed', 'edit_window_passed')] });
+  expect(again.changed.map((c) => [c.kind, c.entry.requestedAtMs])).toEqual([['edit', 3]]);
 });
