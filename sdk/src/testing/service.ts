@@ -483,13 +483,21 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     'RateLimit-Reset': String(state.resetSeconds),
   });
 
-  const sendMessage: Handler = (request) => {
-    const { integration } = request;
-    const state = rateLimitState(integration, request.now, true);
+  /**
+   * Messages and message events share one per-integration budget: takes a token, answers its
+   * RateLimit headers, and refuses with 429 (Retry-After: the next token) when none is left.
+   */
+  const spendIncomingBudget = (request: OperationRequest): void => {
+    const state = rateLimitState(request.integration, request.now, true);
     Object.assign(request.headers, rateLimitHeaders(state));
     if (!state.allowed) {
       throw new ApiError(429, 'rate_limited', `Incoming message rate limit of ${messagesPerMinute} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);
     }
+  };
+
+  const sendMessage: Handler = (request) => {
+    const { integration } = request;
+    spendIncomingBudget(request);
     let payload = request.json;
     let images: { contentType: 'image/png' | 'image/jpeg' | 'image/webp'; width: number; height: number; bytes: Buffer; sha256: string }[] = [];
     if (request.mediaType === 'multipart/form-data') {
@@ -608,11 +616,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
 
   const sendMessageEvent: Handler = (request) => {
     const { integration } = request;
-    const state = rateLimitState(integration, request.now, true);
-    Object.assign(request.headers, rateLimitHeaders(state));
-    if (!state.allowed) {
-      throw new ApiError(429, 'rate_limited', `Incoming message rate limit of ${messagesPerMinute} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);
-    }
+    spendIncomingBudget(request);
     const event = body<MessageEventRequest>('sendMessageEvent', request.json);
     // The per-type rules (functions/src/messages/schemas.ts `messageEventProblems`), then the emoji.
     const problems = messageEventProblems(event);
