@@ -437,13 +437,12 @@ export function integrationsView(session: Session): View {
 
   /**
    * Every snapshot re-renders the cards (a topic check or a health change included). An editor the
-   * admin has open keeps its draft and stays open, unless what it edits changed underneath (then the
-   * fresh, closed one shows the new value; a successful save closes it the same way).
+   * admin has open in the card's previous rendering keeps its draft and stays open, unless what it
+   * edits changed underneath (then the fresh, closed one shows the new value; a successful save
+   * closes it the same way).
    */
-  function keepOpenEditors(container: HTMLElement, fresh: HTMLElement, integrationId: string): HTMLElement {
-    const previous = [...container.querySelectorAll<HTMLElement>('article.integration')].find((el) => el.dataset.integration === integrationId);
-    if (previous === undefined) return fresh;
-    for (const open of previous.querySelectorAll<HTMLDetailsElement>('details[data-editor][open]')) {
+  function keepOpenEditors(previous: HTMLElement | undefined, fresh: HTMLElement): HTMLElement {
+    for (const open of previous?.querySelectorAll<HTMLDetailsElement>('details[data-editor][open]') ?? []) {
       const counterpart = [...fresh.querySelectorAll<HTMLDetailsElement>('details[data-editor]')].find((el) => el.dataset.editor === open.dataset.editor);
       counterpart?.replaceWith(open);
     }
@@ -462,7 +461,10 @@ export function integrationsView(session: Session): View {
         }
       }
       if (rows.length === 0) replace(list, notice('empty', isAdmin ? 'No integrations yet: create the first one above.' : 'No integrations yet.'));
-      else replace(list, ...rows.map((row) => keepOpenEditors(list, card(row), row.id)));
+      else {
+        const previous = new Map([...list.querySelectorAll<HTMLElement>('article.integration')].map((el) => [el.dataset.integration, el]));
+        replace(list, ...rows.map((row) => keepOpenEditors(previous.get(row.id), card(row))));
+      }
     },
     (err) => {
       list.removeAttribute('aria-busy');
