@@ -16,7 +16,7 @@
 import type { Request } from 'firebase-functions/v2/https';
 import type { Response } from 'express';
 import { config } from '../platform/config';
-import { MethodNotAllowedError, NotFoundError, UnauthorizedError, type ApiError } from '../platform/errors';
+import { MethodNotAllowedError, NotFoundError, UnauthorizedError, type ApiError } from '../rules/errors';
 import { Deadline } from '../platform/http/deadline';
 import { idTokenUid } from '../platform/http/id-token';
 import { answerWithin } from '../platform/http/pipeline';

@@ -10,7 +10,7 @@
  * console's origin); the browser never learns where the store keeps it.
  */
 import type { Request } from 'firebase-functions/v2/https';
-import { NotFoundError } from '../platform/errors';
+import { NotFoundError } from '../rules/errors';
 import { db } from '../platform/firebase';
 import { storedFileHeaders } from '../platform/http/file-headers';
 import { memberRole } from '../platform/http/id-token';

@@ -7,7 +7,7 @@
  */
 import busboy from 'busboy';
 import { ATTACHMENT_LIMITS } from '../contract';
-import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
+import { BadRequestError, PayloadTooLargeError } from '../rules/errors';
 import { joinChunks } from '../messages/multipart';
 
 /** The multipart framing allowed beyond the file (two short fields, part headers, boundaries). */

@@ -6,7 +6,7 @@
  */
 import { ATTACHMENT_LIMITS, codePointLength, isAttachmentContentType, type AttachmentCapability, type AttachmentContentType } from '../contract';
 import { DEFAULT_FILE_NAME, withoutInvisibleCharacters } from '../contract/file-names';
-import { BadRequestError, ConflictError, PayloadTooLargeError, UnsupportedMediaTypeError, type ApiError } from '../platform/errors';
+import { BadRequestError, ConflictError, PayloadTooLargeError, UnsupportedMediaTypeError, type ApiError } from '../rules/errors';
 import { isStorableDocumentId } from '../platform/ids';
 
 /** The name of a file whose part gave none (or only characters that are removed). */

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'firebase-functions/v2/https';
 import * as logger from '../platform/log';
 import { config } from '../platform/config';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../platform/errors';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../rules/errors';
 import { errorMessage } from '../platform/failures';
 import { db } from '../platform/firebase';
 import { memberRole } from '../platform/http/id-token';

@@ -19,7 +19,7 @@ import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { allShards, forEachLimit, SWEEP_CONCURRENCY } from '../platform/shards';
 import { blockedEvent } from './operational-events';
-import type { Decision, DeliveryRecord } from './record';
+import type { Decision, DeliveryRecord } from '../rules/record';
 import { deliveryCheckRef, type DeliveryCheck } from './store';
 import { runTransition } from './transition';
 

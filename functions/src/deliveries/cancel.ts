@@ -11,8 +11,8 @@
  * invalid reply) changes nothing.
  */
 import type { Firestore } from 'firebase-admin/firestore';
-import type { CancelResponse } from './state-machine';
-import { decideCancel } from './state-machine';
+import type { CancelResponse } from '../rules/state-machine';
+import { decideCancel } from '../rules/state-machine';
 import { operatorReplyOf } from './reply';
 import { runTransition } from './transition';
 

@@ -22,7 +22,7 @@ import { allShards, forEachLimit } from '../platform/shards';
 import { HEALTH_STATUSES, HEALTH_WINDOW_MS, healthProblems, inChunks, RECENT_OUTCOMES, recentFailures, rollUpDue, summarizeHealth, type HealthQueryResults, type IntegrationHealth, type PreviousHealth } from './health';
 import { writeOperationalEvent } from '../platform/operational-events';
 import { integrationHealthEvent, type HealthProblem } from './operational-events';
-import type { DeliveryRecord, DeliveryStatus } from './record';
+import type { DeliveryRecord, DeliveryStatus } from '../rules/record';
 import type { DeliveryCheck } from './store';
 
 /** Integrations listed per page. */

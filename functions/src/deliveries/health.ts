@@ -10,7 +10,7 @@
  */
 import { shardOf } from '../platform/shards';
 import type { HealthProblem } from './operational-events';
-import type { DeliveryStatus } from './record';
+import type { DeliveryStatus } from '../rules/record';
 
 /** The counts cover deliveries created in the last 24 hours. */
 export const HEALTH_WINDOW_MS = 24 * 3600_000;

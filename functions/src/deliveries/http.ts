@@ -16,17 +16,17 @@ import { endpoint, type ParsedRequest, type RequestContext } from '../platform/h
 import type { HttpResult } from '../platform/http/types';
 import { parseOrThrow } from '../platform/schema';
 import { config } from '../platform/config';
-import { ServiceUnavailableError } from '../platform/errors';
+import { ServiceUnavailableError } from '../rules/errors';
 import { attachmentPath, createImageStore, type ImageStore } from '../platform/object-store';
 import { contentDisposition, storedFileHeaders } from '../platform/http/file-headers';
 import { StreamedBody } from '../platform/http/streamed-body';
 import { paths } from '../platform/paths';
 import { authenticate } from '../integrations/auth';
 import { DELIVERY_OPERATIONS, type OperationsOf } from '../operations';
-import { visibleDelivery, type Decision, type DeliveryRecord } from './record';
+import { visibleDelivery, type Decision, type DeliveryRecord } from '../rules/record';
 import { catchUpPage } from './catch-up-list';
 import { DELIVERY_OPERATION_SCHEMAS, type PendingResponse } from './schemas';
-import * as rules from './state-machine';
+import * as rules from '../rules/state-machine';
 import { runTransition, type TransitionFacts } from './transition';
 
 /** Unguessable lease ids: holding one is what authorises start/complete/fail. */

@@ -12,7 +12,7 @@
 import { Timestamp, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import type { LifecycleKind, LifecycleRefusal } from '../contract';
 import { paths } from '../platform/paths';
-import { isTerminal, type DeliveryRecord, type DeliveryStatus } from './record';
+import { isTerminal, type DeliveryRecord, type DeliveryStatus } from '../rules/record';
 
 /** The reply's field of each kind's history. */
 const HISTORY_FIELD = { edit: 'edits', unsend: 'unsends' } as const satisfies Record<LifecycleKind, string>;

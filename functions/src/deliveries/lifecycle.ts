@@ -26,7 +26,7 @@ import { paths } from '../platform/paths';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { hasRequest, latestTakenRequest, queuedEntry, refusedEntry, unsendTaken } from './lifecycle-history';
-import type { DeliveryRecord, DeliveryTarget } from './record';
+import type { DeliveryRecord, DeliveryTarget } from '../rules/record';
 import { operatorReplyOf, type StoredMirror } from './reply';
 import { deliveryRef } from './store';
 import { appendDelivery, openQueue, readReplyHistory, runCreation } from './transition';

@@ -15,8 +15,8 @@ import { config } from '../platform/config';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { allShards, forEachLimit, SWEEP_CONCURRENCY } from '../platform/shards';
-import type { DeliveryRecord } from './record';
-import { decideLeaseExpiry, decideLivenessCheck } from './state-machine';
+import type { DeliveryRecord } from '../rules/record';
+import { decideLeaseExpiry, decideLivenessCheck } from '../rules/state-machine';
 import { deliveryCheckOf, deliveryCheckRef, type DeliveryCheck } from './store';
 import { runTransition } from './transition';
 

@@ -5,7 +5,7 @@
  * integration's `integration.unhealthy` / `integration.recovered` (./health-rollup.ts).
  */
 import { iso, type OperationalEvent } from '../platform/operational-events';
-import { NOT_CLAIMED, type DeliveryRecord } from './record';
+import { NOT_CLAIMED, type DeliveryRecord } from '../rules/record';
 
 /** The retry budget's code, and the unclaimed expiry's: the two ends of a delivery nobody could send. */
 const EXHAUSTED_CODES: ReadonlySet<string> = new Set(['retry_exhausted', NOT_CLAIMED]);

@@ -1,6 +1,7 @@
 import { errorCode, errorMessage, GRPC } from '../platform/failures';
 import { pubsub } from '../platform/pubsub';
-import { formatTraceparent, spanIdOf, traceIdOfDelivery } from '../platform/trace';
+import { formatTraceparent, spanIdOf } from '../platform/trace';
+import { traceIdOfDelivery } from '../rules/record';
 import { isValidTopicName, TOPIC_NAME_FORMAT, type PermanentPublishFailure } from '../integrations/model';
 import type { LifecycleKind } from '../contract';
 

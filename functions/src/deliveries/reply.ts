@@ -11,8 +11,8 @@
 import { FieldValue, Timestamp } from 'firebase-admin/firestore';
 import { ATTACHMENT_LIMITS, codePointLength, REPLY_MAX_CODE_POINTS, TEXT_PART, type AttachmentCapability } from '../contract';
 import { shownFileName } from '../contract/file-names';
-import type { AttachmentRef, PartOutcome } from './record';
-import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from './record';
+import type { AttachmentRef, PartOutcome } from '../rules/record';
+import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from '../rules/record';
 
 /** Replies are text only, up to this many characters (Unicode code points): the contract's limit. */
 export const MAX_REPLY_CHARACTERS = REPLY_MAX_CODE_POINTS;

@@ -15,7 +15,7 @@ import { resendDeliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
-import type { DeliveryRecord, PreviousDelivery } from './record';
+import type { DeliveryRecord, PreviousDelivery } from '../rules/record';
 import { operatorReplyOf, previousFromMirror, replyVerdict, resendParts, type ReplyRejection } from './reply';
 import { readDelivery } from './store';
 import { appendDelivery, openQueue, refuseReply, runCreation } from './transition';

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, DELIVERY_LIMITS, FAIL_CODE_PATTERN, SHA256_HEX_PATTERN, SKIP_REASONS, TEXT_PART } from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
+import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from '../rules/answers';
 
 /** Delivery operation limits (the contract's, shared with the SDK and the console). */
 export { DELIVERY_LIMITS };
@@ -210,16 +211,20 @@ const PendingResponseSchema = z.strictObject({
 const AttachmentResponseSchema = z.string().describe('The bytes of the file.');
 const ReceiptResponseSchema = z.strictObject({ status: z.literal('sent').describe('Receipts never change the delivery: it stays `sent`.') });
 
-/** What the rules (./state-machine.ts) and the handlers answer: exactly what the response schemas describe. */
-export type ClaimResponse = z.output<typeof ClaimResponseSchema>;
-/** The `target` of an edit or unsend claim. */
-export type ClaimTarget = z.output<typeof ClaimTargetSchema>;
-export type StartResponse = z.output<typeof StartResponseSchema>;
-export type ExtendResponse = z.output<typeof ExtendResponseSchema>;
-export type CompleteResponse = z.output<typeof CompleteResponseSchema>;
-export type FailResponse = z.output<typeof FailResponseSchema>;
+/**
+ * What the rules answer (../rules/answers.ts, plain types) is exactly what these response schemas
+ * describe: each pair is checked both ways here, so a schema and its rule type cannot drift apart.
+ */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameAsRules = <T extends true>(): T | undefined => undefined;
+sameAsRules<Same<z.output<typeof ClaimResponseSchema>, ClaimResponse>>();
+sameAsRules<Same<z.output<typeof ClaimTargetSchema>, ClaimTarget>>();
+sameAsRules<Same<z.output<typeof StartResponseSchema>, StartResponse>>();
+sameAsRules<Same<z.output<typeof ExtendResponseSchema>, ExtendResponse>>();
+sameAsRules<Same<z.output<typeof CompleteResponseSchema>, CompleteResponse>>();
+sameAsRules<Same<z.output<typeof FailResponseSchema>, FailResponse>>();
+sameAsRules<Same<z.output<typeof ReceiptResponseSchema>, ReceiptResponse>>();
 export type PendingResponse = z.output<typeof PendingResponseSchema>;
-export type ReceiptResponse = z.output<typeof ReceiptResponseSchema>;
 
 /**
  * The schemas of each delivery operation of the catalogue (../operations.ts): the body deliveries/http.ts

@@ -17,10 +17,10 @@ import {
   unfinishedKey,
   type ReleaseFactsBySeq,
   type UnfinishedDeliveries,
-} from './ordering';
+} from '../rules/ordering';
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
-import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from './record';
+import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from '../rules/record';
 import { deliveryMirror, mirrorChanged, type ReplyMirror } from './reply';
 import type { ReplyHistory } from './lifecycle-history';
 

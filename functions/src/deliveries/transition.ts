@@ -26,12 +26,12 @@ import type { DocumentReference, DocumentSnapshot, Firestore, Transaction } from
 import { writeOperationalEvent } from '../platform/operational-events';
 import { exhaustedEvent } from './operational-events';
 import { conversationOfDeliveryId } from '../platform/ids';
-import { releaseFrom, hasUnfinishedBefore, type QueueTail, type ReleaseFacts } from './ordering';
-import { isTerminal, newDelivery, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from './record';
+import { releaseFrom, hasUnfinishedBefore, type QueueTail, type ReleaseFacts } from '../rules/ordering';
+import { isTerminal, newDelivery, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from '../rules/record';
 import { mirrorChanged, rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
 import { ReplyHistory } from './lifecycle-history';
 import { paths } from '../platform/paths';
-import { decideAppend, decideWake, type AppendInput } from './state-machine';
+import { decideAppend, decideWake, type AppendInput } from '../rules/state-machine';
 import {
   conversationRef,
   deliveryQueueRef,

@@ -3,7 +3,7 @@
  * cache (docs/contract.md#authentication).
  */
 import { config } from '../platform/config';
-import { ForbiddenError, UnauthorizedError } from '../platform/errors';
+import { ForbiddenError, UnauthorizedError } from '../rules/errors';
 import { db } from '../platform/firebase';
 import { LruMap } from '../platform/lru-map';
 import { displayPrefix, hashKey, keyFromAuthorizationHeader } from './keys';

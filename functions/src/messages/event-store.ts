@@ -12,7 +12,7 @@ import { EVENT_LIMITS } from '../contract';
 import * as logger from '../platform/log';
 import { paths } from '../platform/paths';
 import { pendingEventsIdFor, providerMessageKeyFor, type EventTarget } from './event-ids';
-import { afterChange, applyEvent, type Edit, type EventChange, type ImageRef, type MessageChange, type Reaction, type TargetMessage } from './event-rules';
+import { afterChange, applyEvent, type Edit, type EventChange, type ImageRef, type MessageChange, type Reaction, type TargetMessage } from '../rules/message-events';
 
 /** A validated event, as the transaction needs it. */
 export interface EventInput {

@@ -1,5 +1,5 @@
 import { config } from '../platform/config';
-import { BadRequestError, ConflictError, NotFoundError, TooManyRequestsError } from '../platform/errors';
+import { BadRequestError, ConflictError, NotFoundError, TooManyRequestsError } from '../rules/errors';
 import * as logger from '../platform/log';
 import { db } from '../platform/firebase';
 import { endpoint, parseJsonBody, type ParsedRequest, type RequestContext } from '../platform/http/pipeline';
@@ -8,13 +8,14 @@ import { conversationIdFor, customerIdFor, eventDocIdFor, messageIdFor } from '.
 import { parseOrThrow } from '../platform/schema';
 import { authenticate } from '../integrations/auth';
 import type { OperationsOf } from '../operations';
-import { eventFingerprint, fingerprint } from './fingerprint';
+import { eventFingerprint, fingerprint } from '../rules/fingerprint';
 import { acceptEvent, type EventInput } from './event-store';
 import { createImageStore, imagePath, isSharedImagePath, type ImageStore } from './image-store';
 import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from './images';
 import { parseMultipart } from './multipart';
 import type { AuthContext } from '../integrations/auth';
-import { RateLimiter, type RateLimitState } from './rate-limit';
+import { RateLimiter } from './rate-limit';
+import type { RateLimitState } from '../rules/rate-limit';
 import { IncomingMessageSchema, MessageEventSchema, type IncomingMessageResponse, type MessageEvent, type MessageEventResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
 

@@ -47,7 +47,7 @@ import { SVG } from 'image-size/types/svg';
 import { TIFF } from 'image-size/types/tiff';
 import { WEBP } from 'image-size/types/webp';
 import type { IImage } from 'image-size/types/interface';
-import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
+import { BadRequestError, PayloadTooLargeError } from '../rules/errors';
 
 export const IMAGE_LIMITS = {
   maxImages: 3,

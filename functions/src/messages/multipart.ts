@@ -1,5 +1,5 @@
 import busboy from 'busboy';
-import { BadRequestError, PayloadTooLargeError } from '../platform/errors';
+import { BadRequestError, PayloadTooLargeError } from '../rules/errors';
 import { IMAGE_LIMITS, assertImageCount } from './images';
 import { MAX_JSON_BYTES } from '../platform/http/pipeline';
 

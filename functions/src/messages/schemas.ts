@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { EVENT_LIMITS, MESSAGE_EVENT_TYPES, MESSAGE_LIMITS, emojiProblem } from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
+import { messageEventProblems } from '../rules/message-events';
 
 /** Incoming message limits (the contract's, shared with the SDK and the console). */
 export { MESSAGE_LIMITS };
@@ -28,43 +29,6 @@ export const IncomingMessageSchema = z
       .optional(),
   })
   .describe('An incoming customer message or service alert.');
-
-/** What each event type takes besides the common fields: `required` must be there, anything else of `EVENT_FIELDS` must not. */
-const FIELDS_OF_TYPE = {
-  edited: { required: ['target', 'text'], optional: [] },
-  deleted: { required: ['target'], optional: [] },
-  reaction: { required: ['target', 'emoji'], optional: ['removed'] },
-  typing: { required: [], optional: [] },
-} as const satisfies Record<(typeof MESSAGE_EVENT_TYPES)[number], { required: readonly EventField[]; optional: readonly EventField[] }>;
-type EventField = 'target' | 'text' | 'emoji' | 'removed';
-const EVENT_FIELDS: readonly EventField[] = ['target', 'text', 'emoji', 'removed'];
-
-/**
- * The per-type rules of a message event, as issues naming the field (400 `invalid_request`, docs/contract.md#message-events):
- * a field the type does not take, a missing one, and the target's form (`providerMessageId` only for reactions).
- * Pure, exported for the unit tests.
- */
-export function messageEventProblems(event: { type: (typeof MESSAGE_EVENT_TYPES)[number]; target?: { eventId?: string | undefined; providerMessageId?: string | undefined } | undefined } & Partial<Record<EventField, unknown>>): Array<{ path: string[]; message: string }> {
-  const rules = FIELDS_OF_TYPE[event.type];
-  const problems: Array<{ path: string[]; message: string }> = [];
-  for (const field of EVENT_FIELDS) {
-    const present = event[field] !== undefined;
-    if ((rules.required as readonly EventField[]).includes(field)) {
-      if (!present) problems.push({ path: [field], message: `required for type '${event.type}'` });
-    } else if (present && !(rules.optional as readonly EventField[]).includes(field)) {
-      problems.push({ path: [field], message: `not allowed for type '${event.type}'` });
-    }
-  }
-  const target = event.target;
-  if (target !== undefined) {
-    const byEvent = target.eventId !== undefined;
-    const byProvider = target.providerMessageId !== undefined;
-    if (byEvent && byProvider) problems.push({ path: ['target'], message: 'exactly one of eventId and providerMessageId' });
-    else if (!byEvent && !byProvider) problems.push({ path: ['target', 'eventId'], message: 'required (or, for a reaction, target.providerMessageId)' });
-    else if (byProvider && event.type !== 'reaction') problems.push({ path: ['target', 'providerMessageId'], message: `not allowed for type '${event.type}': use target.eventId` });
-  }
-  return problems;
-}
 
 /** Wire shape of `POST /v1/messages/events` (JSON only). */
 export const MessageEventSchema = z

@@ -14,7 +14,7 @@
  */
 import * as z from 'zod';
 import { ACCEPTED_IMAGE_CONTENT_TYPES, IMAGE_LIMITS } from '../messages/images';
-import { LEASE_MAX_MS, LEASE_MS } from '../deliveries/record';
+import { LEASE_MAX_MS, LEASE_MS } from '../rules/record';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 import { DELIVERY_OPERATION_SCHEMAS } from '../deliveries/schemas';
 import { MESSAGE_OPERATION_SCHEMAS } from '../messages/schemas';

@@ -4,7 +4,7 @@
  * the code enforces; knows no operation (those describe themselves in the catalogue, ../operations.ts).
  */
 import { ACCEPTED_IMAGE_CONTENT_TYPES, IMAGE_LIMITS } from '../messages/images';
-import { LEASE_MAX_MS, LEASE_MS } from '../deliveries/record';
+import { LEASE_MAX_MS, LEASE_MS } from '../rules/record';
 import { DELIVERY_LIMITS } from '../deliveries/schemas';
 import { MESSAGE_LIMITS } from '../messages/schemas';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';

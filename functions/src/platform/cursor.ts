@@ -4,7 +4,7 @@
  * integration without naming it (a cursor may end up in logs); `scope` keeps the lists' tags apart.
  */
 import { createHash } from 'node:crypto';
-import { BadRequestError } from './errors';
+import { BadRequestError } from '../rules/errors';
 
 export interface CursorOwner {
   workspaceId: string;

@@ -2,10 +2,11 @@
  * The service's structured logger: firebase-functions' logger, plus the trace fields
  * (docs/operations.md#tracing) added here once instead of at every call site. A line with a
  * `traceId` field names that trace; otherwise a line with a `deliveryId` names the delivery's
- * trace (./trace.ts `traceIdOfDelivery`); a `spanId` field becomes the line's span.
+ * trace (../rules/record.ts `traceIdOfDelivery`); a `spanId` field becomes the line's span.
  */
 import * as base from 'firebase-functions/logger';
-import { traceIdOfDelivery, traceLogFields } from './trace';
+import { traceLogFields } from './trace';
+import { traceIdOfDelivery } from '../rules/record';
 
 /** A log line's structured fields (any object: ids, counts; never secrets). */
 export type LogFields = object;

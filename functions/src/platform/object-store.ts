@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as logger from './log';
 import type { Config } from './config';
-import { ServiceUnavailableError } from './errors';
+import { ServiceUnavailableError } from '../rules/errors';
 import { errorCode } from './failures';
 
 /**

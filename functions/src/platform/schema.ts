@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { codePointLength } from '../contract';
-import { BadRequestError } from './errors';
+import { BadRequestError } from '../rules/errors';
 
 
 /**

@@ -43,8 +43,6 @@ export const newSpanId = (): string => randomBytes(8).toString('hex');
 
 const digest = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** The trace id of a delivery (and of its reply): stable, derived from the delivery id. */
-export const traceIdOfDelivery = (deliveryId: string): string => digest(`trace:${deliveryId}`).slice(0, 32);
 
 /** A stable span id for one occurrence (e.g. one notification: its outbox id), so a re-publish names the same span. */
 export const spanIdOf = (occurrence: string): string => digest(`span:${occurrence}`).slice(0, 16);

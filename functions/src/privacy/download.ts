@@ -12,7 +12,7 @@ import type { Request } from 'firebase-functions/v2/https';
 import type { Response } from 'express';
 import { config } from '../platform/config';
 import { db } from '../platform/firebase';
-import { ApiError } from '../platform/errors';
+import { ApiError } from '../rules/errors';
 import { idTokenUid, memberRole } from '../platform/http/id-token';
 import { isStorableDocumentId } from '../platform/ids';
 import { paths } from '../platform/paths';

@@ -7,7 +7,7 @@
  */
 import type { Firestore } from 'firebase-admin/firestore';
 import { decodeOwnedCursor, encodeOwnedCursor } from '../platform/cursor';
-import { NotFoundError } from '../platform/errors';
+import { NotFoundError } from '../rules/errors';
 import { isStorableDocumentId } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';

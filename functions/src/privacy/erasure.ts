@@ -34,8 +34,8 @@ import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type 
 import { paths } from '../platform/paths';
 import { customerIdFor } from '../platform/ids';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
-import { UNFINISHED_STATUSES } from '../deliveries/record';
-import { decideErase } from '../deliveries/state-machine';
+import { UNFINISHED_STATUSES } from '../rules/record';
+import { decideErase } from '../rules/state-machine';
 import { runTransition } from '../deliveries/transition';
 import type { ImageStore } from '../messages/image-store';
 import { isValidTopicName } from '../contract';

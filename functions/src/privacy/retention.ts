@@ -34,7 +34,7 @@ import { paths } from '../platform/paths';
 import { isRetentionDays } from '../contract';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import type { ImageStore } from '../messages/image-store';
-import { UNFINISHED_STATUSES, type DeliveryStatus } from '../deliveries/record';
+import { UNFINISHED_STATUSES, type DeliveryStatus } from '../rules/record';
 import { attachmentIdsOf } from '../deliveries/reply';
 import { imageEntriesOf, removeAttachmentObjects, removeImages, uploadRecordsOf } from './stored-objects';
 import { conversationPlan, expiryOf, messagePlan, passDue, type RetentionState } from './retention-plan';

@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FieldValue } from 'firebase-admin/firestore';
-import { LEASE_MS } from '../../../functions/src/deliveries/record';
+import { LEASE_MS } from '../../../functions/src/rules/record';
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { ConnectorApiError, ConnectorClient, ProviderRetryableError, type FetchLike, type ProviderSendInput } from '../../../sdk/src/index';
 import { adminDb, apiBaseUrl, createTestIntegration, type TestIntegration } from '../helpers/stack';

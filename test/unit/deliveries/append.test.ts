@@ -4,9 +4,9 @@
  * resend alike. The head rule is checked against a model that keeps every delivery's status.
  */
 import fc from 'fast-check';
-import { appendToQueue, head, type QueueTail } from '../../../functions/src/deliveries/ordering';
-import { withPendingAt, type PreviousDelivery } from '../../../functions/src/deliveries/record';
-import { decideAppend, decideWake, type AppendInput } from '../../../functions/src/deliveries/state-machine';
+import { appendToQueue, head, type QueueTail } from '../../../functions/src/rules/ordering';
+import { withPendingAt, type PreviousDelivery } from '../../../functions/src/rules/record';
+import { decideAppend, decideWake, type AppendInput } from '../../../functions/src/rules/state-machine';
 
 const T0 = 1_700_000_000_000;
 

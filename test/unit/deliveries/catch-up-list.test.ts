@@ -2,9 +2,9 @@
  * The catch-up list's pure parts (docs/contract.md#catch-up): which deliveries carry `pendingAt` and when it
  * moves (deliveries/record.ts `withPendingAt`), and the opaque cursor (deliveries/catch-up-list.ts).
  */
-import { ApiError } from '../../../functions/src/platform/errors';
+import { ApiError } from '../../../functions/src/rules/errors';
 import { decodeCursor, encodeCursor, mergeShardPages } from '../../../functions/src/deliveries/catch-up-list';
-import { newDelivery, withPendingAt, type DeliveryRecord } from '../../../functions/src/deliveries/record';
+import { newDelivery, withPendingAt, type DeliveryRecord } from '../../../functions/src/rules/record';
 
 const T0 = 1_700_000_000_000;
 const base = (over: Partial<DeliveryRecord> = {}): DeliveryRecord => ({

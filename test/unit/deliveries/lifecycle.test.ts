@@ -19,9 +19,9 @@ import {
   unsendTaken,
   withDeliveryEntry,
 } from '../../../functions/src/deliveries/lifecycle-history';
-import { newDelivery, type DeliveryRecord, type Recipient } from '../../../functions/src/deliveries/record';
+import { newDelivery, type DeliveryRecord, type Recipient } from '../../../functions/src/rules/record';
 import { storedMirrorOf } from '../../../functions/src/deliveries/reply';
-import { decideAppend, decideClaim, decideComplete } from '../../../functions/src/deliveries/state-machine';
+import { decideAppend, decideClaim, decideComplete } from '../../../functions/src/rules/state-machine';
 
 const T0 = 1_700_000_000_000;
 const RECIPIENT: Recipient = { externalConversationId: 'chat-1', externalCustomerId: 'cust-1' };

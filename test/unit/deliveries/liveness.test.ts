@@ -13,8 +13,8 @@ import {
   withLiveness,
   withPendingAt,
   type DeliveryRecord,
-} from '../../../functions/src/deliveries/record';
-import { decideClaim, decideLivenessCheck } from '../../../functions/src/deliveries/state-machine';
+} from '../../../functions/src/rules/record';
+import { decideClaim, decideLivenessCheck } from '../../../functions/src/rules/state-machine';
 import { shardOf } from '../../../functions/src/platform/shards';
 import { deliveryIdFor } from '../../../functions/src/platform/ids';
 

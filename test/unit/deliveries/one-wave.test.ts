@@ -3,7 +3,7 @@
  * read wave"): a delivery id that names its conversation, and the queue document's release facts.
  */
 import { conversationIdFor, deliveryIdFor, isStorableDocumentId, resendDeliveryIdFor, conversationOfDeliveryId } from '../../../functions/src/platform/ids';
-import { parseReleaseFacts, storedReleaseFacts } from '../../../functions/src/deliveries/ordering';
+import { parseReleaseFacts, storedReleaseFacts } from '../../../functions/src/rules/ordering';
 
 describe('delivery ids name their conversation', () => {
   const conversationId = conversationIdFor('integration-1', 'chat-1');

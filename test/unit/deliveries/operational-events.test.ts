@@ -3,7 +3,7 @@ import { healthProblems, recentFailures, type IntegrationHealth } from '../../..
 import { blockedEvent, exhaustedEvent, integrationHealthEvent } from '../../../functions/src/deliveries/operational-events';
 import { decideBlockedSignal } from '../../../functions/src/deliveries/blocked';
 import { operationalOutboxId } from '../../../functions/src/platform/operational-events';
-import type { DeliveryRecord } from '../../../functions/src/deliveries/record';
+import type { DeliveryRecord } from '../../../functions/src/rules/record';
 
 const base: DeliveryRecord = {
   deliveryId: 'd_1', workspaceId: 'w', integrationId: 'i', conversationId: 'c', messageId: 'm', seq: 1, status: 'queued', text: 't',

@@ -4,7 +4,7 @@
  * (docs/data-model.md).
  */
 import { Timestamp } from 'firebase-admin/firestore';
-import { newDelivery, type DeliveryRecord } from '../../../functions/src/deliveries/record';
+import { newDelivery, type DeliveryRecord } from '../../../functions/src/rules/record';
 import {
   deliveryMirror,
   MAX_REPLY_CHARACTERS,

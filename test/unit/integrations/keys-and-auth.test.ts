@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { displayPrefix, generateKey, hashKey, isWellFormedKey, keyFromAuthorizationHeader } from '../../../functions/src/integrations/keys';
 import { KeyResolver, type IntegrationAuth } from '../../../functions/src/integrations/auth';
-import { ForbiddenError, UnauthorizedError } from '../../../functions/src/platform/errors';
+import { ForbiddenError, UnauthorizedError } from '../../../functions/src/rules/errors';
 
 describe('integration keys', () => {
   test('generated keys carry the greppable prefix and 32 random bytes in base64url', () => {

@@ -6,10 +6,10 @@
  */
 import { Timestamp } from 'firebase-admin/firestore';
 import { EVENT_LIMITS, emojiProblem, utf8ByteLength } from '../../../functions/src/contract';
-import { afterChange, applyEvent, nextReactions, targetProblem, type TargetMessage } from '../../../functions/src/messages/event-rules';
+import { afterChange, applyEvent, messageEventProblems, nextReactions, targetProblem, type TargetMessage } from '../../../functions/src/rules/message-events';
 import { applyPending } from '../../../functions/src/messages/event-store';
-import { eventFingerprint, fingerprint } from '../../../functions/src/messages/fingerprint';
-import { MessageEventSchema, messageEventProblems } from '../../../functions/src/messages/schemas';
+import { eventFingerprint, fingerprint } from '../../../functions/src/rules/fingerprint';
+import { MessageEventSchema } from '../../../functions/src/messages/schemas';
 import { providerIdsOf } from '../../../functions/src/messages/triggers';
 import { parseOrThrow } from '../../../functions/src/platform/schema';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError, BadRequestError, PayloadTooLargeError } from '../../../functions/src/platform/errors';
+import { ApiError, BadRequestError, PayloadTooLargeError } from '../../../functions/src/rules/errors';
 import {
   ACCEPTED_IMAGE_CONTENT_TYPES,
   IMAGE_CONTENT_TYPES,

@@ -1,9 +1,10 @@
 import { parseConfig } from '../../../functions/src/platform/config';
-import { fingerprint } from '../../../functions/src/messages/fingerprint';
+import { fingerprint } from '../../../functions/src/rules/fingerprint';
 import { conversationIdFor, customerIdFor, deliveryIdFor, eventDocIdFor, messageIdFor } from '../../../functions/src/platform/ids';
-import { RateLimiter, stateOf, take } from '../../../functions/src/messages/rate-limit';
-import { retryAfterSecondsFromMs } from '../../../functions/src/platform/errors';
-import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
+import { RateLimiter } from '../../../functions/src/messages/rate-limit';
+import { stateOf, take } from '../../../functions/src/rules/rate-limit';
+import { retryAfterSecondsFromMs } from '../../../functions/src/rules/errors';
+import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../../functions/src/rules/errors';
 import { toApiError } from '../../../functions/src/platform/http/respond';
 import { parseJsonBody, parseMediaType } from '../../../functions/src/platform/http/pipeline';
 import { codePointLength } from '../../../functions/src/contract';

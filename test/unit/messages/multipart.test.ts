@@ -3,7 +3,7 @@
  * valid), and the payload's exact bytes, so invalid UTF-8 can be rejected strictly downstream.
  */
 import { joinChunks, parseMultipart } from '../../../functions/src/messages/multipart';
-import { ApiError } from '../../../functions/src/platform/errors';
+import { ApiError } from '../../../functions/src/rules/errors';
 import { multipartBody, type MultipartPart } from '../../integration/helpers/multipart';
 import { png } from '../fixtures/image-bytes';
 

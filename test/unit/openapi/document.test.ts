@@ -10,7 +10,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
-import * as errors from '../../../functions/src/platform/errors';
+import * as errors from '../../../functions/src/rules/errors';
 import { IMAGE_ERROR_CODES } from '../../../functions/src/messages/images';
 import { ClaimRequestSchema } from '../../../functions/src/deliveries/schemas';
 import { YAML_HEADER, YAML_OPTIONS, buildOpenApiDocument } from '../../../functions/src/openapi/document';

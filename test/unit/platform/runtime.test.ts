@@ -2,7 +2,7 @@
  * Pure parts of the runtime contract (docs/contract.md#time-budget): how a body-parser failure maps to our errors,
  * and the request deadline.
  */
-import { BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../../../functions/src/platform/errors';
+import { BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../../../functions/src/rules/errors';
 import { Deadline, DEADLINE_RETRY_AFTER_SECONDS } from '../../../functions/src/platform/http/deadline';
 import { apiErrorForUnreadableBody } from '../../../functions/src/platform/http/runtime';
 

@@ -1,5 +1,6 @@
 /** W3C trace context and the log fields (docs/operations.md#tracing). */
-import { formatTraceparent, parseTraceparent, spanIdOf, traceIdOfDelivery, traceLogFields } from '../../../functions/src/platform/trace';
+import { formatTraceparent, parseTraceparent, spanIdOf, traceLogFields } from '../../../functions/src/platform/trace';
+import { traceIdOfDelivery } from '../../../functions/src/rules/record';
 import { withTraceFields } from '../../../functions/src/platform/log';
 
 describe('parseTraceparent', () => {

@@ -1,6 +1,6 @@
 /** The pure parts of the privacy feature (docs/privacy.md): the erase rule, stored objects, the retention arithmetic, the erasures cursor. */
-import { decideErase } from '../../../functions/src/deliveries/state-machine';
-import type { DeliveryRecord } from '../../../functions/src/deliveries/record';
+import { decideErase } from '../../../functions/src/rules/state-machine';
+import type { DeliveryRecord } from '../../../functions/src/rules/record';
 import { erasureDoneEvent } from '../../../functions/src/privacy/erasure';
 import { imageEntriesOf, storagePathOf } from '../../../functions/src/privacy/stored-objects';
 import { imagePath, isSharedImagePath } from '../../../functions/src/platform/object-store';

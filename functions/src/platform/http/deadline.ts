@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from '../errors';
+import { ServiceUnavailableError } from '../../rules/errors';
 
 /** Seconds a client waits after a request ran out of time (the backend was slow; give it a moment). */
 export const DEADLINE_RETRY_AFTER_SECONDS = 5;

@@ -9,7 +9,7 @@
  * connectors' functions use integration keys instead (integrations/auth.ts).
  */
 import * as logger from 'firebase-functions/logger';
-import { ServiceUnavailableError } from '../errors';
+import { ServiceUnavailableError } from '../../rules/errors';
 import { errorCode, errorMessage } from '../failures';
 import { db } from '../firebase';
 import { paths } from '../paths';

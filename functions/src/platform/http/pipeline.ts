@@ -5,7 +5,7 @@ import {
   MethodNotAllowedError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
-} from '../errors';
+} from '../../rules/errors';
 import { errorMessage } from '../failures';
 import { config } from '../config';
 import { Deadline } from './deadline';

@@ -1,4 +1,4 @@
-import { ApiError, ServiceUnavailableError } from '../errors';
+import { ApiError, ServiceUnavailableError } from '../../rules/errors';
 import { isTransientFailure } from '../failures';
 import type { HttpResponse, HttpResult } from './types';
 

@@ -22,7 +22,7 @@
 // a copy would not reach the runtime's own `http.createServer` call).
 import http from 'node:http';
 import * as logger from 'firebase-functions/logger';
-import { type ApiError, BadRequestError, MethodNotAllowedError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../errors';
+import { type ApiError, BadRequestError, MethodNotAllowedError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError } from '../../rules/errors';
 import { newRequestId } from './request-id';
 import { sendError, TRANSIENT_RETRY_AFTER_SECONDS } from './respond';
 import { RECEIVED_AT, type HttpRequest, type HttpResponse } from './types';

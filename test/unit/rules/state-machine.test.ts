@@ -3,7 +3,7 @@
  * section 5, row by row, plus the boundaries and the decisions documented in the module header.
  * Every input record is deep-frozen, so any mutation by the code under test throws.
  */
-import { ApiError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
+import { ApiError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../../functions/src/rules/errors';
 import {
   BACKOFF_BASE_MS,
   BACKOFF_CAP_MS,
@@ -23,7 +23,7 @@ import {
   type DeliveryRecord,
   type DeliveryStatus,
   type Recipient,
-} from '../../../functions/src/deliveries/record';
+} from '../../../functions/src/rules/record';
 import {
   applyLeaseExpiry,
   decideCancel,
@@ -37,7 +37,7 @@ import {
   decideWake,
   type ClaimInput,
   type FailInput,
-} from '../../../functions/src/deliveries/state-machine';
+} from '../../../functions/src/rules/state-machine';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures

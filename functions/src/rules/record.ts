@@ -4,7 +4,8 @@
  */
 import type { AttachmentContentType, LifecycleKind } from '../contract';
 import { LEASE_MAX_MS, LEASE_MS } from '../contract';
-import { NotFoundError } from '../platform/errors';
+import { NotFoundError } from './errors';
+import { sha256Hex } from './sha256';
 
 // Lease duration (a claim grants LEASE_MS, and so does each extension) and the most a lease may
 // live after its claim (LEASE_MAX_MS): the contract's, which the SDK schedules extensions by.
@@ -412,3 +413,6 @@ export function newDelivery(
     receipt: null,
   };
 }
+
+/** The trace id of a delivery (and of its reply): stable, derived from the delivery id (docs/operations.md#tracing). */
+export const traceIdOfDelivery = (deliveryId: string): string => sha256Hex(`trace:${deliveryId}`).slice(0, 32);

@@ -1,10 +1,11 @@
 /**
  * The rules of message events (docs/contract.md#message-events), pure: whose message an event may
  * touch, and what `edited`, `deleted` and `reaction` do to a message's content. The events'
- * transaction (./event-store.ts) applies them through `applyEvent`, both when an event arrives and
+ * transaction (../messages/event-store.ts) applies them through `applyEvent`, both when an event arrives and
  * when a pending one meets its target, so an event means the same whichever way it reaches its
  * message. No Firebase here: times are epoch milliseconds, the callers convert.
  */
+import { MESSAGE_EVENT_TYPES } from '../contract';
 
 /** A reaction as stored on a message (`reactions[]`), `at` in ms. */
 export interface Reaction {
@@ -104,4 +105,41 @@ export function applyEvent(target: TargetMessage, event: EventChange, at: number
 export function afterChange(target: TargetMessage, change: MessageChange): TargetMessage {
   if (change.deleted !== undefined) return { ...target, deleted: true, edits: [], images: [] };
   return { ...target, ...(change.edits ? { edits: change.edits } : {}), ...(change.reactions ? { reactions: change.reactions } : {}) };
+}
+
+/** What each event type takes besides the common fields: `required` must be there, anything else of `EVENT_FIELDS` must not. */
+const FIELDS_OF_TYPE = {
+  edited: { required: ['target', 'text'], optional: [] },
+  deleted: { required: ['target'], optional: [] },
+  reaction: { required: ['target', 'emoji'], optional: ['removed'] },
+  typing: { required: [], optional: [] },
+} as const satisfies Record<(typeof MESSAGE_EVENT_TYPES)[number], { required: readonly EventField[]; optional: readonly EventField[] }>;
+type EventField = 'target' | 'text' | 'emoji' | 'removed';
+const EVENT_FIELDS: readonly EventField[] = ['target', 'text', 'emoji', 'removed'];
+
+/**
+ * The per-type rules of a message event, as issues naming the field (400 `invalid_request`, docs/contract.md#message-events):
+ * a field the type does not take, a missing one, and the target's form (`providerMessageId` only for reactions).
+ * The service's schema (../messages/schemas.ts) and the SDK's test service both ask this function.
+ */
+export function messageEventProblems(event: { type: (typeof MESSAGE_EVENT_TYPES)[number]; target?: { eventId?: string | undefined; providerMessageId?: string | undefined } | undefined } & Partial<Record<EventField, unknown>>): Array<{ path: string[]; message: string }> {
+  const rules = FIELDS_OF_TYPE[event.type];
+  const problems: Array<{ path: string[]; message: string }> = [];
+  for (const field of EVENT_FIELDS) {
+    const present = event[field] !== undefined;
+    if ((rules.required as readonly EventField[]).includes(field)) {
+      if (!present) problems.push({ path: [field], message: `required for type '${event.type}'` });
+    } else if (present && !(rules.optional as readonly EventField[]).includes(field)) {
+      problems.push({ path: [field], message: `not allowed for type '${event.type}'` });
+    }
+  }
+  const target = event.target;
+  if (target !== undefined) {
+    const byEvent = target.eventId !== undefined;
+    const byProvider = target.providerMessageId !== undefined;
+    if (byEvent && byProvider) problems.push({ path: ['target'], message: 'exactly one of eventId and providerMessageId' });
+    else if (!byEvent && !byProvider) problems.push({ path: ['target', 'eventId'], message: 'required (or, for a reaction, target.providerMessageId)' });
+    else if (byProvider && event.type !== 'reaction') problems.push({ path: ['target', 'providerMessageId'], message: `not allowed for type '${event.type}': use target.eventId` });
+  }
+  return problems;
 }

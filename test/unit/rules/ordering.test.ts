@@ -5,7 +5,7 @@
  * compares the map with a model that keeps every delivery's status and answers by scanning them.
  */
 import fc from 'fast-check';
-import { hasUnfinishedBefore, head, parseUnfinished, unfinishedKey, releaseFrom, storedUnfinished } from '../../../functions/src/deliveries/ordering';
+import { hasUnfinishedBefore, head, parseUnfinished, unfinishedKey, releaseFrom, storedUnfinished } from '../../../functions/src/rules/ordering';
 
 const map = (entries: Array<[number, string]>) => new Map(entries);
 

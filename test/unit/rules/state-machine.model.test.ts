@@ -9,7 +9,7 @@
  * Invariants are checked with a tiny `check` (plain throw) rather than `expect` inside the hot
  * loop: ~25k steps with jest matchers take 20 s, with `check` well under a second.
  */
-import { ApiError, ConflictError, ServiceUnavailableError } from '../../../functions/src/platform/errors';
+import { ApiError, ConflictError, ServiceUnavailableError } from '../../../functions/src/rules/errors';
 import {
   LEASE_MAX_MS,
   LEASE_MS,
@@ -20,7 +20,7 @@ import {
   type Decision,
   type DeliveryRecord,
   type FailOutcome,
-} from '../../../functions/src/deliveries/record';
+} from '../../../functions/src/rules/record';
 import {
   decideClaim,
   decideComplete,
@@ -29,7 +29,7 @@ import {
   decideLeaseExpiry,
   decideStart,
   decideWake,
-} from '../../../functions/src/deliveries/state-machine';
+} from '../../../functions/src/rules/state-machine';
 import { prng } from '../../support/prng';
 
 const T0 = 1_700_000_000_000;

@@ -5,10 +5,9 @@
  * (./transition.ts does all of that). Refusals are thrown as `ApiError`s and never ask for a write.
  * Each rule's reasoning stands above its function; docs/decisions.md ("Delivery") sums them up.
  */
-import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError, retryAfterSecondsFromMs } from '../platform/errors';
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError, retryAfterSecondsFromMs } from './errors';
 import { TEXT_PART } from '../contract';
 import { shownFileName } from '../contract/file-names';
-import { traceIdOfDelivery } from '../platform/trace';
 import {
   CANCELLED,
   ERASED,
@@ -37,9 +36,10 @@ import {
   type Recipient,
   type TerminalStatus,
   newDelivery,
+  traceIdOfDelivery,
 } from './record';
 // The answers of the connector's operations are the types of their response schemas.
-import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './schemas';
+import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './answers';
 import { appendToQueue, type QueueTail } from './ordering';
 
 // Why a claim answers `skip`: the contract's list (SKIP_REASONS), shared with the response schema and the SDK.

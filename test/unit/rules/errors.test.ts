@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as errors from '../../../functions/src/platform/errors';
+import * as errors from '../../../functions/src/rules/errors';
 
 const classes = Object.entries(errors).filter(([, value]) => typeof value === 'function' && value.prototype instanceof errors.ApiError) as Array<
   [string, new (code: string, message: string, retryAfterSeconds: number) => errors.ApiError]
@@ -25,7 +25,7 @@ describe('ApiError subclasses', () => {
   });
 
   test('names are literals in the source, never derived from the class at run time', () => {
-    const source = readFileSync(join(__dirname, '..', '..', '..', 'functions', 'src', 'platform', 'errors.ts'), 'utf8');
+    const source = readFileSync(join(__dirname, '..', '..', '..', 'functions', 'src', 'rules', 'errors.ts'), 'utf8');
     expect(source).not.toMatch(/new\.target\.name|constructor\.name/);
     for (const [exportName] of classes) expect(source).toContain(`'${exportName}'`);
   });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './sha256';
 
 /**
  * Content fingerprint of an incoming event (docs/contract.md#idempotency): every field after defaults, plus each
@@ -31,7 +31,7 @@ export function fingerprint(input: FingerprintInput): string {
     text: input.text,
     images: input.images.map((i) => ({ sha256: i.sha256, contentType: i.contentType })),
   };
-  return createHash('sha256').update(canonical(doc)).digest('hex');
+  return sha256Hex(canonical(doc));
 }
 
 
@@ -53,5 +53,5 @@ export interface EventFingerprintInput {
  */
 export function eventFingerprint(input: EventFingerprintInput): string {
   const doc = { v: 1, event: input.type, externalConversationId: input.externalConversationId, sender: input.sender, target: input.target, text: input.text, emoji: input.emoji, removed: input.removed };
-  return createHash('sha256').update(canonical(doc)).digest('hex');
+  return sha256Hex(canonical(doc));
 }

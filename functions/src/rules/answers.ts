@@ -1,0 +1,77 @@
+/**
+ * What the delivery rules answer a connector, as plain types. The rules decide these; the
+ * response schemas of ../deliveries/schemas.ts (zod, for validation and the OpenAPI document)
+ * are checked against them at compile time, not the other way round, so that the rules compile
+ * without zod wherever they run (the SDK's test service compiles a copy of this folder).
+ */
+import type { AttachmentContentType, SkipReason } from '../contract';
+
+/** Who the reply goes to. */
+export interface ClaimRecipient {
+  externalConversationId: string;
+  externalCustomerId: string;
+}
+
+/** One file of a reply as its claim hands it on (`name` shown safely, see contract/file-names.ts). */
+export interface ClaimAttachment {
+  attachmentId: string;
+  name: string;
+  contentType: AttachmentContentType;
+  size: number;
+  sha256: string;
+}
+
+/** What an edit or unsend acts on: the reply's `sent` delivery and the provider ids its connector reported. */
+export interface ClaimTarget {
+  deliveryId: string;
+  providerMessageIds: string[];
+  parts?: Array<{ part: string; providerMessageIds: string[] }> | undefined;
+}
+
+export interface ClaimSkip {
+  status: 'skip';
+  /** One of the contract's reasons; a later version may add others. */
+  reason: SkipReason | (string & {});
+}
+
+export interface ClaimReadySend {
+  status: 'ready';
+  leaseId: string;
+  leaseExpiresAt: number;
+  message: { text: string; recipient: ClaimRecipient; attachments?: ClaimAttachment[] | undefined };
+}
+
+export interface ClaimReadyEdit {
+  status: 'ready';
+  kind: 'edit';
+  leaseId: string;
+  leaseExpiresAt: number;
+  message: { text: string; recipient: ClaimRecipient };
+  target: ClaimTarget;
+}
+
+export interface ClaimReadyUnsend {
+  status: 'ready';
+  kind: 'unsend';
+  leaseId: string;
+  leaseExpiresAt: number;
+  message: { recipient: ClaimRecipient };
+  target: ClaimTarget;
+}
+
+export type ClaimResponse = ClaimSkip | ClaimReadyEdit | ClaimReadyUnsend | ClaimReadySend;
+export interface StartResponse {
+  status: 'sending' | 'sent';
+}
+export interface ExtendResponse {
+  leaseExpiresAt: number;
+}
+export interface CompleteResponse {
+  status: 'sent';
+}
+export interface FailResponse {
+  status: 'queued' | 'failed' | 'unknown' | 'sent';
+}
+export interface ReceiptResponse {
+  status: 'sent';
+}
