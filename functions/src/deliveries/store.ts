@@ -20,7 +20,7 @@ import {
 } from '../rules/ordering';
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
-import { UNFINISHED_STATUSES, withLiveness, withOutcomeTimes, withPendingAt, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from '../rules/record';
+import { UNFINISHED_STATUSES, storedRecord, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from '../rules/record';
 import { deliveryMirror, mirrorChanged, type ReplyMirror } from './reply';
 import type { ReplyHistory } from './lifecycle-history';
 
@@ -273,7 +273,7 @@ export function writeDelivery(
   onlyFields?: readonly (keyof DeliveryRecord)[],
   history?: ReplyHistory,
 ): string | null {
-  const derived = withOutcomeTimes(before, withLiveness(before, withPendingAt(before, next, now), config().unclaimedExpiryMs), now);
+  const derived = storedRecord(before, next, now, config().unclaimedExpiryMs);
   const stored: DeliveryRecord = { ...derived, listShard: shardOf(next.deliveryId, config().listShards) };
   const ref = deliveryRef(db, next.workspaceId, next.deliveryId);
   if (onlyFields === undefined) tx.set(ref, stored);

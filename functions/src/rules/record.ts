@@ -282,6 +282,16 @@ export function withPendingAt(before: DeliveryRecord | null, next: DeliveryRecor
   return { ...rest, pendingAt: unchanged ? (before.pendingAt as number) : Math.max(now, next.notBefore ?? now) };
 }
 
+/**
+ * The record as every store keeps it: what a rule decided (`next`) with the fields derived on
+ * every write, its place in the catch-up list (`withPendingAt`), its liveness schedule
+ * (`withLiveness`) and the health roll-up's outcome times (`withOutcomeTimes`). The service's
+ * Firestore writer (deliveries/store.ts) and the SDK's test service both store exactly this.
+ */
+export function storedRecord(before: DeliveryRecord | null, next: DeliveryRecord, now: number, unclaimedExpiryMs: number): DeliveryRecord {
+  return withOutcomeTimes(before, withLiveness(before, withPendingAt(before, next, now), unclaimedExpiryMs), now);
+}
+
 export type ReceiptStatus = 'delivered' | 'read' | 'failed';
 
 /** The channel's latest word on a sent message: `at` is the channel's time when it gave one (epoch ms). */

@@ -75,7 +75,7 @@ export interface CompleteInput {
 }
 
 /** One entry of a `parts` report as the schema validated it. */
-interface PartReport {
+export interface PartReport {
   part: string;
   status: 'sent' | 'failed';
   providerMessageIds?: readonly string[] | undefined;

@@ -4,7 +4,7 @@
  * to 3 file fields `images`; anything else is a 400 `invalid_multipart`, a 4th image
  * `too_many_images`, an image over 10 MB 413 `image_too_large`.
  */
-import { ApiError } from './rules.js';
+import { apiError, type ApiError } from './errors.js';
 
 export const IMAGE_LIMITS = { maxImages: 3, maxBytesEach: 10 * 1024 * 1024, maxBytesTotal: 20 * 1024 * 1024 } as const;
 /** docs/contract.md#limits: the JSON body (and the multipart `payload`) is at most 65536 bytes. */
@@ -15,7 +15,7 @@ export interface MultipartBody {
   images: { fileName: string; contentType: string; bytes: Buffer }[];
 }
 
-const invalid = (message: string): ApiError => new ApiError(400, 'invalid_multipart', message);
+const invalid = (message: string): ApiError => apiError(400, 'invalid_multipart', message);
 
 function param(header: string, name: string): string | undefined {
   const match = new RegExp(`(?:^|;)\\s*${name}="([^"]*)"|(?:^|;)\\s*${name}=([^;\\s]+)`, 'i').exec(header);
@@ -52,14 +52,14 @@ export function parseMultipart(contentType: string, raw: Buffer): MultipartBody 
       payload = content;
     } else {
       if (name !== 'images') throw invalid(`multipart file field '${name}' is not allowed: files go in 'images'.`);
-      if (images.length >= IMAGE_LIMITS.maxImages) throw new ApiError(400, 'too_many_images', `images: ${images.length + 1} images; at most ${IMAGE_LIMITS.maxImages} images per message`);
-      if (content.length > IMAGE_LIMITS.maxBytesEach) throw new ApiError(413, 'image_too_large', `images[${images.length}]: exceeds ${IMAGE_LIMITS.maxBytesEach} bytes.`);
+      if (images.length >= IMAGE_LIMITS.maxImages) throw apiError(400, 'too_many_images', `images: ${images.length + 1} images; at most ${IMAGE_LIMITS.maxImages} images per message`);
+      if (content.length > IMAGE_LIMITS.maxBytesEach) throw apiError(413, 'image_too_large', `images[${images.length}]: exceeds ${IMAGE_LIMITS.maxBytesEach} bytes.`);
       const type = headers.find((h) => h.toLowerCase().startsWith('content-type:'));
       images.push({ fileName, contentType: type === undefined ? 'application/octet-stream' : type.slice(type.indexOf(':') + 1).trim(), bytes: content });
     }
   }
   if (payload === undefined) throw invalid("multipart body: the text field 'payload' (the message JSON) is missing.");
-  if (payload.length > MAX_JSON_BYTES) throw new ApiError(413, 'payload_too_large', `payload: exceeds ${MAX_JSON_BYTES} bytes.`);
+  if (payload.length > MAX_JSON_BYTES) throw apiError(413, 'payload_too_large', `payload: exceeds ${MAX_JSON_BYTES} bytes.`);
   return { payload, images };
 }
 
@@ -72,11 +72,11 @@ const ACCEPTED = 'only PNG, JPEG and static (non-animated) WebP images are accep
  * images.ts); the test service checks the signature only.
  */
 export function sniffImage(bytes: Buffer, fieldPath: string): 'image/png' | 'image/jpeg' | 'image/webp' {
-  if (bytes.length === 0) throw new ApiError(400, 'unsupported_image', `${fieldPath}: image is empty; ${ACCEPTED}`);
+  if (bytes.length === 0) throw apiError(400, 'unsupported_image', `${fieldPath}: image is empty; ${ACCEPTED}`);
   if (PNG.every((b, i) => bytes[i] === b)) return 'image/png';
   if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
   if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
-  throw new ApiError(400, 'unsupported_image', `${fieldPath}: file is not a recognized image format; ${ACCEPTED}`);
+  throw apiError(400, 'unsupported_image', `${fieldPath}: file is not a recognized image format; ${ACCEPTED}`);
 }
 
 /**
@@ -86,7 +86,7 @@ export function sniffImage(bytes: Buffer, fieldPath: string): 'image/png' | 'ima
  * the file further; the test service reads the dimensions only.
  */
 export function imageSize(bytes: Buffer, contentType: 'image/png' | 'image/jpeg' | 'image/webp', fieldPath: string): { width: number; height: number } {
-  const invalid = (why: string): ApiError => new ApiError(400, 'invalid_image', `${fieldPath}: ${why}`);
+  const invalid = (why: string): ApiError => apiError(400, 'invalid_image', `${fieldPath}: ${why}`);
   const checked = (size: { width: number; height: number }): { width: number; height: number } => {
     if (size.width === 0 || size.height === 0) throw invalid('the image has a zero width or height');
     return size;

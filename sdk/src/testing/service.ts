@@ -27,33 +27,14 @@ import type { MessageEventRequest } from '../internal/api.generated.js';
 import type { PulledMessage } from '../internal/pull-loop.js';
 import { IMAGE_LIMITS, MAX_JSON_BYTES, imageSize, parseMultipart, sniffImage } from './multipart.js';
 import { REQUESTS, validateRequest, type RequestSchema } from './requests.generated.js';
-import {
-  ApiError,
-  decideAttachmentFetch,
-  decideCancel,
-  decideClaim,
-  decideComplete,
-  decideErase,
-  decideExtend,
-  decideFail,
-  decideLeaseExpiry,
-  decideReceipt,
-  decideStart,
-  decideWake,
-  isTerminal,
-  newDelivery,
-  retryAfterSecondsFromMs,
-  type AttachmentRef,
-  type Decision,
-  type DeliveryKind,
-  type DeliveryRecord,
-  type DeliveryTarget,
-  type FailOutcome,
-  type NotifyReason,
-  type PartReport,
-  type ReceiptStatus,
-  type Recipient,
-} from './rules.js';
+import { apiError, ApiError } from './errors.js';
+import { MemoryDeliveries, type TransitionFacts } from './deliveries.js';
+import { decideAttachmentFetch, decideCancel, decideClaim, decideComplete, decideErase, decideExtend, decideFail, decideReceipt, decideStart, type PartReport } from '../internal/rules/state-machine.js';
+import { isTerminal, traceIdOfDelivery, type AttachmentRef, type Decision, type DeliveryRecord, type DeliveryTarget, type FailOutcome, type ReceiptStatus, type Recipient } from '../internal/rules/record.js';
+import { stateOf, take as takeToken, tokensAt } from '../internal/rules/rate-limit.js';
+import { eventFingerprint, fingerprint as messageFingerprint } from '../internal/rules/fingerprint.js';
+import { messageEventProblems } from '../internal/rules/message-events.js';
+import type { LifecycleKind as DeliveryKind } from '../internal/contract.generated.js';
 import type {
   CreatedIntegration,
   DeliveryView,
@@ -102,19 +83,8 @@ const FAULT_CODES: Record<FaultSpec['status'], string> = {
 const digestId = (prefix: string, parts: readonly string[]): string => `${prefix}${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 32)}`;
 const randomId = (prefix: string): string => `${prefix}${randomBytes(16).toString('base64url')}`;
 const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
-const traceIdOf = (deliveryId: string): string => createHash('sha256').update(`trace:${deliveryId}`).digest('hex').slice(0, 32);
 
 /** Canonical JSON (sorted keys, explicit nulls), as the service's content fingerprint (functions/src/messages/fingerprint.ts). */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 interface Integration {
   integrationId: string;
@@ -301,11 +271,14 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   const pendingEvents = new Map<string, PendingEvent[]>();
   const replyStore = new Map<string, StoredReply>();
   const typing = new Map<string, TypingView>();
-  const deliveries = new Map<string, DeliveryRecord>();
-  const pendingAt = new Map<string, number>();
+  // The deliveries, stored and changed by the service's own rules (./deliveries.ts).
+  const store = new MemoryDeliveries((conversationId) => {
+    const c = conversations.get(conversationId);
+    return { externalConversationId: c?.externalConversationId ?? '', externalCustomerId: c?.lastCustomerExternalId ?? c?.lastSenderExternalId ?? '' };
+  });
+  const deliveries: ReadonlyMap<string, DeliveryRecord> = store.records;
   const views = new Map<string, { receipts: Map<string, { status: ReceiptStatus; at: number }>; fetched: Set<string>; cancelled: boolean }>();
   const files = new Map<string, Buffer>();
-  const outbox: { deliveryId: string; at: number; reason: NotifyReason }[] = [];
   const subscriptions = new Map<string, Set<Subscription>>();
   const pushTargets = new Map<string, Set<(message: Published) => void>>();
   const faults = new Map<OperationId, { spec: FaultSpec; remaining: number }[]>();
@@ -329,8 +302,6 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     return view;
   };
 
-  const unfinishedOf = (conversationId: string): DeliveryRecord[] => [...deliveries.values()].filter((d) => d.conversationId === conversationId && !isTerminal(d.status));
-
   /** Publishes the delivery's notification to every subscription and push endpoint of its integration. */
   function publish(d: DeliveryRecord): void {
     publishCount += 1;
@@ -342,7 +313,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       attributes: {
         deliveryId: d.deliveryId,
         integrationId: d.integrationId,
-        traceparent: `00-${traceIdOf(d.deliveryId)}-${randomBytes(8).toString('hex')}-01`,
+        traceparent: `00-${traceIdOfDelivery(d.deliveryId)}-${randomBytes(8).toString('hex')}-01`,
         ...(d.kind === undefined ? {} : { kind: d.kind }),
       },
     };
@@ -350,93 +321,50 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     for (const push of pushTargets.get(d.integrationId) ?? []) push(message);
   }
 
-  /** Stores what a rule decided, with its effects: the claimable time, the notification, the release of the next delivery. */
-  function apply<R>(before: DeliveryRecord, decision: Decision<R>, at: number): R {
-    const next = decision.next;
-    if (next === null) return decision.response;
-    deliveries.set(next.deliveryId, next);
-    // The catch-up list's order (record.ts `withPendingAt`): kept while claimable with the same due time.
-    if (next.status === 'queued' && next.head) {
-      const kept = before.status === 'queued' && before.head && before.notBefore === next.notBefore ? pendingAt.get(next.deliveryId) : undefined;
-      pendingAt.set(next.deliveryId, kept ?? Math.max(at, next.notBefore ?? at));
-    } else {
-      pendingAt.delete(next.deliveryId);
-    }
-    if (decision.notify !== null) outbox.push({ deliveryId: next.deliveryId, at: decision.notify.at, reason: decision.notify.reason });
-    if (decision.releasesNext) {
-      const rest = unfinishedOf(next.conversationId);
-      // ordering.ts `releaseFrom`: only the head's end releases; the new head is the lowest unfinished.
-      if (!rest.some((d) => d.seq < next.seq)) {
-        const head = rest.sort((a, b) => a.seq - b.seq)[0];
-        const wake = head === undefined ? null : decideWake(head, at);
-        if (head !== undefined && wake !== null) apply(head, wake, at);
-      }
-    }
-    return decision.response;
-  }
-
-  /** Lease expiry on every delivery, and the notifications that are due (the sweeper and the outbox of the real service). */
+  /** Lease expiries and liveness checks that are due, then the notifications due by the service clock (the service's sweeper and outbox). */
   function sweep(): void {
     const at = now();
-    for (const d of [...deliveries.values()]) {
-      const expiry = decideLeaseExpiry(d, at);
-      if (expiry !== null) apply(d, expiry, at);
-    }
-    const due = outbox.filter((entry) => entry.at <= at);
-    if (due.length === 0) return;
-    for (const entry of due) outbox.splice(outbox.indexOf(entry), 1);
-    for (const entry of due) {
+    store.sweep(at);
+    for (const entry of store.takeDue(at)) {
       const d = deliveries.get(entry.deliveryId);
       if (d !== undefined && !isTerminal(d.status)) publish(d);
     }
   }
 
-  function append(input: {
-    conversation: Conversation;
-    messageId: string;
-    deliveryId: string;
-    text: string;
-    attachments?: AttachmentRef[];
-    textSent?: boolean;
-    kind?: DeliveryKind;
-    target?: DeliveryTarget;
-    reason: NotifyReason;
-  }): DeliveryRecord {
-    const { conversation } = input;
-    const at = now();
+  /** A rule's decision on a delivery, through the store (read -> decide -> write); its answer. */
+  function decideOn<R>(deliveryId: string, at: number, decide: (d: DeliveryRecord) => Decision<R>): R {
+    const outcome = store.transition(deliveryId, at, decide);
+    if (outcome?.decision === null || outcome === null) throw new Error(`test service: no delivery ${deliveryId}`);
+    return outcome.decision.response;
+  }
+
+  /** A new delivery of a reply (or of its edit / unsend, or a resend), published at once as the service's creator does. */
+  function append(input: { conversation: Conversation; messageId: string; deliveryId: string; text: string; attachments?: AttachmentRef[]; textSent?: boolean; lifecycle?: { kind: DeliveryKind; target: DeliveryTarget }; reason: 'created' | 'resend' }): DeliveryRecord {
+    const { conversation, lifecycle, ...fields } = input;
     const integration = integrations.get(conversation.integrationId);
     if (integration === undefined) throw new Error('unknown integration');
-    const d = newDelivery({
-      deliveryId: input.deliveryId,
+    const at = now();
+    const d = store.append({
+      ...fields,
       workspaceId: integration.workspaceId,
       integrationId: integration.integrationId,
       conversationId: conversation.conversationId,
-      messageId: input.messageId,
-      seq: conversation.nextSeq,
-      text: input.text,
-      ...(input.attachments !== undefined ? { attachments: input.attachments } : {}),
-      ...(input.textSent !== undefined ? { textSent: input.textSent } : {}),
-      ...(input.kind !== undefined && input.target !== undefined ? { kind: input.kind, target: input.target } : {}),
-      head: unfinishedOf(conversation.conversationId).length === 0,
+      ...(lifecycle === undefined ? {} : { lifecycle: { ...lifecycle, requestedAt: at } }),
       now: at,
     });
-    conversation.nextSeq += 1;
-    deliveries.set(d.deliveryId, d);
-    if (d.head) pendingAt.set(d.deliveryId, at);
     viewOf(d.deliveryId);
-    publish(d);
+    // The creator publishes right after its commit (`inline`): the outbox entry is spent.
+    store.takeDue(at).forEach((entry) => {
+      const due = deliveries.get(entry.deliveryId);
+      if (due !== undefined && !isTerminal(due.status)) publish(due);
+    });
     notifyWaiters();
     return d;
   }
 
-  const recipientOf = (d: DeliveryRecord): Recipient => {
-    const c = conversations.get(d.conversationId);
-    return { externalConversationId: c?.externalConversationId ?? '', externalCustomerId: c?.lastCustomerExternalId ?? c?.lastSenderExternalId ?? '' };
-  };
-
   // -------------------------------------------------------------------------------------- handlers
 
-  const invalidRequest = (problems: readonly string[]): ApiError => new ApiError(400, 'invalid_request', problems.slice(0, 5).join('; '));
+  const invalidRequest = (problems: readonly string[]): ApiError => apiError(400, 'invalid_request', problems.slice(0, 5).join('; '));
 
   /** The body checked against the operation's request schema of the document (400 `invalid_request` naming the field). */
   function body<T>(operationId: OperationId, json: unknown): T {
@@ -450,32 +378,28 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   /** The caller's delivery, or 404 for a missing one and for one of another integration (reported identically). */
   function deliveryOf(request: OperationRequest, deliveryId: string): DeliveryRecord {
     const d = deliveries.get(deliveryId);
-    if (d === undefined || d.integrationId !== request.integration.integrationId) throw new ApiError(404, 'delivery_not_found', 'delivery not found');
+    if (d === undefined || d.integrationId !== request.integration.integrationId) throw apiError(404, 'delivery_not_found', 'delivery not found');
     return d;
   }
 
-  function transition<B extends { deliveryId: string }, R>(operationId: OperationId, decide: (d: DeliveryRecord, body: B, request: OperationRequest) => Decision<R>): Handler {
+  function transition<B extends { deliveryId: string }, R>(operationId: OperationId, decide: (d: DeliveryRecord, body: B, request: OperationRequest, facts: TransitionFacts) => Decision<R>): Handler {
     return (request) => {
       const parsed = body<B>(operationId, request.json);
-      const d = deliveryOf(request, parsed.deliveryId);
-      return { status: 200, body: apply(d, decide(d, parsed, request), request.now) };
+      deliveryOf(request, parsed.deliveryId);
+      const outcome = store.transition(parsed.deliveryId, request.now, (d, facts) => decide(d, parsed, request, facts));
+      if (outcome === null || outcome.decision === null) throw apiError(404, 'delivery_not_found', 'delivery not found');
+      return { status: 200, body: outcome.decision.response };
     };
   }
 
   const rateLimitState = (integration: Integration, at: number, take: boolean): { allowed: boolean; limit: number; remaining: number; resetSeconds: number } => {
-    const refillPerMs = messagesPerMinute / 60_000;
-    const bucket = integration.bucket;
-    let tokens = bucket === undefined ? messagesPerMinute : Math.min(messagesPerMinute, bucket.tokens + Math.max(0, at - bucket.updatedAt) * refillPerMs);
-    let allowed = true;
-    if (take) {
-      allowed = tokens >= 1;
-      if (allowed) tokens -= 1;
-      integration.bucket = { tokens, updatedAt: at };
+    // The service's arithmetic (rules/rate-limit.ts): the same bucket, the same headers, the same Retry-After.
+    if (!take) {
+      return { allowed: true, ...stateOf(tokensAt(integration.bucket, messagesPerMinute, at), messagesPerMinute) };
     }
-    const remaining = Math.max(0, Math.floor(tokens));
-    // messages/rate-limit.ts `stateOf`: with no whole token left, the time to the next one (the 429's Retry-After).
-    const resetSeconds = remaining >= 1 ? Math.max(0, Math.ceil((messagesPerMinute - tokens) / refillPerMs / 1000)) : retryAfterSecondsFromMs(Math.ceil((1 - tokens) / refillPerMs));
-    return { allowed, limit: messagesPerMinute, remaining, resetSeconds };
+    const taken = takeToken(integration.bucket, messagesPerMinute, at);
+    integration.bucket = taken.bucket;
+    return { allowed: taken.decision.allowed, ...stateOf(taken.bucket.tokens, messagesPerMinute) };
   };
   const rateLimitHeaders = (state: { limit: number; remaining: number; resetSeconds: number }): Record<string, string> => ({
     'RateLimit-Limit': String(state.limit),
@@ -491,7 +415,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const state = rateLimitState(request.integration, request.now, true);
     Object.assign(request.headers, rateLimitHeaders(state));
     if (!state.allowed) {
-      throw new ApiError(429, 'rate_limited', `Incoming message rate limit of ${messagesPerMinute} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);
+      throw apiError(429, 'rate_limited', `Incoming message rate limit of ${messagesPerMinute} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);
     }
   };
 
@@ -508,23 +432,21 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
         return { contentType, ...imageSize(image.bytes, contentType, `images[${i}]`), bytes: image.bytes, sha256: sha256Hex(image.bytes) };
       });
       const total = images.reduce((sum, image) => sum + image.bytes.length, 0);
-      if (total > IMAGE_LIMITS.maxBytesTotal) throw new ApiError(413, 'images_too_large', `images: images total ${total} bytes; the limit is ${IMAGE_LIMITS.maxBytesTotal} bytes (20 MB) per message`);
+      if (total > IMAGE_LIMITS.maxBytesTotal) throw apiError(413, 'images_too_large', `images: images total ${total} bytes; the limit is ${IMAGE_LIMITS.maxBytesTotal} bytes (20 MB) per message`);
     }
     // The message JSON itself (the multipart `payload`'s schema); "text or an image" is the 400 `empty_message` below, as in the service.
     const problems = validateRequest({ ref: 'IncomingMessage' }, payload);
     if (problems.length > 0) throw invalidRequest(problems);
     const message = payload as { eventId: string; externalConversationId: string; sender: { externalId: string; displayName?: string; kind?: 'customer' | 'service' }; message?: { text?: string } };
     const text = message.message?.text !== undefined && message.message.text !== '' ? message.message.text : null;
-    if (text === null && images.length === 0) throw new ApiError(400, 'empty_message', 'message.text: required (non-empty) unless at least one image is attached.');
+    if (text === null && images.length === 0) throw apiError(400, 'empty_message', 'message.text: required (non-empty) unless at least one image is attached.');
     const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind ?? 'customer' };
-    const fingerprint = sha256Hex(
-      Buffer.from(canonical({ v: 1, externalConversationId: message.externalConversationId, sender, text, images: images.map((i) => ({ sha256: i.sha256, contentType: i.contentType })) })),
-    );
+    const fingerprint = messageFingerprint({ externalConversationId: message.externalConversationId, sender, text, images });
     const eventKey = `${integration.integrationId}\u0000${message.eventId}`;
     const known = events.get(eventKey);
     if (known !== undefined) {
       // An event's eventId is never a message's (and the other way round): a conflict.
-      if (known.fingerprint !== fingerprint || known.messageId === null) throw new ApiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
+      if (known.fingerprint !== fingerprint || known.messageId === null) throw apiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
       return { status: 200, body: { conversationId: known.conversationId, messageId: known.messageId, duplicate: true } };
     }
     const conversationId = digestId('c_', [integration.integrationId, message.externalConversationId]);
@@ -619,7 +541,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     spendIncomingBudget(request);
     const event = body<MessageEventRequest>('sendMessageEvent', request.json);
     // The per-type rules (functions/src/messages/schemas.ts `messageEventProblems`), then the emoji.
-    const problems = messageEventProblems(event);
+    const problems = messageEventProblems(event).map((problem) => `${problem.path.join('.')}: ${problem.message}`);
     if (event.emoji !== undefined) {
       const problem = emojiProblem(event.emoji);
       if (problem !== null) problems.push(`emoji: ${problem}`);
@@ -627,13 +549,11 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     if (problems.length > 0) throw invalidRequest(problems);
     const sender = { externalId: event.sender.externalId, displayName: event.sender.displayName ?? null, kind: event.sender.kind ?? 'customer' };
     const target = event.target === undefined ? null : event.target.eventId !== undefined ? { eventId: event.target.eventId } : { providerMessageId: event.target.providerMessageId ?? '' };
-    const fingerprint = sha256Hex(
-      Buffer.from(canonical({ v: 1, messageEvent: event.type, externalConversationId: event.externalConversationId, sender, target, text: event.text ?? null, emoji: event.emoji ?? null, removed: event.removed === true })),
-    );
+    const fingerprint = eventFingerprint({ externalConversationId: event.externalConversationId, sender, type: event.type, target, text: event.text ?? null, emoji: event.emoji ?? null, removed: event.removed === true });
     const eventKey = `${integration.integrationId}\u0000${event.eventId}`;
     const known = events.get(eventKey);
     if (known !== undefined) {
-      if (known.fingerprint !== fingerprint || known.messageEvent === undefined) throw new ApiError(409, 'event_conflict', `eventId '${event.eventId}' was already used with different content.`);
+      if (known.fingerprint !== fingerprint || known.messageEvent === undefined) throw apiError(409, 'event_conflict', `eventId '${event.eventId}' was already used with different content.`);
       return { status: 200, body: { conversationId: known.conversationId, applied: known.applied === true, duplicate: true } };
     }
     const conversationId = digestId('c_', [integration.integrationId, event.externalConversationId]);
@@ -664,7 +584,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     };
     const notFound = (): ApiError => {
       const named = 'eventId' in target ? `target.eventId: '${target.eventId}'` : `target.providerMessageId: '${target.providerMessageId}'`;
-      return new ApiError(404, 'target_not_found', `${named} is not ${event.type === 'reaction' ? 'a message of this conversation' : "a message of this sender's in this conversation"}.`);
+      return apiError(404, 'target_not_found', `${named} is not ${event.type === 'reaction' ? 'a message of this conversation' : "a message of this sender's in this conversation"}.`);
     };
     let found: EventTargetRef | undefined;
     let foundConversation: string | undefined;
@@ -706,8 +626,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const limit = parsed.limit ?? 50;
     const after = parsed.cursor === undefined ? null : decodeCursor(owner, '', parsed.cursor, (c) => (typeof c.t === 'number' && typeof c.d === 'string' && Object.keys(c).length === 2 ? { t: c.t, d: c.d } : null));
     const claimable = [...deliveries.values()]
-      .filter((d) => d.integrationId === owner.integrationId && d.status === 'queued' && d.head && (d.notBefore === null || d.notBefore <= request.now) && pendingAt.has(d.deliveryId))
-      .map((d) => ({ d, t: pendingAt.get(d.deliveryId) ?? 0 }))
+      // The service's catch-up index: claimable deliveries carry `pendingAt` (rules/record.ts `withPendingAt`), listed once due.
+      .flatMap((d) => (d.integrationId === owner.integrationId && d.pendingAt !== undefined && d.pendingAt <= request.now ? [{ d, t: d.pendingAt }] : []))
       .sort((a, b) => a.t - b.t || (a.d.deliveryId < b.d.deliveryId ? -1 : a.d.deliveryId > b.d.deliveryId ? 1 : 0))
       .filter((e) => after === null || e.t > after.t || (e.t === after.t && e.d.deliveryId > after.d));
     const page = claimable.slice(0, limit);
@@ -727,7 +647,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const file = decideAttachmentFetch(d, { now: request.now, leaseId: parsed.leaseId, attachmentId: parsed.attachmentId });
     const bytes = files.get(file.attachmentId);
     if (bytes === undefined || bytes.length !== file.size) {
-      throw new ApiError(503, 'temporarily_unavailable', 'The file cannot be read at the moment; retry after the indicated delay.', 5);
+      throw apiError(503, 'temporarily_unavailable', 'The file cannot be read at the moment; retry after the indicated delay.', 5);
     }
     const headers = {
       'Content-Type': file.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : file.contentType,
@@ -767,7 +687,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   const acknowledgeErasure: Handler = (request) => {
     const parsed = body<{ erasureId: string }>('acknowledgeErasure', request.json);
     const erasure = erasures.find((e) => e.erasureId === parsed.erasureId && e.integrationId === request.integration.integrationId);
-    if (erasure === undefined) throw new ApiError(404, 'erasure_not_found', 'erasureId: no finished erasure of this integration has this id.');
+    if (erasure === undefined) throw apiError(404, 'erasure_not_found', 'erasureId: no finished erasure of this integration has this id.');
     erasure.acknowledged = true;
     // functions/src/privacy/erasure-list.ts: `acknowledgedAt` is kept from the first acknowledgement.
     erasure.acknowledgedAt ??= request.now;
@@ -778,14 +698,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   const handlers = {
     sendMessage,
     sendMessageEvent,
-    claimDelivery: transition<{ deliveryId: string; requestId: string }, unknown>('claimDelivery', (d, b, r) =>
-      decideClaim(d, {
-        now: r.now,
-        requestId: b.requestId,
-        newLeaseId: `l_${randomBytes(18).toString('base64url')}`,
-        predecessorUnfinished: !isTerminal(d.status) && unfinishedOf(d.conversationId).some((other) => other.seq < d.seq),
-        recipient: recipientOf(d),
-      }),
+    claimDelivery: transition<{ deliveryId: string; requestId: string }, unknown>('claimDelivery', (d, b, _r, facts) =>
+      decideClaim(d, { ...facts, requestId: b.requestId, newLeaseId: `l_${randomBytes(18).toString('base64url')}` }),
     ),
     startDelivery: transition<{ deliveryId: string; leaseId: string }, unknown>('startDelivery', (d, b, r) => decideStart(d, { now: r.now, leaseId: b.leaseId })),
     extendDeliveryLease: transition<{ deliveryId: string; leaseId: string }, unknown>('extendDeliveryLease', (d, b, r) => decideExtend(d, { now: r.now, leaseId: b.leaseId })),
@@ -805,7 +719,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     listPendingDeliveries,
     reportDeliveryReceipt: transition<{ deliveryId: string; status: ReceiptStatus; code?: string; at?: number; providerMessageId?: string }, unknown>('reportDeliveryReceipt', (d, b, r) => {
       // The service's schema refines this (functions/src/deliveries/schemas.ts): the document says it in prose.
-      if (b.status === 'failed' && b.code === undefined) throw new ApiError(400, 'invalid_request', 'code: required when status is failed');
+      if (b.status === 'failed' && b.code === undefined) throw apiError(400, 'invalid_request', 'code: required when status is failed');
       const decision = decideReceipt(d, { ...b, now: r.now });
       const key = b.providerMessageId ?? d.providerMessageIds[0] ?? '';
       viewOf(d.deliveryId).receipts.set(key, { status: b.status, at: b.at ?? r.now });
@@ -833,9 +747,9 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const match = authorization === undefined ? null : /^Bearer +(\S+)\s*$/i.exec(authorization);
     const key = match?.[1];
     const integration = key !== undefined && KEY_PATTERN.test(key) ? integrationsByKeyHash.get(sha256Hex(Buffer.from(key))) : undefined;
-    if (integration === undefined) throw new ApiError(401, 'invalid_key', INVALID_KEY_MESSAGE);
+    if (integration === undefined) throw apiError(401, 'invalid_key', INVALID_KEY_MESSAGE);
     // functions/src/integrations/auth.ts: a valid key of an inactive integration is 403, on every operation.
-    if (!integration.active) throw new ApiError(403, 'integration_inactive', 'This integration is inactive.');
+    if (!integration.active) throw apiError(403, 'integration_inactive', 'This integration is inactive.');
     return integration;
   }
 
@@ -853,10 +767,10 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     let injected = false;
     let answer: Answer;
     try {
-      if (operationId === null) throw new ApiError(404, 'not_found', `${path} is not an operation of the API.`);
+      if (operationId === null) throw apiError(404, 'not_found', `${path} is not an operation of the API.`);
       if (req.method !== 'POST') {
         headers.Allow = 'POST';
-        throw new ApiError(405, 'method_not_allowed', `POST ${path} accepts POST only.`);
+        throw apiError(405, 'method_not_allowed', `POST ${path} accepts POST only.`);
       }
       integration = authenticate(req.headers.authorization);
       if (operationId === 'sendMessage' || operationId === 'sendMessageEvent') Object.assign(headers, rateLimitHeaders(rateLimitState(integration, receivedAt, false)));
@@ -867,18 +781,18 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       if (fault !== null) {
         injected = true;
         const retryAfter = fault.retryAfterSeconds ?? (fault.status === 429 || fault.status === 503 ? 1 : undefined);
-        throw new ApiError(fault.status, fault.code ?? FAULT_CODES[fault.status], 'injected by the test service (inject)', retryAfter);
+        throw apiError(fault.status, fault.code ?? FAULT_CODES[fault.status], 'injected by the test service (inject)', retryAfter);
       }
       const mediaType = parseMediaType(contentType, accepts);
       const limit = mediaType === 'application/json' ? MAX_JSON_BYTES : MAX_MULTIPART_BYTES;
-      if (raw.length > limit) throw new ApiError(413, 'payload_too_large', `Request body is ${raw.length} bytes; the limit for ${mediaType} is ${limit} bytes.`);
+      if (raw.length > limit) throw apiError(413, 'payload_too_large', `Request body is ${raw.length} bytes; the limit for ${mediaType} is ${limit} bytes.`);
       const json = mediaType === 'application/json' ? parseJson(raw, 'body') : undefined;
       answer = handlers[operationId]({ integration, json, mediaType, contentType, raw, now: receivedAt, headers });
     } catch (error) {
-      const apiError = error instanceof ApiError ? error : new ApiError(503, 'temporarily_unavailable', 'Temporary failure; retry after the indicated delay.', 1);
+      const refusal = error instanceof ApiError ? error : apiError(503, 'temporarily_unavailable', 'Temporary failure; retry after the indicated delay.', 1);
       if (!(error instanceof ApiError)) console.error('test service: unexpected error', error);
-      if (apiError.retryAfterSeconds !== undefined) headers['Retry-After'] = String(apiError.retryAfterSeconds);
-      answer = { status: apiError.status, body: { error: { code: apiError.code, message: apiError.message } } };
+      if (refusal.retryAfterSeconds !== undefined) headers['Retry-After'] = String(refusal.retryAfterSeconds);
+      answer = { status: refusal.status, body: { error: { code: refusal.code, message: refusal.message } } };
     }
 
     let responseBody: unknown;
@@ -948,9 +862,9 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   const replyDeliveries = (messageId: string): DeliveryRecord[] =>
     [...deliveries.values()].filter((d) => d.messageId === messageId && d.kind === undefined).sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq);
   /** When a delivery became sent (its attempt log's `sent`). */
-  const sentAtOf = (d: DeliveryRecord): number | undefined => (d.status === 'sent' ? d.attemptLog.findLast((e) => e.event === 'sent')?.at ?? d.updatedAt : undefined);
+  const sentAtOf = (d: DeliveryRecord): number | undefined => (d.status === 'sent' ? (d.attemptLog ?? []).findLast((e) => e.event === 'sent')?.at ?? d.updatedAt : undefined);
   /** When a delivery ended (sent / failed / unknown), for the history's `at`. */
-  const endedAtOf = (d: DeliveryRecord): number | undefined => (isTerminal(d.status) ? (d.attemptLog.at(-1)?.at ?? d.updatedAt) : undefined);
+  const endedAtOf = (d: DeliveryRecord): number | undefined => (isTerminal(d.status) ? ((d.attemptLog ?? []).at(-1)?.at ?? d.updatedAt) : undefined);
   const unsentAtOf = (reply: StoredReply): number | undefined => {
     for (const u of reply.unsends) {
       const d = u.deliveryId === null ? undefined : deliveries.get(u.deliveryId);
@@ -1008,7 +922,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const deliveryId = digestId('d_', [reply.conversationId, messageId, kind, String(at), uid, String(history.length)]);
     if (kind === 'edit') reply.edits.push({ text, requestedAt: at, uid, deliveryId });
     else reply.unsends.push({ requestedAt: at, uid, deliveryId });
-    append({ conversation, messageId, deliveryId, text: kind === 'edit' ? text : '', kind, target, reason: 'created' });
+    append({ conversation, messageId, deliveryId, text: kind === 'edit' ? text : '', lifecycle: { kind, target }, reason: 'created' });
     return { messageId, deliveryId };
   }
 
@@ -1110,7 +1024,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     cancel(deliveryId) {
       const d = deliveryOrThrow(deliveryId);
       const at = now();
-      const answer = apply(d, decideCancel(d, at), at);
+      // The console's request time identifies the request: the same request again answers as before (rules `decideCancel`).
+      const answer = decideOn(d.deliveryId, at, (current) => decideCancel(current, { now: at, requestedAt: at })).status;
       if (answer === 'cancelled') viewOf(deliveryId).cancelled = true;
       notifyWaiters();
       return answer;
@@ -1163,8 +1078,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       for (const conversationId of conversationIds) {
         for (const d of [...deliveries.values()].filter((x) => x.conversationId === conversationId).sort((a, b) => a.seq - b.seq)) {
           const current = deliveries.get(d.deliveryId) ?? d;
-          const decision = decideErase(current, at);
-          if (decision !== null) apply(current, decision, at);
+          decideOn(current.deliveryId, at, (record) => decideErase(record, { now: at }));
         }
       }
       const erasure: Erasure = {
@@ -1259,10 +1173,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     sweep(at = now()) {
       // The sweeper's lease expiry as of `at` (functions/src/deliveries/liveness.ts); the
       // notifications due by the service clock go out as usual.
-      for (const d of [...deliveries.values()]) {
-        const expiry = decideLeaseExpiry(d, at);
-        if (expiry !== null) apply(d, expiry, at);
-      }
+      store.sweep(at);
       sweep();
       notifyWaiters();
     },
@@ -1272,7 +1183,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       if (d.lease === null || (d.status !== 'leased' && d.status !== 'sending')) throw new Error(`test service: delivery ${deliveryId} holds no lease (it is ${d.status})`);
       const at = now();
       // The lease ran out just now: the same expiry as its 120 s running out (record.ts `isLeaseLive`: expired at `expiresAt`).
-      deliveries.set(deliveryId, { ...d, lease: { ...d.lease, expiresAt: Math.min(d.lease.expiresAt, at) } });
+      // A fault, not a rule: the record is changed behind the rules' back, as time passing would.
+      store.records.set(deliveryId, { ...d, lease: { ...d.lease, expiresAt: Math.min(d.lease.expiresAt, at) } });
       sweep();
       notifyWaiters();
     },
@@ -1323,7 +1235,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
             lastFail: d.lastFail === null ? null : { ...d.lastFail },
             lease: d.lease === null ? null : { expiresAt: d.lease.expiresAt },
             attachments: (d.attachments ?? []).map(({ attachmentId, name, contentType, size, sha256 }) => ({ attachmentId, name, contentType, size, sha256 })),
-            traceparent: `00-${traceIdOf(d.deliveryId)}-${createHash('sha256').update(`span:${d.deliveryId}`).digest('hex').slice(0, 16)}-01`,
+            traceparent: `00-${traceIdOfDelivery(d.deliveryId)}-${createHash('sha256').update(`span:${d.deliveryId}`).digest('hex').slice(0, 16)}-01`,
           };
         });
     },
@@ -1392,7 +1304,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
 /** The attempt log of the real record, numbered by the lease it belongs to. */
 function attemptsOf(d: DeliveryRecord): DeliveryView['attempts'] {
   let attempt = 0;
-  return d.attemptLog.map((entry) => {
+  return (d.attemptLog ?? []).map((entry) => {
     if (entry.event === 'claimed') attempt += 1;
     return { event: entry.event, at: entry.at, attempt, ...(entry.code === undefined ? {} : { code: entry.code }) };
   });
@@ -1401,15 +1313,15 @@ function attemptsOf(d: DeliveryRecord): DeliveryView['attempts'] {
 /** The accepted media type of a Content-Type, or a 415 (functions/src/platform/http/pipeline.ts `parseMediaType`). */
 function parseMediaType(contentType: string, accepts: readonly string[]): 'application/json' | 'multipart/form-data' {
   const expected = accepts.join(' or ');
-  if (contentType.trim() === '') throw new ApiError(415, 'unsupported_media_type', `Content-Type is required: use ${expected}.`);
+  if (contentType.trim() === '') throw apiError(415, 'unsupported_media_type', `Content-Type is required: use ${expected}.`);
   const [type, ...params] = contentType.split(';').map((p) => p.trim());
   const mediaType = (type ?? '').toLowerCase();
   const accepted = accepts.find((a) => a === mediaType);
-  if (accepted === undefined) throw new ApiError(415, 'unsupported_media_type', `Content-Type '${mediaType}' is not supported: use ${expected}.`);
+  if (accepted === undefined) throw apiError(415, 'unsupported_media_type', `Content-Type '${mediaType}' is not supported: use ${expected}.`);
   const malformed = params.find((p) => p !== '' && !/^[^=\s]+=/.test(p));
-  if (malformed !== undefined) throw new ApiError(415, 'unsupported_media_type', `Content-Type parameter '${malformed.slice(0, 40)}' is malformed: use name=value (e.g. charset=utf-8).`);
+  if (malformed !== undefined) throw apiError(415, 'unsupported_media_type', `Content-Type parameter '${malformed.slice(0, 40)}' is malformed: use name=value (e.g. charset=utf-8).`);
   const charset = params.find((p) => p.toLowerCase().startsWith('charset='));
-  if (charset !== undefined && !/^charset="?utf-8"?$/i.test(charset)) throw new ApiError(415, 'unsupported_media_type', 'Only the utf-8 charset is supported.');
+  if (charset !== undefined && !/^charset="?utf-8"?$/i.test(charset)) throw apiError(415, 'unsupported_media_type', 'Only the utf-8 charset is supported.');
   return accepted as 'application/json' | 'multipart/form-data';
 }
 
@@ -1417,17 +1329,17 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** A JSON body parsed strictly from its bytes: invalid UTF-8 and malformed JSON are 400 `invalid_json`. */
 function parseJson(raw: Buffer, what: string): unknown {
-  if (raw.length === 0) throw new ApiError(400, 'invalid_json', `${what}: must not be empty.`);
+  if (raw.length === 0) throw apiError(400, 'invalid_json', `${what}: must not be empty.`);
   let text: string;
   try {
     text = strictUtf8.decode(raw);
   } catch {
-    throw new ApiError(400, 'invalid_json', `${what}: is not valid UTF-8.`);
+    throw apiError(400, 'invalid_json', `${what}: is not valid UTF-8.`);
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ApiError(400, 'invalid_json', `${what}: is not valid JSON (${error instanceof SyntaxError ? error.message : 'malformed'}).`);
+    throw apiError(400, 'invalid_json', `${what}: is not valid JSON (${error instanceof SyntaxError ? error.message : 'malformed'}).`);
   }
 }
 
@@ -1474,7 +1386,7 @@ function decodeCursor<P>(owner: { workspaceId: string; integrationId: string }, 
   }
   const { v, o, ...fields } = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   const position = v === 1 && o === ownerTag(scope, owner) ? read(fields) : null;
-  if (position === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor of this list; start again without one.');
+  if (position === null) throw apiError(400, 'invalid_cursor', 'cursor: not a cursor of this list; start again without one.');
   return position;
 }
 
@@ -1488,38 +1400,4 @@ function contentDisposition(name: string): string {
   const ascii = [...cleaned].map((c) => (/[\u0020-\u007e]/u.test(c) ? c : '_')).join('');
   const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}
-
-
-/** Which fields each event type takes (functions/src/messages/schemas.ts `FIELDS_OF_TYPE`). */
-const FIELDS_OF_TYPE: Readonly<Record<MessageEventRequest['type'], { required: readonly EventField[]; optional: readonly EventField[] }>> = {
-  edited: { required: ['target', 'text'], optional: [] },
-  deleted: { required: ['target'], optional: [] },
-  reaction: { required: ['target', 'emoji'], optional: ['removed'] },
-  typing: { required: [], optional: [] },
-};
-type EventField = 'target' | 'text' | 'emoji' | 'removed';
-const EVENT_FIELDS: readonly EventField[] = ['target', 'text', 'emoji', 'removed'];
-
-/** The per-type rules of a message event (400 `invalid_request` naming the field), as the service's schema refines them. */
-function messageEventProblems(event: MessageEventRequest): string[] {
-  const rules = FIELDS_OF_TYPE[event.type];
-  const problems: string[] = [];
-  for (const field of EVENT_FIELDS) {
-    const present = event[field] !== undefined;
-    if (rules.required.includes(field)) {
-      if (!present) problems.push(`${field}: required for type '${event.type}'`);
-    } else if (present && !rules.optional.includes(field)) {
-      problems.push(`${field}: not allowed for type '${event.type}'`);
-    }
-  }
-  const target = event.target;
-  if (target !== undefined) {
-    const byEvent = target.eventId !== undefined;
-    const byProvider = target.providerMessageId !== undefined;
-    if (byEvent && byProvider) problems.push('target: exactly one of eventId and providerMessageId');
-    else if (!byEvent && !byProvider) problems.push('target.eventId: required (or, for a reaction, target.providerMessageId)');
-    else if (byProvider && event.type !== 'reaction') problems.push(`target.providerMessageId: not allowed for type '${event.type}': use target.eventId`);
-  }
-  return problems;
 }
