@@ -59,7 +59,7 @@ export async function bundleFunctions(libDir = join(FUNCTIONS, 'lib')) {
     sourcemap: true,
     external: EXTERNAL,
     tsconfig: join(FUNCTIONS, 'tsconfig.json'),
-    // Our error names are literals (platform/errors.ts); this keeps every other class and function
+    // Our error names are literals (rules/errors.ts); this keeps every other class and function
     // name (e.g. a client library's error class, logged as `errorName`) as written.
     keepNames: true,
     metafile: true,

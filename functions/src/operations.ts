@@ -304,7 +304,7 @@ const DELIVERY_SUITES = ['test/integration/deliveries/operations.test.ts', 'test
 
 /**
  * The deliveries feature (functions/src/deliveries/http.ts `endpoints`: most are transitions, each
- * naming its `decide*` rule of deliveries/state-machine.ts there).
+ * naming its `decide*` rule of rules/state-machine.ts there).
  */
 export const DELIVERY_OPERATIONS = {
   claimDelivery: {

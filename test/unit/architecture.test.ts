@@ -98,21 +98,24 @@ describe('docs/architecture.md', () => {
 const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   // The contract shared with the console and the SDK: pure, imports nothing.
   contract: [],
-  platform: ['contract'],
-  integrations: ['platform', 'contract'],
-  messages: ['platform', 'integrations', 'contract', 'operations.ts'],
-  deliveries: ['platform', 'integrations', 'contract', 'operations.ts'],
-  openapi: ['platform', 'messages', 'deliveries', 'privacy', 'contract', 'operations.ts'],
-  privacy: ['platform', 'integrations', 'messages', 'deliveries', 'contract', 'operations.ts'],
-  'console-api': ['platform', 'integrations', 'messages', 'deliveries', 'contract', 'operations.ts'],
-  cli: ['platform', 'integrations', 'contract'],
+  // The rules (docs/architecture.md#the-rules-layer): pure, the contract only; the SDK's test
+  // service runs a generated copy (scripts/sdk-generate.mjs refuses any other import).
+  rules: ['contract'],
+  platform: ['rules', 'contract'],
+  integrations: ['rules', 'platform', 'contract'],
+  messages: ['rules', 'platform', 'integrations', 'contract', 'operations.ts'],
+  deliveries: ['rules', 'platform', 'integrations', 'contract', 'operations.ts'],
+  openapi: ['rules', 'platform', 'messages', 'deliveries', 'privacy', 'contract', 'operations.ts'],
+  privacy: ['rules', 'platform', 'integrations', 'messages', 'deliveries', 'contract', 'operations.ts'],
+  'console-api': ['rules', 'platform', 'integrations', 'messages', 'deliveries', 'contract', 'operations.ts'],
+  cli: ['rules', 'platform', 'integrations', 'contract'],
   // The thin entry point declares every function: it may reach the features' handler modules
   // (lazily, through their bundles), never the CLI.
-  'index.ts': ['platform', 'integrations', 'messages', 'deliveries', 'privacy', 'console-api', 'operations.ts'],
+  'index.ts': ['rules', 'platform', 'integrations', 'messages', 'deliveries', 'privacy', 'console-api', 'operations.ts'],
   // The operation catalogue is data below the features (they read their entries from it, and each
   // feature's http.ts references its rules and handlers): it imports no feature, only platform/
   // at run time and the error codes' names by type (TYPE_ONLY_REFERENCES), which tsc erases.
-  'operations.ts': ['platform'],
+  'operations.ts': ['rules', 'platform'],
 };
 
 /** Imports allowed only as `import type` (erased at compile time), by part. */

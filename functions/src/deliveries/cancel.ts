@@ -2,7 +2,7 @@
  * Recall before send (docs/decisions.md#recall-before-send-cancel): a workspace member writes `cancel: { requestedAt, uid }` on an
  * operator reply (firestore.rules allows exactly that, once the reply has its `delivery` mirror).
  * The reply's update trigger calls `cancelReply`, which runs the one delivery transition
- * (./transition.ts) on the reply's current delivery with `decideCancel` (./state-machine.ts):
+ * (./transition.ts) on the reply's current delivery with `decideCancel` (../rules/state-machine.ts):
  * queued or leased-not-started -> failed `cancelled` (releasing the next reply), sending or
  * finished -> unchanged, the answer `too_late` recorded for the mirror (`delivery.cancel`).
  *

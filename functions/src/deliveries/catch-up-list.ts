@@ -4,7 +4,7 @@
  * that lost notifications (subscription created late, deleted, expired) finds its work here.
  *
  * It reads `deliveryChecks/` (./store.ts `DeliveryCheck`): one document per claimable delivery,
- * carrying its notification's ids and `pendingAt` (./record.ts `withPendingAt`), so the query reads
+ * carrying its notification's ids and `pendingAt` (../rules/record.ts `withPendingAt`), so the query reads
  * one index range of the caller's integration and never a finished delivery. New deliveries get a
  * later `pendingAt` and appear after the current position: paging while they arrive has no
  * duplicates and no gaps. A delivery that is claimed leaves the list; one that becomes claimable

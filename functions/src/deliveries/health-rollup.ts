@@ -9,7 +9,7 @@
  *  - the oldest claimable delivery: the catch-up list's query, limit 1, per list shard
  *    (`claimableOfIntegration`, the same index as `POST /v1/deliveries/pending`);
  *  - the latest `sent` and the latest error: limit 1 per list shard on `sentAt` / `errorAt`, which
- *    every delivery write derives (./record.ts `withOutcomeTimes`).
+ *    every delivery write derives (../rules/record.ts `withOutcomeTimes`).
  * No delivery operation writes the health document or the integration document; cost and
  * ceilings are in docs/capacity.md ("Integration health").
  */

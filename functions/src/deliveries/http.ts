@@ -3,7 +3,7 @@
  * the catalogue (../operations.ts `DELIVERY_OPERATIONS`), checked with `satisfies` so that an entry
  * without its handler does not compile. Most are transitions, served without code of their own:
  * `transition(id, rule)` validates the body with the operation's request schema (./schemas.ts
- * `DELIVERY_OPERATION_SCHEMAS`), then the `decide*` rule it references (./state-machine.ts) decides
+ * `DELIVERY_OPERATION_SCHEMAS`), then the `decide*` rule it references (../rules/state-machine.ts) decides
  * on the delivery the body names, given the body and the transition's facts; its type makes the
  * compiler check that the rule takes that body and answers the response schema's type. The
  * catch-up list and the attachment download have handlers of their own.

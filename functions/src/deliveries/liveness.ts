@@ -3,7 +3,7 @@
  * delivery with something due has one document `deliveryChecks/{deliveryId}` (./store.ts
  * `DeliveryCheck`), written in the same transaction as the record (./store.ts `writeDelivery`):
  *  - claimable (queued, due, first of its conversation): its next liveness check: re-notify, or
- *    fail it `not_claimed` at the unclaimed expiry (./record.ts `withLiveness`);
+ *    fail it `not_claimed` at the unclaimed expiry (../rules/record.ts `withLiveness`);
  *  - leased or sending: its lease's expiry.
  * The sweeper (every minute) reads the due documents shard by shard and applies each in one
  * delivery transition. No index on a time field spans the project: the index leads with the shard

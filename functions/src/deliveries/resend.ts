@@ -74,7 +74,7 @@ export async function resendReply(db: Firestore, workspaceId: string, conversati
       refuseReply(tx, db, { workspaceId, conversationId, messageId }, verdict.code, now, mirror);
       return { kind: 'refused', code: verdict.code };
     }
-    // At the end of the queue, like any new delivery (./state-machine.ts `decideAppend`).
+    // At the end of the queue, like any new delivery (../rules/state-machine.ts `decideAppend`).
     const { outboxId } = appendDelivery(tx, db, queue, {
       deliveryId,
       workspaceId,

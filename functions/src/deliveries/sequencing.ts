@@ -181,7 +181,7 @@ export async function sequenceReplies(
     const topicStatus = integration?.replies.topicStatus ?? null;
     const directTopic = topic !== null && (topicStatus === null || topicStatus === 'ok') ? topic : null;
 
-    // The conversation's unfinished deliveries (./ordering.ts): each new delivery joins them in
+    // The conversation's unfinished deliveries (../rules/ordering.ts): each new delivery joins them in
     // this transaction; a queue document from before the map existed is rebuilt first.
     await openQueue(tx, db, queue, queueSnap);
     const lastReplyAt = queueSnap?.get('lastReplyAt') as unknown;

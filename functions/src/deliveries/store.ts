@@ -2,7 +2,7 @@
  * Firestore access for deliveries: plain functions that take a Transaction. Reads of the records a
  * delivery transaction needs (the delivery, its conversation's queue document, the conversation)
  * and the writes that follow a decision (the record, the reply's mirror, the outbox entry, the
- * queue). No decisions here: ./transition.ts orders these calls, ./state-machine.ts decides.
+ * queue). No decisions here: ./transition.ts orders these calls, ../rules/state-machine.ts decides.
  */
 import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
@@ -104,7 +104,7 @@ export async function readDelivery(tx: Transaction, db: Firestore, workspaceId: 
 }
 
 /**
- * The ordering state of one conversation (./ordering.ts): its unfinished deliveries by seq, read
+ * The ordering state of one conversation (../rules/ordering.ts): its unfinished deliveries by seq, read
  * from the queue document by id, never by a query.
  */
 export interface DeliveryQueueState {
@@ -116,7 +116,7 @@ export interface DeliveryQueueState {
    * transaction.
    */
   rebuilt: boolean;
-  /** What the release of each waiting delivery needs (./ordering.ts RELEASE_FIELD). */
+  /** What the release of each waiting delivery needs (../rules/ordering.ts RELEASE_FIELD). */
   release: ReleaseFactsBySeq;
 }
 
@@ -163,7 +163,7 @@ export interface QueueChange {
 
 /**
  * Writes the queue after a transition: drops `terminalSeq` from the unfinished deliveries (when a
- * delivery became terminal), keeps the release facts in step (./ordering.ts RELEASE_FIELD) and
+ * delivery became terminal), keeps the release facts in step (../rules/ordering.ts RELEASE_FIELD) and
  * writes a rebuilt map back whole. Nothing when nothing changed.
  */
 export function writeQueue(tx: Transaction, queue: DeliveryQueueState, change: QueueChange, now: number): void {

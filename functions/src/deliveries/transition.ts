@@ -8,8 +8,8 @@
  * notification), top to bottom:
  *
  *   1. read the delivery (and, for a claim, its conversation's queue and the recipient);
- *   2. decide (./state-machine.ts, pure);
- *   3. when the decision ends the delivery, read what it releases (./ordering.ts);
+ *   2. decide (../rules/state-machine.ts, pure);
+ *   3. when the decision ends the delivery, read what it releases (../rules/ordering.ts);
  *   4. write: the record with its reply mirror and notification (the reason travels in the
  *      decision's effects), the queue, and the wake of the released delivery.
  *
@@ -94,7 +94,7 @@ const NOT_FOUND = 5;
  * One read wave, then the commit, when the id names its conversation (../platform/ids.ts
  * `conversationOfDeliveryId`): the delivery with, as the transition asks, its conversation's queue
  * document and the conversation, in one `getAll`; and a delivery this one releases is woken from
- * its release facts in the queue document (./ordering.ts RELEASE_FIELD), not read. An id of the
+ * its release facts in the queue document (../rules/ordering.ts RELEASE_FIELD), not read. An id of the
  * older shape takes the waves it always took (the delivery, then what it names, then the released
  * delivery). If the released record turns out to be gone (its wake, an update, fails the commit
  * with NOT_FOUND, and nothing was written), the transition runs again reading it, as before.
@@ -205,7 +205,7 @@ async function firstWave<R>(tx: Transaction, db: Firestore, transition: Transiti
 }
 
 /**
- * The fields a wake changes on a waiting delivery (./state-machine.ts `decideWake`, with what
+ * The fields a wake changes on a waiting delivery (../rules/state-machine.ts `decideWake`, with what
  * ./store.ts `writeDelivery` derives: it becomes claimable now). Written as an update when the
  * delivery was not read: everything else it stores is as its creation wrote it.
  */
@@ -213,7 +213,7 @@ const WAKE_FIELDS = ['head', 'waiting', 'updatedAt', 'pendingAt', 'liveness'] as
 
 /**
  * A delivery waiting behind `releasing`, as far as its release needs it, from its release facts
- * (./ordering.ts RELEASE_FIELD): of the same conversation (so of the same integration, whose id
+ * (../rules/ordering.ts RELEASE_FIELD): of the same conversation (so of the same integration, whose id
  * the conversation id is derived from), created behind an unfinished delivery and never claimable
  * since (a claim needs every earlier delivery finished), so queued, not the head, no lease, no
  * retry time, no schedule. The rest of the record (text, files, log) is not needed: the wake
@@ -260,7 +260,7 @@ export interface CreationQueue {
   tail: QueueTail;
   /** The deliveries appended in this transaction, by seq. */
   appended: Map<number, string>;
-  /** The release facts of those appended behind an unfinished delivery (./ordering.ts RELEASE_FIELD). */
+  /** The release facts of those appended behind an unfinished delivery (../rules/ordering.ts RELEASE_FIELD). */
   release: Map<number, ReleaseFacts>;
   /**
    * Further fields the creator keeps on the queue document (sequencing: the last reply it

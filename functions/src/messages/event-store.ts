@@ -5,7 +5,7 @@
  *
  * The event record is the one of messages (`events/{eventDocIdFor(integrationId, eventId)}`), so an
  * eventId names a message or an event, never both: its fingerprint tells a retry from a conflict
- * both ways (./fingerprint.ts tags an event's content).
+ * both ways (../rules/fingerprint.ts tags an event's content).
  */
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { EVENT_LIMITS } from '../contract';

@@ -27,7 +27,7 @@ export const paths = {
   attachmentUpload: (workspaceId: string, attachmentId: string): string => `${workspace(workspaceId)}/attachmentUploads/${attachmentId}`,
   deliveries: (workspaceId: string): string => `${workspace(workspaceId)}/deliveries`,
   delivery: (workspaceId: string, deliveryId: string): string => `${paths.deliveries(workspaceId)}/${deliveryId}`,
-  /** Per-conversation sequencing and ordering state (deliveries/ordering.ts). */
+  /** Per-conversation sequencing and ordering state (rules/ordering.ts). */
   deliveryQueue: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/deliveryQueues/${conversationId}`,
   /** Notifications waiting to be published: top-level so that the sweeper can scan it. */
   outbox: (): string => 'outbox',

@@ -1,19 +1,19 @@
 /**
  * What the delivery rules answer a connector, as plain types. The rules decide these; the
- * response schemas of ../deliveries/schemas.ts (zod, for validation and the OpenAPI document)
+ * response schemas of functions/src/deliveries/schemas.ts (zod, for validation and the OpenAPI document)
  * are checked against them at compile time, not the other way round, so that the rules compile
  * without zod wherever they run (the SDK's test service compiles a copy of this folder).
  */
 import type { AttachmentContentType, SkipReason } from '../contract';
 
 /** Who the reply goes to. */
-export interface ClaimRecipient {
+interface ClaimRecipient {
   externalConversationId: string;
   externalCustomerId: string;
 }
 
 /** One file of a reply as its claim hands it on (`name` shown safely, see contract/file-names.ts). */
-export interface ClaimAttachment {
+interface ClaimAttachment {
   attachmentId: string;
   name: string;
   contentType: AttachmentContentType;
@@ -28,20 +28,20 @@ export interface ClaimTarget {
   parts?: Array<{ part: string; providerMessageIds: string[] }> | undefined;
 }
 
-export interface ClaimSkip {
+interface ClaimSkip {
   status: 'skip';
   /** One of the contract's reasons; a later version may add others. */
   reason: SkipReason | (string & {});
 }
 
-export interface ClaimReadySend {
+interface ClaimReadySend {
   status: 'ready';
   leaseId: string;
   leaseExpiresAt: number;
   message: { text: string; recipient: ClaimRecipient; attachments?: ClaimAttachment[] | undefined };
 }
 
-export interface ClaimReadyEdit {
+interface ClaimReadyEdit {
   status: 'ready';
   kind: 'edit';
   leaseId: string;
@@ -50,7 +50,7 @@ export interface ClaimReadyEdit {
   target: ClaimTarget;
 }
 
-export interface ClaimReadyUnsend {
+interface ClaimReadyUnsend {
   status: 'ready';
   kind: 'unsend';
   leaseId: string;

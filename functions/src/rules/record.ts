@@ -161,7 +161,7 @@ export interface DeliveryRecord {
    * While claimable (exactly when `pendingAt` is set): when the next liveness check is due
    * (re-notification, or the unclaimed expiry at `expiresAt`) and the re-notification interval
    * that led to it. Mirrored by one document in `deliveryChecks/` that the sweeper finds by its
-   * due time (./liveness.ts). Written by `withLiveness`.
+   * due time (functions/src/deliveries/liveness.ts). Written by `withLiveness`.
    */
   liveness?: Liveness;
   /** What happened to the delivery, oldest first, the latest ATTEMPT_LOG_LIMIT entries (docs/decisions.md#attempt-log). */
@@ -171,8 +171,8 @@ export interface DeliveryRecord {
   /** The answer to the operator's latest recall request (docs/decisions.md#recall-before-send-cancel), mirrored as `delivery.cancel`. */
   cancel?: DeliveryCancel;
   /**
-   * Derived on every write (./store.ts `writeDelivery`, `withOutcomeTimes`), for the integration
-   * health roll-up (./health.ts): the list shard of the id (LIST_SHARDS), when it first became
+   * Derived on every write (functions/src/deliveries/store.ts `writeDelivery`, `withOutcomeTimes`), for the integration
+   * health roll-up (functions/src/deliveries/health.ts): the list shard of the id (LIST_SHARDS), when it first became
    * `sent`, and when it last ended with an error (failed/unknown, not counting `cancelled`).
    */
   listShard?: number;
@@ -180,10 +180,10 @@ export interface DeliveryRecord {
   errorAt?: number;
   /**
    * The reply's W3C trace id (docs/operations.md#tracing), minted at creation from the delivery id
-   * (../platform/trace.ts `traceIdOfDelivery`, so a record from before traces has the same one).
+   * (functions/src/platform/trace.ts `traceIdOfDelivery`, so a record from before traces has the same one).
    */
   traceId?: string;
-  /** The `pendingAt` of the claimable period a `conversation.blocked` event was sent for (./blocked.ts). */
+  /** The `pendingAt` of the claimable period a `conversation.blocked` event was sent for (functions/src/deliveries/blocked.ts). */
   blockedEventFor?: number;
 }
 
@@ -251,7 +251,7 @@ export function withLiveness(before: DeliveryRecord | null, next: DeliveryRecord
 }
 
 /**
- * `next` with the times the integration health roll-up orders by (./health.ts): `sentAt` from its
+ * `next` with the times the integration health roll-up orders by (functions/src/deliveries/health.ts): `sentAt` from its
  * first `sent` (kept afterwards; a record from before the field takes its last change), and
  * `errorAt` whenever it ends `failed` or `unknown` with a new status or error. `cancelled` is not
  * an error of the integration (the operator recalled it), so it sets no `errorAt`; and a late

@@ -2,7 +2,7 @@
  * The delivery state machine (docs/contract.md#delivery-states) as pure functions: the
  * caller reads the record inside a transaction, calls one `decide*` function with `now` (and fresh
  * lease ids, a random number), writes `next` when it is not null and acts on `effects`
- * (./transition.ts does all of that). Refusals are thrown as `ApiError`s and never ask for a write.
+ * (functions/src/deliveries/transition.ts does all of that). Refusals are thrown as `ApiError`s and never ask for a write.
  * Each rule's reasoning stands above its function; docs/decisions.md ("Delivery") sums them up.
  */
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError, retryAfterSecondsFromMs } from './errors';
@@ -75,7 +75,7 @@ export interface CompleteInput {
 }
 
 /** One entry of a `parts` report as the schema validated it. */
-export interface PartReport {
+interface PartReport {
   part: string;
   status: 'sent' | 'failed';
   providerMessageIds?: readonly string[] | undefined;
@@ -325,7 +325,7 @@ export function decideStart(d: DeliveryRecord, input: StartInput): Decision<Star
  *    `lease_limit_reached`. An extension never shortens a lease (a retried extend answers the
  *    current expiry without a write). Status, attempts and the attempt log do not change, so the
  *    reply's mirror is not rewritten; the lease's check document moves with the new expiry (the
- *    sweeper applies the expiry it finds on the record, ./liveness.ts).
+ *    sweeper applies the expiry it finds on the record, functions/src/deliveries/liveness.ts).
  */
 export function decideExtend(d: DeliveryRecord, input: ExtendInput): Decision<ExtendResponse> {
   const { now, leaseId } = input;
@@ -604,7 +604,7 @@ export function decideReceipt(d: DeliveryRecord, input: ReceiptInput): Decision<
 // ---------------------------------------------------------------------------------------------
 // append (creation)
 
-/** A new delivery of an operator reply (ids from ../platform/ids.ts), and why it is created. */
+/** A new delivery of an operator reply (ids from functions/src/platform/ids.ts), and why it is created. */
 export interface AppendInput {
   deliveryId: string;
   workspaceId: string;
@@ -619,7 +619,7 @@ export interface AppendInput {
   /** An operator's edit or unsend of the sent reply (docs/contract.md#edits-and-unsends): the kind, what it acts on, when it was asked (epoch ms). */
   lifecycle?: { kind: LifecycleKind; target: DeliveryTarget; requestedAt: number };
   now: number;
-  /** `created` for a new reply (./sequencing.ts) or an edit/unsend (./lifecycle.ts), `resend` for an operator's resend (./resend.ts). */
+  /** `created` for a new reply (functions/src/deliveries/sequencing.ts) or an edit/unsend (functions/src/deliveries/lifecycle.ts), `resend` for an operator's resend (functions/src/deliveries/resend.ts). */
   reason: 'created' | 'resend';
   /** A resend's: how the delivery it replaces ended, shown on the reply as `delivery.previous`. */
   previous?: PreviousDelivery;

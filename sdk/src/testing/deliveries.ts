@@ -28,7 +28,7 @@ export interface OutboxEntry {
 }
 
 /** The service's default unclaimed expiry (functions/src/platform/config.ts `UNCLAIMED_EXPIRY`: 24 h). */
-export const UNCLAIMED_EXPIRY_MS = 24 * 3600_000;
+const UNCLAIMED_EXPIRY_MS = 24 * 3600_000;
 
 export class MemoryDeliveries {
   readonly records = new Map<string, DeliveryRecord>();

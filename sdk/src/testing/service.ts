@@ -2,7 +2,7 @@
  * The test service (`@support-desk/connector-sdk/testing`, decision 16): every connector operation
  * of openapi/openapi.yaml served on loopback from memory, with the service's validation (the
  * document's request schemas, ./requests.generated.ts), statuses, error codes and headers, the
- * delivery rules of the real service (./rules.ts), the operator's side as calls, faults on demand
+ * delivery rules of the real service (its own code: ../internal/rules, generated), the operator's side as calls, faults on demand
  * and inspection. Zero dependencies: `node:` built-ins only.
  *
  * Lease expiry is applied to every delivery before each request and on a short timer (the real
@@ -29,8 +29,8 @@ import { IMAGE_LIMITS, MAX_JSON_BYTES, imageSize, parseMultipart, sniffImage } f
 import { REQUESTS, validateRequest, type RequestSchema } from './requests.generated.js';
 import { apiError, ApiError } from './errors.js';
 import { MemoryDeliveries, type TransitionFacts } from './deliveries.js';
-import { decideAttachmentFetch, decideCancel, decideClaim, decideComplete, decideErase, decideExtend, decideFail, decideReceipt, decideStart, type PartReport } from '../internal/rules/state-machine.js';
-import { isTerminal, traceIdOfDelivery, type AttachmentRef, type Decision, type DeliveryRecord, type DeliveryTarget, type FailOutcome, type ReceiptStatus, type Recipient } from '../internal/rules/record.js';
+import { decideAttachmentFetch, decideCancel, decideClaim, decideComplete, decideErase, decideExtend, decideFail, decideReceipt, decideStart, type CompleteInput } from '../internal/rules/state-machine.js';
+import { isTerminal, traceIdOfDelivery, type AttachmentRef, type Decision, type DeliveryRecord, type DeliveryTarget, type FailOutcome, type ReceiptStatus } from '../internal/rules/record.js';
 import { stateOf, take as takeToken, tokensAt } from '../internal/rules/rate-limit.js';
 import { eventFingerprint, fingerprint as messageFingerprint } from '../internal/rules/fingerprint.js';
 import { messageEventProblems } from '../internal/rules/message-events.js';
@@ -84,7 +84,7 @@ const digestId = (prefix: string, parts: readonly string[]): string => `${prefix
 const randomId = (prefix: string): string => `${prefix}${randomBytes(16).toString('base64url')}`;
 const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-/** Canonical JSON (sorted keys, explicit nulls), as the service's content fingerprint (functions/src/messages/fingerprint.ts). */
+/** Canonical JSON (sorted keys, explicit nulls), as the service's content fingerprint (functions/src/rules/fingerprint.ts). */
 
 interface Integration {
   integrationId: string;
@@ -488,7 +488,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
 
   type EventTargetRef = { message: StoredMessage } | { reply: StoredReply };
 
-  /** functions/src/messages/event-rules.ts `applyEvent`: who may change the target, and what the change does. */
+  /** functions/src/rules/message-events.ts `applyEvent`: who may change the target, and what the change does. */
   function applyChange(target: EventTargetRef, change: PendingEvent, at: number): 'applied' | 'ignored' | 'not_found' {
     if (change.type !== 'reaction') {
       // An edit or a deletion: only the sender's own customer message (not an alert, not a reply).
@@ -704,7 +704,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     startDelivery: transition<{ deliveryId: string; leaseId: string }, unknown>('startDelivery', (d, b, r) => decideStart(d, { now: r.now, leaseId: b.leaseId })),
     extendDeliveryLease: transition<{ deliveryId: string; leaseId: string }, unknown>('extendDeliveryLease', (d, b, r) => decideExtend(d, { now: r.now, leaseId: b.leaseId })),
     completeDelivery: (request) => {
-      const answer = transition<{ deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: PartReport[] }, unknown>('completeDelivery', (d, b, r) =>
+      const answer = transition<{ deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: NonNullable<CompleteInput['parts']> }, unknown>('completeDelivery', (d, b, r) =>
         decideComplete(d, { now: r.now, leaseId: b.leaseId, providerMessageIds: b.providerMessageIds, ...(b.parts === undefined ? {} : { parts: b.parts }) }),
       )(request);
       // messages/triggers.ts `onReplyProviderIds`: a reply's sent delivery names it by its provider ids.
@@ -712,7 +712,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
       if (completed !== undefined) recordProviderIds(completed);
       return answer;
     },
-    failDelivery: transition<{ deliveryId: string; leaseId: string; outcome: FailOutcome; code: string; retryAfterMs?: number; providerMessageIds?: string[]; parts?: PartReport[] }, unknown>(
+    failDelivery: transition<{ deliveryId: string; leaseId: string; outcome: FailOutcome; code: string; retryAfterMs?: number; providerMessageIds?: string[]; parts?: NonNullable<CompleteInput['parts']> }, unknown>(
       'failDelivery',
       (d, b, r) => decideFail(d, { ...b, now: r.now, random: randomInt(0, 1_000_000) / 1_000_000 }),
     ),

@@ -1,6 +1,6 @@
 /**
  * The per-conversation ordering map (`deliveryQueues/{conversationId}.pending`, see
- * functions/src/deliveries/ordering.ts): it holds exactly the unfinished deliveries after every
+ * functions/src/rules/ordering.ts): it holds exactly the unfinished deliveries after every
  * operation, a queue document written before the map existed is rebuilt without losing order,
  * and a later delivery that ends first (its notification could not be published) releases nobody.
  */

@@ -1,5 +1,5 @@
 /**
- * Creation (functions/src/deliveries/ordering.ts `appendToQueue`, state-machine.ts `decideAppend`):
+ * Creation (functions/src/rules/ordering.ts `appendToQueue`, state-machine.ts `decideAppend`):
  * the one rule by which a delivery joins its conversation's queue, for a new reply and for a
  * resend alike. The head rule is checked against a model that keeps every delivery's status.
  */

@@ -222,7 +222,7 @@ describe('error codes', () => {
           const [, className, literal, imageKey] = m;
           const code = literal ?? IMAGE_ERROR_CODES[imageKey as keyof typeof IMAGE_ERROR_CODES];
           const Class = (errors as unknown as Record<string, new (code: string, message: string, retryAfter: number) => errors.ApiError>)[className as string];
-          if (Class === undefined) throw new Error(`${relative(ROOT, full)}: ${className} is not an ApiError subclass of functions/src/platform/errors.ts`);
+          if (Class === undefined) throw new Error(`${relative(ROOT, full)}: ${className} is not an ApiError subclass of functions/src/rules/errors.ts`);
           const status = new Class(code as string, '', 1).status;
           found.set(code as string, (found.get(code as string) ?? new Set()).add(status));
         }

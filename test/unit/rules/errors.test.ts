@@ -1,5 +1,5 @@
 /**
- * functions/src/platform/errors.ts: every error class names itself with a literal, so `name`
+ * functions/src/rules/errors.ts: every error class names itself with a literal, so `name`
  * (logged as `errorName`) survives bundling and minification, and maps to one HTTP status.
  */
 import { readFileSync } from 'node:fs';

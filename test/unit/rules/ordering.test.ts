@@ -1,5 +1,5 @@
 /**
- * Per-conversation ordering without queries (functions/src/deliveries/ordering.ts): the
+ * Per-conversation ordering without queries (functions/src/rules/ordering.ts): the
  * map of unfinished deliveries answers "is an earlier delivery unfinished?" and "whom does a terminal delivery
  * release?" exactly as the old queries over the deliveries collection did. The property test
  * compares the map with a model that keeps every delivery's status and answers by scanning them.

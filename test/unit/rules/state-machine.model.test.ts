@@ -3,7 +3,7 @@
  * behaved, some late, some replaying old or foreign calls), the sweeper and the predecessor's wake
  * act on one delivery record in random order while time jumps around (including exactly onto
  * lease expiry and across the 24 h window). After every step the invariants of
- * docs/contract.md#delivery-states, and of the rules documented in functions/src/deliveries/state-machine.ts, are checked.
+ * docs/contract.md#delivery-states, and of the rules documented in functions/src/rules/state-machine.ts, are checked.
  * Deterministic: seeded PRNG; a failure names its seed and step.
  *
  * Invariants are checked with a tiny `check` (plain throw) rather than `expect` inside the hot

@@ -1,5 +1,5 @@
 /**
- * Delivery state machine (functions/src/deliveries/state-machine.ts): docs/contract.md#delivery-states and decisions.md
+ * Delivery state machine (functions/src/rules/state-machine.ts): docs/contract.md#delivery-states and decisions.md
  * section 5, row by row, plus the boundaries and the decisions documented in the module header.
  * Every input record is deep-frozen, so any mutation by the code under test throws.
  */

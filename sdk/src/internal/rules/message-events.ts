@@ -4,7 +4,7 @@
 /**
  * The rules of message events (docs/contract.md#message-events), pure: whose message an event may
  * touch, and what `edited`, `deleted` and `reaction` do to a message's content. The events'
- * transaction (../messages/event-store.ts) applies them through `applyEvent`, both when an event arrives and
+ * transaction (functions/src/messages/event-store.ts) applies them through `applyEvent`, both when an event arrives and
  * when a pending one meets its target, so an event means the same whichever way it reaches its
  * message. No Firebase here: times are epoch milliseconds, the callers convert.
  */
@@ -123,7 +123,7 @@ const EVENT_FIELDS: readonly EventField[] = ['target', 'text', 'emoji', 'removed
 /**
  * The per-type rules of a message event, as issues naming the field (400 `invalid_request`, docs/contract.md#message-events):
  * a field the type does not take, a missing one, and the target's form (`providerMessageId` only for reactions).
- * The service's schema (../messages/schemas.ts) and the SDK's test service both ask this function.
+ * The service's schema (functions/src/messages/schemas.ts) and the SDK's test service both ask this function.
  */
 export function messageEventProblems(event: { type: (typeof MESSAGE_EVENT_TYPES)[number]; target?: { eventId?: string | undefined; providerMessageId?: string | undefined } | undefined } & Partial<Record<EventField, unknown>>): Array<{ path: string[]; message: string }> {
   const rules = FIELDS_OF_TYPE[event.type];

@@ -5,7 +5,7 @@ import { retryAfterSecondsFromMs } from './errors.js';
 
 /**
  * The incoming rate limit's arithmetic: a token bucket per integration, per instance (the
- * service keeps its buckets in ../messages/rate-limit.ts, the SDK's test service in its store). A shared counter document would serialise every
+ * service keeps its buckets in functions/src/messages/rate-limit.ts, the SDK's test service in its store). A shared counter document would serialise every
  * incoming message of an integration on one Firestore document (about 1 write/s sustained), so the
  * limit is enforced in memory: the effective ceiling is `perMinute x instances`, bounded by the
  * function's maxInstances. Pure: time is passed in.
