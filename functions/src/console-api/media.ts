@@ -12,7 +12,7 @@
 import type { Request } from 'firebase-functions/v2/https';
 import { NotFoundError } from '../rules/errors';
 import { db } from '../platform/firebase';
-import { storedFileHeaders } from '../platform/http/file-headers';
+import { storedFileHeaders } from '../rules/file-headers';
 import { memberRole } from '../platform/http/id-token';
 import { StreamedBody } from '../platform/http/streamed-body';
 import type { HttpResult } from '../platform/http/types';

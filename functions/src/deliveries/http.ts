@@ -18,7 +18,7 @@ import { parseOrThrow } from '../platform/schema';
 import { config } from '../platform/config';
 import { ServiceUnavailableError } from '../rules/errors';
 import { attachmentPath, createImageStore, type ImageStore } from '../platform/object-store';
-import { contentDisposition, storedFileHeaders } from '../platform/http/file-headers';
+import { attachmentDownloadHeaders, contentDisposition } from '../rules/file-headers';
 import { StreamedBody } from '../platform/http/streamed-body';
 import { paths } from '../platform/paths';
 import { authenticate } from '../integrations/auth';
@@ -137,7 +137,7 @@ const listPendingDeliveries = deliveryEndpoint('POST /v1/deliveries/pending', DE
 let objectStore: ImageStore | undefined;
 const attachmentsStore = (): ImageStore => (objectStore ??= createImageStore(config().imageStore));
 
-/** The attachment's Content-Disposition (../platform/http/file-headers.ts, shared with the console's media). */
+/** The attachment's Content-Disposition (../rules/file-headers.ts, shared with the console's media). */
 export { contentDisposition };
 
 /**
@@ -168,11 +168,10 @@ const getDeliveryAttachment = endpoint(
       stored?.stream.destroy();
       throw err;
     }
-    const digest = Buffer.from(file.sha256, 'hex').toString('base64');
     return {
       status: 200,
       body: new StreamedBody(stored.stream, { length: file.size, sha256Hex: file.sha256 }),
-      headers: { ...storedFileHeaders(file.contentType, file.name, 'attachment'), ETag: `"${file.sha256}"`, 'Repr-Digest': `sha-256=:${digest}:` },
+      headers: attachmentDownloadHeaders(file),
     };
   },
 );

@@ -20,13 +20,14 @@
  *    on the channel): only possible when three or more writes race their triggers.
  */
 import { Timestamp, type Firestore } from 'firebase-admin/firestore';
-import { codePointLength, REPLY_MAX_CODE_POINTS, type LifecycleKind, type LifecycleRefusal, type LifecycleWindow } from '../contract';
+import type { LifecycleKind, LifecycleRefusal } from '../contract';
 import { lifecycleDeliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { hasRequest, latestTakenRequest, queuedEntry, refusedEntry, unsendTaken } from './lifecycle-history';
 import type { DeliveryRecord, DeliveryTarget } from '../rules/record';
+import { lifecycleTarget, lifecycleVerdict, type LifecycleFacts } from '../rules/lifecycle';
 import { operatorReplyOf, type StoredMirror } from './reply';
 import { deliveryRef } from './store';
 import { appendDelivery, openQueue, readReplyHistory, runCreation } from './transition';
@@ -47,63 +48,15 @@ export function lifecycleRequestOf(value: unknown): LifecycleRequest | null {
   return 'text' in value ? { requestedAt: value.requestedAt, uid: value.uid, text: value.text } : { requestedAt: value.requestedAt, uid: value.uid };
 }
 
-/** What a request is checked against, as read in the creation transaction. */
-export interface LifecycleFacts {
-  kind: LifecycleKind;
-  /** The kind's window; null when the integration does not take the kind or takes no replies at all. */
-  window: LifecycleWindow | null;
-  /** The reply's delivery as its mirror shows it (null: no mirror, the reply was never sequenced). */
-  replyStatus: string | null;
-  /** When the reply's delivery was sent (epoch ms), or null when unknown. */
-  sentAt: number | null;
-  /** The reply's text as written. */
-  replyText: unknown;
-  /** The reply was unsent. */
-  unsent: boolean;
-  /** An unsend of the reply is queued, on its way or sent. */
-  unsendTaken: boolean;
-  /** The latest request time of this kind already taken (a delivery), or null. */
-  latestTaken: number | null;
-}
-
-export type LifecycleVerdict = { accepted: true; text: string } | { accepted: false; code: LifecycleRefusal };
-
-/**
- * The service's own check of a request (the rules checked the same at write time; the trigger may
- * run later, and the integration may have changed since). The window is measured to the request's
- * server time, not to when the trigger ran. An edit's text is a reply's text (1 to
- * REPLY_MAX_CODE_POINTS code points) of a reply that has text; an unsend's delivery has none.
- */
-export function lifecycleVerdict(facts: LifecycleFacts, request: { requestedAt: number; text?: unknown }): LifecycleVerdict {
-  if (facts.window === null) return { accepted: false, code: 'lifecycle_disabled' };
-  if (facts.replyStatus !== 'sent') return { accepted: false, code: 'reply_not_sent' };
-  if (facts.unsent || facts.unsendTaken) return { accepted: false, code: 'reply_unsent' };
-  if (facts.sentAt === null || request.requestedAt > facts.sentAt + facts.window.windowSeconds * 1000) return { accepted: false, code: 'edit_window_passed' };
-  let text = '';
-  if (facts.kind === 'edit') {
-    const edited = request.text;
-    const replyHasText = typeof facts.replyText === 'string' && facts.replyText.length > 0;
-    if (!replyHasText || typeof edited !== 'string' || edited.length === 0 || codePointLength(edited) > REPLY_MAX_CODE_POINTS) return { accepted: false, code: 'invalid_edit' };
-    text = edited;
-  }
-  if (facts.latestTaken !== null && request.requestedAt < facts.latestTaken) return { accepted: false, code: 'superseded' };
-  return { accepted: true, text };
-}
-
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
 
 /**
- * What an edit or unsend acts on: the reply's sent delivery and the provider ids its connector
- * reported (`complete`), per part when it reported parts (only the parts it sent). From the record
- * when there is one, else from the mirror, which holds the same ids.
+ * What an edit or unsend acts on (../rules/lifecycle.ts `lifecycleTarget`), from the record of the
+ * reply's sent delivery when there is one, else from the mirror, which holds the same ids.
  */
 export function targetOf(deliveryId: string, record: Pick<DeliveryRecord, 'providerMessageIds' | 'parts'> | null, mirror: StoredMirror): DeliveryTarget {
-  const providerMessageIds = record !== null ? [...record.providerMessageIds] : strings(mirror.fields.providerMessageIds);
-  const reported = record !== null ? (record.parts ?? []) : Array.isArray(mirror.fields.parts) ? mirror.fields.parts.filter(isMap) : [];
-  const parts = reported
-    .filter((p) => p.status === 'sent' && typeof p.part === 'string')
-    .map((p) => ({ part: p.part as string, providerMessageIds: strings(p.providerMessageIds) }));
-  return parts.length > 0 ? { deliveryId, providerMessageIds, parts } : { deliveryId, providerMessageIds };
+  if (record !== null) return lifecycleTarget(deliveryId, record.providerMessageIds, record.parts ?? []);
+  return lifecycleTarget(deliveryId, strings(mirror.fields.providerMessageIds), Array.isArray(mirror.fields.parts) ? mirror.fields.parts.filter(isMap) : []);
 }
 
 /** When the reply's delivery was sent: the record's `sentAt`, else the mirror's. */

@@ -34,13 +34,14 @@ import { isTerminal, traceIdOfDelivery, type AttachmentRef, type Decision, type 
 import { stateOf, take as takeToken, tokensAt } from '../internal/rules/rate-limit.js';
 import { eventFingerprint, fingerprint as messageFingerprint } from '../internal/rules/fingerprint.js';
 import { messageEventProblems } from '../internal/rules/message-events.js';
+import { attachmentDownloadHeaders } from '../internal/rules/file-headers.js';
+import { lifecycleTarget, lifecycleVerdict } from '../internal/rules/lifecycle.js';
 import type { LifecycleKind as DeliveryKind } from '../internal/contract.generated.js';
 import type {
   CreatedIntegration,
   DeliveryView,
   FaultSpec,
   IntegrationCapabilities,
-  LifecycleCapability,
   LifecycleRefusal,
   MessageView,
   ReactionView,
@@ -85,6 +86,16 @@ const randomId = (prefix: string): string => `${prefix}${randomBytes(16).toStrin
 const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /** Canonical JSON (sorted keys, explicit nulls), as the service's content fingerprint (functions/src/rules/fingerprint.ts). */
+
+/** What each refusal of an edit or unsend means, for the test service's error message (KIND: edit or unsend). */
+const LIFECYCLE_REFUSALS: Readonly<Record<LifecycleRefusal, string>> = {
+  lifecycle_disabled: 'the integration has no replies.lifecycle.KIND (setCapabilities({ lifecycle: { KIND: { windowSeconds } } }))',
+  reply_not_sent: 'only a sent reply is edited or unsent',
+  reply_unsent: 'the reply was unsent (or an unsend of it is on its way)',
+  edit_window_passed: "the channel's window after the send has passed",
+  invalid_edit: `the reply has no text to edit, or the new text is not 1 to ${REPLY_MAX_CODE_POINTS} characters`,
+  superseded: 'a later request of the same kind was already taken',
+};
 
 interface Integration {
   integrationId: string;
@@ -649,14 +660,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     if (bytes === undefined || bytes.length !== file.size) {
       throw apiError(503, 'temporarily_unavailable', 'The file cannot be read at the moment; retry after the indicated delay.', 5);
     }
-    const headers = {
-      'Content-Type': file.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : file.contentType,
-      'Content-Disposition': contentDisposition(file.name),
-      'Cache-Control': 'private, no-store',
-      'X-Content-Type-Options': 'nosniff',
-      ETag: `"${file.sha256}"`,
-      'Repr-Digest': `sha-256=:${Buffer.from(file.sha256, 'hex').toString('base64')}:`,
-    };
+    // The service's headers (rules/file-headers.ts): CSP sandbox, a cleaned name, nosniff, ETag, Repr-Digest.
+    const headers = attachmentDownloadHeaders(file);
     // Bytes that do not match the recorded SHA-256 are cut off before their last byte, as the
     // service's streamed answer does: a client never receives a complete wrong file.
     if (sha256Hex(bytes) !== file.sha256) return { status: 200, file: { bytes, headers, cutOffAfter: bytes.length - 1 } };
@@ -873,11 +878,7 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     return undefined;
   };
 
-  /** The capability as the service reads it (the contract's parser): absent or malformed is none. */
-  const windowMsOf = (capability: LifecycleCapability | undefined, kind: DeliveryKind): number | undefined => {
-    const window = parseLifecycleCapability(capability)[kind];
-    return window === null ? undefined : window.windowSeconds * 1000;
-  };
+
 
   /**
    * The operator's edit / unsend request (the console's write and the service's trigger): checked
@@ -891,38 +892,40 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     const conversation = conversations.get(reply.conversationId);
     if (conversation === undefined) throw new Error('test service: the conversation was erased');
     const at = now();
-    const refuse = (code: LifecycleRefusal, why: string): never => {
-      throw Object.assign(new Error(`test service: ${kind} refused (${code}): ${why}`), { code });
-    };
-    const windowMs = windowMsOf(integrations.get(reply.integrationId)?.capabilities.lifecycle, kind);
-    if (windowMs === undefined) refuse('lifecycle_disabled', `the integration has no replies.lifecycle.${kind} (setCapabilities({ lifecycle: { ${kind}: { windowSeconds } } }))`);
+    const capability = parseLifecycleCapability(integrations.get(reply.integrationId)?.capabilities.lifecycle);
     // The reply's delivery as the console's mirror shows it: its latest (a resend's).
     const sent = replyDeliveries(messageId).at(-1);
-    const sentAt = sent === undefined ? undefined : sentAtOf(sent);
-    if (sent === undefined || sentAt === undefined) refuse('reply_not_sent', 'only a sent reply is edited or unsent');
-    // Unsent, or an unsend queued or on its way (one that failed or ended unknown stops nothing).
-    const unsendTaken = reply.unsends.some((u) => {
-      const status = u.deliveryId === null ? undefined : deliveries.get(u.deliveryId)?.status;
-      return status === 'queued' || status === 'leased' || status === 'sending' || status === 'sent';
-    });
-    if (unsentAtOf(reply) !== undefined || unsendTaken) refuse('reply_unsent', 'the reply was unsent (or an unsend of it is on its way)');
-    if (at > (sentAt ?? 0) + (windowMs ?? 0)) refuse('edit_window_passed', `the channel's window of ${(windowMs ?? 0) / 1000} s after the send has passed`);
-    if (kind === 'edit') {
-      if (reply.text === '') refuse('invalid_edit', 'the reply has no text to edit');
-      const length = codePointLength(text);
-      if (length < 1 || length > REPLY_MAX_CODE_POINTS) refuse('invalid_edit', `the new text has 1 to ${REPLY_MAX_CODE_POINTS} characters`);
+    const taken = (kind === 'edit' ? reply.edits : reply.unsends).filter((entry) => entry.deliveryId !== null).map((entry) => entry.requestedAt);
+    // The service's own check (rules/lifecycle.ts), on the facts as this store holds them.
+    const verdict = lifecycleVerdict(
+      {
+        kind,
+        window: capability[kind],
+        replyStatus: sent?.status ?? null,
+        sentAt: sent?.sentAt ?? null,
+        replyText: reply.text,
+        unsent: unsentAtOf(reply) !== undefined,
+        // An unsend queued or on its way (one that failed or ended unknown stops nothing).
+        unsendTaken: reply.unsends.some((u) => {
+          const status = u.deliveryId === null ? undefined : deliveries.get(u.deliveryId)?.status;
+          return status === 'queued' || status === 'leased' || status === 'sending' || status === 'sent';
+        }),
+        latestTaken: taken.length === 0 ? null : Math.max(...taken),
+      },
+      { requestedAt: at, ...(kind === 'edit' ? { text } : {}) },
+    );
+    if (!verdict.accepted) {
+      throw Object.assign(new Error(`test service: ${kind} refused (${verdict.code}): ${LIFECYCLE_REFUSALS[verdict.code].replace('KIND', kind)}`), { code: verdict.code });
     }
-    const source = sent as DeliveryRecord;
-    // Per part only the parts it sent (functions/src/deliveries/lifecycle.ts `targetOf`).
-    const parts = (source.parts ?? []).filter((p) => p.status === 'sent').map((p) => ({ part: p.part, providerMessageIds: [...(p.providerMessageIds ?? [])] }));
-    const target: DeliveryTarget = { deliveryId: source.deliveryId, providerMessageIds: [...source.providerMessageIds], ...(parts.length > 0 ? { parts } : {}) };
+    if (sent === undefined) throw new Error('test service: the reply has no delivery');
+    const target = lifecycleTarget(sent.deliveryId, sent.providerMessageIds, sent.parts ?? []);
     const history = kind === 'edit' ? reply.edits : reply.unsends;
     // Deterministic from the request, as the service's id (a redelivered trigger is a no-op); the
     // request's position tells two requests of one millisecond apart.
     const deliveryId = digestId('d_', [reply.conversationId, messageId, kind, String(at), uid, String(history.length)]);
     if (kind === 'edit') reply.edits.push({ text, requestedAt: at, uid, deliveryId });
     else reply.unsends.push({ requestedAt: at, uid, deliveryId });
-    append({ conversation, messageId, deliveryId, text: kind === 'edit' ? text : '', lifecycle: { kind, target }, reason: 'created' });
+    append({ conversation, messageId, deliveryId, text: verdict.text, lifecycle: { kind, target }, reason: 'created' });
     return { messageId, deliveryId };
   }
 
@@ -1390,14 +1393,3 @@ function decodeCursor<P>(owner: { workspaceId: string; integrationId: string }, 
   return position;
 }
 
-/** A safe Content-Disposition for a download (functions/src/platform/http/file-headers.ts). */
-function contentDisposition(name: string): string {
-  const unsafe = (c: string): boolean => {
-    const code = c.codePointAt(0) ?? 0;
-    return code < 0x20 || code === 0x7f || c === '"' || c === '\\' || c === '/';
-  };
-  const cleaned = [...name].map((c) => (unsafe(c) ? '_' : c)).join('').trim() || 'attachment';
-  const ascii = [...cleaned].map((c) => (/[\u0020-\u007e]/u.test(c) ? c : '_')).join('');
-  const encoded = encodeURIComponent(cleaned).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}

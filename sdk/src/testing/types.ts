@@ -83,7 +83,7 @@ export interface ReplyCreated {
  * re-check): the capability is off, the channel's window passed, the reply is not `sent` (or has
  * no text to edit), it was unsent, or the new text is empty or too long.
  */
-export type LifecycleRefusal = 'lifecycle_disabled' | 'edit_window_passed' | 'reply_not_sent' | 'reply_unsent' | 'invalid_edit';
+export type LifecycleRefusal = 'lifecycle_disabled' | 'edit_window_passed' | 'reply_not_sent' | 'reply_unsent' | 'invalid_edit' | 'superseded';
 
 /** The status of an edit or unsend request: its delivery's status (`failed` for a refused request). */
 export type LifecycleRequestStatus = 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';

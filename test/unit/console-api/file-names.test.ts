@@ -7,7 +7,7 @@
 import { ATTACHMENT_LIMITS } from '../../../functions/src/contract';
 import { DEFAULT_FILE_NAME, shownFileName, withoutInvisibleCharacters } from '../../../functions/src/contract/file-names';
 import { uploadName } from '../../../functions/src/console-api/rules';
-import { contentDisposition, storedFileHeaders } from '../../../functions/src/platform/http/file-headers';
+import { contentDisposition, storedFileHeaders } from '../../../functions/src/rules/file-headers';
 
 describe('withoutInvisibleCharacters removes each class of invisible character', () => {
   test.each([

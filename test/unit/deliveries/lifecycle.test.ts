@@ -8,7 +8,8 @@ import { Timestamp } from 'firebase-admin/firestore';
 import { LIFECYCLE_LIMITS, REPLY_MAX_CODE_POINTS, parseLifecycleCapability } from '../../../functions/src/contract';
 import { parseReplies } from '../../../functions/src/integrations/model';
 import { lifecycleDeliveryIdFor, conversationOfDeliveryId } from '../../../functions/src/platform/ids';
-import { lifecycleRequestOf, lifecycleVerdict, targetOf, type LifecycleFacts } from '../../../functions/src/deliveries/lifecycle';
+import { lifecycleRequestOf, targetOf } from '../../../functions/src/deliveries/lifecycle';
+import { lifecycleVerdict, type LifecycleFacts } from '../../../functions/src/rules/lifecycle';
 import {
   LIFECYCLE_HISTORY_LIMIT,
   bounded,
