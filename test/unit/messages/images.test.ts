@@ -10,6 +10,7 @@ import {
   inspectImage,
   type InspectedImage,
 } from '../../../functions/src/messages/images';
+import { withSha256 } from '../../../functions/src/messages/image-store';
 import {
   JPEG_APP0_JFIF,
   JPEG_DHT,
@@ -82,7 +83,7 @@ describe('IMAGE_LIMITS and constants', () => {
 });
 
 describe('PNG', () => {
-  it('reads format, content type, dimensions, size and sha256 of a minimal PNG', () => {
+  it('reads format, content type, dimensions and size of a minimal PNG (the caller adds the sha256: withSha256)', () => {
     const bytes = png(640, 480);
     const result = inspectImage(bytes, 'images[0]');
     expect(result).toEqual<InspectedImage>({
@@ -91,11 +92,11 @@ describe('PNG', () => {
       width: 640,
       height: 480,
       bytes: bytes.length,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
     });
+    expect(withSha256(result, bytes)).toEqual({ ...result, sha256: createHash('sha256').update(bytes).digest('hex') });
   });
 
-  it('computes the sha256 of the exact bytes (fixed vector)', () => {
+  it('withSha256 computes the sha256 of the exact bytes (fixed vector)', () => {
     // Signature + IHDR(1x1, RGBA 8-bit) + IDAT + IEND, as built by the fixture; the digest was
     // computed independently (Python zlib + hashlib).
     const bytes = png(1, 1);
@@ -104,10 +105,10 @@ describe('PNG', () => {
         '1f15c4890000000849444154789c030000000001480689d2' +
         '0000000049454e44ae426082',
     );
-    expect(inspectImage(bytes, 'images[0]').sha256).toBe(PNG_1X1_SHA256);
+    expect(withSha256(inspectImage(bytes, 'images[0]'), bytes).sha256).toBe(PNG_1X1_SHA256);
     // one flipped byte after the header changes the digest
     const other = replace(bytes, bytes.length - 13, [0x02]);
-    expect(inspectImage(other, 'images[0]').sha256).not.toBe(PNG_1X1_SHA256);
+    expect(withSha256(inspectImage(other, 'images[0]'), other).sha256).not.toBe(PNG_1X1_SHA256);
   });
 
   it.each([
@@ -194,7 +195,6 @@ describe('JPEG', () => {
       width: 800,
       height: 600,
       bytes: bytes.length,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
     });
   });
 
@@ -297,7 +297,6 @@ describe('WebP', () => {
       width: 300,
       height: 200,
       bytes: bytes.length,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
     });
   });
 
@@ -555,7 +554,7 @@ describe('byte limits', () => {
 
   it('hashes a 10 MB image correctly', () => {
     const exact = png(1, 1, { totalBytes: 10 * MB });
-    expect(inspectImage(exact, 'images[0]').sha256).toBe(createHash('sha256').update(exact).digest('hex'));
+    expect(withSha256(inspectImage(exact, 'images[0]'), exact).sha256).toBe(createHash('sha256').update(exact).digest('hex'));
   });
 });
 
@@ -566,7 +565,6 @@ describe('assertImageSet / assertImageCount', () => {
     width: 1,
     height: 1,
     bytes,
-    sha256: '0'.repeat(64),
   });
 
   it('accepts 0 to 3 images', () => {
