@@ -386,6 +386,63 @@ describe('WebP', () => {
   });
 });
 
+describe('the header readers at their edges (images.ts reads PNG, VP8, VP8L and VP8X itself)', () => {
+  it('1x1 in every format', () => {
+    for (const bytes of [png(1, 1), jpeg(1, 1), webpLossy(1, 1), webpLossless(1, 1), webpExtended(1, 1), webpExtended(1, 1, { lossless: true })]) {
+      expect(inspectImage(bytes, 'images[0]')).toMatchObject({ width: 1, height: 1, bytes: bytes.length });
+    }
+  });
+
+  it('PNG: 16384 on a side accepted, 16385 image_too_large_dimensions (32-bit big-endian fields)', () => {
+    expect(inspectImage(png(16384, 2441), 'images[0]')).toMatchObject({ width: 16384, height: 2441 });
+    expect(inspectImage(png(2441, 16384), 'images[0]')).toMatchObject({ width: 2441, height: 16384 });
+    expectApiError(() => inspectImage(png(16385, 16385), 'images[0]'), { ...tooBig, message: [...tooBig.message, '16385x16385'] });
+    expectApiError(() => inspectImage(png(0x01000001, 1), 'images[0]'), { ...tooBig, message: [...tooBig.message, '16777217x1'] });
+  });
+
+  it('VP8: 14-bit sides (16383 at most), the 2 scale bits ignored', () => {
+    expect(inspectImage(webpLossy(16383, 2441), 'images[0]')).toMatchObject({ width: 16383, height: 2441 });
+    const data = vp8Data(300, 200);
+    data[7] = (data[7] as number) | 0xc0; // horizontal scale 3
+    data[9] = (data[9] as number) | 0x40; // vertical scale 1
+    expect(inspectImage(webpContainer([riffChunk('VP8 ', data)]), 'images[0]')).toMatchObject({ width: 300, height: 200 });
+  });
+
+  it('VP8L: 16384 on a side accepted (14 bits of width-1), over 40 megapixels refused', () => {
+    expect(inspectImage(webpLossless(16384, 2441), 'images[0]')).toMatchObject({ width: 16384, height: 2441 });
+    expectApiError(() => inspectImage(webpLossless(16384, 2442), 'images[0]'), { ...tooBig, message: [...tooBig.message, '16384x2442'] });
+  });
+
+  it('VP8X: the canvas is width-1 and height-1 in 24 bits little-endian', () => {
+    expect(inspectImage(webpExtended(16384, 2, { lossless: true }), 'images[0]')).toMatchObject({ width: 16384, height: 2 });
+    // Canvases no bitstream can match: the message names the canvas as read (all 24 bits).
+    for (const [w, h] of [
+      [16385, 1],
+      [65537, 1],
+      [1, 0x1000000],
+    ] as const) {
+      const bytes = webpContainer([riffChunk('VP8X', vp8xData(w, h)), riffChunk('VP8L', vp8lData(1, 1))]);
+      expectApiError(() => inspectImage(bytes, 'images[0]'), { ...invalid(), message: [`the canvas is ${w}x${h}`] });
+    }
+  });
+
+  it('VP8X: a reserved flag bit set is invalid_image', () => {
+    for (const reserved of [0x01, 0x40, 0x80]) {
+      expectApiError(() => inspectImage(webpExtended(10, 10, { flags: reserved, lossless: true }), 'images[0]'), invalid());
+    }
+  });
+
+  it('animated WebP is unsupported_image at any size, 1x1 included', () => {
+    for (const [w, h] of [
+      [1, 1],
+      [16384, 16384],
+      [16385, 16385],
+    ] as const) {
+      expectApiError(() => inspectImage(webpAnimated(w, h), 'images[0]'), { ...unsupported(), message: [/animated WebP/] });
+    }
+  });
+});
+
 describe('unsupported formats (magic bytes only)', () => {
   const cases: Array<[string, Buffer, RegExp | null]> = [
     ['empty', Buffer.alloc(0), /empty/],
@@ -604,7 +661,7 @@ describe('assertImageSet / assertImageCount', () => {
   });
 });
 
-describe('where image-size is used and where it is not (messages/images.ts header)', () => {
+describe('what image-size 2.1 got wrong, and images.ts does not (messages/images.ts header)', () => {
   it('a lossless WebP 1653-1656 px high whose bitstream continues with 0x2A is accepted (image-size would call it a broken lossy header)', () => {
     for (const height of [1653, 1654, 1655, 1656]) {
       const data = vp8lData(100, height);
