@@ -6,7 +6,7 @@
  * Why: a function's cold start is module loading. Through tsc's per-file output an HTTP function
  * loaded ~130 modules beyond firebase-functions + firebase-admin, 95 of them zod, whose CommonJS
  * build loads all 64 locales eagerly. Bundling from the TypeScript sources lets esbuild resolve
- * zod's ESM build and tree-shake it, and turns our own modules, busboy and image-size into one file.
+ * zod's ESM build and tree-shake it, and turns our own modules and busboy into one file.
  *
  * The platform stays external: firebase-functions, firebase-admin and @google-cloud/* must be the
  * single shared copies firebase deploys (firebase-functions reads its own module state, and the
@@ -36,7 +36,7 @@ export const BUNDLED_HANDLERS = loadCatalogue().handlerBundles().map((bundle) =>
 /** Loaded from node_modules at run time: the platform firebase deploys and installs. */
 const EXTERNAL = ['firebase-functions', 'firebase-admin', '@google-cloud/*'];
 /** The only packages that may be inlined (streamsearch is busboy's own dependency). */
-const INLINED = new Set(['zod', 'busboy', 'streamsearch', 'image-size']);
+const INLINED = new Set(['zod', 'busboy', 'streamsearch']);
 
 const packageOf = (path) => {
   const m = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);

@@ -165,7 +165,7 @@ function summaryRows(r) {
       // Header-only files show the header work alone (reported); a 1 MB file is what a request carries.
       const whole = name.includes('MB');
       const target = whole ? '~1 (<= 1.2), same verdict' : 'report, same verdict';
-      add('4', `inspectImage before/after: ${name}, with image-size / hand-written parsers (${ba.rev})`, c.ratio, target, same && (!whole || c.ratio.median <= 1.2), `${fmt(c.micros.median, 1)} µs; ${c.verdicts.after}${same ? '' : ` (was ${c.verdicts.before})`}`);
+      add('4', `inspectImage + SHA-256 before/after: ${name}, now / the hand-written parsers of ${ba.rev}`, c.ratio, target, same && (!whole || c.ratio.median <= 1.2), `${fmt(c.micros.median, 1)} µs; ${c.verdicts.after}${same ? '' : ` (was ${c.verdicts.before})`}`);
     }
   }
   if (r.coldstart) {

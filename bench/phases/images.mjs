@@ -1,6 +1,6 @@
 /**
- * Phase "images" (no emulator): image validation (functions/lib/messages/images.js `inspectImage`)
- * must not grow with the pixel count. Same-size PNG files whose headers claim 16x16, 6000x6000
+ * Phase "images" (no emulator): image validation (functions/lib/rules/images.js `inspectImage`,
+ * then the SHA-256 its caller adds: image-store.js `withSha256`) must not grow with the pixel count. Same-size PNG files whose headers claim 16x16, 6000x6000
  * (36 Mpx, the largest square accepted) and 16384x16384 (rejected: over 40 Mpx), timed in small
  * interleaved batches. Accepted ones against the 16x16 one, the rejected one against a 16x16 one
  * rejected for another header reason (a rejection builds an error: that costs the same whatever
@@ -8,8 +8,8 @@
  *
  * Before/after: the same cases, plus a lossy WebP and a JPEG, timed in the same batches against
  * `inspectImage` as it was at BENCH_IMAGES_BASELINE (default 2a8d1e5: the hand-written header
- * parsers, before image-size read the dimensions), built from git into the bench's build
- * directory. Skipped with a log line when that revision is not in the clone.
+ * parsers, before image-size read the dimensions; it hashed the file itself), built from git into
+ * the bench's build directory. Skipped with a log line when that revision is not in the clone.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,10 @@ import { log, output, pick } from '../lib/session.mjs';
 import { median, summarize } from '../lib/stats.mjs';
 
 const require = createRequire(import.meta.url);
-const { inspectImage } = require(join(FUNCTIONS_LIB, 'messages', 'images.js'));
+const { inspectImage } = require(join(FUNCTIONS_LIB, 'rules', 'images.js'));
+const { withSha256 } = require(join(FUNCTIONS_LIB, 'messages', 'image-store.js'));
+/** The service's step per image: the header checks, then the content address (one call before inspectImage stopped hashing). */
+const inspectAndHash = (bytes, fieldPath) => withSha256(inspectImage(bytes, fieldPath), bytes);
 
 const BASELINE_REV = process.env.BENCH_IMAGES_BASELINE ?? '2a8d1e5';
 /** The baseline's sources: its images module and the errors module it imports, at their paths then. */
@@ -80,7 +83,7 @@ function inspectWith(fn, bytes) {
     return err.code;
   }
 }
-const inspect = (bytes) => inspectWith(inspectImage, bytes);
+const inspect = (bytes) => inspectWith(inspectAndHash, bytes);
 
 /**
  * Before/after cases: the pixel-count ones and one of each other accepted kind, all header-only
@@ -126,7 +129,7 @@ function compareWithBaseline() {
       const a = [];
       const b = [];
       for (let s = 0; s < samplesPerRep; s++) {
-        for (const [fn, into] of s % 2 === 0 ? [[inspectImage, a], [before, b]] : [[before, b], [inspectImage, a]]) {
+        for (const [fn, into] of s % 2 === 0 ? [[inspectAndHash, a], [before, b]] : [[before, b], [inspectAndHash, a]]) {
           const t0 = performance.now();
           for (let i = 0; i < batch; i++) inspectWith(fn, bytes);
           into.push(((performance.now() - t0) * 1000) / batch);

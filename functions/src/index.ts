@@ -13,8 +13,8 @@
  * lazily inside the trigger code, never by the HTTP functions.
  *
  * What is required is the handler module's esbuild bundle (lib/bundles/, built after tsc by
- * scripts/bundle-functions.mjs): one file with our code, zod (tree-shaken), busboy and image-size,
- * with firebase-functions, firebase-admin and @google-cloud/* left to node_modules. Loading one
+ * scripts/bundle-functions.mjs): one file with our code, zod (tree-shaken) and busboy, with
+ * firebase-functions, firebase-admin and @google-cloud/* left to node_modules. Loading one
  * file instead of ~130 modules is most of what keeps the cold start near the platform's own. The
  * types are those of the source module each bundle is built from (`HandlerModules` below).
  */

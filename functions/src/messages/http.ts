@@ -10,8 +10,8 @@ import { authenticate } from '../integrations/auth';
 import type { OperationsOf } from '../operations';
 import { eventFingerprint, fingerprint } from '../rules/fingerprint';
 import { acceptEvent, type EventInput } from './event-store';
-import { createImageStore, imagePath, isSharedImagePath, type ImageStore } from './image-store';
-import { assertImageCount, assertImageSet, inspectImage, type InspectedImage } from './images';
+import { createImageStore, imagePath, isSharedImagePath, withSha256, type HashedImage, type ImageStore } from './image-store';
+import { assertImageCount, assertImageSet, inspectImage } from '../rules/images';
 import { parseMultipart } from './multipart';
 import type { AuthContext } from '../integrations/auth';
 import { RateLimiter } from './rate-limit';
@@ -67,7 +67,7 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   const { payload, imageBytes } = await readBody(request);
   const message = parseOrThrow(IncomingMessageSchema, payload);
   assertImageCount(imageBytes.length);
-  const inspected: InspectedImage[] = imageBytes.map((bytes, i) => inspectImage(bytes, `images[${i}]`));
+  const inspected: HashedImage[] = imageBytes.map((bytes, i) => withSha256(inspectImage(bytes, `images[${i}]`), bytes));
   assertImageSet(inspected);
   const text = message.message?.text !== undefined && message.message.text !== '' ? message.message.text : null;
   if (text === null && inspected.length === 0) {

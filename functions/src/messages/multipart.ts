@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import { BadRequestError, PayloadTooLargeError } from '../rules/errors';
-import { IMAGE_LIMITS, assertImageCount } from './images';
+import { IMAGE_LIMITS, assertImageCount } from '../rules/images';
 import { MAX_JSON_BYTES } from '../platform/http/pipeline';
 
 export interface MultipartBody {

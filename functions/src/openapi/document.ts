@@ -13,7 +13,7 @@
  * Pure: no Firebase, no I/O. Not imported by any function (index.ts), so it never runs in production.
  */
 import * as z from 'zod';
-import { ACCEPTED_IMAGE_CONTENT_TYPES, IMAGE_LIMITS } from '../messages/images';
+import { ACCEPTED_IMAGE_CONTENT_TYPES, IMAGE_LIMITS } from '../rules/images';
 import { LEASE_MAX_MS, LEASE_MS } from '../rules/record';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 import { DELIVERY_OPERATION_SCHEMAS } from '../deliveries/schemas';

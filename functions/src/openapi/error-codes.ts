@@ -8,7 +8,7 @@
  * test/unit/openapi/document.test.ts scans the sources and fails when a code is thrown that is not
  * listed here (or listed here but no longer thrown), and when the status differs.
  */
-import { IMAGE_ERROR_CODES, IMAGE_LIMITS } from '../messages/images';
+import { IMAGE_ERROR_CODES, IMAGE_LIMITS } from '../rules/images';
 import { MAX_JSON_BYTES, MAX_MULTIPART_BYTES } from '../platform/http/pipeline';
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 503;

@@ -3,7 +3,7 @@
  * status means, the tags' descriptions and the response headers. Pure text built from the limits
  * the code enforces; knows no operation (those describe themselves in the catalogue, ../operations.ts).
  */
-import { ACCEPTED_IMAGE_CONTENT_TYPES, IMAGE_LIMITS } from '../messages/images';
+import { ACCEPTED_IMAGE_CONTENT_TYPES, IMAGE_LIMITS } from '../rules/images';
 import { LEASE_MAX_MS, LEASE_MS } from '../rules/record';
 import { DELIVERY_LIMITS } from '../deliveries/schemas';
 import { MESSAGE_LIMITS } from '../messages/schemas';

@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
 import * as errors from '../../../functions/src/rules/errors';
-import { IMAGE_ERROR_CODES } from '../../../functions/src/messages/images';
+import { IMAGE_ERROR_CODES } from '../../../functions/src/rules/images';
 import { ClaimRequestSchema } from '../../../functions/src/deliveries/schemas';
 import { YAML_HEADER, YAML_OPTIONS, buildOpenApiDocument } from '../../../functions/src/openapi/document';
 import { ERROR_CODES } from '../../../functions/src/openapi/error-codes';

@@ -1,23 +1,27 @@
 /**
  * Image validation for incoming messages (docs/contract.md#limits, docs/contract.md#incoming-messages).
  *
- * Pure module: no Firebase, no I/O. The format comes from magic bytes only (a declared content
- * type is never trusted), dimensions come from the container/bitstream headers only, and pixels
- * are never decoded, so a 100-byte file that claims 16384x16384 costs a few microseconds.
+ * Pure rules module: no Firebase, no I/O, no Node API and no package (it imports only
+ * ../platform/errors), so the SDK's test service can run the same code. The format comes from magic
+ * bytes only (a declared content type is never trusted), dimensions come from the
+ * container/bitstream headers only, and pixels are never decoded, so a 100-byte file that claims
+ * 16384x16384 costs a few microseconds. The SHA-256 of the bytes is the caller's
+ * (`withSha256` in image-store.ts, with node:crypto).
  *
- * Who does what. `image-size` reads the dimensions of PNG (IHDR) and WebP (VP8, VP8L, VP8X canvas)
- * files and names the formats we refuse (GIF, BMP, TIFF, HEIF, ...). What it does not do stays
- * here, by hand, each with a test in test/unit/messages/images.test.ts:
- * - the accepted formats' magic bytes (image-size takes any `FF D8` as JPEG, a PNG signature
- *   followed by `CgBI` as PNG, and throws on others instead of saying "not an image");
- * - integrity: PNG's IHDR must be first, 13 bytes long, with a valid CRC, colour type, bit depth
- *   and methods; WebP's RIFF size, chunk sizes, VP8 key frame and start code, VP8L signature and
- *   version; truncation anywhere before the dimensions (image-size reads past the end as zeros);
+ * Everything is read here, each rule with a test in test/unit/messages/images.test.ts:
+ * - the accepted formats' magic bytes;
+ * - integrity: PNG's IHDR must be first, 13 bytes long, with a valid CRC (`crc32` below),
+ *   colour type, bit depth and methods; WebP's RIFF size, chunk sizes, VP8 key frame and start
+ *   code, VP8L signature and version, VP8X reserved bits; truncation anywhere before the dimensions;
+ * - the dimensions: PNG's IHDR width/height, VP8's 14-bit width/height (scale bits masked), VP8L's
+ *   14-bit width-1/height-1, VP8X's 24-bit canvas width-1/height-1 (the fields image-size 2.1,
+ *   which did this before, reads: the test compares);
  * - animated WebP (the VP8X flag, `ANIM`/`ANMF` chunks) and a VP8X canvas that disagrees with
  *   its image data;
- * - JPEG as a whole: image-size reads only baseline/extended/progressive frames (SOF0-2), expects
- *   the first segment right after SOI and mis-steps on fill bytes, so the marker walk to the first
- *   frame header (any SOFn) and its length checks are ours;
+ * - JPEG: the marker walk to the first frame header (any SOFn) and its length checks;
+ * - the formats we refuse, named in the `unsupported_image` message (GIF, BMP, TIFF, HEIF/AVIF,
+ *   JPEG 2000, JPEG XL, Photoshop, ICNS, ICO, SVG) by the same magic-byte checks image-size's
+ *   `validate` functions make (the test compares on samples and on generated inputs);
  * - the limits (sides, pixels, bytes), which are the service's.
  *
  * Accepted: PNG, JPEG (any SOF frame type) and static WebP (lossy `VP8 `, lossless `VP8L`, and
@@ -31,23 +35,7 @@
  * - 400 `too_many_images`            more than `maxImages` images in one message
  * - 413 `images_too_large`           all images together over `maxBytesTotal`
  */
-import { createHash } from 'node:crypto';
-import { crc32 } from 'node:zlib';
-import { BMP } from 'image-size/types/bmp';
-import { GIF } from 'image-size/types/gif';
-import { HEIF } from 'image-size/types/heif';
-import { ICNS } from 'image-size/types/icns';
-import { ICO } from 'image-size/types/ico';
-import { J2C } from 'image-size/types/j2c';
-import { JP2 } from 'image-size/types/jp2';
-import { JXL } from 'image-size/types/jxl';
-import { PNG } from 'image-size/types/png';
-import { PSD } from 'image-size/types/psd';
-import { SVG } from 'image-size/types/svg';
-import { TIFF } from 'image-size/types/tiff';
-import { WEBP } from 'image-size/types/webp';
-import type { IImage } from 'image-size/types/interface';
-import { BadRequestError, PayloadTooLargeError } from '../rules/errors';
+import { BadRequestError, PayloadTooLargeError } from './errors';
 
 export const IMAGE_LIMITS = {
   maxImages: 3,
@@ -85,8 +73,6 @@ export interface InspectedImage {
   height: number;
   /** Size of the file in bytes. */
   bytes: number;
-  /** Lowercase hex SHA-256 of the file bytes. */
-  sha256: string;
 }
 
 interface Dimensions {
@@ -99,7 +85,7 @@ const FORMAT_LABELS: { readonly [F in ImageFormat]: string } = { png: 'PNG', jpe
 const ACCEPTED = 'only PNG, JPEG and static (non-animated) WebP images are accepted';
 
 /**
- * Validates one uploaded image and returns its sniffed format, header dimensions, size and SHA-256.
+ * Validates one uploaded image and returns its sniffed format, header dimensions and size.
  * Throws `PayloadTooLargeError` (413) or `BadRequestError` (400), see the module comment.
  */
 export function inspectImage(bytes: Uint8Array, fieldPath: string): InspectedImage {
@@ -131,7 +117,6 @@ export function inspectImage(bytes: Uint8Array, fieldPath: string): InspectedIma
     width: dims.width,
     height: dims.height,
     bytes: size,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
   };
 }
 
@@ -185,31 +170,139 @@ function sniffFormat(b: Uint8Array): ImageFormat | null {
   return null;
 }
 
-/** Formats we refuse, as image-size recognises them: only used to make the `unsupported_image` message helpful. */
-const OTHER_FORMATS: ReadonlyArray<readonly [string, IImage]> = [
-  ['GIF', GIF],
-  ['BMP', BMP],
-  ['TIFF', TIFF],
-  ['HEIF', HEIF],
-  ['JPEG 2000', JP2],
-  ['JPEG 2000', J2C],
-  ['JPEG XL', JXL],
-  ['Photoshop', PSD],
-  ['ICNS', ICNS],
-  ['ICO', ICO],
-  ['SVG', SVG],
+function startsWithText(b: Uint8Array, text: string, at = 0): boolean {
+  if (b.length < at + text.length) return false;
+  for (let i = 0; i < text.length; i++) if (b[at + i] !== text.charCodeAt(i)) return false;
+  return true;
+}
+
+/** Big-endian 32 bits at `at`; the caller made sure the 4 bytes are there. */
+function u32beAt(b: Uint8Array, at: number): number {
+  return ((b[at] as number) * 0x1000000 + (((b[at + 1] as number) << 16) | ((b[at + 2] as number) << 8) | (b[at + 3] as number)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The formats we refuse, named only to make the `unsupported_image` message helpful. Each check is
+// the magic-byte test image-size 2.1's `validate` makes for that format (types/<format>.ts there),
+// in its order, except that nothing is read past the end of the input (image-size's readers read
+// on into the rest of the underlying buffer, or throw, which we took as "no match").
+
+const TIFF_SIGNATURES: readonly (readonly number[])[] = [
+  [0x49, 0x49, 0x2a, 0x00], // II*\0  little-endian TIFF
+  [0x4d, 0x4d, 0x00, 0x2a], // MM\0*  big-endian TIFF
+  [0x49, 0x49, 0x2b, 0x00], // II+\0  little-endian BigTIFF
+  [0x4d, 0x4d, 0x00, 0x2b], // MM\0+  big-endian BigTIFF
+];
+
+/** The `ftyp` brands image-size takes for HEIF (AVIF, HEIC and HEIF proper). */
+const HEIF_BRANDS: ReadonlySet<string> = new Set(['avif', 'mif1', 'msf1', 'heic', 'heix', 'hevc', 'hevx']);
+
+/**
+ * image-size's `findBox`: the offset of the first ISO BMFF box of `type`, walking the boxes from
+ * `start` by their sizes (a size under 8 skips 8 bytes; a box that runs past the end stops the walk).
+ */
+function findBox(b: Uint8Array, type: string, start: number): number | null {
+  let at = start;
+  while (b.length - at >= 4) {
+    const size = u32beAt(b, at);
+    if (size < 8) {
+      at += 8;
+      continue;
+    }
+    if (b.length - at < 8 || b.length - at < size) return null;
+    if (startsWithText(b, type, at + 4)) return at;
+    at += size;
+  }
+  return null;
+}
+
+/** The major brand of the `ftyp` box of an ISO BMFF file whose first box is of type `firstBox`. */
+function ftypBrand(b: Uint8Array, firstBox: string): string | null {
+  if (!startsWithText(b, firstBox, 4)) return null;
+  const ftyp = findBox(b, 'ftyp', 0);
+  if (ftyp === null || b.length < ftyp + 12) return null;
+  return ascii(b, ftyp + 8, 4);
+}
+
+/** ICO: reserved 0, type 1 (icon, not cursor), at least one image (16-bit little-endian fields). */
+function isIco(b: Uint8Array): boolean {
+  return b.length >= 6 && b[0] === 0 && b[1] === 0 && b[2] === 1 && b[3] === 0 && (b[4] !== 0 || b[5] !== 0);
+}
+
+/** How far image-size looks for an `<svg` tag. */
+const SVG_WINDOW = 1000;
+
+/**
+ * The UTF-8 encodings of the characters JavaScript's `\s` matches beyond ASCII (U+00A0, U+1680,
+ * U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF): image-size decodes the bytes
+ * as UTF-8 before its regular expression looks for whitespace after `<svg`.
+ */
+const UNICODE_SPACES: readonly (readonly number[])[] = [
+  [0xc2, 0xa0],
+  [0xe1, 0x9a, 0x80],
+  ...Array.from({ length: 11 }, (_, i) => [0xe2, 0x80, 0x80 + i]),
+  [0xe2, 0x80, 0xa8],
+  [0xe2, 0x80, 0xa9],
+  [0xe2, 0x80, 0xaf],
+  [0xe2, 0x81, 0x9f],
+  [0xe3, 0x80, 0x80],
+  [0xef, 0xbb, 0xbf],
+];
+
+/** The byte length of the whitespace character at `at` (0 if there is none) within `end`. */
+function whitespaceAt(b: Uint8Array, at: number, end: number): number {
+  const c = b[at];
+  if (at >= end || c === undefined) return 0;
+  if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) return 1;
+  for (const seq of UNICODE_SPACES) if (at + seq.length <= end && startsWith(b, seq, at)) return seq.length;
+  return 0;
+}
+
+/**
+ * SVG: image-size's `/<svg\s([^>"']|"[^"]*"|'[^']*')*>/` on the first 1000 bytes: `<svg`, one
+ * whitespace character, then a `>` outside quotes before any quote left open. (Bytes other than
+ * `>`, `"` and `'` may be anything: only the whitespace needs decoding.)
+ */
+function isSvg(b: Uint8Array): boolean {
+  const end = Math.min(b.length, SVG_WINDOW);
+  for (let i = 0; i + 4 <= end; i++) {
+    if (!startsWithText(b, '<svg', i)) continue;
+    const space = whitespaceAt(b, i + 4, end);
+    if (space === 0) continue;
+    for (let j = i + 4 + space; j < end; j++) {
+      const c = b[j];
+      if (c === 0x3e) return true; // '>'
+      if (c === 0x22 || c === 0x27) {
+        // a quoted value: skip to its closing quote; a quote left open ends this candidate
+        let k = j + 1;
+        while (k < end && b[k] !== c) k++;
+        if (k >= end) break;
+        j = k;
+      }
+    }
+  }
+  return false;
+}
+
+/** In image-size's order: the first that matches names the file. */
+const OTHER_FORMATS: ReadonlyArray<readonly [string, (b: Uint8Array) => boolean]> = [
+  ['GIF', (b) => startsWithText(b, 'GIF87a') || startsWithText(b, 'GIF89a')],
+  ['BMP', (b) => startsWithText(b, 'BM')],
+  ['TIFF', (b) => TIFF_SIGNATURES.some((sig) => startsWith(b, sig))],
+  ['HEIF', (b) => HEIF_BRANDS.has(ftypBrand(b, 'ftyp') ?? '')],
+  ['JPEG 2000', (b) => ftypBrand(b, 'jP  ') === 'jp2 '], // JP2 file
+  ['JPEG 2000', (b) => startsWith(b, [0xff, 0x4f, 0xff, 0x51])], // J2K codestream: SOC + SIZ markers
+  ['JPEG XL', (b) => ftypBrand(b, 'JXL ') === 'jxl '], // the container (a bare codestream is not named)
+  ['Photoshop', (b) => startsWithText(b, '8BPS')],
+  ['ICNS', (b) => startsWithText(b, 'icns')],
+  ['ICO', isIco],
+  ['SVG', isSvg],
 ];
 
 function otherFormatName(b: Uint8Array): string | null {
-  for (const [name, handler] of OTHER_FORMATS) {
-    let matches = false;
-    try {
-      matches = handler.validate(b);
-    } catch {
-      // Some validators read past the end of a short input: no match.
-    }
+  for (const [name, matches] of OTHER_FORMATS) {
     // HEIF is a container: its brand tells AVIF (an AV1 image) from HEIC/HEIF.
-    if (matches) return name === 'HEIF' && ascii(b, 8, 3) === 'avi' ? 'AVIF' : name;
+    if (matches(b)) return name === 'HEIF' && ascii(b, 8, 3) === 'avi' ? 'AVIF' : name;
   }
   return null;
 }
@@ -248,20 +341,6 @@ class HeaderReader {
     );
   }
 
-  /**
-   * The dimensions image-size reads with `handler`, once our checks made sure the header is whole
-   * (image-size's readers do not stop at the end of a view). What it refuses is an invalid image.
-   */
-  sizeBy(handler: IImage): Dimensions {
-    let size: { width: number; height: number };
-    try {
-      size = handler.calculate(this.b);
-    } catch (err) {
-      throw this.invalid(err instanceof Error ? err.message : 'unreadable dimensions');
-    }
-    return { width: size.width, height: size.height };
-  }
-
   /** Throws `truncated()` unless `n` bytes are available at `at`. */
   need(at: number, n: number): void {
     if (at < 0 || at + n > this.b.length) throw this.truncated();
@@ -279,10 +358,12 @@ class HeaderReader {
 
   u32be(at: number): number {
     this.need(at, 4);
-    return (
-      (this.b[at] as number) * 0x1000000 +
-      (((this.b[at + 1] as number) << 16) | ((this.b[at + 2] as number) << 8) | (this.b[at + 3] as number))
-    );
+    return u32beAt(this.b, at);
+  }
+
+  u16le(at: number): number {
+    this.need(at, 2);
+    return (this.b[at] as number) | ((this.b[at + 1] as number) << 8);
   }
 
   u24le(at: number): number {
@@ -300,8 +381,8 @@ class HeaderReader {
 }
 
 // ---------------------------------------------------------------------------------------------
-// PNG: signature, then IHDR must be the first chunk (length 13, valid CRC). image-size reads the
-// dimensions from it once it is known to be whole and valid.
+// PNG: signature, then IHDR must be the first chunk (length 13, valid CRC): width and height are
+// its first two fields (32 bits big-endian each).
 
 /** Allowed bit depths per PNG colour type. */
 const PNG_BIT_DEPTHS: ReadonlyMap<number, readonly number[]> = new Map([
@@ -311,6 +392,20 @@ const PNG_BIT_DEPTHS: ReadonlyMap<number, readonly number[]> = new Map([
   [4, [8, 16]],
   [6, [8, 16]],
 ]);
+
+/** CRC-32 (ISO 3309, reflected polynomial 0xEDB88320), one table entry per byte value. */
+const CRC32_TABLE: readonly number[] = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = (c & 1) !== 0 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+/** The CRC-32 of `bytes` as PNG chunks (and zlib) compute it: an unsigned 32-bit number. */
+export function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (const byte of bytes) c = (CRC32_TABLE[(c ^ byte) & 0xff] as number) ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
 
 function pngSize(r: HeaderReader): Dimensions {
   // 8 signature + 4 length + 4 type + 13 data + 4 CRC = 33 bytes
@@ -328,7 +423,7 @@ function pngSize(r: HeaderReader): Dimensions {
   if (r.u8(26) !== 0 || r.u8(27) !== 0 || r.u8(28) > 1) {
     throw r.invalid('unknown compression, filter or interlace method');
   }
-  const size = r.sizeBy(PNG);
+  const size = { width: r.u32be(16), height: r.u32be(20) };
   if (size.width > 0x7fffffff || size.height > 0x7fffffff) throw r.invalid('the IHDR dimensions are out of range');
   return size;
 }
@@ -383,16 +478,16 @@ function readJpegFrame(r: HeaderReader): Dimensions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// WebP: RIFF container, chunk walk (headers only). Ours: sizes, key frame and signatures,
-// animation, and the VP8L (lossless) dimensions; image-size reads the VP8 (lossy) and VP8X
-// (canvas) dimensions of a chunk once it is known whole. Not VP8L: image-size takes a lossless
-// header whose bytes 3-5 read 9D 01 2A (the lossy start code) for a broken lossy one, which is
-// what every lossless image 1653 to 1656 pixels high followed by the byte 0x2A looks like.
+// WebP: RIFF container, chunk walk (headers only): sizes, key frame and signatures, animation,
+// and the dimensions of the VP8 (lossy), VP8L (lossless) and VP8X (canvas) headers.
 
 const VP8X_FLAG_ANIMATION = 0x02;
-/** Where image-size reads a WebP's first chunk: right after `RIFF<size>WEBP`. */
+/** A WebP's first chunk: right after `RIFF<size>WEBP`. */
 const FIRST_CHUNK = 12;
+/** VP8X flag bits that must be zero (the reserved bits around ICC, alpha, EXIF, XMP and animation). */
+const VP8X_RESERVED = 0xc1;
 
+/** A VP8 chunk's frame header, checked before its dimensions are read (`vp8Size`). */
 function checkVp8(r: HeaderReader, data: number, size: number): void {
   // frame tag (3 bytes), start code 9D 01 2A, width (14 bits + 2 scale), height (14 bits + 2 scale)
   if (size < 10) throw r.invalid('the VP8 chunk is too short for a frame header');
@@ -415,10 +510,22 @@ function vp8lSize(r: HeaderReader, data: number, size: number): Dimensions {
   return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
 }
 
-/** The dimensions of the image data chunk at `chunk`: VP8L ours, VP8 as image-size reads a file that starts with it. */
+/** A checked VP8 chunk's dimensions: 14 bits each, little-endian, after the start code (the top 2 bits are the scale). */
+function vp8Size(r: HeaderReader, data: number): Dimensions {
+  return { width: r.u16le(data + 6) & 0x3fff, height: r.u16le(data + 8) & 0x3fff };
+}
+
+/** A VP8X chunk's canvas: reserved flag bits clear, then width-1 and height-1 in 24 bits little-endian each. */
+function vp8xCanvas(r: HeaderReader, data: number): Dimensions {
+  // The message is the one image-size's refusal gave when it read the canvas.
+  if ((r.u8(data) & VP8X_RESERVED) !== 0) throw r.invalid('Invalid WebP');
+  return { width: 1 + r.u24le(data + 4), height: 1 + r.u24le(data + 7) };
+}
+
+/** The dimensions of the image data chunk at `chunk` (VP8 or VP8L, checked by the chunk walk). */
 function bitstreamSize(r: HeaderReader, chunk: number): Dimensions {
   if (ascii(r.b, chunk, 4) === 'VP8L') return vp8lSize(r, chunk + 8, r.u32le(chunk + 4));
-  return chunk === FIRST_CHUNK ? r.sizeBy(WEBP) : new HeaderReader(r.b.subarray(chunk - FIRST_CHUNK), r.fieldPath, 'webp').sizeBy(WEBP);
+  return vp8Size(r, chunk + 8);
 }
 
 function webpSize(r: HeaderReader): Dimensions {
@@ -453,7 +560,7 @@ function webpSize(r: HeaderReader): Dimensions {
   if (pos === FIRST_CHUNK) throw r.invalid('the file has no chunks');
   // A simple file's dimensions are its bitstream's; an extended file's are its canvas.
   if (!extended) return bitstreamSize(r, FIRST_CHUNK);
-  const size = r.sizeBy(WEBP);
+  const size = vp8xCanvas(r, FIRST_CHUNK + 8);
   if (bitstreamChunk === null) throw r.invalid('the VP8X file has no VP8 or VP8L image data');
   const image = bitstreamSize(r, bitstreamChunk);
   if (image.width !== size.width || image.height !== size.height) {
