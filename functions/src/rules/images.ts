@@ -8,7 +8,7 @@
  * 16384x16384 costs a few microseconds. The SHA-256 of the bytes is the caller's
  * (`withSha256` in image-store.ts, with node:crypto).
  *
- * Everything is read here, each rule with a test in test/unit/messages/images.test.ts:
+ * Everything is read here, each rule with a test in test/unit/rules/images.test.ts:
  * - the accepted formats' magic bytes;
  * - integrity: PNG's IHDR must be first, 13 bytes long, with a valid CRC (`crc32` below),
  *   colour type, bit depth and methods; WebP's RIFF size, chunk sizes, VP8 key frame and start

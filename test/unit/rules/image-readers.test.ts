@@ -20,7 +20,7 @@ import { SVG } from 'image-size/types/svg';
 import { TIFF } from 'image-size/types/tiff';
 import { WEBP } from 'image-size/types/webp';
 import type { IImage } from 'image-size/types/interface';
-import { ApiError } from '../../../functions/src/platform/errors';
+import { ApiError } from '../../../functions/src/rules/errors';
 import { crc32, inspectImage } from '../../../functions/src/rules/images';
 import { png, riffChunk, vp8Data, vp8lData, vp8xData, webpContainer } from '../fixtures/image-bytes';
 
