@@ -48,6 +48,14 @@ module.exports = {
       setupFiles: ['<rootDir>/sdk/test/e2e/kit-target.cjs'],
       testTimeout: 60000,
     },
+    // The rules' unit tests again, on the SDK's generated copy of the rules (sdk/src/internal/rules,
+    // scripts/sdk-generate.mjs), which the test service runs: the same tests pass on both copies.
+    {
+      ...common,
+      displayName: 'rules-sdk',
+      testMatch: ['<rootDir>/test/unit/rules/**/*.test.ts'],
+      moduleNameMapper: { '^(?:\\.\\./)+functions/src/rules/(.*)$': '<rootDir>/sdk/src/internal/rules/$1' },
+    },
     // Only in the framework phase (scripts/framework-phase.mjs): tests that start their own
     // functions-framework processes (injected hangs, a missing image bucket).
     { ...common, displayName: 'framework', testMatch: ['<rootDir>/test/framework/**/*.test.ts'], testTimeout: 120000 },

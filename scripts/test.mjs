@@ -142,7 +142,7 @@ const checks = (async () => {
   // Two workers, not Jest's default of one on two cores: the kit's suites mostly wait on their
   // connectors' timers, so a second worker halves the phase (121 s -> 61 s measured alone) and
   // takes it off the critical path. A --maxWorkers given to npm test comes later and wins.
-  if (phases.includes('unit')) await phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', `--maxWorkers=${UNIT_WORKERS}`, ...extra]));
+  if (phases.includes('unit')) await phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', 'rules-sdk', `--maxWorkers=${UNIT_WORKERS}`, ...extra]));
 })();
 
 if (!needsStack) {

@@ -25,7 +25,8 @@ import {
 } from '../internal/contract.generated.js';
 import type { MessageEventRequest } from '../internal/api.generated.js';
 import type { PulledMessage } from '../internal/pull-loop.js';
-import { IMAGE_LIMITS, MAX_JSON_BYTES, imageSize, parseMultipart, sniffImage } from './multipart.js';
+import { MAX_JSON_BYTES, parseMultipart } from './multipart.js';
+import { assertImageSet, inspectImage } from '../internal/rules/images.js';
 import { REQUESTS, validateRequest, type RequestSchema } from './requests.generated.js';
 import { apiError, ApiError } from './errors.js';
 import { MemoryDeliveries, type TransitionFacts } from './deliveries.js';
@@ -438,12 +439,12 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
     if (request.mediaType === 'multipart/form-data') {
       const multipart = parseMultipart(request.contentType, request.raw);
       payload = parseJson(multipart.payload, 'payload');
+      // The service's image rules (rules/images.ts): format by magic bytes, header integrity, animation, sides and pixels, sizes.
       images = multipart.images.map((image, i) => {
-        const contentType = sniffImage(image.bytes, `images[${i}]`);
-        return { contentType, ...imageSize(image.bytes, contentType, `images[${i}]`), bytes: image.bytes, sha256: sha256Hex(image.bytes) };
+        const inspected = inspectImage(image.bytes, `images[${i}]`);
+        return { contentType: inspected.contentType, width: inspected.width, height: inspected.height, bytes: image.bytes, sha256: sha256Hex(image.bytes) };
       });
-      const total = images.reduce((sum, image) => sum + image.bytes.length, 0);
-      if (total > IMAGE_LIMITS.maxBytesTotal) throw apiError(413, 'images_too_large', `images: images total ${total} bytes; the limit is ${IMAGE_LIMITS.maxBytesTotal} bytes (20 MB) per message`);
+      assertImageSet(images.map((image) => ({ bytes: image.bytes.length })));
     }
     // The message JSON itself (the multipart `payload`'s schema); "text or an image" is the 400 `empty_message` below, as in the service.
     const problems = validateRequest({ ref: 'IncomingMessage' }, payload);

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { ConflictError, NotFoundError, parsePulledNotification, type AttachmentFile, type ConnectorClient } from '../../src/index.js';
 import { realPng } from '../../../test/integration/helpers/console-uploads';
-import { allowAttachments, sdkDeliveryFixture, startConversation, waitForMirror, writeReplyWithFiles, type RawTopic, type TestIntegration } from './helpers';
+import { allowAttachments, sdkClient, sdkDeliveryFixture, startConversation, waitForMirror, writeReplyWithFiles, type RawTopic, type TestIntegration } from './helpers';
 
 jest.setTimeout(120_000);
 
@@ -85,4 +85,31 @@ test('deliveries.attachment: a foreign lease is lease_lost, an id not on the del
   const finished = await client.deliveries.attachment({ deliveryId, leaseId: claim.leaseId, attachmentId: png.attachmentId }).catch((e: unknown) => e);
   expect(finished).toBeInstanceOf(ConflictError);
   expect(finished).toMatchObject({ code: 'delivery_finished' });
+});
+
+// The file-name and download rules are the service's own (functions/src/contract/file-names.ts,
+// functions/src/rules/file-headers.ts) on both targets: the test service once handed a name with
+// a right-to-left override on unchanged and served downloads without the sandbox CSP.
+test('a file name with a bidi override reaches the connector cleaned, and its download carries the sandbox CSP and a safe name', async () => {
+  const conversation = await startConversation(client, integration);
+  const { replyId } = await writeReplyWithFiles(conversation, 'the invoice', [{ bytes: PDF, name: 'invoice\u202Efdp.exe', type: 'application/pdf' }]);
+  const notification = parsePulledNotification(await topic.waitFor(replyId));
+  const seen: Headers[] = [];
+  const recording = sdkClient(integration.key, {
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      seen.push(response.headers);
+      return response;
+    },
+  });
+  const claim = await recording.deliveries.claim({ deliveryId: notification.deliveryId });
+  if (claim.status !== 'ready' || 'kind' in claim) throw new Error(`expected a ready reply, got ${JSON.stringify(claim)}`);
+  const [file] = claim.message.attachments ?? [];
+  expect(file?.name).toBe('invoicefdp.exe');
+  await recording.deliveries.attachment({ deliveryId: notification.deliveryId, leaseId: claim.leaseId, attachmentId: file?.attachmentId ?? '' });
+  const download = seen.at(-1);
+  expect(download?.get('content-security-policy')).toBe("sandbox; default-src 'none'");
+  expect(download?.get('content-disposition')).toBe(`attachment; filename="invoicefdp.exe"; filename*=UTF-8''invoicefdp.exe`);
+  expect(download?.get('x-content-type-options')).toBe('nosniff');
+  expect(download?.get('etag')).toBe(`"${sha256(PDF)}"`);
 });

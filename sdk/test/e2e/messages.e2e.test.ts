@@ -12,7 +12,7 @@ import {
   type ConnectorClient,
   type FetchLike,
 } from '../../src/index.js';
-import { jpeg, png } from '../../../test/unit/fixtures/image-bytes';
+import { jpeg, png, webpAnimated } from '../../../test/unit/fixtures/image-bytes';
 import { closeStack, createTestIntegration, messageDoc, messageDocs, sdkClient, storedImageSha256, type TestIntegration } from './helpers';
 
 let integration: TestIntegration;
@@ -163,6 +163,26 @@ describe('messages.send with images (multipart)', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect(err).toMatchObject({ status: 400, attempts: 1 });
+  });
+});
+
+// The image rules are the service's own (functions/src/rules/images.ts) on both targets: the test
+// service once accepted both of these, which the service refuses.
+describe('messages.send: the image rules, the same on both targets', () => {
+  test('an animated WebP -> BadRequestError unsupported_image, nothing stored', async () => {
+    const chat = newChat();
+    const err = await client.messages.send({ ...chat, eventId: `evt-${randomUUID()}`, text: 'look', images: [{ data: webpAnimated(4, 4) }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect(err).toMatchObject({ status: 400, code: 'unsupported_image', attempts: 1 });
+  });
+
+  test('a PNG whose header claims a side of 16385 pixels -> BadRequestError image_too_large_dimensions', async () => {
+    const err = await client.messages.send({ ...newChat(), text: 'huge', images: [{ data: png(16385, 1) }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect(err).toMatchObject({ status: 400, code: 'image_too_large_dimensions' });
+    // The largest side the service takes is accepted on both.
+    const sent = await client.messages.send({ ...newChat(), images: [{ data: png(16384, 1) }] });
+    expect(sent.duplicate).toBe(false);
   });
 });
 
