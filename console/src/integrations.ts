@@ -26,7 +26,7 @@ import {
   type Integration,
   type IntegrationHealth,
 } from './integrations-data';
-import type { View } from './main';
+import type { View } from './view';
 import type { Session } from './session';
 import { CONSOLE_LIMITS } from '../../functions/src/contract';
 import { formatWindow, LIFECYCLE_WINDOW_MAX_SECONDS, LIFECYCLE_WINDOW_MIN_SECONDS, lifecycleProblem, lifecycleText, type LifecycleCapability } from './lifecycle';

@@ -9,7 +9,7 @@ import { announce, append, h, notice, replace, type Child } from './dom';
 import { describeError } from './errors';
 import { codePointLength, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
 import { cancelOutcomeLabel, cancelPending as isCancelPending, canCancel, canResend, formatBytes, formatTime, NO_CUSTOMER_YET, replyProblem, resendPending as isResendPending, statusLabel, type DeliveryStatus } from './format';
-import type { View } from './main';
+import type { View } from './view';
 import type { Session } from './session';
 import type { UploadedAttachment } from './attachments';
 import { composeAttachments } from './compose-attachments';
