@@ -113,33 +113,24 @@ export function lifecycleForms(ctx: ThreadContext): (m: OutboundMessage, at: num
     const canUnsend = canRequest(rule, ctx.lifecycle(), 'unsend', at);
     if (!canEdit) editing.delete(id);
     if (!canUnsend) confirmingUnsend.delete(id);
+    // The accessible name is the visible one; the reply's text tells the buttons apart.
+    const opener = (kind: 'edit' | 'unsend', label: string, open: () => void) =>
+      h('button', { type: 'button', class: `secondary ${kind}`, 'data-focus': kind, 'aria-describedby': textId, onclick: open }, label);
     const editButton =
       canEdit && !editing.has(id)
-        ? h('button', {
-            type: 'button',
-            class: 'secondary edit',
-            'data-focus': 'edit',
-            'aria-describedby': textId,
-            onclick: () => {
-              editing.set(id, shownText(rule).text);
-              editErrors.delete(id);
-              ctx.render({ message: id, control: 'edit-text' });
-            },
-          }, 'Edit')
+        ? opener('edit', 'Edit', () => {
+            editing.set(id, shownText(rule).text);
+            editErrors.delete(id);
+            ctx.render({ message: id, control: 'edit-text' });
+          })
         : null;
     const unsendButton =
       canUnsend && !confirmingUnsend.has(id)
-        ? h('button', {
-            type: 'button',
-            class: 'secondary unsend',
-            'data-focus': 'unsend',
-            'aria-describedby': textId,
-            onclick: () => {
-              confirmingUnsend.add(id);
-              unsendErrors.delete(id);
-              ctx.render({ message: id, control: 'unsend-confirm' });
-            },
-          }, 'Unsend')
+        ? opener('unsend', 'Unsend', () => {
+            confirmingUnsend.add(id);
+            unsendErrors.delete(id);
+            ctx.render({ message: id, control: 'unsend-confirm' });
+          })
         : null;
     const panel: HTMLElement[] = [];
     const draft = editing.get(id);
