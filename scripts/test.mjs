@@ -134,6 +134,7 @@ const checks = (async () => {
       phase('lint (eslint, import cycles, unused code)', async () => {
         await run(bin('eslint'), lintArgs);
         await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
+        await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
         await run(bin('knip'), ['--no-progress']);
       }),
     ]);

@@ -8,7 +8,7 @@ import { h, notice, replace } from './dom';
 import { describeError } from './errors';
 import { allShards, CONVERSATION_LIST_SHARDS } from '../../functions/src/contract';
 import { conversationPerson, formatTime, mergeByRecency, NO_CUSTOMER_YET, timestampMillis } from './format';
-import type { View } from './main';
+import type { View } from './view';
 import type { Session } from './session';
 import { threadView } from './thread';
 import { CustomerNames, personLabel } from './customers';

@@ -12,13 +12,7 @@ import { connect, type Services } from './firebase';
 import { integrationsView } from './integrations';
 import { privacyView } from './privacy';
 import { leave, loadMembership, preferredWorkspace, rememberWorkspace, signIn, type Session } from './session';
-
-/** A mounted view; `route` is called again when the hash changes within the same view. */
-export interface View {
-  el: HTMLElement;
-  route?(parts: string[]): void;
-  destroy(): void;
-}
+import type { View } from './view';
 
 const root = document.getElementById('app') as HTMLElement;
 let current: { name: string; view: View } | undefined;

@@ -23,7 +23,7 @@ import {
   type CustomerRequest,
   type Erasure,
 } from './privacy-data';
-import type { View } from './main';
+import type { View } from './view';
 import type { Session } from './session';
 import { CONSOLE_LIMITS } from '../../functions/src/contract';
 

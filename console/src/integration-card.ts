@@ -1,0 +1,99 @@
+/**
+ * One integration's card: name and state, key prefix (or revoked), a CLI rotation's previous key,
+ * the paused source, replies topic and the service's topic check; its reply capabilities
+ * (integration-capabilities.ts) and live health (integration-health.ts); for admins Deactivate /
+ * Activate, Re-key (the new key shown once) and End overlap now, with the refusal's reason.
+ */
+import { h, notice, replace } from './dom';
+import { describeError } from './errors';
+import { formatTime } from './format';
+import { attachmentsPanel, lifecyclePanel } from './integration-capabilities';
+import { ADMINS_ONLY, type IntegrationsContext } from './integration-context';
+import { endKeyOverlap, rekeyIntegration, setIntegrationActive, type Integration } from './integrations-data';
+
+/** A card's admin actions: each button waits for its write and shows a refusal in `error`. */
+function adminActions(ctx: IntegrationsContext, row: Integration, error: HTMLElement): HTMLElement {
+  const { session } = ctx;
+  const { name, active, previousKey: previous } = row;
+  const act = (label: string, deniedWhy: string, write: () => Promise<void>) =>
+    h('button', {
+      type: 'button',
+      class: 'secondary',
+      onclick: (event: Event) => {
+        const button = event.currentTarget as HTMLButtonElement;
+        button.disabled = true;
+        replace(error);
+        write().then(
+          () => {
+            button.disabled = false;
+          },
+          (err: unknown) => {
+            button.disabled = false;
+            replace(error, notice('error', describeError(err, deniedWhy)));
+          },
+        );
+      },
+    }, label);
+  return h(
+    'div',
+    { class: 'row actions' },
+    act(active ? 'Deactivate' : 'Activate', ADMINS_ONLY, () => setIntegrationActive(session, row.id, !active)),
+    act('Re-key', ADMINS_ONLY, async () => {
+      if (!confirm(`Re-key “${name}”? The current key stops working within 30 seconds (no overlap; for an overlap use the CLI's rotate).`)) return;
+      const issued = await rekeyIntegration(session, row.id);
+      ctx.showKey(`New key for “${name}”`, issued);
+    }),
+    previous ? act('End overlap now', ADMINS_ONLY, () => endKeyOverlap(session, row.id)) : null,
+  );
+}
+
+/** The card of `row`, with its live health panel `health`. */
+export function integrationCard(ctx: IntegrationsContext, row: Integration, health: HTMLElement): HTMLElement {
+  const { name, active, replies, previousKey: previous, keyRevoked: revoked } = row;
+  const error = h('div', {});
+  const topicStatus = !replies.enabled
+    ? h('span', { class: 'muted' }, 'replies disabled')
+    : replies.topicStatus === undefined
+      ? h('span', { class: 'badge badge-pending' }, 'checking…')
+      : h('span', { class: `badge badge-topic-${replies.topicStatus}` }, replies.topicStatus);
+  return h(
+    'article',
+    { class: 'card integration', 'data-integration': row.id, 'aria-labelledby': `int-${row.id}` },
+    h('h3', { id: `int-${row.id}` }, name, ' ', h('span', { class: `badge ${active ? 'badge-ok' : 'badge-off'}` }, active ? 'active' : 'inactive')),
+    h(
+      'dl',
+      {},
+      h('dt', {}, 'ID'),
+      h('dd', {}, h('code', {}, row.id)),
+      h('dt', {}, 'Key'),
+      h('dd', {}, revoked ? h('span', { class: 'badge badge-failed' }, `revoked (${revoked.reason ?? 'by the service'}): re-key`) : h('code', {}, `${row.keyPrefix}…`)),
+      previous ? h('dt', {}, 'Previous key') : null,
+      previous ? h('dd', {}, h('code', {}, `${previous.prefix ?? ''}…`), ` works until ${formatTime(previous.expiresAt)}`) : null,
+      row.sourcePaused ? h('dt', {}, 'Source') : null,
+      row.sourcePaused ? h('dd', {}, 'paused (incoming messages refused)') : null,
+      h('dt', {}, 'Replies topic'),
+      h('dd', {}, replies.enabled && replies.topic ? h('code', { class: 'wrap' }, replies.topic) : h('span', { class: 'muted' }, 'none')),
+      h('dt', {}, 'Topic status'),
+      h('dd', {}, topicStatus, replies.topicMessage ? h('span', { class: 'muted topic-message' }, ` ${replies.topicMessage}`) : null),
+    ),
+    attachmentsPanel(ctx, row.id, row.attachments),
+    lifecyclePanel(ctx, row.id, row.lifecycle),
+    health,
+    ctx.isAdmin ? adminActions(ctx, row, error) : null,
+    error,
+  );
+}
+
+/**
+ * Every snapshot re-renders the cards (a topic check or a health change included). An editor the
+ * admin has open in the card's previous rendering keeps its draft and stays open, unless what it
+ * edits changed underneath (then the fresh, closed one shows the new value; a successful save
+ * closes it the same way).
+ */
+export function keepOpenEditors(previous: HTMLElement | undefined, fresh: HTMLElement): HTMLElement {
+  for (const open of previous?.querySelectorAll<HTMLDetailsElement>('details[data-editor][open]') ?? []) {
+    const counterpart = [...fresh.querySelectorAll<HTMLDetailsElement>('details[data-editor]')].find((el) => el.dataset.editor === open.dataset.editor);
+    counterpart?.replaceWith(open);
+  }
+  return fresh;
+}

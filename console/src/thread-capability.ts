@@ -1,0 +1,33 @@
+/**
+ * The conversation's integration says whether replies may carry files, and which (its
+ * `replies.attachments`), and whether sent replies may be edited or unsent (`replies.lifecycle`);
+ * followed live, so an admin's change shows without a reload.
+ */
+import type { AttachmentCapability } from './attachments';
+import type { LifecycleCapability } from './lifecycle';
+import type { Session } from './session';
+import { subscribeReplyCapability } from './thread-data';
+
+export interface CapabilityWatch {
+  /** Follows `integrationId` (once known; the same one again changes nothing). */
+  watch(integrationId: string | undefined): void;
+  destroy(): void;
+}
+
+export function capabilityWatch(
+  session: Session,
+  onCapability: (attachments: AttachmentCapability | undefined, lifecycle: LifecycleCapability | undefined) => void,
+  onRefused: (err: unknown) => void,
+): CapabilityWatch {
+  let watched: string | undefined;
+  let unsubscribe: (() => void) | undefined;
+  return {
+    watch(integrationId) {
+      if (integrationId === undefined || integrationId === '' || integrationId === watched) return;
+      watched = integrationId;
+      unsubscribe?.();
+      unsubscribe = subscribeReplyCapability(session, integrationId, onCapability, onRefused);
+    },
+    destroy: () => unsubscribe?.(),
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * A thread's heading: the conversation's external id, and a line with its customer (by display
+ * name once known), integration and last message, followed live. It tells the thread which
+ * integration the conversation belongs to (whose capabilities the thread follows).
+ */
+import { h, notice, replace } from './dom';
+import { describeError } from './errors';
+import { formatTime, NO_CUSTOMER_YET } from './format';
+import { CustomerNames, personLabel } from './customers';
+import type { Session } from './session';
+import { subscribeConversation } from './thread-data';
+
+export interface ThreadHeader {
+  title: HTMLElement;
+  subtitle: HTMLElement;
+  destroy(): void;
+}
+
+export function threadHeader(session: Session, conversationId: string, onIntegration: (integrationId: string | undefined) => void): ThreadHeader {
+  const title = h('h2', { id: 'thread-title' }, conversationId);
+  const subtitle = h('p', { class: 'muted' });
+  const customers = new CustomerNames(session.services.db, session.workspaceId);
+  const unsubscribe = subscribeConversation(
+    session,
+    conversationId,
+    (header) => {
+      if (header === undefined) {
+        replace(subtitle, 'This conversation does not exist.');
+        return;
+      }
+      title.textContent = header.externalConversationId;
+      onIntegration(header.integrationId);
+      const externalId = header.customerExternalId;
+      const integrationId = header.integrationId ?? '?';
+      const line = (person: string) => `Customer ${person} · integration ${integrationId} · last message ${formatTime(header.lastMessageAtMs)}`;
+      replace(subtitle, line(externalId ?? NO_CUSTOMER_YET));
+      if (externalId !== undefined) {
+        void customers.displayName(integrationId, externalId).then((name) => {
+          if (name !== undefined) replace(subtitle, line(personLabel(externalId, name)));
+        });
+      }
+    },
+    (err) => replace(subtitle, notice('error', describeError(err, 'only members of the workspace may read its conversations'))),
+  );
+  return { title, subtitle, destroy: unsubscribe };
+}
