@@ -135,6 +135,7 @@ const checks = (async () => {
         await run(bin('eslint'), lintArgs);
         await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
         await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
+        await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')]);
         await run(bin('knip'), ['--no-progress']);
       }),
     ]);
