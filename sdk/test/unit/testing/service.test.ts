@@ -7,8 +7,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConflictError, ConnectorClient, createPushHandler, runPullLoop, type ProviderSendInput } from '../../../src/index.js';
 import { startTestService, type CreatedIntegration, type TestService } from '../../../src/testing/index.js';
+import { png } from '../../../../test/unit/fixtures/image-bytes';
 
-const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+// A whole 1x1 PNG: the test service checks images with the service's rules, which refuse a truncated header.
+const PNG = Uint8Array.from(png(1, 1));
 
 let clock = Date.parse('2026-01-01T00:00:00Z');
 let service: TestService;
