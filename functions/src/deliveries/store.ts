@@ -20,7 +20,8 @@ import {
 } from '../rules/ordering';
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
-import { UNFINISHED_STATUSES, storedRecord, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason, type Notify } from '../rules/record';
+import type { QueueChange, RecordWrite } from '../rules/plan';
+import { UNFINISHED_STATUSES, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason } from '../rules/record';
 import { deliveryMirror, mirrorChanged, type ReplyMirror } from './reply';
 import type { ReplyHistory } from './lifecycle-history';
 
@@ -152,14 +153,8 @@ export async function readDeliveryQueue(
 }
 
 /** What a transition changed in its conversation's queue. */
-export interface QueueChange {
-  /** The delivery became terminal: it leaves the unfinished deliveries (and its release facts). */
-  terminalSeq: number | null;
-  /** The delivery this transition released: its release facts are spent. */
-  releasedSeq: number | null;
-  /** A delivery's `waiting` changed: its release facts follow (only when it has any). */
-  waiting: { seq: number; waiting: boolean } | null;
-}
+/** What a transition changes on the queue document: the plan's (../rules/plan.ts). */
+export type { QueueChange } from '../rules/plan';
 
 /**
  * Writes the queue after a transition: drops `terminalSeq` from the unfinished deliveries (when a
@@ -266,15 +261,14 @@ export function writeReplyMirror(tx: Transaction, db: Firestore, reply: ReplyAdd
 export function writeDelivery(
   tx: Transaction,
   db: Firestore,
-  before: DeliveryRecord | null,
-  next: DeliveryRecord,
-  notify: Notify | null,
+  write: RecordWrite,
   now: number,
   onlyFields?: readonly (keyof DeliveryRecord)[],
   history?: ReplyHistory,
 ): string | null {
-  const derived = storedRecord(before, next, now, config().unclaimedExpiryMs);
-  const stored: DeliveryRecord = { ...derived, listShard: shardOf(next.deliveryId, config().listShards) };
+  const { before, notify } = write;
+  const next = write.record;
+  const stored: DeliveryRecord = { ...next, listShard: shardOf(next.deliveryId, config().listShards) };
   const ref = deliveryRef(db, next.workspaceId, next.deliveryId);
   if (onlyFields === undefined) tx.set(ref, stored);
   else tx.update(ref, Object.fromEntries(onlyFields.map((field) => [field, stored[field] ?? FieldValue.delete()])));

@@ -26,12 +26,14 @@ import type { DocumentReference, DocumentSnapshot, Firestore, Transaction } from
 import { writeOperationalEvent } from '../platform/operational-events';
 import { exhaustedEvent } from './operational-events';
 import { conversationOfDeliveryId } from '../platform/ids';
-import { releaseFrom, hasUnfinishedBefore, type QueueTail, type ReleaseFacts } from '../rules/ordering';
+import { hasUnfinishedBefore, type QueueTail, type ReleaseFacts } from '../rules/ordering';
+import { planAppend, planTransition, releasedBy, type RecordWrite } from '../rules/plan';
+import { config } from '../platform/config';
 import { isTerminal, newDelivery, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from '../rules/record';
 import { mirrorChanged, rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
 import { ReplyHistory } from './lifecycle-history';
 import { paths } from '../platform/paths';
-import { decideAppend, decideWake, type AppendInput } from '../rules/state-machine';
+import type { AppendInput } from '../rules/state-machine';
 import {
   conversationRef,
   deliveryQueueRef,
@@ -136,12 +138,13 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
     }
     const decision = transition.decide(before, facts);
 
-    // A delivery that ends releases the next one of its conversation: from its release facts, or
-    // read (a delivery without facts, or after a commit that found its record gone).
+    // A delivery that ends releases the next one of its conversation (../rules/plan.ts
+    // `releasedBy`): from its release facts, or read (a delivery without facts, or after a commit
+    // that found its record gone).
     let released: { record: DeliveryRecord; fromFacts: boolean } | null = null;
     if (decision?.effects.releasesNext) {
       queue ??= await readQueue();
-      const next = releaseFrom(queue.unfinished, before.seq);
+      const next = releasedBy(before, decision, queue.unfinished);
       const known = next !== null && trustReleaseFacts ? queue.release.get(next.seq) : undefined;
       if (next !== null && known !== undefined) {
         released = { record: waitingDelivery(before, next.seq, next.deliveryId, known), fromFacts: true };
@@ -156,16 +159,15 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
     const history = decision?.next && before.kind !== undefined && mirrorChanged(before, decision.next) ? await readReplyHistory(tx, db, before) : undefined;
 
     transition.beforeWrite?.();
-    if (decision) writeDecision(tx, db, before, decision, now, undefined, history);
-    const wake = released ? decideWake(released.record, now) : null;
-    if (queue) {
-      const waiting = decision?.next && decision.next.waiting !== before.waiting ? { seq: before.seq, waiting: decision.next.waiting } : null;
-      writeQueue(tx, queue, { terminalSeq: decision?.effects.releasesNext ? before.seq : null, releasedSeq: wake && released ? released.record.seq : null, waiting }, now);
+    // The plan (../rules/plan.ts, the same for the SDK's test service): the decided record, the
+    // released one woken, the queue change. This writer applies it.
+    const plan = planTransition(before, decision, released?.record ?? null, { now, unclaimedExpiryMs: config().unclaimedExpiryMs });
+    for (const write of plan?.writes ?? []) {
+      const isWake = write.before === released?.record;
+      if (isWake && released?.fromFacts) attempt.wokeFromFacts = true;
+      writeRecord(tx, db, write, now, isWake && released?.fromFacts ? WAKE_FIELDS : undefined, isWake ? undefined : history);
     }
-    if (released && wake) {
-      attempt.wokeFromFacts ||= released.fromFacts;
-      writeDecision(tx, db, released.record, wake, now, released.fromFacts ? WAKE_FIELDS : undefined);
-    }
+    if (queue && plan) writeQueue(tx, queue, plan.queue, now);
     history?.write(tx, db);
     const outcome: TransitionOutcome<R> = { before, decision };
     transition.alsoWrite?.(tx, outcome);
@@ -225,24 +227,15 @@ function waitingDelivery(releasing: DeliveryRecord, seq: number, deliveryId: str
 }
 
 /**
- * Writes what a rule decided about a delivery (`before`, null for a new one): its record with the
- * reply mirror, check document and notification. Returns the notification's outbox id, if any.
+ * Writes one record of a plan (`write.before`, null for a new one): the record with the reply
+ * mirror, check document and notification (./store.ts `writeDelivery`), and the operational event
+ * of a delivery that ran out of attempts or was never claimed. Returns the notification's outbox id.
  */
-function writeDecision<R>(
-  tx: Transaction,
-  db: Firestore,
-  before: DeliveryRecord | null,
-  decision: Decision<R>,
-  now: number,
-  onlyFields?: readonly (keyof DeliveryRecord)[],
-  history?: ReplyHistory,
-): string | null {
-  if (decision.next === null) return null;
-  // docs/operations.md#operational-events: a delivery that ran out of attempts or was never claimed
-  // is an operational event, written with the transition like a notification.
-  const exhausted = exhaustedEvent(before, decision.next, now);
+function writeRecord(tx: Transaction, db: Firestore, write: RecordWrite, now: number, onlyFields?: readonly (keyof DeliveryRecord)[], history?: ReplyHistory): string | null {
+  // docs/operations.md#operational-events: written with the transition like a notification.
+  const exhausted = exhaustedEvent(write.before, write.record, now);
   if (exhausted !== null) writeOperationalEvent(tx, db, exhausted, now);
-  return writeDelivery(tx, db, before, decision.next, decision.effects.notify, now, onlyFields, history);
+  return writeDelivery(tx, db, write, now, onlyFields, history);
 }
 
 /**
@@ -290,13 +283,14 @@ export async function openQueue(tx: Transaction, db: Firestore, queue: CreationQ
  */
 export function appendDelivery(tx: Transaction, db: Firestore, queue: CreationQueue, input: AppendInput, history?: ReplyHistory): { delivery: DeliveryRecord; outboxId: string | null } {
   if (queue.read === null) throw new Error('appendDelivery: the queue was not read (openQueue)');
-  const { decision, queue: tail } = decideAppend(queue.tail, input);
-  const outboxId = writeDecision(tx, db, null, decision, input.now, undefined, history);
+  const { write, queue: tail } = planAppend(queue.tail, input, config().unclaimedExpiryMs);
+  const outboxId = writeRecord(tx, db, write, input.now, undefined, history);
   queue.tail = tail;
-  queue.appended.set(decision.next.seq, decision.next.deliveryId);
+  const created = write.record;
+  queue.appended.set(created.seq, created.deliveryId);
   // Behind an unfinished delivery: what its release needs, so that it is woken without being read.
-  if (decision.next.head !== true) queue.release.set(decision.next.seq, { messageId: decision.next.messageId, waiting: false });
-  return { delivery: decision.next, outboxId };
+  if (created.head !== true) queue.release.set(created.seq, { messageId: created.messageId, waiting: false });
+  return { delivery: created, outboxId };
 }
 
 /**

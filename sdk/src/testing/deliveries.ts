@@ -3,14 +3,15 @@
  * (functions/src/deliveries/transition.ts and store.ts). Every change to a delivery is the same
  * read -> decide -> write step as the service's, run on the service's own rules (generated copies
  * under ../internal/rules): read the record and its conversation's queue, let a rule decide, store
- * the decided record with the fields every store derives (`storedRecord`), queue its notification,
- * and when it ends, wake the delivery it releases (`releaseFrom`, `decideWake`). Creation is
- * `decideAppend` on the conversation's queue, as the service's reply trigger does. Nothing here
+ * the plan the rules make of the decision (`planTransition`: the decided record as stored, the
+ * delivery its end releases woken, the queue change) and apply it. Creation is `planAppend` on the
+ * conversation's queue, as the service's reply trigger does. Nothing here
  * decides anything a connector can observe: that is the rules' job.
  */
-import { decideAppend, decideLivenessCheck, decideLeaseExpiry, decideWake, type AppendInput } from '../internal/rules/state-machine.js';
-import { hasUnfinishedBefore, releaseFrom, type QueueTail } from '../internal/rules/ordering.js';
-import { isTerminal, storedRecord, type Decision, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
+import { decideLivenessCheck, decideLeaseExpiry, type AppendInput } from '../internal/rules/state-machine.js';
+import { planAppend, planTransition, releasedBy, type QueueChange, type RecordWrite } from '../internal/rules/plan.js';
+import { hasUnfinishedBefore, type QueueTail } from '../internal/rules/ordering.js';
+import { isTerminal, type Decision, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
 
 /** What a decision may know besides the record (as the service's `TransitionFacts`). */
 export interface TransitionFacts {
@@ -50,38 +51,34 @@ export class MemoryDeliveries {
     return queue;
   }
 
-  /** Read -> decide -> write on one delivery; null when there is no such delivery. */
+  /** Read -> decide -> plan -> write on one delivery (../internal/rules/plan.ts); null when there is no such delivery. */
   transition<R>(deliveryId: string, now: number, decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R> | null): { before: DeliveryRecord; decision: Decision<R> | null } | null {
     const before = this.records.get(deliveryId);
     if (before === undefined) return null;
     const queue = this.queue(before.conversationId);
     const facts: TransitionFacts = { now, predecessorUnfinished: !isTerminal(before.status) && hasUnfinishedBefore(queue.unfinished, before.seq), recipient: this.recipientOf(before.conversationId) };
     const decision = decide(before, facts);
-    if (decision !== null) this.write(before, decision, now);
+    const released = releasedBy(before, decision, queue.unfinished);
+    const plan = planTransition(before, decision, released === null ? null : (this.records.get(released.deliveryId) ?? null), { now, unclaimedExpiryMs: this.unclaimedExpiryMs });
+    if (plan !== null) this.apply(plan.writes, plan.queue, queue);
     return { before, decision };
   }
 
-  /** A new delivery at the end of its conversation's queue (`decideAppend`), with its notification. */
+  /** A new delivery at the end of its conversation's queue (`planAppend`), with its notification. */
   append(input: AppendInput): DeliveryRecord {
     const queue = this.queue(input.conversationId);
-    const { decision, queue: after } = decideAppend(queue, input);
+    const { write, queue: after } = planAppend(queue, input, this.unclaimedExpiryMs);
     queue.nextSeq = after.nextSeq;
-    queue.unfinished.set(decision.next.seq, decision.next.deliveryId);
-    this.write(null, decision, input.now);
-    return this.records.get(decision.next.deliveryId) ?? decision.next;
+    queue.unfinished.set(write.record.seq, write.record.deliveryId);
+    this.apply([write], null, queue);
+    return write.record;
   }
 
   /** The lease expiries and liveness checks that are due (the service's lazy expiry and its sweeper). */
   sweep(now: number): void {
-    for (const d of [...this.records.values()]) {
-      const expiry = decideLeaseExpiry(d, now);
-      if (expiry !== null) this.write(d, expiry, now);
-      const current = this.records.get(d.deliveryId) ?? d;
-      const checkAt = current.liveness?.checkAt;
-      if (checkAt !== undefined && checkAt <= now) {
-        const check = decideLivenessCheck(current, checkAt, now);
-        if (check !== null) this.write(current, check, now);
-      }
+    for (const deliveryId of [...this.records.keys()]) {
+      this.transition(deliveryId, now, (d) => decideLeaseExpiry(d, now));
+      this.transition(deliveryId, now, (d) => (d.liveness !== undefined && d.liveness.checkAt <= now ? decideLivenessCheck(d, d.liveness.checkAt, now) : null));
     }
   }
 
@@ -92,18 +89,12 @@ export class MemoryDeliveries {
     return due;
   }
 
-  /** Stores what a rule decided (the service's `writeDecision`), and the wake of the delivery its end releases. */
-  private write<R>(before: DeliveryRecord | null, decision: Decision<R>, now: number): void {
-    const next = decision.next;
-    if (next === null) return;
-    this.records.set(next.deliveryId, storedRecord(before, next, now, this.unclaimedExpiryMs));
-    if (decision.effects.notify !== null) this.outbox.push({ deliveryId: next.deliveryId, at: decision.effects.notify.at, reason: decision.effects.notify.reason });
-    if (!decision.effects.releasesNext || before === null) return;
-    const queue = this.queue(next.conversationId);
-    const released = releaseFrom(queue.unfinished, before.seq);
-    queue.unfinished.delete(before.seq);
-    const waiting = released === null ? undefined : this.records.get(released.deliveryId);
-    const wake = waiting === undefined ? null : decideWake(waiting, now);
-    if (waiting !== undefined && wake !== null) this.write(waiting, wake, now);
+  /** This store's writer of a plan: the records, their notifications, the queue's unfinished deliveries. */
+  private apply(writes: readonly RecordWrite[], change: QueueChange | null, queue: { unfinished: Map<number, string> }): void {
+    for (const write of writes) {
+      this.records.set(write.record.deliveryId, write.record);
+      if (write.notify !== null) this.outbox.push({ deliveryId: write.record.deliveryId, at: write.notify.at, reason: write.notify.reason });
+    }
+    if (change?.terminalSeq != null) queue.unfinished.delete(change.terminalSeq);
   }
 }

@@ -42,9 +42,10 @@ test("one writer of a reply's edit/unsend history: only lifecycle-history.ts wri
   expect(history.match(/tx\.(set|update|create)\(/g)).toHaveLength(1);
 });
 
-test('creation appends through one function: only transition.ts calls decideAppend, sequencing, resend and edits/unsends call appendDelivery', () => {
-  // Defined in rules/state-machine.ts; the only other caller is the SDK's in-memory store (sdk/src/testing/deliveries.ts).
-  expect(filesMatching(/\bdecideAppend\(/).sort()).toEqual(['transition.ts']);
+test('creation appends through one function: only transition.ts asks for the append plan, sequencing, resend and edits/unsends call appendDelivery', () => {
+  // `planAppend` (rules/plan.ts, over `decideAppend`); its only other caller is the SDK's in-memory store (sdk/src/testing/deliveries.ts).
+  expect(filesMatching(/\bdecideAppend\(/)).toEqual([]);
+  expect(filesMatching(/\bplanAppend\(/)).toEqual(['transition.ts']);
   expect(filesMatching(/\bappendDelivery\(/).sort()).toEqual(['lifecycle.ts', 'resend.ts', 'sequencing.ts', 'transition.ts']);
   expect(filesMatching(/\bwriteQueueAfterAppend\(/).sort()).toEqual(['store.ts', 'transition.ts']);
 });
