@@ -26,8 +26,8 @@ import { DELIVERY_OPERATIONS, type OperationsOf } from '../operations';
 import { visibleDelivery, type Decision, type DeliveryRecord } from '../rules/record';
 import { catchUpPage } from './catch-up-list';
 import { DELIVERY_OPERATION_SCHEMAS, type PendingResponse } from './schemas';
-import * as rules from '../rules/state-machine';
-import { runTransition, type TransitionFacts } from './transition';
+import { decideAttachmentFetch, DELIVERY_TRANSITIONS, type RuleFacts, type TransitionFacts } from '../rules/state-machine';
+import { runTransition } from './transition';
 
 /** Unguessable lease ids: holding one is what authorises start/complete/fail. */
 const newLeaseId = (): string => `l_${randomBytes(18).toString('base64url')}`;
@@ -85,12 +85,6 @@ const deliveryEndpoint = <S extends z.ZodType, R>(name: string, schema: S, run: 
 type Endpoint = ReturnType<typeof endpoint>;
 
 /** What a transition rule is given besides the record: the request body and these facts (facts win a name clash). */
-type RuleFacts = TransitionFacts & {
-  /** A fresh, unguessable lease id (the claim grants it when it grants a lease). */
-  newLeaseId: string;
-  /** Uniform in [0, 1), for backoff jitter. */
-  random: number;
-};
 type Schemas = typeof DELIVERY_OPERATION_SCHEMAS;
 type BodyOf<Id extends keyof Schemas> = z.output<Schemas[Id]['request']>;
 type ResponseOf<Id extends keyof Schemas> = z.output<Schemas[Id]['response']>;
@@ -156,7 +150,7 @@ const getDeliveryAttachment = endpoint(
     context.logFields.deliveryId = body.deliveryId;
     const snap = isStorableDocumentId(body.deliveryId) ? await db().doc(paths.delivery(context.auth.workspaceId, body.deliveryId)).get() : null;
     const delivery = visibleDelivery(snap?.exists === true ? (snap.data() as DeliveryRecord) : null, context.auth);
-    const file = rules.decideAttachmentFetch(delivery, { now: Date.now(), leaseId: body.leaseId, attachmentId: body.attachmentId });
+    const file = decideAttachmentFetch(delivery, { now: Date.now(), leaseId: body.leaseId, attachmentId: body.attachmentId });
     context.logFields.attachmentId = file.attachmentId;
     const stored = await attachmentsStore().open(attachmentPath(context.auth.workspaceId, delivery.conversationId, file.attachmentId));
     try {
@@ -186,14 +180,14 @@ const ATTACHMENT_RETRY_AFTER_SECONDS = 5;
  */
 export const endpoints = {
   // Reads the conversation with the delivery: the claim's answer names the recipient.
-  claimDelivery: transition('claimDelivery', rules.decideClaim, { readsConversation: true }),
-  startDelivery: transition('startDelivery', rules.decideStart),
-  extendDeliveryLease: transition('extendDeliveryLease', rules.decideExtend),
+  claimDelivery: transition('claimDelivery', DELIVERY_TRANSITIONS.claimDelivery, { readsConversation: true }),
+  startDelivery: transition('startDelivery', DELIVERY_TRANSITIONS.startDelivery),
+  extendDeliveryLease: transition('extendDeliveryLease', DELIVERY_TRANSITIONS.extendDeliveryLease),
   // Complete and a final fail end the delivery and release the next: the queue comes in the first wave.
   // A `retry` that finds the retry budget spent fails it too, and reads the queue after deciding.
-  completeDelivery: transition('completeDelivery', rules.decideComplete, { readsQueue: () => true }),
-  failDelivery: transition('failDelivery', rules.decideFail, { readsQueue: (body) => body.outcome !== 'retry' }),
+  completeDelivery: transition('completeDelivery', DELIVERY_TRANSITIONS.completeDelivery, { readsQueue: () => true }),
+  failDelivery: transition('failDelivery', DELIVERY_TRANSITIONS.failDelivery, { readsQueue: (body) => body.outcome !== 'retry' }),
   listPendingDeliveries,
-  reportDeliveryReceipt: transition('reportDeliveryReceipt', rules.decideReceipt),
+  reportDeliveryReceipt: transition('reportDeliveryReceipt', DELIVERY_TRANSITIONS.reportDeliveryReceipt),
   getDeliveryAttachment,
 } satisfies Record<OperationsOf<'deliveries/http'>, Endpoint>;

@@ -33,7 +33,7 @@ import { isTerminal, newDelivery, recipientFor, visibleDelivery, type Decision, 
 import { mirrorChanged, rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
 import { ReplyHistory } from './lifecycle-history';
 import { paths } from '../platform/paths';
-import type { AppendInput } from '../rules/state-machine';
+import type { AppendInput, TransitionFacts } from '../rules/state-machine';
 import {
   conversationRef,
   deliveryQueueRef,
@@ -49,14 +49,6 @@ import {
   type ReplyAddress,
 } from './store';
 
-/** What a decision may know besides the record. */
-export interface TransitionFacts {
-  now: number;
-  /** An earlier delivery of the conversation is unfinished (read only `withConversation`). */
-  predecessorUnfinished: boolean;
-  /** Who the reply goes to (read only `withConversation`). */
-  recipient: Recipient;
-}
 
 export interface Transition<R> {
   workspaceId: string;

@@ -692,3 +692,39 @@ export function decideErase(d: DeliveryRecord, input: { now: number }): Decision
   const next: DeliveryRecord = { ...d, status: 'failed', notBefore: null, waiting: false, error: { outcome: 'failed', code: ERASED }, updatedAt: input.now };
   return decided(d, { erased: true }, withAttempt(next, input.now, 'failed', ERASED));
 }
+
+// ---------------------------------------------------------------------------------------------
+// the connector's transitions, by operation
+
+/**
+ * What a transition's rule knows besides the record and the request's body: the store reads the
+ * first three (the time, the conversation's queue, the recipient), the caller makes the last two.
+ */
+export interface TransitionFacts {
+  now: number;
+  /** An earlier delivery of the conversation is unfinished (read only when the rule needs it: the claim). */
+  predecessorUnfinished: boolean;
+  /** Who the reply goes to (likewise). */
+  recipient: Recipient;
+}
+export type RuleFacts = TransitionFacts & {
+  /** A fresh, unguessable lease id (the claim grants it when it grants a lease). */
+  newLeaseId: string;
+  /** Uniform in [0, 1), for backoff jitter. */
+  random: number;
+};
+
+/**
+ * The rule of every connector operation that changes a delivery, by operationId. Each takes the
+ * operation's request body with the facts (`RuleFacts`) and answers the operation's response. The
+ * service's endpoints (functions/src/deliveries/http.ts) and the SDK's test service both serve
+ * exactly these, so a new transition is a rule and a line here (and the service's read hints).
+ */
+export const DELIVERY_TRANSITIONS = {
+  claimDelivery: decideClaim,
+  startDelivery: decideStart,
+  extendDeliveryLease: decideExtend,
+  completeDelivery: decideComplete,
+  failDelivery: decideFail,
+  reportDeliveryReceipt: decideReceipt,
+} as const;
