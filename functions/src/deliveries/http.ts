@@ -173,21 +173,50 @@ const getDeliveryAttachment = endpoint(
 /** Seconds before retrying a fetch whose object could not be read. */
 const ATTACHMENT_RETRY_AFTER_SECONDS = 5;
 
+type Transitions = typeof DELIVERY_TRANSITIONS;
+type TransitionOf = keyof Transitions & TransitionId;
+
 /**
- * The handler of each delivery operation, by operationId (index.ts serves `endpoints[operationId]`).
- * `satisfies` makes a catalogue entry without a handler here (or a handler without an entry) a
- * compile error.
+ * Each rule of the table (../rules/state-machine.ts `DELIVERY_TRANSITIONS`) fits its operation's
+ * schemas: it takes the body plus the facts and answers the response schema's type, which is also
+ * exactly the rule's answer (both ways: a schema and its rule cannot drift apart). A new transition
+ * is checked here without a line of its own.
+ */
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const checkedRules: { [Id in TransitionOf]: RuleOf<Id> } = DELIVERY_TRANSITIONS;
+type AnswersMatch = { [Id in TransitionOf]: SameType<ReturnType<Transitions[Id]>['response'], ResponseOf<Id>> }[TransitionOf];
+const assertTrue = <T extends true>(): T | undefined => undefined;
+assertTrue<AnswersMatch>();
+
+/**
+ * What a transition reads with the delivery in its first wave, where it is more than the delivery:
+ * the claim reads the conversation (its answer names the recipient); complete and a final fail end
+ * the delivery and release the next, so the queue comes in the first wave (a `retry` that finds the
+ * retry budget spent fails it too, and reads the queue after deciding).
+ */
+const FIRST_WAVE: { [Id in TransitionOf]?: TransitionOptions<BodyOf<Id>> } = {
+  claimDelivery: { readsConversation: true },
+  completeDelivery: { readsQueue: () => true },
+  failDelivery: { readsQueue: (body) => body.outcome !== 'retry' },
+};
+
+/** One transition of the table as an endpoint, with its first-wave reads. */
+const transitionEndpoint = <Id extends TransitionOf>(id: Id): Endpoint => transition(id, checkedRules[id], FIRST_WAVE[id]);
+
+/** Every transition of the table as an endpoint. */
+function transitionEndpoints(): { [Id in TransitionOf]: Endpoint } {
+  const ids = Object.keys(checkedRules) as TransitionOf[];
+  return Object.fromEntries(ids.map((id) => [id, transitionEndpoint(id)])) as { [Id in TransitionOf]: Endpoint };
+}
+
+/**
+ * The handler of each delivery operation, by operationId (index.ts serves `endpoints[operationId]`):
+ * the transitions of the rules' table, the catch-up list and the attachment download. `satisfies`
+ * makes a catalogue entry without a handler here (or a handler without an entry) a compile error.
  */
 export const endpoints = {
-  // Reads the conversation with the delivery: the claim's answer names the recipient.
-  claimDelivery: transition('claimDelivery', DELIVERY_TRANSITIONS.claimDelivery, { readsConversation: true }),
-  startDelivery: transition('startDelivery', DELIVERY_TRANSITIONS.startDelivery),
-  extendDeliveryLease: transition('extendDeliveryLease', DELIVERY_TRANSITIONS.extendDeliveryLease),
-  // Complete and a final fail end the delivery and release the next: the queue comes in the first wave.
-  // A `retry` that finds the retry budget spent fails it too, and reads the queue after deciding.
-  completeDelivery: transition('completeDelivery', DELIVERY_TRANSITIONS.completeDelivery, { readsQueue: () => true }),
-  failDelivery: transition('failDelivery', DELIVERY_TRANSITIONS.failDelivery, { readsQueue: (body) => body.outcome !== 'retry' }),
+  ...transitionEndpoints(),
   listPendingDeliveries,
-  reportDeliveryReceipt: transition('reportDeliveryReceipt', DELIVERY_TRANSITIONS.reportDeliveryReceipt),
   getDeliveryAttachment,
 } satisfies Record<OperationsOf<'deliveries/http'>, Endpoint>;
+
