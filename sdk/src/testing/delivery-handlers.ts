@@ -16,21 +16,12 @@ import { body, deliveryOf, type Answer, type Handler, type Handlers, type Operat
 import { extrasOf, type ServiceState } from './state.js';
 import type { OperationId } from './types.js';
 
-type DeliveryOperation =
-  | 'claimDelivery'
-  | 'startDelivery'
-  | 'extendDeliveryLease'
-  | 'completeDelivery'
-  | 'failDelivery'
-  | 'listPendingDeliveries'
-  | 'reportDeliveryReceipt'
-  | 'getDeliveryAttachment';
-
 type CompleteBody = { deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: NonNullable<CompleteInput['parts']> };
 type FailBody = { deliveryId: string; leaseId: string; outcome: FailOutcome; code: string; retryAfterMs?: number; providerMessageIds?: string[]; parts?: NonNullable<CompleteInput['parts']> };
 type ReceiptBody = { deliveryId: string; status: ReceiptStatus; code?: string; at?: number; providerMessageId?: string };
 
-export function deliveryHandlers(state: ServiceState): Pick<Handlers, DeliveryOperation> {
+/** The handlers of the delivery operations (the composition checks that every operation has one). */
+export function deliveryHandlers(state: ServiceState) {
   /** An operation that is one rule's decision on the caller's delivery: its answer is the rule's. */
   const transition =
     <B extends { deliveryId: string }, R>(operationId: OperationId, decide: (d: DeliveryRecord, body: B, request: OperationRequest, facts: TransitionFacts) => Decision<R>): Handler =>
@@ -68,7 +59,7 @@ export function deliveryHandlers(state: ServiceState): Pick<Handlers, DeliveryOp
       return decision;
     }),
     getDeliveryAttachment: (request) => getDeliveryAttachment(state, request),
-  };
+  } satisfies Partial<Handlers>;
 }
 
 /** The catch-up list: the caller's claimable deliveries, oldest first, a page at a time. */
