@@ -1,0 +1,229 @@
+/**
+ * Incoming messages and message events (`POST /v1/messages`, `POST /v1/messages/events`): the
+ * service's validation and image rules, one eventId space for both, conversations, and the
+ * events that wait for their target (a message not there yet, a reply's provider id not yet
+ * reported) until it arrives.
+ */
+import { EVENT_LIMITS, emojiProblem } from '../internal/contract.generated.js';
+import type { MessageEventRequest } from '../internal/api.generated.js';
+import { assertImageSet, inspectImage } from '../internal/rules/images.js';
+import { eventFingerprint, fingerprint as messageFingerprint } from '../internal/rules/fingerprint.js';
+import { messageEventProblems } from '../internal/rules/message-events.js';
+import type { DeliveryRecord } from '../internal/rules/record.js';
+import { apiError, type ApiError } from './errors.js';
+import { parseJson } from './http.js';
+import { digestId, sha256Hex } from './ids.js';
+import { parseMultipart } from './multipart.js';
+import { body, invalidRequest, type Answer, type Handlers, type OperationRequest } from './operations.js';
+import { spendIncomingBudget } from './rate-limit.js';
+import { validateRequest } from './requests.generated.js';
+import type { PendingEvent, ServiceState, StoredMessage, StoredReply } from './state.js';
+import type { ReactionView } from './types.js';
+
+/** The handlers of the incoming operations. */
+export function messageHandlers(state: ServiceState): Pick<Handlers, 'sendMessage' | 'sendMessageEvent'> {
+  return {
+    sendMessage: (request) => sendMessage(state, request),
+    sendMessageEvent: (request) => sendMessageEvent(state, request),
+  };
+}
+
+function sendMessage(state: ServiceState, request: OperationRequest): Answer {
+  const { integration } = request;
+  spendIncomingBudget(state, request);
+  let payload = request.json;
+  let images: { contentType: 'image/png' | 'image/jpeg' | 'image/webp'; width: number; height: number; bytes: Buffer; sha256: string }[] = [];
+  if (request.mediaType === 'multipart/form-data') {
+    const multipart = parseMultipart(request.contentType, request.raw);
+    payload = parseJson(multipart.payload, 'payload');
+    // The service's image rules (rules/images.ts): format by magic bytes, header integrity, animation, sides and pixels, sizes.
+    images = multipart.images.map((image, i) => {
+      const inspected = inspectImage(image.bytes, `images[${i}]`);
+      return { contentType: inspected.contentType, width: inspected.width, height: inspected.height, bytes: image.bytes, sha256: sha256Hex(image.bytes) };
+    });
+    assertImageSet(images.map((image) => ({ bytes: image.bytes.length })));
+  }
+  // The message JSON itself (the multipart `payload`'s schema); "text or an image" is the 400 `empty_message` below, as in the service.
+  const problems = validateRequest({ ref: 'IncomingMessage' }, payload);
+  if (problems.length > 0) throw invalidRequest(problems);
+  const message = payload as { eventId: string; externalConversationId: string; sender: { externalId: string; displayName?: string; kind?: 'customer' | 'service' }; message?: { text?: string } };
+  const text = message.message?.text !== undefined && message.message.text !== '' ? message.message.text : null;
+  if (text === null && images.length === 0) throw apiError(400, 'empty_message', 'message.text: required (non-empty) unless at least one image is attached.');
+  const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind ?? 'customer' };
+  const fingerprint = messageFingerprint({ externalConversationId: message.externalConversationId, sender, text, images });
+  const eventKey = `${integration.integrationId}\u0000${message.eventId}`;
+  const known = state.events.get(eventKey);
+  if (known !== undefined) {
+    // An event's eventId is never a message's (and the other way round): a conflict.
+    if (known.fingerprint !== fingerprint || known.messageId === null) throw apiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
+    return { status: 200, body: { conversationId: known.conversationId, messageId: known.messageId, duplicate: true } };
+  }
+  const conversationId = digestId('c_', [integration.integrationId, message.externalConversationId]);
+  const messageId = digestId('m_', [integration.integrationId, message.eventId, fingerprint]);
+  let conversation = state.conversations.get(conversationId);
+  if (conversation === undefined) {
+    conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: message.externalConversationId, lastSenderExternalId: sender.externalId, lastCustomerExternalId: null, nextSeq: 1 };
+    state.conversations.set(conversationId, conversation);
+  }
+  conversation.lastSenderExternalId = sender.externalId;
+  if (sender.kind === 'customer') conversation.lastCustomerExternalId = sender.externalId;
+  state.events.set(eventKey, { fingerprint, messageId, conversationId });
+  state.messages.push({
+    messageId,
+    integrationId: integration.integrationId,
+    conversationId,
+    eventId: message.eventId,
+    externalConversationId: message.externalConversationId,
+    kind: sender.kind,
+    // functions/src/messages/http.ts: a customer is stored under customerIdFor(integration, externalId); an alert has none.
+    sender: { ...sender, customerId: sender.kind === 'customer' ? digestId('u_', [integration.integrationId, sender.externalId]) : null },
+    ...(text === null ? {} : { text }),
+    images: images.map((image, i) => ({ part: `images[${i}]`, contentType: image.contentType, width: image.width, height: image.height, bytes: image.bytes.length, sha256: image.sha256, status: 'stored' as const })),
+    receivedAt: request.now,
+    senderExternalId: sender.externalId,
+    senderKind: sender.kind,
+    fingerprint,
+    erased: false,
+    edits: [],
+    reactions: [],
+  });
+  // Events that came before their message are applied now, in the order received.
+  const arrived = state.messages.at(-1);
+  if (arrived !== undefined) applyPending(state, `${integration.integrationId}\u0000e:${message.eventId}`, { message: arrived }, conversationId);
+  return { status: 201, body: { conversationId, messageId, duplicate: false } };
+}
+
+type EventTargetRef = { message: StoredMessage } | { reply: StoredReply };
+
+/** functions/src/rules/message-events.ts `applyEvent`: who may change the target, and what the change does. */
+function applyChange(target: EventTargetRef, change: PendingEvent, at: number): 'applied' | 'ignored' | 'not_found' {
+  if (change.type !== 'reaction') {
+    // An edit or a deletion: only the sender's own customer message (not an alert, not a reply).
+    if ('reply' in target || target.message.senderKind !== 'customer' || target.message.senderExternalId !== change.senderExternalId) return 'not_found';
+  }
+  const owner = 'reply' in target ? target.reply : target.message;
+  if ('message' in target && target.message.deleted !== undefined) return 'ignored';
+  if (change.type === 'edited' && 'message' in target) target.message.edits.push({ text: change.text ?? '', at });
+  else if (change.type === 'deleted' && 'message' in target) {
+    // The content goes (text, images, edits); the tombstone stays.
+    const m = target.message;
+    delete m.text;
+    m.images = [];
+    m.edits = [];
+    m.deleted = { at };
+  } else if (change.type === 'reaction') {
+    const same = (r: ReactionView): boolean => r.emoji === change.emoji && r.senderExternalId === change.senderExternalId;
+    if (change.removed === true) owner.reactions = owner.reactions.filter((r) => !same(r));
+    else if (!owner.reactions.some(same)) owner.reactions.push({ emoji: change.emoji ?? '', senderExternalId: change.senderExternalId, at });
+  }
+  return 'applied';
+}
+
+/** The events that waited for a target that just arrived: applied in order; another conversation's, a stranger's or an expired one dropped. */
+function applyPending(state: ServiceState, key: string, target: EventTargetRef, conversationId: string): void {
+  const waiting = state.pendingEvents.get(key);
+  if (waiting === undefined) return;
+  state.pendingEvents.delete(key);
+  for (const entry of waiting) {
+    if (entry.conversationId !== conversationId || entry.receivedAt + EVENT_LIMITS.pendingMs < state.now()) continue;
+    applyChange(target, entry, entry.receivedAt);
+  }
+}
+
+/** A reply's sent delivery reported its provider ids: they name the reply (reactions), and the reactions waiting for them apply. */
+export function recordProviderIds(state: ServiceState, d: DeliveryRecord): void {
+  if (d.kind !== undefined || d.status !== 'sent') return;
+  const reply = state.replies.get(d.messageId);
+  if (reply === undefined) return;
+  const ids = [...new Set([...d.providerMessageIds, ...(d.parts ?? []).flatMap((p) => p.providerMessageIds ?? [])])];
+  for (const id of ids) {
+    const key = `${d.integrationId}\u0000${id}`;
+    if (!state.providerMessages.has(key)) state.providerMessages.set(key, { messageId: d.messageId, conversationId: d.conversationId });
+    applyPending(state, `${d.integrationId}\u0000p:${id}`, { reply }, d.conversationId);
+  }
+}
+
+function sendMessageEvent(state: ServiceState, request: OperationRequest): Answer {
+  const { integration } = request;
+  spendIncomingBudget(state, request);
+  const event = body<MessageEventRequest>('sendMessageEvent', request.json);
+  // The per-type rules (functions/src/messages/schemas.ts `messageEventProblems`), then the emoji.
+  const problems = messageEventProblems(event).map((problem) => `${problem.path.join('.')}: ${problem.message}`);
+  if (event.emoji !== undefined) {
+    const problem = emojiProblem(event.emoji);
+    if (problem !== null) problems.push(`emoji: ${problem}`);
+  }
+  if (problems.length > 0) throw invalidRequest(problems);
+  const sender = { externalId: event.sender.externalId, displayName: event.sender.displayName ?? null, kind: event.sender.kind ?? 'customer' };
+  const target = event.target === undefined ? null : event.target.eventId !== undefined ? { eventId: event.target.eventId } : { providerMessageId: event.target.providerMessageId ?? '' };
+  const fingerprint = eventFingerprint({ externalConversationId: event.externalConversationId, sender, type: event.type, target, text: event.text ?? null, emoji: event.emoji ?? null, removed: event.removed === true });
+  const eventKey = `${integration.integrationId}\u0000${event.eventId}`;
+  const known = state.events.get(eventKey);
+  if (known !== undefined) {
+    if (known.fingerprint !== fingerprint || known.messageEvent === undefined) throw apiError(409, 'event_conflict', `eventId '${event.eventId}' was already used with different content.`);
+    return { status: 200, body: { conversationId: known.conversationId, applied: known.applied === true, duplicate: true } };
+  }
+  const conversationId = digestId('c_', [integration.integrationId, event.externalConversationId]);
+  const record = (applied: boolean): void => {
+    state.events.set(eventKey, { fingerprint, messageId: null, conversationId, messageEvent: event.type, applied });
+  };
+  const answer = (status: 200 | 201 | 202, applied: boolean): Answer => ({ status, body: { conversationId, applied, duplicate: false } });
+  if (event.type === 'typing' || target === null) {
+    state.typing.set(conversationId, {
+      conversationId,
+      integrationId: integration.integrationId,
+      senderExternalId: sender.externalId,
+      ...(sender.displayName === null ? {} : { displayName: sender.displayName }),
+      at: request.now,
+      expireAt: request.now + EVENT_LIMITS.typingTtlMs,
+    });
+    record(true);
+    return answer(201, true);
+  }
+  const change: PendingEvent = {
+    type: event.type,
+    conversationId,
+    senderExternalId: sender.externalId,
+    receivedAt: request.now,
+    ...(event.text === undefined ? {} : { text: event.text }),
+    ...(event.emoji === undefined ? {} : { emoji: event.emoji }),
+    ...(event.removed === true ? { removed: true } : {}),
+  };
+  const notFound = (): ApiError => {
+    const named = 'eventId' in target ? `target.eventId: '${target.eventId}'` : `target.providerMessageId: '${target.providerMessageId}'`;
+    return apiError(404, 'target_not_found', `${named} is not ${event.type === 'reaction' ? 'a message of this conversation' : "a message of this sender's in this conversation"}.`);
+  };
+  const located = locateTarget(state, integration.integrationId, target);
+  if (located === null) throw notFound();
+  if (located === undefined) {
+    // Not there yet: kept for 24 hours, applied when it arrives.
+    const key = `${integration.integrationId}\u0000${'eventId' in target ? `e:${target.eventId}` : `p:${target.providerMessageId}`}`;
+    state.pendingEvents.set(key, [...(state.pendingEvents.get(key) ?? []), change]);
+    record(false);
+    return answer(202, false);
+  }
+  if (located.conversationId !== conversationId) throw notFound();
+  const effect = applyChange(located.ref, change, request.now);
+  if (effect === 'not_found') throw notFound();
+  record(effect === 'applied');
+  return effect === 'applied' ? answer(201, true) : answer(200, false);
+}
+
+/**
+ * The stored message or reply an event names, and its conversation: undefined when it is not
+ * there yet (the event waits for it); null when the eventId names no message (an event's eventId,
+ * or an erased message's).
+ */
+function locateTarget(state: ServiceState, integrationId: string, target: { eventId: string } | { providerMessageId: string }): { ref: EventTargetRef; conversationId: string } | null | undefined {
+  if ('eventId' in target) {
+    const located = state.events.get(`${integrationId}\u0000${target.eventId}`);
+    if (located === undefined) return undefined;
+    // An eventId of an event (not a message) names no message.
+    if (located.messageId === null) return null;
+    const message = state.messages.find((m) => m.messageId === located.messageId && !m.erased);
+    return message === undefined ? null : { ref: { message }, conversationId: located.conversationId };
+  }
+  const located = state.providerMessages.get(`${integrationId}\u0000${target.providerMessageId}`);
+  const reply = located === undefined ? undefined : state.replies.get(located.messageId);
+  return located === undefined || reply === undefined ? undefined : { ref: { reply }, conversationId: located.conversationId };
+}
