@@ -44,7 +44,7 @@ describe('the test service serves every operation of the catalogue (decision 16)
       const { key } = await service.createIntegration();
       expect(await unservedOperations(httpOperations(), { baseUrl: service.baseUrl, key })).toEqual([]);
       expect(await unservedOperations([{ operationId: 'toyDelivery', path: '/v1/deliveries/toy' }], { baseUrl: service.baseUrl, key })).toEqual([
-        'toyDelivery: the test service does not serve POST /v1/deliveries/toy (add its handler to sdk/src/testing/service.ts)',
+        'toyDelivery: the test service does not serve POST /v1/deliveries/toy (a delivery transition is served from DELIVERY_TRANSITIONS in the rules; any other operation needs its handler in sdk/src/testing/, e.g. delivery-handlers.ts)',
       ]);
     } finally {
       await service.close();

@@ -92,7 +92,7 @@ export async function unservedOperations(operations: readonly Pick<CatalogueOper
   for (const op of operations) {
     const answer = await fetch(`${service.baseUrl}${op.path}`, { method: 'POST', headers: { authorization: `Bearer ${service.key}`, 'content-type': 'application/json' }, body: '{}' });
     const body = (await answer.json()) as { error?: { code?: string } };
-    if (answer.status === 404 && body.error?.code === 'not_found') out.push(`${op.operationId}: the test service does not serve POST ${op.path} (add its handler to sdk/src/testing/service.ts)`);
+    if (answer.status === 404 && body.error?.code === 'not_found') out.push(`${op.operationId}: the test service does not serve POST ${op.path} (a delivery transition is served from DELIVERY_TRANSITIONS in the rules; any other operation needs its handler in sdk/src/testing/, e.g. delivery-handlers.ts)`);
   }
   return out;
 }

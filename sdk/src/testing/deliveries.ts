@@ -8,18 +8,11 @@
  * conversation's queue, as the service's reply trigger does. Nothing here
  * decides anything a connector can observe: that is the rules' job.
  */
-import { decideLivenessCheck, decideLeaseExpiry, type AppendInput } from '../internal/rules/state-machine.js';
+import { decideLivenessCheck, decideLeaseExpiry, type AppendInput, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { planAppend, planTransition, releasedBy, type QueueChange, type RecordWrite } from '../internal/rules/plan.js';
 import { hasUnfinishedBefore, type QueueTail } from '../internal/rules/ordering.js';
 import { isTerminal, type Decision, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
 
-/** What a decision may know besides the record (as the service's `TransitionFacts`). */
-export interface TransitionFacts {
-  now: number;
-  /** An earlier delivery of the conversation is unfinished. */
-  predecessorUnfinished: boolean;
-  recipient: Recipient;
-}
 
 /** A notification due at `at` (the service's outbox entry). */
 export interface OutboxEntry {

@@ -5,10 +5,9 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { attachmentDownloadHeaders } from '../internal/rules/file-headers.js';
-import type { Decision, DeliveryRecord, FailOutcome, ReceiptStatus } from '../internal/rules/record.js';
-import { decideAttachmentFetch, decideClaim, decideComplete, decideExtend, decideFail, decideReceipt, decideStart, type CompleteInput } from '../internal/rules/state-machine.js';
+import type { Decision, DeliveryRecord, ReceiptStatus } from '../internal/rules/record.js';
+import { decideAttachmentFetch, DELIVERY_TRANSITIONS, type RuleFacts, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { decodeCursor, encodeCursor } from './cursors.js';
-import type { TransitionFacts } from './deliveries.js';
 import { apiError } from './errors.js';
 import { sha256Hex } from './ids.js';
 import { recordProviderIds } from './messages.js';
@@ -16,50 +15,60 @@ import { body, deliveryOf, type Answer, type Handler, type Handlers, type Operat
 import { extrasOf, type ServiceState } from './state.js';
 import type { OperationId } from './types.js';
 
-type CompleteBody = { deliveryId: string; leaseId: string; providerMessageIds: string[]; parts?: NonNullable<CompleteInput['parts']> };
-type FailBody = { deliveryId: string; leaseId: string; outcome: FailOutcome; code: string; retryAfterMs?: number; providerMessageIds?: string[]; parts?: NonNullable<CompleteInput['parts']> };
-type ReceiptBody = { deliveryId: string; status: ReceiptStatus; code?: string; at?: number; providerMessageId?: string };
+/** Any rule of the table: each takes its own operation's body plus the facts (`RuleFacts`). */
+type TableRule = (d: DeliveryRecord, input: never) => Decision<unknown>;
+
+/**
+ * Checks of a body that the generated request validator cannot state (the service's zod schema
+ * refines them; the document says them in prose).
+ */
+const BODY_REFINEMENTS: Partial<Record<OperationId, (body: Record<string, unknown>) => string | null>> = {
+  reportDeliveryReceipt: (b) => (b.status === 'failed' && b.code === undefined ? 'code: required when status is failed' : null),
+};
 
 /** The handlers of the delivery operations (the composition checks that every operation has one). */
 export function deliveryHandlers(state: ServiceState) {
-  /** An operation that is one rule's decision on the caller's delivery: its answer is the rule's. */
+  /**
+   * Every transition of the service's table (rules `DELIVERY_TRANSITIONS`), served as the service
+   * serves it: the body checked against the operation's schema, the rule decided on the caller's
+   * delivery with the store's facts, a fresh lease id and a random number, its answer returned.
+   */
   const transition =
-    <B extends { deliveryId: string }, R>(operationId: OperationId, decide: (d: DeliveryRecord, body: B, request: OperationRequest, facts: TransitionFacts) => Decision<R>): Handler =>
+    (operationId: OperationId, rule: TableRule): Handler =>
     (request) => {
-      const parsed = body<B>(operationId, request.json);
+      const parsed = body<{ deliveryId: string } & Record<string, unknown>>(operationId, request.json);
+      const refused = BODY_REFINEMENTS[operationId]?.(parsed) ?? null;
+      if (refused !== null) throw apiError(400, 'invalid_request', refused);
       deliveryOf(state, request, parsed.deliveryId);
-      const outcome = state.store.transition(parsed.deliveryId, request.now, (d, facts) => decide(d, parsed, request, facts));
+      const facts = (stored: TransitionFacts): RuleFacts => ({ ...stored, newLeaseId: `l_${randomBytes(18).toString('base64url')}`, random: randomInt(0, 1_000_000) / 1_000_000 });
+      // The body passed the operation's request schema, which is exactly what its rule takes with the facts.
+      const outcome = state.store.transition(parsed.deliveryId, request.now, (d, stored) => rule(d, { ...parsed, ...facts(stored) } as never));
       if (outcome === null || outcome.decision === null) throw apiError(404, 'delivery_not_found', 'delivery not found');
+      afterTransition(state, operationId, parsed, outcome.before);
       return { status: 200, body: outcome.decision.response };
     };
-  const complete = transition<CompleteBody, unknown>('completeDelivery', (d, b, r) =>
-    decideComplete(d, { now: r.now, leaseId: b.leaseId, providerMessageIds: b.providerMessageIds, ...(b.parts === undefined ? {} : { parts: b.parts }) }),
-  );
+  const rules: Record<keyof typeof DELIVERY_TRANSITIONS, TableRule> = DELIVERY_TRANSITIONS;
+  const transitions = Object.fromEntries(Object.entries(rules).map(([id, rule]) => [id, transition(id as OperationId, rule)])) as Record<keyof typeof DELIVERY_TRANSITIONS, Handler>;
   return {
-    claimDelivery: transition<{ deliveryId: string; requestId: string }, unknown>('claimDelivery', (d, b, _r, facts) =>
-      decideClaim(d, { ...facts, requestId: b.requestId, newLeaseId: `l_${randomBytes(18).toString('base64url')}` }),
-    ),
-    startDelivery: transition<{ deliveryId: string; leaseId: string }, unknown>('startDelivery', (d, b, r) => decideStart(d, { now: r.now, leaseId: b.leaseId })),
-    extendDeliveryLease: transition<{ deliveryId: string; leaseId: string }, unknown>('extendDeliveryLease', (d, b, r) => decideExtend(d, { now: r.now, leaseId: b.leaseId })),
-    completeDelivery: (request) => {
-      const answer = complete(request);
-      // messages/triggers.ts `onReplyProviderIds`: a reply's sent delivery names it by its provider ids.
-      const completed = state.deliveries.get((request.json as { deliveryId: string }).deliveryId);
-      if (completed !== undefined) recordProviderIds(state, completed);
-      return answer;
-    },
-    failDelivery: transition<FailBody, unknown>('failDelivery', (d, b, r) => decideFail(d, { ...b, now: r.now, random: randomInt(0, 1_000_000) / 1_000_000 })),
+    ...transitions,
     listPendingDeliveries: (request) => listPendingDeliveries(state, request),
-    reportDeliveryReceipt: transition<ReceiptBody, unknown>('reportDeliveryReceipt', (d, b, r) => {
-      // The service's schema refines this (functions/src/deliveries/schemas.ts): the document says it in prose.
-      if (b.status === 'failed' && b.code === undefined) throw apiError(400, 'invalid_request', 'code: required when status is failed');
-      const decision = decideReceipt(d, { ...b, now: r.now });
-      const key = b.providerMessageId ?? d.providerMessageIds[0] ?? '';
-      extrasOf(state, d.deliveryId).receipts.set(key, { status: b.status, at: b.at ?? r.now });
-      return decision;
-    }),
     getDeliveryAttachment: (request) => getDeliveryAttachment(state, request),
   } satisfies Partial<Handlers>;
+}
+
+/**
+ * What this store keeps after a transition besides the record, as the service's triggers do: a
+ * reply's sent delivery names it by its provider ids (messages/triggers.ts), and each receipt is
+ * kept for inspection per provider id.
+ */
+function afterTransition(state: ServiceState, operationId: OperationId, parsed: Record<string, unknown>, before: DeliveryRecord): void {
+  const now = state.deliveries.get(before.deliveryId) ?? before;
+  if (operationId === 'completeDelivery') recordProviderIds(state, now);
+  if (operationId === 'reportDeliveryReceipt') {
+    const key = typeof parsed.providerMessageId === 'string' ? parsed.providerMessageId : (now.providerMessageIds[0] ?? '');
+    const at = typeof parsed.at === 'number' ? parsed.at : now.updatedAt;
+    extrasOf(state, now.deliveryId).receipts.set(key, { status: parsed.status as ReceiptStatus, at });
+  }
 }
 
 /** The catch-up list: the caller's claimable deliveries, oldest first, a page at a time. */
