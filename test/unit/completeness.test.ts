@@ -8,8 +8,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { httpOperations } from '../../functions/src/operations';
 import { ConnectorClient, OPERATION_METHODS } from '../../sdk/src/client.js';
-import { startTestService, type OperationId } from '../../sdk/src/testing/index.js';
-import type { REQUESTS } from '../../sdk/src/testing/requests.generated.js';
+import { startTestService } from '../../sdk/src/testing/index.js';
+import { REQUESTS } from '../../sdk/src/testing/requests.generated.js';
 import { incompleteOperations, unservedOperations, type CompletenessInput } from './completeness';
 
 const ROOT = join(__dirname, '..', '..');
@@ -51,9 +51,8 @@ describe('the test service serves every operation of the catalogue (decision 16)
     }
   });
 
-  test("its OperationId names exactly the document's operations (its handler table is typed by it)", () => {
-    const same: [keyof typeof REQUESTS] extends [OperationId] ? ([OperationId] extends [keyof typeof REQUESTS] ? true : false) : false = true;
-    expect(same).toBe(true);
+  test("its OperationId (derived from the generated request schemas, which type its handler table) names exactly the catalogue's operations", () => {
+    expect(Object.keys(REQUESTS).sort()).toEqual(httpOperations().map((op) => op.operationId).sort());
     expect(httpOperations().map((op) => op.operationId).sort()).toEqual(Object.keys(OPERATION_METHODS).sort());
   });
 });

@@ -8,22 +8,11 @@
  * types, none reaches into another's internals.
  */
 import type { PullSubscription } from '../internal/pull-loop.js';
+import type { REQUESTS } from './requests.generated.js';
 import type { DeliveryNotification, ReceiptStatus } from '../types.js';
 
-/** Every connector operation of the API (openapi/openapi.yaml's operationIds). */
-export type OperationId =
-  | 'sendMessage'
-  | 'sendMessageEvent'
-  | 'claimDelivery'
-  | 'startDelivery'
-  | 'extendDeliveryLease'
-  | 'completeDelivery'
-  | 'failDelivery'
-  | 'listPendingDeliveries'
-  | 'reportDeliveryReceipt'
-  | 'getDeliveryAttachment'
-  | 'listPendingErasures'
-  | 'acknowledgeErasure';
+/** Every connector operation of the API: openapi/openapi.yaml's operationIds, from the generated request schemas. */
+export type OperationId = keyof typeof REQUESTS;
 
 /**
  * `replies.lifecycle`: operators may edit and / or unsend a sent reply within the channel's window
