@@ -9,7 +9,7 @@ const spread = (s, digits = 2) => (s?.p25 !== undefined ? `${fmt(s.p25, digits)}
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const kb = (bytes) => `${(bytes / 1e3).toFixed(1)} kB`;
 /** What index.js alone may load: itself, the operation catalogue (data only), the lazy wrapper, the region, and the runtime hook (platform/http/runtime.ts) with its small imports. */
-const INDEX_MODULES = ['index.js', 'operations.js', 'platform/lazy.js', 'platform/region.js', 'platform/http/runtime.js', 'platform/http/request-id.js', 'platform/http/respond.js', 'platform/http/types.js', 'platform/errors.js', 'platform/failures.js'];
+const INDEX_MODULES = ['index.js', 'operations.js', 'platform/lazy.js', 'platform/region.js', 'platform/http/runtime.js', 'platform/http/request-id.js', 'platform/http/respond.js', 'platform/http/types.js', 'rules/errors.js', 'platform/failures.js'];
 /** The code of the delivery and integration triggers, which no HTTP function needs. */
 const TRIGGER_CODE = ['deliveries/triggers.js', 'deliveries/outbox.js', 'deliveries/sweep.js', 'deliveries/publisher.js', 'deliveries/sequencing.js', 'integrations/triggers.js', 'integrations/topics.js', 'platform/pubsub.js'];
 /** The spread fields of a ratio summary, for a row whose headline is another figure of the same run. */

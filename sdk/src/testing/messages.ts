@@ -8,7 +8,7 @@ import { EVENT_LIMITS, emojiProblem } from '../internal/contract.generated.js';
 import type { MessageEventRequest } from '../internal/api.generated.js';
 import { assertImageSet, inspectImage } from '../internal/rules/images.js';
 import { eventFingerprint, fingerprint as messageFingerprint } from '../internal/rules/fingerprint.js';
-import { messageEventProblems } from '../internal/rules/message-events.js';
+import { applyEvent, messageEventProblems, type EventChange, type TargetMessage } from '../internal/rules/message-events.js';
 import type { DeliveryRecord } from '../internal/rules/record.js';
 import { apiError, type ApiError } from './errors.js';
 import { parseJson } from './http.js';
@@ -18,7 +18,6 @@ import { body, invalidRequest, type Answer, type Handlers, type OperationRequest
 import { spendIncomingBudget } from './rate-limit.js';
 import { validateRequest } from './requests.generated.js';
 import type { PendingEvent, ServiceState, StoredMessage, StoredReply } from './state.js';
-import type { ReactionView } from './types.js';
 
 /** The handlers of the incoming operations. */
 export function messageHandlers(state: ServiceState): Pick<Handlers, 'sendMessage' | 'sendMessageEvent'> {
@@ -95,27 +94,50 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
 
 type EventTargetRef = { message: StoredMessage } | { reply: StoredReply };
 
-/** functions/src/rules/message-events.ts `applyEvent`: who may change the target, and what the change does. */
+/** The target as the service's rules read it (rules/message-events.ts `TargetMessage`). */
+function targetOf(target: EventTargetRef): TargetMessage {
+  if ('reply' in target) return { direction: 'outbound', kind: undefined, senderExternalId: undefined, deleted: false, edits: [], reactions: target.reply.reactions, images: [] };
+  const m = target.message;
+  return {
+    direction: 'inbound',
+    kind: m.senderKind === 'customer' ? 'message' : 'alert',
+    senderExternalId: m.senderExternalId,
+    deleted: m.deleted !== undefined,
+    edits: m.edits,
+    reactions: m.reactions,
+    images: m.images.map((image) => ({ path: image.sha256 })),
+  };
+}
+
+/** The change as the service's rules read it (rules/message-events.ts `EventChange`). */
+function changeOf(change: PendingEvent): EventChange {
+  if (change.type === 'edited') return { type: 'edited', senderExternalId: change.senderExternalId, text: change.text ?? '' };
+  if (change.type === 'deleted') return { type: 'deleted', senderExternalId: change.senderExternalId };
+  return { type: 'reaction', senderExternalId: change.senderExternalId, emoji: change.emoji ?? '', removed: change.removed === true };
+}
+
+/**
+ * What an event does to its target, decided by the service's rule (rules/message-events.ts
+ * `applyEvent`: who may change it, a deleted one takes nothing more, the reaction set), then stored.
+ */
 function applyChange(target: EventTargetRef, change: PendingEvent, at: number): 'applied' | 'ignored' | 'not_found' {
-  if (change.type !== 'reaction') {
-    // An edit or a deletion: only the sender's own customer message (not an alert, not a reply).
-    if ('reply' in target || target.message.senderKind !== 'customer' || target.message.senderExternalId !== change.senderExternalId) return 'not_found';
+  const effect = applyEvent(targetOf(target), changeOf(change), at);
+  if (effect.kind !== 'applied') return effect.kind;
+  const { fields } = effect;
+  if ('reply' in target) {
+    if (fields.reactions !== undefined) target.reply.reactions = [...fields.reactions];
+    return 'applied';
   }
-  const owner = 'reply' in target ? target.reply : target.message;
-  if ('message' in target && target.message.deleted !== undefined) return 'ignored';
-  if (change.type === 'edited' && 'message' in target) target.message.edits.push({ text: change.text ?? '', at });
-  else if (change.type === 'deleted' && 'message' in target) {
+  const m = target.message;
+  if (fields.deleted !== undefined) {
     // The content goes (text, images, edits); the tombstone stays.
-    const m = target.message;
     delete m.text;
     m.images = [];
     m.edits = [];
-    m.deleted = { at };
-  } else if (change.type === 'reaction') {
-    const same = (r: ReactionView): boolean => r.emoji === change.emoji && r.senderExternalId === change.senderExternalId;
-    if (change.removed === true) owner.reactions = owner.reactions.filter((r) => !same(r));
-    else if (!owner.reactions.some(same)) owner.reactions.push({ emoji: change.emoji ?? '', senderExternalId: change.senderExternalId, at });
+    m.deleted = fields.deleted;
   }
+  if (fields.edits !== undefined) m.edits = [...fields.edits];
+  if (fields.reactions !== undefined) m.reactions = [...fields.reactions];
   return 'applied';
 }
 
