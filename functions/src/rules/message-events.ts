@@ -48,8 +48,8 @@ export type EventChange =
 export type EventEffect =
   /** Applied: the new fields of the message (`text: null` and `images: []` for a deletion), and the stored objects to delete. */
   | { kind: 'applied'; fields: MessageChange; removedImages: string[] }
-  /** Not applied, and why (logged with this code): the message was deleted. */
-  | { kind: 'ignored'; code: 'target_deleted' }
+  /** Not applied, and why (logged with this code): the message was deleted, or the reaction changes nothing. */
+  | { kind: 'ignored'; code: 'target_deleted' | 'no_change' }
   /** The target is not this sender's to change (404 `target_not_found`; a pending one is dropped with this). */
   | { kind: 'not_found'; code: 'not_own_message' | 'alert' | 'operator_reply' };
 
@@ -85,7 +85,8 @@ export function targetProblem(target: TargetMessage, event: EventChange): Extrac
 
 /**
  * What `event` does to `target` at `at` (ms). A deleted message takes no more edits, deletions or
- * reactions (ignored: the tombstone is final, and the desk shows nothing but it).
+ * reactions (ignored: the tombstone is final, and the desk shows nothing but it); a reaction that
+ * changes nothing is ignored too.
  */
 export function applyEvent(target: TargetMessage, event: EventChange, at: number): EventEffect {
   const problem = targetProblem(target, event);
@@ -96,8 +97,14 @@ export function applyEvent(target: TargetMessage, event: EventChange, at: number
       return { kind: 'applied', fields: { edits: [...target.edits, { text: event.text, at }] }, removedImages: [] };
     case 'deleted':
       return { kind: 'applied', fields: { deleted: { at } }, removedImages: target.images.map((i) => i.path) };
-    case 'reaction':
-      return { kind: 'applied', fields: { reactions: nextReactions(target.reactions, event, at) }, removedImages: [] };
+    case 'reaction': {
+      const reactions = nextReactions(target.reactions, event, at);
+      // The same reaction again, or taking back one that is not there, changes nothing, and the
+      // answer says so (200, not applied). Adding only appends and removing only filters, so the
+      // set changed exactly when its size did.
+      if (reactions.length === target.reactions.length) return { kind: 'ignored', code: 'no_change' };
+      return { kind: 'applied', fields: { reactions }, removedImages: [] };
+    }
   }
 }
 

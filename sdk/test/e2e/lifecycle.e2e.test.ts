@@ -115,6 +115,9 @@ test("a customer's edit, deletion, reactions and typing through client.messages;
   await expect(client.messages.edit({ ...base, eventId: editId, target: { eventId: first }, text: 'Hello' })).resolves.toMatchObject({ outcome: 'duplicate', applied: true });
   await expect(client.messages.edit({ ...base, eventId: editId, target: { eventId: first }, text: 'Other' })).rejects.toMatchObject({ status: 409, code: 'event_conflict' });
   await expect(client.messages.react({ ...base, target: { eventId: first }, emoji: '👍' })).resolves.toMatchObject({ outcome: 'applied' });
+  // The same reaction again, and taking back one that is not there, change nothing: the answer says so.
+  await expect(client.messages.react({ ...base, target: { eventId: first }, emoji: '👍' })).resolves.toMatchObject({ outcome: 'ignored', applied: false });
+  await expect(client.messages.react({ ...base, target: { eventId: first }, emoji: '🎉', removed: true })).resolves.toMatchObject({ outcome: 'ignored', applied: false });
   await expect(client.messages.delete({ ...base, target: { eventId: late } })).resolves.toMatchObject({ outcome: 'applied' });
   await expect(client.messages.edit({ ...base, target: { eventId: late }, text: 'after the deletion' })).resolves.toMatchObject({ outcome: 'ignored', applied: false });
   await expect(client.messages.edit({ ...base, sender: { externalId: 'someone-else' }, target: { eventId: first }, text: 'not mine' })).rejects.toMatchObject({ status: 404, code: 'target_not_found' });

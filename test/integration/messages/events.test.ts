@@ -236,19 +236,21 @@ describe('deleted', () => {
 });
 
 describe('reaction', () => {
-  test('at most one per sender and emoji; removed takes it back; other senders and emoji stay side by side', async () => {
+  test('at most one per sender and emoji (again: 200 not applied); removed takes it back (when there is none: 200 not applied); other senders and emoji stay side by side', async () => {
     const sent = await sendMessage(integ);
     const react = (sender: string, emoji: string, removed?: true) =>
       postEvent(integ, eventAbout({ ...sent, senderExternalId: sender }, { type: 'reaction', target: { eventId: sent.eventId }, emoji, ...(removed ? { removed } : {}) }));
     expectAnswer(await react(sent.senderExternalId, '👍'), 201, { applied: true, duplicate: false });
-    expectAnswer(await react(sent.senderExternalId, '👍'), 201, { applied: true, duplicate: false });
+    // The same reaction again changes nothing: 200, not applied.
+    expectAnswer(await react(sent.senderExternalId, '👍'), 200, { applied: false, duplicate: false });
     expectAnswer(await react('agent-bot', '👍'), 201, { applied: true, duplicate: false });
     expectAnswer(await react(sent.senderExternalId, '❤️'), 201, { applied: true, duplicate: false });
     const reactions = () => message(integ, sent).then((m) => ((m?.reactions ?? []) as Array<{ emoji: string; senderExternalId: string }>).map((r) => `${r.senderExternalId}:${r.emoji}`));
     expect(await reactions()).toEqual([`${sent.senderExternalId}:👍`, 'agent-bot:👍', `${sent.senderExternalId}:❤️`]);
     expectAnswer(await react(sent.senderExternalId, '👍', true), 201, { applied: true, duplicate: false });
     expect(await reactions()).toEqual(['agent-bot:👍', `${sent.senderExternalId}:❤️`]);
-    expectAnswer(await react(sent.senderExternalId, '👍', true), 201, { applied: true, duplicate: false });
+    // Taking back a reaction that is not there changes nothing either.
+    expectAnswer(await react(sent.senderExternalId, '👍', true), 200, { applied: false, duplicate: false });
     expect(await reactions()).toEqual(['agent-bot:👍', `${sent.senderExternalId}:❤️`]);
   });
 
