@@ -102,6 +102,8 @@ export {
   DEFAULT_OIDC_JWKS_URL,
   OIDC_CLOCK_SKEW_MS,
   OIDC_JWKS_MIN_REFETCH_MS,
+  OIDC_JWKS_FAILURE_BACKOFF_MS,
+  OIDC_JWKS_STALE_MAX_MS,
   verifyPubSubOidcToken,
   type PubSubOidcClaims,
   type PubSubOidcOptions,

@@ -20,8 +20,23 @@ export const OIDC_CLOCK_SKEW_MS = 60_000;
  */
 export const OIDC_JWKS_MIN_REFETCH_MS = 60_000;
 
+/**
+ * After a failed fetch of the keys, the next one waits this long (5 s): meanwhile requests are
+ * verified with the keys still held or refused `jwks_unavailable` (Pub/Sub redelivers), so that
+ * unauthenticated requests cannot turn an outage of Google's endpoint into one fetch each.
+ */
+export const OIDC_JWKS_FAILURE_BACKOFF_MS = 5_000;
+/**
+ * How long past their `max-age` the keys are still used while they cannot be fetched again (24 h):
+ * Google publishes a key well before it signs with it and keeps it long after, so a refresh that
+ * fails must not turn valid pushes into 503s.
+ */
+export const OIDC_JWKS_STALE_MAX_MS = 24 * 3_600_000;
+
 /** A JWKS fetch that takes longer fails (`jwks_unavailable`); Pub/Sub redelivers. */
 const JWKS_FETCH_TIMEOUT_MS = 10_000;
+/** Google's key set is about 2 KB; a larger answer (64 KiB) is refused unread. */
+const JWKS_MAX_BYTES = 64 * 1024;
 /** Google's ID tokens are about 1 KB; anything much larger is refused before decoding. */
 const MAX_TOKEN_LENGTH = 8 * 1024;
 /** Both spellings Google's ID tokens use. */
@@ -111,6 +126,36 @@ function rsaKey(jwk: unknown): { kid: string; key: KeyObject } | undefined {
   return bits !== undefined && bits >= MIN_RSA_MODULUS_BITS ? { kid: jwk.kid, key } : undefined;
 }
 
+/** A URL as a message may show it: scheme, host and path; never credentials or a query (which may hold a secret). */
+function shownUrl(url: string): string {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  return parsed === undefined ? 'the configured jwksUrl' : `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+}
+
+/** The body as text, refused (thrown) once it is longer than `maxBytes`, without reading the rest. */
+async function boundedText(res: Response, maxBytes: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new RangeError(`the answer declares ${declared} bytes`);
+  }
+  const reader = res.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new RangeError(`the answer is longer than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 interface KeySet {
   keys: ReadonlyMap<string, KeyObject>;
   /** Epoch ms after which the set is fetched again before use. */
@@ -121,6 +166,8 @@ interface KeySet {
 class JwksCache {
   #set: KeySet | undefined;
   #lastFetchAt = Number.NEGATIVE_INFINITY;
+  /** The last fetch's failure and when it happened, until a fetch succeeds. */
+  #failure: { at: number; error: unknown } | undefined;
   #inflight: Promise<KeySet> | undefined;
   readonly #url: string;
   readonly #fetch: FetchLike;
@@ -140,16 +187,34 @@ class JwksCache {
       // than once per interval, or made-up kids would make every request a fetch.
       if (time - this.#lastFetchAt < OIDC_JWKS_MIN_REFETCH_MS) {
         // A fetch under way (another request's unknown kid) may bring it: wait for that one.
-        const latest = this.#inflight === undefined ? undefined : await this.#inflight;
+        const latest = this.#inflight === undefined ? undefined : await this.#inflight.catch(() => undefined);
         const fetched = latest?.keys.get(kid);
         if (fetched !== undefined) return fetched;
         throw refuse('unknown_key', `no Google signing key has kid ${quote(kid)}`);
       }
     }
-    const fresh = await this.#refresh(now);
+    const fresh = await this.#current(now);
     const key = fresh.keys.get(kid);
     if (key === undefined) throw refuse('unknown_key', `no Google signing key has kid ${quote(kid)}`);
     return key;
+  }
+
+  /**
+   * The keys to verify with now: fetched again, unless the last fetch failed less than
+   * `OIDC_JWKS_FAILURE_BACKOFF_MS` ago; when they cannot be had, the keys held (at most
+   * `OIDC_JWKS_STALE_MAX_MS` past their expiry), else the failure.
+   */
+  async #current(now: () => number): Promise<KeySet> {
+    const failure = this.#failure;
+    const recentFailure = failure !== undefined && now() - failure.at < OIDC_JWKS_FAILURE_BACKOFF_MS ? failure.error : undefined;
+    try {
+      if (recentFailure !== undefined) throw recentFailure;
+      return await this.#refresh(now);
+    } catch (error) {
+      const held = this.#set;
+      if (held !== undefined && now() < held.expiresAt + OIDC_JWKS_STALE_MAX_MS) return held;
+      throw error;
+    }
   }
 
   /** Concurrent requests share one fetch. */
@@ -159,7 +224,11 @@ class JwksCache {
       try {
         const set = await this.#load(now);
         this.#set = set;
+        this.#failure = undefined;
         return set;
+      } catch (error) {
+        this.#failure = { at: now(), error };
+        throw error;
       } finally {
         this.#inflight = undefined;
       }
@@ -168,23 +237,25 @@ class JwksCache {
   }
 
   async #load(now: () => number): Promise<KeySet> {
+    // Messages reach unauthenticated callers (the 503's body) and logs: the URL without credentials or query.
+    const where = shownUrl(this.#url);
     let res: Response;
     try {
       res = await this.#fetch(this.#url, { method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(JWKS_FETCH_TIMEOUT_MS) });
     } catch (cause) {
-      throw refuse('jwks_unavailable', `Google's signing keys could not be fetched from ${this.#url}`, cause);
+      throw refuse('jwks_unavailable', `Google's signing keys could not be fetched from ${where}`, cause);
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
-      throw refuse('jwks_unavailable', `${this.#url} answered ${res.status} for Google's signing keys`);
+      throw refuse('jwks_unavailable', `${where} answered ${res.status} for Google's signing keys`);
     }
     let document: unknown;
     try {
-      document = await res.json();
+      document = JSON.parse(await boundedText(res, JWKS_MAX_BYTES));
     } catch (cause) {
-      throw refuse('jwks_unavailable', `${this.#url} did not answer JSON for Google's signing keys`, cause);
+      throw refuse('jwks_unavailable', `${where} did not answer a JSON key set of at most ${JWKS_MAX_BYTES} bytes`, cause);
     }
-    if (!isRecord(document) || !Array.isArray(document.keys)) throw refuse('jwks_unavailable', `${this.#url} did not answer a JWKS ({ "keys": [...] })`);
+    if (!isRecord(document) || !Array.isArray(document.keys)) throw refuse('jwks_unavailable', `${where} did not answer a JWKS ({ "keys": [...] })`);
     const keys = new Map<string, KeyObject>();
     for (const jwk of document.keys as unknown[]) {
       const entry = rsaKey(jwk);

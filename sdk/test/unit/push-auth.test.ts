@@ -13,6 +13,8 @@ import {
   DEFAULT_OIDC_JWKS_URL,
   OIDC_CLOCK_SKEW_MS,
   OIDC_JWKS_MIN_REFETCH_MS,
+  OIDC_JWKS_FAILURE_BACKOFF_MS,
+  OIDC_JWKS_STALE_MAX_MS,
   PushAuthenticationError,
   verifyPubSubOidcToken,
   type FetchLike,
@@ -284,15 +286,69 @@ describe('the key cache', () => {
     expect(res.headers.get('retry-after')).toBe('10');
     expect(await res.json()).toEqual({ error: { code: 'jwks_unavailable', message: expect.stringContaining('500') } });
     jwks.setHandler((_req, res) => reply(res, 200, { not: 'a jwks' }));
+    // The next fetch waits for the failure backoff; meanwhile the failure is answered without one.
     expect(await (await push(bearer())).json()).toMatchObject({ error: { code: 'jwks_unavailable' } });
+    expect(fetches).toHaveLength(1);
+    time += OIDC_JWKS_FAILURE_BACKOFF_MS;
+    expect(await (await push(bearer())).json()).toMatchObject({ error: { code: 'jwks_unavailable' } });
+    expect(fetches).toHaveLength(2);
     expect(outcomes.map((o) => [o.status, o.action])).toEqual([
+      [503, 'nack'],
       [503, 'nack'],
       [503, 'nack'],
     ]);
     expect(service.requests).toEqual([]);
     jwks.setHandler((_req, res) => reply(res, 200, { keys: [jwk(current)] }));
+    time += OIDC_JWKS_FAILURE_BACKOFF_MS;
     expect((await push(bearer())).status).toBe(204);
     expect(fetches).toHaveLength(3);
+  });
+
+  test('many unauthenticated requests while the keys cannot be fetched make one fetch per backoff, not one each', async () => {
+    jwks.setHandler((_req, res) => reply(res, 500, 'down'));
+    for (let i = 0; i < 20; i++) expect((await push(bearer({ sub: `forged-${i}` }))).status).toBe(503);
+    expect(fetches).toHaveLength(1);
+  });
+
+  test('keys past their max-age are still used while a refresh fails (at most OIDC_JWKS_STALE_MAX_MS), then refused', async () => {
+    expect((await push(bearer())).status).toBe(204);
+    jwks.setHandler((_req, res) => reply(res, 503, 'maintenance'));
+    time += 300_000;
+    expect((await push(bearer())).status).toBe(204);
+    expect(fetches).toHaveLength(2);
+    time += OIDC_JWKS_FAILURE_BACKOFF_MS - 1;
+    expect((await push(bearer())).status).toBe(204);
+    expect(fetches).toHaveLength(2);
+    time += OIDC_JWKS_STALE_MAX_MS;
+    expect((await push(bearer())).status).toBe(503);
+    expect(fetches).toHaveLength(3);
+  });
+
+  test('a key set over 64 KiB is refused unread: 503 jwks_unavailable', async () => {
+    jwks.setHandler((_req, res) => reply(res, 200, { keys: [jwk(current)], padding: 'x'.repeat(70 * 1024) }));
+    const res = await push(bearer());
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: { code: 'jwks_unavailable', message: expect.stringContaining('65536 bytes') } });
+  });
+
+  test("the 503 never echoes the jwksUrl's credentials or query to the caller", async () => {
+    const secretUrl = new URL(auth.jwksUrl ?? '');
+    secretUrl.username = 'keyuser';
+    secretUrl.password = 'hunter2';
+    secretUrl.search = '?token=s3cr3t';
+    const leaky = createPushHandler(new ConnectorClient({ integrationKey: KEY, baseUrl: service.url, retry: 0 }), () => ['p-1'], { auth: { ...auth, jwksUrl: secretUrl.href } });
+    jwks.setHandler((_req, res) => reply(res, 500, 'down'));
+    const server = http.createServer((req, res) => void leaky(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: bearer() }, body: JSON.stringify(ENVELOPE) });
+      const text = await res.text();
+      expect(res.status).toBe(503);
+      expect(text).not.toMatch(/hunter2|keyuser|s3cr3t/);
+      expect(text).toContain(`${secretUrl.host}${secretUrl.pathname}`);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 

@@ -61,7 +61,7 @@ const CLIENT = [
 const NOTIFICATIONS = ['parseNotificationJson', 'parsePulledNotification', 'parsePushNotification'];
 const ERASURES = ['processErasures'];
 // Pub/Sub push authentication (createPushHandler's `auth`, and the same check for other frameworks).
-const PUSH_AUTH = ['DEFAULT_OIDC_JWKS_URL', 'OIDC_CLOCK_SKEW_MS', 'OIDC_JWKS_MIN_REFETCH_MS', 'verifyPubSubOidcToken'];
+const PUSH_AUTH = ['DEFAULT_OIDC_JWKS_URL', 'OIDC_CLOCK_SKEW_MS', 'OIDC_JWKS_MIN_REFETCH_MS', 'OIDC_JWKS_FAILURE_BACKOFF_MS', 'OIDC_JWKS_STALE_MAX_MS', 'verifyPubSubOidcToken'];
 // The channel's delivery reports to receipts (`providerMessageId -> deliveryId`).
 const RECEIPTS = ['createReceiptTracker', 'DEFAULT_RECEIPT_MEMORY_ENTRIES'];
 const LOOPS = ['ackActionFor', 'createPushHandler', 'DEFAULT_CATCH_UP_INTERVAL_MS', 'DEFAULT_PULL_CONCURRENCY', 'DEFAULT_STOP_TIMEOUT_MS', 'isTransientError', 'MAX_PUSH_BODY_BYTES', 'runPullLoop'];
