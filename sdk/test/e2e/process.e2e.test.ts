@@ -186,6 +186,10 @@ test('a slow provider (longer than half the lease): the lease is extended while 
       30_000,
     );
     expect(extendedTo).toBeGreaterThan(leaseExpiresAt + 1_000);
+    // The service stores the extension before its answer reaches the SDK; on the in-process test
+    // service the stored lease can be read first. Wait for the SDK's own word too, so that the
+    // provider does not return while the extension's answer is still on its way.
+    await eventually(async () => (events.some((e) => e.type === 'extended') ? true : undefined), 'the SDK to receive its extension', 30_000);
     await sweepAt(leaseExpiresAt + 1_000);
     sweptAtOriginalExpiry = await readDeliveryDoc(integration.workspaceId, notification.deliveryId);
     return ['tg-slow'];
