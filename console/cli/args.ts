@@ -72,7 +72,7 @@ export type ParseResult = { ok: true; invocation: Invocation } | { ok: false; er
 export const DEMO_WORKSPACE = 'demo-workspace';
 
 /** Options that take a value, and the commands that accept each (the global ones: every command). */
-const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
+export const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
   '--as': 'all',
   '--email': 'all',
   '--password': 'all',
@@ -88,7 +88,7 @@ const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
   '--lifecycle': ['capabilities'],
   '--integration': ['erase'],
 };
-const FLAG_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
+export const FLAG_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
   '--json': 'all',
   '--no-wait': ['reply', 'cancel', 'resend', 'edit', 'unsend', 'erase'],
 };
@@ -318,12 +318,12 @@ const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
   conversations: 'conversations [--limit N]                         the workspace\'s conversations, most recent first (default 20)',
   reply: 'reply <conversationId> [--text "..."] [--file <path>]... [--no-wait | --wait-seconds N]\n                                                    write an operator reply, with files uploaded as the console does',
   status: 'status <conversationId> [replyId]                 each reply\'s delivery: status, attempts, parts, receipt',
-  cancel: 'cancel <conversationId> <replyId> [--no-wait]     recall a reply before the connector sends it',
-  resend: 'resend <conversationId> <replyId> [--no-wait]     deliver a failed or unknown reply again',
-  edit: 'edit <conversationId> <replyId> --text "..." [--no-wait]\n                                                    edit a sent reply on the channel (within the integration\'s edit window)',
-  unsend: 'unsend <conversationId> <replyId> [--no-wait]     take a sent reply back on the channel (within the unsend window)',
+  cancel: 'cancel <conversationId> <replyId> [--no-wait | --wait-seconds N]\n                                                    recall a reply before the connector sends it',
+  resend: 'resend <conversationId> <replyId> [--no-wait | --wait-seconds N]\n                                                    deliver a failed or unknown reply again',
+  edit: 'edit <conversationId> <replyId> --text "..." [--no-wait | --wait-seconds N]\n                                                    edit a sent reply on the channel (within the integration\'s edit window)',
+  unsend: 'unsend <conversationId> <replyId> [--no-wait | --wait-seconds N]\n                                                    take a sent reply back on the channel (within the unsend window)',
   capabilities: 'capabilities <integrationId> [--attachments on|off [--types png,pdf,...] [--max-mb N] [--max-files N]] [--lifecycle off|edit=S,unsend=S]\n                                                    print, or (admin) set, what the integration\'s replies may carry and what may follow their sending',
-  erase: 'erase <externalCustomerId|customerId> [--integration <id>] [--no-wait]\n                                                    (admin) erase one customer, as the console\'s Privacy view does',
+  erase: 'erase <externalCustomerId|customerId> [--integration <id>] [--no-wait | --wait-seconds N]\n                                                    (admin) erase one customer, as the console\'s Privacy view does',
   help: 'help [command]                                    this text',
 };
 

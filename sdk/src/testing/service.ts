@@ -24,8 +24,18 @@ import { messageHandlers } from './messages.js';
 import type { Handlers } from './operations.js';
 import { operatorCalls } from './operator.js';
 import { sweep } from './outbox.js';
-import { createState, notifyWaiters } from './state.js';
+import { createState, notifyWaiters, type ServiceState } from './state.js';
 import type { StartTestServiceOptions, TestService } from './types.js';
+
+/**
+ * The integration id a call names, when the test service has it: a missing or unknown one is a
+ * mistake in the test, said at once (a subscription of an id nobody publishes to would wait forever).
+ */
+function knownIntegration(state: ServiceState, integrationId: unknown, call: string): string {
+  if (typeof integrationId === 'string' && state.integrations.has(integrationId)) return integrationId;
+  const named = typeof integrationId === 'string' ? `'${integrationId}'` : String(integrationId);
+  throw new Error(`test service: ${call}(integrationId): no integration ${named} (createIntegration() returns its integrationId)`);
+}
 
 /** Starts a test service on loopback. Resolves once it listens (in milliseconds). */
 export async function startTestService(options: StartTestServiceOptions = {}): Promise<TestService> {
@@ -40,8 +50,8 @@ export async function startTestService(options: StartTestServiceOptions = {}): P
   return {
     baseUrl: http.baseUrl,
     ...operatorCalls(state),
-    subscription: (integrationId) => state.notifications.subscribe(integrationId),
-    pushTo: (integrationId, url) => state.notifications.pushTo(integrationId, url),
+    subscription: (integrationId) => state.notifications.subscribe(knownIntegration(state, integrationId, 'subscription')),
+    pushTo: (integrationId, url) => state.notifications.pushTo(knownIntegration(state, integrationId, 'pushTo'), url),
     ...faultCalls(state, handlers),
     ...inspection(state),
     async close() {

@@ -69,8 +69,11 @@ export interface ReplyCreated {
 
 /**
  * Why the service refuses an operator's edit or unsend (the console's rules and the service's
- * re-check): the capability is off, the channel's window passed, the reply is not `sent` (or has
- * no text to edit), it was unsent, or the new text is empty or too long.
+ * re-check, rules/lifecycle.ts `lifecycleVerdict`): the capability is off (`lifecycle_disabled`),
+ * the reply is not `sent` (`reply_not_sent`), it was unsent or an unsend is on its way
+ * (`reply_unsent`), the channel's window passed (`edit_window_passed`), the edit is invalid
+ * (`invalid_edit`: a reply with files only has no text to edit, or the new text is empty or too
+ * long), or a later request of the same kind was already taken (`superseded`).
  */
 export type LifecycleRefusal = 'lifecycle_disabled' | 'edit_window_passed' | 'reply_not_sent' | 'reply_unsent' | 'invalid_edit' | 'superseded';
 

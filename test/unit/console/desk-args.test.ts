@@ -2,7 +2,7 @@
  * The desk CLI's command line (console/cli/args.ts, docs/cli.md): each command's arguments and
  * options, the identity and workspace defaults, and the usage errors (exit 2 in the CLI).
  */
-import { DEFAULT_WAIT_SECONDS, DEMO_WORKSPACE, parseArgs, usage, type Invocation } from '../../../console/cli/args';
+import { DEFAULT_WAIT_SECONDS, DEMO_WORKSPACE, FLAG_OPTIONS, parseArgs, usage, VALUE_OPTIONS, type CommandName, type Invocation } from '../../../console/cli/args';
 
 function ok(argv: string[], env: Record<string, string> = {}): Invocation {
   const result = parseArgs(argv, env);
@@ -144,4 +144,12 @@ test('the usage names every command, or only the one asked about', () => {
   for (const name of ['conversations', 'reply', 'status', 'cancel', 'resend', 'capabilities', 'erase', 'help']) expect(all).toContain(`  ${name} `);
   expect(usage('cancel')).toContain('cancel <conversationId> <replyId>');
   expect(usage('cancel')).not.toContain('reply <conversationId>');
+});
+
+describe('help names every option a command takes', () => {
+  // Options of one command or a few (the global ones are in the general part of the usage).
+  const perCommand = Object.entries({ ...VALUE_OPTIONS, ...FLAG_OPTIONS }).flatMap(([option, commands]) => (commands === 'all' ? [] : commands.map((command) => [command, option] as const)));
+  test.each(perCommand)('help %s names %s', (command, option) => {
+    expect(usage(command as CommandName)).toContain(option);
+  });
 });

@@ -319,6 +319,12 @@ describe('notifications', () => {
     }
   });
 
+  test('subscription() and pushTo() without an integration id, or with an unknown one, throw at once instead of waiting forever', () => {
+    expect(() => service.subscription('i_nobody')).toThrow(/subscription\(integrationId\): no integration 'i_nobody' \(createIntegration\(\) returns its integrationId\)/);
+    expect(() => service.pushTo('', 'http://127.0.0.1:1/')).toThrow(/pushTo\(integrationId\): no integration ''/);
+    expect(() => (service.subscription as (id?: string) => unknown)()).toThrow(/no integration undefined/);
+  });
+
   test('pushTo() posts the Pub/Sub push format to createPushHandler, redelivering after a non-2xx', async () => {
     let refuse = 1;
     const handler = createPushHandler(client, (input) => [`push-${input.deliveryId}`], { auth: 'none' });
