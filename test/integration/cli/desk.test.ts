@@ -140,7 +140,7 @@ describe('usage and the stack', () => {
     expect(unknown.stderr).toContain('Usage: npm run desk -- <command>');
     expectExit(missing, 2);
     expect(missing.stderr).toMatch(/^desk: cancel needs <conversationId> <replyId>\n/);
-    expect(missing.stderr).toContain('cancel <conversationId> <replyId> [--no-wait]');
+    expect(missing.stderr).toContain('cancel <conversationId> <replyId> [--no-wait | --wait-seconds N]');
     expectExit(noText, 2);
     expect(noText.stderr).toMatch(/^desk: reply needs --text "..." or at least one --file <path> \(or both\)/);
     expectExit(help, 0);
