@@ -154,10 +154,11 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
     // The plan (../rules/plan.ts, the same for the SDK's test service): the decided record, the
     // released one woken, the queue change. This writer applies it.
     const plan = planTransition(before, decision, released?.record ?? null, { now, unclaimedExpiryMs: config().unclaimedExpiryMs });
-    for (const write of plan?.writes ?? []) {
-      const isWake = write.before === released?.record;
-      if (isWake && released?.fromFacts) attempt.wokeFromFacts = true;
-      writeRecord(tx, db, write, now, isWake && released?.fromFacts ? WAKE_FIELDS : undefined, isWake ? undefined : history);
+    if (plan?.decided) writeRecord(tx, db, plan.decided, now, undefined, history);
+    if (plan?.woken) {
+      // A record woken from its release facts was not read: only the fields a wake changes are written.
+      attempt.wokeFromFacts ||= released?.fromFacts === true;
+      writeRecord(tx, db, plan.woken, now, released?.fromFacts ? WAKE_FIELDS : undefined);
     }
     if (queue && plan) writeQueue(tx, queue, plan.queue, now);
     history?.write(tx, db);

@@ -27,8 +27,10 @@ export interface QueueChange {
 
 export interface TransitionPlan<R> {
   response: R;
-  /** The decided record first, then the released one; empty when nothing is written. */
-  writes: RecordWrite[];
+  /** The decided record as stored; null when the decision writes none. */
+  decided: RecordWrite | null;
+  /** The delivery the end of this one released, woken; null when none is. */
+  woken: RecordWrite | null;
   queue: QueueChange;
 }
 
@@ -54,17 +56,16 @@ export function releasedBy<R>(before: DeliveryRecord, decision: Decision<R> | nu
 export function planTransition<R>(before: DeliveryRecord, decision: Decision<R> | null, released: DeliveryRecord | null, settings: PlanSettings): TransitionPlan<R> | null {
   if (decision === null) return null;
   const { now, unclaimedExpiryMs } = settings;
-  const writes: RecordWrite[] = [];
-  if (decision.next !== null) writes.push({ before, record: storedRecord(before, decision.next, now, unclaimedExpiryMs), notify: decision.effects.notify });
-  const wake = released === null ? null : decideWake(released, now);
-  if (released !== null && wake?.next) writes.push({ before: released, record: storedRecord(released, wake.next, now, unclaimedExpiryMs), notify: wake.effects.notify });
   const next = decision.next;
+  const wake = released === null ? null : decideWake(released, now);
+  const woken = released !== null && wake?.next ? { before: released, record: storedRecord(released, wake.next, now, unclaimedExpiryMs), notify: wake.effects.notify } : null;
   return {
     response: decision.response,
-    writes,
+    decided: next === null ? null : { before, record: storedRecord(before, next, now, unclaimedExpiryMs), notify: decision.effects.notify },
+    woken,
     queue: {
       terminalSeq: decision.effects.releasesNext ? before.seq : null,
-      releasedSeq: released !== null && wake?.next ? released.seq : null,
+      releasedSeq: woken === null ? null : woken.record.seq,
       waiting: next !== null && next.waiting !== before.waiting ? { seq: before.seq, waiting: next.waiting } : null,
     },
   };

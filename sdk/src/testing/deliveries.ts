@@ -53,7 +53,7 @@ export class MemoryDeliveries {
     const decision = decide(before, facts);
     const released = releasedBy(before, decision, queue.unfinished);
     const plan = planTransition(before, decision, released === null ? null : (this.records.get(released.deliveryId) ?? null), { now, unclaimedExpiryMs: this.unclaimedExpiryMs });
-    if (plan !== null) this.apply(plan.writes, plan.queue, queue);
+    if (plan !== null) this.apply([plan.decided, plan.woken], plan.queue, queue);
     return { before, decision };
   }
 
@@ -83,8 +83,9 @@ export class MemoryDeliveries {
   }
 
   /** This store's writer of a plan: the records, their notifications, the queue's unfinished deliveries. */
-  private apply(writes: readonly RecordWrite[], change: QueueChange | null, queue: { unfinished: Map<number, string> }): void {
+  private apply(writes: ReadonlyArray<RecordWrite | null>, change: QueueChange | null, queue: { unfinished: Map<number, string> }): void {
     for (const write of writes) {
+      if (write === null) continue;
       this.records.set(write.record.deliveryId, write.record);
       if (write.notify !== null) this.outbox.push({ deliveryId: write.record.deliveryId, at: write.notify.at, reason: write.notify.reason });
     }
