@@ -152,12 +152,8 @@ export async function readDeliveryQueue(
   return { ref, unfinished, rebuilt: true, release: parseReleaseFacts(snap.get(RELEASE_FIELD)) };
 }
 
-/** What a transition changed in its conversation's queue. */
-/** What a transition changes on the queue document: the plan's (../rules/plan.ts). */
-export type { QueueChange } from '../rules/plan';
-
 /**
- * Writes the queue after a transition: drops `terminalSeq` from the unfinished deliveries (when a
+ * Writes the queue after a transition (the plan's `QueueChange`, ../rules/plan.ts): drops `terminalSeq` from the unfinished deliveries (when a
  * delivery became terminal), keeps the release facts in step (../rules/ordering.ts RELEASE_FIELD) and
  * writes a rebuilt map back whole. Nothing when nothing changed.
  */
