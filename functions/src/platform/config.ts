@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { SHARD_COUNTS } from '../contract';
+import { DEFAULT_UNCLAIMED_EXPIRY_MS } from '../rules/record';
 
 /**
  * Runtime configuration, parsed once at cold start from the environment (functions/.env for
@@ -45,7 +46,7 @@ const ConfigSchema = z.object({
    * A claimable delivery nobody claims for this long fails `not_claimed` and releases the next
    * reply (docs/contract.md#liveness). At least 10 minutes (two re-notifications), at most 30 days.
    */
-  UNCLAIMED_EXPIRY: durationFromEnv(10 * 60_000, 30 * 86_400_000).prefault('24h'),
+  UNCLAIMED_EXPIRY: durationFromEnv(10 * 60_000, 30 * 86_400_000).prefault(`${DEFAULT_UNCLAIMED_EXPIRY_MS / 3_600_000}h`),
   /** docs/operations.md#operational-events: a head reply claimable this long blocks its conversation (`conversation.blocked`). */
   OPS_BLOCKED_AFTER: durationFromEnv(60_000, 86_400_000).prefault('15m'),
   /** docs/operations.md#operational-events: an integration whose oldest claimable delivery waits this long is unhealthy. */

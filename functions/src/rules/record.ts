@@ -24,6 +24,8 @@ export const BACKOFF_CAP_MS = 3_600_000;
 export const RENOTIFY_FIRST_MS = 5 * 60_000;
 /** ... then the interval doubles up to 1 hour. */
 export const RENOTIFY_MAX_INTERVAL_MS = 3_600_000;
+/** How long a claimable delivery nobody claims lives by default (24 h; the service's `UNCLAIMED_EXPIRY` may set it otherwise). */
+export const DEFAULT_UNCLAIMED_EXPIRY_MS = 24 * 3_600_000;
 /** `error.code` of a delivery nobody claimed within the unclaimed expiry (docs/contract.md#liveness). */
 export const NOT_CLAIMED = 'not_claimed';
 /** `error.code` of a delivery the operator recalled before it was sent (docs/decisions.md#recall-before-send-cancel). */

@@ -11,7 +11,7 @@
 import { decideLivenessCheck, decideLeaseExpiry, type AppendInput, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { planAppend, planTransition, releasedBy, type QueueChange, type RecordWrite } from '../internal/rules/plan.js';
 import { hasUnfinishedBefore, type QueueTail } from '../internal/rules/ordering.js';
-import { isTerminal, type Decision, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
+import { DEFAULT_UNCLAIMED_EXPIRY_MS, isTerminal, type Decision, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
 
 
 /** A notification due at `at` (the service's outbox entry). */
@@ -21,9 +21,6 @@ export interface OutboxEntry {
   reason: NotificationReason;
 }
 
-/** The service's default unclaimed expiry (functions/src/platform/config.ts `UNCLAIMED_EXPIRY`: 24 h). */
-const UNCLAIMED_EXPIRY_MS = 24 * 3600_000;
-
 export class MemoryDeliveries {
   readonly records = new Map<string, DeliveryRecord>();
   /** Per conversation: the next seq and the unfinished deliveries by seq (the queue document). */
@@ -32,7 +29,7 @@ export class MemoryDeliveries {
 
   constructor(
     private readonly recipientOf: (conversationId: string) => Recipient,
-    private readonly unclaimedExpiryMs = UNCLAIMED_EXPIRY_MS,
+    private readonly unclaimedExpiryMs = DEFAULT_UNCLAIMED_EXPIRY_MS,
   ) {}
 
   private queue(conversationId: string): QueueTail & { unfinished: Map<number, string> } {
