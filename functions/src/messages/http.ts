@@ -1,5 +1,5 @@
 import { config } from '../platform/config';
-import { BadRequestError, ConflictError, NotFoundError, TooManyRequestsError } from '../rules/errors';
+import { BadRequestError, ConflictError, NotFoundError } from '../rules/errors';
 import * as logger from '../platform/log';
 import { db } from '../platform/firebase';
 import { endpoint, parseJsonBody, type ParsedRequest, type RequestContext } from '../platform/http/pipeline';
@@ -15,7 +15,7 @@ import { assertImageCount, assertImageSet, inspectImage } from '../rules/images'
 import { parseMultipart } from './multipart';
 import type { AuthContext } from '../integrations/auth';
 import { RateLimiter } from './rate-limit';
-import type { RateLimitState } from '../rules/rate-limit';
+import { rateLimited, rateLimitHeaders } from '../rules/rate-limit';
 import { IncomingMessageSchema, MessageEventSchema, type IncomingMessageResponse, type MessageEvent, type MessageEventResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
 
@@ -26,13 +26,6 @@ const rateLimiter = new RateLimiter();
 
 const perMinuteOf = (auth: AuthContext): number => auth.messagesPerMinute ?? config().messagesPerMinuteDefault;
 
-/** The `RateLimit-*` headers (docs/contract.md#rate-limit; docs/decisions.md "Rate-limit headers"). */
-const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({
-  'RateLimit-Limit': String(state.limit),
-  'RateLimit-Remaining': String(state.remaining),
-  'RateLimit-Reset': String(state.resetSeconds),
-});
-
 /** As soon as the key is known: the bucket as it is, so an answer refused before the limiter runs (415, 413, 400) carries the headers too. */
 function announceRateLimit(auth: AuthContext, setHeaders: RequestContext['setHeaders']): void {
   setHeaders(rateLimitHeaders(rateLimiter.peek(auth.integrationId, perMinuteOf(auth), Date.now())));
@@ -42,14 +35,7 @@ function enforceRateLimit(context: RequestContext<AuthContext>): void {
   const perMinute = perMinuteOf(context.auth);
   const { decision, state } = rateLimiter.consume(context.auth.integrationId, perMinute, Date.now());
   context.setHeaders(rateLimitHeaders(state));
-  if (!decision.allowed) {
-    // Retry-After is `RateLimit-Reset` itself (with no token left, the time to the next one), so the two always agree.
-    throw new TooManyRequestsError(
-      'rate_limited',
-      `Incoming message rate limit of ${perMinute} per minute exceeded; retry with the same eventId after Retry-After.`,
-      state.resetSeconds,
-    );
-  }
+  if (!decision.allowed) throw rateLimited(state);
 }
 
 async function readBody(request: ParsedRequest): Promise<{ payload: unknown; imageBytes: Buffer[] }> {

@@ -1,4 +1,4 @@
-import { retryAfterSecondsFromMs } from './errors';
+import { retryAfterSecondsFromMs, TooManyRequestsError } from './errors';
 
 /**
  * The incoming rate limit's arithmetic: a token bucket per integration, per instance (the
@@ -54,3 +54,16 @@ export function take(bucket: Bucket | undefined, perMinute: number, now: number)
   return { bucket: { tokens, updatedAt: now }, decision: { allowed: false, retryAfterMs } };
 }
 
+/** The `RateLimit-*` headers of an answer (docs/contract.md#rate-limit; docs/decisions.md "Rate-limit headers"). */
+export const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({
+  'RateLimit-Limit': String(state.limit),
+  'RateLimit-Remaining': String(state.remaining),
+  'RateLimit-Reset': String(state.resetSeconds),
+});
+
+/**
+ * The 429 of a request the bucket refused. Its Retry-After is `RateLimit-Reset` itself (with no
+ * token left, the time to the next one), so the two always agree.
+ */
+export const rateLimited = (state: RateLimitState): TooManyRequestsError =>
+  new TooManyRequestsError('rate_limited', `Incoming message rate limit of ${state.limit} per minute exceeded; retry with the same eventId after Retry-After.`, state.resetSeconds);

@@ -64,6 +64,7 @@ export const ServiceUnavailableError = retryableStatusError(503, 'ServiceUnavail
 export type BadRequestError = InstanceType<typeof BadRequestError>;
 export type ConflictError = InstanceType<typeof ConflictError>;
 export type ServiceUnavailableError = InstanceType<typeof ServiceUnavailableError>;
+export type TooManyRequestsError = InstanceType<typeof TooManyRequestsError>;
 
 /** Rounds a millisecond delay up to whole seconds for `Retry-After` (never 0: 0 invites a hot loop). */
 export function retryAfterSecondsFromMs(ms: number): number {
