@@ -3,6 +3,7 @@ import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, DEL
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 import type { ClaimResponse, ClaimTarget } from '../rules/answers';
+import { receiptProblems } from '../rules/state-machine';
 
 /** Delivery operation limits (the contract's, shared with the SDK and the console). */
 export { DELIVERY_LIMITS };
@@ -104,7 +105,9 @@ const ReceiptRequestSchema = z
     at: z.number().int().min(0).optional().describe("When it happened by the channel's clock, Unix epoch milliseconds (default: when the service receives the receipt)."),
     providerMessageId: providerMessageId().optional().describe('Which provider message it is about, when the reply was sent in several parts.'),
   })
-  .refine((r) => r.status !== 'failed' || r.code !== undefined, { message: 'required when status is failed', path: ['code'] });
+  .superRefine((r, ctx) => {
+    for (const problem of receiptProblems(r)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+  });
 
 /** docs/contract.md#catch-up: the catch-up list of claimable deliveries. */
 const PendingRequestSchema = z.strictObject({

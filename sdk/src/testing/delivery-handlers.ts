@@ -6,12 +6,12 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { attachmentDownloadHeaders } from '../internal/rules/file-headers.js';
 import type { Decision, DeliveryRecord, ReceiptStatus } from '../internal/rules/record.js';
-import { decideAttachmentFetch, DELIVERY_TRANSITIONS, type RuleFacts, type TransitionFacts } from '../internal/rules/state-machine.js';
+import { decideAttachmentFetch, DELIVERY_TRANSITIONS, receiptProblems, type RuleFacts, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { decodeCursor, encodeCursor } from './cursors.js';
 import { apiError } from './errors.js';
 import { sha256Hex } from './ids.js';
 import { recordProviderIds } from './messages.js';
-import { body, deliveryOf, type Answer, type Handler, type Handlers, type OperationRequest } from './operations.js';
+import { body, deliveryOf, invalidRequest, type Answer, type Handler, type Handlers, type OperationRequest } from './operations.js';
 import { extrasOf, type ServiceState } from './state.js';
 import type { OperationId } from './types.js';
 
@@ -19,11 +19,11 @@ import type { OperationId } from './types.js';
 type TableRule = (d: DeliveryRecord, input: never) => Decision<unknown>;
 
 /**
- * Checks of a body that the generated request validator cannot state (the service's zod schema
- * refines them; the document says them in prose).
+ * Field rules of a body that the generated request validator cannot state: the service's schema
+ * asks the same rules function (the document says it in prose).
  */
-const BODY_REFINEMENTS: Partial<Record<OperationId, (body: Record<string, unknown>) => string | null>> = {
-  reportDeliveryReceipt: (b) => (b.status === 'failed' && b.code === undefined ? 'code: required when status is failed' : null),
+const BODY_RULES: Partial<Record<OperationId, (body: Record<string, unknown>) => Array<{ path: string[]; message: string }>>> = {
+  reportDeliveryReceipt: (b) => receiptProblems({ status: String(b.status), ...(typeof b.code === 'string' ? { code: b.code } : {}) }),
 };
 
 /** The handlers of the delivery operations (the composition checks that every operation has one). */
@@ -37,8 +37,8 @@ export function deliveryHandlers(state: ServiceState) {
     (operationId: OperationId, rule: TableRule): Handler =>
     (request) => {
       const parsed = body<{ deliveryId: string } & Record<string, unknown>>(operationId, request.json);
-      const refused = BODY_REFINEMENTS[operationId]?.(parsed) ?? null;
-      if (refused !== null) throw apiError(400, 'invalid_request', refused);
+      const problems = BODY_RULES[operationId]?.(parsed) ?? [];
+      if (problems.length > 0) throw invalidRequest(problems.map((problem) => `${problem.path.join('.')}: ${problem.message}`));
       deliveryOf(state, request, parsed.deliveryId);
       const facts = (stored: TransitionFacts): RuleFacts => ({ ...stored, newLeaseId: `l_${randomBytes(18).toString('base64url')}`, random: randomInt(0, 1_000_000) / 1_000_000 });
       // The body passed the operation's request schema, which is exactly what its rule takes with the facts.

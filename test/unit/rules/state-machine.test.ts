@@ -34,6 +34,7 @@ import {
   decideLeaseExpiry,
   decideReceipt,
   decideStart,
+  receiptProblems,
   decideWake,
   type ClaimInput,
   type FailInput,
@@ -1309,5 +1310,13 @@ describe('withOutcomeTimes (the health roll-up\'s sentAt / errorAt)', () => {
     const cancelled = withOutcomeTimes(rec(), { ...rec(), status: 'failed', error: { outcome: 'failed', code: 'cancelled' } }, T0 + 5);
     expect(cancelled).not.toHaveProperty('errorAt');
     expect(withOutcomeTimes(rec(), { ...rec(), status: 'leased' }, T0 + 5)).not.toHaveProperty('errorAt');
+  });
+});
+
+describe('receiptProblems (the receipt field rule the schema and the test service share)', () => {
+  test('a failed receipt without a code names the field; with one, or any other status, is fine', () => {
+    expect(receiptProblems({ status: 'failed' })).toEqual([{ path: ['code'], message: 'required when status is failed' }]);
+    expect(receiptProblems({ status: 'failed', code: 'recipient_unreachable' })).toEqual([]);
+    expect(receiptProblems({ status: 'delivered' })).toEqual([]);
   });
 });

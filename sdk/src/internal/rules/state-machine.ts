@@ -105,6 +105,15 @@ export interface ReceiptInput {
   providerMessageId?: string | undefined;
 }
 
+/**
+ * The receipt's field rule that its schema's types cannot state: a `failed` receipt names its code
+ * (400 `invalid_request` naming the field). The service's schema (functions/src/deliveries/schemas.ts)
+ * and the SDK's test service both ask it.
+ */
+export function receiptProblems(receipt: { status: string; code?: string | undefined }): Array<{ path: string[]; message: string }> {
+  return receipt.status === 'failed' && receipt.code === undefined ? [{ path: ['code'], message: 'required when status is failed' }] : [];
+}
+
 export interface CancelInput {
   now: number;
   /** Epoch ms of the console's request (`cancel.requestedAt` on the reply): identifies the request. */
