@@ -206,15 +206,19 @@ class JwksCache {
    */
   async #current(now: () => number): Promise<KeySet> {
     const failure = this.#failure;
-    const recentFailure = failure !== undefined && now() - failure.at < OIDC_JWKS_FAILURE_BACKOFF_MS ? failure.error : undefined;
-    try {
-      if (recentFailure !== undefined) throw recentFailure;
-      return await this.#refresh(now);
-    } catch (error) {
-      const held = this.#set;
-      if (held !== undefined && now() < held.expiresAt + OIDC_JWKS_STALE_MAX_MS) return held;
-      throw error;
+    let error: unknown;
+    if (failure !== undefined && now() - failure.at < OIDC_JWKS_FAILURE_BACKOFF_MS) {
+      error = failure.error;
+    } else {
+      try {
+        return await this.#refresh(now);
+      } catch (refused) {
+        error = refused;
+      }
     }
+    const held = this.#set;
+    if (held !== undefined && now() < held.expiresAt + OIDC_JWKS_STALE_MAX_MS) return held;
+    throw error;
   }
 
   /** Concurrent requests share one fetch. */
