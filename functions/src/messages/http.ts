@@ -1,5 +1,4 @@
 import { config } from '../platform/config';
-import { BadRequestError, ConflictError, NotFoundError } from '../rules/errors';
 import * as logger from '../platform/log';
 import { db } from '../platform/firebase';
 import { endpoint, parseJsonBody, type ParsedRequest, type RequestContext } from '../platform/http/pipeline';
@@ -16,6 +15,7 @@ import { parseMultipart } from './multipart';
 import type { AuthContext } from '../integrations/auth';
 import { RateLimiter } from './rate-limit';
 import { rateLimited, rateLimitHeaders } from '../rules/rate-limit';
+import { eventConflict, messageTextOf, targetNotFound } from '../rules/intake';
 import { IncomingMessageSchema, MessageEventSchema, type IncomingMessageResponse, type MessageEvent, type MessageEventResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
 
@@ -55,10 +55,7 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   assertImageCount(imageBytes.length);
   const inspected: HashedImage[] = imageBytes.map((bytes, i) => withSha256(inspectImage(bytes, `images[${i}]`), bytes));
   assertImageSet(inspected);
-  const text = message.message?.text !== undefined && message.message.text !== '' ? message.message.text : null;
-  if (text === null && inspected.length === 0) {
-    throw new BadRequestError('empty_message', 'message.text: required (non-empty) unless at least one image is attached.');
-  }
+  const text = messageTextOf(message.message?.text, inspected.length);
 
   const { workspaceId, integrationId } = context.auth;
   const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind };
@@ -112,9 +109,7 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
     await Promise.all(stored.map((img, i) => images().put(img.path, imageBytes[i] ?? Buffer.alloc(0), img.contentType)));
   }
   const outcome = known ?? (await record());
-  if (outcome.kind === 'conflict') {
-    throw new ConflictError('event_conflict', `eventId '${message.eventId}' was already used with different content.`);
-  }
+  if (outcome.kind === 'conflict') throw eventConflict(message.eventId);
   // A deletion that was waiting for this message released its images: the objects go too.
   if (outcome.kind === 'created' && outcome.removedImages.length > 0) await removeReleasedImages(outcome.removedImages, { conversationId, messageId });
   const body: IncomingMessageResponse = {
@@ -217,12 +212,10 @@ async function handleMessageEvent(request: ParsedRequest, context: RequestContex
   context.logFields.eventOutcome = outcome.kind;
   switch (outcome.kind) {
     case 'conflict':
-      throw new ConflictError('event_conflict', `eventId '${event.eventId}' was already used with different content.`);
+      throw eventConflict(event.eventId);
     case 'not_found': {
       context.logFields.code = outcome.code;
-      const named = event.target?.eventId !== undefined ? `target.eventId: '${event.target.eventId}'` : `target.providerMessageId: '${event.target?.providerMessageId ?? ''}'`;
-      const whose = event.type === 'reaction' ? 'a message of this conversation' : "a message of this sender's in this conversation";
-      throw new NotFoundError('target_not_found', `${named} is not ${whose}.`);
+      throw targetNotFound(event);
     }
     case 'applied':
       if (outcome.removedImages.length > 0) await removeReleasedImages(outcome.removedImages, { conversationId, eventType: event.type });

@@ -60,6 +60,7 @@ export const ServiceUnavailableError = retryableStatusError(503, 'ServiceUnavail
 
 export type BadRequestError = InstanceType<typeof BadRequestError>;
 export type ConflictError = InstanceType<typeof ConflictError>;
+export type NotFoundError = InstanceType<typeof NotFoundError>;
 export type ServiceUnavailableError = InstanceType<typeof ServiceUnavailableError>;
 export type TooManyRequestsError = InstanceType<typeof TooManyRequestsError>;
 

@@ -10,7 +10,8 @@ import { assertImageSet, inspectImage } from '../internal/rules/images.js';
 import { eventFingerprint, fingerprint as messageFingerprint } from '../internal/rules/fingerprint.js';
 import { applyEvent, messageEventProblems, type EventChange, type TargetMessage } from '../internal/rules/message-events.js';
 import type { DeliveryRecord } from '../internal/rules/record.js';
-import { apiError, type ApiError } from './errors.js';
+import { eventConflict, messageTextOf, targetNotFound } from '../internal/rules/intake.js';
+import type { ApiError } from './errors.js';
 import { parseJson } from './http.js';
 import { digestId, sha256Hex } from './ids.js';
 import { parseMultipart } from './multipart.js';
@@ -46,15 +47,14 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
   const problems = validateRequest({ ref: 'IncomingMessage' }, payload);
   if (problems.length > 0) throw invalidRequest(problems);
   const message = payload as { eventId: string; externalConversationId: string; sender: { externalId: string; displayName?: string; kind?: 'customer' | 'service' }; message?: { text?: string } };
-  const text = message.message?.text !== undefined && message.message.text !== '' ? message.message.text : null;
-  if (text === null && images.length === 0) throw apiError(400, 'empty_message', 'message.text: required (non-empty) unless at least one image is attached.');
+  const text = messageTextOf(message.message?.text, images.length);
   const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind ?? 'customer' };
   const fingerprint = messageFingerprint({ externalConversationId: message.externalConversationId, sender, text, images });
   const eventKey = `${integration.integrationId}\u0000${message.eventId}`;
   const known = state.events.get(eventKey);
   if (known !== undefined) {
     // An event's eventId is never a message's (and the other way round): a conflict.
-    if (known.fingerprint !== fingerprint || known.messageId === null) throw apiError(409, 'event_conflict', `eventId '${message.eventId}' was already used with different content.`);
+    if (known.fingerprint !== fingerprint || known.messageId === null) throw eventConflict(message.eventId);
     return { status: 200, body: { conversationId: known.conversationId, messageId: known.messageId, duplicate: true } };
   }
   const conversationId = digestId('c_', [integration.integrationId, message.externalConversationId]);
@@ -182,7 +182,7 @@ function sendMessageEvent(state: ServiceState, request: OperationRequest): Answe
   const eventKey = `${integration.integrationId}\u0000${event.eventId}`;
   const known = state.events.get(eventKey);
   if (known !== undefined) {
-    if (known.fingerprint !== fingerprint || known.messageEvent === undefined) throw apiError(409, 'event_conflict', `eventId '${event.eventId}' was already used with different content.`);
+    if (known.fingerprint !== fingerprint || known.messageEvent === undefined) throw eventConflict(event.eventId);
     return { status: 200, body: { conversationId: known.conversationId, applied: known.applied === true, duplicate: true } };
   }
   const conversationId = digestId('c_', [integration.integrationId, event.externalConversationId]);
@@ -211,10 +211,7 @@ function sendMessageEvent(state: ServiceState, request: OperationRequest): Answe
     ...(event.emoji === undefined ? {} : { emoji: event.emoji }),
     ...(event.removed === true ? { removed: true } : {}),
   };
-  const notFound = (): ApiError => {
-    const named = 'eventId' in target ? `target.eventId: '${target.eventId}'` : `target.providerMessageId: '${target.providerMessageId}'`;
-    return apiError(404, 'target_not_found', `${named} is not ${event.type === 'reaction' ? 'a message of this conversation' : "a message of this sender's in this conversation"}.`);
-  };
+  const notFound = (): ApiError => targetNotFound(event);
   const located = locateTarget(state, integration.integrationId, target);
   if (located === null) throw notFound();
   if (located === undefined) {
