@@ -1,8 +1,9 @@
 /**
  * Firestore access for deliveries: plain functions that take a Transaction. Reads of the records a
  * delivery transaction needs (the delivery, its conversation's queue document, the conversation)
- * and the writes that follow a decision (the record, the reply's mirror, the outbox entry, the
- * queue). No decisions here: ./transition.ts orders these calls, ../rules/state-machine.ts decides.
+ * and the one writer of a plan (`applyPlan`, `writeRecord`: the record, its check document, the
+ * reply's mirror or history entry, the operational event, the outbox entry, the queue). No
+ * decisions here: ../rules/ decides and plans, ./transition.ts orders the reads and the write.
  */
 import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
@@ -20,9 +21,11 @@ import {
 } from '../rules/ordering';
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
-import type { QueueChange, RecordWrite } from '../rules/plan';
-import { UNFINISHED_STATUSES, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason } from '../rules/record';
-import { deliveryMirror, mirrorChanged, type ReplyMirror } from './reply';
+import { dueWorkOf, type DueWork, type QueueChange, type RecordWrite, type TransitionPlan } from '../rules/plan';
+import { UNFINISHED_STATUSES, type DeliveryRecord, type NotificationReason } from '../rules/record';
+import { writeOperationalEvent } from '../platform/operational-events';
+import { exhaustedEvent } from './operational-events';
+import { deliveryMirror, type ReplyMirror } from './reply';
 import type { ReplyHistory } from './lifecycle-history';
 
 /** @public the bench reads deliveries through it (bench/lib/service.mjs) */
@@ -82,16 +85,17 @@ export interface DeliveryCheck {
   listShard: number;
 }
 
-/** The check document of a stored record, or null when nothing about it is due. */
-export function deliveryCheckOf(d: DeliveryRecord): DeliveryCheck | null {
-  const claimable = d.pendingAt !== undefined && d.liveness !== undefined;
-  const leased = (d.status === 'leased' || d.status === 'sending') && d.lease !== null;
-  if (!claimable && !leased) return null;
+/** The check document of `d` for its due work (../rules/plan.ts `dueWorkOf`). */
+function deliveryCheck(d: DeliveryRecord, due: DueWork): DeliveryCheck {
   const { workspaceId, integrationId, deliveryId, conversationId, messageId } = d;
   const { queueShards, listShards } = config();
-  const common = { workspaceId, integrationId, deliveryId, conversationId, messageId, shard: shardOf(deliveryId, queueShards), listShard: shardOf(deliveryId, listShards) };
-  if (claimable) return { ...common, pendingAt: d.pendingAt as number, dueAt: (d.liveness as Liveness).checkAt };
-  return { ...common, dueAt: (d.lease as DeliveryLease).expiresAt };
+  return { workspaceId, integrationId, deliveryId, conversationId, messageId, shard: shardOf(deliveryId, queueShards), listShard: shardOf(deliveryId, listShards), ...due };
+}
+
+/** The check document of a stored record, or null when nothing about it is due. */
+export function deliveryCheckOf(d: DeliveryRecord): DeliveryCheck | null {
+  const due = dueWorkOf(d);
+  return due === null ? null : deliveryCheck(d, due);
 }
 
 export const deliveryCheckRef = (db: Firestore, deliveryId: string): DocumentReference => db.doc(paths.deliveryCheck(deliveryId));
@@ -157,7 +161,7 @@ export async function readDeliveryQueue(
  * delivery became terminal), keeps the release facts in step (../rules/ordering.ts RELEASE_FIELD) and
  * writes a rebuilt map back whole. Nothing when nothing changed.
  */
-export function writeQueue(tx: Transaction, queue: DeliveryQueueState, change: QueueChange, now: number): void {
+function writeQueue(tx: Transaction, queue: DeliveryQueueState, change: QueueChange, now: number): void {
   const updatedAt = Timestamp.fromMillis(now);
   const { terminalSeq } = change;
   // The release facts' changes, by field path under RELEASE_FIELD: spent entries go, `waiting` follows the record.
@@ -240,64 +244,80 @@ export function writeReplyMirror(tx: Transaction, db: Firestore, reply: ReplyAdd
 }
 
 /**
- * Writes one record and what follows from it: its derived fields (`pendingAt`, `liveness`, and for
- * the health roll-up `listShard`, `sentAt`, `errorAt`), its
- * liveness check document (set when the check moves, deleted when the schedule ends: blind
- * writes, no read), the reply mirror and, when asked, a notification. Returns the notification's
- * outbox id (null without one), for a caller that publishes it itself once the transaction commits.
+ * The service's writer of a transition's plan (../rules/plan.ts `planTransition`): the decided
+ * record and the released one woken (`writeRecord`), the reply's history (`history`, read by the
+ * transition when the plan asks for it), and the conversation's queue (`queue`, when it was read).
+ * `wokenFromFacts`: the woken record was not read but rebuilt from its release facts, so only the
+ * fields a wake changes are written (`WAKE_FIELDS`).
+ */
+export function applyPlan(
+  tx: Transaction,
+  db: Firestore,
+  plan: TransitionPlan<unknown>,
+  written: { now: number; queue: DeliveryQueueState | null; history?: ReplyHistory | undefined; wokenFromFacts: boolean },
+): void {
+  const { now, queue, history } = written;
+  if (plan.decided) writeRecord(tx, db, plan.decided, now, undefined, history);
+  if (plan.woken) writeRecord(tx, db, plan.woken, now, written.wokenFromFacts ? WAKE_FIELDS : undefined);
+  if (queue) writeQueue(tx, queue, plan.queue, now);
+  history?.write(tx, db);
+}
+
+/**
+ * The fields a wake changes on a waiting delivery (../rules/state-machine.ts `decideWake`, and what
+ * `storedRecord` derives: it becomes claimable now). Written as an update when the delivery was
+ * not read: everything else it stores is as its creation wrote it.
+ */
+const WAKE_FIELDS = ['head', 'waiting', 'updatedAt', 'pendingAt', 'liveness'] as const satisfies readonly (keyof DeliveryRecord)[];
+
+/**
+ * Writes one record of a plan and what the plan says follows from it (../rules/plan.ts
+ * `RecordWrite`): the record with its stored-only field (`listShard`), its check document (set
+ * when its due work moved, deleted when it has none any more: blind writes, no read), the reply
+ * mirror or the request's history entry, the operational event, and the notification's outbox
+ * entry. Returns the notification's outbox id (null without one), for a caller that publishes it
+ * itself once the transaction commits.
  *
  * The mirror of an edit or unsend delivery is its entry in the reply's history, not the reply's
  * `delivery`: `history` (the reply read in this transaction, ./lifecycle-history.ts) takes it, and
- * its caller writes it once; such a record whose mirror changes without one is a programming error.
+ * its caller writes it once; a plan that asks for a history entry without one is a programming error.
  *
  * `onlyFields`: the record was not read (`before` is what is known of it, the release facts of a
  * waiting delivery: ./transition.ts): only these fields of the record are written (an update, which
  * fails the commit if the record is gone), the rest of what it stores being what `before` assumes.
  */
-export function writeDelivery(
-  tx: Transaction,
-  db: Firestore,
-  write: RecordWrite,
-  now: number,
-  onlyFields?: readonly (keyof DeliveryRecord)[],
-  history?: ReplyHistory,
-): string | null {
-  const { before, notify } = write;
+export function writeRecord(tx: Transaction, db: Firestore, write: RecordWrite, now: number, onlyFields?: readonly (keyof DeliveryRecord)[], history?: ReplyHistory): string | null {
+  const { notify, due, mirror } = write;
   const next = write.record;
   const stored: DeliveryRecord = { ...next, listShard: shardOf(next.deliveryId, config().listShards) };
   const ref = deliveryRef(db, next.workspaceId, next.deliveryId);
   if (onlyFields === undefined) tx.set(ref, stored);
   else tx.update(ref, Object.fromEntries(onlyFields.map((field) => [field, stored[field] ?? FieldValue.delete()])));
-  const checkBefore = before === null ? null : deliveryCheckOf(before);
-  const checkAfter = deliveryCheckOf(stored);
-  if (checkAfter !== null && (checkAfter.dueAt !== checkBefore?.dueAt || checkAfter.pendingAt !== checkBefore.pendingAt || checkAfter.shard !== checkBefore.shard)) {
-    tx.set(deliveryCheckRef(db, next.deliveryId), checkAfter);
-  } else if (checkAfter === null && checkBefore !== null) {
-    tx.delete(deliveryCheckRef(db, next.deliveryId));
+  if (due === 'cleared') tx.delete(deliveryCheckRef(db, next.deliveryId));
+  else if (due !== null) tx.set(deliveryCheckRef(db, next.deliveryId), deliveryCheck(next, due));
+  if (mirror === 'reply') writeReplyMirror(tx, db, next, deliveryMirror(next, now));
+  else if (mirror === 'history') {
+    if (history === undefined) throw new Error(`writeRecord: the ${next.kind ?? ''} delivery ${next.deliveryId} changed without its reply's history`);
+    history.record(next, now);
   }
-  if (mirrorChanged(before, stored)) {
-    if (stored.kind === undefined) writeReplyMirror(tx, db, next, deliveryMirror(stored, now));
-    else if (history === undefined) throw new Error(`writeDelivery: the ${stored.kind} delivery ${stored.deliveryId} changed without its reply's history`);
-    else history.record(stored, now);
-  }
-  if (notify !== null) {
-    const entry: OutboxEntry = {
-      deliveryId: next.deliveryId,
-      workspaceId: next.workspaceId,
-      integrationId: next.integrationId,
-      conversationId: next.conversationId,
-      messageId: next.messageId,
-      reason: notify.reason,
-      dueAt: notify.at,
-      attempts: 0,
-      createdAt: now,
-      shard: shardOf(next.deliveryId, config().queueShards),
-      ...(notify.inline === true ? { inline: true as const } : {}),
-      ...(next.kind !== undefined ? { kind: next.kind } : {}),
-    };
-    const outboxId = outboxIdFor(entry);
-    tx.set(outboxRef(db, outboxId), entry);
-    return outboxId;
-  }
-  return null;
+  // docs/operations.md#operational-events: written with the transition like a notification.
+  if (write.exhausted !== null) writeOperationalEvent(tx, db, exhaustedEvent(next, write.exhausted.code, now), now);
+  if (notify === null) return null;
+  const entry: OutboxEntry = {
+    deliveryId: next.deliveryId,
+    workspaceId: next.workspaceId,
+    integrationId: next.integrationId,
+    conversationId: next.conversationId,
+    messageId: next.messageId,
+    reason: notify.reason,
+    dueAt: notify.at,
+    attempts: 0,
+    createdAt: now,
+    shard: shardOf(next.deliveryId, config().queueShards),
+    ...(notify.inline === true ? { inline: true as const } : {}),
+    ...(next.kind !== undefined ? { kind: next.kind } : {}),
+  };
+  const outboxId = outboxIdFor(entry);
+  tx.set(outboxRef(db, outboxId), entry);
+  return outboxId;
 }

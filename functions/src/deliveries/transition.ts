@@ -1,7 +1,8 @@
 /**
  * The delivery transactions: every write to a delivery record runs in one of the two transactions
- * opened here, and both write what a pure rule decided through the same step (`writeDecision`:
- * the record with its reply mirror, check document and notification).
+ * opened here, and both write the plan the rules made of a decision (../rules/plan.ts) through the
+ * store's one writer (./store.ts `applyPlan` / `writeRecord`: the record with its check document,
+ * reply mirror or history entry, operational event and notification, then the queue).
  *
  * `runTransition`: every change to an existing delivery (claim, start, extend, complete, fail,
  * receipt, cancel, lease expiry and liveness checks by the sweeper, an undeliverable
@@ -10,27 +11,25 @@
  *   1. read the delivery (and, for a claim, its conversation's queue and the recipient);
  *   2. decide (../rules/state-machine.ts, pure);
  *   3. when the decision ends the delivery, read what it releases (../rules/ordering.ts);
- *   4. write: the record with its reply mirror and notification (the reason travels in the
- *      decision's effects), the queue, and the wake of the released delivery.
+ *   4. plan (../rules/plan.ts `planTransition`: every document the transition writes), read the
+ *      reply's history if the plan asks for an entry in it, and apply the plan (./store.ts `applyPlan`).
  *
  * `runCreation`: a delivery coming into being, for a new reply (./sequencing.ts) or an operator's
  * resend (./resend.ts). The creator reads the reply (and what else it needs) together with the
  * conversation's queue document, then for each reply either appends a delivery (`appendDelivery`:
- * the rule `decideAppend`, written by `writeDecision`) or refuses it (`refuseReply`: the reply's
+ * the plan `planAppend`, written by ./store.ts `writeRecord`) or refuses it (`refuseReply`: the reply's
  * mirror says why); the queue document is written once at the end.
  *
  * All reads come before the first write, as Firestore transactions require. A decision that
  * throws writes nothing.
  */
 import type { DocumentReference, DocumentSnapshot, Firestore, Transaction } from 'firebase-admin/firestore';
-import { writeOperationalEvent } from '../platform/operational-events';
-import { exhaustedEvent } from './operational-events';
 import { conversationOfDeliveryId } from '../platform/ids';
 import { hasUnfinishedBefore, type QueueTail, type ReleaseFacts } from '../rules/ordering';
-import { planAppend, planTransition, releasedBy, type RecordWrite } from '../rules/plan';
+import { planAppend, planTransition, releasedBy } from '../rules/plan';
 import { config } from '../platform/config';
 import { isTerminal, newDelivery, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from '../rules/record';
-import { mirrorChanged, rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
+import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
 import { ReplyHistory } from './lifecycle-history';
 import { paths } from '../platform/paths';
 import type { AppendInput, TransitionFacts } from '../rules/state-machine';
@@ -41,8 +40,8 @@ import {
   readConversation,
   readDelivery,
   readDeliveryQueue,
-  writeDelivery,
-  writeQueue,
+  applyPlan,
+  writeRecord,
   writeQueueAfterAppend,
   writeReplyMirror,
   type DeliveryQueueState,
@@ -146,22 +145,19 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
       }
     }
 
-    // An edit or unsend whose console-visible state changes: its entry in the reply's history needs
-    // the reply (./lifecycle-history.ts). A plain reply's delivery reads nothing more.
-    const history = decision?.next && before.kind !== undefined && mirrorChanged(before, decision.next) ? await readReplyHistory(tx, db, before) : undefined;
+    // The plan (../rules/plan.ts, the same for the SDK's test service): every document the
+    // transition writes. An edit or unsend whose console-visible state changes has its entry in the
+    // reply's history, which needs the reply (./lifecycle-history.ts): read now, before any write.
+    const plan = planTransition(before, decision, released?.record ?? null, { now, unclaimedExpiryMs: config().unclaimedExpiryMs });
+    const history = plan?.decided?.mirror === 'history' ? await readReplyHistory(tx, db, before) : undefined;
 
     transition.beforeWrite?.();
-    // The plan (../rules/plan.ts, the same for the SDK's test service): the decided record, the
-    // released one woken, the queue change. This writer applies it.
-    const plan = planTransition(before, decision, released?.record ?? null, { now, unclaimedExpiryMs: config().unclaimedExpiryMs });
-    if (plan?.decided) writeRecord(tx, db, plan.decided, now, undefined, history);
-    if (plan?.woken) {
-      // A record woken from its release facts was not read: only the fields a wake changes are written.
-      attempt.wokeFromFacts ||= released?.fromFacts === true;
-      writeRecord(tx, db, plan.woken, now, released?.fromFacts ? WAKE_FIELDS : undefined);
+    if (plan) {
+      // A record woken from its release facts was not read: the writer writes only what a wake changes.
+      const wokenFromFacts = plan.woken !== null && released?.fromFacts === true;
+      attempt.wokeFromFacts ||= wokenFromFacts;
+      applyPlan(tx, db, plan, { now, queue, history, wokenFromFacts });
     }
-    if (queue && plan) writeQueue(tx, queue, plan.queue, now);
-    history?.write(tx, db);
     const outcome: TransitionOutcome<R> = { before, decision };
     transition.alsoWrite?.(tx, outcome);
     return outcome;
@@ -200,13 +196,6 @@ async function firstWave<R>(tx: Transaction, db: Firestore, transition: Transiti
 }
 
 /**
- * The fields a wake changes on a waiting delivery (../rules/state-machine.ts `decideWake`, with what
- * ./store.ts `writeDelivery` derives: it becomes claimable now). Written as an update when the
- * delivery was not read: everything else it stores is as its creation wrote it.
- */
-const WAKE_FIELDS = ['head', 'waiting', 'updatedAt', 'pendingAt', 'liveness'] as const satisfies readonly (keyof DeliveryRecord)[];
-
-/**
  * A delivery waiting behind `releasing`, as far as its release needs it, from its release facts
  * (../rules/ordering.ts RELEASE_FIELD): of the same conversation (so of the same integration, whose id
  * the conversation id is derived from), created behind an unfinished delivery and never claimable
@@ -217,18 +206,6 @@ const WAKE_FIELDS = ['head', 'waiting', 'updatedAt', 'pendingAt', 'liveness'] as
 function waitingDelivery(releasing: DeliveryRecord, seq: number, deliveryId: string, facts: ReleaseFacts): DeliveryRecord {
   const { workspaceId, integrationId, conversationId } = releasing;
   return { ...newDelivery({ deliveryId, workspaceId, integrationId, conversationId, messageId: facts.messageId, seq, text: '', now: 0 }), waiting: facts.waiting };
-}
-
-/**
- * Writes one record of a plan (`write.before`, null for a new one): the record with the reply
- * mirror, check document and notification (./store.ts `writeDelivery`), and the operational event
- * of a delivery that ran out of attempts or was never claimed. Returns the notification's outbox id.
- */
-function writeRecord(tx: Transaction, db: Firestore, write: RecordWrite, now: number, onlyFields?: readonly (keyof DeliveryRecord)[], history?: ReplyHistory): string | null {
-  // docs/operations.md#operational-events: written with the transition like a notification.
-  const exhausted = exhaustedEvent(write.before, write.record, now);
-  if (exhausted !== null) writeOperationalEvent(tx, db, exhausted, now);
-  return writeDelivery(tx, db, write, now, onlyFields, history);
 }
 
 /**
