@@ -1,16 +1,13 @@
 /**
- * Firestore access for deliveries: plain functions that take a Transaction. Reads of the records a
- * delivery transaction needs (the delivery, its conversation's queue document, the conversation)
- * and the one writer of a plan (`applyPlan`, `writeRecord`: the record, its check document, the
- * reply's mirror or history entry, the operational event, the outbox entry, the queue). No
- * decisions here: ../rules/ decides and plans, ./transition.ts orders the reads and the write.
+ * Firestore access for deliveries, the writing half: the documents' references and shapes, and the
+ * one writer of a plan (`applyPlan`, `writeRecord`: the record, its check document, the reply's
+ * mirror or history entry, the operational event, the outbox entry, the queue). Plain functions
+ * that take a Transaction. No decisions here: ../rules/ decides and plans, ./reads.ts reads the
+ * facts, ./transition.ts runs read -> decide -> plan -> write.
  */
-import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
-import { collectionQuery, QUERIES } from '../platform/queries';
 import {
-  parseReleaseFacts,
-  parseUnfinished,
   RELEASE_FIELD,
   storedReleaseFacts,
   storedUnfinished,
@@ -22,7 +19,7 @@ import {
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
 import { dueWorkOf, type DueWork, type QueueChange, type RecordWrite, type TransitionPlan } from '../rules/plan';
-import { UNFINISHED_STATUSES, type DeliveryRecord, type NotificationReason } from '../rules/record';
+import type { DeliveryRecord, NotificationReason } from '../rules/record';
 import { writeOperationalEvent } from '../platform/operational-events';
 import { exhaustedEvent } from './operational-events';
 import { deliveryMirror, type ReplyMirror } from './reply';
@@ -103,11 +100,6 @@ export const deliveryCheckRef = (db: Firestore, deliveryId: string): DocumentRef
 /** The deterministic outbox id of one notification: a retried transaction writes the same entry. */
 const outboxIdFor = (entry: Pick<OutboxEntry, 'deliveryId' | 'dueAt'>): string => `${entry.deliveryId}@${entry.dueAt}`;
 
-export async function readDelivery(tx: Transaction, db: Firestore, workspaceId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-  const snap = await tx.get(deliveryRef(db, workspaceId, deliveryId));
-  return snap.exists ? (snap.data() as DeliveryRecord) : null;
-}
-
 /**
  * The ordering state of one conversation (../rules/ordering.ts): its unfinished deliveries by seq, read
  * from the queue document by id, never by a query.
@@ -123,37 +115,6 @@ export interface DeliveryQueueState {
   rebuilt: boolean;
   /** What the release of each waiting delivery needs (../rules/ordering.ts RELEASE_FIELD). */
   release: ReleaseFactsBySeq;
-}
-
-/**
- * Reads a conversation's queue. A queue document without the map is rebuilt once, inside the
- * transaction, from the conversation's unfinished deliveries (the only query left on the
- * delivery path, run at most once per conversation); `absentIsEmpty` skips that for a
- * conversation whose first reply is being sequenced (no document yet, so no deliveries either).
- */
-export async function readDeliveryQueue(
-  tx: Transaction,
-  db: Firestore,
-  workspaceId: string,
-  conversationId: string,
-  snapshot?: DocumentSnapshot,
-  absentIsEmpty = false,
-): Promise<DeliveryQueueState> {
-  const ref = deliveryQueueRef(db, workspaceId, conversationId);
-  const snap = snapshot ?? (await tx.get(ref));
-  const stored = parseUnfinished(snap.get(UNFINISHED_FIELD));
-  if (stored) return { ref, unfinished: stored, rebuilt: false, release: parseReleaseFacts(snap.get(RELEASE_FIELD)) };
-  if (!snap.exists && absentIsEmpty) return { ref, unfinished: new Map(), rebuilt: false, release: new Map() };
-  const deliveries = db.collection(paths.deliveries(workspaceId));
-  const query = collectionQuery(deliveries, QUERIES.unfinishedOfConversation, conversationId, UNFINISHED_STATUSES, Number.MAX_SAFE_INTEGER);
-  const unfinished = new Map<number, string>();
-  for (const doc of (await tx.get(query)).docs) {
-    const d = doc.data() as DeliveryRecord;
-    unfinished.set(d.seq, d.deliveryId);
-  }
-  // Release facts written beside a map that has since gone stay true (every transition that reads
-  // the queue keeps them in step, rebuilt or not); deliveries without them are read before their release.
-  return { ref, unfinished, rebuilt: true, release: parseReleaseFacts(snap.get(RELEASE_FIELD)) };
 }
 
 /**
@@ -214,24 +175,7 @@ export function writeQueueAfterAppend(
   tx.set(queue.ref, { ...fields, nextSeq, ...unfinished, ...facts, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
 }
 
-export interface ConversationFacts {
-  externalConversationId: string;
-  lastCustomerExternalId: string | null;
-  lastSenderExternalId: string;
-}
-
 export const conversationRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference => db.doc(paths.conversation(workspaceId, conversationId));
-
-/** The conversation's facts a claim answers with, from `snapshot` when the first read wave had it. */
-export async function readConversation(tx: Transaction, db: Firestore, d: DeliveryRecord, snapshot?: DocumentSnapshot): Promise<ConversationFacts> {
-  const data = (snapshot ?? (await tx.get(conversationRef(db, d.workspaceId, d.conversationId)))).data() ?? {};
-  const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-  return {
-    externalConversationId: str(data.externalConversationId) ?? '',
-    lastCustomerExternalId: str(data.lastCustomerExternalId),
-    lastSenderExternalId: str(data.lastSenderExternalId) ?? '',
-  };
-}
 
 /**
  * The one writer of a reply's `delivery` mirror (./reply.ts says what goes in it). `mergeFields`
