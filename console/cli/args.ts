@@ -341,7 +341,7 @@ const COMMAND_USAGE: Readonly<Record<CommandName, { synopsis: string; does: stri
     does: "print, or (admin) set, what the integration's replies may carry and what may follow their sending",
   },
   erase: { synopsis: 'erase <externalCustomerId|customerId> [--integration <id>] [--no-wait | --wait-seconds N]', does: "(admin) erase one customer, as the console's Privacy view does" },
-  erasures: { synopsis: 'erasures [--pending]', does: "(admin) the latest erasures, each with the connector's acknowledgement or how long it has been waiting" },
+  erasures: { synopsis: 'erasures [--pending]', does: "(admin) the latest 50 erasures, each with the connector's acknowledgement or how long it has been waiting" },
   help: { synopsis: 'help [command]', does: 'this text, of every command or of one' },
 };
 
