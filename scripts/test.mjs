@@ -22,7 +22,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
+import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin, localConfigArgs } from './lib/emulators.mjs';
 import { NODE_24_VERSION, node24Binary } from './lib/node24.mjs';
 import { phaseTimer, waitForFile } from './lib/test-suites.mjs';
 
@@ -213,7 +213,7 @@ const log = createWriteStream(env.EMULATOR_LOG_FILE, { flags: 'w' });
 const stackSpawnedAt = (Date.now() - startedAt) / 1000;
 const stackCommand = [process.execPath, join(ROOT, 'scripts', 'test-stack.mjs'), ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
 // detached: its own process group, so that a failed check stops firebase-tools and every emulator.
-const stack = spawn(firebaseBin(), ['emulators:exec', '--project', PROJECT_ID, '--only', EMULATORS, stackCommand], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+const stack = spawn(firebaseBin(), ['emulators:exec', ...localConfigArgs(), '--project', PROJECT_ID, '--only', EMULATORS, stackCommand], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 children.add(stack);
 for (const [from, to] of [[stack.stdout, process.stdout], [stack.stderr, process.stderr]]) {
   from.on('data', (chunk) => {
