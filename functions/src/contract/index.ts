@@ -224,9 +224,29 @@ export function parseAttachmentCapability(value: unknown): AttachmentCapability 
  */
 export const LIFECYCLE_LIMITS = { windowSecondsMin: 60, windowSecondsMax: 604_800 } as const;
 
-/** What an operator may ask of a sent reply: the `kind` of the delivery that carries it to the channel. */
+/**
+ * What an operator may ask of a sent reply: the `kind` of the delivery that carries it to the
+ * channel. Every list of kinds (the capability, the reply's histories, the claim's answers, the
+ * SDK's callbacks, the test service's calls) is derived from this one.
+ */
 export const LIFECYCLE_KINDS = ['edit', 'unsend'] as const;
 export type LifecycleKind = (typeof LIFECYCLE_KINDS)[number];
+
+/**
+ * The kinds that carry no text: the delivery acts on its target only (the claim's `message` is the
+ * recipient, the request and its history entry have no `text`). An `edit` is the one that carries
+ * the new text.
+ */
+export type TargetOnlyLifecycleKind = Exclude<LifecycleKind, 'edit'>;
+export const isTargetOnlyLifecycleKind = (kind: LifecycleKind): kind is TargetOnlyLifecycleKind => kind !== 'edit';
+
+/** Whether a value is one of the contract's kinds. */
+export const isLifecycleKind = (value: unknown): value is LifecycleKind => (LIFECYCLE_KINDS as readonly unknown[]).includes(value);
+
+/** One value per kind, in LIFECYCLE_KINDS order (what each kind's part of a table holds). */
+export function byLifecycleKind<T>(valueOf: (kind: LifecycleKind) => T): Record<LifecycleKind, T> {
+  return Object.fromEntries(LIFECYCLE_KINDS.map((kind) => [kind, valueOf(kind)])) as Record<LifecycleKind, T>;
+}
 
 /** One kind's part of the capability: requests are taken until `windowSeconds` after the reply was sent. */
 export interface LifecycleWindow {
@@ -234,10 +254,7 @@ export interface LifecycleWindow {
 }
 
 /** The `replies.lifecycle` capability as validated: null for a kind the connector does not take. */
-export interface LifecycleCapability {
-  edit: LifecycleWindow | null;
-  unsend: LifecycleWindow | null;
-}
+export type LifecycleCapability = Record<LifecycleKind, LifecycleWindow | null>;
 
 function lifecycleWindowOf(value: unknown): LifecycleWindow | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
@@ -253,10 +270,10 @@ function lifecycleWindowOf(value: unknown): LifecycleWindow | null {
  * built before them; each kind is judged on its own.
  */
 export function parseLifecycleCapability(value: unknown): LifecycleCapability {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { edit: null, unsend: null };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return byLifecycleKind(() => null);
   const stored = value as Record<string, unknown>;
-  if (Object.keys(stored).some((key) => !(LIFECYCLE_KINDS as readonly string[]).includes(key))) return { edit: null, unsend: null };
-  return { edit: lifecycleWindowOf(stored.edit), unsend: lifecycleWindowOf(stored.unsend) };
+  if (Object.keys(stored).some((key) => !isLifecycleKind(key))) return byLifecycleKind(() => null);
+  return byLifecycleKind((kind) => lifecycleWindowOf(stored[kind]));
 }
 
 /**

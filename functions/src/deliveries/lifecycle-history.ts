@@ -10,12 +10,12 @@
  * once per transaction (`ReplyHistory.write`).
  */
 import { Timestamp, type Firestore, type Transaction } from 'firebase-admin/firestore';
-import type { LifecycleKind, LifecycleRefusal } from '../contract';
+import { byLifecycleKind, type LifecycleKind, type LifecycleRefusal } from '../contract';
 import { paths } from '../platform/paths';
 import { isTerminal, type DeliveryRecord, type DeliveryStatus } from '../rules/record';
 
-/** The reply's field of each kind's history. */
-const HISTORY_FIELD = { edit: 'edits', unsend: 'unsends' } as const satisfies Record<LifecycleKind, string>;
+/** The reply's field of each kind's history: the kind's plural (`edits`, `unsends`). */
+const historyField = <K extends LifecycleKind>(kind: K): `${K}s` => `${kind}s`;
 
 /**
  * Entries kept per list: beyond it the oldest finished ones go. An edit's text is up to 40 KB of
@@ -141,7 +141,7 @@ export class ReplyHistory {
     readonly reply: { workspaceId: string; conversationId: string; messageId: string },
     private readonly data: Record<string, unknown> | undefined,
   ) {
-    this.lists = { edit: storedEntries(data?.[HISTORY_FIELD.edit]), unsend: storedEntries(data?.[HISTORY_FIELD.unsend]) };
+    this.lists = byLifecycleKind((kind) => storedEntries(data?.[historyField(kind)]));
   }
 
   /** The kind's entries as they stand in this transaction. */
@@ -172,7 +172,7 @@ export class ReplyHistory {
   write(tx: Transaction, db: Firestore): void {
     if (this.data === undefined || (this.changed.size === 0 && this.unsentAt === null)) return;
     const update: Record<string, unknown> = {};
-    for (const kind of this.changed) update[HISTORY_FIELD[kind]] = bounded(this.lists[kind]);
+    for (const kind of this.changed) update[historyField(kind)] = bounded(this.lists[kind]);
     if (this.unsentAt !== null) update.unsent = { at: Timestamp.fromMillis(this.unsentAt) };
     const { workspaceId, conversationId, messageId } = this.reply;
     tx.update(db.doc(paths.message(workspaceId, conversationId, messageId)), update);

@@ -1,5 +1,17 @@
 import * as z from 'zod';
-import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, DELIVERY_LIMITS, FAIL_CODE_PATTERN, SHA256_HEX_PATTERN, SKIP_REASONS, TEXT_PART } from '../contract';
+import {
+  ATTACHMENT_CONTENT_TYPES,
+  ATTACHMENT_ID_PATTERN,
+  ATTACHMENT_LIMITS,
+  DELIVERY_LIMITS,
+  FAIL_CODE_PATTERN,
+  isTargetOnlyLifecycleKind,
+  LIFECYCLE_KINDS,
+  SHA256_HEX_PATTERN,
+  SKIP_REASONS,
+  TEXT_PART,
+  type TargetOnlyLifecycleKind,
+} from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 import type { ClaimResponse, ClaimTarget } from '../rules/answers';
@@ -177,26 +189,35 @@ const ClaimReadyEditSchema = z
   })
   .describe('Edit a sent reply (only for an integration with `replies.lifecycle.edit`): replace the text of the messages in `target`.')
   .meta({ title: 'Edit' });
-/** docs/contract.md#edits-and-unsends: take a sent reply back on the channel. */
-const ClaimReadyUnsendSchema = z
-  .strictObject({
-    status: z.literal('ready'),
-    kind: z.literal('unsend'),
-    leaseId: z.string(),
-    leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
-    message: z.strictObject({ recipient }),
-    target: ClaimTargetSchema,
-  })
-  .describe('Unsend a sent reply (only for an integration with `replies.lifecycle.unsend`): delete the messages in `target` for the recipient.')
-  .meta({ title: 'Unsend' });
 /**
- * The claim's answer. The three `ready` claims share `status: "ready"`, so this is a plain union
- * (told apart by `kind`, absent for a plain reply), not a zod discriminated union; the OpenAPI
- * document still discriminates on `status` (`ClaimReady` is the `oneOf` of the three, ../openapi/json-schema.ts).
+ * docs/contract.md#edits-and-unsends: the `ready` claim of each kind that carries no text, as the
+ * OpenAPI document names (`title`: the component `ClaimReady<Title>`) and describes it. A new kind
+ * is one entry here (the compiler asks for it); its schema is the same for every such kind.
+ */
+const TARGET_ONLY_CLAIMS = {
+  unsend: { title: 'Unsend', description: 'Unsend a sent reply (only for an integration with `replies.lifecycle.unsend`): delete the messages in `target` for the recipient.' },
+} as const satisfies Record<TargetOnlyLifecycleKind, { title: string; description: string }>;
+const claimReadyTargetOnlySchema = (kind: TargetOnlyLifecycleKind) =>
+  z
+    .strictObject({
+      status: z.literal('ready'),
+      kind: z.literal(kind),
+      leaseId: z.string(),
+      leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
+      message: z.strictObject({ recipient }),
+      target: ClaimTargetSchema,
+    })
+    .describe(TARGET_ONLY_CLAIMS[kind].description)
+    .meta({ title: TARGET_ONLY_CLAIMS[kind].title });
+/**
+ * The claim's answer. The `ready` claims (a reply, an edit, one per kind in TARGET_ONLY_CLAIMS)
+ * share `status: "ready"`, so this is a plain union (told apart by `kind`, absent for a plain
+ * reply), not a zod discriminated union; the OpenAPI document still discriminates on `status`
+ * (`ClaimReady` is the `oneOf` of them, ../openapi/json-schema.ts).
  * Order matters: a reader that takes the first matching option and ignores unknown properties
  * (the SDK's) must try the kinds before the plain reply, or an edit would read as a reply to send.
  */
-const ClaimResponseSchema = z.union([ClaimSkipSchema, ClaimReadyEditSchema, ClaimReadyUnsendSchema, ClaimReadySendSchema]);
+const ClaimResponseSchema = z.union([ClaimSkipSchema, ClaimReadyEditSchema, ...LIFECYCLE_KINDS.filter(isTargetOnlyLifecycleKind).map(claimReadyTargetOnlySchema), ClaimReadySendSchema]);
 const StartResponseSchema = z.strictObject({
   status: z.enum(['sending', 'sent']).describe('`sending`: call the provider now, once. `sent`: already sent, do not send again.'),
 });

@@ -7,7 +7,7 @@ import { errorCode, errorMessage, retryTransient } from '../platform/failures';
 import { REGION } from '../platform/region';
 import { cancelReply } from './cancel';
 import { lifecycleRequestOf, requestLifecycle, type LifecycleRequest } from './lifecycle';
-import type { LifecycleKind } from '../contract';
+import { LIFECYCLE_KINDS, type LifecycleKind } from '../contract';
 import { rollUpHealth } from './health-rollup';
 import { outboxDueAt, processOutboxEntry, publishCommitted } from './outbox';
 import { resendReply } from './resend';
@@ -66,9 +66,8 @@ export async function onReplyUpdated(event: ReplyChange): Promise<void> {
   const after = event.data?.after.data();
   const newCancel = after?.cancel !== undefined && !sameRequest(before?.cancel, after.cancel);
   const newResend = after?.resend !== undefined && !sameRequest(before?.resend, after.resend);
-  const edits = lifecycleRequests('edit', before, after);
-  const unsends = lifecycleRequests('unsend', before, after);
-  if (!newCancel && !newResend && edits.length === 0 && unsends.length === 0) return;
+  const lifecycle = LIFECYCLE_KINDS.map((kind) => [kind, lifecycleRequests(kind, before, after)] as const);
+  if (!newCancel && !newResend && lifecycle.every(([, requests]) => requests.length === 0)) return;
   const { workspaceId, conversationId, messageId } = event.params;
   if (newCancel) {
     const outcome = await retryTransient(() => cancelReply(db(), workspaceId, messageId, after));
@@ -79,7 +78,7 @@ export async function onReplyUpdated(event: ReplyChange): Promise<void> {
     logger.info('reply.resend', { workspaceId, conversationId, messageId, ...outcome });
     if (outcome.kind === 'created' && outcome.outboxId !== null) await publishCommitted(db(), [{ outboxId: outcome.outboxId }]);
   }
-  for (const [kind, requests] of [['edit', edits], ['unsend', unsends]] as const) {
+  for (const [kind, requests] of lifecycle) {
     if (requests.length === 0) continue;
     const outcome = await retryTransient(() => requestLifecycle(db(), workspaceId, conversationId, messageId, kind, requests));
     logger.info(`reply.${kind}`, { workspaceId, conversationId, messageId, created: outcome.created, refused: outcome.refused });

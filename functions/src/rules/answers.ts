@@ -4,7 +4,7 @@
  * are checked against them at compile time, not the other way round, so that the rules compile
  * without zod wherever they run (the SDK's test service compiles a copy of this folder).
  */
-import type { AttachmentContentType, SkipReason } from '../contract';
+import type { AttachmentContentType, SkipReason, TargetOnlyLifecycleKind } from '../contract';
 
 /** Who the reply goes to. */
 interface ClaimRecipient {
@@ -50,16 +50,17 @@ interface ClaimReadyEdit {
   target: ClaimTarget;
 }
 
-interface ClaimReadyUnsend {
+/** Every kind but an edit (an unsend, ...): what it acts on and who it goes to, no text. */
+interface ClaimReadyTargetOnly {
   status: 'ready';
-  kind: 'unsend';
+  kind: TargetOnlyLifecycleKind;
   leaseId: string;
   leaseExpiresAt: number;
   message: { recipient: ClaimRecipient };
   target: ClaimTarget;
 }
 
-export type ClaimResponse = ClaimSkip | ClaimReadyEdit | ClaimReadyUnsend | ClaimReadySend;
+export type ClaimResponse = ClaimSkip | ClaimReadyEdit | ClaimReadyTargetOnly | ClaimReadySend;
 export interface StartResponse {
   status: 'sending' | 'sent';
 }

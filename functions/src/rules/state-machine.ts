@@ -276,9 +276,10 @@ function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recip
   // claim keeps its exact v1 shape (no `kind`, no `target`).
   if (d.kind !== undefined) {
     const target = targetOf(d);
+    // An edit carries its new text; every other kind acts on the target only.
     return d.kind === 'edit'
       ? { status: 'ready', kind: 'edit', leaseId, leaseExpiresAt, message: { text: d.text, recipient: to }, target }
-      : { status: 'ready', kind: 'unsend', leaseId, leaseExpiresAt, message: { recipient: to }, target };
+      : { status: 'ready', kind: d.kind, leaseId, leaseExpiresAt, message: { recipient: to }, target };
   }
   // `attachments` only when there are some: a text-only reply's claim keeps the exact shape a
   // connector built before attachments knows (docs/contract.md#attachments).
