@@ -102,8 +102,8 @@ export class ConnectorClient {
    * `sending`, call the provider once; complete with its ids, or fail with `retry` / `failed` / `unknown`
    * from what it threw. Accepts a parsed notification (see `parsePushNotification`) or a deliveryId.
    *
-   * `provider` is your `send` function, or `{ send, edit?, unsend? }`: `edit` / `unsend` run the
-   * deliveries of those kinds (the claim's `kind`) with the reply's provider ids (`target`); a kind
+   * `provider` is your `send` function, or `{ send, edit?, unsend? }` (one optional callback per
+   * delivery kind): `edit` / `unsend` run the deliveries of those kinds (the claim's `kind`) with the reply's provider ids (`target`); a kind
    * without its callback is failed `failed` with code `unsupported_kind`, without being started.
    */
   processDelivery(

@@ -43,6 +43,8 @@ export {
   type ProviderEdit,
   type ProviderEditInput,
   type ProviderHandlers,
+  type ProviderLifecycleCallback,
+  type ProviderLifecycleInput,
   type ProviderLifecycleResult,
   type ProviderSend,
   type ProviderSendInput,

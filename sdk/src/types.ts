@@ -158,8 +158,8 @@ export type ClaimReadyEdit = Extract<ClaimReady, { kind: 'edit' }>;
 /** `kind: 'unsend'`: delete the `target`'s messages for the recipient. */
 export type ClaimReadyUnsend = Extract<ClaimReady, { kind: 'unsend' }>;
 
-/** The kind of an edit or unsend delivery (a reply has none). */
-export type DeliveryKind = ClaimReadyEdit['kind'] | ClaimReadyUnsend['kind'];
+/** The kind of a delivery that changes a sent reply (`edit`, `unsend`; a reply has none). */
+export type DeliveryKind = Extract<ClaimReady, { kind: string }>['kind'];
 
 export type ClaimResult = ClaimDeliveryResponse;
 

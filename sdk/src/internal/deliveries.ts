@@ -35,11 +35,12 @@ import {
   type ReportDeliveryReceiptRequest,
   type StartDeliveryRequest,
 } from './api.generated.js';
+import { LIFECYCLE_KINDS } from './contract.generated.js';
 import { readNotification } from './notification.js';
 import { isObject, readOperation } from './response.js';
 
 /** The delivery kinds this SDK version reads (the claim's `kind`; absent for a reply). */
-const KNOWN_KINDS: ReadonlySet<string> = new Set(['edit', 'unsend']);
+const KNOWN_KINDS: ReadonlySet<string> = new Set(LIFECYCLE_KINDS);
 import type { CallOptions, Transport } from './transport.js';
 
 /**

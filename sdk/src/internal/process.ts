@@ -12,7 +12,7 @@ import {
   ProviderUnknownOutcomeError,
 } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
-import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, LEASE_MS, UNSUPPORTED_KIND } from './contract.generated.js';
+import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, isLifecycleKind, LEASE_MS, LIFECYCLE_KINDS, UNSUPPORTED_KIND, type LifecycleKind } from './contract.generated.js';
 import type { AttachmentFile, DeliveryAttachment, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
@@ -80,7 +80,7 @@ export type ProviderSendResult = { providerMessageIds: readonly string[]; parts?
  */
 export type ProviderSend = (input: ProviderSendInput) => Promise<ProviderSendResult> | ProviderSendResult;
 
-/** What every edit or unsend callback receives (`ProviderEditInput`, `ProviderUnsendInput`). */
+/** What every callback of a delivery kind receives (`ProviderEditInput` adds the new text). */
 interface ProviderLifecycleInputBase {
   deliveryId: string;
   leaseId: string;
@@ -111,6 +111,16 @@ export interface ProviderEditInput extends ProviderLifecycleInputBase {
 /** What your provider `unsend` receives: the `target` to delete from the channel. */
 export type ProviderUnsendInput = ProviderLifecycleInputBase;
 
+/** What your callback of delivery kind `K` receives: an edit's new `text` and the `target`; every other kind the `target` only. */
+export type ProviderLifecycleInput<K extends LifecycleKind> = K extends 'edit' ? ProviderEditInput : ProviderLifecycleInputBase;
+
+/**
+ * Your callback of delivery kind `K` (`edit`, `unsend`: the contract's kinds). Throw exactly as
+ * from `send`: `ProviderRetryableError`, `ProviderPermanentError` (e.g. the channel's own window
+ * passed), anything else when you cannot tell.
+ */
+export type ProviderLifecycleCallback<K extends LifecycleKind> = (input: ProviderLifecycleInput<K>) => Promise<ProviderLifecycleResult> | ProviderLifecycleResult;
+
 /**
  * What an `edit` / `unsend` callback returns when the provider accepted the change: the provider's
  * ids of the changed message (1 to 20, as from `send`), or nothing (`undefined`, `[]`): then the
@@ -123,22 +133,18 @@ export type ProviderLifecycleResult = ProviderSendResult | undefined;
  * from `send`: `ProviderRetryableError`, `ProviderPermanentError` (e.g. the channel's own window
  * passed), anything else when you cannot tell.
  */
-export type ProviderEdit = (input: ProviderEditInput) => Promise<ProviderLifecycleResult> | ProviderLifecycleResult;
+export type ProviderEdit = ProviderLifecycleCallback<'edit'>;
 
 /** Deletes ("unsends") a sent reply in your channel (integrations with `replies.lifecycle.unsend`). Throw as from `send`. */
-export type ProviderUnsend = (input: ProviderUnsendInput) => Promise<ProviderLifecycleResult> | ProviderLifecycleResult;
+export type ProviderUnsend = ProviderLifecycleCallback<'unsend'>;
 
 /**
  * The provider callbacks, by delivery kind: `send` for a reply (every delivery of a v1
- * integration), `edit` and `unsend` for the edits and unsends of sent replies. A delivery of a kind
- * without its callback (or of a kind this SDK version does not know) is failed `failed` with code
- * `unsupported_kind`, without being started.
+ * integration), and one optional callback per kind of the contract (`edit`, `unsend`) for the
+ * deliveries that change a sent reply. A delivery of a kind without its callback (or of a kind
+ * this SDK version does not know) is failed `failed` with code `unsupported_kind`, without being started.
  */
-export interface ProviderHandlers {
-  send: ProviderSend;
-  edit?: ProviderEdit;
-  unsend?: ProviderUnsend;
-}
+export type ProviderHandlers = { send: ProviderSend } & { [K in LifecycleKind]?: ProviderLifecycleCallback<K> };
 
 /** The provider argument of `processDelivery`, `runPullLoop` and `createPushHandler`: a `send` function, or `{ send, edit?, unsend? }`. */
 export type Provider = ProviderSend | ProviderHandlers;
@@ -152,16 +158,16 @@ export const UNSUPPORTED_KIND_CODE: typeof UNSUPPORTED_KIND = UNSUPPORTED_KIND;
  */
 export function providerHandlers(provider: unknown, who: string): ProviderHandlers {
   if (typeof provider === 'function') return { send: provider as ProviderSend };
-  const shape = `${who} needs a provider send function or { send, edit?, unsend? }`;
+  const shape = `${who} needs a provider send function or { send, ${LIFECYCLE_KINDS.map((kind) => `${kind}?`).join(', ')} }`;
   if (typeof provider !== 'object' || provider === null) throw new TypeError(shape);
-  const { send, edit, unsend } = provider as Record<string, unknown>;
-  if (typeof send !== 'function') throw new TypeError(shape);
-  if (edit !== undefined && typeof edit !== 'function') throw new TypeError(`${who}: edit must be a function when given`);
-  if (unsend !== undefined && typeof unsend !== 'function') throw new TypeError(`${who}: unsend must be a function when given`);
-  const handlers: ProviderHandlers = { send: send as ProviderSend };
-  if (edit !== undefined) handlers.edit = edit as ProviderEdit;
-  if (unsend !== undefined) handlers.unsend = unsend as ProviderUnsend;
-  return handlers;
+  const given = provider as Record<string, unknown>;
+  if (typeof given.send !== 'function') throw new TypeError(shape);
+  const callbacks = LIFECYCLE_KINDS.flatMap((kind) => {
+    const callback = given[kind];
+    if (callback !== undefined && typeof callback !== 'function') throw new TypeError(`${who}: ${kind} must be a function when given`);
+    return callback === undefined ? [] : [[kind, callback] as const];
+  });
+  return { send: given.send, ...Object.fromEntries(callbacks) } as ProviderHandlers;
 }
 
 export interface ProcessDeliveryOptions {
@@ -467,13 +473,14 @@ export async function processDelivery(
     const edit = handlers.edit;
     const text = claim.message.text;
     run = (signal) => edit({ ...base, text, target, signal });
-  } else if ('kind' in claim && claim.kind === 'unsend' && handlers.unsend !== undefined && target !== undefined) {
-    const unsend = handlers.unsend;
-    run = (signal) => unsend({ ...base, target, signal });
+  } else if ('kind' in claim && claim.kind !== 'edit' && isLifecycleKind(claim.kind) && target !== undefined) {
+    // Every other kind of the contract acts on the target only: its callback by the kind's name.
+    const callback = handlers[claim.kind];
+    if (callback !== undefined) run = (signal) => callback({ ...base, target, signal });
   }
   if (run === undefined) {
     const kindName = typeof deliveryKind === 'string' ? deliveryKind : JSON.stringify(deliveryKind);
-    const hasCallback = (deliveryKind === 'edit' && handlers.edit !== undefined) || (deliveryKind === 'unsend' && handlers.unsend !== undefined);
+    const hasCallback = isLifecycleKind(deliveryKind) && handlers[deliveryKind] !== undefined;
     const error = new ProviderPermanentError(
       hasCallback ? `the ${kindName} delivery came without a usable target` : `no ${kindName} callback: pass { send, ${kindName} } to handle deliveries of kind ${kindName}`,
       { code: UNSUPPORTED_KIND_CODE },
@@ -532,5 +539,5 @@ export async function processDelivery(
     throw new DeliveryReportError({ step: 'complete', deliveryId, leaseId, providerMessageIds, cause });
   }
   emit({ type: 'completed', leaseId, providerMessageIds, providerMs: providerMs() });
-  return { kind: 'sent', deliveryId, leaseId, providerMessageIds, ...(deliveryKind === 'edit' || deliveryKind === 'unsend' ? { deliveryKind } : {}) };
+  return { kind: 'sent', deliveryId, leaseId, providerMessageIds, ...(isLifecycleKind(deliveryKind) ? { deliveryKind } : {}) };
 }

@@ -3,7 +3,7 @@
  * result kind is a distinct situation a connector may want to count or alert on differently.
  */
 import type { FailOutcome } from '../types.js';
-import type { SkipReason } from './contract.generated.js';
+import type { LifecycleKind, SkipReason } from './contract.generated.js';
 
 /**
  * Why `claim` answered `skip`. The documented reasons (the contract's `SKIP_REASONS`), plus
@@ -52,8 +52,8 @@ export interface SentResult {
   deliveryId: string;
   leaseId: string;
   providerMessageIds: string[];
-  /** `edit` or `unsend` for those deliveries (the claim's `kind`); absent for a reply. */
-  deliveryKind?: 'edit' | 'unsend';
+  /** The claim's `kind` for the deliveries that change a sent reply (`edit`, `unsend`); absent for a reply. */
+  deliveryKind?: LifecycleKind;
 }
 
 /** What every reported provider failure carries (`retry_scheduled`, `failed`, `unknown`). */
