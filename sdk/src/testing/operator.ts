@@ -4,7 +4,18 @@
  * lifecycle rule), recall before the send, resend, and a customer's erasure.
  */
 import { randomBytes } from 'node:crypto';
-import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_LIMITS, REPLY_MAX_CODE_POINTS, codePointLength, parseLifecycleCapability, type AttachmentContentType, type LifecycleKind } from '../internal/contract.generated.js';
+import {
+  ATTACHMENT_CONTENT_TYPES,
+  ATTACHMENT_LIMITS,
+  byLifecycleKind,
+  codePointLength,
+  isTargetOnlyLifecycleKind,
+  LIFECYCLE_KINDS,
+  parseLifecycleCapability,
+  REPLY_MAX_CODE_POINTS,
+  type AttachmentContentType,
+  type LifecycleKind,
+} from '../internal/contract.generated.js';
 import { lifecycleTarget, lifecycleVerdict } from '../internal/rules/lifecycle.js';
 import type { AttachmentRef } from '../internal/rules/record.js';
 import { decideCancel } from '../internal/rules/state-machine.js';
@@ -13,9 +24,9 @@ import { digestId, randomId, sha256Hex } from './ids.js';
 import { appendDelivery, sweep } from './outbox.js';
 import { replyDeliveries, unsentAtOf } from './replies.js';
 import { decideOn, deliveryOrThrow, extrasOf, notifyWaiters, type Integration, type ServiceState } from './state.js';
-import type { CreatedIntegration, LifecycleRefusal, ReplyCreated, ReplyInput, TestService } from './types.js';
+import type { CreatedIntegration, LifecycleRefusal, ReplyCreated, ReplyInput, TargetOnlyRequests, TestService } from './types.js';
 
-/** What each refusal of an edit or unsend means, for the test service's error message (KIND: edit or unsend). */
+/** What each refusal of a request means, for the test service's error message (KIND: the request's kind). */
 const LIFECYCLE_REFUSALS: Readonly<Record<LifecycleRefusal, string>> = {
   lifecycle_disabled: 'the integration has no replies.lifecycle.KIND (setCapabilities({ lifecycle: { KIND: { windowSeconds } } }))',
   reply_not_sent: 'only a sent reply is edited or unsent',
@@ -25,7 +36,13 @@ const LIFECYCLE_REFUSALS: Readonly<Record<LifecycleRefusal, string>> = {
   superseded: 'a later request of the same kind was already taken',
 };
 
-type OperatorCalls = Pick<TestService, 'createIntegration' | 'setCapabilities' | 'reply' | 'edit' | 'unsend' | 'cancel' | 'resend' | 'erase'>;
+type OperatorCalls = Pick<TestService, 'createIntegration' | 'setCapabilities' | 'reply' | 'edit' | keyof TargetOnlyRequests | 'cancel' | 'resend' | 'erase'>;
+
+/** One call per kind without text (`unsend(messageId, options)`, ...): the same request as `edit`, without the text. */
+function targetOnlyRequests(state: ServiceState): TargetOnlyRequests {
+  const calls = LIFECYCLE_KINDS.filter(isTargetOnlyLifecycleKind).map((kind) => [kind, (messageId: string, options: { uid?: string } = {}) => requestLifecycle(state, kind, messageId, '', options.uid ?? 'operator')] as const);
+  return Object.fromEntries(calls) as TargetOnlyRequests;
+}
 
 export function operatorCalls(state: ServiceState): OperatorCalls {
   return {
@@ -48,7 +65,7 @@ export function operatorCalls(state: ServiceState): OperatorCalls {
 
     reply: (input) => createReply(state, input),
     edit: (messageId, text, options = {}) => requestLifecycle(state, 'edit', messageId, text, options.uid ?? 'operator'),
-    unsend: (messageId, options = {}) => requestLifecycle(state, 'unsend', messageId, '', options.uid ?? 'operator'),
+    ...targetOnlyRequests(state),
 
     cancel(deliveryId) {
       const d = deliveryOrThrow(state, deliveryId);
@@ -87,7 +104,7 @@ function createReply(state: ServiceState, input: ReplyInput): ReplyCreated {
   });
   const messageId = randomId('m_');
   const deliveryId = digestId('d_', [conversation.conversationId, messageId]);
-  state.replies.set(messageId, { messageId, integrationId: conversation.integrationId, conversationId: conversation.conversationId, text, edits: [], unsends: [], reactions: [] });
+  state.replies.set(messageId, { messageId, integrationId: conversation.integrationId, conversationId: conversation.conversationId, text, requests: byLifecycleKind(() => []), reactions: [] });
   appendDelivery(state, { conversation, messageId, deliveryId, text, ...(attachments.length > 0 ? { attachments } : {}), reason: 'created' });
   return { messageId, deliveryId };
 }
@@ -107,7 +124,8 @@ function requestLifecycle(state: ServiceState, kind: LifecycleKind, messageId: s
   const capability = parseLifecycleCapability(state.integrations.get(reply.integrationId)?.capabilities.lifecycle);
   // The reply's delivery as the console's mirror shows it: its latest (a resend's).
   const sent = replyDeliveries(state, messageId).at(-1);
-  const taken = (kind === 'edit' ? reply.edits : reply.unsends).filter((entry) => entry.deliveryId !== null).map((entry) => entry.requestedAt);
+  const history = reply.requests[kind];
+  const taken = history.filter((entry) => entry.deliveryId !== null).map((entry) => entry.requestedAt);
   // The service's own check (rules/lifecycle.ts), on the facts as this store holds them.
   const verdict = lifecycleVerdict(
     {
@@ -118,7 +136,7 @@ function requestLifecycle(state: ServiceState, kind: LifecycleKind, messageId: s
       replyText: reply.text,
       unsent: unsentAtOf(state, reply) !== undefined,
       // An unsend queued or on its way (one that failed or ended unknown stops nothing).
-      unsendTaken: reply.unsends.some((u) => {
+      unsendTaken: reply.requests.unsend.some((u) => {
         const status = u.deliveryId === null ? undefined : state.deliveries.get(u.deliveryId)?.status;
         return status === 'queued' || status === 'leased' || status === 'sending' || status === 'sent';
       }),
@@ -131,12 +149,10 @@ function requestLifecycle(state: ServiceState, kind: LifecycleKind, messageId: s
   }
   if (sent === undefined) throw new Error('test service: the reply has no delivery');
   const target = lifecycleTarget(sent.deliveryId, sent.providerMessageIds, sent.parts ?? []);
-  const history = kind === 'edit' ? reply.edits : reply.unsends;
   // Deterministic from the request, as the service's id (a redelivered trigger is a no-op); the
   // request's position tells two requests of one millisecond apart.
   const deliveryId = digestId('d_', [reply.conversationId, messageId, kind, String(at), uid, String(history.length)]);
-  if (kind === 'edit') reply.edits.push({ text, requestedAt: at, uid, deliveryId });
-  else reply.unsends.push({ requestedAt: at, uid, deliveryId });
+  history.push({ ...(kind === 'edit' ? { text } : {}), requestedAt: at, uid, deliveryId });
   appendDelivery(state, { conversation, messageId, deliveryId, text: verdict.text, lifecycle: { kind, target }, reason: 'created' });
   return { messageId, deliveryId };
 }

@@ -2,9 +2,10 @@
  * An operator reply's history as the console's mirror reads it off the deliveries: the reply's
  * own deliveries (a resend's last), when it was sent and unsent, and its edit / unsend requests.
  */
+import { LIFECYCLE_KINDS } from '../internal/contract.generated.js';
 import { isTerminal, type DeliveryRecord } from '../internal/rules/record.js';
 import type { ServiceState, StoredReply } from './state.js';
-import type { ReplyView } from './types.js';
+import type { ReplyEditView, ReplyHistories, ReplyUnsendView, ReplyView } from './types.js';
 
 /** The reply's own deliveries (not its edits / unsends), oldest first. */
 export const replyDeliveries = (state: ServiceState, messageId: string): DeliveryRecord[] =>
@@ -15,7 +16,7 @@ const sentAtOf = (d: DeliveryRecord): number | undefined => (d.status === 'sent'
 const endedAtOf = (d: DeliveryRecord): number | undefined => (isTerminal(d.status) ? ((d.attemptLog ?? []).at(-1)?.at ?? d.updatedAt) : undefined);
 /** When an unsend of the reply completed (the reply is gone from the channel). */
 export const unsentAtOf = (state: ServiceState, reply: StoredReply): number | undefined => {
-  for (const u of reply.unsends) {
+  for (const u of reply.requests.unsend) {
     const d = u.deliveryId === null ? undefined : state.deliveries.get(u.deliveryId);
     if (d?.status === 'sent') return endedAtOf(d);
   }
@@ -45,8 +46,13 @@ export function replyView(state: ServiceState, reply: StoredReply): ReplyView {
     conversationId: reply.conversationId,
     text: reply.text,
     delivery: { deliveryId: latest?.deliveryId ?? '', status: latest?.status ?? 'queued', ...(sentAt === undefined ? {} : { sentAt }) },
-    edits: reply.edits.map((e) => ({ text: e.text, requestedAt: e.requestedAt, uid: e.uid, ...entry(e.deliveryId) })),
-    unsends: reply.unsends.map((u) => ({ requestedAt: u.requestedAt, uid: u.uid, ...entry(u.deliveryId) })),
+    // Each kind's history under its plural (`edits`, `unsends`, ...); an edit's entries carry its text.
+    ...(Object.fromEntries(
+      LIFECYCLE_KINDS.map((kind): [string, readonly (ReplyEditView | ReplyUnsendView)[]] => [
+        `${kind}s`,
+        reply.requests[kind].map((r) => ({ ...(kind === 'edit' ? { text: r.text ?? '' } : {}), requestedAt: r.requestedAt, uid: r.uid, ...entry(r.deliveryId) })),
+      ]),
+    ) as ReplyHistories),
     ...(unsentAt === undefined ? {} : { unsent: { at: unsentAt } }),
     reactions: reply.reactions.map((r) => ({ ...r })),
   };

@@ -4,6 +4,7 @@
  * erasures, faults, the recorded calls, the waiters, the notifications). The deliveries themselves
  * live in MemoryDeliveries (./deliveries.ts) and change only through the service's rules.
  */
+import type { LifecycleKind } from '../internal/contract.generated.js';
 import type { Decision, DeliveryRecord, ReceiptStatus } from '../internal/rules/record.js';
 import { MemoryDeliveries } from './deliveries.js';
 import { Notifications } from './notifications.js';
@@ -31,14 +32,22 @@ export interface Conversation {
   nextSeq: number;
 }
 
+/** One operator request of a kind on a reply (an edit's carries its new `text`); `deliveryId` null when refused. */
+interface StoredRequest {
+  text?: string;
+  requestedAt: number;
+  uid: string;
+  deliveryId: string | null;
+}
+
 /** An operator reply: what the console's mirror keeps of it besides its deliveries. */
 export interface StoredReply {
   messageId: string;
   integrationId: string;
   conversationId: string;
   text: string;
-  edits: { text: string; requestedAt: number; uid: string; deliveryId: string | null }[];
-  unsends: { requestedAt: number; uid: string; deliveryId: string | null }[];
+  /** Each kind's requests (the reply's `edits`, `unsends`, ...), oldest first. */
+  requests: Record<LifecycleKind, StoredRequest[]>;
   reactions: ReactionView[];
 }
 

@@ -7,6 +7,7 @@
  * checker (./violations.ts) and the conformance runner (../check/): each builds against these
  * types, none reaches into another's internals.
  */
+import type { LifecycleKind, TargetOnlyLifecycleKind } from '../internal/contract.generated.js';
 import type { PullSubscription } from '../internal/pull-loop.js';
 import type { REQUESTS } from './requests.generated.js';
 import type { DeliveryNotification, ReceiptStatus } from '../types.js';
@@ -15,13 +16,11 @@ import type { DeliveryNotification, ReceiptStatus } from '../types.js';
 export type OperationId = keyof typeof REQUESTS;
 
 /**
- * `replies.lifecycle`: operators may edit and / or unsend a sent reply within the channel's window
- * (`windowSeconds`, an integer from 60 to 604800, counted from the reply's `sentAt`).
+ * `replies.lifecycle`: operators may edit, unsend, ... (each kind of the contract) a sent reply
+ * within the channel's window (`windowSeconds`, an integer from 60 to 604800, counted from the
+ * reply's `sentAt`).
  */
-export interface LifecycleCapability {
-  edit?: { windowSeconds: number };
-  unsend?: { windowSeconds: number };
-}
+export type LifecycleCapability = { [K in LifecycleKind]?: { windowSeconds: number } };
 
 /** The capabilities an integration opts into (what the console's admin sets on the integration). */
 export interface IntegrationCapabilities {
@@ -94,11 +93,17 @@ export interface ReplyEditView {
   error?: { outcome: 'failed' | 'unknown'; code: string };
 }
 
+/** One request of kind `K` of a reply: an edit's carries its text, every other kind's has none. */
+export type ReplyLifecycleView<K extends LifecycleKind> = K extends 'edit' ? ReplyEditView : Omit<ReplyEditView, 'text'>;
+
 /** One unsend request of a reply (its `unsends` history). */
-export type ReplyUnsendView = Omit<ReplyEditView, 'text'>;
+export type ReplyUnsendView = ReplyLifecycleView<'unsend'>;
+
+/** Each kind's history of a reply, under the kind's plural (`edits`, `unsends`, ...), latest last. */
+export type ReplyHistories = { [K in LifecycleKind as `${K}s`]: readonly ReplyLifecycleView<K>[] };
 
 /** An operator reply as the console's mirror shows it. */
-export interface ReplyView {
+export interface ReplyView extends ReplyHistories {
   messageId: string;
   integrationId: string;
   conversationId: string;
@@ -106,8 +111,6 @@ export interface ReplyView {
   text: string;
   /** The reply's own delivery (the latest, after a resend): its status and when it became sent. */
   delivery: { deliveryId: string; status: DeliveryView['status']; sentAt?: number };
-  edits: readonly ReplyEditView[];
-  unsends: readonly ReplyUnsendView[];
   /** Set when an unsend delivery completed. */
   unsent?: { at: number };
   /** Customers' reactions on this reply (by provider message id). */
@@ -184,8 +187,8 @@ export interface DeliveryView {
   integrationId: string;
   conversationId: string;
   messageId: string;
-  /** `edit` / `unsend` for the deliveries that change a sent reply (`messageId` is the reply's); absent for a reply. */
-  kind?: 'edit' | 'unsend';
+  /** The kind (`edit`, `unsend`, ...) of the deliveries that change a sent reply (`messageId` is the reply's); absent for a reply. */
+  kind?: LifecycleKind;
   /** What an edit / unsend changes: the reply's sent delivery and its provider ids (the claim's `target`). */
   target?: { deliveryId: string; providerMessageIds: readonly string[]; parts?: readonly { part: string; providerMessageIds: readonly string[] }[] };
   /** The delivery state of docs/contract.md (`queued` -> `leased` -> `sending` -> `sent` / `failed` / `unknown`). */
@@ -288,8 +291,15 @@ export interface StartTestServiceOptions {
   messagesPerMinute?: number;
 }
 
+/**
+ * The operator's request of each kind without text (`unsend`, ...: the contract's target-only
+ * kinds) on a sent reply (`messageId` of `reply()`): a delivery of that kind at the end of the
+ * conversation's queue; refused as `edit` is (an Error whose `code` is the `LifecycleRefusal`).
+ */
+export type TargetOnlyRequests = { [K in TargetOnlyLifecycleKind]: (messageId: string, options?: { uid?: string }) => ReplyCreated };
+
 /** The running test service. */
-export interface TestService {
+export interface TestService extends TargetOnlyRequests {
   /** `http://127.0.0.1:<port>`: the connector's API base URL. */
   readonly baseUrl: string;
 
@@ -304,8 +314,6 @@ export interface TestService {
    * console's rules refuse it (capability, window, state, text bounds).
    */
   edit(messageId: string, text: string, options?: { uid?: string }): ReplyCreated;
-  /** The operator unsends a sent reply: a delivery of kind `unsend`; refused as `edit` is (its `code`). */
-  unsend(messageId: string, options?: { uid?: string }): ReplyCreated;
   /** The operator replies as the console's mirror shows them: their delivery, edit / unsend history, `unsent`, reactions. */
   replies(filter?: { integrationId?: string; conversationId?: string }): ReplyView[];
   /** The conversations' typing state (`typing` events not yet expired by the service clock). */
