@@ -11,15 +11,16 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { ConformanceModule, ConnectorTarget } from './connector.js';
+import { isLifecycleKind, LIFECYCLE_KINDS } from '../internal/contract.generated.js';
+import type { ConformanceModule, ConnectorTarget, LifecycleDeclaration } from './connector.js';
 import { DEFAULT_SCENARIO_TIMEOUT_MS, formatResult, formatRulesBroken, formatSummary, LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES } from './runner.js';
 
 const USAGE = `usage:
   support-desk-connector-check <module> [--scenario name ...] [--timeout ms]
       an in-process connector: a module exporting start({ baseUrl, key, subscription, providerDelayMs }),
       stop() and, optionally, sendIncoming({ text, externalConversationId, externalCustomerId }),
-      lifecycle = { edit, unsend } and channelMessage(providerMessageId)
-  support-desk-connector-check --push <url> --command "<cmd>" [--incoming <url>] [--lifecycle edit,unsend] [--scenario name ...] [--timeout ms] [--verbose]
+      lifecycle = { ${LIFECYCLE_KINDS.join(', ')} } and channelMessage(providerMessageId)
+  support-desk-connector-check --push <url> --command "<cmd>" [--incoming <url>] [--lifecycle ${LIFECYCLE_KINDS.join(',')}] [--scenario name ...] [--timeout ms] [--verbose]
       a connector process started per scenario with SUPPORT_DESK_API_BASE_URL, SUPPORT_DESK_INTEGRATION_KEY,
       SUPPORT_DESK_CHECK_SCENARIO and SUPPORT_DESK_CHECK_PROVIDER_DELAY_MS; notifications are pushed to <url>
 scenarios: ${SCENARIO_NAMES.join(', ')}
@@ -41,13 +42,16 @@ async function loadModule(path: string): Promise<ConformanceModule> {
   throw new UsageError(`${path} exports no start() and stop()`);
 }
 
-/** `--lifecycle edit,unsend`: the kinds a process connector implements. */
-function lifecycleFlag(value: string | undefined): { edit?: boolean; unsend?: boolean } | undefined {
+/** The contract's kinds in words: "edit and/or unsend", "edit, unsend and/or pin". */
+const KINDS_IN_WORDS = `${LIFECYCLE_KINDS.slice(0, -1).join(', ')} and/or ${LIFECYCLE_KINDS.at(-1) ?? ''}`;
+
+/** `--lifecycle edit,unsend`: the kinds a process connector implements (any of the contract's). */
+function lifecycleFlag(value: string | undefined): LifecycleDeclaration | undefined {
   if (value === undefined) return undefined;
   const kinds = value.split(',').map((k) => k.trim());
-  const unknown = kinds.filter((k) => k !== 'edit' && k !== 'unsend');
-  if (unknown.length > 0) throw new UsageError(`--lifecycle takes edit and/or unsend, not ${unknown.join(', ')}`);
-  return { edit: kinds.includes('edit'), unsend: kinds.includes('unsend') };
+  const unknown = kinds.filter((k) => !isLifecycleKind(k));
+  if (unknown.length > 0) throw new UsageError(`--lifecycle takes ${KINDS_IN_WORDS}, not ${unknown.join(', ')}`);
+  return Object.fromEntries(LIFECYCLE_KINDS.map((kind) => [kind, kinds.includes(kind)]));
 }
 
 async function target(

@@ -5,6 +5,7 @@
  * in its environment). docs/conformance.md documents both.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { byLifecycleKind, type LifecycleKind } from '../internal/contract.generated.js';
 import type { ConnectorStartContext } from '../testing/types.js';
 
 /** One incoming customer message the runner asks the connector to post through its own inbound path. */
@@ -27,11 +28,8 @@ export interface ConformanceStartContext extends ConnectorStartContext {
   providerDelayMs: number;
 }
 
-/** The kinds of delivery after the send a connector implements (`edit`, `unsend`): their scenarios run only for those. */
-export interface LifecycleDeclaration {
-  edit?: boolean;
-  unsend?: boolean;
-}
+/** The kinds of delivery after the send a connector implements (`edit`, `unsend`, ...: the contract's kinds): their scenarios run only for those. */
+export type LifecycleDeclaration = { [K in LifecycleKind]?: boolean };
 
 /** What the connector's (fake) channel shows of one provider message: its current text, and whether it was deleted. */
 export interface ChannelMessage {
@@ -174,5 +172,5 @@ export async function startTarget(target: ConnectorTarget, context: ConformanceS
 /** What the connector under test declares it implements after the send. */
 export function lifecycleOf(target: ConnectorTarget): LifecycleDeclaration {
   const declared = target.kind === 'module' ? target.module.lifecycle : target.lifecycle;
-  return { edit: declared?.edit === true, unsend: declared?.unsend === true };
+  return byLifecycleKind((kind) => declared?.[kind] === true);
 }

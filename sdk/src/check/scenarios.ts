@@ -4,7 +4,7 @@
  * runner adds the rules checker's verdict (`violations({ final: true })`) to every one.
  * docs/conformance.md describes each in words.
  */
-import { LEASE_MS } from '../internal/contract.generated.js';
+import { LEASE_MS, type LifecycleKind } from '../internal/contract.generated.js';
 import type { ConnectorClient } from '../client.js';
 import type { ChannelMessage, IncomingInput } from './connector.js';
 import type { CreatedIntegration, IntegrationCapabilities, OperationId, RecordedCall, TestService } from '../testing/types.js';
@@ -41,7 +41,7 @@ export interface Scenario {
   /** Needs the connector's `sendIncoming`; skipped without it. */
   needsIncoming?: boolean;
   /** A scenario of a delivery kind after the send: runs only for a connector that declares it (`lifecycle`). */
-  lifecycle?: 'edit' | 'unsend';
+  lifecycle?: LifecycleKind;
   /** Before the connector starts (the runner's customer has written already). */
   before?(ctx: ScenarioContext): void | Promise<void>;
   /** After the connector started: provoke and wait. */
@@ -293,7 +293,7 @@ const messageRetry: Scenario = {
 const EDITED = 'Your order #1234 ships tomorrow (conformance check, edited).';
 
 /** An edit / unsend delivery, processed once: `sent`, started under one lease, completed once, and nothing but it touched the reply's own delivery. */
-function changedOnce(ctx: ScenarioContext, replyId: string, changeId: string, kind: 'edit' | 'unsend'): string[] {
+function changedOnce(ctx: ScenarioContext, replyId: string, changeId: string, kind: LifecycleKind): string[] {
   const problems = deliveredOnce(ctx, changeId).map((p) => p.replace(`delivery ${changeId}`, `the ${kind} delivery ${changeId}`));
   const original = delivery(ctx, replyId);
   if (original.status !== 'sent') problems.push(`the reply's own delivery ${replyId} ended ${original.status} after the ${kind}`);
