@@ -9,15 +9,20 @@
 import { codePointLength, LIFECYCLE_LIMITS, parseLifecycleCapability, REPLY_MAX_CODE_POINTS, type LifecycleKind } from '../../functions/src/contract';
 
 export type { LifecycleKind };
+
+/**
+ * The kinds the console offers and shows (its forms, cards, history and announcements). A kind
+ * the contract adds later is taken by the service and the SDK at once; the console shows it once it
+ * is listed here (and has its screens), and until then ignores it.
+ */
+const CONSOLE_KINDS = ['edit', 'unsend'] as const satisfies readonly LifecycleKind[];
+type ConsoleKind = (typeof CONSOLE_KINDS)[number];
 /** `windowSeconds` bounds of the contract (edits and unsends: one minute to seven days). */
 export const LIFECYCLE_WINDOW_MIN_SECONDS = LIFECYCLE_LIMITS.windowSecondsMin;
 export const LIFECYCLE_WINDOW_MAX_SECONDS = LIFECYCLE_LIMITS.windowSecondsMax;
 
-/** `replies.lifecycle`: the kinds the integration's channel supports, each with its window. */
-export interface LifecycleCapability {
-  edit?: { windowSeconds: number };
-  unsend?: { windowSeconds: number };
-}
+/** `replies.lifecycle`: the kinds the integration's channel supports (of those the console shows), each with its window. */
+export type LifecycleCapability = { [K in ConsoleKind]?: { windowSeconds: number } };
 
 const isWindow = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= LIFECYCLE_WINDOW_MIN_SECONDS && value <= LIFECYCLE_WINDOW_MAX_SECONDS;
 
@@ -105,7 +110,7 @@ export function entryFor(entries: readonly LifecycleEntry[], request: { requeste
  * Whether a request of `kind` on the reply is pending: the service has not answered the latest
  * request yet (no entry carries its `requestedAt`), or its delivery is not finished.
  */
-export function requestPending(reply: LifecycleReply, kind: LifecycleKind): boolean {
+export function requestPending(reply: LifecycleReply, kind: ConsoleKind): boolean {
   const entries = kind === 'edit' ? reply.edits : reply.unsends;
   const request = kind === 'edit' ? reply.editRequest : reply.unsendRequest;
   if (entries.some((e) => UNFINISHED.has(e.status))) return true;
@@ -113,7 +118,7 @@ export function requestPending(reply: LifecycleReply, kind: LifecycleKind): bool
 }
 
 /** When the window of `kind` closes for the reply (epoch ms), or undefined when there is none (no capability, not sent). */
-export function windowEndsAt(reply: Pick<LifecycleReply, 'sentAtMs'>, capability: LifecycleCapability | undefined, kind: LifecycleKind): number | undefined {
+export function windowEndsAt(reply: Pick<LifecycleReply, 'sentAtMs'>, capability: LifecycleCapability | undefined, kind: ConsoleKind): number | undefined {
   const windowSeconds = capability?.[kind]?.windowSeconds;
   return windowSeconds === undefined || reply.sentAtMs === undefined ? undefined : reply.sentAtMs + windowSeconds * 1000;
 }
@@ -125,7 +130,7 @@ export function windowEndsAt(reply: Pick<LifecycleReply, 'sentAtMs'>, capability
  * also needs text to replace. The rules check the same (the service re-checks in its trigger); a
  * failed or unknown request lets the member ask again.
  */
-export function canRequest(reply: LifecycleReply, capability: LifecycleCapability | undefined, kind: LifecycleKind, now: number): boolean {
+export function canRequest(reply: LifecycleReply, capability: LifecycleCapability | undefined, kind: ConsoleKind, now: number): boolean {
   const endsAt = windowEndsAt(reply, capability, kind);
   if (endsAt === undefined || reply.status !== 'sent' || reply.unsentAtMs !== undefined || now > endsAt) return false;
   if (requestPending(reply, 'unsend')) return false;
@@ -156,7 +161,7 @@ export function requestStatusLabel(entry: Pick<LifecycleEntry, 'status' | 'error
 }
 
 /** The latest edit and unsend answers of a reply, as compared from one snapshot to the next. */
-export type LifecycleMarks = Record<LifecycleKind, string>;
+export type LifecycleMarks = Record<ConsoleKind, string>;
 
 /**
  * What a screen reader should hear about a reply's edits and unsends: the kinds whose latest
@@ -167,13 +172,13 @@ export type LifecycleMarks = Record<LifecycleKind, string>;
 export function lifecycleChanges(
   before: LifecycleMarks | undefined,
   reply: { edits: readonly LifecycleEntry[]; unsends: readonly LifecycleEntry[] },
-): { marks: LifecycleMarks; changed: Array<{ kind: LifecycleKind; entry: LifecycleEntry }> } {
+): { marks: LifecycleMarks; changed: Array<{ kind: ConsoleKind; entry: LifecycleEntry }> } {
   const latest = { edit: reply.edits[reply.edits.length - 1], unsend: reply.unsends[reply.unsends.length - 1] };
   const mark = (e: LifecycleEntry | undefined): string => (e === undefined ? '' : [e.requestedAtMs, e.uid, e.status, e.errorCode].join('|'));
   const marks: LifecycleMarks = { edit: mark(latest.edit), unsend: mark(latest.unsend) };
-  const changed: Array<{ kind: LifecycleKind; entry: LifecycleEntry }> = [];
+  const changed: Array<{ kind: ConsoleKind; entry: LifecycleEntry }> = [];
   if (before !== undefined) {
-    for (const kind of ['edit', 'unsend'] as const) {
+    for (const kind of CONSOLE_KINDS) {
       const entry = latest[kind];
       if (entry !== undefined && marks[kind] !== before[kind]) changed.push({ kind, entry });
     }
