@@ -19,7 +19,7 @@ const ROOT = join(__dirname, '..', '..');
 const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
 const TOP_LEVEL = ['functions/', 'sdk/', 'console/', 'test/', 'scripts/', 'bench/', 'docs/', 'openapi/', 'examples/', 'hosting/'];
 /** Generated or installed, so absent from a fresh clone. */
-const GENERATED = ['functions/lib/', 'sdk/dist/', 'examples/email-connector/dist/', 'node_modules/', '.local/', '.emulators/', 'hosting/public/console/app.js'];
+const GENERATED = ['functions/lib/', 'sdk/dist/', 'examples/email-connector/dist/', 'node_modules/', '.local/', '.emulators/', 'hosting/public/console/app.js', 'firebase.local.json'];
 
 const posix = (path: string): string => path.split(sep).join('/');
 const rel = (abs: string): string => posix(relative(ROOT, abs));
