@@ -191,7 +191,8 @@ describe('retries against a real server', () => {
 
   test('a timeout is retried; the last one throws ConnectorTimeoutError', async () => {
     server.setHandler(() => undefined); // never answers
-    const { c } = client({ timeoutMs: 50, retry: 1 });
+    // Long enough for each request to reach the server on a loaded machine (both are counted below).
+    const { c } = client({ timeoutMs: 400, retry: 1 });
     const err = await c.messages.send(msg).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectorTimeoutError);
     expect(err).toBeInstanceOf(ConnectorNetworkError);
