@@ -98,6 +98,9 @@ export function checkOidcOptions(options: unknown, where: string): asserts optio
   if (options.jwksUrl !== undefined) {
     const url = typeof options.jwksUrl === 'string' && URL.canParse(options.jwksUrl) ? new URL(options.jwksUrl) : undefined;
     if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new TypeError(`${where}.jwksUrl must be an http(s) URL`);
+    // A public key set needs no credentials; in the URL they would travel with every key fetch
+    // and reach wherever the URL is shown.
+    if (url.username !== '' || url.password !== '') throw new TypeError(`${where}.jwksUrl must not carry credentials (user:password@)`);
   }
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError(`${where}.fetch must be a function`);
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${where}.now must be a function`);

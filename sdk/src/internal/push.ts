@@ -86,6 +86,9 @@ function answer(res: ServerResponse, status: number, error?: { code: string; mes
 
 /** The JSON error of a refused request: the failed check's code and message (never the token). */
 function refusal(error: unknown): { code: string; message: string } {
+  // The key set's failure names where the keys were fetched from (configuration): that goes to the
+  // `handled` event, which the connector logs, never to the unauthenticated caller.
+  if (error instanceof PushAuthenticationError && error.code === 'jwks_unavailable') return { code: error.code, message: "Google's signing keys are unavailable; the push will be retried" };
   if (error instanceof PushAuthenticationError) return { code: error.code, message: error.message };
   return { code: 'temporarily_unavailable', message: 'the request could not be authenticated; it will be retried' };
 }

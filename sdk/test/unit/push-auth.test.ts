@@ -284,7 +284,9 @@ describe('the key cache', () => {
     const res = await push(bearer());
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('10');
-    expect(await res.json()).toEqual({ error: { code: 'jwks_unavailable', message: expect.stringContaining('500') } });
+    expect(await res.json()).toMatchObject({ error: { code: 'jwks_unavailable' } });
+    // What went wrong is the connector's to log (the handled event), not the caller's to read.
+    expect(String(outcomes[0]?.error)).toContain('answered 500');
     jwks.setHandler((_req, res) => reply(res, 200, { not: 'a jwks' }));
     // The next fetch waits for the failure backoff; meanwhile the failure is answered without one.
     expect(await (await push(bearer())).json()).toMatchObject({ error: { code: 'jwks_unavailable' } });
@@ -328,15 +330,15 @@ describe('the key cache', () => {
     jwks.setHandler((_req, res) => reply(res, 200, { keys: [jwk(current)], padding: 'x'.repeat(70 * 1024) }));
     const res = await push(bearer());
     expect(res.status).toBe(503);
-    expect(await res.json()).toMatchObject({ error: { code: 'jwks_unavailable', message: expect.stringContaining('65536 bytes') } });
+    expect(await res.json()).toMatchObject({ error: { code: 'jwks_unavailable' } });
+    expect(String(outcomes.at(-1)?.error)).toContain('65536 bytes');
   });
 
-  test("the 503 never echoes the jwksUrl's credentials or query to the caller", async () => {
-    const secretUrl = new URL(auth.jwksUrl ?? '');
-    secretUrl.username = 'keyuser';
-    secretUrl.password = 'hunter2';
-    secretUrl.search = '?token=s3cr3t';
-    const leaky = createPushHandler(new ConnectorClient({ integrationKey: KEY, baseUrl: service.url, retry: 0 }), () => ['p-1'], { auth: { ...auth, jwksUrl: secretUrl.href } });
+  test("the 503 echoes no configuration to the caller: the jwksUrl goes to the handled event (the connector's log), not the answer", async () => {
+    const configured = new URL(auth.jwksUrl ?? '');
+    configured.search = '?token=s3cr3t';
+    const events: Array<{ type: string; error?: unknown }> = [];
+    const leaky = createPushHandler(new ConnectorClient({ integrationKey: KEY, baseUrl: service.url, retry: 0 }), () => ['p-1'], { auth: { ...auth, jwksUrl: configured.href }, onEvent: (e) => events.push(e) });
     jwks.setHandler((_req, res) => reply(res, 500, 'down'));
     const server = http.createServer((req, res) => void leaky(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -344,11 +346,22 @@ describe('the key cache', () => {
       const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: bearer() }, body: JSON.stringify(ENVELOPE) });
       const text = await res.text();
       expect(res.status).toBe(503);
-      expect(text).not.toMatch(/hunter2|keyuser|s3cr3t/);
-      expect(text).toContain(`${secretUrl.host}${secretUrl.pathname}`);
+      expect(JSON.parse(text)).toEqual({ error: { code: 'jwks_unavailable', message: "Google's signing keys are unavailable; the push will be retried" } });
+      expect(text).not.toContain(configured.host);
+      // The event keeps where it failed, without the query.
+      const handled = String(events.find((e) => e.type === 'handled')?.error);
+      expect(handled).toContain(`${configured.host}${configured.pathname}`);
+      expect(handled).not.toContain('s3cr3t');
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+
+  test('a jwksUrl with credentials is refused when the handler is created', () => {
+    const withCredentials = new URL(auth.jwksUrl ?? '');
+    withCredentials.username = 'keyuser';
+    withCredentials.password = 'hunter2';
+    expect(() => createPushHandler(new ConnectorClient({ integrationKey: KEY, baseUrl: service.url }), () => ['p-1'], { auth: { ...auth, jwksUrl: withCredentials.href } })).toThrow(/jwksUrl must not carry credentials/);
   });
 });
 
