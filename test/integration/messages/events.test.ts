@@ -85,7 +85,6 @@ describe('400 invalid_request: the per-type field rules name the field, nothing 
     ['edited with an empty text', { type: 'edited', target: { eventId: 'e1' }, text: '' }, 'text:'],
     ['edited with 10001 characters', { type: 'edited', target: { eventId: 'e1' }, text: '😀'.repeat(10_001) }, 'text: must be at most 10000'],
     ['edited with an emoji', { type: 'edited', target: { eventId: 'e1' }, text: 'x', emoji: '👍' }, 'emoji: not allowed'],
-    ['edited by provider message id', { type: 'edited', target: { providerMessageId: 'p1' }, text: 'x' }, 'target.providerMessageId: not allowed'],
     ['deleted with text', { type: 'deleted', target: { eventId: 'e1' }, text: 'x' }, 'text: not allowed'],
     ['deleted with removed', { type: 'deleted', target: { eventId: 'e1' }, removed: true }, 'removed: not allowed'],
     ['deleted without target', { type: 'deleted' }, 'target: required'],
