@@ -5,13 +5,15 @@
  * connector reported). An edit, a reaction and a deletion by that id store exactly what the same
  * events by eventId store; another message with the id is 409 `provider_message_id_conflict`; an id
  * naming a customer message and a reply is 409 `ambiguous_target`; an event before its message waits
- * for it; typing in a chat the desk does not know stores nothing.
+ * for it; typing in a chat the desk does not know stores nothing. And the receipt tracker's
+ * answers: a receipt for a part of a multi-part reply that overtakes the completion is
+ * `not_yet_sent`, held, and reported once the delivery is remembered.
  */
 import { randomUUID } from 'node:crypto';
 import type { DocumentData } from 'firebase-admin/firestore';
-import type { ConnectorClient } from '../../src/index.js';
+import { createReceiptTracker, type ConnectorClient, type HeldReceiptOutcome } from '../../src/index.js';
 import { conversationIdFor, eventDocIdFor } from '../../../functions/src/platform/ids';
-import { adminDb, eventually, messageDoc, onTestService, replyAndWait, replyReactions, sdkDeliveryFixture, startConversation, type RawTopic, type TestIntegration } from './helpers';
+import { adminDb, eventually, messageDoc, onTestService, replyAndWait, replyReactions, sdkDeliveryFixture, startConversation, waitForMirror, type RawTopic, type TestIntegration } from './helpers';
 import { storedForChat } from './target';
 
 jest.setTimeout(120_000);
@@ -129,4 +131,31 @@ test('typing in a chat the desk does not know stores nothing and names no conver
   expect(await storedForChat(integration, conversationId)).toEqual({ conversation: true, typing: false, messages: 1 });
   await expect(client.messages.typing(chat)).resolves.toMatchObject({ outcome: 'applied', applied: true, conversationId: sent.conversationId });
   expect((await storedForChat(integration, sent.conversationId)).typing).toBe(true);
+});
+
+test("the receipt tracker: a part's receipt that comes before the completion is not_yet_sent, held, and reported when the delivery is remembered; an id not ours is unknown_message", async () => {
+  const conversation = await startConversation(client, integration);
+  const { replyId, message } = await replyAndWait(topic, conversation, 'Two parts: text, then a photo.');
+  const deliveryId = (JSON.parse(message.data.toString('utf8')) as { deliveryId: string }).deliveryId;
+  const held: HeldReceiptOutcome[] = [];
+  const tracker = createReceiptTracker(client, { onHeldReceipt: (o) => held.push(o) });
+  const [textPart, photoPart] = [`wamid.${randomUUID()}`, `wamid.${randomUUID()}`];
+  const early: unknown[] = [];
+  const result = await client.processDelivery(deliveryId, async (input) => {
+    tracker.sending(input.deliveryId, textPart);
+    // The channel's "delivered" webhook for the text part, before the photo part is even sent.
+    early.push(await tracker.report(textPart, 'delivered'));
+    early.push(await tracker.report(`wamid.${randomUUID()}`, 'delivered'));
+    tracker.sending(input.deliveryId, photoPart);
+    return [textPart, photoPart];
+  });
+  expect(early).toEqual([
+    { status: 'not_yet_sent', deliveryId, providerMessageId: textPart },
+    { status: 'unknown_message', providerMessageId: expect.any(String) },
+  ]);
+  expect(await tracker.remember(result)).toBe(true);
+  expect(held).toEqual([{ providerMessageId: textPart, deliveryId, status: 'delivered', outcome: 'reported', result: { status: 'sent' } }]);
+  const mirror = await waitForMirror(conversation, replyId, (m) => m.status === 'sent' && m.receipt !== undefined);
+  expect(mirror.receipt).toMatchObject({ status: 'delivered', providerMessageId: textPart });
+  await expect(tracker.report(photoPart, 'read')).resolves.toMatchObject({ status: 'reported', deliveryId });
 });
