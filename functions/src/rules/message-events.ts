@@ -86,7 +86,7 @@ export function targetProblem(target: TargetMessage, event: EventChange): Extrac
 }
 
 /** The text the desk shows for a customer message: its latest edit's, else the text it came with. */
-export const currentText = (target: Pick<TargetMessage, 'text' | 'edits'>): string | null => target.edits.at(-1)?.text ?? target.text;
+const currentText = (target: Pick<TargetMessage, 'text' | 'edits'>): string | null => target.edits.at(-1)?.text ?? target.text;
 
 /**
  * What `event` does to `target` at `at` (ms). A deleted message takes no more edits, deletions or
