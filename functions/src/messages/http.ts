@@ -101,9 +101,9 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
       return outcome;
     });
 
-  // A retry or a conflicting reuse of the eventId is answered before anything is uploaded, so a
-  // rejected request (409) stores no image and a duplicate does not upload again.
-  const known = stored.length > 0 ? await findExistingEvent(db(), workspaceId, eventDocId, print) : null;
+  // A retry, a conflicting reuse of the eventId or a providerMessageId taken is answered before
+  // anything is uploaded, so a rejected request (409) stores no image and a duplicate does not upload again.
+  const known = stored.length > 0 ? await findExistingEvent(db(), { workspaceId, integrationId, eventDocId, fingerprint: print, providerMessageId }) : null;
   if (known === null) {
     // Uploaded before the transaction: if it fails, nothing was recorded and a retry re-uploads to
     // the same paths (the message id, and so the path, follows from the eventId and the content).

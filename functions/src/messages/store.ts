@@ -70,13 +70,17 @@ function mergedPending(byEventId: DocumentData | undefined, byProviderId: Docume
 }
 
 /**
- * Looks the event up outside a transaction (an event record never changes once written), so a
- * retry or a conflicting reuse of an eventId is answered before any side effect such as an upload.
+ * Looks the event up outside a transaction (an event record never changes once written, nor does a
+ * providerMessageId's uniqueness document), so a retry, a conflicting reuse of an eventId or a
+ * providerMessageId another message has is answered before any side effect such as an upload.
  * Returns null when the event is new; the transaction still decides in that case.
  */
-export async function findExistingEvent(db: Firestore, workspaceId: string, eventDocId: string, fingerprint: string): Promise<AcceptOutcome | null> {
-  const existing = (await eventRef(db, workspaceId, eventDocId).get()).data();
-  return existing ? outcomeForExisting(existing, fingerprint) : null;
+export async function findExistingEvent(db: Firestore, input: Pick<AcceptMessageInput, 'workspaceId' | 'integrationId' | 'eventDocId' | 'fingerprint' | 'providerMessageId'>): Promise<AcceptOutcome | null> {
+  const providerRef = input.providerMessageId === null ? null : db.doc(paths.providerMessage(input.workspaceId, inboundProviderMessageKeyFor(input.integrationId, input.providerMessageId)));
+  const [eventSnap, providerSnap] = await db.getAll(eventRef(db, input.workspaceId, input.eventDocId), ...(providerRef === null ? [] : [providerRef]));
+  const existing = eventSnap?.data();
+  if (existing) return outcomeForExisting(existing, input.fingerprint);
+  return providerSnap?.exists === true ? { kind: 'provider_id_conflict' } : null;
 }
 
 /**
