@@ -151,7 +151,8 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     ...(input.images.length === 0 ? expireAt : {}),
   };
   if (byProvider && input.providerMessageId !== null) {
-    // Ids only, like a reply's lookup (./triggers.ts): kept as long as the event record's idempotency is.
+    // Ids only, like a reply's lookup (./triggers.ts), and kept like it (no TTL): the id stays taken,
+    // and a target by it finds the message as long as the message is there.
     tx.create(byProvider.indexRef, {
       integrationId: input.integrationId,
       conversationId: input.conversationId,
