@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BASE_URL, CONSOLE_URL, EMULATORS, HOSTS, PROJECT_ID, REGION, ROOT, buildFunctions, emulatorEnv, firebaseBin } from './lib/emulators.mjs';
+import { BASE_URL, CONSOLE_URL, EMULATORS, HOSTS, PROJECT_ID, REGION, ROOT, buildFunctions, emulatorEnv, firebaseBin, localConfigArgs } from './lib/emulators.mjs';
 import { seedDemo, waitForStack } from './lib/seed.mjs';
 
 const persist = process.argv.includes('--persist');
@@ -22,7 +22,7 @@ mkdirSync(imageDir, { recursive: true });
 console.log('Building functions...');
 buildFunctions();
 
-const args = ['emulators:start', '--project', PROJECT_ID, '--only', EMULATORS];
+const args = ['emulators:start', ...localConfigArgs(), '--project', PROJECT_ID, '--only', EMULATORS];
 if (persist) {
   mkdirSync(dataDir, { recursive: true });
   args.push('--import', dataDir, '--export-on-exit', dataDir);

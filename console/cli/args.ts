@@ -23,7 +23,7 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   txt: 'text/plain',
 };
 
-export type CommandName = 'help' | 'conversations' | 'reply' | 'status' | 'cancel' | 'resend' | 'edit' | 'unsend' | 'capabilities' | 'erase';
+export type CommandName = 'help' | 'conversations' | 'reply' | 'status' | 'cancel' | 'resend' | 'edit' | 'unsend' | 'capabilities' | 'erase' | 'erasures';
 
 /** `--lifecycle edit=900,unsend=3600`: the kinds asked for, each with its window in seconds (checked where it is used). */
 interface LifecycleRequest {
@@ -52,7 +52,9 @@ export type Command =
       /** `off` removes `replies.lifecycle`; the kinds with their windows set it; absent: unchanged. */
       lifecycle: 'off' | LifecycleRequest | undefined;
     }
-  | { name: 'erase'; customer: string; integrationId: string | undefined; waitSeconds: number };
+  | { name: 'erase'; customer: string; integrationId: string | undefined; waitSeconds: number }
+  /** `pending`: only the erasures the connector has not acknowledged (still erasing, or done and waiting). */
+  | { name: 'erasures'; pending: boolean };
 
 /** Who the CLI signs in as: a demo account by role, or an explicit account. */
 export type Identity = { kind: 'demo'; role: DemoRole } | { kind: 'account'; email: string; password: string };
@@ -71,8 +73,11 @@ export type ParseResult = { ok: true; invocation: Invocation } | { ok: false; er
 /** The workspace `npm start` seeds (scripts/lib/seed.mjs). */
 export const DEMO_WORKSPACE = 'demo-workspace';
 
-/** Options that take a value, and the commands that accept each (the global ones: every command). */
-export const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
+/**
+ * Options that take a value, and the commands that accept each (the global ones: every command).
+ * `satisfies` keeps the option names as a type, so that `OPTION_HELP` must describe each one.
+ */
+const VALUE_OPTION_TABLE = {
   '--as': 'all',
   '--email': 'all',
   '--password': 'all',
@@ -87,11 +92,15 @@ export const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> 
   '--max-files': ['capabilities'],
   '--lifecycle': ['capabilities'],
   '--integration': ['erase'],
-};
-export const FLAG_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = {
+} as const satisfies Readonly<Record<string, readonly CommandName[] | 'all'>>;
+const FLAG_OPTION_TABLE = {
   '--json': 'all',
   '--no-wait': ['reply', 'cancel', 'resend', 'edit', 'unsend', 'erase'],
-};
+  '--pending': ['erasures'],
+} as const satisfies Readonly<Record<string, readonly CommandName[] | 'all'>>;
+type OptionName = keyof typeof VALUE_OPTION_TABLE | keyof typeof FLAG_OPTION_TABLE;
+export const VALUE_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = VALUE_OPTION_TABLE;
+export const FLAG_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> = FLAG_OPTION_TABLE;
 
 /** Positional arguments of each command: names for the messages; `?` marks an optional one. */
 const POSITIONALS: Readonly<Record<CommandName, readonly string[]>> = {
@@ -104,6 +113,7 @@ const POSITIONALS: Readonly<Record<CommandName, readonly string[]>> = {
   unsend: ['conversationId', 'replyId'],
   capabilities: ['integrationId'],
   erase: ['externalCustomerId|customerId'],
+  erasures: [],
   help: ['command?'],
 };
 
@@ -114,7 +124,7 @@ function isCommand(name: string): name is CommandName {
 }
 
 /** Commands that need the workspace's admin rights: `--as` defaults to the admin account there. */
-const ADMIN_COMMANDS: ReadonlySet<CommandName> = new Set(['capabilities', 'erase']);
+const ADMIN_COMMANDS: ReadonlySet<CommandName> = new Set(['capabilities', 'erase', 'erasures']);
 
 const accepts = (table: Readonly<Record<string, readonly string[] | 'all'>>, option: string, command: string): boolean => {
   const allowed = table[option];
@@ -310,42 +320,86 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       if (one('--integration') === '') return fail('--integration may not be empty');
       command = { name, customer: p0, integrationId: one('--integration'), waitSeconds };
       break;
+    case 'erasures':
+      command = { name, pending: flags.has('--pending') };
+      break;
   }
   return { ok: true, invocation: { command, identity, workspaceId, json: flags.has('--json') } };
 }
 
-const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
-  conversations: 'conversations [--limit N]                         the workspace\'s conversations, most recent first (default 20)',
-  reply: 'reply <conversationId> [--text "..."] [--file <path>]... [--no-wait | --wait-seconds N]\n                                                    write an operator reply, with files uploaded as the console does',
-  status: 'status <conversationId> [replyId]                 each reply\'s delivery: status, attempts, parts, receipt',
-  cancel: 'cancel <conversationId> <replyId> [--no-wait | --wait-seconds N]\n                                                    recall a reply before the connector sends it',
-  resend: 'resend <conversationId> <replyId> [--no-wait | --wait-seconds N]\n                                                    deliver a failed or unknown reply again',
-  edit: 'edit <conversationId> <replyId> --text "..." [--no-wait | --wait-seconds N]\n                                                    edit a sent reply on the channel (within the integration\'s edit window)',
-  unsend: 'unsend <conversationId> <replyId> [--no-wait | --wait-seconds N]\n                                                    take a sent reply back on the channel (within the unsend window)',
-  capabilities: 'capabilities <integrationId> [--attachments on|off [--types png,pdf,...] [--max-mb N] [--max-files N]] [--lifecycle off|edit=S,unsend=S]\n                                                    print, or (admin) set, what the integration\'s replies may carry and what may follow their sending',
-  erase: 'erase <externalCustomerId|customerId> [--integration <id>] [--no-wait | --wait-seconds N]\n                                                    (admin) erase one customer, as the console\'s Privacy view does',
-  help: 'help [command]                                    this text',
+/** Each command's synopsis and what it does (its options are listed from the tables, `OPTION_HELP`). */
+const COMMAND_USAGE: Readonly<Record<CommandName, { synopsis: string; does: string }>> = {
+  conversations: { synopsis: 'conversations [--limit N]', does: "the workspace's conversations, most recent first" },
+  reply: { synopsis: 'reply <conversationId> [--text "..."] [--file <path>]... [--no-wait | --wait-seconds N]', does: 'write an operator reply, with files uploaded as the console does' },
+  status: { synopsis: 'status <conversationId> [replyId]', does: "each reply's delivery (status, attempts, parts, receipt) and who is typing" },
+  cancel: { synopsis: 'cancel <conversationId> <replyId> [--no-wait | --wait-seconds N]', does: 'recall a reply before the connector sends it' },
+  resend: { synopsis: 'resend <conversationId> <replyId> [--no-wait | --wait-seconds N]', does: 'deliver a failed or unknown reply again' },
+  edit: { synopsis: 'edit <conversationId> <replyId> --text "..." [--no-wait | --wait-seconds N]', does: "edit a sent reply on the channel (within the integration's edit window)" },
+  unsend: { synopsis: 'unsend <conversationId> <replyId> [--no-wait | --wait-seconds N]', does: 'take a sent reply back on the channel (within the unsend window)' },
+  capabilities: {
+    synopsis: 'capabilities <integrationId> [--attachments on|off [--types png,pdf,...] [--max-mb N] [--max-files N]] [--lifecycle off|edit=S,unsend=S]',
+    does: "print, or (admin) set, what the integration's replies may carry and what may follow their sending",
+  },
+  erase: { synopsis: 'erase <externalCustomerId|customerId> [--integration <id>] [--no-wait | --wait-seconds N]', does: "(admin) erase one customer, as the console's Privacy view does" },
+  erasures: { synopsis: 'erasures [--pending]', does: "(admin) the latest 50 erasures, each with the connector's acknowledgement or how long it has been waiting" },
+  help: { synopsis: 'help [command]', does: 'this text, of every command or of one' },
 };
 
-/** The usage text (of one command, or of all). */
+/** What each option takes and does: a `Record` over the tables' names, so an option without its line here does not compile. */
+const OPTION_HELP: Readonly<Record<OptionName, { value?: string; does: string }>> = {
+  '--as': { value: 'operator|admin', does: `sign in as the demo account npm start seeds (operator@demo.test, admin@demo.test); default: admin for ${[...ADMIN_COMMANDS].join(', ')}, else operator` },
+  '--email': { value: '<e>', does: 'sign in as another account, with --password (or DESK_EMAIL)' },
+  '--password': { value: '<p>', does: "that account's password (or DESK_PASSWORD)" },
+  '--workspace': { value: '<id>', does: `the workspace (or DESK_WORKSPACE; default ${DEMO_WORKSPACE})` },
+  '--json': { does: 'machine-readable output on stdout' },
+  '--limit': { value: 'N', does: 'how many, 1 to 200 (default 20)' },
+  '--text': { value: '"..."', does: "the reply's text (edit: its new text)" },
+  '--file': { value: '<path>', does: 'a file to send with the reply; repeat it for more (up to the integration\'s maxCount)' },
+  '--wait-seconds': { value: 'N', does: `how long to wait for the service's answer, 1 to 600 (default ${DEFAULT_WAIT_SECONDS})` },
+  '--no-wait': { does: "do not wait for the service's answer" },
+  '--attachments': { value: 'on|off', does: '(admin) let replies carry files, or not' },
+  '--types': { value: 'png,pdf,...', does: `with --attachments on: the file types, of ${Object.keys(TYPE_NAMES).join(', ')} (default all)` },
+  '--max-mb': { value: 'N', does: 'with --attachments on: megabytes per file, at most 10 (default 10)' },
+  '--max-files': { value: 'N', does: 'with --attachments on: files per reply, at most 5 (default 5)' },
+  '--lifecycle': { value: 'off|edit=S,unsend=S', does: '(admin) the edit and unsend windows in seconds (60 to 604800), or off' },
+  '--integration': { value: '<id>', does: "the customer's integration (needed with an external id when the workspace has several)" },
+  '--pending': { does: 'only those the connector has not acknowledged (still erasing, or done and waiting)' },
+};
+
+const OPTION_COLUMN = 26;
+
+/** One option's line: the option with its value, then what it does (on the next line when the option is long). */
+function optionLine(option: OptionName, indent: string): string {
+  const help = OPTION_HELP[option];
+  const left = `${indent}${option}${help.value === undefined ? '' : ` ${help.value}`}`;
+  return left.length < OPTION_COLUMN - 1 ? `${left.padEnd(OPTION_COLUMN)}${help.does}` : `${left}\n${' '.repeat(OPTION_COLUMN)}${help.does}`;
+}
+
+const OPTION_NAMES = [...Object.keys(VALUE_OPTION_TABLE), ...Object.keys(FLAG_OPTION_TABLE)] as OptionName[];
+const tableOf = (option: OptionName): Readonly<Record<string, readonly string[] | 'all'>> => (option in VALUE_OPTION_TABLE ? VALUE_OPTIONS : FLAG_OPTIONS);
+
+/** A command's synopsis, what it does, and each of its own options (the global ones are listed once, below the commands). */
+function commandUsage(command: CommandName): string {
+  const { synopsis, does } = COMMAND_USAGE[command];
+  const own = OPTION_NAMES.filter((o) => tableOf(o)[o] !== 'all' && accepts(tableOf(o), o, command));
+  return [`  ${synopsis}`, `      ${does}`, ...own.map((o) => optionLine(o, '      '))].join('\n');
+}
+
+/** The usage text (of one command, or of all): every option the parser accepts, from its tables. */
 export function usage(topic?: CommandName): string {
-  const commands = topic === undefined ? COMMANDS.map((c) => COMMAND_USAGE[c]) : [COMMAND_USAGE[topic]];
+  const commands = topic === undefined ? COMMANDS : [topic];
+  const global = OPTION_NAMES.filter((o) => tableOf(o)[o] === 'all');
   return `Usage: npm run desk -- <command> [arguments] [options]
 
 The operator's and admin's side of the local stack, under the same Firestore rules as the console
 (docs/cli.md).
 
 Commands:
-${commands.map((c) => `  ${c}`).join('\n')}
+${commands.map(commandUsage).join('\n')}
 
-Options:
-  --as operator|admin      sign in as the demo account npm start seeds (operator@demo.test,
-                           admin@demo.test); default: admin for capabilities and erase, else operator
-  --email <e> --password <p>
-                           sign in as another account (or DESK_EMAIL, DESK_PASSWORD)
-  --workspace <id>         the workspace (or DESK_WORKSPACE; default ${DEMO_WORKSPACE})
-  --json                   machine-readable output on stdout
-  --no-wait                do not wait for the service's answer (default: up to ${DEFAULT_WAIT_SECONDS} s)
+Options of every command:
+${global.map((o) => optionLine(o, '  ')).join('\n')}
+  --help, -h              the usage (after a command: of that command)
 
 Exit status: 0 done, 1 refused or failed (the reason on stderr), 2 usage error.`;
 }

@@ -14,13 +14,13 @@ import { CustomerNames } from '../src/customers';
 import { describeError, errorCode } from '../src/errors';
 import { replyProblem } from '../src/format';
 import { setReplyAttachments, setReplyLifecycle, subscribeIntegrations, type Integration } from '../src/integrations-data';
-import { editProblem, entryFor, lifecycleProblem, shownText, type LifecycleCapability, type LifecycleEntry } from '../src/lifecycle';
+import { editProblem, entryFor, lifecycleProblem, shownText, typingShown, type LifecycleCapability, type LifecycleEntry } from '../src/lifecycle';
 import { requestErasure, subscribeErasures, subscribeIntegrationNames, type Erasure } from '../src/privacy-data';
 import type { Session } from '../src/session';
-import { requestCancel, requestEdit, requestResend, requestUnsend, sendReply, subscribeConversation, subscribeMessages, subscribeReplyCapability, type InboundMessage, type OutboundMessage, type ThreadMessage } from '../src/thread-data';
+import { requestCancel, requestEdit, requestResend, requestUnsend, sendReply, subscribeConversation, subscribeMessages, subscribeReplyCapability, subscribeTyping, type InboundMessage, type OutboundMessage, type ThreadMessage, type Typing } from '../src/thread-data';
 import type { Command } from './args';
 import { listConversations } from './conversations';
-import { renderCapabilities, renderConversations, renderCustomerMessage, renderErasure, renderReply, type CapabilitiesView } from './render';
+import { renderCapabilities, renderConversations, renderCustomerMessage, renderErasure, renderErasures, renderReply, renderTyping, type CapabilitiesView, type TypingView } from './render';
 
 /** Where the CLI writes: stdout and stderr, a line (or block) at a time. */
 export interface Io {
@@ -237,12 +237,17 @@ async function status(command: Extract<Command, { name: 'status' }>, session: Se
   }
   // Customers' messages with something after their arrival (an edit, a deletion, a reaction).
   const changed = command.replyId === undefined ? messages.filter((m): m is InboundMessage => m.direction === 'inbound' && (m.edits.length > 0 || m.deleted !== undefined || m.reactions.length > 0)) : [];
+  // Who is typing: the service's typing document of the conversation (a minute at most), shown as
+  // the console shows it: "typing" for 8 s after the latest typing event, quiet after that.
+  const typingDoc = await once<Typing | undefined>((on, onError) => subscribeTyping(session, command.conversationId, on, onError), CONVERSATIONS_READ);
+  const now = Date.now();
+  const typing: TypingView | null = typingDoc === undefined ? null : { ...typingDoc, typingNow: typingShown(typingDoc.atMs, now) };
   if (context.json) {
-    io.out(JSON.stringify({ conversationId: command.conversationId, ...header, replies: list, customerMessages: changed }, null, 2));
+    io.out(JSON.stringify({ conversationId: command.conversationId, ...header, typing, replies: list, customerMessages: changed }, null, 2));
     return;
   }
   io.out(`Conversation ${command.conversationId} (${header.integrationId ?? '?'} / ${header.externalConversationId}${header.customerExternalId === undefined ? '' : `, customer ${header.customerExternalId}`}): ${list.length} ${list.length === 1 ? 'reply' : 'replies'}, oldest first`);
-  const now = Date.now();
+  io.out(renderTyping(typing, now));
   for (const r of list) io.out(`\n${renderReply(r, now, session.user.uid)}`);
   if (changed.length > 0) {
     io.out(`\nCustomer messages edited, deleted or reacted to (${changed.length}), oldest first:`);
@@ -375,6 +380,8 @@ async function awaitRequestOutcome<E>(
   }
 }
 
+const ERASURES_READ = 'only workspace admins may read erasures';
+
 /** The service's customer id (`u_` + 32 base64url characters, console/src/format.ts `customerDocId`). */
 const CUSTOMER_ID = /^u_[A-Za-z0-9_-]{32}$/;
 
@@ -406,7 +413,7 @@ async function erase(command: Extract<Command, { name: 'erase' }>, session: Sess
       (on, onError) => subscribeErasures(session, on, onError),
       (list) => list.find((e) => e.id === erasureId)?.audit.status === 'done',
       command.waitSeconds * 1000,
-      'only workspace admins may read erasures',
+      ERASURES_READ,
     );
     erasure = watched.value.find((e) => e.id === erasureId);
     done = watched.done;
@@ -415,8 +422,15 @@ async function erase(command: Extract<Command, { name: 'erase' }>, session: Sess
     io.out(JSON.stringify({ erasureId, integrationId, externalCustomerId, erasure: erasure ?? null, done }, null, 2));
     return;
   }
-  if (erasure !== undefined) io.out(renderErasure(erasure, Date.now()));
+  if (erasure !== undefined) io.out(renderErasure(erasure, Date.now(), session.user.uid));
   if (command.waitSeconds > 0 && !done) io.out(`(not done after ${command.waitSeconds} s: the service erases in the background)`);
+}
+
+/** The latest erasures (as the console's Privacy view lists them), each with the connector's acknowledgement; `--pending`: those not acknowledged. */
+async function erasures(command: Extract<Command, { name: 'erasures' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const all = await once<Erasure[]>((on, onError) => subscribeErasures(session, on, onError), ERASURES_READ);
+  const list = command.pending ? all.filter((e) => e.audit.acknowledgedAt === undefined) : all;
+  io.out(context.json ? JSON.stringify(list, null, 2) : renderErasures(list, { workspaceId: session.workspaceId, pendingOnly: command.pending, selfUid: session.user.uid }, Date.now()));
 }
 
 async function conversations(command: Extract<Command, { name: 'conversations' }>, session: Session, context: Context, io: Io): Promise<void> {
@@ -448,5 +462,7 @@ export async function runCommand(command: Exclude<Command, { name: 'help' }>, se
       return capabilities(command, session, context, io);
     case 'erase':
       return erase(command, session, context, io);
+    case 'erasures':
+      return erasures(command, session, context, io);
   }
 }

@@ -148,16 +148,55 @@ export function renderCustomerMessage(message: InboundMessage, now: number): str
   return lines.join('\n');
 }
 
-/** One erasure with the service's audit, as the console's Privacy view lists it. */
-export function renderErasure(erasure: Erasure, now: number): string {
+/** The conversation's typing document as `status` reads it (`--json`: exactly this, or null when there is none). */
+export interface TypingView {
+  senderExternalId: string | undefined;
+  displayName: string | undefined;
+  /** The latest typing event (epoch ms). */
+  atMs: number | undefined;
+  /** Whether the console shows "typing…" now: within 8 s of `atMs` (console/src/lifecycle.ts `typingShown`). */
+  typingNow: boolean;
+}
+
+/** Who is typing, one line under the conversation's header: the sender while the console shows it, else who typed last (the document lives a minute). */
+export function renderTyping(typing: TypingView | null, now: number): string {
+  if (typing === null) return row('typing', 'nobody');
+  const who = typing.displayName === undefined ? (typing.senderExternalId ?? '?') : `${typing.displayName} (${typing.senderExternalId ?? '?'})`;
+  return row('typing', typing.typingNow ? `${who} is typing (since ${clock(typing.atMs, now)})` : `nobody now (${who} typed at ${clock(typing.atMs, now)})`);
+}
+
+/** An erasure's requester: "you" for the signed-in user, else the uid. */
+const requester = (uid: string | undefined, selfUid: string): string => (uid === undefined ? '?' : uid === selfUid ? 'you' : uid);
+
+/** One erasure with the service's audit, as the console's Privacy view lists it, and the connector's acknowledgement. */
+export function renderErasure(erasure: Erasure, now: number, selfUid: string): string {
   const counts = ERASED_KINDS.filter((kind) => erasure.counts[kind] !== undefined)
     .map((kind) => `${erasure.counts[kind]} ${kind}`)
     .join(', ');
   const confirmation = connectorConfirmation(erasure.audit, now);
+  // The acknowledgement is the integration's: its connector calls POST /v1/erasures/ack with the integration's key.
+  const connector =
+    confirmation.kind === 'confirmed'
+      ? `acknowledged at ${clock(confirmation.at, now)} by the connector of ${erasure.integrationId} (it purged its own copies)`
+      : confirmation.kind === 'waiting'
+        ? `pending: told at ${clock(confirmation.since, now)}, waiting ${confirmation.age} for its acknowledgement`
+        : 'pending: told once the erasure is done';
   return [
     `erasure ${erasure.id} · ${erasureStatusLabel(erasure.audit.status)}`,
     row('customer', `${erasure.externalCustomerId} of integration ${erasure.integrationId}`),
+    row('requested', `${clock(erasure.requestedAtMs, now)} by ${requester(erasure.requestedBy, selfUid)}`),
+    ...(erasure.audit.finishedAt === undefined ? [] : [row('finished', clock(erasure.audit.finishedAt, now))]),
     row('erased', counts === '' ? '—' : counts),
-    row('connector', confirmation.kind === 'confirmed' ? `confirmed at ${clock(confirmation.at, now)}` : confirmation.kind === 'waiting' ? `told; waiting ${confirmation.age} for its acknowledgement` : 'told once the erasure is done'),
+    row('connector', connector),
   ].join('\n');
+}
+
+/** The `erasures` list: a header with the pending count, then each erasure, most recent first. */
+export function renderErasures(erasures: readonly Erasure[], context: { workspaceId: string; pendingOnly: boolean; selfUid: string }, now: number): string {
+  const pending = erasures.filter((e) => e.audit.acknowledgedAt === undefined).length;
+  if (erasures.length === 0) return context.pendingOnly ? `No erasure of workspace ${context.workspaceId} is waiting for its connector.` : `No erasures in workspace ${context.workspaceId}.`;
+  const header = context.pendingOnly
+    ? `Erasures of workspace ${context.workspaceId} not acknowledged by their connector: ${erasures.length}, most recent first`
+    : `Erasures of workspace ${context.workspaceId}: ${erasures.length} (${pending} not acknowledged by their connector), most recent first`;
+  return [header, ...erasures.map((e) => renderErasure(e, now, context.selfUid))].join('\n\n');
 }

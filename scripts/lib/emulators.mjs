@@ -4,6 +4,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { offlineEmulatorEnv } from './emulator-env.mjs';
+import { writeLocalFirebaseConfig } from './local-firebase-config.mjs';
 import { REGION } from './region.cjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -62,6 +63,15 @@ export function buildFunctions(libDir = join(ROOT, 'functions', 'lib'), { typeCh
   const tscArgs = ['-p', join(ROOT, 'functions', 'tsconfig.json'), '--outDir', libDir, ...(typeCheck ? [] : ['--noCheck'])];
   execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), tscArgs, { stdio: 'inherit', cwd: ROOT });
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'bundle-functions.mjs'), libDir], { stdio: 'inherit', cwd: ROOT });
+}
+
+/**
+ * `--config firebase.local.json`, the file written now: firebase.json with the emulators' origins
+ * in the console's Content-Security-Policy, which the deployed firebase.json does not allow
+ * (./local-firebase-config.mjs). For every `firebase emulators:*` that serves the console.
+ */
+export function localConfigArgs() {
+  return writeLocalFirebaseConfig(ROOT, firebaseJson);
 }
 
 export function firebaseBin() {

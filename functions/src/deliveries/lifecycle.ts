@@ -30,7 +30,8 @@ import type { DeliveryRecord, DeliveryTarget } from '../rules/record';
 import { lifecycleTarget, lifecycleVerdict, type LifecycleFacts } from '../rules/lifecycle';
 import { operatorReplyOf, type StoredMirror } from './reply';
 import { deliveryRef } from './store';
-import { appendDelivery, openQueue, readReplyHistory, runCreation } from './transition';
+import { appendDelivery, openQueue, runCreation } from './transition';
+import { readReplyHistory } from './reads';
 
 /** An operator's request as written on the reply (firestore.rules: the server time and the writer's uid). */
 export interface LifecycleRequest {

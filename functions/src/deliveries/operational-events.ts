@@ -1,20 +1,14 @@
 /**
  * The delivery feature's operational events (docs/operations.md#operational-events), built here
- * and sent by ../platform/operational-events.ts: `delivery.exhausted` (written by ./transition.ts
- * with the transition that ends the delivery), `conversation.blocked` (./blocked.ts), and the
+ * and sent by ../platform/operational-events.ts: `delivery.exhausted` (written by ./store.ts
+ * `writeRecord` with the transition that ends the delivery, as its plan says), `conversation.blocked` (./blocked.ts), and the
  * integration's `integration.unhealthy` / `integration.recovered` (./health-rollup.ts).
  */
 import { iso, type OperationalEvent } from '../platform/operational-events';
-import { NOT_CLAIMED, type DeliveryRecord } from '../rules/record';
+import type { DeliveryRecord } from '../rules/record';
 
-/** The retry budget's code, and the unclaimed expiry's: the two ends of a delivery nobody could send. */
-const EXHAUSTED_CODES: ReadonlySet<string> = new Set(['retry_exhausted', NOT_CLAIMED]);
-
-/** `delivery.exhausted` when this write ends the delivery by its retry budget or `not_claimed`; otherwise null. */
-export function exhaustedEvent(before: DeliveryRecord | null, next: DeliveryRecord, now: number): OperationalEvent | null {
-  if (next.status !== 'failed' || before === null || before.status === 'failed') return null;
-  const code = next.error?.code;
-  if (code === undefined || !EXHAUSTED_CODES.has(code)) return null;
+/** `delivery.exhausted` of `next`, which ran out of its retry budget or was never claimed (`code`, ../rules/plan.ts `RecordWrite.exhausted`). */
+export function exhaustedEvent(next: DeliveryRecord, code: string, now: number): OperationalEvent {
   return {
     eventId: `delivery.exhausted:${next.deliveryId}`,
     type: 'delivery.exhausted',

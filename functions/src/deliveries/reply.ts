@@ -301,20 +301,6 @@ export function rejectionMirror(code: ReplyRejection, now: number, replaced?: St
   return mirror;
 }
 
-/** Whether the console would see a difference between the mirrors of `before` and `next`. */
-export function mirrorChanged(before: DeliveryRecord | null, next: DeliveryRecord): boolean {
-  return (
-    before === null ||
-    before.status !== next.status ||
-    JSON.stringify(before.error) !== JSON.stringify(next.error) ||
-    JSON.stringify(before.providerMessageIds) !== JSON.stringify(next.providerMessageIds) ||
-    JSON.stringify(before.receipt ?? null) !== JSON.stringify(next.receipt ?? null) ||
-    JSON.stringify(before.attemptLog ?? []) !== JSON.stringify(next.attemptLog ?? []) ||
-    JSON.stringify(before.cancel ?? null) !== JSON.stringify(next.cancel ?? null) ||
-    JSON.stringify(before.parts ?? null) !== JSON.stringify(next.parts ?? null)
-  );
-}
-
 /**
  * How a reply refused without a delivery ended, for the delivery its resend creates (there is no
  * record to copy: the mirror is all there is).

@@ -17,7 +17,7 @@ import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import type { DeliveryRecord, PreviousDelivery } from '../rules/record';
 import { operatorReplyOf, previousFromMirror, replyVerdict, resendParts, type ReplyRejection } from './reply';
-import { readDelivery } from './store';
+import { readDelivery } from './reads';
 import { appendDelivery, openQueue, refuseReply, runCreation } from './transition';
 
 export type ResendOutcome =

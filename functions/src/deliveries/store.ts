@@ -1,15 +1,13 @@
 /**
- * Firestore access for deliveries: plain functions that take a Transaction. Reads of the records a
- * delivery transaction needs (the delivery, its conversation's queue document, the conversation)
- * and the writes that follow a decision (the record, the reply's mirror, the outbox entry, the
- * queue). No decisions here: ./transition.ts orders these calls, ../rules/state-machine.ts decides.
+ * Firestore access for deliveries, the writing half: the documents' references and shapes, and the
+ * one writer of a plan (`applyPlan`, `writeRecord`: the record, its check document, the reply's
+ * mirror or history entry, the operational event, the outbox entry, the queue). Plain functions
+ * that take a Transaction. No decisions here: ../rules/ decides and plans, ./reads.ts reads the
+ * facts, ./transition.ts runs read -> decide -> plan -> write.
  */
-import { FieldValue, Timestamp, type DocumentReference, type DocumentSnapshot, type Firestore, type Transaction } from 'firebase-admin/firestore';
+import { FieldValue, Timestamp, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
-import { collectionQuery, QUERIES } from '../platform/queries';
 import {
-  parseReleaseFacts,
-  parseUnfinished,
   RELEASE_FIELD,
   storedReleaseFacts,
   storedUnfinished,
@@ -20,9 +18,11 @@ import {
 } from '../rules/ordering';
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
-import type { QueueChange, RecordWrite } from '../rules/plan';
-import { UNFINISHED_STATUSES, type DeliveryLease, type DeliveryRecord, type Liveness, type NotificationReason } from '../rules/record';
-import { deliveryMirror, mirrorChanged, type ReplyMirror } from './reply';
+import { dueWorkOf, type DueWork, type QueueChange, type RecordWrite, type TransitionPlan } from '../rules/plan';
+import type { DeliveryRecord, NotificationReason } from '../rules/record';
+import { writeOperationalEvent } from '../platform/operational-events';
+import { exhaustedEvent } from './operational-events';
+import { deliveryMirror, type ReplyMirror } from './reply';
 import type { ReplyHistory } from './lifecycle-history';
 
 /** @public the bench reads deliveries through it (bench/lib/service.mjs) */
@@ -82,27 +82,23 @@ export interface DeliveryCheck {
   listShard: number;
 }
 
-/** The check document of a stored record, or null when nothing about it is due. */
-export function deliveryCheckOf(d: DeliveryRecord): DeliveryCheck | null {
-  const claimable = d.pendingAt !== undefined && d.liveness !== undefined;
-  const leased = (d.status === 'leased' || d.status === 'sending') && d.lease !== null;
-  if (!claimable && !leased) return null;
+/** The check document of `d` for its due work (../rules/plan.ts `dueWorkOf`). */
+function deliveryCheck(d: DeliveryRecord, due: DueWork): DeliveryCheck {
   const { workspaceId, integrationId, deliveryId, conversationId, messageId } = d;
   const { queueShards, listShards } = config();
-  const common = { workspaceId, integrationId, deliveryId, conversationId, messageId, shard: shardOf(deliveryId, queueShards), listShard: shardOf(deliveryId, listShards) };
-  if (claimable) return { ...common, pendingAt: d.pendingAt as number, dueAt: (d.liveness as Liveness).checkAt };
-  return { ...common, dueAt: (d.lease as DeliveryLease).expiresAt };
+  return { workspaceId, integrationId, deliveryId, conversationId, messageId, shard: shardOf(deliveryId, queueShards), listShard: shardOf(deliveryId, listShards), ...due };
+}
+
+/** The check document of a stored record, or null when nothing about it is due. */
+export function deliveryCheckOf(d: DeliveryRecord): DeliveryCheck | null {
+  const due = dueWorkOf(d);
+  return due === null ? null : deliveryCheck(d, due);
 }
 
 export const deliveryCheckRef = (db: Firestore, deliveryId: string): DocumentReference => db.doc(paths.deliveryCheck(deliveryId));
 
 /** The deterministic outbox id of one notification: a retried transaction writes the same entry. */
 const outboxIdFor = (entry: Pick<OutboxEntry, 'deliveryId' | 'dueAt'>): string => `${entry.deliveryId}@${entry.dueAt}`;
-
-export async function readDelivery(tx: Transaction, db: Firestore, workspaceId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-  const snap = await tx.get(deliveryRef(db, workspaceId, deliveryId));
-  return snap.exists ? (snap.data() as DeliveryRecord) : null;
-}
 
 /**
  * The ordering state of one conversation (../rules/ordering.ts): its unfinished deliveries by seq, read
@@ -122,42 +118,11 @@ export interface DeliveryQueueState {
 }
 
 /**
- * Reads a conversation's queue. A queue document without the map is rebuilt once, inside the
- * transaction, from the conversation's unfinished deliveries (the only query left on the
- * delivery path, run at most once per conversation); `absentIsEmpty` skips that for a
- * conversation whose first reply is being sequenced (no document yet, so no deliveries either).
- */
-export async function readDeliveryQueue(
-  tx: Transaction,
-  db: Firestore,
-  workspaceId: string,
-  conversationId: string,
-  snapshot?: DocumentSnapshot,
-  absentIsEmpty = false,
-): Promise<DeliveryQueueState> {
-  const ref = deliveryQueueRef(db, workspaceId, conversationId);
-  const snap = snapshot ?? (await tx.get(ref));
-  const stored = parseUnfinished(snap.get(UNFINISHED_FIELD));
-  if (stored) return { ref, unfinished: stored, rebuilt: false, release: parseReleaseFacts(snap.get(RELEASE_FIELD)) };
-  if (!snap.exists && absentIsEmpty) return { ref, unfinished: new Map(), rebuilt: false, release: new Map() };
-  const deliveries = db.collection(paths.deliveries(workspaceId));
-  const query = collectionQuery(deliveries, QUERIES.unfinishedOfConversation, conversationId, UNFINISHED_STATUSES, Number.MAX_SAFE_INTEGER);
-  const unfinished = new Map<number, string>();
-  for (const doc of (await tx.get(query)).docs) {
-    const d = doc.data() as DeliveryRecord;
-    unfinished.set(d.seq, d.deliveryId);
-  }
-  // Release facts written beside a map that has since gone stay true (every transition that reads
-  // the queue keeps them in step, rebuilt or not); deliveries without them are read before their release.
-  return { ref, unfinished, rebuilt: true, release: parseReleaseFacts(snap.get(RELEASE_FIELD)) };
-}
-
-/**
  * Writes the queue after a transition (the plan's `QueueChange`, ../rules/plan.ts): drops `terminalSeq` from the unfinished deliveries (when a
  * delivery became terminal), keeps the release facts in step (../rules/ordering.ts RELEASE_FIELD) and
  * writes a rebuilt map back whole. Nothing when nothing changed.
  */
-export function writeQueue(tx: Transaction, queue: DeliveryQueueState, change: QueueChange, now: number): void {
+function writeQueue(tx: Transaction, queue: DeliveryQueueState, change: QueueChange, now: number): void {
   const updatedAt = Timestamp.fromMillis(now);
   const { terminalSeq } = change;
   // The release facts' changes, by field path under RELEASE_FIELD: spent entries go, `waiting` follows the record.
@@ -210,24 +175,7 @@ export function writeQueueAfterAppend(
   tx.set(queue.ref, { ...fields, nextSeq, ...unfinished, ...facts, updatedAt: Timestamp.fromMillis(now) }, { merge: true });
 }
 
-export interface ConversationFacts {
-  externalConversationId: string;
-  lastCustomerExternalId: string | null;
-  lastSenderExternalId: string;
-}
-
 export const conversationRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference => db.doc(paths.conversation(workspaceId, conversationId));
-
-/** The conversation's facts a claim answers with, from `snapshot` when the first read wave had it. */
-export async function readConversation(tx: Transaction, db: Firestore, d: DeliveryRecord, snapshot?: DocumentSnapshot): Promise<ConversationFacts> {
-  const data = (snapshot ?? (await tx.get(conversationRef(db, d.workspaceId, d.conversationId)))).data() ?? {};
-  const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-  return {
-    externalConversationId: str(data.externalConversationId) ?? '',
-    lastCustomerExternalId: str(data.lastCustomerExternalId),
-    lastSenderExternalId: str(data.lastSenderExternalId) ?? '',
-  };
-}
 
 /**
  * The one writer of a reply's `delivery` mirror (./reply.ts says what goes in it). `mergeFields`
@@ -240,64 +188,80 @@ export function writeReplyMirror(tx: Transaction, db: Firestore, reply: ReplyAdd
 }
 
 /**
- * Writes one record and what follows from it: its derived fields (`pendingAt`, `liveness`, and for
- * the health roll-up `listShard`, `sentAt`, `errorAt`), its
- * liveness check document (set when the check moves, deleted when the schedule ends: blind
- * writes, no read), the reply mirror and, when asked, a notification. Returns the notification's
- * outbox id (null without one), for a caller that publishes it itself once the transaction commits.
+ * The service's writer of a transition's plan (../rules/plan.ts `planTransition`): the decided
+ * record and the released one woken (`writeRecord`), the reply's history (`history`, read by the
+ * transition when the plan asks for it), and the conversation's queue (`queue`, when it was read).
+ * `wokenFromFacts`: the woken record was not read but rebuilt from its release facts, so only the
+ * fields a wake changes are written (`WAKE_FIELDS`).
+ */
+export function applyPlan(
+  tx: Transaction,
+  db: Firestore,
+  plan: TransitionPlan<unknown>,
+  written: { now: number; queue: DeliveryQueueState | null; history?: ReplyHistory | undefined; wokenFromFacts: boolean },
+): void {
+  const { now, queue, history } = written;
+  if (plan.decided) writeRecord(tx, db, plan.decided, now, undefined, history);
+  if (plan.woken) writeRecord(tx, db, plan.woken, now, written.wokenFromFacts ? WAKE_FIELDS : undefined);
+  if (queue) writeQueue(tx, queue, plan.queue, now);
+  history?.write(tx, db);
+}
+
+/**
+ * The fields a wake changes on a waiting delivery (../rules/state-machine.ts `decideWake`, and what
+ * `storedRecord` derives: it becomes claimable now). Written as an update when the delivery was
+ * not read: everything else it stores is as its creation wrote it.
+ */
+const WAKE_FIELDS = ['head', 'waiting', 'updatedAt', 'pendingAt', 'liveness'] as const satisfies readonly (keyof DeliveryRecord)[];
+
+/**
+ * Writes one record of a plan and what the plan says follows from it (../rules/plan.ts
+ * `RecordWrite`): the record with its stored-only field (`listShard`), its check document (set
+ * when its due work moved, deleted when it has none any more: blind writes, no read), the reply
+ * mirror or the request's history entry, the operational event, and the notification's outbox
+ * entry. Returns the notification's outbox id (null without one), for a caller that publishes it
+ * itself once the transaction commits.
  *
  * The mirror of an edit or unsend delivery is its entry in the reply's history, not the reply's
  * `delivery`: `history` (the reply read in this transaction, ./lifecycle-history.ts) takes it, and
- * its caller writes it once; such a record whose mirror changes without one is a programming error.
+ * its caller writes it once; a plan that asks for a history entry without one is a programming error.
  *
  * `onlyFields`: the record was not read (`before` is what is known of it, the release facts of a
  * waiting delivery: ./transition.ts): only these fields of the record are written (an update, which
  * fails the commit if the record is gone), the rest of what it stores being what `before` assumes.
  */
-export function writeDelivery(
-  tx: Transaction,
-  db: Firestore,
-  write: RecordWrite,
-  now: number,
-  onlyFields?: readonly (keyof DeliveryRecord)[],
-  history?: ReplyHistory,
-): string | null {
-  const { before, notify } = write;
+export function writeRecord(tx: Transaction, db: Firestore, write: RecordWrite, now: number, onlyFields?: readonly (keyof DeliveryRecord)[], history?: ReplyHistory): string | null {
+  const { notify, due, mirror } = write;
   const next = write.record;
   const stored: DeliveryRecord = { ...next, listShard: shardOf(next.deliveryId, config().listShards) };
   const ref = deliveryRef(db, next.workspaceId, next.deliveryId);
   if (onlyFields === undefined) tx.set(ref, stored);
   else tx.update(ref, Object.fromEntries(onlyFields.map((field) => [field, stored[field] ?? FieldValue.delete()])));
-  const checkBefore = before === null ? null : deliveryCheckOf(before);
-  const checkAfter = deliveryCheckOf(stored);
-  if (checkAfter !== null && (checkAfter.dueAt !== checkBefore?.dueAt || checkAfter.pendingAt !== checkBefore.pendingAt || checkAfter.shard !== checkBefore.shard)) {
-    tx.set(deliveryCheckRef(db, next.deliveryId), checkAfter);
-  } else if (checkAfter === null && checkBefore !== null) {
-    tx.delete(deliveryCheckRef(db, next.deliveryId));
+  if (due === 'cleared') tx.delete(deliveryCheckRef(db, next.deliveryId));
+  else if (due !== null) tx.set(deliveryCheckRef(db, next.deliveryId), deliveryCheck(next, due));
+  if (mirror === 'reply') writeReplyMirror(tx, db, next, deliveryMirror(next, now));
+  else if (mirror === 'history') {
+    if (history === undefined) throw new Error(`writeRecord: the ${next.kind ?? ''} delivery ${next.deliveryId} changed without its reply's history`);
+    history.record(next, now);
   }
-  if (mirrorChanged(before, stored)) {
-    if (stored.kind === undefined) writeReplyMirror(tx, db, next, deliveryMirror(stored, now));
-    else if (history === undefined) throw new Error(`writeDelivery: the ${stored.kind} delivery ${stored.deliveryId} changed without its reply's history`);
-    else history.record(stored, now);
-  }
-  if (notify !== null) {
-    const entry: OutboxEntry = {
-      deliveryId: next.deliveryId,
-      workspaceId: next.workspaceId,
-      integrationId: next.integrationId,
-      conversationId: next.conversationId,
-      messageId: next.messageId,
-      reason: notify.reason,
-      dueAt: notify.at,
-      attempts: 0,
-      createdAt: now,
-      shard: shardOf(next.deliveryId, config().queueShards),
-      ...(notify.inline === true ? { inline: true as const } : {}),
-      ...(next.kind !== undefined ? { kind: next.kind } : {}),
-    };
-    const outboxId = outboxIdFor(entry);
-    tx.set(outboxRef(db, outboxId), entry);
-    return outboxId;
-  }
-  return null;
+  // docs/operations.md#operational-events: written with the transition like a notification.
+  if (write.exhausted !== null) writeOperationalEvent(tx, db, exhaustedEvent(next, write.exhausted.code, now), now);
+  if (notify === null) return null;
+  const entry: OutboxEntry = {
+    deliveryId: next.deliveryId,
+    workspaceId: next.workspaceId,
+    integrationId: next.integrationId,
+    conversationId: next.conversationId,
+    messageId: next.messageId,
+    reason: notify.reason,
+    dueAt: notify.at,
+    attempts: 0,
+    createdAt: now,
+    shard: shardOf(next.deliveryId, config().queueShards),
+    ...(notify.inline === true ? { inline: true as const } : {}),
+    ...(next.kind !== undefined ? { kind: next.kind } : {}),
+  };
+  const outboxId = outboxIdFor(entry);
+  tx.set(outboxRef(db, outboxId), entry);
+  return outboxId;
 }

@@ -1,67 +1,47 @@
 /**
  * The delivery transactions: every write to a delivery record runs in one of the two transactions
- * opened here, and both write what a pure rule decided through the same step (`writeDecision`:
- * the record with its reply mirror, check document and notification).
+ * opened here, and both write the plan the rules made of a decision (../rules/plan.ts) through the
+ * store's one writer (./store.ts `applyPlan` / `writeRecord`: the record with its check document,
+ * reply mirror or history entry, operational event and notification, then the queue).
  *
  * `runTransition`: every change to an existing delivery (claim, start, extend, complete, fail,
  * receipt, cancel, lease expiry and liveness checks by the sweeper, an undeliverable
  * notification), top to bottom:
  *
- *   1. read the delivery (and, for a claim, its conversation's queue and the recipient);
+ *   1. read the delivery and the rule's facts (./reads.ts; for a claim, its conversation's queue and
+ *      the recipient);
  *   2. decide (../rules/state-machine.ts, pure);
- *   3. when the decision ends the delivery, read what it releases (../rules/ordering.ts);
- *   4. write: the record with its reply mirror and notification (the reason travels in the
- *      decision's effects), the queue, and the wake of the released delivery.
+ *   3. when the decision ends the delivery, read what it releases (./reads.ts, ../rules/ordering.ts);
+ *   4. plan (../rules/plan.ts `planTransition`: every document the transition writes), read the
+ *      reply's history if the plan asks for an entry in it, and apply the plan (./store.ts `applyPlan`).
  *
  * `runCreation`: a delivery coming into being, for a new reply (./sequencing.ts) or an operator's
  * resend (./resend.ts). The creator reads the reply (and what else it needs) together with the
  * conversation's queue document, then for each reply either appends a delivery (`appendDelivery`:
- * the rule `decideAppend`, written by `writeDecision`) or refuses it (`refuseReply`: the reply's
+ * the plan `planAppend`, written by ./store.ts `writeRecord`) or refuses it (`refuseReply`: the reply's
  * mirror says why); the queue document is written once at the end.
  *
  * All reads come before the first write, as Firestore transactions require. A decision that
  * throws writes nothing.
  */
 import type { DocumentReference, DocumentSnapshot, Firestore, Transaction } from 'firebase-admin/firestore';
-import { writeOperationalEvent } from '../platform/operational-events';
-import { exhaustedEvent } from './operational-events';
-import { conversationOfDeliveryId } from '../platform/ids';
-import { hasUnfinishedBefore, type QueueTail, type ReleaseFacts } from '../rules/ordering';
-import { planAppend, planTransition, releasedBy, type RecordWrite } from '../rules/plan';
+import type { QueueTail, ReleaseFacts } from '../rules/ordering';
+import { planAppend, planTransition } from '../rules/plan';
 import { config } from '../platform/config';
-import { isTerminal, newDelivery, recipientFor, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from '../rules/record';
-import { mirrorChanged, rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
-import { ReplyHistory } from './lifecycle-history';
-import { paths } from '../platform/paths';
+import type { Decision, DeliveryRecord } from '../rules/record';
+import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
+import type { ReplyHistory } from './lifecycle-history';
 import type { AppendInput, TransitionFacts } from '../rules/state-machine';
-import {
-  conversationRef,
-  deliveryQueueRef,
-  deliveryRef,
-  readConversation,
-  readDelivery,
-  readDeliveryQueue,
-  writeDelivery,
-  writeQueue,
-  writeQueueAfterAppend,
-  writeReplyMirror,
-  type DeliveryQueueState,
-  type ReplyAddress,
-} from './store';
+import { readDeliveryQueue, readForTransition, readReleased, readReplyHistory, type TransitionReadRequest } from './reads';
+import { applyPlan, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
 
-
-export interface Transition<R> {
-  workspaceId: string;
-  deliveryId: string;
-  /** A connector's call: a delivery it may not see is 404 (thrown); otherwise a missing one is no-op. */
-  caller?: { workspaceId: string; integrationId: string };
-  /** Read the conversation's queue and recipient before deciding (the claim needs both). */
-  withConversation?: boolean;
-  /**
-   * The decision will likely end the delivery (complete, fail `failed`/`unknown`): read its
-   * conversation's queue in the first wave, with the delivery, when the id names the conversation.
-   */
-  withQueue?: boolean;
+/**
+ * One transition: the delivery it acts on and what to read with it (./reads.ts
+ * `TransitionReadRequest`: `caller` makes a delivery the connector may not see a 404; `withConversation`
+ * reads the queue and recipient before deciding, as the claim needs; `withQueue` reads the queue in
+ * the first wave when the decision will likely end the delivery: complete, fail `failed`/`unknown`).
+ */
+export interface Transition<R> extends TransitionReadRequest {
   /** Takes the decision on the current record, or null for nothing to do. */
   decide(d: DeliveryRecord, facts: TransitionFacts): Decision<R> | null;
   /** Last step before the writes: e.g. give up when the request's deadline has passed. */
@@ -76,8 +56,6 @@ export interface TransitionOutcome<R> {
   /** The decision taken, or null when there was nothing to decide. */
   decision: Decision<R> | null;
 }
-
-const NOBODY: Recipient = { externalConversationId: '', externalCustomerId: '' };
 
 /** gRPC NOT_FOUND: a commit whose update names a document that does not exist. */
 const NOT_FOUND = 5;
@@ -107,128 +85,32 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
   return db.runTransaction(async (tx) => {
     const now = Date.now();
     attempt.wokeFromFacts = false;
-    const first = await firstWave(tx, db, transition);
-    const found = first.delivery;
-    const before = transition.caller ? visibleDelivery(found, transition.caller) : found;
-    if (before === null) {
-      const outcome: TransitionOutcome<R> = { before, decision: null };
-      transition.alsoWrite?.(tx, outcome);
-      return outcome;
-    }
-    // What the first wave read through the id's hint counts only for the conversation the record names.
-    const hinted = first.conversationId === before.conversationId;
-
-    // The queue is read (and used) where it always was; from the first wave's snapshot when it has one.
-    const queueSnapshot = hinted ? first.queue : undefined;
-    const readQueue = (): Promise<DeliveryQueueState> => readDeliveryQueue(tx, db, before.workspaceId, before.conversationId, queueSnapshot);
-    let facts: TransitionFacts = { now, predecessorUnfinished: false, recipient: NOBODY };
-    let queue: DeliveryQueueState | null = null;
-    if (transition.withConversation && !isTerminal(before.status)) {
-      const [queueState, conversation] = await Promise.all([readQueue(), readConversation(tx, db, before, hinted ? first.conversation : undefined)]);
-      queue = queueState;
-      facts = { now, predecessorUnfinished: hasUnfinishedBefore(queue.unfinished, before.seq), recipient: recipientFor(conversation) };
-    }
-    const decision = transition.decide(before, facts);
-
-    // A delivery that ends releases the next one of its conversation (../rules/plan.ts
-    // `releasedBy`): from its release facts, or read (a delivery without facts, or after a commit
-    // that found its record gone).
-    let released: { record: DeliveryRecord; fromFacts: boolean } | null = null;
-    if (decision?.effects.releasesNext) {
-      queue ??= await readQueue();
-      const next = releasedBy(before, decision, queue.unfinished);
-      const known = next !== null && trustReleaseFacts ? queue.release.get(next.seq) : undefined;
-      if (next !== null && known !== undefined) {
-        released = { record: waitingDelivery(before, next.seq, next.deliveryId, known), fromFacts: true };
-      } else {
-        const record = next ? await readDelivery(tx, db, before.workspaceId, next.deliveryId) : null;
-        released = record ? { record, fromFacts: false } : null;
-      }
-    }
-
-    // An edit or unsend whose console-visible state changes: its entry in the reply's history needs
-    // the reply (./lifecycle-history.ts). A plain reply's delivery reads nothing more.
-    const history = decision?.next && before.kind !== undefined && mirrorChanged(before, decision.next) ? await readReplyHistory(tx, db, before) : undefined;
-
-    transition.beforeWrite?.();
-    // The plan (../rules/plan.ts, the same for the SDK's test service): the decided record, the
-    // released one woken, the queue change. This writer applies it.
+    // Read the facts (./reads.ts), decide (the transition's rule), plan (../rules/plan.ts, the same
+    // for the SDK's test service), read what the plan's writes need, apply the plan (./store.ts).
+    const read = await readForTransition(tx, db, transition, now);
+    if (read === null) return finish(tx, transition, { before: null, decision: null });
+    const { before } = read;
+    const decision = transition.decide(before, read.facts);
+    // A delivery that ends releases the next one of its conversation: read it (or its release facts).
+    const released = decision?.effects.releasesNext === true ? await readReleased(tx, db, read, decision, trustReleaseFacts) : null;
     const plan = planTransition(before, decision, released?.record ?? null, { now, unclaimedExpiryMs: config().unclaimedExpiryMs });
-    if (plan?.decided) writeRecord(tx, db, plan.decided, now, undefined, history);
-    if (plan?.woken) {
-      // A record woken from its release facts was not read: only the fields a wake changes are written.
-      attempt.wokeFromFacts ||= released?.fromFacts === true;
-      writeRecord(tx, db, plan.woken, now, released?.fromFacts ? WAKE_FIELDS : undefined);
+    // An edit's or unsend's entry in the reply's history needs the reply: read before any write.
+    const history = plan?.decided?.mirror === 'history' ? await readReplyHistory(tx, db, before) : undefined;
+    transition.beforeWrite?.();
+    if (plan) {
+      // A record woken from its release facts was not read: the writer writes only what a wake changes.
+      const wokenFromFacts = plan.woken !== null && released?.fromFacts === true;
+      attempt.wokeFromFacts ||= wokenFromFacts;
+      applyPlan(tx, db, plan, { now, queue: read.queue, history, wokenFromFacts });
     }
-    if (queue && plan) writeQueue(tx, queue, plan.queue, now);
-    history?.write(tx, db);
-    const outcome: TransitionOutcome<R> = { before, decision };
-    transition.alsoWrite?.(tx, outcome);
-    return outcome;
+    return finish(tx, transition, { before, decision });
   });
 }
 
-/** The history of the reply an edit or unsend delivery belongs to, read in the transaction. */
-export async function readReplyHistory(tx: Transaction, db: Firestore, reply: ReplyAddress, snapshot?: DocumentSnapshot): Promise<ReplyHistory> {
-  const snap = snapshot ?? (await tx.get(db.doc(paths.message(reply.workspaceId, reply.conversationId, reply.messageId))));
-  return new ReplyHistory({ workspaceId: reply.workspaceId, conversationId: reply.conversationId, messageId: reply.messageId }, snap.exists ? snap.data() : undefined);
-}
-
-/** What the first read wave returned: the delivery and, when its id names the conversation, what the transition asked for. */
-interface FirstWave {
-  delivery: DeliveryRecord | null;
-  /** The conversation the id names (null: an id of the older shape). */
-  conversationId: string | null;
-  queue?: DocumentSnapshot;
-  conversation?: DocumentSnapshot;
-}
-
-async function firstWave<R>(tx: Transaction, db: Firestore, transition: Transition<R>): Promise<FirstWave> {
-  const { workspaceId, deliveryId } = transition;
-  const conversationId = conversationOfDeliveryId(deliveryId);
-  const withQueue = conversationId !== null && (transition.withConversation === true || transition.withQueue === true);
-  const withConversation = conversationId !== null && transition.withConversation === true;
-  if (conversationId === null || !withQueue) return { delivery: await readDelivery(tx, db, workspaceId, deliveryId), conversationId };
-  const refs = [deliveryRef(db, workspaceId, deliveryId), deliveryQueueRef(db, workspaceId, conversationId), ...(withConversation ? [conversationRef(db, workspaceId, conversationId)] : [])];
-  const [delivery, queue, conversation] = await tx.getAll(...refs);
-  return {
-    delivery: delivery?.exists === true ? (delivery.data() as DeliveryRecord) : null,
-    conversationId,
-    ...(queue ? { queue } : {}),
-    ...(conversation ? { conversation } : {}),
-  };
-}
-
-/**
- * The fields a wake changes on a waiting delivery (../rules/state-machine.ts `decideWake`, with what
- * ./store.ts `writeDelivery` derives: it becomes claimable now). Written as an update when the
- * delivery was not read: everything else it stores is as its creation wrote it.
- */
-const WAKE_FIELDS = ['head', 'waiting', 'updatedAt', 'pendingAt', 'liveness'] as const satisfies readonly (keyof DeliveryRecord)[];
-
-/**
- * A delivery waiting behind `releasing`, as far as its release needs it, from its release facts
- * (../rules/ordering.ts RELEASE_FIELD): of the same conversation (so of the same integration, whose id
- * the conversation id is derived from), created behind an unfinished delivery and never claimable
- * since (a claim needs every earlier delivery finished), so queued, not the head, no lease, no
- * retry time, no schedule. The rest of the record (text, files, log) is not needed: the wake
- * changes none of it, and its mirror does not change (`mirrorChanged` compares none of it).
- */
-function waitingDelivery(releasing: DeliveryRecord, seq: number, deliveryId: string, facts: ReleaseFacts): DeliveryRecord {
-  const { workspaceId, integrationId, conversationId } = releasing;
-  return { ...newDelivery({ deliveryId, workspaceId, integrationId, conversationId, messageId: facts.messageId, seq, text: '', now: 0 }), waiting: facts.waiting };
-}
-
-/**
- * Writes one record of a plan (`write.before`, null for a new one): the record with the reply
- * mirror, check document and notification (./store.ts `writeDelivery`), and the operational event
- * of a delivery that ran out of attempts or was never claimed. Returns the notification's outbox id.
- */
-function writeRecord(tx: Transaction, db: Firestore, write: RecordWrite, now: number, onlyFields?: readonly (keyof DeliveryRecord)[], history?: ReplyHistory): string | null {
-  // docs/operations.md#operational-events: written with the transition like a notification.
-  const exhausted = exhaustedEvent(write.before, write.record, now);
-  if (exhausted !== null) writeOperationalEvent(tx, db, exhausted, now);
-  return writeDelivery(tx, db, write, now, onlyFields, history);
+/** The transition's own further writes (`alsoWrite`), then its outcome. */
+function finish<R>(tx: Transaction, transition: Transition<R>, outcome: TransitionOutcome<R>): TransitionOutcome<R> {
+  transition.alsoWrite?.(tx, outcome);
+  return outcome;
 }
 
 /**

@@ -211,7 +211,7 @@ export interface PreviousDelivery {
   updatedAt: number;
 }
 
-export interface Liveness {
+interface Liveness {
   /** Epoch ms of the next check. */
   checkAt: number;
   /** The interval that ends at `checkAt` (RENOTIFY_FIRST_MS for the first check). */

@@ -7,6 +7,11 @@
  * delivery its end releases woken, the queue change) and apply it. Creation is `planAppend` on the
  * conversation's queue, as the service's reply trigger does. Nothing here
  * decides anything a connector can observe: that is the rules' job.
+ *
+ * Of what a plan says follows from each record (`RecordWrite`), this store keeps the notification
+ * (its outbox); the rest needs no document here: the console's view of a reply is derived from the
+ * records when asked (./replies.ts), due work is found by scanning the records (`sweep`), and there
+ * is no operational-event channel to write to.
  */
 import { decideLivenessCheck, decideLeaseExpiry, type AppendInput, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { planAppend, planTransition, releasedBy, type QueueChange, type RecordWrite } from '../internal/rules/plan.js';
@@ -79,7 +84,7 @@ export class MemoryDeliveries {
     return due;
   }
 
-  /** This store's writer of a plan: the records, their notifications, the queue's unfinished deliveries. */
+  /** This store's writer of a plan: the records, their notifications, the queue's unfinished deliveries (see above for the rest). */
   private apply(writes: ReadonlyArray<RecordWrite | null>, change: QueueChange | null, queue: { unfinished: Map<number, string> }): void {
     for (const write of writes) {
       if (write === null) continue;

@@ -1,4 +1,4 @@
-/** Package shape: zero runtime dependencies, ESM with types, Node 22.12+, version in sync. */
+/** Package shape: zero runtime dependencies, ESM with types, Node 22.12+ (22 and 24 tested), version in sync. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { SDK_VERSION } from '../../src/index.js';
@@ -34,7 +34,7 @@ test('name, version, module type, engines, exports with types, files, built on p
   expect(pkg.version).toBe('0.2.0');
   expect(SDK_VERSION).toBe(pkg.version);
   expect(pkg.type).toBe('module');
-  expect(pkg.engines).toEqual({ node: '>=22.12 <23' });
+  expect(pkg.engines).toEqual({ node: '>=22.12' });
   expect(pkg.exports).toMatchObject({ '.': { types: './dist/index.d.ts', default: './dist/index.js' }, './testing': { types: './dist/testing/index.d.ts', default: './dist/testing/index.js' } });
   expect(pkg.files).toEqual(['bin', 'dist', 'src', 'README.md', 'CHANGELOG.md']);
   expect(pkg.private).toBeUndefined();

@@ -12,7 +12,9 @@
  *   -> `reply --file` uploads a PNG and writes the reply; the claim carries the file; the CLI waits for `sent`
  *   -> `status` shows the mirror: status, parts, receipt, attempts
  *   -> `cancel` recalls a queued reply; `resend` delivers it again; a second resend is refused
+ *   -> who is typing in `status` (a typing event through the API; quiet once 8 s passed)
  *   -> `erase` (by the customer's id) as the admin; refused to the operator
+ *   -> `erasures`: pending until the connector acknowledges it through the API, then acknowledged; refused to the operator
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -24,7 +26,7 @@ import { customerDocId } from '../../../console/src/format';
 import { realPng } from '../helpers/console-uploads';
 import { deliveryTestFile, eventually, expectHttp, expectOk, op, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
 import { Timestamp } from 'firebase-admin/firestore';
-import { adminDb, apiBaseUrl } from '../helpers/stack';
+import { adminDb, apiBaseUrl, postJson } from '../helpers/stack';
 
 jest.setTimeout(120_000);
 
@@ -112,6 +114,8 @@ const PNG = realPng(64, 48, [200, 80, 20]);
 let pngPath = '';
 /** The reply the `reply` test sends (edited and unsent afterwards). */
 let sentReplyId = '';
+/** The erasure the `erase` test requests (listed by `erasures`). */
+let erasureId = '';
 
 beforeAll(async () => {
   first = await file.ownConversation();
@@ -136,7 +140,7 @@ describe('usage and the stack', () => {
   test('an unknown command or a missing argument: the reason and the usage, exit 2; help: exit 0', async () => {
     const [unknown, missing, noText, help] = await Promise.all([desk(['bogus']), desk(['cancel', 'c_1']), desk(['reply', 'c_1']), desk(['help'])]);
     expectExit(unknown, 2);
-    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, help\)\n/);
+    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help\)\n/);
     expect(unknown.stderr).toContain('Usage: npm run desk -- <command>');
     expectExit(missing, 2);
     expect(missing.stderr).toMatch(/^desk: cancel needs <conversationId> <replyId>\n/);
@@ -144,7 +148,10 @@ describe('usage and the stack', () => {
     expectExit(noText, 2);
     expect(noText.stderr).toMatch(/^desk: reply needs --text "..." or at least one --file <path> \(or both\)/);
     expectExit(help, 0);
-    for (const command of ['conversations', 'reply', 'status', 'cancel', 'resend', 'edit', 'unsend', 'capabilities', 'erase']) expect(help.stdout).toContain(`  ${command} `);
+    for (const command of ['conversations', 'reply', 'status', 'cancel', 'resend', 'edit', 'unsend', 'capabilities', 'erase', 'erasures']) expect(help.stdout).toContain(`  ${command} `);
+    // Each option with its line: one of a command, and one of every command.
+    expect(help.stdout).toMatch(/\n {6}--pending {11}only those the connector has not acknowledged/);
+    expect(help.stdout).toMatch(/\n {2}--workspace <id> {8}the workspace/);
   });
 
   test('a stack that is not running: said so, with how to start it, exit 1', async () => {
@@ -359,6 +366,34 @@ describe('the operator and the admin, under the rules', () => {
     expect((await waitForMirror(second, written.replyId)).deliveryId).toBe(mirror.deliveryId);
   });
 
+  test('status: who is typing (a typing event through the API), and nobody once it went quiet', async () => {
+    const before = await desk(['status', first.conversationId], asAdmin);
+    expectExit(before, 0);
+    expect(before.stdout).toContain('\n  typing     nobody\n');
+    /** A typing event through the API, then `status` (human, then JSON); the event's `at` is not before `postedAt`. */
+    const typeThenStatus = async () => {
+      const postedAt = Date.now();
+      const typed = await postJson('/v1/messages/events', { eventId: `typing-${randomUUID()}`, externalConversationId: first.externalConversationId, sender: { externalId: first.customerId, displayName: 'Grace Hopper' }, type: 'typing' }, { key: first.integration.key });
+      expect(typed.status).toBe(201);
+      const [human, machine] = await Promise.all([desk(['status', first.conversationId], asAdmin), desk(['status', first.conversationId, '--json'], asAdmin)]);
+      // Both read the document before now: within 8 s of postedAt they must show "typing" (on a slow machine, try again).
+      return { human, machine, within: Date.now() - postedAt < 8000 };
+    };
+    let seen = await typeThenStatus();
+    for (let attempt = 2; !seen.within && attempt <= 3; attempt++) seen = await typeThenStatus();
+    expect(seen.within).toBe(true);
+    expectExit(seen.human, 0);
+    expect(seen.human.stdout).toMatch(new RegExp(`\\n {2}typing {5}Grace Hopper \\(${first.customerId}\\) is typing \\(since (\\d{4}-\\d\\d-\\d\\d )?\\d\\d:\\d\\d:\\d\\dZ\\)\\n`));
+    expect(json<{ typing: unknown }>(seen.machine).typing).toEqual({ senderExternalId: first.customerId, displayName: 'Grace Hopper', atMs: expect.any(Number), typingNow: true });
+
+    // The console shows "typing" for 8 s after the latest event; the document lives a minute. Moved back in time, it is quiet.
+    await adminDb().doc(`workspaces/${workspaceId}/typing/${first.conversationId}`).update({ at: Timestamp.fromMillis(Date.now() - 30_000) });
+    const quiet = await desk(['status', first.conversationId], asAdmin);
+    expectExit(quiet, 0);
+    expect(quiet.stdout).toMatch(new RegExp(`\\n {2}typing {5}nobody now \\(Grace Hopper \\(${first.customerId}\\) typed at \\S+\\)\\n`));
+    expect(json<{ typing: { typingNow: boolean } }>(await desk(['status', first.conversationId, '--json'], asAdmin)).typing.typingNow).toBe(false);
+  });
+
   test('erase: refused to an operator; the admin erases a customer by its id and sees it done', async () => {
     const refused = await desk(['erase', second.customerId, '--as', 'operator'], asDemoOperator);
     expectExit(refused, 1);
@@ -372,5 +407,38 @@ describe('the operator and the admin, under the rules', () => {
     const request = (await adminDb().doc(`workspaces/${workspaceId}/erasures/${out.erasureId}`).get()).data();
     expect(request).toMatchObject({ integrationId, externalCustomerId: second.customerId, requestedAt: expect.anything(), requestedBy: admin.uid });
     expect((await adminDb().doc(`workspaces/${workspaceId}/conversations/${second.conversationId}`).get()).exists).toBe(false);
+    erasureId = out.erasureId;
+  });
+
+  test('erasures: pending until the connector acknowledges it (through the API), then acknowledged; refused to an operator', async () => {
+    const refused = await desk(['erasures', '--as', 'operator'], asDemoOperator);
+    expectExit(refused, 1);
+    expect(refused.stderr).toBe('desk: Denied by the workspace rules: only workspace admins may read erasures.\n');
+
+    type Listed = { id: string; integrationId: string; externalCustomerId: string; requestedBy: string; audit: { status: string; finishedAt: number; acknowledgedAt?: number } };
+    const listed = json<Listed[]>(await desk(['erasures', '--json'], asAdmin));
+    expect(listed).toEqual([expect.objectContaining({ id: erasureId, integrationId, externalCustomerId: second.customerId, requestedBy: admin.uid, audit: expect.objectContaining({ status: 'done', finishedAt: expect.any(Number) }) })]);
+    expect(listed[0]?.audit.acknowledgedAt).toBeUndefined();
+    const pending = await desk(['erasures', '--pending'], asAdmin);
+    expectExit(pending, 0);
+    expect(pending.stdout).toContain(`Erasures of workspace ${workspaceId} not acknowledged by their connector: 1, most recent first\n`);
+    expect(pending.stdout).toContain(`erasure ${erasureId} · done\n  customer   ${second.customerId} of integration ${integrationId}\n  requested  `);
+    expect(pending.stdout).toMatch(/ {2}requested {2}\S+ by you\n {2}finished {3}\S+\n {2}erased {5}1 conversations, /);
+    expect(pending.stdout).toMatch(/ {2}connector {2}pending: told at \S+, waiting .+ for its acknowledgement\n?$/);
+
+    // The connector purged its copies and says so, with the integration's key.
+    const ack = await postJson('/v1/erasures/ack', { erasureId }, { key: first.integration.key });
+    expect({ status: ack.status, body: ack.body }).toEqual({ status: 200, body: { acknowledged: true } });
+    const acknowledgedAt = (await adminDb().doc(`workspaces/${workspaceId}/erasures/${erasureId}`).get()).get('acknowledgedAt') as number;
+    expect(typeof acknowledgedAt).toBe('number');
+
+    const after = await desk(['erasures'], asAdmin);
+    expectExit(after, 0);
+    expect(after.stdout).toContain(`Erasures of workspace ${workspaceId}: 1 (0 not acknowledged by their connector), most recent first\n`);
+    expect(after.stdout).toContain(`  connector  acknowledged at ${new Date(acknowledgedAt).toISOString().slice(11, 19)}Z by the connector of ${integrationId} (it purged its own copies)`);
+    expect(json<Listed[]>(await desk(['erasures', '--json'], asAdmin))[0]?.audit.acknowledgedAt).toBe(acknowledgedAt);
+    const none = await desk(['erasures', '--pending'], asAdmin);
+    expectExit(none, 0);
+    expect(none.stdout).toBe(`No erasure of workspace ${workspaceId} is waiting for its connector.\n`);
   });
 });

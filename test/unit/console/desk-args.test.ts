@@ -105,8 +105,17 @@ describe('commands', () => {
     expect(usageError(['erase', 'cust-1', '--integration='])).toBe('--integration may not be empty');
   });
 
+  test('erasures: the latest, or only those the connector has not acknowledged', () => {
+    expect(ok(['erasures']).command).toEqual({ name: 'erasures', pending: false });
+    expect(ok(['erasures', '--pending', '--json'])).toMatchObject({ command: { name: 'erasures', pending: true }, json: true });
+    expect(usageError(['erasures', 'cust-1'])).toBe('erasures takes no arguments, not "cust-1"');
+    expect(usageError(['erasures', '--pending=yes'])).toBe('--pending takes no value');
+    expect(usageError(['erasures', '--no-wait'])).toBe('erasures does not take --no-wait');
+    expect(usageError(['conversations', '--pending'])).toBe('conversations does not take --pending');
+  });
+
   test('an unknown command, or an option first, is refused', () => {
-    expect(parseArgs(['send', 'x'])).toEqual({ ok: false, error: 'unknown command "send" (one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, help)', command: undefined });
+    expect(parseArgs(['send', 'x'])).toEqual({ ok: false, error: 'unknown command "send" (one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help)', command: undefined });
     expect(parseArgs(['--json', 'conversations'])).toMatchObject({ ok: false, command: undefined });
     expect(parseArgs(['help', 'send'])).toMatchObject({ ok: false, command: 'help' });
     // The refusal names the command, so that only its usage is printed.
@@ -119,6 +128,7 @@ describe('identity and workspace', () => {
     expect(ok(['conversations'])).toMatchObject({ identity: { kind: 'demo', role: 'operator' }, workspaceId: DEMO_WORKSPACE, json: false });
     expect(ok(['capabilities', 'int-1']).identity).toEqual({ kind: 'demo', role: 'admin' });
     expect(ok(['erase', 'cust-1']).identity).toEqual({ kind: 'demo', role: 'admin' });
+    expect(ok(['erasures']).identity).toEqual({ kind: 'demo', role: 'admin' });
     expect(ok(['capabilities', 'int-1', '--as', 'operator']).identity).toEqual({ kind: 'demo', role: 'operator' });
     expect(usageError(['conversations', '--as', 'owner'])).toBe('--as takes admin or operator, not "owner"');
   });
@@ -141,15 +151,45 @@ describe('identity and workspace', () => {
 
 test('the usage names every command, or only the one asked about', () => {
   const all = usage();
-  for (const name of ['conversations', 'reply', 'status', 'cancel', 'resend', 'capabilities', 'erase', 'help']) expect(all).toContain(`  ${name} `);
+  for (const name of ['conversations', 'reply', 'status', 'cancel', 'resend', 'edit', 'unsend', 'capabilities', 'erase', 'erasures', 'help']) expect(all).toContain(`\n  ${name} `);
   expect(usage('cancel')).toContain('cancel <conversationId> <replyId>');
   expect(usage('cancel')).not.toContain('reply <conversationId>');
 });
 
-describe('help names every option a command takes', () => {
-  // Options of one command or a few (the global ones are in the general part of the usage).
-  const perCommand = Object.entries({ ...VALUE_OPTIONS, ...FLAG_OPTIONS }).flatMap(([option, commands]) => (commands === 'all' ? [] : commands.map((command) => [command, option] as const)));
-  test.each(perCommand)('help %s names %s', (command, option) => {
-    expect(usage(command as CommandName)).toContain(option);
+describe('help lists every option, from the parser\'s tables', () => {
+  const tables = { ...VALUE_OPTIONS, ...FLAG_OPTIONS };
+  const commands = [...new Set(Object.values(tables).flatMap((c) => (c === 'all' ? [] : c)))];
+  /** The option lines of a usage text: `      --name [value]   what it does` (a command's) or `  --name ...` (the global ones). */
+  const optionLines = (text: string, indent: string): string[] => text.split('\n').flatMap((line) => (line.startsWith(`${indent}--`) && !line.startsWith(`${indent} `) ? [/^\s*(--[a-z-]+)/.exec(line)?.[1] ?? ''] : []));
+  const commandSection = (command: CommandName): string => usage(command).split('\nOptions of every command:\n')[0] ?? '';
+  const globalSection = usage().split('\nOptions of every command:\n')[1] ?? '';
+
+  // Every option of one command or a few, in each of its commands' help as a line of its own.
+  const perCommand = Object.entries(tables).flatMap(([option, accepted]) => (accepted === 'all' ? [] : accepted.map((command) => [command, option] as const)));
+  test.each(perCommand)('help %s has a line for %s', (command, option) => {
+    expect(optionLines(commandSection(command as CommandName), '      ')).toContain(option);
+  });
+
+  test('the global options have a line each in the general part', () => {
+    const global = Object.entries(tables).flatMap(([option, accepted]) => (accepted === 'all' ? [option] : []));
+    expect(global.length).toBeGreaterThan(0);
+    expect(optionLines(globalSection, '  ').filter((o) => o !== '--help').sort()).toEqual(global.sort());
+  });
+
+  // The other way round: a command's help lists exactly the options the parser accepts for it, so
+  // an option added to a table without its help, or help left behind for an option removed, fails.
+  test.each(commands)('help %s lists exactly the options the parser accepts for it', (command) => {
+    const accepted = Object.entries(tables).flatMap(([option, c]) => (c !== 'all' && c.includes(command) ? [option] : []));
+    expect(optionLines(commandSection(command as CommandName), '      ').sort()).toEqual(accepted.sort());
+  });
+
+  test('every option the synopses name is one the command accepts', () => {
+    for (const command of commands) {
+      const synopsis = commandSection(command as CommandName).split('\n').find((l) => l.startsWith(`  ${command}`)) ?? '';
+      for (const option of synopsis.match(/--[a-z-]+/g) ?? []) {
+        const accepted = tables[option];
+        expect({ command, option, accepted: accepted === 'all' || (accepted?.includes(command) ?? false) }).toEqual({ command, option, accepted: true });
+      }
+    }
   });
 });

@@ -11,13 +11,12 @@ const base: DeliveryRecord = {
   providerMessageIds: [], error: null, traceId: 'a'.repeat(32),
 };
 
-test('delivery.exhausted only on the transition into failed by the retry budget or not_claimed', () => {
-  const failed = (code: string): DeliveryRecord => ({ ...base, status: 'failed', error: { outcome: 'failed', code } });
-  expect(exhaustedEvent(base, failed('not_claimed'), 1000)).toMatchObject({ eventId: 'delivery.exhausted:d_1', type: 'delivery.exhausted', deliveryId: 'd_1', detail: { code: 'not_claimed' } });
-  expect(exhaustedEvent({ ...base, status: 'leased' }, failed('retry_exhausted'), 1000)?.detail.code).toBe('retry_exhausted');
-  expect(exhaustedEvent(base, failed('recipient_blocked'), 1000)).toBeNull();
-  expect(exhaustedEvent(failed('not_claimed'), failed('not_claimed'), 1000)).toBeNull();
-  expect(exhaustedEvent(null, failed('not_claimed'), 1000)).toBeNull();
+test('delivery.exhausted: the event of a write the plan says exhausted the delivery', () => {
+  const failed: DeliveryRecord = { ...base, status: 'failed', attempts: 3, error: { outcome: 'failed', code: 'retry_exhausted' } };
+  expect(exhaustedEvent(failed, 'retry_exhausted', 1000)).toEqual({
+    eventId: 'delivery.exhausted:d_1', type: 'delivery.exhausted', workspaceId: 'w', integrationId: 'i', conversationId: 'c', deliveryId: 'd_1',
+    at: new Date(1000).toISOString(), detail: { code: 'retry_exhausted', attempts: 3, messageId: 'm', traceId: 'a'.repeat(32) },
+  });
 });
 
 test('conversation.blocked: one eventId per claimable period; the marker is written once per period', () => {

@@ -8,7 +8,6 @@ import { newDelivery, type DeliveryRecord } from '../../../functions/src/rules/r
 import {
   deliveryMirror,
   MAX_REPLY_CHARACTERS,
-  mirrorChanged,
   operatorReplyOf,
   previousFromMirror,
   rejectionMirror,
@@ -143,15 +142,6 @@ describe('the delivery mirror', () => {
       updatedAt: at(T0 + 1),
       previous: { deliveryId: 'd_1', status: 'failed', error: { outcome: 'failed', code: 'x' }, updatedAt: at(T0) },
     });
-  });
-
-  test('mirrorChanged: only what the console sees counts', () => {
-    const d = record();
-    expect(mirrorChanged(null, d)).toBe(true);
-    expect(mirrorChanged(d, { ...d, updatedAt: T0 + 1, lease: { leaseId: 'l', requestId: 'r', expiresAt: T0 + 9, started: false } })).toBe(false);
-    expect(mirrorChanged(d, { ...d, status: 'leased' })).toBe(true);
-    expect(mirrorChanged(d, { ...d, attemptLog: [{ at: T0, event: 'claimed' }] })).toBe(true);
-    expect(mirrorChanged(d, { ...d, cancel: { status: 'too_late', requestedAt: T0, at: T0 } })).toBe(true);
   });
 
   test('previousFromMirror: a reply refused without a delivery, as the delivery its resend replaces', () => {

@@ -1,6 +1,6 @@
 /**
  * What docs/architecture.md says about the delivery code, checked on the sources: every delivery
- * transaction is opened in deliveries/transition.ts, only its write step writes a delivery record,
+ * transaction is opened in deliveries/transition.ts, only the store's plan writer writes a delivery record,
  * and a reply's `delivery` mirror has one writer (deliveries/store.ts `writeReplyMirror`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,10 +21,16 @@ test('only transition.ts opens a delivery transaction', () => {
   expect(filesMatching(/\.runTransaction\(/)).toEqual(['transition.ts']);
 });
 
-test('a delivery record is written only by the transitions (writeDelivery is called in transition.ts only)', () => {
-  expect(filesMatching(/\bwriteDelivery\(/).sort()).toEqual(['store.ts', 'transition.ts']);
+test("a delivery record is written only by the store's writer of a plan (applyPlan / writeRecord, called in transition.ts only)", () => {
+  expect(filesMatching(/\bwriteRecord\(/).sort()).toEqual(['store.ts', 'transition.ts']);
+  expect(filesMatching(/\bapplyPlan\(/).sort()).toEqual(['store.ts', 'transition.ts']);
   const transition = sources.find(({ name }) => name === 'transition.ts')?.text ?? '';
-  expect(transition.match(/\bwriteDelivery\(/g)).toHaveLength(1);
+  // One transition's plan, one creation's append.
+  expect(transition.match(/\bapplyPlan\(/g)).toHaveLength(1);
+  expect(transition.match(/\bwriteRecord\(/g)).toHaveLength(1);
+  // The record collection is set or updated only in store.ts's writer.
+  const store = sources.find(({ name }) => name === 'store.ts')?.text ?? '';
+  expect(store.match(/tx\.(set|update)\(ref, /g)).toHaveLength(2);
 });
 
 test('one writer of the reply mirror: only store.ts writes a `delivery` field, in writeReplyMirror', () => {

@@ -72,9 +72,11 @@ describe('the release workflow', () => {
   }
   interface Workflow {
     on: { push?: { tags?: string[]; branches?: string[] } };
-    jobs: Record<string, { permissions?: Record<string, string>; steps: Step[] }>;
+    jobs: Record<string, { permissions?: Record<string, string>; environment?: string; steps: Step[] }>;
   }
-  const workflow = YAML.parse(readFileSync(join(ROOT, '.github', 'workflows', 'release-sdk.yml'), 'utf8')) as Workflow;
+  const workflowFile = 'release-sdk.yml';
+  const workflowText = readFileSync(join(ROOT, '.github', 'workflows', workflowFile), 'utf8');
+  const workflow = YAML.parse(workflowText) as Workflow;
   const jobs = Object.values(workflow.jobs);
   const steps = jobs.flatMap((job) => job.steps);
   const indexOf = (match: (step: Step) => boolean) => steps.findIndex(match);
@@ -91,10 +93,32 @@ describe('the release workflow', () => {
     expect([install, test, gate, publish].every((i) => i >= 0)).toBe(true);
     expect(install < test && test < gate && gate < publish).toBe(true);
     expect(steps[publish]?.run).toBe('npm publish --workspace sdk --provenance --access public');
-    expect(steps[publish]?.env).toEqual({ NODE_AUTH_TOKEN: '${{ secrets.NPM_TOKEN }}' });
     expect(steps.some((s) => s.uses?.startsWith('actions/setup-node') === true && s.with?.['registry-url'] === 'https://registry.npmjs.org')).toBe(true);
     // One job: the publish must not run on a different checkout than the one tested.
     expect(jobs).toHaveLength(1);
     expect(jobs[0]?.permissions).toEqual({ contents: 'read', 'id-token': 'write' });
+  });
+
+  test('publishes with npm trusted publishing: no token secret, an npm that can exchange the OIDC token', () => {
+    const publish = indexOf((s) => s.run?.startsWith('npm publish') === true);
+    // The job's OIDC token is the only credential: no step gets a token, and the file names no
+    // secret at all (a long-lived NPM_TOKEN coming back fails here).
+    expect(steps[publish]?.env).toBeUndefined();
+    expect(steps.filter((s) => s.env !== undefined && 'NODE_AUTH_TOKEN' in s.env)).toEqual([]);
+    expect(workflowText).not.toMatch(/secrets\./);
+    expect(workflowText).not.toMatch(/NPM_TOKEN|NODE_AUTH_TOKEN/);
+    // The trusted publisher configured on npmjs.com names this file and the job's environment:
+    // docs/releases.md's one-time setup says which, and must follow a rename.
+    expect(jobs[0]?.environment).toBe('npm');
+    const releasesDoc = readFileSync(join(ROOT, 'docs', 'releases.md'), 'utf8');
+    expect(releasesDoc).toContain(`Workflow filename: \`${workflowFile}\``);
+    expect(releasesDoc).toContain('Environment name: `npm`');
+    // Trusted publishing needs npm 11.5.1 or later; Node 22 bundles npm 10. The Node is the repository's.
+    const npmUpgrade = indexOf((s) => s.run?.startsWith('npm install --global npm@') === true);
+    expect(npmUpgrade).toBeGreaterThanOrEqual(0);
+    expect(npmUpgrade).toBeLessThan(publish);
+    const [major = 0, minor = 0, patch = 0] = (steps[npmUpgrade]?.run?.split('@')[1] ?? '').split('.').map(Number);
+    expect(major > 11 || (major === 11 && (minor > 5 || (minor === 5 && patch >= 1)))).toBe(true);
+    expect(steps.find((s) => s.uses?.startsWith('actions/setup-node') === true)?.with?.['node-version-file']).toBe('.nvmrc');
   });
 });

@@ -38,7 +38,7 @@ export interface QueuedDelivery {
 
 /**
  * Reads the stored map of unfinished deliveries. Returns null when the field is absent: a queue
- * document written before the map existed (functions/src/deliveries/store.ts `readDeliveryQueue` rebuilds it).
+ * document written before the map existed (functions/src/deliveries/reads.ts `readDeliveryQueue` rebuilds it).
  * Entries that are not `"<positive integer>": "<string>"` are ignored: only this module writes them.
  */
 export function parseUnfinished(value: unknown): UnfinishedDeliveries | null {
