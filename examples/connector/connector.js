@@ -206,8 +206,10 @@ export function simulateCustomer({ client, externalConversationId, customerId, o
     async afterStartup(startupEventId, startupText) {
       await post('edited', () => client.messages.edit({ ...base, eventId: `${startupEventId}:edit`, target: { eventId: startupEventId }, text: `${startupText} (order #1234, placed on Monday)` }));
       const mistake = `${startupEventId}:mistake`;
-      await post('sent', () => client.messages.send({ ...base, eventId: mistake, text: 'oops, wrong chat' }));
-      await post('deleted', () => client.messages.delete({ ...base, eventId: `${mistake}:delete`, target: { eventId: mistake } }));
+      // Sent with the channel's id of the message, the deletion names it by that id (as a channel's webhook would).
+      const channelId = `chan-${mistake}`;
+      await post('sent', () => client.messages.send({ ...base, eventId: mistake, providerMessageId: channelId, text: 'oops, wrong chat' }));
+      await post('deleted', () => client.messages.delete({ ...base, eventId: `${mistake}:delete`, target: { providerMessageId: channelId } }));
       await post('typing', () => client.messages.typing({ ...base, eventId: `${startupEventId}:typing:${Date.now()}` }));
     },
     /** The customer reacts to a reply the fake provider sent (its first provider id). */

@@ -215,6 +215,7 @@ const MESSAGE_OPERATIONS = {
       'image_too_large_dimensions',
       'too_many_images',
       'event_conflict',
+      'provider_message_id_conflict',
       'image_too_large',
       'images_too_large',
       'rate_limited',
@@ -229,13 +230,14 @@ const MESSAGE_OPERATIONS = {
     ],
     summary: 'Send an incoming customer message or service alert',
     description:
-      'Idempotent on `eventId`: the first request creates the message (201); an identical retry answers 200 with the same ids and `duplicate: true`; the same `eventId` with different content is 409 `event_conflict`. The content compared covers every field after defaults, and the bytes and order of the images. Nothing is written for a rejected request.',
+      'Idempotent on `eventId`: the first request creates the message (201); an identical retry answers 200 with the same ids and `duplicate: true`; the same `eventId` with different content is 409 `event_conflict`. The content compared covers every field after defaults (`providerMessageId` included), and the bytes and order of the images. A `providerMessageId` (the channel\'s id of the message, so that events may name it) is unique per integration: another message with it is 409 `provider_message_id_conflict`. Nothing is written for a rejected request.',
     openapi: {
       tag: 'messages',
       shape: 'message',
       examples: {
         request: {
           customer: { summary: 'A customer message', value: TEXT_MESSAGE },
+          withChannelId: { summary: "A customer message with the channel's id of it (events may name it by that id)", value: { ...TEXT_MESSAGE, eventId: 'evt_1008', providerMessageId: 'wamid.HBgLMTU1NTAxMjM0NTY3FQIAEhgUM0VCMDRBQjNFRTg4' } },
           alert: {
             summary: 'A service alert (no customer is created)',
             value: { eventId: 'alert-5531', externalConversationId: 'chat-42', sender: { externalId: 'monitoring', kind: 'service' }, message: { text: 'Payment provider degraded.' } },
@@ -261,11 +263,11 @@ const MESSAGE_OPERATIONS = {
     // Small JSON bodies and one Firestore transaction, like the delivery endpoints (no images are
     // received; a deletion deletes stored images, one small request each).
     options: DELIVERY_FUNCTION,
-    errorCodes: [...COMMON_ERRORS, 'target_not_found', 'event_conflict', 'rate_limited'],
+    errorCodes: [...COMMON_ERRORS, 'target_not_found', 'event_conflict', 'ambiguous_target', 'rate_limited'],
     suites: ['test/integration/messages/events.test.ts'],
     summary: 'Report an edit, a deletion, a reaction or typing in a conversation',
     description:
-      "What happened to an earlier message on the channel: `edited` (the customer changed the text of their message), `deleted` (they took it back: its text and images are removed, a tombstone stays), `reaction` (anyone in the chat reacted to a customer message, by its `eventId`, or to an operator reply, by a provider message id you reported for it; `removed: true` takes it back), `typing` (shown for a few seconds, never stored as a message). Idempotent on `eventId`, in the same space as the eventIds of messages: an identical retry answers 200 with `duplicate: true` and the first answer's `applied`; the same `eventId` with other content (or the eventId of a message) is 409 `event_conflict`. A target not received yet is kept 24 hours and applied when it arrives (202). A target in another conversation, or (edits and deletions) a message of another sender or an alert, is 404 `target_not_found` and nothing is written. The rate limit, the key and the body limits are those of `POST /v1/messages`.",
+      "What happened to an earlier message on the channel: `edited` (the customer changed the text of their message), `deleted` (they took it back: its text and images are removed, a tombstone stays), `reaction` (anyone in the chat reacted to a customer message or an operator reply; `removed: true` takes it back), `typing` (shown for a few seconds, never stored as a message; in a chat the desk does not know, 200 not applied without a `conversationId`, nothing stored). The target is `{ eventId }` (a message's eventId) or `{ providerMessageId }` (the channel's id: a customer message's `providerMessageId`, or an id you reported for an operator reply; an id naming both is 409 `ambiguous_target`). Idempotent on `eventId`, in the same space as the eventIds of messages: an identical retry answers 200 with `duplicate: true` and the first answer's `applied`; the same `eventId` with other content (or the eventId of a message) is 409 `event_conflict`. A target not received yet is kept 24 hours and applied when it arrives (202). A target in another conversation, or (edits and deletions) a message of another sender or an alert, is 404 `target_not_found` and nothing is written. The rate limit, the key and the body limits are those of `POST /v1/messages`.",
     openapi: {
       tag: 'messages',
       shape: 'json',
@@ -273,12 +275,13 @@ const MESSAGE_OPERATIONS = {
       successes: {
         '201': 'Applied: the desk shows the edit, deletion, reaction or typing now.',
         '202': 'Accepted, waiting for its target: kept 24 hours and applied when the target message arrives (an operator reply: when its delivery is completed with that provider id).',
-        '200': 'Not applied (an edit or reaction of a deleted message: `applied: false`), or an identical retry of an earlier event (`duplicate: true`, the first answer\'s `applied`). Nothing new was written.',
+        '200': 'Not applied (`applied: false`): an event on a deleted message, a reaction or an edit that changes nothing, or typing in a chat the desk does not know (no `conversationId`); or an identical retry of an earlier event (`duplicate: true`, the first answer\'s `applied`). Nothing new was written.',
       },
       rateLimited: true,
       examples: {
         request: {
           edited: { summary: 'The customer edited their message', value: { eventId: 'evt_1003', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'edited', target: { eventId: 'evt_1001' }, text: 'Hello, my order #5531 has not arrived.' } },
+          editedByChannelId: { summary: "The customer edited their message, named by the channel's id", value: { eventId: 'evt_1009', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'edited', target: { providerMessageId: 'wamid.HBgLMTU1NTAxMjM0NTY3FQIAEhgUM0VCMDRBQjNFRTg4' }, text: 'Hello, my order #5531 is late.' } },
           deleted: { summary: 'The customer deleted their message', value: { eventId: 'evt_1004', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'deleted', target: { eventId: 'evt_1002' } } },
           reaction: { summary: 'The customer reacted to an operator reply', value: { eventId: 'evt_1005', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'reaction', target: { providerMessageId: 'wamid.HBgLMTU1NTAxMjM0NTY3FQIAERgSQzVGMjQ0' }, emoji: '👍' } },
           unreact: { summary: 'The customer took the reaction back', value: { eventId: 'evt_1006', externalConversationId: 'chat-42', sender: { externalId: 'cust-7' }, type: 'reaction', target: { providerMessageId: 'wamid.HBgLMTU1NTAxMjM0NTY3FQIAERgSQzVGMjQ0' }, emoji: '👍', removed: true } },
@@ -290,6 +293,7 @@ const MESSAGE_OPERATIONS = {
           '200': {
             ignored: { summary: 'Ignored (the message was deleted)', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', applied: false, duplicate: false } },
             duplicate: { summary: 'Duplicate of an applied event', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', applied: true, duplicate: true } },
+            typingUnknownChat: { summary: 'Typing in a chat the desk does not know: nothing stored', value: { applied: false, duplicate: false } },
           },
         },
       },

@@ -89,6 +89,9 @@ export {
 export {
   createReceiptTracker,
   DEFAULT_RECEIPT_MEMORY_ENTRIES,
+  HELD_RECEIPT_MAX_AGE_MS,
+  MAX_HELD_RECEIPTS,
+  type HeldReceiptOutcome,
   type ReceiptReport,
   type ReceiptReportOptions,
   type ReceiptReportStatus,

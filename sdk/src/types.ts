@@ -54,6 +54,13 @@ export interface SendMessageInput {
    * it for that call's HTTP retries.
    */
   eventId?: string;
+  /**
+   * The channel's own id of this message (1 to 200 characters), when it has one: edits, deletions
+   * and reactions may then name the message by it (`target: { providerMessageId }`), so that your
+   * connector keeps no table of its own from channel ids to eventIds. Unique per integration:
+   * another message with it is a `ConflictError` (409 `provider_message_id_conflict`).
+   */
+  providerMessageId?: string;
   /** Stable identifier of the external chat. */
   externalConversationId: string;
   sender: Sender;
@@ -84,24 +91,32 @@ export interface MessageEventInput {
   sender: Sender;
 }
 
-/** `messages.edit`: the message's `eventId` and its new text (1 to 10000 code points). */
+/**
+ * The message an event is about: by the `eventId` it was sent with, or by the channel's own id,
+ * whichever the channel's webhook gives you. A `providerMessageId` names the customer message that
+ * was sent with it (`SendMessageInput.providerMessageId`) or the operator reply (or one part of it)
+ * your connector reported it for; the service finds which. An id naming both is a `ConflictError`
+ * (409 `ambiguous_target`): name the customer message by `eventId` then.
+ */
+export type MessageTarget = { eventId: string } | { providerMessageId: string };
+
+/** `messages.edit`: the message (the sender's own customer message) and its new text (1 to 10000 code points). */
 export interface EditMessageInput extends MessageEventInput {
-  target: { eventId: string };
+  target: MessageTarget;
   text: string;
 }
 
-/** `messages.delete`: the `eventId` of the message the sender deleted. */
+/** `messages.delete`: the message the sender deleted (their own customer message). */
 export interface DeleteMessageInput extends MessageEventInput {
-  target: { eventId: string };
+  target: MessageTarget;
 }
 
 /**
- * `messages.react`: a customer message by its `eventId`, or an operator reply by a provider id your
- * connector reported for it; `emoji` one emoji (one extended grapheme cluster, at most 32 bytes of
- * UTF-8); `removed: true` takes the reaction back.
+ * `messages.react`: a customer message or an operator reply; `emoji` one emoji (one extended
+ * grapheme cluster, at most 32 bytes of UTF-8); `removed: true` takes the reaction back.
  */
 export interface ReactInput extends MessageEventInput {
-  target: { eventId: string } | { providerMessageId: string };
+  target: MessageTarget;
   emoji: string;
   removed?: boolean;
 }
@@ -111,16 +126,30 @@ export type TypingInput = MessageEventInput;
 
 /**
  * What the service did with an event: `applied` (201), `pending` (202: its target is not there
- * yet; kept 24 h and applied when it arrives), `ignored` (200: e.g. an edit of a deleted message),
- * `duplicate` (200: this eventId was accepted before with the same content; `applied` is the first
- * answer's).
+ * yet; kept 24 h and applied when it arrives), `ignored` (200: it changes nothing — an event on a
+ * deleted message, the same reaction again, taking back one that is not there, an edit to the text
+ * the message already shows — or typing in a chat the desk does not know), `duplicate` (200: this
+ * eventId was accepted before with the same content; `applied` is the first answer's).
  */
 export type MessageEventOutcome = 'applied' | 'pending' | 'ignored' | 'duplicate';
 
-export interface MessageEventResult extends SendMessageEventResponse {
+/** The answer to `messages.edit`, `delete` and `react`. */
+export interface MessageEventResult extends Omit<SendMessageEventResponse, 'conversationId'> {
+  /** The conversation, as `messages.send` names it. */
+  conversationId: string;
   outcome: MessageEventOutcome;
   /** The `eventId` that was sent (the generated one when you omitted it). */
   eventId: string;
+}
+
+/**
+ * The answer to `messages.typing`. In a chat the desk does not know yet (the customer is typing
+ * their first message), nothing is stored: `outcome: 'ignored'`, `applied: false` and no
+ * `conversationId`.
+ */
+export interface TypingResult extends Omit<MessageEventResult, 'conversationId'> {
+  /** The conversation; absent when the desk has none for the chat. */
+  conversationId?: string;
 }
 
 export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {

@@ -10,7 +10,7 @@ export interface paths {
         put?: never;
         /**
          * Send an incoming customer message or service alert
-         * @description Idempotent on `eventId`: the first request creates the message (201); an identical retry answers 200 with the same ids and `duplicate: true`; the same `eventId` with different content is 409 `event_conflict`. The content compared covers every field after defaults, and the bytes and order of the images. Nothing is written for a rejected request.
+         * @description Idempotent on `eventId`: the first request creates the message (201); an identical retry answers 200 with the same ids and `duplicate: true`; the same `eventId` with different content is 409 `event_conflict`. The content compared covers every field after defaults (`providerMessageId` included), and the bytes and order of the images. A `providerMessageId` (the channel's id of the message, so that events may name it) is unique per integration: another message with it is 409 `provider_message_id_conflict`. Nothing is written for a rejected request.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -30,7 +30,7 @@ export interface paths {
         put?: never;
         /**
          * Report an edit, a deletion, a reaction or typing in a conversation
-         * @description What happened to an earlier message on the channel: `edited` (the customer changed the text of their message), `deleted` (they took it back: its text and images are removed, a tombstone stays), `reaction` (anyone in the chat reacted to a customer message, by its `eventId`, or to an operator reply, by a provider message id you reported for it; `removed: true` takes it back), `typing` (shown for a few seconds, never stored as a message). Idempotent on `eventId`, in the same space as the eventIds of messages: an identical retry answers 200 with `duplicate: true` and the first answer's `applied`; the same `eventId` with other content (or the eventId of a message) is 409 `event_conflict`. A target not received yet is kept 24 hours and applied when it arrives (202). A target in another conversation, or (edits and deletions) a message of another sender or an alert, is 404 `target_not_found` and nothing is written. The rate limit, the key and the body limits are those of `POST /v1/messages`.
+         * @description What happened to an earlier message on the channel: `edited` (the customer changed the text of their message), `deleted` (they took it back: its text and images are removed, a tombstone stays), `reaction` (anyone in the chat reacted to a customer message or an operator reply; `removed: true` takes it back), `typing` (shown for a few seconds, never stored as a message; in a chat the desk does not know, 200 not applied without a `conversationId`, nothing stored). The target is `{ eventId }` (a message's eventId) or `{ providerMessageId }` (the channel's id: a customer message's `providerMessageId`, or an id you reported for an operator reply; an id naming both is 409 `ambiguous_target`). Idempotent on `eventId`, in the same space as the eventIds of messages: an identical retry answers 200 with `duplicate: true` and the first answer's `applied`; the same `eventId` with other content (or the eventId of a message) is 409 `event_conflict`. A target not received yet is kept 24 hours and applied when it arrives (202). A target in another conversation, or (edits and deletions) a message of another sender or an alert, is 404 `target_not_found` and nothing is written. The rate limit, the key and the body limits are those of `POST /v1/messages`.
          */
         post: operations["sendMessageEvent"];
         delete?: never;
@@ -247,6 +247,8 @@ export interface components {
         IncomingMessage: {
             /** @description Identifies the source event; stable across retries. The idempotency key. */
             eventId: string;
+            /** @description The channel's own id of this message, so that edits, deletions and reactions may name it as `target.providerMessageId`. Unique per integration: another message with it is 409 `provider_message_id_conflict`. */
+            providerMessageId?: string;
             /** @description Stable identifier of the external chat. */
             externalConversationId: string;
             /** @description Who sent the message. */
@@ -303,7 +305,7 @@ export interface components {
             target?: {
                 /** @description The `eventId` of the customer message (or alert, for a reaction) the event is about. */
                 eventId?: string;
-                /** @description Reactions only: an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`. */
+                /** @description The channel's id of the message: the `providerMessageId` a customer message came with, or an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`. An id naming both is 409 `ambiguous_target`. */
                 providerMessageId?: string;
             };
             /** @description `edited` only (required): the new text, 1 to 10000 characters (code points). */
@@ -317,8 +319,9 @@ export interface components {
             removed?: true;
         };
         MessageEventResponse: {
-            conversationId: string;
-            /** @description True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200). */
+            /** @description The conversation, as `POST /v1/messages` names it. Absent only for `typing` in a chat the desk does not know (200, not applied: nothing was stored). */
+            conversationId?: string;
+            /** @description True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200: it changes nothing, its target was deleted, or typing in a chat the desk does not know). */
             applied: boolean;
             /** @description True for an identical retry of an earlier event: nothing new was written. */
             duplicate: boolean;
@@ -814,6 +817,7 @@ export interface operations {
              *     `error.code` is one of:
              *
              *     - `event_conflict`: The `eventId` was already used with different content (fields after defaults, image bytes and order), or by a message for an event (or an event for a message): messages and message events share one space of eventIds.
+             *     - `provider_message_id_conflict`: Another message of your integration (another `eventId`) came with this `providerMessageId`: the channel's id names one message. Nothing is written. A retry of the same message (same `eventId` and content) is a duplicate, never this.
              */
             409: {
                 headers: {
@@ -827,7 +831,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "event_conflict";
+                            code?: "event_conflict" | "provider_message_id_conflict";
                             message?: string;
                         };
                     };
@@ -963,7 +967,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Not applied (an edit or reaction of a deleted message: `applied: false`), or an identical retry of an earlier event (`duplicate: true`, the first answer's `applied`). Nothing new was written. */
+            /** @description Not applied (`applied: false`): an event on a deleted message, a reaction or an edit that changes nothing, or typing in a chat the desk does not know (no `conversationId`); or an identical retry of an earlier event (`duplicate: true`, the first answer's `applied`). Nothing new was written. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -1065,6 +1069,7 @@ export interface operations {
              *     `error.code` is one of:
              *
              *     - `event_conflict`: The `eventId` was already used with different content (fields after defaults, image bytes and order), or by a message for an event (or an event for a message): messages and message events share one space of eventIds.
+             *     - `ambiguous_target`: A message event's `target.providerMessageId` names both a customer message (its `providerMessageId`) and an operator reply (an id reported for it): the service cannot tell which. Nothing is written; name the customer message by `target.eventId`.
              */
             409: {
                 headers: {
@@ -1078,7 +1083,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "event_conflict";
+                            code?: "event_conflict" | "ambiguous_target";
                             message?: string;
                         };
                     };

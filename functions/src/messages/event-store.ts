@@ -11,8 +11,10 @@ import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type 
 import { EVENT_LIMITS } from '../contract';
 import * as logger from '../platform/log';
 import { paths } from '../platform/paths';
-import { pendingEventsIdFor, providerMessageKeyFor, type EventTarget } from './event-ids';
+import { inboundProviderMessageKeyFor, pendingEventsIdFor, providerMessageKeyFor } from './event-ids';
 import { afterChange, applyEvent, type Edit, type EventChange, type ImageRef, type MessageChange, type Reaction, type TargetMessage } from '../rules/message-events';
+import { resolveProviderTarget, type TargetLocation } from '../rules/targets';
+import type { EventTarget } from './event-ids';
 
 /** A validated event, as the transaction needs it. */
 export interface EventInput {
@@ -38,6 +40,10 @@ export type EventOutcome =
   | { kind: 'ignored'; conversationId: string; code: string }
   | { kind: 'duplicate'; conversationId: string; applied: boolean }
   | { kind: 'not_found'; code: string }
+  /** `target.providerMessageId` names a customer message and an operator reply (../rules/targets.ts): 409, nothing written. */
+  | { kind: 'ambiguous' }
+  /** `typing` in a chat the desk does not know: nothing written (../rules/message-events.ts `TYPING_WITHOUT_CONVERSATION`). */
+  | { kind: 'no_conversation' }
   | { kind: 'conflict' };
 
 /** One event waiting for its target, as stored in `pendingEvents/{id}.events[]` (order: as received). */
@@ -65,6 +71,7 @@ export function targetOf(data: DocumentData): TargetMessage {
     direction: inbound ? 'inbound' : 'outbound',
     kind: inbound ? (data.kind === 'alert' ? 'alert' : 'message') : undefined,
     senderExternalId: inbound && typeof sender?.externalId === 'string' ? sender.externalId : undefined,
+    text: inbound && typeof data.text === 'string' ? data.text : null,
     deleted: data.deleted !== undefined && data.deleted !== null,
     edits: list(data.edits).map((e): Edit => ({ text: String(e.text), at: ms(e.at) })),
     reactions: list(data.reactions).map((r): Reaction => ({ emoji: String(r.emoji), senderExternalId: String(r.senderExternalId), at: ms(r.at) })),
@@ -192,28 +199,56 @@ function outcomeForExisting(existing: DocumentData, fingerprint: string): EventO
   return { kind: 'duplicate', conversationId: String(existing.conversationId), applied: existing.applied === true };
 }
 
-/** Where a target is: the document that names its message (an event record, or a reply's provider-id lookup). */
-function locatorRef(db: Firestore, input: EventInput, target: EventTarget, eventDocIdOf: (eventId: string) => string): DocumentReference {
-  return 'eventId' in target
-    ? db.doc(paths.event(input.workspaceId, eventDocIdOf(target.eventId)))
-    : db.doc(paths.providerMessage(input.workspaceId, providerMessageKeyFor(input.integrationId, target.providerMessageId)));
+/** The message a locator document names (an event record of a message, or a provider-id lookup), when it names one. */
+function locationOf(data: DocumentData | undefined): TargetLocation | undefined {
+  return data !== undefined && typeof data.messageId === 'string' && typeof data.conversationId === 'string' ? { conversationId: data.conversationId, messageId: data.messageId } : undefined;
+}
+
+/**
+ * `typing`: the typing document of a conversation the desk knows, and the event's record. In a chat
+ * it does not know, nothing at all is written (the answer has no conversation to name).
+ */
+async function acceptTyping(tx: Transaction, db: Firestore, input: EventInput, evRef: DocumentReference, record: (applied: boolean) => void): Promise<EventOutcome> {
+  const [eventSnap, convSnap] = await tx.getAll(evRef, db.doc(paths.conversation(input.workspaceId, input.conversationId)));
+  const existing = eventSnap?.data();
+  if (existing) return outcomeForExisting(existing, input.fingerprint);
+  if (convSnap?.exists !== true) return { kind: 'no_conversation' };
+  tx.set(db.doc(paths.typing(input.workspaceId, input.conversationId)), {
+    conversationId: input.conversationId,
+    integrationId: input.integrationId,
+    senderExternalId: input.sender.externalId,
+    ...(input.sender.displayName !== null ? { displayName: input.sender.displayName } : {}),
+    at: Timestamp.fromMillis(input.now),
+    // TTL policy field (firestore.indexes.json): Firestore deletes it about a minute later.
+    expireAt: Timestamp.fromMillis(input.now + EVENT_LIMITS.typingTtlMs),
+  });
+  record(true);
+  return { kind: 'applied', conversationId: input.conversationId, removedImages: [] };
+}
+
+/**
+ * Where the target is, from its locator documents: by eventId the event record (null when it is an
+ * event's, not a message's: it names no message); by provider id the customer message that came
+ * with it and the reply reported with it, resolved by ../rules/targets.ts. Undefined: not there yet.
+ */
+function locate(target: EventTarget, first: DocumentData | undefined, reply: DocumentData | undefined): TargetLocation | 'not_a_message' | 'ambiguous' | undefined {
+  if ('eventId' in target) {
+    if (first === undefined) return undefined;
+    return locationOf(first) ?? 'not_a_message';
+  }
+  const resolution = resolveProviderTarget(locationOf(first), locationOf(reply));
+  if (resolution.kind === 'ambiguous') return 'ambiguous';
+  return resolution.kind === 'found' ? resolution.location : undefined;
 }
 
 /**
  * Records a message event in one transaction: its event record, and the change of its target (or
- * the typing document, or a pending entry). Reads: the event record, the target's locator and its
- * pending document in one wave; then the target message. Nothing is written for a 404 or a 409.
+ * the typing document, or a pending entry). Reads: the event record, the target's locators (by
+ * eventId its event record; by provider id both sides' lookups) and its pending document in one
+ * wave; then the target message. Nothing is written for a 404 or a 409.
  */
 export async function acceptEvent(tx: Transaction, db: Firestore, input: EventInput, eventDocIdOf: (eventId: string) => string, customerIdOf: (externalId: string) => string): Promise<EventOutcome> {
   const evRef = db.doc(paths.event(input.workspaceId, input.eventDocId));
-  const target = input.target;
-  const locRef = target === null ? null : locatorRef(db, input, target, eventDocIdOf);
-  const pendingRef = target === null ? null : db.doc(paths.pendingEvent(input.workspaceId, pendingEventsIdFor(input.integrationId, target)));
-  const [eventSnap, locSnap, pendingSnap] = await tx.getAll(...[evRef, locRef, pendingRef].filter((r): r is DocumentReference => r !== null));
-  const existing = eventSnap?.data();
-  if (existing) return outcomeForExisting(existing, input.fingerprint);
-
-  const now = Timestamp.fromMillis(input.now);
   const record = (applied: boolean): void => {
     // As a message's record (./store.ts), plus what a duplicate answers: `applied` of the first answer.
     tx.create(evRef, {
@@ -222,40 +257,36 @@ export async function acceptEvent(tx: Transaction, db: Firestore, input: EventIn
       conversationId: input.conversationId,
       messageEvent: input.change.type,
       applied,
-      createdAt: now,
+      createdAt: Timestamp.fromMillis(input.now),
       expireAt: Timestamp.fromMillis(input.now + input.retentionMs),
     });
   };
-
   const change = input.change;
-  if (change.type === 'typing') {
-    tx.set(db.doc(paths.typing(input.workspaceId, input.conversationId)), {
-      conversationId: input.conversationId,
-      integrationId: input.integrationId,
-      senderExternalId: input.sender.externalId,
-      ...(input.sender.displayName !== null ? { displayName: input.sender.displayName } : {}),
-      at: now,
-      // TTL policy field (firestore.indexes.json): Firestore deletes it about a minute later.
-      expireAt: Timestamp.fromMillis(input.now + EVENT_LIMITS.typingTtlMs),
-    });
-    record(true);
-    return { kind: 'applied', conversationId: input.conversationId, removedImages: [] };
-  }
+  const target = input.target;
+  if (change.type === 'typing' || target === null) return acceptTyping(tx, db, input, evRef, record);
 
-  const located = locSnap?.data();
-  // A locator that is an event's record (not a message's) names no message: nothing to change.
-  const messageId = located !== undefined && typeof located.messageId === 'string' ? located.messageId : null;
-  if (located !== undefined && messageId === null) return { kind: 'not_found', code: 'not_a_message' };
-  if (located === undefined || messageId === null) {
+  const firstRef =
+    'eventId' in target
+      ? db.doc(paths.event(input.workspaceId, eventDocIdOf(target.eventId)))
+      : db.doc(paths.providerMessage(input.workspaceId, inboundProviderMessageKeyFor(input.integrationId, target.providerMessageId)));
+  const replyRef = 'eventId' in target ? null : db.doc(paths.providerMessage(input.workspaceId, providerMessageKeyFor(input.integrationId, target.providerMessageId)));
+  const pendingRef = db.doc(paths.pendingEvent(input.workspaceId, pendingEventsIdFor(input.integrationId, target)));
+  const [eventSnap, pendingSnap, firstSnap, replySnap] = await tx.getAll(evRef, pendingRef, firstRef, ...(replyRef === null ? [] : [replyRef]));
+  const existing = eventSnap?.data();
+  if (existing) return outcomeForExisting(existing, input.fingerprint);
+
+  const located = locate(target, firstSnap?.data(), replySnap?.data());
+  if (located === 'not_a_message') return { kind: 'not_found', code: 'not_a_message' };
+  if (located === 'ambiguous') return { kind: 'ambiguous' };
+  if (located === undefined) {
     // Not there yet: kept until it arrives, 24 hours at most (`applyPending`).
-    if (pendingRef === null) throw new Error('unreachable: a target without a pending document');
     tx.set(pendingRef, pendingWrite(input, change, pendingSnap?.data()));
     record(false);
     return { kind: 'pending', conversationId: input.conversationId };
   }
   if (located.conversationId !== input.conversationId) return { kind: 'not_found', code: 'other_conversation' };
 
-  const messageRef = db.doc(paths.message(input.workspaceId, input.conversationId, messageId));
+  const messageRef = db.doc(paths.message(input.workspaceId, input.conversationId, located.messageId));
   const messageSnap = await tx.get(messageRef);
   const message = messageSnap.data();
   // Gone (erased, or past retention): no longer anyone's to change.

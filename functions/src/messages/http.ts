@@ -15,7 +15,8 @@ import { parseMultipart } from './multipart';
 import type { AuthContext } from '../integrations/auth';
 import { RateLimiter } from './rate-limit';
 import { rateLimited, rateLimitHeaders } from '../rules/rate-limit';
-import { eventConflict, messageTextOf, targetNotFound } from '../rules/intake';
+import { ambiguousTarget, eventConflict, messageTextOf, providerMessageIdConflict, targetNotFound } from '../rules/intake';
+import { TYPING_WITHOUT_CONVERSATION } from '../rules/message-events';
 import { IncomingMessageSchema, MessageEventSchema, type IncomingMessageResponse, type MessageEvent, type MessageEventResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
 
@@ -59,7 +60,8 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
 
   const { workspaceId, integrationId } = context.auth;
   const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind };
-  const print = fingerprint({ externalConversationId: message.externalConversationId, sender, text, images: inspected });
+  const providerMessageId = message.providerMessageId ?? null;
+  const print = fingerprint({ externalConversationId: message.externalConversationId, sender, text, images: inspected, providerMessageId: message.providerMessageId });
   const conversationId = conversationIdFor(integrationId, message.externalConversationId);
   const messageId = messageIdFor(integrationId, message.eventId, print);
   context.logFields.conversationId = conversationId;
@@ -81,6 +83,7 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
         integrationId,
         eventId: message.eventId,
         eventDocId,
+        providerMessageId,
         fingerprint: print,
         conversationId,
         messageId,
@@ -98,9 +101,9 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
       return outcome;
     });
 
-  // A retry or a conflicting reuse of the eventId is answered before anything is uploaded, so a
-  // rejected request (409) stores no image and a duplicate does not upload again.
-  const known = stored.length > 0 ? await findExistingEvent(db(), workspaceId, eventDocId, print) : null;
+  // A retry, a conflicting reuse of the eventId or a providerMessageId taken is answered before
+  // anything is uploaded, so a rejected request (409) stores no image and a duplicate does not upload again.
+  const known = stored.length > 0 ? await findExistingEvent(db(), { workspaceId, integrationId, eventDocId, fingerprint: print, providerMessageId }) : null;
   if (known === null) {
     // Uploaded before the transaction: if it fails, nothing was recorded and a retry re-uploads to
     // the same paths (the message id, and so the path, follows from the eventId and the content).
@@ -110,6 +113,8 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   }
   const outcome = known ?? (await record());
   if (outcome.kind === 'conflict') throw eventConflict(message.eventId);
+  // The images uploaded for it are named by no message, as for a lost race on the eventId (above).
+  if (outcome.kind === 'provider_id_conflict') throw providerMessageIdConflict(providerMessageId ?? '');
   // A deletion that was waiting for this message released its images: the objects go too.
   if (outcome.kind === 'created' && outcome.removedImages.length > 0) await removeReleasedImages(outcome.removedImages, { conversationId, messageId });
   const body: IncomingMessageResponse = {
@@ -213,6 +218,12 @@ async function handleMessageEvent(request: ParsedRequest, context: RequestContex
   switch (outcome.kind) {
     case 'conflict':
       throw eventConflict(event.eventId);
+    case 'ambiguous':
+      throw ambiguousTarget(event.target?.providerMessageId ?? '');
+    case 'no_conversation':
+      // Typing in a chat the desk does not know: nothing written, no conversation to name.
+      context.logFields.code = 'no_conversation';
+      return TYPING_WITHOUT_CONVERSATION;
     case 'not_found': {
       context.logFields.code = outcome.code;
       throw targetNotFound(event);

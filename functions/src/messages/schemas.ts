@@ -20,6 +20,9 @@ const SenderSchema = z
 export const IncomingMessageSchema = z
   .strictObject({
     eventId: text(1, MESSAGE_LIMITS.eventId).describe('Identifies the source event; stable across retries. The idempotency key.'),
+    providerMessageId: text(1, MESSAGE_LIMITS.providerMessageId)
+      .optional()
+      .describe("The channel's own id of this message, so that edits, deletions and reactions may name it as `target.providerMessageId`. Unique per integration: another message with it is 409 `provider_message_id_conflict`."),
     externalConversationId: text(1, MESSAGE_LIMITS.externalConversationId).describe('Stable identifier of the external chat.'),
     sender: SenderSchema,
     message: z
@@ -40,7 +43,11 @@ export const MessageEventSchema = z
     target: z
       .strictObject({
         eventId: text(1, MESSAGE_LIMITS.eventId).optional().describe('The `eventId` of the customer message (or alert, for a reaction) the event is about.'),
-        providerMessageId: text(1, EVENT_LIMITS.providerMessageId).optional().describe('Reactions only: an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`.'),
+        providerMessageId: text(1, EVENT_LIMITS.providerMessageId)
+          .optional()
+          .describe(
+            "The channel's id of the message: the `providerMessageId` a customer message came with, or an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`. An id naming both is 409 `ambiguous_target`.",
+          ),
       })
       .optional()
       .describe('`edited`, `deleted`, `reaction`: the message the event is about, exactly one of `eventId` and `providerMessageId`.'),
@@ -61,8 +68,11 @@ export const MessageEventSchema = z
 
 /** Success body of `POST /v1/messages/events` (201 applied, 202 pending, 200 ignored or duplicate). */
 const MessageEventResponseSchema = z.strictObject({
-  conversationId: z.string(),
-  applied: z.boolean().describe('True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200).'),
+  conversationId: z
+    .string()
+    .optional()
+    .describe('The conversation, as `POST /v1/messages` names it. Absent only for `typing` in a chat the desk does not know (200, not applied: nothing was stored).'),
+  applied: z.boolean().describe('True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200: it changes nothing, its target was deleted, or typing in a chat the desk does not know).'),
   duplicate: z.boolean().describe('True for an identical retry of an earlier event: nothing new was written.'),
 });
 export type MessageEvent = z.output<typeof MessageEventSchema>;

@@ -5,7 +5,7 @@
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { conversationListShard, isRetentionDays } from '../contract';
-import { pendingEventsIdFor } from './event-ids';
+import { inboundProviderMessageKeyFor, pendingEventsIdFor } from './event-ids';
 import { applyPending, logSkipped, storedChange, targetOf } from './event-store';
 
 export interface StoredImage {
@@ -22,6 +22,8 @@ export interface AcceptMessageInput {
   integrationId: string;
   eventId: string;
   eventDocId: string;
+  /** The channel's id of the message (`providerMessageId`), when the connector gave one. */
+  providerMessageId: string | null;
   fingerprint: string;
   conversationId: string;
   messageId: string;
@@ -40,7 +42,9 @@ export type AcceptOutcome =
   /** `removedImages`: stored images a pending deletion released (the caller deletes the objects after the commit). */
   | { kind: 'created'; conversationId: string; messageId: string; removedImages: string[] }
   | { kind: 'duplicate'; conversationId: string; messageId: string }
-  | { kind: 'conflict' };
+  | { kind: 'conflict' }
+  /** Another message of the integration came with this `providerMessageId`: 409, nothing written. */
+  | { kind: 'provider_id_conflict' };
 
 const eventRef = (db: Firestore, workspaceId: string, eventDocId: string): DocumentReference => db.doc(paths.event(workspaceId, eventDocId));
 const conversationRef = (db: Firestore, workspaceId: string, conversationId: string): DocumentReference => db.doc(paths.conversation(workspaceId, conversationId));
@@ -53,13 +57,30 @@ function outcomeForExisting(existing: DocumentData, fingerprint: string): Accept
 }
 
 /**
- * Looks the event up outside a transaction (an event record never changes once written), so a
- * retry or a conflicting reuse of an eventId is answered before any side effect such as an upload.
+ * The events waiting for a new message, by its eventId and by its providerMessageId, as one
+ * pending document: the entries of both in the order received. Undefined when none waits.
+ */
+function mergedPending(byEventId: DocumentData | undefined, byProviderId: DocumentData | undefined): DocumentData | undefined {
+  if (byProviderId === undefined) return byEventId;
+  if (byEventId === undefined) return byProviderId;
+  const entries = (doc: DocumentData): Array<{ receivedAt?: unknown }> => (Array.isArray(doc.events) ? (doc.events as Array<{ receivedAt?: unknown }>) : []);
+  const at = (entry: { receivedAt?: unknown }): number => (entry.receivedAt instanceof Timestamp ? entry.receivedAt.toMillis() : 0);
+  // A stable sort: entries received at the same millisecond keep each document's order.
+  return { events: [...entries(byEventId), ...entries(byProviderId)].sort((a, b) => at(a) - at(b)) };
+}
+
+/**
+ * Looks the event up outside a transaction (an event record never changes once written, nor does a
+ * providerMessageId's uniqueness document), so a retry, a conflicting reuse of an eventId or a
+ * providerMessageId another message has is answered before any side effect such as an upload.
  * Returns null when the event is new; the transaction still decides in that case.
  */
-export async function findExistingEvent(db: Firestore, workspaceId: string, eventDocId: string, fingerprint: string): Promise<AcceptOutcome | null> {
-  const existing = (await eventRef(db, workspaceId, eventDocId).get()).data();
-  return existing ? outcomeForExisting(existing, fingerprint) : null;
+export async function findExistingEvent(db: Firestore, input: Pick<AcceptMessageInput, 'workspaceId' | 'integrationId' | 'eventDocId' | 'fingerprint' | 'providerMessageId'>): Promise<AcceptOutcome | null> {
+  const providerRef = input.providerMessageId === null ? null : db.doc(paths.providerMessage(input.workspaceId, inboundProviderMessageKeyFor(input.integrationId, input.providerMessageId)));
+  const [eventSnap, providerSnap] = await db.getAll(eventRef(db, input.workspaceId, input.eventDocId), ...(providerRef === null ? [] : [providerRef]));
+  const existing = eventSnap?.data();
+  if (existing) return outcomeForExisting(existing, input.fingerprint);
+  return providerSnap?.exists === true ? { kind: 'provider_id_conflict' } : null;
 }
 
 /**
@@ -78,13 +99,25 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
   // Events that arrived before this message (docs/contract.md#message-events) wait in one document
   // for its eventId: read in the same wave, applied to the message as it is created.
   const pendingRef = db.doc(paths.pendingEvent(input.workspaceId, pendingEventsIdFor(input.integrationId, { eventId: input.eventId })));
-  const snaps = await tx.getAll(...(custRef ? [evRef, convRef, retentionRef, pendingRef, custRef] : [evRef, convRef, retentionRef, pendingRef]));
-  const [eventSnap, convSnap, retentionSnap, pendingSnap, custSnap] = snaps;
+  // With a providerMessageId: its uniqueness document, and the events that named the message by it.
+  const byProvider =
+    input.providerMessageId === null
+      ? null
+      : {
+          indexRef: db.doc(paths.providerMessage(input.workspaceId, inboundProviderMessageKeyFor(input.integrationId, input.providerMessageId))),
+          pendingRef: db.doc(paths.pendingEvent(input.workspaceId, pendingEventsIdFor(input.integrationId, { providerMessageId: input.providerMessageId }))),
+        };
+  const snaps = await tx.getAll(evRef, convRef, retentionRef, pendingRef, ...(byProvider ? [byProvider.indexRef, byProvider.pendingRef] : []), ...(custRef ? [custRef] : []));
+  const [eventSnap, convSnap, retentionSnap, pendingSnap] = snaps;
+  const [indexSnap, providerPendingSnap] = byProvider ? snaps.slice(4, 6) : [];
+  const custSnap = custRef ? snaps.at(-1) : undefined;
   const days: unknown = retentionSnap?.data()?.days;
   const expireAt = isRetentionDays(days) ? { expireAt: Timestamp.fromMillis(input.now + days * 86_400_000) } : {};
 
   const existing = eventSnap?.data();
   if (existing) return outcomeForExisting(existing, input.fingerprint);
+  // A new eventId with a providerMessageId another message has: the id would name two messages.
+  if (indexSnap?.exists === true) return { kind: 'provider_id_conflict' };
 
   const now = Timestamp.fromMillis(input.now);
   // The record keeps what idempotency needs and nothing of the content: its id is a hash of the
@@ -114,18 +147,32 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     },
     images: input.images,
     createdAt: now,
+    ...(input.providerMessageId === null ? {} : { providerMessageId: input.providerMessageId }),
     ...(input.images.length === 0 ? expireAt : {}),
   };
+  if (byProvider && input.providerMessageId !== null) {
+    // Ids only, like a reply's lookup (./triggers.ts), and kept like it (no TTL): the id stays taken,
+    // and a target by it finds the message as long as the message is there.
+    tx.create(byProvider.indexRef, {
+      integrationId: input.integrationId,
+      conversationId: input.conversationId,
+      messageId: input.messageId,
+      direction: 'inbound',
+      createdAt: now,
+    });
+  }
   let removedImages: string[] = [];
-  if (pendingSnap?.exists) {
-    const pending = applyPending(pendingSnap.data(), targetOf(messageData), input.conversationId, input.now);
+  const waiting = mergedPending(pendingSnap?.data(), providerPendingSnap?.data());
+  if (waiting !== undefined) {
+    const pending = applyPending(waiting, targetOf(messageData), input.conversationId, input.now);
     logSkipped(pending.skipped, { workspaceId: input.workspaceId, conversationId: input.conversationId, messageId: input.messageId });
     // Written with the message, so it never exists without the events that were waiting for it.
     const change = storedChange(pending.change, input.customerIdOf);
     if (pending.change.deleted !== undefined) delete change.edits; // a new document has no edits to delete
     Object.assign(messageData, change);
     removedImages = pending.removedImages;
-    tx.delete(pendingRef);
+    if (pendingSnap?.exists === true) tx.delete(pendingRef);
+    if (byProvider && providerPendingSnap?.exists === true) tx.delete(byProvider.pendingRef);
   }
   tx.set(db.doc(paths.message(input.workspaceId, input.conversationId, input.messageId)), messageData);
 

@@ -99,6 +99,18 @@ export const ERROR_CODES = {
     description: 'The `eventId` was already used with different content (fields after defaults, image bytes and order), or by a message for an event (or an event for a message): messages and message events share one space of eventIds.',
     example: "eventId 'evt_1001' was already used with different content.",
   },
+  provider_message_id_conflict: {
+    status: 409,
+    description:
+      'Another message of your integration (another `eventId`) came with this `providerMessageId`: the channel\'s id names one message. Nothing is written. A retry of the same message (same `eventId` and content) is a duplicate, never this.',
+    example: "providerMessageId 'wamid.HBgM1234' was already used by another message of this integration.",
+  },
+  ambiguous_target: {
+    status: 409,
+    description:
+      "A message event's `target.providerMessageId` names both a customer message (its `providerMessageId`) and an operator reply (an id reported for it): the service cannot tell which. Nothing is written; name the customer message by `target.eventId`.",
+    example: "target.providerMessageId: 'wamid.HBgM1234' names both a customer message and an operator reply; name the customer message by target.eventId.",
+  },
   lease_lost: {
     status: 409,
     description: 'The lease does not hold the delivery (expired, replaced by a newer lease, or never held it).',

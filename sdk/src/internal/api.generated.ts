@@ -7,6 +7,8 @@
 export interface IncomingMessage {
   /** Identifies the source event; stable across retries. The idempotency key. */
   eventId: string;
+  /** The channel's own id of this message, so that edits, deletions and reactions may name it as `target.providerMessageId`. Unique per integration: another message with it is 409 `provider_message_id_conflict`. */
+  providerMessageId?: string;
   /** Stable identifier of the external chat. */
   externalConversationId: string;
   /** Who sent the message. */
@@ -50,7 +52,7 @@ export interface MessageEventRequest {
   target?: {
     /** The `eventId` of the customer message (or alert, for a reaction) the event is about. */
     eventId?: string;
-    /** Reactions only: an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`. */
+    /** The channel's id of the message: the `providerMessageId` a customer message came with, or an id your connector reported for an operator reply (or one of its parts) in `POST /v1/deliveries/complete`. An id naming both is 409 `ambiguous_target`. */
     providerMessageId?: string;
   };
   /** `edited` only (required): the new text, 1 to 10000 characters (code points). */
@@ -63,8 +65,9 @@ export interface MessageEventRequest {
 
 /** `components.schemas.MessageEventResponse`. */
 export interface MessageEventResponse {
-  conversationId: string;
-  /** True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200). */
+  /** The conversation, as `POST /v1/messages` names it. Absent only for `typing` in a chat the desk does not know (200, not applied: nothing was stored). */
+  conversationId?: string;
+  /** True when the event changed what the desk shows (201, or a duplicate of a 201); false when it waits for its target (202) or was ignored (200: it changes nothing, its target was deleted, or typing in a chat the desk does not know). */
   applied: boolean;
   /** True for an identical retry of an earlier event: nothing new was written. */
   duplicate: boolean;
@@ -526,10 +529,10 @@ function operation<Response>(operationId: string, method: string, path: string, 
 
 /** The checked part of each component schema. */
 const SCHEMAS = {
-  IncomingMessage: {"type":["object"],"properties":{"eventId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]}}}},"required":["eventId","externalConversationId","sender"]},
+  IncomingMessage: {"type":["object"],"properties":{"eventId":{"type":["string"]},"providerMessageId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]}}}},"required":["eventId","externalConversationId","sender"]},
   IncomingMessageResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"messageId":{"type":["string"]},"duplicate":{"type":["boolean"]}},"required":["conversationId","messageId","duplicate"]},
   MessageEventRequest: {"type":["object"],"properties":{"eventId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"type":{"type":["string"],"enum":["edited","deleted","reaction","typing"]},"target":{"type":["object"],"properties":{"eventId":{"type":["string"]},"providerMessageId":{"type":["string"]}}},"text":{"type":["string"]},"emoji":{"type":["string"]},"removed":{"type":["boolean"],"const":true}},"required":["eventId","externalConversationId","sender","type"]},
-  MessageEventResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"applied":{"type":["boolean"]},"duplicate":{"type":["boolean"]}},"required":["conversationId","applied","duplicate"]},
+  MessageEventResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"applied":{"type":["boolean"]},"duplicate":{"type":["boolean"]}},"required":["applied","duplicate"]},
   ClaimRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"requestId":{"type":["string"]}},"required":["deliveryId","requestId"]},
   ClaimResponse: {"oneOf":[{"ref":"ClaimSkip"},{"ref":"ClaimReady"}]},
   ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"oneOf":[{"type":["string"],"enum":["waiting_for_previous","already_sent","already_failed","outcome_unknown"]},{"type":["string"]}]}},"required":["status","reason"]},

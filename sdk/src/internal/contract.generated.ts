@@ -34,6 +34,8 @@ export const MESSAGE_LIMITS = {
   senderExternalId: 256,
   displayName: 200,
   text: 10_000,
+  /** `providerMessageId` of an incoming message: the channel's id of it, 1 to this many characters (as `DELIVERY_LIMITS.providerMessageId`). */
+  providerMessageId: 200,
 } as const;
 
 /** Limits of the delivery operations (code points for texts). */
@@ -300,7 +302,7 @@ export const UNSUPPORTED_KIND = 'unsupported_kind';
  * `MESSAGE_LIMITS`; these are the event's own.
  */
 export const EVENT_LIMITS = {
-  /** `target.providerMessageId`: an id a connector reported for an operator reply (as `DELIVERY_LIMITS.providerMessageId`). */
+  /** `target.providerMessageId`: the channel's id of a customer message or of an operator reply (as `DELIVERY_LIMITS.providerMessageId`). */
   providerMessageId: 200,
   /** `emoji`: one extended grapheme cluster of at most this many UTF-8 bytes. */
   emojiBytes: 32,

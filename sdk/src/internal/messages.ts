@@ -9,6 +9,7 @@ import type {
   SendMessageInput,
   SendMessageResult,
   TypingInput,
+  TypingResult,
 } from '../types.js';
 import { sendMessage, sendMessageEvent, type IncomingMessage, type MessageEventRequest } from './api.generated.js';
 import { isObject, readOperation } from './response.js';
@@ -33,6 +34,7 @@ function toWireMessage(input: SendMessageInput, eventId: string): IncomingMessag
   if (input.sender.displayName !== undefined) sender.displayName = input.sender.displayName;
   if (input.sender.kind !== undefined) sender.kind = input.sender.kind;
   const wire: IncomingMessage = { eventId, externalConversationId: input.externalConversationId, sender };
+  if (input.providerMessageId !== undefined) wire.providerMessageId = input.providerMessageId;
   if (input.text !== undefined) wire.message = { text: input.text };
   return wire;
 }
@@ -47,12 +49,12 @@ function wireSender(sender: IncomingMessage['sender']): IncomingMessage['sender'
 }
 
 /** The event's target as the wire takes it: exactly the one id given. */
-function wireTarget(method: string, target: unknown, allowProviderId: boolean): NonNullable<MessageEventRequest['target']> {
+function wireTarget(method: string, target: unknown): NonNullable<MessageEventRequest['target']> {
   if (typeof target !== 'object' || target === null) throw new TypeError(`messages.${method}: target is required`);
   const { eventId, providerMessageId } = target as { eventId?: unknown; providerMessageId?: unknown };
   if (typeof eventId === 'string' && providerMessageId === undefined) return { eventId };
-  if (allowProviderId && typeof providerMessageId === 'string' && eventId === undefined) return { providerMessageId };
-  throw new TypeError(`messages.${method}: target is ${allowProviderId ? '{ eventId } or { providerMessageId }' : '{ eventId }'} (a string id)`);
+  if (typeof providerMessageId === 'string' && eventId === undefined) return { providerMessageId };
+  throw new TypeError(`messages.${method}: target is { eventId } or { providerMessageId } (a string id)`);
 }
 
 /** What an answer of `POST /v1/messages/events` means: 201 applied, 202 kept pending, 200 ignored or a duplicate. */
@@ -103,47 +105,56 @@ export class MessagesApi {
   }
 
   /**
-   * The customer edited a message they sent: `target.eventId` is that message's `eventId`, `text`
-   * its new text (1 to 10000 code points). The desk shows the edit and keeps the original. An
-   * edit of a deleted message is ignored (`outcome: 'ignored'`); a target not there yet is kept
-   * 24 h and applied when it arrives (`pending`).
+   * The customer edited a message they sent: `target` names it (`{ eventId }` or the channel's
+   * `{ providerMessageId }`), `text` is its new text (1 to 10000 code points). The desk shows the
+   * edit and keeps the original. An edit of a deleted message, or to the text it already shows,
+   * is ignored (`outcome: 'ignored'`); a target not there yet is kept 24 h and applied when it
+   * arrives (`pending`).
    */
   async edit(input: EditMessageInput, options: CallOptions = {}): Promise<MessageEventResult> {
     const { eventId, wire } = this.#event('edit', 'edited', input);
     if (typeof input.text !== 'string') throw new TypeError('messages.edit: text is required');
-    const answer = await this.#transport.post(sendMessageEvent.path, { json: { ...wire, target: wireTarget('edit', input.target, false), text: input.text } }, options);
+    const answer = await this.#transport.post(sendMessageEvent.path, { json: { ...wire, target: wireTarget('edit', input.target), text: input.text } }, options);
     return this.#result(answer, eventId);
   }
 
   /**
-   * The customer deleted a message they sent (`target.eventId`): the desk removes its text and
-   * images and keeps a tombstone.
+   * The customer deleted a message they sent (`target`: `{ eventId }` or `{ providerMessageId }`):
+   * the desk removes its text and images and keeps a tombstone.
    */
   async delete(input: DeleteMessageInput, options: CallOptions = {}): Promise<MessageEventResult> {
     const { eventId, wire } = this.#event('delete', 'deleted', input);
-    const answer = await this.#transport.post(sendMessageEvent.path, { json: { ...wire, target: wireTarget('delete', input.target, false) } }, options);
+    const answer = await this.#transport.post(sendMessageEvent.path, { json: { ...wire, target: wireTarget('delete', input.target) } }, options);
     return this.#result(answer, eventId);
   }
 
   /**
-   * The sender reacted with `emoji` (one emoji) to a customer message (`target.eventId`) or to an
-   * operator reply (`target.providerMessageId`: an id you reported when completing its delivery);
-   * `removed: true` takes that reaction back.
+   * The sender reacted with `emoji` (one emoji) to a message: `target.eventId` (a customer message
+   * or alert), or `target.providerMessageId` (the channel's id: a customer message sent with it, or
+   * an operator reply you reported it for when completing its delivery). `removed: true` takes
+   * that reaction back. A reaction that changes nothing is `outcome: 'ignored'`.
    */
   async react(input: ReactInput, options: CallOptions = {}): Promise<MessageEventResult> {
     const { eventId, wire } = this.#event('react', 'reaction', input);
     if (typeof input.emoji !== 'string') throw new TypeError('messages.react: emoji is required');
-    const json: MessageEventRequest = { ...wire, target: wireTarget('react', input.target, true), emoji: input.emoji };
+    const json: MessageEventRequest = { ...wire, target: wireTarget('react', input.target), emoji: input.emoji };
     if (input.removed === true) json.removed = true;
     const answer = await this.#transport.post(sendMessageEvent.path, { json }, options);
     return this.#result(answer, eventId);
   }
 
-  /** The sender is typing in the conversation (the desk shows it for a few seconds; nothing is stored for long). */
-  async typing(input: TypingInput, options: CallOptions = {}): Promise<MessageEventResult> {
+  /**
+   * The sender is typing in the conversation (the desk shows it for a few seconds; nothing is
+   * stored for long). In a chat the desk does not know yet, nothing is stored and the result has
+   * no `conversationId` (`outcome: 'ignored'`).
+   */
+  async typing(input: TypingInput, options: CallOptions = {}): Promise<TypingResult> {
     const { eventId, wire } = this.#event('typing', 'typing', input);
     const answer = await this.#transport.post(sendMessageEvent.path, { json: wire }, options);
-    return this.#result(answer, eventId);
+    const { conversationId, applied, duplicate } = readOperation(answer, sendMessageEvent);
+    const result: TypingResult = { applied, duplicate, outcome: outcomeOf(answer.status, duplicate), eventId };
+    if (conversationId !== undefined) result.conversationId = conversationId;
+    return result;
   }
 
   /** The fields every event has; the eventId generated once per call when omitted (and reused on its retries). */
@@ -155,7 +166,16 @@ export class MessagesApi {
   }
 
   #result(answer: Awaited<ReturnType<Transport['post']>>, eventId: string): MessageEventResult {
-    const { conversationId, applied, duplicate } = readOperation(answer, sendMessageEvent);
+    // The service names the conversation of every edit, deletion and reaction it answers 2xx (only
+    // typing may come without one): an answer without it is an unexpected one.
+    let conversationId = '';
+    const { applied, duplicate } = readOperation(answer, sendMessageEvent, {
+      refine: (read) => {
+        if (read.conversationId === undefined) return undefined;
+        conversationId = read.conversationId;
+        return read;
+      },
+    });
     return { conversationId, applied, duplicate, outcome: outcomeOf(answer.status, duplicate), eventId };
   }
 }

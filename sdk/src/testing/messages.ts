@@ -8,9 +8,10 @@ import { EVENT_LIMITS, emojiProblem } from '../internal/contract.generated.js';
 import type { MessageEventRequest } from '../internal/api.generated.js';
 import { assertImageSet, inspectImage } from '../internal/rules/images.js';
 import { eventFingerprint, fingerprint as messageFingerprint } from '../internal/rules/fingerprint.js';
-import { applyEvent, messageEventProblems, type EventChange, type TargetMessage } from '../internal/rules/message-events.js';
+import { applyEvent, messageEventProblems, TYPING_WITHOUT_CONVERSATION, type EventChange, type TargetMessage } from '../internal/rules/message-events.js';
 import type { DeliveryRecord } from '../internal/rules/record.js';
-import { eventConflict, messageTextOf, targetNotFound } from '../internal/rules/intake.js';
+import { ambiguousTarget, eventConflict, messageTextOf, providerMessageIdConflict, targetNotFound } from '../internal/rules/intake.js';
+import { resolveProviderTarget } from '../internal/rules/targets.js';
 import type { ApiError } from './errors.js';
 import { parseJson } from './http.js';
 import { digestId, sha256Hex } from './ids.js';
@@ -46,10 +47,10 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
   // The message JSON itself (the multipart `payload`'s schema); "text or an image" is the 400 `empty_message` below, as in the service.
   const problems = validateRequest({ ref: 'IncomingMessage' }, payload);
   if (problems.length > 0) throw invalidRequest(problems);
-  const message = payload as { eventId: string; externalConversationId: string; sender: { externalId: string; displayName?: string; kind?: 'customer' | 'service' }; message?: { text?: string } };
+  const message = payload as { eventId: string; providerMessageId?: string; externalConversationId: string; sender: { externalId: string; displayName?: string; kind?: 'customer' | 'service' }; message?: { text?: string } };
   const text = messageTextOf(message.message?.text, images.length);
   const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind ?? 'customer' };
-  const fingerprint = messageFingerprint({ externalConversationId: message.externalConversationId, sender, text, images });
+  const fingerprint = messageFingerprint({ externalConversationId: message.externalConversationId, sender, text, images, providerMessageId: message.providerMessageId });
   const eventKey = `${integration.integrationId}\u0000${message.eventId}`;
   const known = state.events.get(eventKey);
   if (known !== undefined) {
@@ -57,8 +58,12 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
     if (known.fingerprint !== fingerprint || known.messageId === null) throw eventConflict(message.eventId);
     return { status: 200, body: { conversationId: known.conversationId, messageId: known.messageId, duplicate: true } };
   }
+  const providerKey = message.providerMessageId === undefined ? undefined : `${integration.integrationId}\u0000${message.providerMessageId}`;
+  // Another message (another eventId) has this channel id: it names one message (the service's `pmi_` document).
+  if (providerKey !== undefined && state.inboundProviderMessages.has(providerKey)) throw providerMessageIdConflict(message.providerMessageId ?? '');
   const conversationId = digestId('c_', [integration.integrationId, message.externalConversationId]);
   const messageId = digestId('m_', [integration.integrationId, message.eventId, fingerprint]);
+  if (providerKey !== undefined) state.inboundProviderMessages.set(providerKey, { messageId, conversationId });
   let conversation = state.conversations.get(conversationId);
   if (conversation === undefined) {
     conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: message.externalConversationId, lastSenderExternalId: sender.externalId, lastCustomerExternalId: null, nextSeq: 1 };
@@ -72,6 +77,7 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
     integrationId: integration.integrationId,
     conversationId,
     eventId: message.eventId,
+    ...(message.providerMessageId === undefined ? {} : { providerMessageId: message.providerMessageId }),
     externalConversationId: message.externalConversationId,
     kind: sender.kind,
     // functions/src/messages/http.ts: a customer is stored under customerIdFor(integration, externalId); an alert has none.
@@ -86,9 +92,10 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
     edits: [],
     reactions: [],
   });
-  // Events that came before their message are applied now, in the order received.
+  // Events that came before their message (by its eventId or its providerMessageId) are applied now, in the order received.
   const arrived = state.messages.at(-1);
-  if (arrived !== undefined) applyPending(state, `${integration.integrationId}\u0000e:${message.eventId}`, { message: arrived }, conversationId);
+  const keys = [`${integration.integrationId}\u0000e:${message.eventId}`, ...(message.providerMessageId === undefined ? [] : [`${integration.integrationId}\u0000p:${message.providerMessageId}`])];
+  if (arrived !== undefined) applyPending(state, keys, { message: arrived }, conversationId);
   return { status: 201, body: { conversationId, messageId, duplicate: false } };
 }
 
@@ -96,12 +103,13 @@ type EventTargetRef = { message: StoredMessage } | { reply: StoredReply };
 
 /** The target as the service's rules read it (rules/message-events.ts `TargetMessage`). */
 function targetOf(target: EventTargetRef): TargetMessage {
-  if ('reply' in target) return { direction: 'outbound', kind: undefined, senderExternalId: undefined, deleted: false, edits: [], reactions: target.reply.reactions, images: [] };
+  if ('reply' in target) return { direction: 'outbound', kind: undefined, senderExternalId: undefined, text: null, deleted: false, edits: [], reactions: target.reply.reactions, images: [] };
   const m = target.message;
   return {
     direction: 'inbound',
     kind: m.senderKind === 'customer' ? 'message' : 'alert',
     senderExternalId: m.senderExternalId,
+    text: m.text ?? null,
     deleted: m.deleted !== undefined,
     edits: m.edits,
     reactions: m.reactions,
@@ -141,11 +149,14 @@ function applyChange(target: EventTargetRef, change: PendingEvent, at: number): 
   return 'applied';
 }
 
-/** The events that waited for a target that just arrived: applied in order; another conversation's, a stranger's or an expired one dropped. */
-function applyPending(state: ServiceState, key: string, target: EventTargetRef, conversationId: string): void {
-  const waiting = state.pendingEvents.get(key);
-  if (waiting === undefined) return;
-  state.pendingEvents.delete(key);
+/**
+ * The events that waited for a target that just arrived (under any of `keys`: a message's eventId
+ * and providerMessageId): applied in the order received; another conversation's, a stranger's or
+ * an expired one dropped.
+ */
+function applyPending(state: ServiceState, keys: readonly string[], target: EventTargetRef, conversationId: string): void {
+  const waiting = keys.flatMap((key) => state.pendingEvents.get(key) ?? []).sort((a, b) => a.receivedAt - b.receivedAt);
+  for (const key of keys) state.pendingEvents.delete(key);
   for (const entry of waiting) {
     if (entry.conversationId !== conversationId || entry.receivedAt + EVENT_LIMITS.pendingMs < state.now()) continue;
     applyChange(target, entry, entry.receivedAt);
@@ -161,7 +172,7 @@ export function recordProviderIds(state: ServiceState, d: DeliveryRecord): void 
   for (const id of ids) {
     const key = `${d.integrationId}\u0000${id}`;
     if (!state.providerMessages.has(key)) state.providerMessages.set(key, { messageId: d.messageId, conversationId: d.conversationId });
-    applyPending(state, `${d.integrationId}\u0000p:${id}`, { reply }, d.conversationId);
+    applyPending(state, [`${d.integrationId}\u0000p:${id}`], { reply }, d.conversationId);
   }
 }
 
@@ -191,6 +202,8 @@ function sendMessageEvent(state: ServiceState, request: OperationRequest): Answe
   };
   const answer = (status: 200 | 201 | 202, applied: boolean): Answer => ({ status, body: { conversationId, applied, duplicate: false } });
   if (event.type === 'typing' || target === null) {
+    // A chat the desk does not know: nothing stored, no conversation to name (rules/message-events.ts).
+    if (!state.conversations.has(conversationId)) return TYPING_WITHOUT_CONVERSATION;
     state.typing.set(conversationId, {
       conversationId,
       integrationId: integration.integrationId,
@@ -213,6 +226,7 @@ function sendMessageEvent(state: ServiceState, request: OperationRequest): Answe
   };
   const notFound = (): ApiError => targetNotFound(event);
   const located = locateTarget(state, integration.integrationId, target);
+  if (located === 'ambiguous') throw ambiguousTarget('providerMessageId' in target ? target.providerMessageId : '');
   if (located === null) throw notFound();
   if (located === undefined) {
     // Not there yet: kept for 24 hours, applied when it arrives.
@@ -231,9 +245,10 @@ function sendMessageEvent(state: ServiceState, request: OperationRequest): Answe
 /**
  * The stored message or reply an event names, and its conversation: undefined when it is not
  * there yet (the event waits for it); null when the eventId names no message (an event's eventId,
- * or an erased message's).
+ * or an erased message's); `ambiguous` when a provider id names a customer message and a reply
+ * (rules/targets.ts).
  */
-function locateTarget(state: ServiceState, integrationId: string, target: { eventId: string } | { providerMessageId: string }): { ref: EventTargetRef; conversationId: string } | null | undefined {
+function locateTarget(state: ServiceState, integrationId: string, target: { eventId: string } | { providerMessageId: string }): { ref: EventTargetRef; conversationId: string } | null | undefined | 'ambiguous' {
   if ('eventId' in target) {
     const located = state.events.get(`${integrationId}\u0000${target.eventId}`);
     if (located === undefined) return undefined;
@@ -242,7 +257,16 @@ function locateTarget(state: ServiceState, integrationId: string, target: { even
     const message = state.messages.find((m) => m.messageId === located.messageId && !m.erased);
     return message === undefined ? null : { ref: { message }, conversationId: located.conversationId };
   }
-  const located = state.providerMessages.get(`${integrationId}\u0000${target.providerMessageId}`);
-  const reply = located === undefined ? undefined : state.replies.get(located.messageId);
-  return located === undefined || reply === undefined ? undefined : { ref: { reply }, conversationId: located.conversationId };
+  const key = `${integrationId}\u0000${target.providerMessageId}`;
+  const resolution = resolveProviderTarget(state.inboundProviderMessages.get(key), state.providerMessages.get(key));
+  if (resolution.kind === 'ambiguous') return 'ambiguous';
+  if (resolution.kind === 'absent') return undefined;
+  const { location } = resolution;
+  if (resolution.side === 'inbound') {
+    // As the service: the uniqueness entry stays after an erasure; the message is gone (404).
+    const message = state.messages.find((m) => m.messageId === location.messageId && !m.erased);
+    return message === undefined ? null : { ref: { message }, conversationId: location.conversationId };
+  }
+  const reply = state.replies.get(location.messageId);
+  return reply === undefined ? undefined : { ref: { reply }, conversationId: location.conversationId };
 }

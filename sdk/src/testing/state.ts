@@ -108,8 +108,10 @@ export interface ServiceState {
   readonly messages: StoredMessage[];
   /** One eventId space for messages and message events (functions/src/messages/event-store.ts), by `integrationId\0eventId`. */
   readonly events: Map<string, EventRecord>;
-  /** A reply's provider ids (of its own sent delivery, and of its parts) -> the reply, for reactions by providerMessageId. */
+  /** A reply's provider ids (of its own sent delivery, and of its parts) -> the reply, for events by providerMessageId. */
   readonly providerMessages: Map<string, { messageId: string; conversationId: string }>;
+  /** A customer message's own providerMessageId -> the message (one per integration and id: the service's `pmi_` document). */
+  readonly inboundProviderMessages: Map<string, { messageId: string; conversationId: string }>;
   /** Events waiting for their target (by `e:<eventId>` / `p:<providerMessageId>`), in the order received. */
   readonly pendingEvents: Map<string, PendingEvent[]>;
   readonly replies: Map<string, StoredReply>;
@@ -143,6 +145,7 @@ export function createState(options: StartTestServiceOptions): ServiceState {
     messages: [],
     events: new Map(),
     providerMessages: new Map(),
+    inboundProviderMessages: new Map(),
     pendingEvents: new Map(),
     replies: new Map(),
     typing: new Map(),

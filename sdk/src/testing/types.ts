@@ -237,6 +237,8 @@ export interface MessageView {
   integrationId: string;
   conversationId: string;
   eventId: string;
+  /** The channel's id of the message, when the connector sent one (`providerMessageId`). */
+  providerMessageId?: string;
   externalConversationId: string;
   kind: 'customer' | 'service_alert' | string;
   /** The sender as given (`kind` defaults to customer); `customerId` is the customer it is stored under (null for a service alert). */

@@ -75,6 +75,7 @@ function messageDocOf(view: MessageView): DocumentData {
     direction: 'inbound',
     kind: view.sender.kind === 'service' ? 'alert' : 'message',
     eventId: view.eventId,
+    ...(view.providerMessageId === undefined ? {} : { providerMessageId: view.providerMessageId }),
     text: view.text ?? null,
     sender: { ...view.sender },
     images: view.images.map(({ contentType, width, height, bytes, sha256 }) => ({ contentType, width, height, bytes, sha256 })),
@@ -268,4 +269,22 @@ export async function replyReactions(setup: { integration: TestIntegration; conv
   }
   const view = testService().replies({ conversationId: setup.conversationId }).find((r) => r.messageId === messageId);
   return Promise.resolve((view?.reactions ?? []).map(({ emoji, senderExternalId }) => ({ emoji, senderExternalId })));
+}
+
+/**
+ * What the service stored for a chat, by its conversation id: whether its conversation exists (on
+ * the emulators its document; the test service keeps a conversation exactly when it holds a
+ * message of it), whether someone is shown typing in it, and how many messages it has.
+ */
+export async function storedForChat(integration: TestIntegration, conversationId: string): Promise<{ conversation: boolean; typing: boolean; messages: number }> {
+  const messages = (await messageDocs(integration, conversationId)).length;
+  if (!onTestService) {
+    const [conversation, typing] = await Promise.all([
+      adminDb().doc(`workspaces/${integration.workspaceId}/conversations/${conversationId}`).get(),
+      adminDb().doc(`workspaces/${integration.workspaceId}/typing/${conversationId}`).get(),
+    ]);
+    return { conversation: conversation.exists, typing: typing.exists, messages };
+  }
+  const typing = testService().typing({ integrationId: integration.integrationId }).some((t) => t.conversationId === conversationId);
+  return { conversation: messages > 0, typing, messages };
 }

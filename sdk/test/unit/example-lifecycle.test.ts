@@ -89,7 +89,8 @@ describe('on the test service', () => {
     ]);
     const [first, mistake] = service.messages({ conversationId: opened.conversationId });
     expect(first).toMatchObject({ text: 'My order has not arived', edits: [{ text: 'My order has not arived (order #1234, placed on Monday)' }] });
-    expect(mistake).toMatchObject({ deleted: { at: expect.any(Number) }, edits: [] });
+    // Deleted by the channel's id it was sent with.
+    expect(mistake).toMatchObject({ providerMessageId: 'chan-startup-1:mistake', deleted: { at: expect.any(Number) }, edits: [] });
     expect(mistake).not.toHaveProperty('text');
     expect(service.typing()).toHaveLength(1);
 

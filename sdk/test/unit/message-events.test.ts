@@ -41,6 +41,13 @@ describe('the four events: path, type and fields', () => {
     expect(sent()).toEqual({ eventId: 'ev-del-1', externalConversationId: 'chat-1', sender: SENDER, type: 'deleted', target: { eventId: 'msg-1' } });
   });
 
+  test("edit and delete by the channel's id: target.providerMessageId as given", async () => {
+    await client.messages.edit({ eventId: 'ev-edit-2', ...BASE, target: { providerMessageId: 'wamid.7' }, text: 'Fixed' });
+    await client.messages.delete({ eventId: 'ev-del-2', ...BASE, target: { providerMessageId: 'wamid.7' } });
+    expect(sent(0)).toEqual({ eventId: 'ev-edit-2', externalConversationId: 'chat-1', sender: SENDER, type: 'edited', target: { providerMessageId: 'wamid.7' }, text: 'Fixed' });
+    expect(sent(1)).toEqual({ eventId: 'ev-del-2', externalConversationId: 'chat-1', sender: SENDER, type: 'deleted', target: { providerMessageId: 'wamid.7' } });
+  });
+
   test('react: by eventId or by a provider id of a reply; removed only when true', async () => {
     await client.messages.react({ eventId: 'ev-r-1', ...BASE, target: { eventId: 'msg-1' }, emoji: '👍' });
     await client.messages.react({ eventId: 'ev-r-2', ...BASE, target: { providerMessageId: 'wamid.9' }, emoji: '❤️', removed: true });
@@ -90,6 +97,18 @@ describe('answers', () => {
     expect((sent(0) as { eventId: string }).eventId).toBe(result.eventId);
   });
 
+  test('typing in a chat the desk does not know: 200 without a conversationId is ignored, the result has none', async () => {
+    server.setHandler((_req, res) => reply(res, 200, { applied: false, duplicate: false }));
+    const result = await client.messages.typing({ eventId: 'e-t', ...BASE });
+    expect(result).toEqual({ applied: false, duplicate: false, outcome: 'ignored', eventId: 'e-t' });
+    expect('conversationId' in result).toBe(false);
+  });
+
+  test('an edit, deletion or reaction answered without a conversationId is an UnexpectedResponseError (only typing may have none)', async () => {
+    server.setHandler((_req, res) => reply(res, 200, { applied: false, duplicate: false }));
+    await expect(client.messages.react({ eventId: 'e', ...BASE, target: { eventId: 'm' }, emoji: '👍' })).rejects.toMatchObject({ name: 'UnexpectedResponseError' });
+  });
+
   test('an answer without the documented fields is an UnexpectedResponseError', async () => {
     server.setHandler((_req, res) => reply(res, 201, { conversationId: 'c_1' }));
     await expect(client.messages.typing({ eventId: 'e', ...BASE })).rejects.toMatchObject({ name: 'UnexpectedResponseError' });
@@ -99,7 +118,7 @@ describe('answers', () => {
 describe('bad input is refused before any request', () => {
   test.each([
     ['edit without a target', () => client.messages.edit({ ...BASE, text: 'x' } as never), 'messages.edit: target is required'],
-    ['edit by a provider id', () => client.messages.edit({ ...BASE, target: { providerMessageId: 'p' }, text: 'x' } as never), 'messages.edit: target is { eventId }'],
+    ['edit by a numeric provider id', () => client.messages.edit({ ...BASE, target: { providerMessageId: 7 }, text: 'x' } as never), 'messages.edit: target is { eventId } or { providerMessageId }'],
     ['edit without text', () => client.messages.edit({ ...BASE, target: { eventId: 'm' } } as never), 'messages.edit: text is required'],
     ['delete with both ids', () => client.messages.delete({ ...BASE, target: { eventId: 'm', providerMessageId: 'p' } } as never), 'messages.delete: target is { eventId }'],
     ['react without emoji', () => client.messages.react({ ...BASE, target: { eventId: 'm' } } as never), 'messages.react: emoji is required'],

@@ -65,6 +65,13 @@ describe('messages.send with text (JSON)', () => {
     });
   });
 
+  test("the channel's id of the message goes as providerMessageId; without one, no such field", async () => {
+    await client.messages.send({ eventId: 'e', providerMessageId: 'wamid.1', externalConversationId: 'c', sender: { externalId: 'u' }, text: 'hi' });
+    await client.messages.send({ eventId: 'f', externalConversationId: 'c', sender: { externalId: 'u' }, text: 'hi' });
+    expect(server.requests[0]?.json).toEqual({ eventId: 'e', providerMessageId: 'wamid.1', externalConversationId: 'c', sender: { externalId: 'u' }, message: { text: 'hi' } });
+    expect(server.requests[1]?.json).not.toHaveProperty('providerMessageId');
+  });
+
   test('optional sender fields are omitted, not sent as null', async () => {
     await client.messages.send({ eventId: 'e', externalConversationId: 'c', sender: { externalId: 'alerts', kind: 'service' }, text: 'disk full' });
     expect(server.requests[0]?.json).toEqual({ eventId: 'e', externalConversationId: 'c', sender: { externalId: 'alerts', kind: 'service' }, message: { text: 'disk full' } });

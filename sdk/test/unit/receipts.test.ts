@@ -8,7 +8,10 @@ import {
   ConnectorClient,
   createReceiptTracker,
   DEFAULT_RECEIPT_MEMORY_ENTRIES,
+  HELD_RECEIPT_MAX_AGE_MS,
+  MAX_HELD_RECEIPTS,
   parsePulledNotification,
+  type HeldReceiptOutcome,
   type ProcessDeliveryResult,
   type ReceiptStore,
   type TrackedDelivery,
@@ -189,4 +192,101 @@ test('a late complete of an unknown delivery uses the lease of the unknown resul
 
 test('createReceiptTracker checks its client', () => {
   expect(() => createReceiptTracker({} as never)).toThrow(TypeError);
+});
+
+describe('a receipt that overtakes its part (multi-part replies): not_yet_sent, held, reported by remember', () => {
+  /** A tracker on a fake clock, with what it said about held receipts. */
+  function heldTracker() {
+    let now = 1_900_000_000_000;
+    const held: HeldReceiptOutcome[] = [];
+    const tracker = createReceiptTracker(client, { now: () => now, onHeldReceipt: (o) => held.push(o) });
+    return { tracker, held, advance: (ms: number) => (now += ms) };
+  }
+
+  test('a part announced with sending: its receipt before the completion is not_yet_sent (no call), then reported after the complete, in the order received; a stranger stays unknown_message', async () => {
+    serve();
+    const { tracker, held } = heldTracker();
+    const answers: unknown[] = [];
+    const result = await client.processDelivery(NOTIFICATION, async ({ deliveryId }) => {
+      // The text part went out; the channel's webhook for it comes before the image part is sent.
+      tracker.sending(deliveryId, 'wamid.text');
+      answers.push(await tracker.report('wamid.text', 'delivered', { at: 1_900_000_000_500 }));
+      answers.push(await tracker.report('wamid.text', 'read'));
+      answers.push(await tracker.report('wamid.stranger', 'delivered'));
+      tracker.sending(deliveryId, ['wamid.image']);
+      return ['wamid.text', 'wamid.image'];
+    });
+    expect(answers).toEqual([
+      { status: 'not_yet_sent', deliveryId: 'd_1', providerMessageId: 'wamid.text' },
+      { status: 'not_yet_sent', deliveryId: 'd_1', providerMessageId: 'wamid.text' },
+      { status: 'unknown_message', providerMessageId: 'wamid.stranger' },
+    ]);
+    expect(receipts()).toEqual([]);
+    expect(await tracker.remember(result)).toBe(true);
+    expect(receipts().map((r) => r.json)).toEqual([
+      { deliveryId: 'd_1', status: 'delivered', providerMessageId: 'wamid.text', at: 1_900_000_000_500 },
+      { deliveryId: 'd_1', status: 'read', providerMessageId: 'wamid.text' },
+    ]);
+    expect(server.requests.map((r) => r.path.replace('/v1/deliveries/', ''))).toEqual(['claim', 'start', 'complete', 'receipt', 'receipt']);
+    expect(held).toEqual([
+      { providerMessageId: 'wamid.text', deliveryId: 'd_1', status: 'delivered', outcome: 'reported', result: { status: 'sent' } },
+      { providerMessageId: 'wamid.text', deliveryId: 'd_1', status: 'read', outcome: 'reported', result: { status: 'sent' } },
+    ]);
+    // `read` was final: the id is forgotten; the other part is remembered.
+    expect(await tracker.report('wamid.text', 'read')).toEqual({ status: 'unknown_message', providerMessageId: 'wamid.text' });
+    expect(await tracker.report('wamid.image', 'delivered')).toMatchObject({ status: 'reported', deliveryId: 'd_1' });
+  });
+
+  test(`a part waits HELD_RECEIPT_MAX_AGE_MS (${HELD_RECEIPT_MAX_AGE_MS} ms) at most: then its held receipts are dropped (expired) and the id is unknown_message`, async () => {
+    serve();
+    const { tracker, held, advance } = heldTracker();
+    tracker.sending('d_1', 'p-1');
+    expect(await tracker.report('p-1', 'delivered')).toMatchObject({ status: 'not_yet_sent' });
+    advance(HELD_RECEIPT_MAX_AGE_MS);
+    // Exactly at the limit it still waits.
+    expect(await tracker.report('p-1', 'read')).toMatchObject({ status: 'not_yet_sent' });
+    expect(held).toEqual([]);
+    advance(1);
+    expect(await tracker.report('p-1', 'read')).toEqual({ status: 'unknown_message', providerMessageId: 'p-1' });
+    expect(held.map((o) => [o.status, o.outcome, 'reason' in o ? o.reason : ''])).toEqual([
+      ['delivered', 'dropped', 'expired'],
+      ['read', 'dropped', 'expired'],
+    ]);
+    // A late remember finds nothing held: no receipt call for them.
+    await tracker.remember(sent('d_1', ['p-1']));
+    expect(receipts()).toEqual([]);
+  });
+
+  test(`at most MAX_HELD_RECEIPTS (${MAX_HELD_RECEIPTS}) receipts are held: the oldest is dropped (overflow)`, async () => {
+    serve();
+    const { tracker, held } = heldTracker();
+    tracker.sending('d_1', 'p-1');
+    for (let i = 0; i <= MAX_HELD_RECEIPTS; i++) await tracker.report('p-1', 'delivered', { at: i });
+    expect(held).toEqual([{ providerMessageId: 'p-1', deliveryId: 'd_1', status: 'delivered', outcome: 'dropped', reason: 'overflow' }]);
+    await tracker.remember(sent('d_1', ['p-1']));
+    const reported = receipts().map((r) => (r.json as { at: number }).at);
+    expect(reported).toHaveLength(MAX_HELD_RECEIPTS);
+    expect(reported[0]).toBe(1);
+  });
+
+  test('a delivery that was not sent (failed) drops what was held for its parts (not_sent); a failing receipt call is reported as failed, remember still resolves', async () => {
+    serve((_q, res) => errorReply(res, 409, 'delivery_not_sent'));
+    const { tracker, held } = heldTracker();
+    tracker.sending('d_1', 'p-1');
+    await tracker.report('p-1', 'delivered');
+    expect(await tracker.remember({ kind: 'failed', deliveryId: 'd_1', leaseId: 'l', outcome: 'failed', code: 'rejected', error: new Error('x'), deliveryStatus: 'failed' })).toBe(false);
+    expect(held).toEqual([{ providerMessageId: 'p-1', deliveryId: 'd_1', status: 'delivered', outcome: 'dropped', reason: 'not_sent' }]);
+    expect(await tracker.report('p-1', 'read')).toEqual({ status: 'unknown_message', providerMessageId: 'p-1' });
+
+    tracker.sending('d_2', 'p-2');
+    await tracker.report('p-2', 'delivered');
+    expect(await tracker.remember(sent('d_2', ['p-2']))).toBe(true);
+    expect(held.at(-1)).toMatchObject({ providerMessageId: 'p-2', deliveryId: 'd_2', outcome: 'failed', error: expect.any(ConflictError) });
+  });
+
+  test('sending checks its arguments', () => {
+    const { tracker } = heldTracker();
+    expect(() => tracker.sending('', 'p')).toThrow(TypeError);
+    expect(() => tracker.sending('d', [''])).toThrow(TypeError);
+  });
 });

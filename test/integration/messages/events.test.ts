@@ -1,5 +1,6 @@
 /**
- * POST /v1/messages/events (docs/contract.md#message-events), through real HTTP on the emulators:
+ * POST /v1/messages/events (docs/contract.md#message-events), through real HTTP on the emulators
+ * (and a customer message's `providerMessageId` on POST /v1/messages, which targets may name):
  * every per-type field rule (400 naming the field, nothing written), each type applied (201), an
  * event that waits for its target (202) and is applied when the target arrives, an edit of a
  * deleted message (200, not applied), duplicates and conflicts in the eventId space shared with
@@ -16,7 +17,7 @@ import { Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { pendingEventsIdFor } from '../../../functions/src/messages/event-ids';
 import { expectError, guardNoWrites } from '../helpers/assertions';
 import { MESSAGES_PATH, listMessageDocs, newMessage, readMessageDoc } from '../helpers/messages';
-import { adminDb, createTestIntegration, imageFilePath, postJson, postMultipart, messageParts, type ApiResponse, type TestIntegration } from '../helpers/stack';
+import { adminDb, createTestIntegration, imageFilePath, listImageFilesExceptOtherWorkspaces, postJson, postMultipart, messageParts, workspaceDocPaths, type ApiResponse, type TestIntegration } from '../helpers/stack';
 import { deliveryTestFile, deliverFully, eventually, replyAndNotify, readReply } from '../helpers/deliveries';
 import { png } from '../../unit/fixtures/image-bytes';
 
@@ -85,7 +86,6 @@ describe('400 invalid_request: the per-type field rules name the field, nothing 
     ['edited with an empty text', { type: 'edited', target: { eventId: 'e1' }, text: '' }, 'text:'],
     ['edited with 10001 characters', { type: 'edited', target: { eventId: 'e1' }, text: '😀'.repeat(10_001) }, 'text: must be at most 10000'],
     ['edited with an emoji', { type: 'edited', target: { eventId: 'e1' }, text: 'x', emoji: '👍' }, 'emoji: not allowed'],
-    ['edited by provider message id', { type: 'edited', target: { providerMessageId: 'p1' }, text: 'x' }, 'target.providerMessageId: not allowed'],
     ['deleted with text', { type: 'deleted', target: { eventId: 'e1' }, text: 'x' }, 'text: not allowed'],
     ['deleted with removed', { type: 'deleted', target: { eventId: 'e1' }, removed: true }, 'removed: not allowed'],
     ['deleted without target', { type: 'deleted' }, 'target: required'],
@@ -408,5 +408,111 @@ describe('reactions on operator replies, by provider message id', () => {
 
     const elsewhere = eventAbout({ ...customer, externalConversationId: `chat-${randomUUID()}` }, { type: 'reaction', target: { providerMessageId: ids[1] }, emoji: '😡' });
     expectError(await postEvent(integration, elsewhere), 404, 'target_not_found');
+  });
+});
+
+/** Everything the workspace holds (documents and stored images): equal before and after a refused request. */
+async function workspaceSnapshot(integration: TestIntegration): Promise<{ docs: string[]; images: string[] }> {
+  return { docs: (await workspaceDocPaths(integration.workspaceId)).sort(), images: await listImageFilesExceptOtherWorkspaces([integration.workspaceId]) };
+}
+
+describe("targets by the channel's id (providerMessageId)", () => {
+  test('a message with a providerMessageId: stored with it; a retry is 200 duplicate; another message with it (JSON or multipart) is 409 provider_message_id_conflict, nothing written', async () => {
+    const own = await createTestIntegration();
+    const providerMessageId = `wamid.${randomUUID()}`;
+    const body = newMessage({ providerMessageId });
+    const first = await postJson(MESSAGES_PATH, body, { key: own.key });
+    expect(first.status).toBe(201);
+    const { conversationId, messageId } = first.body as { conversationId: string; messageId: string };
+    expect((await readMessageDoc(own.workspaceId, conversationId, messageId))?.providerMessageId).toBe(providerMessageId);
+    const retry = await postJson(MESSAGES_PATH, body, { key: own.key });
+    expect([retry.status, retry.body]).toEqual([200, { conversationId, messageId, duplicate: true }]);
+
+    const before = await workspaceSnapshot(own);
+    expectError(await postJson(MESSAGES_PATH, newMessage({ providerMessageId }), { key: own.key }), 409, 'provider_message_id_conflict');
+    expectError(await postMultipart(MESSAGES_PATH, messageParts(newMessage({ providerMessageId }), [png(3, 3)]), { key: own.key }), 409, 'provider_message_id_conflict');
+    // The eventId of the first with another providerMessageId is other content: event_conflict.
+    expectError(await postJson(MESSAGES_PATH, { ...body, providerMessageId: `wamid.${randomUUID()}` }, { key: own.key }), 409, 'event_conflict');
+    expect(await workspaceSnapshot(own)).toEqual(before);
+    // Another integration may use the same id.
+    const other = await createTestIntegration();
+    expect((await postJson(MESSAGES_PATH, newMessage({ providerMessageId }), { key: other.key })).status).toBe(201);
+  });
+
+  test('two messages with one providerMessageId at once: exactly one is created', async () => {
+    const providerMessageId = `wamid.${randomUUID()}`;
+    const chat = `chat-${randomUUID()}`;
+    const answers = await Promise.all([1, 2, 3].map(() => postJson(MESSAGES_PATH, newMessage({ providerMessageId, externalConversationId: chat }), { key: integ.key })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409]);
+    const created = answers.find((a) => a.status === 201)?.body as { conversationId: string };
+    expect(await listMessageDocs(integ.workspaceId, created.conversationId)).toHaveLength(1);
+  });
+
+  test('edited, reaction and deleted by the providerMessageId of a customer message: applied as by its eventId', async () => {
+    const providerMessageId = `wamid.${randomUUID()}`;
+    const sent = await sendMessage(integ, { providerMessageId, message: { text: 'Helo' } });
+    const target = { providerMessageId };
+    expectAnswer(await postEvent(integ, eventAbout(sent, { type: 'edited', target, text: 'Hello' })), 201, { applied: true, duplicate: false }, sent.conversationId);
+    // The same text again changes nothing: 200 not applied, no second history entry.
+    expectAnswer(await postEvent(integ, eventAbout(sent, { type: 'edited', target, text: 'Hello' })), 200, { applied: false, duplicate: false }, sent.conversationId);
+    expectAnswer(await postEvent(integ, eventAbout(sent, { type: 'reaction', target, emoji: '👍' })), 201, { applied: true, duplicate: false });
+    expectError(await postEvent(integ, eventAbout({ ...sent, senderExternalId: 'someone-else' }, { type: 'deleted', target })), 404, 'target_not_found');
+    expectError(await postEvent(integ, eventAbout({ ...sent, externalConversationId: `chat-${randomUUID()}` }, { type: 'reaction', target, emoji: '👍' })), 404, 'target_not_found');
+    const edited = await message(integ, sent);
+    expect((edited?.edits as Array<{ text: string }>).map((e) => e.text)).toEqual(['Hello']);
+    expect((edited?.reactions as Array<{ emoji: string }>).map((r) => r.emoji)).toEqual(['👍']);
+    expectAnswer(await postEvent(integ, eventAbout(sent, { type: 'deleted', target })), 201, { applied: true, duplicate: false });
+    expect(await message(integ, sent)).toMatchObject({ text: null, deleted: { at: expect.anything() }, reactions: [{ emoji: '👍' }] });
+  });
+
+  test('events by a providerMessageId not seen yet wait (202) and are applied, with those by its eventId, in the order received when the message arrives', async () => {
+    const providerMessageId = `wamid.${randomUUID()}`;
+    const body = newMessage({ providerMessageId, message: { text: 'original' } });
+    const about = { externalConversationId: String(body.externalConversationId), senderExternalId: String(body.sender?.externalId) };
+    expectAnswer(await postEvent(integ, eventAbout(about, { type: 'edited', target: { eventId: body.eventId }, text: 'one' })), 202, { applied: false, duplicate: false });
+    expectAnswer(await postEvent(integ, eventAbout(about, { type: 'edited', target: { providerMessageId }, text: 'two' })), 202, { applied: false, duplicate: false });
+    expectAnswer(await postEvent(integ, eventAbout(about, { type: 'reaction', target: { providerMessageId }, emoji: '🎉' })), 202, { applied: false, duplicate: false });
+    const res = await postJson(MESSAGES_PATH, body, { key: integ.key });
+    expect(res.status).toBe(201);
+    const sent = res.body as { conversationId: string; messageId: string };
+    const doc = await message(integ, sent);
+    expect((doc?.edits as Array<{ text: string }>).map((e) => e.text)).toEqual(['one', 'two']);
+    expect((doc?.reactions as Array<{ emoji: string }>).map((r) => r.emoji)).toEqual(['🎉']);
+    for (const target of [{ eventId: String(body.eventId) }, { providerMessageId }]) {
+      expect((await adminDb().doc(`workspaces/${integ.workspaceId}/pendingEvents/${pendingEventsIdFor(integ.integrationId, target)}`).get()).exists).toBe(false);
+    }
+  });
+
+  test('an id naming a customer message and an operator reply is 409 ambiguous_target, nothing written; an edit by a reply id is 404', async () => {
+    const setup = await file.ownConversation();
+    const { integration } = setup;
+    const reply = await replyAndNotify(setup, 'Here is your tracking link.');
+    const providerId = `wamid.${randomUUID()}`;
+    await deliverFully(integration.key, reply.deliveryId, [providerId]);
+    const customer = { externalConversationId: setup.externalConversationId, senderExternalId: setup.customerId };
+    // Once the trigger recorded the reply's id, a reaction by it is applied at once.
+    await eventually(async () => {
+      const res = await postEvent(integration, eventAbout(customer, { type: 'reaction', target: { providerMessageId: providerId }, emoji: '👀' }));
+      return res.status === 201 ? true : undefined;
+    }, 'the reply id recorded');
+    expectError(await postEvent(integration, eventAbout(customer, { type: 'edited', target: { providerMessageId: providerId }, text: 'x' })), 404, 'target_not_found');
+
+    const clash = await sendMessage(integration, { externalConversationId: setup.externalConversationId, sender: { externalId: setup.customerId }, providerMessageId: providerId });
+    const before = await workspaceSnapshot(integration);
+    const ambiguous = eventAbout(customer, { type: 'reaction', target: { providerMessageId: providerId }, emoji: '❤️' });
+    expectError(await postEvent(integration, ambiguous), 409, 'ambiguous_target');
+    expectError(await postEvent(integration, eventAbout(customer, { type: 'deleted', target: { providerMessageId: providerId } })), 409, 'ambiguous_target');
+    expect(await workspaceSnapshot(integration)).toEqual(before);
+    expect(await eventRecord(integration, String(ambiguous.eventId))).toBe(false);
+    expectAnswer(await postEvent(integration, eventAbout(customer, { type: 'reaction', target: { eventId: clash.eventId }, emoji: '❤️' })), 201, { applied: true, duplicate: false });
+  });
+
+  test('typing in a chat the desk does not know: 200 not applied, no conversationId, nothing written', async () => {
+    const own = await createTestIntegration();
+    const check = await guardNoWrites(own);
+    const typing = eventAbout({ externalConversationId: `chat-${randomUUID()}`, senderExternalId: 'cust' }, { type: 'typing' });
+    const res = await postEvent(own, typing);
+    expect([res.status, res.body]).toEqual([200, { applied: false, duplicate: false }]);
+    await check();
   });
 });

@@ -141,7 +141,9 @@ test('the emulator has no TTL: the scheduled job deletes expired typing document
   const as = { externalConversationId: setup.externalConversationId, sender: { externalId: setup.customerId } };
   await event(integration, { ...as, type: 'typing' }, 201);
   await event(integration, { ...as, type: 'reaction', target: { eventId: `never-${randomUUID()}` }, emoji: '👍' }, 202);
+  // A live typing document elsewhere (typing is stored only in a chat the desk knows: a message first).
   const other = `chat-${randomUUID()}`;
+  await send(integration, other, setup.customerId, { text: 'another chat' });
   await event(integration, { externalConversationId: other, sender: { externalId: setup.customerId }, type: 'typing' }, 201);
   const typing = base.collection('typing').doc(setup.conversationId);
   const [pending] = (await base.collection('pendingEvents').get()).docs;

@@ -60,7 +60,10 @@ describe('per-type field rules (400 naming the field)', () => {
     expect(problems({ type: 'deleted', target: { eventId: 'e1' }, emoji: '👍' })).toBe("emoji: not allowed for type 'deleted'");
     expect(problems({ type: 'typing', removed: true })).toBe("removed: not allowed for type 'typing'");
     expect(problems({ type: 'reaction', emoji: '👍' })).toBe("target: required for type 'reaction'");
-    expect(problems({ type: 'edited', target: { providerMessageId: 'p' }, text: 'x' })).toBe("target.providerMessageId: not allowed for type 'edited': use target.eventId");
+    // Every type with a target takes either id (the service resolves a provider id: rules/targets.ts).
+    expect(problems({ type: 'edited', target: { providerMessageId: 'p' }, text: 'x' })).toBe('');
+    expect(problems({ type: 'deleted', target: { providerMessageId: 'p' } })).toBe('');
+    expect(problems({ type: 'deleted', target: {} })).toBe('target.eventId: required (or target.providerMessageId)');
   });
   test('messageEventProblems lists every problem', () => {
     expect(messageEventProblems({ type: 'typing', text: 'x', emoji: '👍', target: { eventId: 'e' } }).map((p) => p.path.join('.'))).toEqual(['target', 'text', 'emoji']);
@@ -110,6 +113,7 @@ const customerMessage = (over: Partial<TargetMessage> = {}): TargetMessage => ({
   direction: 'inbound',
   kind: 'message',
   senderExternalId: 'a',
+  text: 'hello',
   deleted: false,
   edits: [],
   reactions: [],

@@ -13,6 +13,11 @@ export interface FingerprintInput {
   sender: { externalId: string; displayName: string | null; kind: 'customer' | 'service' };
   text: string | null;
   images: ReadonlyArray<{ sha256: string; contentType: string }>;
+  /**
+   * The channel's id of the message, when given. Left out of the canonical document when absent,
+   * so the fingerprint of a message without one is the one it had before the field existed.
+   */
+  providerMessageId?: string | undefined;
 }
 
 function canonical(value: unknown): string {
@@ -33,6 +38,8 @@ export function fingerprint(input: FingerprintInput): string {
     sender: input.sender,
     text: input.text,
     images: input.images.map((i) => ({ sha256: i.sha256, contentType: i.contentType })),
+    // `canonical` drops undefined values: absent, it adds nothing.
+    providerMessageId: input.providerMessageId,
   };
   return sha256Hex(canonical(doc));
 }

@@ -35,6 +35,8 @@ export interface TargetMessage {
   kind: 'message' | 'alert' | undefined;
   /** The sender of an inbound message; undefined for an operator reply. */
   senderExternalId: string | undefined;
+  /** The text as received (null without one; an operator reply's is not read: null). */
+  text: string | null;
   deleted: boolean;
   edits: readonly Edit[];
   reactions: readonly Reaction[];
@@ -51,7 +53,7 @@ export type EventChange =
 export type EventEffect =
   /** Applied: the new fields of the message (`text: null` and `images: []` for a deletion), and the stored objects to delete. */
   | { kind: 'applied'; fields: MessageChange; removedImages: string[] }
-  /** Not applied, and why (logged with this code): the message was deleted, or the reaction changes nothing. */
+  /** Not applied, and why (logged with this code): the message was deleted, or the reaction (or edit) changes nothing. */
   | { kind: 'ignored'; code: 'target_deleted' | 'no_change' }
   /** The target is not this sender's to change (404 `target_not_found`; a pending one is dropped with this). */
   | { kind: 'not_found'; code: 'not_own_message' | 'alert' | 'operator_reply' };
@@ -86,10 +88,15 @@ export function targetProblem(target: TargetMessage, event: EventChange): Extrac
   return null;
 }
 
+/** The text the desk shows for a customer message: its latest edit's, else the text it came with. */
+const currentText = (target: Pick<TargetMessage, 'text' | 'edits'>): string | null => target.edits.at(-1)?.text ?? target.text;
+
 /**
  * What `event` does to `target` at `at` (ms). A deleted message takes no more edits, deletions or
  * reactions (ignored: the tombstone is final, and the desk shows nothing but it); a reaction that
- * changes nothing is ignored too.
+ * changes nothing is ignored too, and so is an edit to the text the message already shows (no
+ * history entry that changes nothing: channels send such edits when only a formatting or a link
+ * preview changed).
  */
 export function applyEvent(target: TargetMessage, event: EventChange, at: number): EventEffect {
   const problem = targetProblem(target, event);
@@ -97,6 +104,7 @@ export function applyEvent(target: TargetMessage, event: EventChange, at: number
   if (target.deleted) return { kind: 'ignored', code: 'target_deleted' };
   switch (event.type) {
     case 'edited':
+      if (currentText(target) === event.text) return { kind: 'ignored', code: 'no_change' };
       return { kind: 'applied', fields: { edits: [...target.edits, { text: event.text, at }] }, removedImages: [] };
     case 'deleted':
       return { kind: 'applied', fields: { deleted: { at } }, removedImages: target.images.map((i) => i.path) };
@@ -113,7 +121,7 @@ export function applyEvent(target: TargetMessage, event: EventChange, at: number
 
 /** The target after an applied change (to apply several events in order: pending ones on arrival). */
 export function afterChange(target: TargetMessage, change: MessageChange): TargetMessage {
-  if (change.deleted !== undefined) return { ...target, deleted: true, edits: [], images: [] };
+  if (change.deleted !== undefined) return { ...target, deleted: true, text: null, edits: [], images: [] };
   return { ...target, ...(change.edits ? { edits: change.edits } : {}), ...(change.reactions ? { reactions: change.reactions } : {}) };
 }
 
@@ -129,7 +137,7 @@ const EVENT_FIELDS: readonly EventField[] = ['target', 'text', 'emoji', 'removed
 
 /**
  * The per-type rules of a message event, as issues naming the field (400 `invalid_request`, docs/contract.md#message-events):
- * a field the type does not take, a missing one, and the target's form (`providerMessageId` only for reactions).
+ * a field the type does not take, a missing one, and the target's form (exactly one of `eventId` and `providerMessageId`).
  * The service's schema (functions/src/messages/schemas.ts) and the SDK's test service both ask this function.
  */
 export function messageEventProblems(event: { type: (typeof MESSAGE_EVENT_TYPES)[number]; target?: { eventId?: string | undefined; providerMessageId?: string | undefined } | undefined } & Partial<Record<EventField, unknown>>): Array<{ path: string[]; message: string }> {
@@ -148,8 +156,15 @@ export function messageEventProblems(event: { type: (typeof MESSAGE_EVENT_TYPES)
     const byEvent = target.eventId !== undefined;
     const byProvider = target.providerMessageId !== undefined;
     if (byEvent && byProvider) problems.push({ path: ['target'], message: 'exactly one of eventId and providerMessageId' });
-    else if (!byEvent && !byProvider) problems.push({ path: ['target', 'eventId'], message: 'required (or, for a reaction, target.providerMessageId)' });
-    else if (byProvider && event.type !== 'reaction') problems.push({ path: ['target', 'providerMessageId'], message: `not allowed for type '${event.type}': use target.eventId` });
+    else if (!byEvent && !byProvider) problems.push({ path: ['target', 'eventId'], message: 'required (or target.providerMessageId)' });
   }
   return problems;
 }
+
+/**
+ * The answer to `typing` in a chat the desk does not know (no conversation for its
+ * externalConversationId yet: the customer is typing their first message): 200, not applied, and
+ * no `conversationId`, since none exists. Nothing is written, not even the event's record: there
+ * is nothing to show it on, and a retry gets this answer again (or, once the chat exists, shows it).
+ */
+export const TYPING_WITHOUT_CONVERSATION = { status: 200, body: { applied: false, duplicate: false } } as const;
