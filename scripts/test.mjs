@@ -2,7 +2,7 @@
 /**
  * `npm test`: every check of the project, in the order that finishes soonest on two cores.
  *
- *   build ─┬─ (type check ─ sdk on node 24) ∥ lint (eslint, import cycles, unused code) ─ unit tests ─┐
+ *   build ─┬─ type check ∥ lint (eslint, import cycles, unused code) ─ unit tests ─ sdk on node 24 ─┐
  *          └─ emulators start ─ @serial integration suites, one at a time ─────────────────────────────┴─ other
  *             integration suites (parallel workers) ─ framework phase ─ monitoring filters
  *
@@ -122,11 +122,6 @@ await phase('build', async () => {
 
 /** ESLint's cache (.local/eslint-cache) makes a local rerun lint only changed files; CI starts clean. */
 const lintArgs = ['.', '--cache', '--cache-location', join('.local', 'eslint-cache'), '--cache-strategy', 'content'];
-// The SDK's own tests (its unit tests and the kit scenarios) again on Node 24: its engines say
-// >=22.12, and everything else runs on the repository's Node 22 (scripts/lib/node24.mjs). Beside
-// the lint once the type check passed (eslint keeps one core busy, the other mostly waits), not
-// after the unit tests, where it added its whole time to the checks' path.
-const sdkOnNode24Phase = () => phase('sdk on node 24', () => sdkOnNode24());
 const checks = (async () => {
   if (phases.includes('static')) {
     await Promise.all([
@@ -136,7 +131,7 @@ const checks = (async () => {
         // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
         await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
         await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
-      }).then(() => (phases.includes('unit') ? sdkOnNode24Phase() : undefined)),
+      }),
       phase('lint (eslint, import cycles, unused code)', async () => {
         await run(bin('eslint'), lintArgs);
         await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
@@ -151,7 +146,9 @@ const checks = (async () => {
   // connectors' timers, so a second worker halves the phase (121 s -> 61 s measured alone) and
   // takes it off the critical path. A --maxWorkers given to npm test comes later and wins.
   if (phases.includes('unit')) await phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', 'rules-sdk', `--maxWorkers=${UNIT_WORKERS}`, ...extra]));
-  if (phases.includes('unit') && !phases.includes('static')) await sdkOnNode24Phase();
+  // The SDK's own tests (its unit tests and the kit scenarios) again on Node 24: its engines say
+  // >=22.12, and everything above ran on the repository's Node 22 (scripts/lib/node24.mjs).
+  if (phases.includes('unit')) await phase('sdk on node 24', () => sdkOnNode24());
 })();
 
 /**
