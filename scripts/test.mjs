@@ -122,6 +122,9 @@ await phase('build', async () => {
 
 /** ESLint's cache (.local/eslint-cache) makes a local rerun lint only changed files; CI starts clean. */
 const lintArgs = ['.', '--cache', '--cache-location', join('.local', 'eslint-cache'), '--cache-strategy', 'content'];
+// Node 24 for the SDK's second pass, fetched (once, into .local/) while the other phases run.
+const node24Fetch = phases.includes('unit') ? node24Binary(join(ROOT, '.local', 'node24')) : Promise.resolve(null);
+node24Fetch.catch(() => undefined); // awaited (and its failure reported) by the phase
 const checks = (async () => {
   if (phases.includes('static')) {
     await Promise.all([
@@ -157,7 +160,7 @@ const checks = (async () => {
  * on a platform that has no pinned Node 24 (scripts/lib/node24.mjs); CI runs it.
  */
 async function sdkOnNode24() {
-  const node24 = node24Binary(join(ROOT, '.local', 'node24'));
+  const node24 = await node24Fetch;
   if (node24 === null) {
     console.log(`sdk on node 24: skipped, no pinned Node ${NODE_24_VERSION} for ${process.platform}-${process.arch} (set NODE24_BIN to run it)`);
     return;

@@ -2,4 +2,4 @@
 export declare const NODE_24_VERSION: string;
 export declare const NODE_24_PACKAGES: Readonly<Record<string, { name: string; integrity: string }>>;
 export declare function integrityOf(file: string): string;
-export declare function node24Binary(cacheDir: string, options?: { platform?: string; env?: Record<string, string | undefined> }): string | null;
+export declare function node24Binary(cacheDir: string, options?: { platform?: string; env?: Record<string, string | undefined> }): Promise<string | null>;

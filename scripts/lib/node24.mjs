@@ -11,7 +11,8 @@
  * later runs). No install script runs. On a platform without a pinned package the phase is skipped
  * (`NODE24_BIN=/path/to/node` names a Node 24 to use instead); CI (linux-x64) always runs it.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
@@ -30,12 +31,15 @@ export function integrityOf(file) {
   return `sha512-${createHash('sha512').update(readFileSync(file)).digest('base64')}`;
 }
 
+const run = promisify(execFile);
+
 /**
  * The path of a Node 24 binary, fetched into `cacheDir` on first use; `null` when this platform
- * has no pinned package and NODE24_BIN is not set. Throws when the fetched tarball's integrity is
- * not the pinned one.
+ * has no pinned package and NODE24_BIN is not set. Rejects when the fetched tarball's integrity is
+ * not the pinned one. Asynchronous: `npm test` fetches it while its other phases run, and a
+ * synchronous fetch would stop the runner from relaying the emulators' output meanwhile.
  */
-export function node24Binary(cacheDir, { platform = `${process.platform}-${process.arch}`, env = process.env } = {}) {
+export async function node24Binary(cacheDir, { platform = `${process.platform}-${process.arch}`, env = process.env } = {}) {
   if (env.NODE24_BIN) return env.NODE24_BIN;
   const pkg = NODE_24_PACKAGES[platform];
   if (!pkg) return null;
@@ -46,13 +50,14 @@ export function node24Binary(cacheDir, { platform = `${process.platform}-${proce
   mkdirSync(cacheDir, { recursive: true });
   const work = mkdtempSync(join(cacheDir, 'fetch-'));
   try {
-    const [packed] = JSON.parse(execFileSync('npm', ['pack', `${pkg.name}@${NODE_24_VERSION}`, '--json', '--pack-destination', '.'], { encoding: 'utf8', cwd: work, stdio: ['ignore', 'pipe', 'inherit'] }));
+    const { stdout } = await run('npm', ['pack', `${pkg.name}@${NODE_24_VERSION}`, '--json', '--pack-destination', '.'], { encoding: 'utf8', cwd: work, maxBuffer: 16 * 1024 * 1024 });
+    const [packed] = JSON.parse(stdout);
     const tarball = join(work, packed.filename);
     const actual = integrityOf(tarball);
     if (actual !== pkg.integrity) throw new Error(`${pkg.name}@${NODE_24_VERSION}: integrity ${actual}, expected ${pkg.integrity} (scripts/lib/node24.mjs)`);
     const unpacked = join(work, 'unpacked');
     mkdirSync(unpacked);
-    execFileSync('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1']);
+    await run('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1']);
     // Renamed into place only when complete: an interrupted fetch leaves no half binary behind.
     renameSync(unpacked, dir);
   } finally {

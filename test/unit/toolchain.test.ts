@@ -33,13 +33,13 @@ describe('the Node the repository runs on', () => {
     expect((readJson('firebase.json').functions as Array<{ runtime: string }>)[0]?.runtime).toBe('nodejs22');
   });
 
-  test('the second Node the SDK is tested on is a Node 24, pinned by integrity per platform', () => {
+  test('the second Node the SDK is tested on is a Node 24, pinned by integrity per platform', async () => {
     expect(NODE_24_VERSION).toMatch(/^24\.\d+\.\d+$/);
     expect(Object.keys(NODE_24_PACKAGES).sort()).toEqual(['linux-arm64', 'linux-x64']);
     for (const pkg of Object.values(NODE_24_PACKAGES)) expect(pkg.integrity).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
     // A platform without a pinned package has none (the phase is skipped), unless NODE24_BIN names one.
-    expect(node24Binary(tmpdir(), { platform: 'plan9-mips', env: {} })).toBeNull();
-    expect(node24Binary(tmpdir(), { platform: 'plan9-mips', env: { NODE24_BIN: '/opt/node24/bin/node' } })).toBe('/opt/node24/bin/node');
+    await expect(node24Binary(tmpdir(), { platform: 'plan9-mips', env: {} })).resolves.toBeNull();
+    await expect(node24Binary(tmpdir(), { platform: 'plan9-mips', env: { NODE24_BIN: '/opt/node24/bin/node' } })).resolves.toBe('/opt/node24/bin/node');
   });
 
   test('the integrity of a fetched tarball is computed the way npm records it', () => {
