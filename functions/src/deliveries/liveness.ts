@@ -1,7 +1,7 @@
 /**
  * The time-based duties of unfinished deliveries (docs/contract.md#leases, docs/contract.md#liveness; docs/capacity.md). Each
  * delivery with something due has one document `deliveryChecks/{deliveryId}` (./store.ts
- * `DeliveryCheck`), written in the same transaction as the record (./store.ts `writeDelivery`):
+ * `DeliveryCheck`), written in the same transaction as the record (./store.ts `writeRecord`, when the plan says its due work moved: ../rules/plan.ts `dueWorkOf`):
  *  - claimable (queued, due, first of its conversation): its next liveness check: re-notify, or
  *    fail it `not_claimed` at the unclaimed expiry (../rules/record.ts `withLiveness`);
  *  - leased or sending: its lease's expiry.

@@ -91,8 +91,9 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
     if (read === null) return finish(tx, transition, { before: null, decision: null });
     const { before } = read;
     const decision = transition.decide(before, read.facts);
-    // A delivery that ends releases the next one of its conversation: read it (or its release facts).
-    const released = decision?.effects.releasesNext === true ? await readReleased(tx, db, read, decision, trustReleaseFacts) : null;
+    // A delivery that ends releases the next one of its conversation: read it (or its release facts);
+    // null, reading nothing, when the decision does not end it.
+    const released = await readReleased(tx, db, read, decision, trustReleaseFacts);
     const plan = planTransition(before, decision, released?.record ?? null, { now, unclaimedExpiryMs: config().unclaimedExpiryMs });
     // An edit's or unsend's entry in the reply's history needs the reply: read before any write.
     const history = plan?.decided?.mirror === 'history' ? await readReplyHistory(tx, db, before) : undefined;

@@ -173,7 +173,7 @@ export interface DeliveryRecord {
   /** The answer to the operator's latest recall request (docs/decisions.md#recall-before-send-cancel), mirrored as `delivery.cancel`. */
   cancel?: DeliveryCancel;
   /**
-   * Derived on every write (functions/src/deliveries/store.ts `writeDelivery`, `withOutcomeTimes`), for the integration
+   * Derived on every write (functions/src/deliveries/store.ts `writeRecord`, `withOutcomeTimes`), for the integration
    * health roll-up (functions/src/deliveries/health.ts): the list shard of the id (LIST_SHARDS), when it first became
    * `sent`, and when it last ended with an error (failed/unknown, not counting `cancelled`).
    */
