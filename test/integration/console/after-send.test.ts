@@ -23,7 +23,7 @@ import type { Browser, Page } from 'playwright-core';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { adminDb, closeStack, postJson } from '../helpers/stack';
 import { closePubSub, deliverFully, eventually, readReply, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
-import { announcements, consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, recordAnnouncements, SCREENSHOTS, shot, shotOf, signIn, type TestUser } from './browser-helpers';
+import { announcements, consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, recordAnnouncements, SCREENSHOTS, scrollTo, shot, shotOf, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -108,7 +108,7 @@ test('the admin sets edits and unsends with their windows: stored exactly; a win
   // The page shows its own write at once; the server has it once the rules accepted it.
   await expect(eventually(async () => (await integrationDoc().get()).get('replies.lifecycle') as unknown, 'the stored capability')).resolves.toEqual(LIFECYCLE);
   await card.locator('details.lifecycle-edit summary').click();
-  await card.locator('section.lifecycle-settings').scrollIntoViewIfNeeded();
+  await scrollTo(card.locator('section.lifecycle-settings'));
   await shot(adminPage, 'integrations-lifecycle');
 });
 

@@ -21,7 +21,7 @@ import { ConnectorClient } from '../../../sdk/src/index.js';
 import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
 import { closePubSub, eventually, readReply, setupConversation, type ConversationSetup } from '../helpers/deliveries';
 import { realPng } from '../helpers/console-uploads';
-import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, scrollTo, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -178,7 +178,7 @@ describe('reply attachments in the console', () => {
       { part: pngRef?.attachmentId, status: 'sent', providerMessageIds: [result.providerMessageIds[1]] },
       { part: pdfRef?.attachmentId, status: 'sent', providerMessageIds: [result.providerMessageIds[2]] },
     ]);
-    await item.scrollIntoViewIfNeeded();
+    await scrollTo(item);
     await shot(page, 'attachments-thread');
     // Nothing of the store (a bucket URL, a local path) reached the page.
     expect(await page.content()).not.toMatch(/storage\.googleapis|\.local\//);

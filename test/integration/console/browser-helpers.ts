@@ -94,6 +94,23 @@ export async function shotOf(element: Locator, name: string): Promise<void> {
   await element.screenshot({ path: join(SCREENSHOTS, `${name}.png`), mask: [element.page().locator('#new-key')], maskColor: '#c9d3cc' });
 }
 
+/**
+ * Scrolls to what `locator` finds. The console re-renders a card or thread when its live data
+ * changes (a server confirmation, a roll-up), which can replace the element between Playwright
+ * finding it and scrolling to it ("Element is not attached to the DOM"); Playwright does not
+ * retry that for scrolling, so this finds the element again, a bounded number of times.
+ */
+export async function scrollTo(locator: Locator, attempts = 5): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await locator.scrollIntoViewIfNeeded();
+      return;
+    } catch (err) {
+      if (attempt >= attempts || !/not attached to the DOM/.test(String(err))) throw err;
+    }
+  }
+}
+
 export const consoleUrl = (workspaceId: string, hash = ''): string => `${apiBaseUrl()}/console/?workspace=${encodeURIComponent(workspaceId)}${hash}`;
 
 export async function signIn(page: Page, workspaceId: string, user: { email: string; password: string }): Promise<void> {
