@@ -1,5 +1,5 @@
 /**
- * Bounded soak (test/integration/reliability/README.md): SOAK_SECONDS (default 60; CI keeps it at most 120, longer runs are
+ * Bounded soak (test/integration/reliability/README.md): SOAK_SECONDS (default 30; CI keeps it at most 120, longer runs are
  * opt-in) of mixed traffic against the emulator stack, then a full reconciliation.
  *
  *  - producers post incoming messages over real HTTP: new events, identical retries (200
