@@ -36,7 +36,7 @@ export const EMULATORS = `${SERVICE_EMULATORS},auth`;
 export const CONSOLE_URL = `${BASE_URL}/console/`;
 
 /** JVM options of the emulators (see emulatorEnv). */
-export const EMULATOR_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+const EMULATOR_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
 
 /** Everything the emulators and the functions they run need, offline or not. */
 export function emulatorEnv(extra = {}) {
