@@ -35,9 +35,6 @@ export const EMULATORS = `${SERVICE_EMULATORS},auth`;
 /** The workspace console, served by Hosting next to the API. */
 export const CONSOLE_URL = `${BASE_URL}/console/`;
 
-/** JVM options of the emulators (see emulatorEnv). */
-const EMULATOR_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
-
 /** Everything the emulators and the functions they run need, offline or not. */
 export function emulatorEnv(extra = {}) {
   return {
@@ -45,12 +42,6 @@ export function emulatorEnv(extra = {}) {
     ...offlineEmulatorEnv(join(ROOT, '.emulators')),
     // Make sure every child (firebase-tools, the functions runtime, jest) runs on the Node 22 we install.
     METADATA_SERVER_DETECTION: 'none',
-    // The Firestore and Pub/Sub emulators are JVMs that live for minutes: with the default tiered
-    // JIT, the optimising compiler's threads took half their CPU on two cores. C1 only and the
-    // serial collector halved the Firestore emulator's CPU for the same transactions (36.6 s ->
-    // 17.4 s for 7,680 transactions, measured alone) and finished the work sooner (28.6 s -> 20.7 s);
-    // docs/toolchain.md. A JAVA_TOOL_OPTIONS of the caller's own wins.
-    JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS ?? EMULATOR_JVM_OPTIONS,
     PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
     ...extra,
   };
