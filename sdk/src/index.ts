@@ -63,6 +63,7 @@ export type {
   DeliveryEventType,
   FailedResult,
   FinishedReason,
+  NextDeliveryField,
   ProcessDeliveryResult,
   ReportedFailure,
   RetryScheduledResult,

@@ -476,6 +476,14 @@ export interface components {
         CompleteResponse: {
             /** @constant */
             status: "sent";
+            /** @description The conversation's next delivery, present when this call ended the delivery and made the next one claimable now: exactly its notification (which is published too). Claim it at once instead of waiting for the notification; a second claim from the notification is harmless. */
+            next?: {
+                deliveryId: string;
+                workspaceId: string;
+                integrationId: string;
+                conversationId: string;
+                messageId: string;
+            };
         };
         FailRequest: {
             deliveryId: string;
@@ -506,6 +514,14 @@ export interface components {
         FailResponse: {
             /** @enum {string} */
             status: "queued" | "failed" | "unknown" | "sent";
+            /** @description The conversation's next delivery, present when this call ended the delivery and made the next one claimable now: exactly its notification (which is published too). Claim it at once instead of waiting for the notification; a second claim from the notification is harmless. */
+            next?: {
+                deliveryId: string;
+                workspaceId: string;
+                integrationId: string;
+                conversationId: string;
+                messageId: string;
+            };
         };
         PendingRequest: {
             /** @description Page size (default 50). */

@@ -26,7 +26,7 @@ import { DELIVERY_OPERATIONS, type OperationsOf } from '../operations';
 import { visibleDelivery, type Decision, type DeliveryRecord } from '../rules/record';
 import { catchUpPage } from './catch-up-list';
 import { DELIVERY_OPERATION_SCHEMAS, type PendingResponse } from './schemas';
-import { decideAttachmentFetch, DELIVERY_TRANSITIONS, type RuleFacts, type TransitionFacts } from '../rules/state-machine';
+import { answerOf, decideAttachmentFetch, DELIVERY_TRANSITIONS, type RuleFacts, type TransitionFacts } from '../rules/state-machine';
 import { runTransition } from './transition';
 
 /** Unguessable lease ids: holding one is what authorises start/complete/fail. */
@@ -39,6 +39,7 @@ const newLeaseId = (): string => `l_${randomBytes(18).toString('base64url')}`;
  */
 async function transitionForCaller<R>(
   context: RequestContext,
+  operationId: string,
   deliveryId: string,
   decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R>,
   reads: TransitionReads,
@@ -47,7 +48,7 @@ async function transitionForCaller<R>(
   // An id Firestore cannot use as a document id ('a/b', '..', '__x__') names no delivery: the
   // same 404 as any unknown id, not a failed lookup (which would be a 503).
   if (!isStorableDocumentId(deliveryId)) visibleDelivery(null, context.auth);
-  const { before, decision } = await runTransition(db(), {
+  const { before, decision, next } = await runTransition(db(), {
     workspaceId: context.auth.workspaceId,
     deliveryId,
     caller: context.auth,
@@ -64,7 +65,8 @@ async function transitionForCaller<R>(
   if (decision.next?.status === 'leased' && before.status === 'queued' && before.pendingAt !== undefined) {
     context.logFields.claimLatencyMs = Math.max(0, (decision.next.lease?.claimedAt ?? Date.now()) - before.pendingAt);
   }
-  return decision.response;
+  if (next !== null) context.logFields.nextDeliveryId = next.deliveryId;
+  return answerOf(operationId, decision.response, next);
 }
 
 /** What a transition reads with the delivery, in its one read wave (./transition.ts). */
@@ -113,7 +115,7 @@ function transition<Id extends TransitionId>(id: Id, rule: RuleOf<Id>, options?:
  */
 function transition(id: TransitionId, rule: (d: DeliveryRecord, input: { deliveryId: string } & RuleFacts) => Decision<unknown>, options: TransitionOptions<{ deliveryId: string }> = {}): Endpoint {
   return deliveryEndpoint(`POST ${DELIVERY_OPERATIONS[id].path}`, DELIVERY_OPERATION_SCHEMAS[id].request, (body, context) =>
-    transitionForCaller(context, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), {
+    transitionForCaller(context, id, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), {
       conversation: options.readsConversation === true,
       queue: options.readsQueue?.(body) === true,
     }),

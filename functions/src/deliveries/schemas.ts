@@ -224,9 +224,12 @@ const StartResponseSchema = z.strictObject({
 const ExtendResponseSchema = z.strictObject({
   leaseExpiresAt: z.number().int().describe('The new expiry of the lease, Unix epoch milliseconds (like `leaseExpiresAt` of claim).'),
 });
-const CompleteResponseSchema = z.strictObject({ status: z.literal('sent') });
-const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']) });
 const notification = z.strictObject({ deliveryId: z.string(), workspaceId: z.string(), integrationId: z.string(), conversationId: z.string(), messageId: z.string() });
+const next = notification.describe(
+  "The conversation's next delivery, present when this call ended the delivery and made the next one claimable now: exactly its notification (which is published too). Claim it at once instead of waiting for the notification; a second claim from the notification is harmless.",
+);
+const CompleteResponseSchema = z.strictObject({ status: z.literal('sent'), next: next.optional() });
+const FailResponseSchema = z.strictObject({ status: z.enum(['queued', 'failed', 'unknown', 'sent']), next: next.optional() });
 const PendingResponseSchema = z.strictObject({
   deliveries: z.array(notification).describe("Claimable now, oldest first; each item is exactly the delivery notification published to the integration's topic."),
   nextCursor: z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.'),

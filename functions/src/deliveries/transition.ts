@@ -31,6 +31,7 @@ import { config } from '../platform/config';
 import type { Decision, DeliveryRecord } from '../rules/record';
 import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
 import type { ReplyHistory } from './lifecycle-history';
+import type { NextDelivery } from '../rules/answers';
 import type { AppendInput, TransitionFacts } from '../rules/state-machine';
 import { readDeliveryQueue, readForTransition, readReleased, readReplyHistory, type TransitionReadRequest } from './reads';
 import { applyPlan, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
@@ -55,6 +56,8 @@ export interface TransitionOutcome<R> {
   before: DeliveryRecord | null;
   /** The decision taken, or null when there was nothing to decide. */
   decision: Decision<R> | null;
+  /** The delivery this one's end made claimable now (../rules/plan.ts `nextClaimable`), or null. */
+  next: NextDelivery | null;
 }
 
 /** gRPC NOT_FOUND: a commit whose update names a document that does not exist. */
@@ -88,7 +91,7 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
     // Read the facts (./reads.ts), decide (the transition's rule), plan (../rules/plan.ts, the same
     // for the SDK's test service), read what the plan's writes need, apply the plan (./store.ts).
     const read = await readForTransition(tx, db, transition, now);
-    if (read === null) return finish(tx, transition, { before: null, decision: null });
+    if (read === null) return finish(tx, transition, { before: null, decision: null, next: null });
     const { before } = read;
     const decision = transition.decide(before, read.facts);
     // A delivery that ends releases the next one of its conversation: read it (or its release facts);
@@ -104,7 +107,7 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
       attempt.wokeFromFacts ||= wokenFromFacts;
       applyPlan(tx, db, plan, { now, queue: read.queue, history, wokenFromFacts });
     }
-    return finish(tx, transition, { before, decision });
+    return finish(tx, transition, { before, decision, next: plan?.next ?? null });
   });
 }
 

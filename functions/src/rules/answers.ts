@@ -67,11 +67,28 @@ export interface StartResponse {
 export interface ExtendResponse {
   leaseExpiresAt: number;
 }
+/**
+ * The identifiers of a delivery, exactly its notification's (docs/contract.md#notifications): what
+ * `complete` and a final `fail` answer as `next` when their end made the conversation's next
+ * delivery claimable (./plan.ts `nextClaimable`), so that the connector claims it at once instead
+ * of waiting for its notification (which is still published: a second claim of it is harmless).
+ */
+export interface NextDelivery {
+  deliveryId: string;
+  workspaceId: string;
+  integrationId: string;
+  conversationId: string;
+  messageId: string;
+}
 export interface CompleteResponse {
   status: 'sent';
+  /** Set by the store after the plan (`answerOf`), never by the rule. */
+  next?: NextDelivery | undefined;
 }
 export interface FailResponse {
   status: 'queued' | 'failed' | 'unknown' | 'sent';
+  /** Set by the store after the plan (`answerOf`), never by the rule. */
+  next?: NextDelivery | undefined;
 }
 export interface ReceiptResponse {
   status: 'sent';

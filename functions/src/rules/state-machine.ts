@@ -39,7 +39,7 @@ import {
   traceIdOfDelivery,
 } from './record';
 // The answers of the connector's operations are the types of their response schemas.
-import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './answers';
+import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, NextDelivery, ReceiptResponse, StartResponse } from './answers';
 import { appendToQueue, type QueueTail } from './ordering';
 
 // Why a claim answers `skip`: the contract's list (SKIP_REASONS), shared with the response schema and the SDK.
@@ -735,3 +735,18 @@ export const DELIVERY_TRANSITIONS = {
   failDelivery: decideFail,
   reportDeliveryReceipt: decideReceipt,
 } as const;
+
+/**
+ * The transitions whose answer names the conversation's next delivery (`next`) when their end made
+ * it claimable: `complete` and `fail` (a final one; a `retry` keeps its place and releases nothing).
+ */
+const ANNOUNCES_NEXT: ReadonlySet<string> = new Set<keyof typeof DELIVERY_TRANSITIONS>(['completeDelivery', 'failDelivery']);
+
+/**
+ * What a transition answers: its rule's response, plus `next` (./plan.ts `nextClaimable`) for the
+ * operations that announce it. Both stores answer through this, so the test service names the
+ * same next delivery the service does.
+ */
+export function answerOf<R>(operationId: string, response: R, next: NextDelivery | null): R {
+  return next !== null && ANNOUNCES_NEXT.has(operationId) ? { ...response, next } : response;
+}

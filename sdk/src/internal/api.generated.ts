@@ -224,6 +224,14 @@ export interface CompleteRequest {
 /** `components.schemas.CompleteResponse`. */
 export interface CompleteResponse {
   status: 'sent';
+  /** The conversation's next delivery, present when this call ended the delivery and made the next one claimable now: exactly its notification (which is published too). Claim it at once instead of waiting for the notification; a second claim from the notification is harmless. */
+  next?: {
+    deliveryId: string;
+    workspaceId: string;
+    integrationId: string;
+    conversationId: string;
+    messageId: string;
+  };
 }
 
 /** `components.schemas.FailRequest`. */
@@ -253,6 +261,14 @@ export interface FailRequest {
 /** `components.schemas.FailResponse`. */
 export interface FailResponse {
   status: 'queued' | 'failed' | 'unknown' | 'sent';
+  /** The conversation's next delivery, present when this call ended the delivery and made the next one claimable now: exactly its notification (which is published too). Claim it at once instead of waiting for the notification; a second claim from the notification is harmless. */
+  next?: {
+    deliveryId: string;
+    workspaceId: string;
+    integrationId: string;
+    conversationId: string;
+    messageId: string;
+  };
 }
 
 /** `components.schemas.PendingRequest`. */
@@ -545,9 +561,9 @@ const SCHEMAS = {
   ExtendRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},
   ExtendResponse: {"type":["object"],"properties":{"leaseExpiresAt":{"type":["integer"]}},"required":["leaseExpiresAt"]},
   CompleteRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"status":{"type":["string"],"enum":["sent","failed"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"code":{"type":["string"]}},"required":["part","status"]}}},"required":["deliveryId","leaseId","providerMessageIds"]},
-  CompleteResponse: {"type":["object"],"properties":{"status":{"type":["string"],"const":"sent"}},"required":["status"]},
+  CompleteResponse: {"type":["object"],"properties":{"status":{"type":["string"],"const":"sent"},"next":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"workspaceId":{"type":["string"]},"integrationId":{"type":["string"]},"conversationId":{"type":["string"]},"messageId":{"type":["string"]}},"required":["deliveryId","workspaceId","integrationId","conversationId","messageId"]}},"required":["status"]},
   FailRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"outcome":{"type":["string"],"enum":["retry","failed","unknown"]},"code":{"type":["string"]},"retryAfterMs":{"type":["integer"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"status":{"type":["string"],"enum":["sent","failed"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"code":{"type":["string"]}},"required":["part","status"]}}},"required":["deliveryId","leaseId","outcome","code"]},
-  FailResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["queued","failed","unknown","sent"]}},"required":["status"]},
+  FailResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["queued","failed","unknown","sent"]},"next":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"workspaceId":{"type":["string"]},"integrationId":{"type":["string"]},"conversationId":{"type":["string"]},"messageId":{"type":["string"]}},"required":["deliveryId","workspaceId","integrationId","conversationId","messageId"]}},"required":["status"]},
   PendingRequest: {"type":["object"],"properties":{"limit":{"type":["integer"]},"cursor":{"type":["string"]}}},
   PendingResponse: {"type":["object"],"properties":{"deliveries":{"type":["array"],"items":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"workspaceId":{"type":["string"]},"integrationId":{"type":["string"]},"conversationId":{"type":["string"]},"messageId":{"type":["string"]}},"required":["deliveryId","workspaceId","integrationId","conversationId","messageId"]}},"nextCursor":{"type":["string","null"]}},"required":["deliveries","nextCursor"]},
   ReceiptRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"status":{"type":["string"],"enum":["delivered","read","failed"]},"code":{"type":["string"]},"at":{"type":["integer"]},"providerMessageId":{"type":["string"]}},"required":["deliveryId","status"]},

@@ -13,8 +13,8 @@ import {
 } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
 import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, isLifecycleKind, LEASE_MS, LIFECYCLE_KINDS, UNSUPPORTED_KIND, type LifecycleKind } from './contract.generated.js';
-import type { AttachmentFile, DeliveryAttachment, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
-import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type ProcessDeliveryResult } from './results.js';
+import type { AttachmentFile, CompleteResult, DeliveryAttachment, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
+import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type NextDeliveryField, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
 import { clockOption, type Clock } from './clock.js';
 import { keepLeaseAlive } from './lease.js';
@@ -448,7 +448,7 @@ export async function processDelivery(
       case 'failed':
       case 'unknown':
         emit({ type: answer.status, leaseId, outcome: report.outcome, code: report.code, providerMs: providerMs(), error });
-        return answer.status === 'failed' ? { kind: 'failed', ...reported, deliveryStatus: 'failed' } : { kind: 'unknown', ...reported, deliveryStatus: 'unknown' };
+        return answer.status === 'failed' ? { kind: 'failed', ...reported, deliveryStatus: 'failed', ...nextOf(answer) } : { kind: 'unknown', ...reported, deliveryStatus: 'unknown', ...nextOf(answer) };
       case 'sent':
         // A completion under this lease had been accepted before (e.g. a retried call): the delivery is sent.
         emit({ type: 'already_finished', status: 'sent', reason: 'already_sent', leaseId });
@@ -532,12 +532,18 @@ export async function processDelivery(
   const providerMessageIds = ids as string[];
   // Parts are the parts of a reply (its text and files); an edit or unsend reports none.
   const parts = Array.isArray(result) || deliveryKind !== undefined ? undefined : usableParts((result as { parts?: unknown }).parts, attachmentIds);
+  let completed: CompleteResult;
   try {
-    await deliveries.complete(parts === undefined ? { deliveryId, leaseId, providerMessageIds } : { deliveryId, leaseId, providerMessageIds, parts }, call);
+    completed = await deliveries.complete(parts === undefined ? { deliveryId, leaseId, providerMessageIds } : { deliveryId, leaseId, providerMessageIds, parts }, call);
   } catch (cause) {
     emit({ type: 'report_failed', leaseId, step: 'complete', providerMs: providerMs(), error: cause });
     throw new DeliveryReportError({ step: 'complete', deliveryId, leaseId, providerMessageIds, cause });
   }
   emit({ type: 'completed', leaseId, providerMessageIds, providerMs: providerMs() });
-  return { kind: 'sent', deliveryId, leaseId, providerMessageIds, ...(isLifecycleKind(deliveryKind) ? { deliveryKind } : {}) };
+  return { kind: 'sent', deliveryId, leaseId, providerMessageIds, ...(isLifecycleKind(deliveryKind) ? { deliveryKind } : {}), ...nextOf(completed) };
+}
+
+/** The `next` of a `complete` or `fail` answer, as a result field (absent when the answer has none). */
+function nextOf(answer: { next?: DeliveryNotification }): NextDeliveryField {
+  return answer.next === undefined ? {} : { next: { ...answer.next } };
 }

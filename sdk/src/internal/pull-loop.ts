@@ -45,8 +45,11 @@ export interface PullLoopClient {
   processDelivery(notification: DeliveryNotification, provider: Provider, options?: ProcessDeliveryOptions): Promise<ProcessDeliveryResult>;
 }
 
-/** Where a delivery came from: a pulled message, or the pending list. */
-export type DeliverySource = 'notification' | 'catch_up';
+/**
+ * Where a delivery came from: a pulled message, the pending list, or the answer that ended the
+ * previous delivery of its conversation (`next`: processed at once, before its own notification).
+ */
+export type DeliverySource = 'notification' | 'catch_up' | 'next';
 
 /** What `runPullLoop` reports to `onEvent`: its own events, and every `processDelivery` event (`DeliveryEvent`, with `via`). */
 export type PullLoopEvent =
@@ -211,6 +214,12 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         ...outcome,
         elapsedMs: clock.now() - begun,
       });
+      // The conversation's next delivery, claimable now: at once, not after its notification's
+      // round trip through Pub/Sub (which then finds it in progress or finished).
+      if ('result' in outcome && outcome.result.kind !== 'skipped' && outcome.result.kind !== 'already_finished' && outcome.result.kind !== 'retry_scheduled') {
+        const next = outcome.result.next;
+        if (next !== undefined) void track(deliverNext(next));
+      }
       return { action };
     })();
     active.set(notification.deliveryId, task);
@@ -219,6 +228,16 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
       release();
     });
     return task;
+  };
+
+  /** A delivery named by the answer that ended its predecessor, under a slot of its own. */
+  const deliverNext = async (next: DeliveryNotification): Promise<void> => {
+    if (active.has(next.deliveryId) || !(await acquire())) return;
+    if (active.has(next.deliveryId)) {
+      release();
+      return;
+    }
+    await deliver(next, 'next', undefined);
   };
 
   let closed = false;

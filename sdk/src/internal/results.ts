@@ -2,7 +2,7 @@
  * What `processDelivery` returns, and the events it reports while it runs (`onEvent`). Every
  * result kind is a distinct situation a connector may want to count or alert on differently.
  */
-import type { FailOutcome } from '../types.js';
+import type { DeliveryNotification, FailOutcome } from '../types.js';
 import type { LifecycleKind, SkipReason } from './contract.generated.js';
 
 /**
@@ -46,8 +46,17 @@ export interface AlreadyFinishedResult {
   leaseId?: string;
 }
 
+/**
+ * What a call that ended the delivery may add: the conversation's next delivery, which that end made
+ * claimable now (`complete` / `fail` answered `next`). Process it at once (`runPullLoop` does) rather
+ * than wait for its notification, which still comes and is then answered `already_finished`.
+ */
+export interface NextDeliveryField {
+  next?: DeliveryNotification;
+}
+
 /** The provider accepted the message and `complete` answered `sent`. */
-export interface SentResult {
+export interface SentResult extends NextDeliveryField {
   kind: 'sent';
   deliveryId: string;
   leaseId: string;
@@ -83,13 +92,13 @@ export interface RetryScheduledResult extends ReportedFailure {
  * The delivery failed for good (`fail` answered `failed`): a permanent rejection, or a `retry`
  * when the service's retry budget was spent (then `outcome` is `retry`).
  */
-export interface FailedResult extends ReportedFailure {
+export interface FailedResult extends ReportedFailure, NextDeliveryField {
   kind: 'failed';
   deliveryStatus: 'failed';
 }
 
 /** The send may or may not have reached the channel (`fail` answered `unknown`); it is never repeated automatically. */
-export interface UnknownResult extends ReportedFailure {
+export interface UnknownResult extends ReportedFailure, NextDeliveryField {
   kind: 'unknown';
   deliveryStatus: 'unknown';
 }

@@ -15,6 +15,7 @@
  */
 import { decideLivenessCheck, decideLeaseExpiry, type AppendInput, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { planAppend, planTransition, releasedBy, type QueueChange, type RecordWrite } from '../internal/rules/plan.js';
+import type { NextDelivery } from '../internal/rules/answers.js';
 import { hasUnfinishedBefore, type QueueTail } from '../internal/rules/ordering.js';
 import { DEFAULT_UNCLAIMED_EXPIRY_MS, isTerminal, type Decision, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
 
@@ -47,7 +48,7 @@ export class MemoryDeliveries {
   }
 
   /** Read -> decide -> plan -> write on one delivery (../internal/rules/plan.ts); null when there is no such delivery. */
-  transition<R>(deliveryId: string, now: number, decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R> | null): { before: DeliveryRecord; decision: Decision<R> | null } | null {
+  transition<R>(deliveryId: string, now: number, decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R> | null): { before: DeliveryRecord; decision: Decision<R> | null; next: NextDelivery | null } | null {
     const before = this.records.get(deliveryId);
     if (before === undefined) return null;
     const queue = this.queue(before.conversationId);
@@ -56,7 +57,7 @@ export class MemoryDeliveries {
     const released = releasedBy(before, decision, queue.unfinished);
     const plan = planTransition(before, decision, released === null ? null : (this.records.get(released.deliveryId) ?? null), { now, unclaimedExpiryMs: this.unclaimedExpiryMs });
     if (plan !== null) this.apply([plan.decided, plan.woken], plan.queue, queue);
-    return { before, decision };
+    return { before, decision, next: plan?.next ?? null };
   }
 
   /** A new delivery at the end of its conversation's queue (`planAppend`), with its notification. */

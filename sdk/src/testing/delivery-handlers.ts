@@ -6,7 +6,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { attachmentDownloadHeaders } from '../internal/rules/file-headers.js';
 import type { Decision, DeliveryRecord, ReceiptStatus } from '../internal/rules/record.js';
-import { decideAttachmentFetch, DELIVERY_TRANSITIONS, receiptProblems, type RuleFacts, type TransitionFacts } from '../internal/rules/state-machine.js';
+import { answerOf, decideAttachmentFetch, DELIVERY_TRANSITIONS, receiptProblems, type RuleFacts, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { decodeCursor, encodeCursor } from './cursors.js';
 import { apiError } from './errors.js';
 import { sha256Hex } from './ids.js';
@@ -45,7 +45,7 @@ export function deliveryHandlers(state: ServiceState) {
       const outcome = state.store.transition(parsed.deliveryId, request.now, (d, stored) => rule(d, { ...parsed, ...facts(stored) } as never));
       if (outcome === null || outcome.decision === null) throw apiError(404, 'delivery_not_found', 'delivery not found');
       afterTransition(state, operationId, parsed, outcome.before);
-      return { status: 200, body: outcome.decision.response };
+      return { status: 200, body: answerOf(operationId, outcome.decision.response, outcome.next) };
     };
   const rules: Record<keyof typeof DELIVERY_TRANSITIONS, TableRule> = DELIVERY_TRANSITIONS;
   const transitions = Object.fromEntries(Object.entries(rules).map(([id, rule]) => [id, transition(id as OperationId, rule)])) as Record<keyof typeof DELIVERY_TRANSITIONS, Handler>;

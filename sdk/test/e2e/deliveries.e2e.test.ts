@@ -94,6 +94,32 @@ test('claim -> start -> complete: typed results; repeats under the same request/
   expect(mirror).toMatchObject({ deliveryId, status: 'sent', providerMessageIds: ['tg-1', 'tg-2'] });
 });
 
+describe('the next delivery of the conversation', () => {
+  test('complete and a final fail answer `next` (the next delivery, claimable now: its notification); processDelivery returns it; the last one and a repeat answer none', async () => {
+    const conversation = await startConversation(client, integration);
+    const ids = async (text: string) => {
+      const { traceparent: _traceparent, ...identifiers } = parsePulledNotification((await replyAndWait(topic, conversation, text)).message);
+      return identifiers;
+    };
+    const first = await ids('First');
+    const second = await ids('Second');
+    const third = await ids('Third');
+
+    const sent = await client.processDelivery(first, () => ({ providerMessageIds: ['p-1'] }));
+    expect(sent).toEqual({ kind: 'sent', deliveryId: first.deliveryId, leaseId: expect.any(String), providerMessageIds: ['p-1'], next: second });
+    if (sent.kind !== 'sent') return;
+    // A repeated complete changes nothing and releases nothing again.
+    expect(await client.deliveries.complete({ deliveryId: first.deliveryId, leaseId: sent.leaseId, providerMessageIds: ['p-1'] })).toEqual({ status: 'sent' });
+
+    const claim = await claimReady(second.deliveryId);
+    expect(await client.deliveries.start({ deliveryId: second.deliveryId, leaseId: claim.leaseId })).toEqual({ status: 'sending' });
+    expect(await client.deliveries.fail({ deliveryId: second.deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'rejected' })).toEqual({ status: 'failed', next: third });
+
+    const last = await client.processDelivery(third, () => ({ providerMessageIds: ['p-3'] }));
+    expect(last).toEqual({ kind: 'sent', deliveryId: third.deliveryId, leaseId: expect.any(String), providerMessageIds: ['p-3'] });
+  });
+});
+
 describe('fail outcomes', () => {
   test('retry -> queued (with retryAfterMs: not claimable before then: ServiceUnavailableError retry_delayed)', async () => {
     const { notification } = await newDelivery();

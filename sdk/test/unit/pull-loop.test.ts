@@ -122,6 +122,35 @@ test('a notification is delivered (claim, start, provider once, complete) and ac
   expect(events.at(-1)).toEqual({ type: 'stopped', abandoned: 0 });
 });
 
+test("an answer's `next` is processed at once (via 'next', nothing to ack), chained while each end names the next", async () => {
+  // d_1's complete names d_2, d_2's final fail names d_3; d_3 completes without a next.
+  const nextOf: Record<string, string> = { d_1: 'd_2', d_2: 'd_3' };
+  serve({
+    complete: (req, res) => {
+      const next = nextOf[deliveryOf(req)];
+      reply(res, 200, { status: 'sent', ...(next === undefined ? {} : { next: notification(next) }) });
+    },
+  });
+  const sent: string[] = [];
+  const loop = runPullLoop(client, subscription, ({ deliveryId }) => {
+    sent.push(deliveryId);
+    return [`p-${deliveryId}`];
+  }, { catchUpOnStart: false, concurrency: 1, onEvent: (e) => events.push(e) });
+  const m = message(notification('d_1'));
+  subscription.emit('message', m);
+  await until('the chain', () => handled().length === 3);
+  expect(sent).toEqual(['d_1', 'd_2', 'd_3']);
+  expect(handled().map((e) => [e.notification.deliveryId, e.via, e.action])).toEqual([
+    ['d_1', 'notification', 'ack'],
+    ['d_2', 'next', 'none'],
+    ['d_3', 'next', 'none'],
+  ]);
+  expect(m.acks).toEqual(['ack']);
+  expect(callsFor('d_2')).toEqual(['claim', 'start', 'complete']);
+  await loop.stop();
+  expect(events.at(-1)).toEqual({ type: 'stopped', abandoned: 0 });
+});
+
 test('send receives the pulled message`s traceparent; a pending-list item has none', async () => {
   const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
   serve({ pending: (_q, res) => reply(res, 200, { deliveries: [notification('d_2')], nextCursor: null }) });

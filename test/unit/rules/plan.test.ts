@@ -4,9 +4,9 @@
  * document) and the operational event. These run on the service's rules and on the SDK's copy
  * (jest project `rules-sdk`).
  */
-import { dueWorkOf, mirrorChanged, planTransition, recordWrite } from '../../../functions/src/rules/plan';
+import { dueWorkOf, mirrorChanged, nextClaimable, planTransition, recordWrite } from '../../../functions/src/rules/plan';
 import { newDelivery, storedRecord, type DeliveryRecord } from '../../../functions/src/rules/record';
-import { decideClaim, decideComplete, decideFail } from '../../../functions/src/rules/state-machine';
+import { answerOf, decideClaim, decideComplete, decideFail } from '../../../functions/src/rules/state-machine';
 
 const T0 = 1_700_000_000_000;
 const EXPIRY = 24 * 3_600_000;
@@ -86,6 +86,36 @@ describe('planTransition: every document of a transition', () => {
     expect(plan?.decided).toMatchObject({ mirror: 'reply', due: 'cleared', exhausted: null });
     expect(plan?.woken).toMatchObject({ mirror: null, due: { pendingAt: facts.now }, notify: { reason: 'wake' } });
     expect(plan?.queue).toEqual({ terminalSeq: 1, releasedSeq: 2, waiting: null });
+    // Claimable now: the answer names it, with exactly its notification's identifiers.
+    expect(plan?.next).toEqual({ deliveryId: 'd_2', workspaceId: 'w', integrationId: 'i', conversationId: 'c', messageId: 'm2' });
+  });
+
+  test('next: only a woken delivery a claim would get now; a final fail names it, a retry (which releases nothing) does not', () => {
+    const d = queued();
+    const leased = planTransition(d, decideClaim(d, { requestId: 'r1', newLeaseId: 'l_1', ...facts }), null, { now: facts.now, unclaimedExpiryMs: EXPIRY })?.decided?.record as DeliveryRecord;
+    const waiting = { ...newDelivery({ deliveryId: 'd_2', workspaceId: 'w', integrationId: 'i', conversationId: 'c', messageId: 'm2', seq: 2, text: 'b', now: T0 }), head: false, waiting: true };
+    const failed = planTransition(leased, decideFail(leased, { leaseId: 'l_1', outcome: 'failed', code: 'rejected', random: 0, now: facts.now }), waiting, { now: facts.now, unclaimedExpiryMs: EXPIRY });
+    expect(failed?.next?.deliveryId).toBe('d_2');
+    const retry = planTransition(leased, decideFail(leased, { leaseId: 'l_1', outcome: 'retry', code: 'busy', random: 0, now: facts.now }), null, { now: facts.now, unclaimedExpiryMs: EXPIRY });
+    expect(retry?.woken).toBeNull();
+    expect(retry?.next).toBeNull();
+    // A woken delivery that must still wait (a retry delay of its own) is not claimable now.
+    const woken = failed?.woken ?? null;
+    expect(woken).not.toBeNull();
+    if (woken === null) return;
+    expect(nextClaimable({ ...woken, record: { ...woken.record, notBefore: facts.now + 5_000 } }, facts.now)).toBeNull();
+    expect(nextClaimable({ ...woken, record: { ...woken.record, notBefore: facts.now } }, facts.now)?.deliveryId).toBe('d_2');
+    expect(nextClaimable({ ...woken, record: { ...woken.record, status: 'leased' } }, facts.now)).toBeNull();
+    expect(nextClaimable(null, facts.now)).toBeNull();
+  });
+
+  test('answerOf: complete and fail answer `next`; no other transition does, and none without one', () => {
+    const next = { deliveryId: 'd_2', workspaceId: 'w', integrationId: 'i', conversationId: 'c', messageId: 'm2' };
+    expect(answerOf('completeDelivery', { status: 'sent' }, next)).toEqual({ status: 'sent', next });
+    expect(answerOf('failDelivery', { status: 'failed' }, next)).toEqual({ status: 'failed', next });
+    expect(answerOf('completeDelivery', { status: 'sent' }, null)).toEqual({ status: 'sent' });
+    // A claim of a cancelled delivery ends it and may release the next, but its answer has no `next`.
+    expect(answerOf('claimDelivery', { status: 'skip', reason: 'already_failed' }, next)).toEqual({ status: 'skip', reason: 'already_failed' });
   });
 
   test('a fail that spends the retry budget: delivery.exhausted with the record', () => {
