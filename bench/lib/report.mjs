@@ -113,6 +113,9 @@ function summaryRows(r) {
   if (r.stack?.throughput?.notificationToSentMs) {
     const t = r.stack.throughput;
     add('3', 'Under load (the drain): notification -> sent with processDelivery and a zero-latency provider / 3 sequential round trips to the no-op function (same drain), p50', { median: t.notificationToSentRatioP50 }, 'report', null, `p50 ${fmt(t.notificationToSentMs.median, 1)} vs ${fmt(t.noopTripleMs.median, 1)} ms; p95 ${fmt(t.notificationToSentP95Ms, 1)} vs ${fmt(t.noopTripleP95Ms, 1)} ms`);
+    if (t.chainGapMs) {
+      add('3', "The drain: a conversation's reply sent -> its next reply sent / notification -> sent (same drain), p50", { median: t.chainGapRatioP50 }, '<= 3', t.chainGapRatioP50 <= 3, `p50 ${fmt(t.chainGapMs.median, 1)} vs ${fmt(t.notificationToSentMs.median, 1)} ms; p95 ${fmt(t.chainGapP95Ms, 1)} ms; ${t.processDeliveryOutcomes.followedNext ?? 0} deliveries taken from a complete's \`next\``);
+    }
   }
   if (r.store?.pending) {
     const [small, large] = r.store.pending;

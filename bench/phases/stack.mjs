@@ -383,11 +383,15 @@ async function throughput() {
   const byConversation = new Map();
   for (const d of records) byConversation.set(d.conversationId, [...(byConversation.get(d.conversationId) ?? []), d]);
   let orderViolations = 0;
+  // Where a conversation's chain waits: from one reply sent to the next one of the same
+  // conversation sent (issue target: within 3x one notification -> sent of the same run, p50).
+  const chainGaps = [];
   for (const list of byConversation.values()) {
     list.sort((a, b) => a.seq - b.seq);
     for (let i = 1; i < list.length; i++) {
       const [prev, next] = [sentAt.get(list[i - 1].deliveryId), sentAt.get(list[i].deliveryId)];
       if (next !== undefined && (prev === undefined || next < prev)) orderViolations++;
+      if (prev !== undefined && next !== undefined && next >= prev) chainGaps.push(next - prev);
     }
   }
 
@@ -428,6 +432,9 @@ async function throughput() {
     noopTripleMs: summarize(noopTriples, 1),
     noopTripleP95Ms: Number(percentileOf(noopTriples, 0.95).toFixed(1)),
     notificationToSentRatioP50: Number((median(notificationToSent) / median(noopTriples)).toFixed(2)),
+    chainGapMs: chainGaps.length > 0 ? summarize(chainGaps, 1) : null,
+    chainGapP95Ms: chainGaps.length > 0 ? Number(percentileOf(chainGaps, 0.95).toFixed(1)) : null,
+    chainGapRatioP50: chainGaps.length > 0 ? Number((median(chainGaps) / median(notificationToSent)).toFixed(2)) : null,
     statusSentInFirestore: records.filter((d) => d.status === 'sent').length,
     orderViolations,
   };
