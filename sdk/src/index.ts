@@ -77,6 +77,7 @@ export {
   DEFAULT_CATCH_UP_INTERVAL_MS,
   DEFAULT_PULL_CONCURRENCY,
   DEFAULT_STOP_TIMEOUT_MS,
+  REMEMBERED_FINISHED_DELIVERIES,
   runPullLoop,
   type DeliverySource,
   type PulledMessage,

@@ -68,8 +68,12 @@ export type PullLoopEvent =
       error?: unknown;
       elapsedMs: number;
     }
-  /** A second message about a delivery in progress (a Pub/Sub duplicate): it waited for it and got the same `action`. */
-  | { type: 'duplicate_notification'; action: AckAction; notification: DeliveryNotification; messageId?: string }
+  /**
+   * A second message about a delivery in progress (a Pub/Sub duplicate): it waited for it and got
+   * the same `action`; or a message about a delivery this loop already finished (`finished`:
+   * typically one it took as `next`), acknowledged without a claim.
+   */
+  | { type: 'duplicate_notification'; action: AckAction; notification: DeliveryNotification; messageId?: string; finished?: true }
   /** A message whose data is not a delivery notification: acknowledged (it would never parse). */
   | { type: 'invalid_notification'; action: 'ack'; messageId?: string; error: InvalidNotificationError }
   /** A pass over the pending list ended: `found` deliveries listed, `started` of them processed (the others were in progress already). */
@@ -83,6 +87,12 @@ export type PullLoopEvent =
 
 /** Defaults of `runPullLoop`. */
 export const DEFAULT_PULL_CONCURRENCY = 10;
+/**
+ * Deliveries the loop remembers having finished (the newest): a later notification of one is
+ * acknowledged without a claim. A finished delivery never becomes claimable again (a resend is a
+ * new delivery), and following `next` makes such notifications the rule rather than the exception.
+ */
+export const REMEMBERED_FINISHED_DELIVERIES = 1_000;
 export const DEFAULT_CATCH_UP_INTERVAL_MS = 5 * 60_000;
 export const DEFAULT_STOP_TIMEOUT_MS = 120_000;
 
@@ -168,6 +178,12 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
   // Deliveries in progress, by id: a second notification of one (a Pub/Sub duplicate, or the
   // pending list meeting a notified one) waits for it instead of claiming into its live lease.
   const active = new Map<string, Promise<{ action: AckAction }>>();
+  // Deliveries this loop finished, oldest first (a Set keeps insertion order), at most REMEMBERED_FINISHED_DELIVERIES.
+  const finished = new Set<string>();
+  const rememberFinished = (deliveryId: string): void => {
+    finished.add(deliveryId);
+    if (finished.size > REMEMBERED_FINISHED_DELIVERIES) finished.delete(finished.values().next().value as string);
+  };
   const running = new Set<Promise<unknown>>();
   const waiting: Array<() => void> = [];
   let slots = concurrency;
@@ -214,6 +230,7 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         ...outcome,
         elapsedMs: clock.now() - begun,
       });
+      if ('result' in outcome && outcome.result.kind !== 'skipped' && outcome.result.kind !== 'retry_scheduled') rememberFinished(notification.deliveryId);
       // The conversation's next delivery, claimable now: at once, not after its notification's
       // round trip through Pub/Sub (which then finds it in progress or finished).
       if ('result' in outcome && outcome.result.kind !== 'skipped' && outcome.result.kind !== 'already_finished' && outcome.result.kind !== 'retry_scheduled') {
@@ -265,6 +282,11 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
     } catch (error) {
       settle(message, 'ack');
       emit({ type: 'invalid_notification', action: 'ack', ...(messageId === undefined ? {} : { messageId }), error: error instanceof InvalidNotificationError ? error : new InvalidNotificationError(String(error)) });
+      return;
+    }
+    if (finished.has(notification.deliveryId)) {
+      settle(message, 'ack');
+      emit({ type: 'duplicate_notification', action: 'ack', notification, ...(messageId === undefined ? {} : { messageId }), finished: true });
       return;
     }
     void track(

@@ -147,8 +147,29 @@ test("an answer's `next` is processed at once (via 'next', nothing to ack), chai
   ]);
   expect(m.acks).toEqual(['ack']);
   expect(callsFor('d_2')).toEqual(['claim', 'start', 'complete']);
+  // d_2's own notification arrives afterwards: acknowledged without a claim (the loop finished it).
+  const late = message(notification('d_2'));
+  subscription.emit('message', late);
+  expect(late.acks).toEqual(['ack']);
+  expect(events.at(-1)).toEqual({ type: 'duplicate_notification', action: 'ack', notification: notification('d_2'), messageId: late.id, finished: true });
+  expect(callsFor('d_2')).toEqual(['claim', 'start', 'complete']);
   await loop.stop();
   expect(events.at(-1)).toEqual({ type: 'stopped', abandoned: 0 });
+});
+
+test('a notification of a delivery still waiting (skipped) or re-queued (retry_scheduled) is processed again: only finished ones are remembered', async () => {
+  let claims = 0;
+  serve({ claim: (req, res) => (++claims === 1 ? reply(res, 200, { status: 'skip', reason: 'waiting_for_previous' }) : reply(res, 200, ready(deliveryOf(req)))) });
+  const loop = runPullLoop(client, subscription, ({ deliveryId }) => [`p-${deliveryId}`], { catchUpOnStart: false, onEvent: (e) => events.push(e) });
+  const first = message(notification('d_9'));
+  subscription.emit('message', first);
+  await until('the skip', () => first.acks.length > 0);
+  const second = message(notification('d_9'));
+  subscription.emit('message', second);
+  await until('the send', () => second.acks.length > 0);
+  expect(callsFor('d_9')).toEqual(['claim', 'claim', 'start', 'complete']);
+  expect(handled().map((e) => e.result?.kind)).toEqual(['skipped', 'sent']);
+  await loop.stop();
 });
 
 test('send receives the pulled message`s traceparent; a pending-list item has none', async () => {

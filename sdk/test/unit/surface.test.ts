@@ -64,7 +64,7 @@ const ERASURES = ['processErasures'];
 const PUSH_AUTH = ['DEFAULT_OIDC_JWKS_URL', 'OIDC_CLOCK_SKEW_MS', 'OIDC_JWKS_MIN_REFETCH_MS', 'OIDC_JWKS_FAILURE_BACKOFF_MS', 'OIDC_JWKS_STALE_MAX_MS', 'verifyPubSubOidcToken'];
 // The channel's delivery reports to receipts (`providerMessageId -> deliveryId`).
 const RECEIPTS = ['createReceiptTracker', 'DEFAULT_RECEIPT_MEMORY_ENTRIES', 'HELD_RECEIPT_MAX_AGE_MS', 'MAX_HELD_RECEIPTS'];
-const LOOPS = ['ackActionFor', 'createPushHandler', 'DEFAULT_CATCH_UP_INTERVAL_MS', 'DEFAULT_PULL_CONCURRENCY', 'DEFAULT_STOP_TIMEOUT_MS', 'isTransientError', 'MAX_PUSH_BODY_BYTES', 'runPullLoop'];
+const LOOPS = ['ackActionFor', 'createPushHandler', 'DEFAULT_CATCH_UP_INTERVAL_MS', 'DEFAULT_PULL_CONCURRENCY', 'DEFAULT_STOP_TIMEOUT_MS', 'isTransientError', 'MAX_PUSH_BODY_BYTES', 'REMEMBERED_FINISHED_DELIVERIES', 'runPullLoop'];
 
 test('the index exports the client and its defaults, the errors, the notification parsers, the delivery loops, push authentication, processErasures and the receipt tracker, nothing else', () => {
   expect(Object.keys(sdk).sort()).toEqual([...CLIENT, ...ERRORS, ...NOTIFICATIONS, ...LOOPS, ...PUSH_AUTH, ...ERASURES, ...RECEIPTS].sort());
