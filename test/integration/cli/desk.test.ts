@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { customerDocId } from '../../../console/src/format';
 import { realPng } from '../helpers/console-uploads';
-import { deliveryTestFile, eventually, expectHttp, expectOk, op, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
+import { type ConversationSetup, deliveryTestFile, eventually, expectHttp, expectOk, expectSent, op, setupConversation, waitForMirror } from '../helpers/deliveries';
 import { Timestamp } from 'firebase-admin/firestore';
 import { adminDb, apiBaseUrl, postJson } from '../helpers/stack';
 
@@ -246,7 +246,7 @@ describe('the operator and the admin, under the rules', () => {
       { part: 'text', status: 'sent', providerMessageIds: ['prov-text'] },
       { part: attachmentId, status: 'sent', providerMessageIds: ['prov-file'] },
     ];
-    expectOk(await op('complete', key, { deliveryId: notification.deliveryId, leaseId: claimed.leaseId, providerMessageIds: ['prov-text', 'prov-file'], parts }), { status: 'sent' });
+    expectSent(await op('complete', key, { deliveryId: notification.deliveryId, leaseId: claimed.leaseId, providerMessageIds: ['prov-text', 'prov-file'], parts }), notification.deliveryId);
 
     const out = json<{ replyId: string; attachments: unknown[]; final: boolean; reply: { delivery: Record<string, unknown> } }>(await running);
     expect(out.replyId).toBe(notification.messageId);
@@ -283,7 +283,7 @@ describe('the operator and the admin, under the rules', () => {
       const claimed = claim.body as { leaseId: string; kind: string; target: { providerMessageIds: string[] } };
       expect(claimed).toMatchObject({ status: 'ready', kind, target: { providerMessageIds: ['prov-text', 'prov-file'] } });
       expectOk(await op('start', key, { deliveryId, leaseId: claimed.leaseId }), { status: 'sending' });
-      expectOk(await op('complete', key, { deliveryId, leaseId: claimed.leaseId, providerMessageIds: claimed.target.providerMessageIds }), { status: 'sent' });
+      expectSent(await op('complete', key, { deliveryId, leaseId: claimed.leaseId, providerMessageIds: claimed.target.providerMessageIds }), deliveryId);
     };
 
     const tooLong = await desk(['edit', first.conversationId, sentReplyId, '--text', 'x'.repeat(10_001)], asAdmin);

@@ -21,7 +21,7 @@ import { ConnectorClient } from '../../../sdk/src/index.js';
 import { rollUpIntegration } from '../../../functions/src/deliveries/health-rollup';
 import { formatAge } from '../../../console/src/format';
 import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
-import { claimReady, closePubSub, deliverFully, eventually, expectOk, op, readReply, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
+import { claimReady, closePubSub, type ConversationSetup, deliverFully, eventually, expectOk, expectSent, op, readReply, setupConversation, waitForMirror } from '../helpers/deliveries';
 import { announcements, consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, recordAnnouncements, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
@@ -158,7 +158,7 @@ test('Cancel send on a reply the connector has already started shows "too late" 
   expect(mirror).toMatchObject({ status: 'sending', cancel: { status: 'too_late' } });
 
   // Nothing left hanging: the connector completes it; "too late" stays with the sent reply.
-  expectOk(await op('complete', setup.integration.key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['prov-late'] }), { status: 'sent' });
+  expectSent(await op('complete', setup.integration.key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['prov-late'] }), deliveryId);
   await replyItem(adminPage, text, '[data-status="sent"][data-cancel="too_late"]').waitFor();
   await shot(adminPage, 'reply-cancelled');
 });
@@ -174,7 +174,7 @@ test('the integrations page shows the health roll-up live: counts, oldest claima
   const fourth = (await waitForMirror(setup, fourthId)).deliveryId as string;
   const claim = await claimReady(key, fourth);
   expectOk(await op('start', key, { deliveryId: fourth, leaseId: claim.leaseId }), { status: 'sending' });
-  expectOk(await op('fail', key, { deliveryId: fourth, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_blocked' }), { status: 'failed' });
+  expectSent(await op('fail', key, { deliveryId: fourth, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_blocked' }), fourth, 'failed');
   const fifthId = await writeAndMirror('Fifth: waiting for the connector.');
   const fifth = (await waitForMirror(setup, fifthId, (m) => m.status === 'queued')).deliveryId as string;
 

@@ -13,21 +13,7 @@ import { FieldValue } from 'firebase-admin/firestore';
 import { attachmentPath } from '../../../functions/src/platform/object-store';
 import { adminDb, apiBaseUrl, createTestIntegration, integrationRef, testImageDir } from '../helpers/stack';
 import { seedUpload as seedUploadAs, type Uploaded } from '../helpers/console-uploads';
-import {
-  claimReady,
-  deliveryDoc,
-  eventually,
-  expectApiError,
-  expectHttp,
-  expectOk,
-  op,
-  readReply,
-  replyAndNotify,
-  setupConversation,
-  sharedConversationFixture,
-  waitForMirror,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { claimReady, type ConversationSetup, deliveryDoc, eventually, expectApiError, expectHttp, expectOk, expectSent, op, readReply, replyAndNotify, setupConversation, sharedConversationFixture, waitForMirror } from '../helpers/deliveries';
 
 const CAPABILITY = { contentTypes: ['image/png', 'application/pdf', 'text/plain'], maxBytes: 10 * 1024 * 1024, maxCount: 5 };
 
@@ -168,7 +154,7 @@ describe('with the capability', () => {
       { part: png.attachmentId, status: 'sent', providerMessageIds: ['p-png'] },
       { part: pdf.attachmentId, status: 'sent', providerMessageIds: ['p-pdf'] },
     ];
-    expectOk(await op('complete', conv.integration.key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-png', 'p-pdf'], parts }), { status: 'sent' });
+    expectSent(await op('complete', conv.integration.key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-png', 'p-pdf'], parts }), deliveryId);
     const mirror = await waitForMirror(conv, messageId, (m) => m.status === 'sent');
     expect(mirror.parts).toEqual(parts);
 
@@ -276,7 +262,7 @@ describe('with the capability', () => {
       { part: a.attachmentId, status: 'sent', providerMessageIds: ['p-a'] },
       { part: b.attachmentId, status: 'failed', code: 'too_big_for_channel' },
     ];
-    expectOk(await op('fail', conv.integration.key, { deliveryId, leaseId: claim.leaseId, outcome: 'unknown', code: 'partial_send', parts }), { status: 'unknown' });
+    expectSent(await op('fail', conv.integration.key, { deliveryId, leaseId: claim.leaseId, outcome: 'unknown', code: 'partial_send', parts }), deliveryId, 'unknown');
     await waitForMirror(conv, messageId, (m) => m.status === 'unknown' && Array.isArray(m.parts));
 
     const reply = adminDb().doc(`workspaces/${conv.integration.workspaceId}/conversations/${conv.conversationId}/messages/${messageId}`);

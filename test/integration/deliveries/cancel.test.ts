@@ -7,25 +7,7 @@
 import { FieldValue } from 'firebase-admin/firestore';
 import { cancelReply } from '../../../functions/src/deliveries/cancel';
 import { adminDb, createTestIntegration } from '../helpers/stack';
-import {
-  attemptEvents,
-  claimReady,
-  deliverFully,
-  deliveryDoc,
-  deliveryTestFile,
-  expectApiError,
-  expectOk,
-  expectSkip,
-  op,
-  readReply,
-  replyAndNotify,
-  replyAndSequence,
-  setupConversation,
-  sleep,
-  waitForMirror,
-  waitForNotifications,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { attemptEvents, claimReady, type ConversationSetup, deliverFully, deliveryDoc, deliveryTestFile, expectApiError, expectOk, expectSent, expectSkip, op, readReply, replyAndNotify, replyAndSequence, setupConversation, sleep, waitForMirror, waitForNotifications } from '../helpers/deliveries';
 
 const file = deliveryTestFile();
 let shared: ConversationSetup | undefined;
@@ -108,7 +90,7 @@ test('sending -> unchanged, `too_late` on the mirror; the connector completes it
   const after = await adminDb().doc(`workspaces/${setup.integration.workspaceId}/deliveries/${reply.deliveryId}`).get();
   expect(after.updateTime?.isEqual(before.updateTime!)).toBe(true);
 
-  expectOk(await op('complete', key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-1'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-1'] }), reply.deliveryId);
   const sent = await waitForMirror(setup, reply.messageId, (m) => m.status === 'sent');
   expect(sent).toMatchObject({ providerMessageIds: ['p-1'], cancel: { status: 'too_late' } });
 });

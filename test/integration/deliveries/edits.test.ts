@@ -12,26 +12,7 @@ import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firesto
 import type { Message } from '@google-cloud/pubsub';
 import { requestLifecycle } from '../../../functions/src/deliveries/lifecycle';
 import { adminDb, integrationRef } from '../helpers/stack';
-import {
-  claimReady,
-  conversationDeliveries,
-  deliverFully,
-  deliveryDoc,
-  deliveryDocRef,
-  eventually,
-  expectOk,
-  expectSkip,
-  fileFixture,
-  op,
-  pubsubClient,
-  readReply,
-  replyAndNotify,
-  setupConversation,
-  waitForMirror,
-  waitForNotifications,
-  type ConversationSetup,
-  type Reply,
-} from '../helpers/deliveries';
+import { claimReady, conversationDeliveries, type ConversationSetup, deliverFully, deliveryDoc, deliveryDocRef, eventually, expectOk, expectSent, expectSkip, fileFixture, op, pubsubClient, readReply, type Reply, replyAndNotify, setupConversation, waitForMirror, waitForNotifications } from '../helpers/deliveries';
 
 const EDIT_WINDOW_S = 900;
 const UNSEND_WINDOW_S = 3600;
@@ -101,7 +82,7 @@ async function sentReply(setup: ConversationSetup, text: string, providerMessage
   const reply = await replyAndNotify(setup, text);
   const claim = await claimReady(setup.integration.key, reply.deliveryId);
   expectOk(await op('start', setup.integration.key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', setup.integration.key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId, providerMessageIds, ...(parts ? { parts } : {}) }), { status: 'sent' });
+  expectSent(await op('complete', setup.integration.key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId, providerMessageIds, ...(parts ? { parts } : {}) }), reply.deliveryId);
   const mirror = await waitForMirror(setup, reply.messageId, (m) => m.status === 'sent');
   return { ...reply, mirror };
 }
@@ -131,7 +112,7 @@ test('edit end to end: a plain claim keeps its v1 shape; the edit is its own del
   const [replyNotification] = await publishedFor(reply.deliveryId);
   expect(replyNotification?.attributes).not.toHaveProperty('kind');
   expectOk(await op('start', key, { deliveryId: reply.deliveryId, leaseId: plainClaim.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', key, { deliveryId: reply.deliveryId, leaseId: plainClaim.leaseId, providerMessageIds: ['p-1', 'p-2'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: reply.deliveryId, leaseId: plainClaim.leaseId, providerMessageIds: ['p-1', 'p-2'] }), reply.deliveryId);
   const sentMirror = await waitForMirror(setup, reply.messageId, (m) => m.status === 'sent');
   expect(sentMirror.sentAt).toBeInstanceOf(Timestamp);
 
@@ -164,7 +145,7 @@ test('edit end to end: a plain claim keeps its v1 shape; the edit is its own del
   expectOk(await op('start', key, { deliveryId: editId, leaseId }), { status: 'sending' });
   await waitForHistory(setup, reply.messageId, 'edits', (e) => e[0]?.status === 'sending', 'the edit sending');
   // The provider kept the ids: the connector reports the target's.
-  expectOk(await op('complete', key, { deliveryId: editId, leaseId, providerMessageIds: ['p-1', 'p-2'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: editId, leaseId, providerMessageIds: ['p-1', 'p-2'] }), editId);
   const [sent] = await waitForHistory(setup, reply.messageId, 'edits', (e) => e[0]?.status === 'sent', 'the edit sent');
   expect(sent).toEqual({ text: 'We are on it, sorry!', requestedAt: queued?.requestedAt, uid: 'operator-1', deliveryId: editId, status: 'sent', at: expect.any(Timestamp) });
 
@@ -201,7 +182,7 @@ test('unsend end to end: claim with the recipient and the target per part; the r
     target: { deliveryId: reply.deliveryId, providerMessageIds: ['p-a', 'p-b'], parts: [{ part: 'text', providerMessageIds: ['p-a', 'p-b'] }] },
   });
   expectOk(await op('start', key, { deliveryId: unsendId, leaseId }), { status: 'sending' });
-  expectOk(await op('complete', key, { deliveryId: unsendId, leaseId, providerMessageIds: ['p-a', 'p-b'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: unsendId, leaseId, providerMessageIds: ['p-a', 'p-b'] }), unsendId);
   await waitForHistory(setup, reply.messageId, 'unsends', (e) => e[0]?.status === 'sent', 'the unsend sent');
   const unsent = await eventually(async () => ((await readReply(setup, reply.messageId))?.unsent as DocumentData | undefined), 'unsent on the reply');
   expect(unsent).toEqual({ at: expect.any(Timestamp) });
@@ -242,7 +223,7 @@ test('ordering: an edit behind an unfinished later reply waits for it; a reply b
   expect(claim).toMatchObject({ kind: 'edit', message: { text: 'First, fixed' }, target: { deliveryId: first.deliveryId, providerMessageIds: ['p-first'] } });
   expectOk(await op('start', key, { deliveryId: editId, leaseId: claim.leaseId }), { status: 'sending' });
   await expectSkip(key, third.deliveryId, 'waiting_for_previous');
-  expectOk(await op('complete', key, { deliveryId: editId, leaseId: claim.leaseId, providerMessageIds: ['p-first'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: editId, leaseId: claim.leaseId, providerMessageIds: ['p-first'] }), editId);
   await waitForNotifications(setup.topic, third.deliveryId, 2);
   await deliverFully(key, third.deliveryId);
   expect((await conversationDeliveries(setup)).map((d) => [d.messageId, d.kind ?? 'reply', d.status])).toEqual([

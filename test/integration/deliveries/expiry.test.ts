@@ -9,22 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { adminDb } from '../helpers/stack';
-import {
-  attemptEvents,
-  claimReady,
-  deliveryDoc,
-  expectApiError,
-  expectOk,
-  expectSkip,
-  mirrorOnceStatus,
-  notificationsFor,
-  op,
-  replyAndNotify,
-  setLeaseExpiry,
-  sharedConversationFixture,
-  waitForNotifications,
-  type TestTopic,
-} from '../helpers/deliveries';
+import { attemptEvents, claimReady, deliveryDoc, expectApiError, expectOk, expectSent, expectSkip, mirrorOnceStatus, notificationsFor, op, replyAndNotify, setLeaseExpiry, sharedConversationFixture, type TestTopic, waitForNotifications } from '../helpers/deliveries';
 
 let topic: TestTopic;
 let key: string;
@@ -62,7 +47,7 @@ test('with an expired lease (not yet swept): start and fail are 409 lease_lost, 
   expectApiError(await op('start', key, { deliveryId, leaseId: claim.leaseId }), 409, 'lease_lost');
   expectApiError(await op('fail', key, { deliveryId, leaseId: claim.leaseId, outcome: 'retry', code: 'x' }), 409, 'lease_lost');
   expectApiError(await op('fail', key, { deliveryId, leaseId: claim.leaseId, outcome: 'unknown', code: 'x' }), 409, 'lease_lost');
-  expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['late-1'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['late-1'] }), deliveryId);
   expect(await mirrorOnceStatus(setup, messageId, 'sent')).toMatchObject({ providerMessageIds: ['late-1'] });
   await expectSkip(key, deliveryId, 'already_sent');
 });
@@ -110,7 +95,7 @@ test('after start, by the sweeper: unknown / lease_expired_after_start (mirrored
   const claimB = await claimReady(key, b.deliveryId);
 
   // The vanished connector comes back: the provider had accepted A. Late completion is the truth.
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a-1'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a-1'] }), a.deliveryId);
   const sent = await mirrorOnceStatus(setup, a.messageId, 'sent');
   expect(sent).toEqual({ deliveryId: a.deliveryId, status: 'sent', updatedAt: expect.anything(), sentAt: expect.anything(), providerMessageIds: ['a-1'], attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(sent)).toEqual(['claimed', 'started', 'lease_expired:lease_expired_after_start', 'sent']);
@@ -135,7 +120,7 @@ test('after start, lazily on claim: outcome_unknown, the next reply is released;
   await claimReady(key, b.deliveryId);
 
   // The cut-off lease reports a definite failure: failed, with its code.
-  expectOk(await op('fail', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, outcome: 'failed', code: 'provider_rejected' }), { status: 'failed' });
+  expectSent(await op('fail', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, outcome: 'failed', code: 'provider_rejected' }), a.deliveryId, 'failed');
   const failed = await mirrorOnceStatus(setup, a.messageId, 'failed');
   expect(failed).toEqual({
     deliveryId: a.deliveryId,

@@ -11,23 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { adminDb, createTestIntegration } from '../helpers/stack';
-import {
-  attemptEvents,
-  claimReady,
-  deliverFully,
-  deliveryDoc,
-  deliveryDocRef,
-  expectApiError,
-  expectHttp,
-  expectOk,
-  mirrorOnceStatus,
-  op,
-  replyAndNotify,
-  setLeaseExpiry,
-  sharedConversationFixture,
-  sleep,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { attemptEvents, claimReady, type ConversationSetup, deliverFully, deliveryDoc, deliveryDocRef, expectApiError, expectHttp, expectOk, expectSent, mirrorOnceStatus, op, replyAndNotify, setLeaseExpiry, sharedConversationFixture, sleep } from '../helpers/deliveries';
 
 const LEASE_MS = 120_000;
 const LEASE_MAX_MS = 15 * 60_000;
@@ -94,7 +78,7 @@ test('a live lease, leased then sending, is extended to now + 120 s (later than 
   expect(again).toBeGreaterThan(extended);
   expect(await deliveryDoc(setup, deliveryId)).toMatchObject({ status: 'sending', lease: { expiresAt: again, started: true } });
   expect(await checkDoc(deliveryId)).toMatchObject({ dueAt: again });
-  expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-ext'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-ext'] }), deliveryId);
   expect(attemptEvents(await mirrorOnceStatus(setup, messageId, 'sent'))).toEqual(['claimed', 'started', 'sent']);
 });
 
@@ -111,7 +95,7 @@ test('the sweeper does not expire an extended lease: a lease about to end, exten
 
   await sweep(adminDb());
   expect(await deliveryDoc(setup, deliveryId)).toMatchObject({ status: 'sending', lease: { leaseId: claim.leaseId, expiresAt: extended } });
-  expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-outlived'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-outlived'] }), deliveryId);
   expect((await deliveryDoc(setup, deliveryId)).attemptLog.map((e: { event: string }) => e.event)).toEqual(['claimed', 'started', 'sent']);
 });
 
@@ -137,7 +121,7 @@ test('409 lease_lost for an expired lease, leased or sending (never revived); no
   const storedA = await deliveryDoc(setup, a.deliveryId);
   expectApiError(await op('extend', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), 409, 'lease_lost');
   expect(await deliveryDoc(setup, a.deliveryId)).toEqual(storedA);
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['late'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['late'] }), a.deliveryId);
 
   const b = await replyAndNotify(setup, 'expired while sending');
   const claimB = await claimReady(key, b.deliveryId);
@@ -156,7 +140,7 @@ test('409 delivery_finished on a sent, failed or expired-while-sending (unknown)
 
   const failed = await replyAndNotify(setup, 'failed');
   const failedClaim = await claimReady(key, failed.deliveryId);
-  expectOk(await op('fail', key, { deliveryId: failed.deliveryId, leaseId: failedClaim.leaseId, outcome: 'failed', code: 'blocked' }), { status: 'failed' });
+  expectSent(await op('fail', key, { deliveryId: failed.deliveryId, leaseId: failedClaim.leaseId, outcome: 'failed', code: 'blocked' }), failed.deliveryId, 'failed');
   expectApiError(await op('extend', key, { deliveryId: failed.deliveryId, leaseId: failedClaim.leaseId }), 409, 'delivery_finished');
 
   const unknown = await replyAndNotify(setup, 'cut off');
@@ -187,7 +171,7 @@ test('at most 15 minutes after the claim: the granted expiry is clamped to claim
   expect(refused).toContain('15 minutes');
   expect(await deliveryDoc(setup, deliveryId)).toEqual(stored);
   // The lease still holds until the cap: the connector reports its outcome as usual.
-  expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-capped'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-capped'] }), deliveryId);
 });
 
 test("another integration's delivery is 404 delivery_not_found, exactly like an unknown id; the owner's lease is untouched", async () => {

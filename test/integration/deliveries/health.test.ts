@@ -11,21 +11,7 @@ import { FieldValue, type DocumentSnapshot } from 'firebase-admin/firestore';
 import { rollUpDue } from '../../../functions/src/deliveries/health';
 import { rollUpHealth, rollUpIntegration } from '../../../functions/src/deliveries/health-rollup';
 import { adminDb, integrationRef } from '../helpers/stack';
-import {
-  claimReady,
-  deliverFully,
-  deliveryDoc,
-  deliveryDocRef,
-  deliveryTestFile,
-  eventually,
-  expectOk,
-  op,
-  replyAndNotify,
-  replyAndSequence,
-  setupConversation,
-  waitForMirror,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { claimReady, type ConversationSetup, deliverFully, deliveryDoc, deliveryDocRef, deliveryTestFile, eventually, expectOk, expectSent, op, replyAndNotify, replyAndSequence, setupConversation, waitForMirror } from '../helpers/deliveries';
 
 const file = deliveryTestFile();
 const HOUR = 3_600_000;
@@ -55,7 +41,7 @@ test('counts by status over 24 h, the oldest claimable, the last sent and the la
   const b = await replyAndNotify(c2, 'blocked');
   const claimB = await claimReady(key, b.deliveryId);
   expectOk(await op('start', key, { deliveryId: b.deliveryId, leaseId: claimB.leaseId }), { status: 'sending' });
-  expectOk(await op('fail', key, { deliveryId: b.deliveryId, leaseId: claimB.leaseId, outcome: 'failed', code: 'recipient_blocked' }), { status: 'failed' });
+  expectSent(await op('fail', key, { deliveryId: b.deliveryId, leaseId: claimB.leaseId, outcome: 'failed', code: 'recipient_blocked' }), b.deliveryId, 'failed');
   // sending
   const c3 = await another(c1);
   const c = await replyAndNotify(c3, 'sending');

@@ -131,9 +131,13 @@ test('a reply notified while no subscription existed is delivered by re-notifica
   expect(leased.liveness).toBeUndefined();
   await expectLeaseCheck(first.deliveryId, leased.lease.expiresAt);
   expectOk(await op('start', integration.key, { deliveryId: first.deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', integration.key, { deliveryId: first.deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-first'] }), { status: 'sent' });
+  // The second became claimable when the first was sent, and the answer names it (`next`).
+  expectOk(await op('complete', integration.key, { deliveryId: first.deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-first'] }), {
+    status: 'sent',
+    next: { deliveryId: second.deliveryId, workspaceId: integration.workspaceId, integrationId: integration.integrationId, conversationId: setup.conversationId, messageId: second.messageId },
+  });
 
-  // The second became claimable when the first was sent: its own schedule starts then.
+  // Its own schedule starts then.
   const next = await eventually(async () => {
     const d = await deliveryDoc(setup, second.deliveryId);
     return d.liveness === undefined ? undefined : d;

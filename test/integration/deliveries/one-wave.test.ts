@@ -11,21 +11,7 @@ import type { DocumentData } from 'firebase-admin/firestore';
 import { conversationOfDeliveryId, deliveryIdFor } from '../../../functions/src/platform/ids';
 import { appendDelivery, openQueue, runCreation } from '../../../functions/src/deliveries/transition';
 import { adminDb } from '../helpers/stack';
-import {
-  claimReady,
-  deliveryDoc,
-  deliveryDocRef,
-  deliveryTestFile,
-  eventually,
-  expectOk,
-  expectSkip,
-  op,
-  readDeliveryDoc,
-  readReply,
-  replyAndNotify,
-  waitForNotifications,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { claimReady, type ConversationSetup, deliveryDoc, deliveryDocRef, deliveryTestFile, eventually, expectOk, expectSent, expectSkip, op, readDeliveryDoc, readReply, replyAndNotify, waitForNotifications } from '../helpers/deliveries';
 
 const { ownConversation: conversation } = deliveryTestFile();
 
@@ -63,7 +49,7 @@ test('a delivery id names its conversation; the queue keeps the release facts of
   expect((await queueDoc(setup)).release).toEqual({ '2': { messageId: b.messageId, waiting: true } });
 
   const claimA = await claimReady(key, a.deliveryId);
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a'] }), a.deliveryId);
   // Released: its facts are spent, it is the head now, and its wake was notified.
   const queue = await queueDoc(setup);
   expect(queue.release).toEqual({});
@@ -98,7 +84,7 @@ test('the wake from the release facts writes what the wake of the read record wr
     const { a, b, leaseA } = await aheadAndWaiting(setup);
     // Without the facts the transition reads the waiting delivery first (the path of older deliveries).
     if (setup === viaRead) await queueRef(setup).update({ release: {} });
-    expectOk(await op('complete', setup.integration.key, { deliveryId: a.deliveryId, leaseId: leaseA, providerMessageIds: ['a'] }), { status: 'sent' });
+    expectSent(await op('complete', setup.integration.key, { deliveryId: a.deliveryId, leaseId: leaseA, providerMessageIds: ['a'] }), a.deliveryId);
     const [, wake] = await waitForNotifications(setup.topic, b.deliveryId, 2);
     const record = await deliveryDoc(setup, b.deliveryId);
     const ids = {
@@ -143,7 +129,7 @@ test('deliveries whose ids predate the change (no conversation in the id, no rel
   const claimA = await claimReady(key, a.deliveryId);
   expect(claimA.message.text).toBe('A');
   expectOk(await op('start', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a'] }), a.deliveryId);
   // B was read and woken: claimable now, notified (`wake`), and then delivered.
   await waitForNotifications(setup.topic, b.deliveryId, 1);
   expect(await deliveryDoc(setup, b.deliveryId)).toMatchObject({ status: 'queued', head: true, waiting: false, pendingAt: expect.any(Number) });
@@ -151,7 +137,7 @@ test('deliveries whose ids predate the change (no conversation in the id, no rel
   const claimB = await claimReady(key, b.deliveryId);
   expect(claimB.message.text).toBe('B');
   expect(claimB.message.recipient).toMatchObject({ externalConversationId: setup.externalConversationId });
-  expectOk(await op('fail', key, { deliveryId: b.deliveryId, leaseId: claimB.leaseId, outcome: 'failed', code: 'provider_rejected' }), { status: 'failed' });
+  expectSent(await op('fail', key, { deliveryId: b.deliveryId, leaseId: claimB.leaseId, outcome: 'failed', code: 'provider_rejected' }), b.deliveryId, 'failed');
   expect((await queueDoc(setup)).pending).toEqual({});
   expect((await readReply(setup, b.messageId))?.delivery).toMatchObject({ deliveryId: b.deliveryId, status: 'failed' });
 });
@@ -160,7 +146,7 @@ test('a released delivery whose record is gone: the head still completes (its tr
   const setup = await conversation();
   const { a, b, leaseA } = await aheadAndWaiting(setup);
   await deliveryDocRef(setup.integration.workspaceId, b.deliveryId).delete();
-  expectOk(await op('complete', setup.integration.key, { deliveryId: a.deliveryId, leaseId: leaseA, providerMessageIds: ['a'] }), { status: 'sent' });
+  expectSent(await op('complete', setup.integration.key, { deliveryId: a.deliveryId, leaseId: leaseA, providerMessageIds: ['a'] }), a.deliveryId);
   expect(await deliveryDoc(setup, a.deliveryId)).toMatchObject({ status: 'sent' });
   // Nothing was made of the missing record (no stub document, no check document).
   expect(await readDeliveryDoc(setup.integration.workspaceId, b.deliveryId)).toBeUndefined();

@@ -5,22 +5,7 @@
  * conversation), sharing one integration and topic.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  attemptEvents,
-  claimReady,
-  deliveryDoc,
-  deliveryDocRef,
-  expectApiError,
-  expectOk,
-  expectSkip,
-  mirrorOnceStatus,
-  op,
-  replyAndNotify,
-  retryAfterSeconds,
-  setLeaseExpiry,
-  sharedConversationFixture,
-  waitForMirror,
-} from '../helpers/deliveries';
+import { attemptEvents, claimReady, deliveryDoc, deliveryDocRef, expectApiError, expectOk, expectSent, expectSkip, mirrorOnceStatus, op, replyAndNotify, retryAfterSeconds, setLeaseExpiry, sharedConversationFixture, waitForMirror } from '../helpers/deliveries';
 
 let key: string;
 const { conversation } = sharedConversationFixture((first) => {
@@ -75,7 +60,7 @@ test('claim is ready with a 120 s lease, message and recipient; the same request
   // A retried claim while sending still gets the same lease; another requestId is still busy.
   expectOk(await op('claim', key, { deliveryId, requestId }), { ...(first.body as object), leaseExpiresAt: expect.any(Number) });
   expectApiError(await op('claim', key, { deliveryId, requestId: randomUUID() }), 503, 'lease_busy');
-  expectOk(await op('complete', key, { deliveryId, leaseId: lease.leaseId, providerMessageIds: ['wamid.1'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: lease.leaseId, providerMessageIds: ['wamid.1'] }), deliveryId);
 });
 
 test('start, complete and fail with a lease that never held the delivery: 409 lease_lost, nothing changes', async () => {
@@ -94,7 +79,7 @@ test('start, complete and fail with a lease that never held the delivery: 409 le
 
   // The lease really works, and once sent a stranger lease is still lease_lost (not a conflict).
   expectOk(await op('start', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['p-a'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['p-a'] }), a.deliveryId);
   expectApiError(await op('complete', key, { deliveryId: a.deliveryId, leaseId: 'l_never_granted', providerMessageIds: ['p-a'] }), 409, 'lease_lost');
   expectApiError(await op('start', key, { deliveryId: a.deliveryId, leaseId: 'l_never_granted' }), 409, 'lease_lost');
 
@@ -118,7 +103,7 @@ test('complete: sent and mirrored; idempotent for the same lease and ids; other 
 
   expectOk(await op('start', key, { deliveryId, leaseId: current.leaseId }), { status: 'sending' });
   const ids = ['msg-1', 'msg-2'];
-  expectOk(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: ids }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: ids }), deliveryId);
   const mirror = await mirrorOnceStatus(setup, messageId, 'sent');
   expect(Object.keys(mirror).sort()).toEqual(['attempts', 'deliveryId', 'providerMessageIds', 'sentAt', 'status', 'traceId', 'updatedAt']);
   expect(attemptEvents(mirror)).toEqual(['claimed', 'lease_expired', 'claimed', 'started', 'sent']);
@@ -128,7 +113,7 @@ test('complete: sent and mirrored; idempotent for the same lease and ids; other 
   expect((mirror.sentAt as { toMillis(): number }).toMillis()).toBe(stored.sentAt);
 
   // Same lease, same ids: sent again, no write.
-  expectOk(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: ids }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: ids }), deliveryId);
   // Different ids, ids in another order, a subset: conflicting.
   for (const other of [['msg-3'], ['msg-2', 'msg-1'], ['msg-1']]) {
     expectApiError(await op('complete', key, { deliveryId, leaseId: current.leaseId, providerMessageIds: other }), 409, 'conflicting_completion');
@@ -138,9 +123,9 @@ test('complete: sent and mirrored; idempotent for the same lease and ids; other 
 
   // fail on a sent delivery answers sent and changes nothing (any outcome, either lease).
   for (const outcome of ['retry', 'failed', 'unknown'] as const) {
-    expectOk(await op('fail', key, { deliveryId, leaseId: current.leaseId, outcome, code: 'late_report' }), { status: 'sent' });
+    expectSent(await op('fail', key, { deliveryId, leaseId: current.leaseId, outcome, code: 'late_report' }), deliveryId);
   }
-  expectOk(await op('fail', key, { deliveryId, leaseId: old.leaseId, outcome: 'failed', code: 'late_report' }), { status: 'sent' });
+  expectSent(await op('fail', key, { deliveryId, leaseId: old.leaseId, outcome: 'failed', code: 'late_report' }), deliveryId);
   // start after sent: sent (the connector must not send again).
   expectOk(await op('start', key, { deliveryId, leaseId: current.leaseId }), { status: 'sent' });
   await expectSkip(key, deliveryId, 'already_sent');
@@ -195,7 +180,7 @@ test('fail unknown -> unknown with the partial provider ids kept and mirrored; c
   expectApiError(await op('start', key, { deliveryId, leaseId: claim.leaseId }), 409, 'delivery_finished');
 
   // The connector later learns the provider did accept both parts: complete is the truth.
-  expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['part-1', 'part-2'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['part-1', 'part-2'] }), deliveryId);
   const sent = await mirrorOnceStatus(setup, messageId, 'sent');
   expect(sent).toEqual({ deliveryId, status: 'sent', updatedAt: expect.anything(), sentAt: expect.anything(), providerMessageIds: ['part-1', 'part-2'], attempts: expect.any(Array), traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
   expect(attemptEvents(sent)).toEqual(['claimed', 'started', 'unknown:provider_timeout', 'sent']);

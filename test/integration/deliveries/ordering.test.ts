@@ -4,24 +4,7 @@
  * never yield two leases, and several connectors working one subscription deliver in reply order.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  claimReady,
-  conversationDeliveries,
-  deliveryDoc,
-  deliveryTestFile,
-  eventually,
-  expectApiError,
-  expectOk,
-  expectSkip,
-  notificationsFor,
-  op,
-  replyAndNotify,
-  sleep,
-  waitForNotifications,
-  writeReply,
-  type Notification,
-  type ReadyClaim,
-} from '../helpers/deliveries';
+import { claimReady, conversationDeliveries, deliveryDoc, deliveryTestFile, eventually, expectApiError, expectOk, expectSent, expectSkip, type Notification, notificationsFor, op, type ReadyClaim, replyAndNotify, sleep, waitForNotifications, writeReply } from '../helpers/deliveries';
 
 // Each test has an integration and topic of its own: its subscription carries only its notifications.
 const { ownConversation: conversation } = deliveryTestFile();
@@ -41,7 +24,7 @@ test('wake: B claimed before A is skipped waiting_for_previous; completing A re-
   expectOk(await op('start', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), { status: 'sending' });
   // Still waiting while A is being sent.
   await expectSkip(key, b.deliveryId, 'waiting_for_previous');
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['a'] }), a.deliveryId);
 
   const [, wake] = await waitForNotifications(setup.topic, b.deliveryId, 2);
   expect(wake).toEqual({

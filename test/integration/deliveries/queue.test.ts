@@ -7,20 +7,7 @@
 import { FieldValue } from 'firebase-admin/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { adminDb, projectId } from '../helpers/stack';
-import {
-  claimReady,
-  deliverFully,
-  deliveryTestFile,
-  deliveryDoc,
-  expectOk,
-  expectSkip,
-  op,
-  replyAndNotify,
-  waitForMirror,
-  waitForNotifications,
-  writeReply,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { claimReady, type ConversationSetup, deliverFully, deliveryDoc, deliveryTestFile, expectOk, expectSent, expectSkip, op, replyAndNotify, waitForMirror, waitForNotifications, writeReply } from '../helpers/deliveries';
 
 // The first test of a run pays the functions' cold starts (about 10 s each on a busy machine).
 jest.setTimeout(180_000);
@@ -50,12 +37,12 @@ test('pending holds exactly the unfinished deliveries of the conversation after 
   const claimB = await claimReady(key, b.deliveryId);
   // A lease is not an end: B stays pending.
   expect(await pending(setup)).toEqual({ '2': b.deliveryId, '3': c.deliveryId });
-  expectOk(await op('fail', key, { deliveryId: b.deliveryId, leaseId: claimB.leaseId, outcome: 'failed', code: 'recipient_blocked' }), { status: 'failed' });
+  expectSent(await op('fail', key, { deliveryId: b.deliveryId, leaseId: claimB.leaseId, outcome: 'failed', code: 'recipient_blocked' }), b.deliveryId, 'failed');
   expect(await pending(setup)).toEqual({ '3': c.deliveryId });
 
   const claimC = await claimReady(key, c.deliveryId);
   expectOk(await op('start', key, { deliveryId: c.deliveryId, leaseId: claimC.leaseId }), { status: 'sending' });
-  expectOk(await op('fail', key, { deliveryId: c.deliveryId, leaseId: claimC.leaseId, outcome: 'unknown', code: 'provider_timeout' }), { status: 'unknown' });
+  expectSent(await op('fail', key, { deliveryId: c.deliveryId, leaseId: claimC.leaseId, outcome: 'unknown', code: 'provider_timeout' }), c.deliveryId, 'unknown');
   expect(await pending(setup)).toEqual({});
 });
 
@@ -74,7 +61,7 @@ test('a queue document without `pending` (written before the map existed) is reb
 
   // Completing A wakes B (a second notification), and B is then ready.
   expectOk(await op('start', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['pa'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['pa'] }), a.deliveryId);
   await waitForNotifications(setup.topic, b.deliveryId, 2);
   expect(await pending(setup)).toEqual({ '2': b.deliveryId });
 
@@ -108,7 +95,7 @@ test('a later delivery that fails first (topic deleted) leaves the map; the earl
   expect(await pending(setup)).toEqual({ '1': a.deliveryId });
 
   expectOk(await op('start', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['pa'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claimA.leaseId, providerMessageIds: ['pa'] }), a.deliveryId);
   expect(await pending(setup)).toEqual({});
   // B is untouched by A's end: still failed, not woken.
   expect(await deliveryDoc(setup, mirrorB.deliveryId as string)).toMatchObject({ status: 'failed', waiting: false });

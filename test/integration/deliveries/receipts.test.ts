@@ -4,17 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createTestIntegration } from '../helpers/stack';
-import {
-  claimReady,
-  deliverFully,
-  deliveryDoc,
-  expectApiError,
-  expectOk,
-  op,
-  replyAndNotify,
-  sharedConversationFixture,
-  waitForMirror,
-} from '../helpers/deliveries';
+import { claimReady, deliverFully, deliveryDoc, expectApiError, expectOk, expectSent, op, replyAndNotify, sharedConversationFixture, waitForMirror } from '../helpers/deliveries';
 
 let key: string;
 const { conversation } = sharedConversationFixture((first) => {
@@ -66,7 +56,7 @@ test('a receipt on a delivery that is not sent is 409 delivery_not_sent, and not
   const claim = await claimReady(key, deliveryId);
   expectApiError(await op('receipt', key, { deliveryId, status: 'read' }), 409, 'delivery_not_sent');
   expect((await deliveryDoc(setup, deliveryId)).receipt).toEqual(queued.receipt);
-  expectOk(await op('fail', key, { deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'blocked' }), { status: 'failed' });
+  expectSent(await op('fail', key, { deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'blocked' }), deliveryId, 'failed');
   expectApiError(await op('receipt', key, { deliveryId, status: 'delivered' }), 409, 'delivery_not_sent');
 });
 

@@ -7,22 +7,7 @@
 import { FieldValue } from 'firebase-admin/firestore';
 import { resendReply } from '../../../functions/src/deliveries/resend';
 import { adminDb } from '../helpers/stack';
-import {
-  attemptEvents,
-  claimReady,
-  conversationDeliveries,
-  deliverFully,
-  deliveryDoc,
-  eventually,
-  expectOk,
-  expectSkip,
-  op,
-  replyAndNotify,
-  sharedConversationFixture,
-  waitForMirror,
-  waitForNotifications,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { attemptEvents, claimReady, conversationDeliveries, type ConversationSetup, deliverFully, deliveryDoc, eventually, expectOk, expectSent, expectSkip, op, replyAndNotify, sharedConversationFixture, waitForMirror, waitForNotifications } from '../helpers/deliveries';
 
 const { conversation } = sharedConversationFixture();
 
@@ -39,7 +24,7 @@ async function failedReply(setup: ConversationSetup, text: string): Promise<{ me
   const reply = await replyAndNotify(setup, text);
   const claim = await claimReady(setup.integration.key, reply.deliveryId);
   expectOk(await op('start', setup.integration.key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
-  expectOk(await op('fail', setup.integration.key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_blocked' }), { status: 'failed' });
+  expectSent(await op('fail', setup.integration.key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_blocked' }), reply.deliveryId, 'failed');
   await waitForMirror(setup, reply.messageId, (m) => m.status === 'failed');
   return reply;
 }
@@ -97,7 +82,7 @@ test('the resent delivery joins the end of the queue: it waits for a later reply
   await expectSkip(key, resentId, 'waiting_for_previous');
 
   expectOk(await op('start', key, { deliveryId: second.deliveryId, leaseId: claimSecond.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', key, { deliveryId: second.deliveryId, leaseId: claimSecond.leaseId, providerMessageIds: ['p-2'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: second.deliveryId, leaseId: claimSecond.leaseId, providerMessageIds: ['p-2'] }), second.deliveryId);
   // Woken by the second's completion, then delivered.
   await waitForNotifications(setup.topic, resentId, 2);
   await deliverFully(key, resentId);
@@ -110,7 +95,7 @@ test('an unknown outcome may be resent too; a retried trigger for the same reque
   const reply = await replyAndNotify(setup, 'timed out at the provider');
   const claim = await claimReady(key, reply.deliveryId);
   expectOk(await op('start', key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
-  expectOk(await op('fail', key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId, outcome: 'unknown', code: 'provider_timeout' }), { status: 'unknown' });
+  expectSent(await op('fail', key, { deliveryId: reply.deliveryId, leaseId: claim.leaseId, outcome: 'unknown', code: 'provider_timeout' }), reply.deliveryId, 'unknown');
   await waitForMirror(setup, reply.messageId, (m) => m.status === 'unknown');
 
   await requestResend(setup, reply.messageId);

@@ -5,18 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createTestIntegration, postJson, type ApiResponse, type TestIntegration } from '../helpers/stack';
-import {
-  claimReady,
-  deliveryDoc,
-  expectApiError,
-  expectOk,
-  mapLimit,
-  mirrorOnceStatus,
-  op,
-  replyAndNotify,
-  sharedConversationFixture,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { claimReady, type ConversationSetup, deliveryDoc, expectApiError, expectOk, expectSent, mapLimit, mirrorOnceStatus, op, replyAndNotify, sharedConversationFixture } from '../helpers/deliveries';
 
 type OpName = 'claim' | 'start' | 'extend' | 'complete' | 'fail';
 const OPS: OpName[] = ['claim', 'start', 'extend', 'complete', 'fail'];
@@ -158,7 +147,7 @@ test('bounds of spec 4.2-4.5 / 8 at the limit (accepted) and one past it (400)',
   expectApiError(await op('extend', key, { deliveryId: a.deliveryId, leaseId: s(128, 'l') }), 409, 'lease_lost');
   expectOk(await op('start', key, { deliveryId: a.deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
   const twentyIds = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')}${s(198, 'x')}`);
-  expectOk(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claim.leaseId, providerMessageIds: twentyIds }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId: a.deliveryId, leaseId: claim.leaseId, providerMessageIds: twentyIds }), a.deliveryId);
   expect(await mirrorOnceStatus(setup, a.messageId, 'sent')).toMatchObject({ providerMessageIds: twentyIds });
 
   // fail at every limit at once: 80-character code, retryAfterMs 3600000, 20 provider ids (ignored for retry).
@@ -202,6 +191,6 @@ test('a delivery of another integration (other workspace, or same workspace) is 
   for (const name of OPS) expectApiError(await op(name, key, bodies(`d_${randomUUID()}`)[name]), 404, 'delivery_not_found');
   // Nothing happened to the delivery: still leased by its owner, who completes it.
   expect(await deliveryDoc(mine, deliveryId)).toMatchObject({ status: 'leased', lease: { leaseId: owner.leaseId } });
-  expectOk(await op('complete', key, { deliveryId, leaseId: owner.leaseId, providerMessageIds: ['p'] }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: owner.leaseId, providerMessageIds: ['p'] }), deliveryId);
   await mirrorOnceStatus(mine, messageId, 'sent');
 });

@@ -362,8 +362,23 @@ export function mirrorOnceStatus(setup: ConversationSetup, messageId: string, st
 export async function deliverFully(key: string, deliveryId: string, providerMessageIds: string[] = [`p-${randomUUID()}`]): Promise<ReadyClaim> {
   const claim = await claimReady(key, deliveryId);
   expectOk(await op('start', key, { deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
-  expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds }), { status: 'sent' });
+  expectSent(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds }), deliveryId);
   return claim;
+}
+
+/**
+ * A `complete` (or final `fail`) answered `status` (default `sent`), with or without `next`: when
+ * the conversation has a claimable delivery behind this one, the answer names it (its five
+ * identifiers, another delivery). Tests about `next` itself assert it exactly.
+ */
+export function expectSent(res: ApiResponse, deliveryId: string, status: 'sent' | 'failed' | 'unknown' = 'sent'): void {
+  expectHttp(res, 200);
+  const { next, ...rest } = res.body as { next?: unknown };
+  expect(rest).toEqual({ status });
+  if (next !== undefined) {
+    expect(next).toEqual({ deliveryId: expect.stringMatching(/^d_/), workspaceId: expect.any(String), integrationId: expect.any(String), conversationId: expect.any(String), messageId: expect.any(String) });
+    expect((next as { deliveryId: string }).deliveryId).not.toBe(deliveryId);
+  }
 }
 
 /**

@@ -21,19 +21,7 @@ import { ConnectorClient, parsePulledNotification, type DeliveryEvent } from '..
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { integrationHealthRef, rollUpIntegration } from '../../../functions/src/deliveries/health-rollup';
 import { adminDb, apiBaseUrl, createTestIntegration, postJson, projectId } from '../helpers/stack';
-import {
-  claimReady,
-  deliveryDocRef,
-  deliveryTestFile,
-  eventually,
-  expectOk,
-  op,
-  pubsubClient,
-  sleep,
-  waitForMirror,
-  writeReply,
-  type ConversationSetup,
-} from '../helpers/deliveries';
+import { claimReady, type ConversationSetup, deliveryDocRef, deliveryTestFile, eventually, expectOk, expectSent, op, pubsubClient, sleep, waitForMirror, writeReply } from '../helpers/deliveries';
 
 const MIN = 60_000;
 const file = deliveryTestFile();
@@ -289,8 +277,8 @@ test('integration.unhealthy when most recent outcomes fail, integration.recovere
     const { deliveryId } = await replyDelivery(setup, `outcome ${outcome}`);
     const claim = await claimReady(key, deliveryId);
     expectOk(await op('start', key, { deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
-    if (outcome === 'sent') expectOk(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: [`p-${randomUUID()}`] }), { status: 'sent' });
-    else expectOk(await op('fail', key, { deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_blocked' }), { status: 'failed' });
+    if (outcome === 'sent') expectSent(await op('complete', key, { deliveryId, leaseId: claim.leaseId, providerMessageIds: [`p-${randomUUID()}`] }), deliveryId);
+    else expectSent(await op('fail', key, { deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_blocked' }), deliveryId, 'failed');
   };
 
   await finish('sent');

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { rotateKey } from '../../../functions/src/integrations/admin';
 import { adminDb, createTestIntegration, keyCacheTtls, messageParts, multipartBody, postJson, revocationBoundMs, workspaceDocPaths, type TestIntegration } from '../helpers/stack';
-import { claimReady, deliveryDoc, deliveryTestFile, expectApiError, expectOk, op, replyAndNotify } from '../helpers/deliveries';
+import { claimReady, deliveryDoc, deliveryTestFile, expectApiError, expectOk, expectSent, op, replyAndNotify } from '../helpers/deliveries';
 import { ENDPOINTS, expectNoKeyMaterialInLogs, findKeyMaterial, flushedEmulatorLog, rawRequest, redactLeaks, secretOf, withoutAccessLogUsers } from './support';
 
 jest.setTimeout(120_000);
@@ -56,7 +56,7 @@ test('another integration\'s delivery is 404 on all four operations, even with i
   }
   expect(await deliveryDoc(owner, deliveryId)).toEqual(before);
   // The owner still holds it.
-  expectOk(await op('complete', owner.integration.key, { deliveryId, leaseId: lease.leaseId, providerMessageIds: ['p-1'] }), { status: 'sent' });
+  expectSent(await op('complete', owner.integration.key, { deliveryId, leaseId: lease.leaseId, providerMessageIds: ['p-1'] }), deliveryId);
 });
 
 test('incoming data is per integration: the same eventId, conversation and sender under another integration (same workspace) touch nothing of the first', async () => {
