@@ -106,6 +106,11 @@ function summaryRows(r) {
     add('3', 'Throughput: deliveries/s / (raw tx/s, 4 loops / 3), the floor of 3 transactions per delivery', t.ratioToRawDeliveries, 'report', null, `by tenth of the drain: ${t.deliveriesPerSecondByTenth ? spread(t.deliveriesPerSecondByTenth, 2) : '–'} deliveries/s`);
     add('3', `Throughput: all ${t.replies} replies sequenced (triggers) and drained (connectors)${t.scaledDown ? ' (quick: scaled down)' : ''}`, null, `${t.replies} sent`, t.sequencingFinished && t.drainFinished && t.orderViolations === 0, `sequenced ${t.sequenced}/${t.replies} in ${fmt(t.sequencingSeconds, 0)} s; sent ${t.delivered}/${t.replies} in ${fmt(t.drainSeconds, 0)} s${t.drainFinished ? '' : ' (time limit)'}; ${t.orderViolations} order violations`);
   }
+  if (r.stack?.recovery) {
+    const v = r.stack.recovery;
+    add('3', `Recovery: connectors down ${v.downSeconds} s while ${v.repliesPerSecond} replies/s arrive, then started (${v.connectors} runPullLoops): catch-up time / (backlog / floor rate)`, { median: v.catchUpRatio }, 'report', null, `${v.backlog} replies caught up in ${fmt(v.catchUpSeconds, 1)} s vs ${fmt(v.idealSeconds, 1)} s at the floor (${fmt(v.floorDeliveriesPerSecond, 1)} deliveries/s)${v.caughtUp ? '' : ' (time limit)'}`);
+    add('3', 'Recovery: every reply written (backlog and arrivals) sent exactly once and in order', null, '0 / 0 / 0', v.caughtUp && v.notSent === 0 && v.sentTwice === 0 && v.orderViolations === 0, `${v.written} written; ${v.notSent} not sent, ${v.sentTwice} sent twice, ${v.orderViolations} out of order`);
+  }
   if (r.stack?.replyLatency) {
     const l = r.stack.replyLatency;
     add('3', `Reply written -> notification pulled / floor (a document -> one trigger that only publishes -> pulled), p50 of ${l.rounds} rounds`, { median: l.ratioP50, ...pairedSpread(l.pairedRatio) }, '<= 1.3', l.ratioP50 <= 1.3, `p50 ${fmt(l.replyMs.median, 1)} vs ${fmt(l.floorMs.median, 1)} ms; p95 ${fmt(l.replyP95Ms, 1)} vs ${fmt(l.floorP95Ms, 1)} ms (ratio ${fmt(l.ratioP95)}); spread: the paired per-round ratios`);

@@ -32,6 +32,8 @@ const { deliveryMirror } = lib('deliveries/reply.js');
 const { RELEASE_FIELD, storedReleaseFacts, storedUnfinished, UNFINISHED_FIELD } = lib('rules/ordering.js');
 const { newDelivery, withLiveness, withPendingAt } = lib('rules/record.js');
 const { conversationIdFor, deliveryIdFor } = lib('platform/ids.js');
+/** A reply's delivery id (functions/src/platform/ids.ts). */
+export { deliveryIdFor };
 const { catchUpPage } = lib('deliveries/catch-up-list.js');
 const { shardOf } = lib('platform/shards.js');
 const { config } = lib('platform/config.js');

@@ -27,7 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { BASE_URL, REGION } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
-import { attachmentDeliveries, bulkDeliveries, callOk, db, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
+import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
 import { NOOP_FILE_PATH, NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
 import { startStoreServer } from '../lib/store-http.mjs';
@@ -38,7 +38,7 @@ import { clearInterval, setInterval } from 'node:timers';
 const require = createRequire(import.meta.url);
 const { Duration, PubSub } = require(require.resolve('@google-cloud/pubsub', { paths: [FUNCTIONS_LIB] }));
 const { FieldValue } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
-const { ConnectorClient, parsePulledNotification } = await import(pathToFileURL(SDK_ENTRY).href);
+const { ConnectorClient, parsePulledNotification, runPullLoop } = await import(pathToFileURL(SDK_ENTRY).href);
 
 const PROJECT = process.env.GCLOUD_PROJECT;
 /** The Functions emulator's own address for the functions of the region (no Hosting in front). */
@@ -446,6 +446,105 @@ async function throughput() {
  * Reply written -> notification pulled, paired round by round with the floor (document written ->
  * one trigger -> one publish -> pulled), both on one topic with one streaming-pull subscriber.
  */
+/**
+ * Recovery: the connectors are down while replies arrive at a fixed rate, then start (4
+ * `runPullLoop`s with their defaults, catch-up walk included) while replies keep arriving. Catch-up
+ * time: from the start until every reply written while they were down is sent; compared with
+ * backlog / floor rate (raw direct transactions of 4 loops / 3, measured in this section). Every
+ * reply written is then checked sent exactly once (one provider call per delivery) and in order
+ * within its conversation.
+ */
+async function recovery() {
+  const conversations = pick(20, 5);
+  const perSecond = pick(5, 4);
+  const downSeconds = pick(30, 8);
+  const connectors = 4;
+  const catchUpBoxMs = pick(180_000, 60_000);
+
+  const rawIntegration = await newIntegration((await newTopic(false)).path);
+  const patterns = [];
+  for (let w = 0; w < connectors; w++) patterns.push(await recordPatterns(rawIntegration));
+  await quiesce('raw transaction fixtures');
+  const raw4 = await rawTransactions(patterns, connectors, ['claim', 'start', 'complete'], pick(3, 2), pick(3, 2));
+  const floorPerSecond = median(raw4) / 3;
+
+  const topic = await newTopic(true);
+  const integration = await newIntegration(topic.path);
+  const convs = await bulkDeliveries(integration, conversations, 0);
+  /** Every reply written: its delivery, conversation and time. */
+  const written = [];
+  let writing = true;
+  const writeStarted = performance.now();
+  const writer = (async () => {
+    for (let i = 0; writing; i++) {
+      const wait = writeStarted + (i * 1000) / perSecond - performance.now();
+      if (wait > 0) await sleep(wait);
+      if (!writing) break;
+      const { conversationId } = convs[i % convs.length];
+      const [replyId] = await writeReplies(integration, conversationId, 1);
+      written.push({ deliveryId: deliveryIdFor(conversationId, replyId), conversationId, at: performance.now() });
+    }
+  })();
+  await sleep(downSeconds * 1000);
+
+  const backlog = written.map((w) => w.deliveryId);
+  const calls = new Map();
+  const sentAt = new Map();
+  const started = performance.now();
+  const loops = [];
+  for (let c = 0; c < connectors; c++) {
+    const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: BASE_URL });
+    const subscription = new PubSub({ projectId: PROJECT }).subscription(topic.subscription.name, { minAckDeadline: ACK_DEADLINE, maxAckDeadline: ACK_DEADLINE });
+    const send = ({ deliveryId }) => {
+      calls.set(deliveryId, (calls.get(deliveryId) ?? 0) + 1);
+      return [`p-${deliveryId}`];
+    };
+    const onEvent = (event) => {
+      if (event.type === 'handled' && event.result?.kind === 'sent' && !sentAt.has(event.result.deliveryId)) sentAt.set(event.result.deliveryId, performance.now());
+    };
+    loops.push(runPullLoop(client, subscription, send, { onEvent }));
+  }
+  const caughtUp = () => backlog.every((id) => sentAt.has(id));
+  while (!caughtUp() && performance.now() - started < catchUpBoxMs) await sleep(100);
+  const catchUpMs = performance.now() - started;
+  const finished = caughtUp();
+  writing = false;
+  await writer;
+  // The replies written during the catch-up too, then the check.
+  for (const until = performance.now() + 60_000; written.some((w) => !sentAt.has(w.deliveryId)) && performance.now() < until; ) await sleep(200);
+  await Promise.all(loops.map((loop) => loop.stop()));
+
+  let orderViolations = 0;
+  const byConversation = new Map();
+  for (const w of written) byConversation.set(w.conversationId, [...(byConversation.get(w.conversationId) ?? []), w.deliveryId]);
+  for (const ids of byConversation.values()) {
+    for (let i = 1; i < ids.length; i++) {
+      const [prev, next] = [sentAt.get(ids[i - 1]), sentAt.get(ids[i])];
+      if (next !== undefined && (prev === undefined || next < prev)) orderViolations++;
+    }
+  }
+  const sentTwice = [...calls.values()].filter((n) => n > 1).length;
+  const notSent = written.filter((w) => !sentAt.has(w.deliveryId)).length;
+  const idealSeconds = backlog.length / floorPerSecond;
+  log(`recovery: ${backlog.length} replies written in ${downSeconds} s down, caught up in ${(catchUpMs / 1000).toFixed(1)} s (backlog / floor: ${idealSeconds.toFixed(1)} s); ${written.length} written in all, ${notSent} not sent, ${sentTwice} sent twice, ${orderViolations} out of order`);
+  return {
+    conversations,
+    connectors,
+    repliesPerSecond: perSecond,
+    downSeconds,
+    backlog: backlog.length,
+    written: written.length,
+    caughtUp: finished,
+    catchUpSeconds: Number((catchUpMs / 1000).toFixed(1)),
+    floorDeliveriesPerSecond: Number(floorPerSecond.toFixed(1)),
+    idealSeconds: Number(idealSeconds.toFixed(1)),
+    catchUpRatio: Number((catchUpMs / 1000 / idealSeconds).toFixed(2)),
+    notSent,
+    sentTwice,
+    orderViolations,
+  };
+}
+
 async function replyLatency() {
   const rounds = pick(30, 10);
   const warmup = 3;
@@ -599,4 +698,4 @@ async function attachmentFetch() {
 
 // ------------------------------------------------------------------------------------ main
 
-await runSections('stack', { overhead, replyLatency, attachmentFetch, throughput }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });
+await runSections('stack', { overhead, replyLatency, attachmentFetch, throughput, recovery }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });
