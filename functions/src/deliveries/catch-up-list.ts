@@ -16,7 +16,7 @@ import { paths } from '../platform/paths';
 import { config } from '../platform/config';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { allShards } from '../platform/shards';
-import type { DeliveryNotification } from './publisher';
+import { notificationOf, type DeliveryNotification } from '../rules/record';
 import type { DeliveryCheck } from './store';
 
 /** One page of the catch-up list (the response of `POST /v1/deliveries/pending`). */
@@ -87,7 +87,7 @@ export async function catchUpPage(
   const page = merged.slice(0, options.limit);
   const last = page.at(-1);
   return {
-    deliveries: page.map((d) => ({ deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId })),
+    deliveries: page.map(notificationOf),
     nextCursor: merged.length > options.limit && last !== undefined ? encodeCursor(owner, { pendingAt: last.pendingAt, deliveryId: last.deliveryId }) : null,
   };
 }

@@ -12,9 +12,9 @@ import { processOperationalEntry } from '../platform/operational-events-publishe
 import { repliesTopic } from '../integrations/model';
 import { readIntegration } from '../integrations/store';
 import { knownTopicProblem, recordPublishFailure } from '../integrations/topics';
-import { publishNotification, type DeliveryNotification, type PermanentPublishFailure, type PublishResult } from './publisher';
+import { publishNotification, type PermanentPublishFailure, type PublishResult } from './publisher';
 import { decideUndeliverable } from '../rules/state-machine';
-import type { NotificationReason } from '../rules/record';
+import { notificationOf, type DeliveryNotification, type NotificationReason } from '../rules/record';
 import type { LifecycleKind } from '../contract';
 import { outboxRef, type OutboxEntry } from './store';
 import { runTransition } from './transition';
@@ -113,13 +113,7 @@ export async function processOutboxEntry(db: Firestore, outboxId: string, now = 
   const log = { outboxId, deliveryId: entry.deliveryId, integrationId: entry.integrationId, reason: entry.reason, spanId: spanIdOf(outboxId) };
 
   const target = await topicFor(db, entry);
-  const notification: DeliveryNotification = {
-    deliveryId: entry.deliveryId,
-    workspaceId: entry.workspaceId,
-    integrationId: entry.integrationId,
-    conversationId: entry.conversationId,
-    messageId: entry.messageId,
-  };
+  const notification = notificationOf(entry);
   const result: PublishResult = 'code' in target ? { ok: false, permanent: true, ...target } : await publishNotification(target.topic, notification, outboxId, entry.kind);
 
   if (result.ok) {

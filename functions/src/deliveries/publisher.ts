@@ -1,18 +1,9 @@
 import { errorCode, errorMessage, GRPC } from '../platform/failures';
 import { pubsub } from '../platform/pubsub';
 import { formatTraceparent, spanIdOf } from '../platform/trace';
-import { traceIdOfDelivery } from '../rules/record';
+import { traceIdOfDelivery, type DeliveryNotification } from '../rules/record';
 import { isValidTopicName, TOPIC_NAME_FORMAT, type PermanentPublishFailure } from '../integrations/model';
 import type { LifecycleKind } from '../contract';
-
-/** The identifiers-only notification of docs/contract.md#notifications. */
-export interface DeliveryNotification {
-  deliveryId: string;
-  workspaceId: string;
-  integrationId: string;
-  conversationId: string;
-  messageId: string;
-}
 
 // Defined with the integration (its topic), which must not import deliveries.
 export type { PermanentPublishFailure };

@@ -28,10 +28,9 @@ import type { DocumentReference, DocumentSnapshot, Firestore, Transaction } from
 import type { QueueTail, ReleaseFacts } from '../rules/ordering';
 import { planAppend, planTransition } from '../rules/plan';
 import { config } from '../platform/config';
-import type { Decision, DeliveryRecord } from '../rules/record';
+import type { Decision, DeliveryNotification, DeliveryRecord } from '../rules/record';
 import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply';
 import type { ReplyHistory } from './lifecycle-history';
-import type { NextDelivery } from '../rules/answers';
 import type { AppendInput, TransitionFacts } from '../rules/state-machine';
 import { readDeliveryQueue, readForTransition, readReleased, readReplyHistory, type TransitionReadRequest } from './reads';
 import { applyPlan, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
@@ -57,7 +56,7 @@ export interface TransitionOutcome<R> {
   /** The decision taken, or null when there was nothing to decide. */
   decision: Decision<R> | null;
   /** The delivery this one's end made claimable now (../rules/plan.ts `nextClaimable`), or null. */
-  next: NextDelivery | null;
+  next: DeliveryNotification | null;
 }
 
 /** gRPC NOT_FOUND: a commit whose update names a document that does not exist. */

@@ -12,8 +12,7 @@
  */
 import { decideWake, decideAppend, type AppendInput } from './state-machine';
 import { releaseFrom, type QueuedDelivery, type QueueTail, type UnfinishedDeliveries } from './ordering';
-import type { NextDelivery } from './answers';
-import { NOT_CLAIMED, storedRecord, type Decision, type DeliveryRecord, type Notify } from './record';
+import { NOT_CLAIMED, notificationOf, storedRecord, type Decision, type DeliveryNotification, type DeliveryRecord, type Notify } from './record';
 
 /** One delivery record to write: as read (`before`, null for a new one) and as stored, with what follows from it. */
 export interface RecordWrite {
@@ -98,7 +97,7 @@ export interface TransitionPlan<R> {
   /** The delivery the end of this one released, woken; null when none is. */
   woken: RecordWrite | null;
   /** The woken delivery's notification when it is claimable at once (`nextClaimable`); null otherwise. */
-  next: NextDelivery | null;
+  next: DeliveryNotification | null;
   queue: QueueChange;
 }
 
@@ -106,11 +105,11 @@ export interface TransitionPlan<R> {
  * The woken delivery as `next`, when a claim at `now` would get it: queued, with no retry delay
  * still running. Null when nothing was woken or it must wait (its notification says when).
  */
-export function nextClaimable(woken: RecordWrite | null, now: number): NextDelivery | null {
+export function nextClaimable(woken: RecordWrite | null, now: number): DeliveryNotification | null {
   if (woken === null) return null;
   const { record } = woken;
   if (record.status !== 'queued' || (record.notBefore !== null && record.notBefore > now)) return null;
-  return { deliveryId: record.deliveryId, workspaceId: record.workspaceId, integrationId: record.integrationId, conversationId: record.conversationId, messageId: record.messageId };
+  return notificationOf(record);
 }
 
 /** What a store must know to plan besides the record: when, and how long an unclaimed delivery lives. */

@@ -27,6 +27,7 @@ import {
   type DeliveryTarget,
   type PartOutcome,
   type Decision,
+  type DeliveryNotification,
   type DeliveryRecord,
   type Effects,
   type FailOutcome,
@@ -39,7 +40,7 @@ import {
   traceIdOfDelivery,
 } from './record';
 // The answers of the connector's operations are the types of their response schemas.
-import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, NextDelivery, ReceiptResponse, StartResponse } from './answers';
+import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './answers';
 import { appendToQueue, type QueueTail } from './ordering';
 
 // Why a claim answers `skip`: the contract's list (SKIP_REASONS), shared with the response schema and the SDK.
@@ -747,6 +748,6 @@ const ANNOUNCES_NEXT: ReadonlySet<string> = new Set<keyof typeof DELIVERY_TRANSI
  * operations that announce it. Both stores answer through this, so the test service names the
  * same next delivery the service does.
  */
-export function answerOf<R>(operationId: string, response: R, next: NextDelivery | null): R {
+export function answerOf<R>(operationId: string, response: R, next: DeliveryNotification | null): R {
   return next !== null && ANNOUNCES_NEXT.has(operationId) ? { ...response, next } : response;
 }

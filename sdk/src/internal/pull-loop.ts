@@ -230,12 +230,13 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         ...outcome,
         elapsedMs: clock.now() - begun,
       });
-      if ('result' in outcome && outcome.result.kind !== 'skipped' && outcome.result.kind !== 'retry_scheduled') rememberFinished(notification.deliveryId);
-      // The conversation's next delivery, claimable now: at once, not after its notification's
-      // round trip through Pub/Sub (which then finds it in progress or finished).
-      if ('result' in outcome && outcome.result.kind !== 'skipped' && outcome.result.kind !== 'already_finished' && outcome.result.kind !== 'retry_scheduled') {
-        const next = outcome.result.next;
-        if (next !== undefined) void track(deliverNext(next));
+      if ('result' in outcome) {
+        const { result } = outcome;
+        // Skipped (waiting) and re-queued deliveries come back; every other result is final.
+        if (result.kind !== 'skipped' && result.kind !== 'retry_scheduled') rememberFinished(notification.deliveryId);
+        // The conversation's next delivery, claimable now: at once, not after its notification's
+        // round trip through Pub/Sub (which then finds it in progress or finished).
+        if ('next' in result && result.next !== undefined) void track(deliverNext(result.next));
       }
       return { action };
     })();

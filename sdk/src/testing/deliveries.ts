@@ -15,9 +15,8 @@
  */
 import { decideLivenessCheck, decideLeaseExpiry, type AppendInput, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { planAppend, planTransition, releasedBy, type QueueChange, type RecordWrite } from '../internal/rules/plan.js';
-import type { NextDelivery } from '../internal/rules/answers.js';
 import { hasUnfinishedBefore, type QueueTail } from '../internal/rules/ordering.js';
-import { DEFAULT_UNCLAIMED_EXPIRY_MS, isTerminal, type Decision, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
+import { DEFAULT_UNCLAIMED_EXPIRY_MS, isTerminal, type Decision, type DeliveryNotification, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
 
 
 /** A notification due at `at` (the service's outbox entry). */
@@ -48,7 +47,7 @@ export class MemoryDeliveries {
   }
 
   /** Read -> decide -> plan -> write on one delivery (../internal/rules/plan.ts); null when there is no such delivery. */
-  transition<R>(deliveryId: string, now: number, decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R> | null): { before: DeliveryRecord; decision: Decision<R> | null; next: NextDelivery | null } | null {
+  transition<R>(deliveryId: string, now: number, decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R> | null): { before: DeliveryRecord; decision: Decision<R> | null; next: DeliveryNotification | null } | null {
     const before = this.records.get(deliveryId);
     if (before === undefined) return null;
     const queue = this.queue(before.conversationId);

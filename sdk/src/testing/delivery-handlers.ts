@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { attachmentDownloadHeaders } from '../internal/rules/file-headers.js';
-import type { Decision, DeliveryRecord, ReceiptStatus } from '../internal/rules/record.js';
+import { notificationOf, type Decision, type DeliveryRecord, type ReceiptStatus } from '../internal/rules/record.js';
 import { answerOf, decideAttachmentFetch, DELIVERY_TRANSITIONS, receiptProblems, type RuleFacts, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { decodeCursor, encodeCursor } from './cursors.js';
 import { apiError } from './errors.js';
@@ -87,7 +87,7 @@ function listPendingDeliveries(state: ServiceState, request: OperationRequest): 
   return {
     status: 200,
     body: {
-      deliveries: page.map(({ d }) => ({ deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId })),
+      deliveries: page.map(({ d }) => notificationOf(d)),
       nextCursor: claimable.length > limit && last !== undefined ? encodeCursor(owner, '', { t: last.t, d: last.d.deliveryId }) : null,
     },
   };

@@ -4,7 +4,7 @@
  * (`pushTo()`, the Pub/Sub push format, redelivered after a non-2xx as Pub/Sub does).
  */
 import { randomBytes } from 'node:crypto';
-import { traceIdOfDelivery, type DeliveryRecord } from '../internal/rules/record.js';
+import { notificationOf, traceIdOfDelivery, type DeliveryRecord } from '../internal/rules/record.js';
 import type { PulledMessage } from '../internal/pull-loop.js';
 import type { TestSubscription } from './types.js';
 
@@ -111,7 +111,7 @@ export class Notifications {
 
   /** Publishes the delivery's notification to every subscription and push endpoint of its integration. */
   publishDelivery(d: DeliveryRecord): void {
-    const notification = { deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId };
+    const notification = notificationOf(d);
     // An edit / unsend notification carries the attribute `kind` (none for a reply).
     this.publish(d.integrationId, Buffer.from(JSON.stringify(notification)), {
       deliveryId: d.deliveryId,

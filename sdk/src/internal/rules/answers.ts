@@ -8,6 +8,7 @@
  * without zod wherever they run (the SDK's test service compiles a copy of this folder).
  */
 import type { AttachmentContentType, SkipReason, TargetOnlyLifecycleKind } from '../contract.generated.js';
+import type { DeliveryNotification } from './record.js';
 
 /** Who the reply goes to. */
 interface ClaimRecipient {
@@ -70,28 +71,19 @@ export interface StartResponse {
 export interface ExtendResponse {
   leaseExpiresAt: number;
 }
-/**
- * The identifiers of a delivery, exactly its notification's (docs/contract.md#notifications): what
- * `complete` and a final `fail` answer as `next` when their end made the conversation's next
- * delivery claimable (./plan.ts `nextClaimable`), so that the connector claims it at once instead
- * of waiting for its notification (which is still published: a second claim of it is harmless).
+/*
+ * `next` of complete and fail: the notification of the conversation's next delivery when their end
+ * made it claimable (./plan.ts `nextClaimable`), so that the connector claims it at once instead of
+ * waiting for that notification (which is still published: a second claim of it is harmless). Set
+ * by the store after the plan (./state-machine.ts `answerOf`), never by the rule.
  */
-export interface NextDelivery {
-  deliveryId: string;
-  workspaceId: string;
-  integrationId: string;
-  conversationId: string;
-  messageId: string;
-}
 export interface CompleteResponse {
   status: 'sent';
-  /** Set by the store after the plan (`answerOf`), never by the rule. */
-  next?: NextDelivery | undefined;
+  next?: DeliveryNotification | undefined;
 }
 export interface FailResponse {
   status: 'queued' | 'failed' | 'unknown' | 'sent';
-  /** Set by the store after the plan (`answerOf`), never by the rule. */
-  next?: NextDelivery | undefined;
+  next?: DeliveryNotification | undefined;
 }
 export interface ReceiptResponse {
   status: 'sent';

@@ -89,6 +89,24 @@ export interface PartOutcome {
 }
 
 /** Stored at `workspaces/{ws}/deliveries/{deliveryId}` (docs/data-model.md). Times: epoch ms. */
+/**
+ * A delivery's notification (docs/contract.md#notifications): its five identifiers and nothing
+ * else. The topic's message, an item of the pending list and the `next` of a `complete` or `fail`
+ * answer are all exactly this (`notificationOf`).
+ */
+export interface DeliveryNotification {
+  deliveryId: string;
+  workspaceId: string;
+  integrationId: string;
+  conversationId: string;
+  messageId: string;
+}
+
+/** The notification of a delivery (or of anything that carries its identifiers): exactly the five, copied. */
+export function notificationOf(d: DeliveryNotification): DeliveryNotification {
+  return { deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId };
+}
+
 export interface DeliveryRecord {
   deliveryId: string;
   workspaceId: string;
