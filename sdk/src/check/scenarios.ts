@@ -122,25 +122,41 @@ const claimRetryAfter: Scenario = {
   },
 };
 
+/** The provider id the runner reports when it sends a reply as "another instance". */
+const OTHER_INSTANCE_ID = 'conformance-other-instance';
+
+function waitingSkips(ctx: ScenarioContext, deliveryId: string): ReturnType<typeof callsOf> {
+  return callsOf(ctx, 'claimDelivery', deliveryId).filter((c) => answer(c).status === 'skip' && answer(c).reason === 'waiting_for_previous');
+}
+
 const skipWaiting: Scenario = {
   name: 'skip-waiting-for-previous',
-  title: 'a second reply is claimed while the first is in progress: skip, acknowledge, then send it in order once notified again',
+  title: 'another instance holds the first reply: the second is claimed meanwhile, skipped and acknowledged, then sent in order once notified again',
   async run(ctx) {
-    // The first reply's start is refused once (Retry-After: 2): it stays leased meanwhile, so the
-    // second reply's claim meets an unfinished predecessor.
-    ctx.service.inject('startDelivery', { status: 503, retryAfterSeconds: 2 });
+    // Another instance of the connector holds the first reply: the connector's first claim of it
+    // is answered 503 lease_busy (Retry-After: 2), then the runner claims it and holds its lease
+    // until the connector has claimed the second reply (a connector that works one reply of a
+    // conversation at a time meets an unfinished predecessor only this way).
+    ctx.service.inject('claimDelivery', { status: 503, code: 'lease_busy', retryAfterSeconds: 2 });
     const first = reply(ctx, 'First reply (conformance check).');
-    await ctx.waitFor(() => callsOf(ctx, 'claimDelivery', first).some((c) => answer(c).status === 'ready'), 'the first reply to be claimed');
+    Object.assign(ctx, { deliveryId: first });
+    await ctx.waitFor(() => callsOf(ctx, 'claimDelivery', first).some((c) => c.injected), "the connector's first claim of the first reply");
+    const other = await ctx.client.deliveries.claim({ deliveryId: first });
+    if (other.status !== 'ready') throw new ScenarioError(`the runner's own claim answered ${other.status}`);
     const second = reply(ctx, 'Second reply (conformance check).');
-    Object.assign(ctx, { deliveryId: first, secondId: second });
-    await ctx.waitFor(() => statusOf(ctx, first) === 'sent' && statusOf(ctx, second) === 'sent', 'both replies to be sent');
+    Object.assign(ctx, { secondId: second });
+    await ctx.waitFor(() => waitingSkips(ctx, second).length > 0, 'the second reply to be claimed while the first is unfinished');
+    await ctx.client.deliveries.start({ deliveryId: first, leaseId: other.leaseId });
+    await ctx.client.deliveries.complete({ deliveryId: first, leaseId: other.leaseId, providerMessageIds: [OTHER_INSTANCE_ID] });
+    await ctx.waitFor(() => statusOf(ctx, second) === 'sent', 'the second reply to be sent');
   },
   check(ctx) {
     const first = idOf(ctx);
     const second = (ctx as ScenarioState).secondId ?? '';
     const problems = [...deliveredOnce(ctx, first), ...deliveredOnce(ctx, second)];
-    const skips = callsOf(ctx, 'claimDelivery', second).filter((c) => answer(c).status === 'skip' && answer(c).reason === 'waiting_for_previous');
-    if (skips.length === 0) problems.push('the second reply was never claimed while the first was unfinished (the scenario did not happen; is the connector processing one notification at a time?)');
+    const firstIds = delivery(ctx, first).providerMessageIds.join(',');
+    if (firstIds !== OTHER_INSTANCE_ID) problems.push(`delivery ${first} carries provider ids ${firstIds}: the connector sent it too, under another instance's lease`);
+    if (waitingSkips(ctx, second).length === 0) problems.push('the second reply was never claimed while the first was unfinished (the scenario did not happen)');
     const firstDone = completes(ctx, first)[0];
     const secondStart = sendingStarts(ctx, second)[0];
     if (firstDone !== undefined && secondStart !== undefined && secondStart.receivedAt < firstDone.answeredAt) problems.push('the second reply was started before the first was completed');
@@ -164,7 +180,7 @@ const startSent: Scenario = {
     const claim = await ctx.client.deliveries.claim({ deliveryId: id });
     if (claim.status !== 'ready') throw new ScenarioError(`the runner's own claim answered ${claim.status}`);
     await ctx.client.deliveries.start({ deliveryId: id, leaseId: claim.leaseId });
-    await ctx.client.deliveries.complete({ deliveryId: id, leaseId: claim.leaseId, providerMessageIds: ['conformance-other-instance'] });
+    await ctx.client.deliveries.complete({ deliveryId: id, leaseId: claim.leaseId, providerMessageIds: [OTHER_INSTANCE_ID] });
     await ctx.waitFor(
       () => callsOf(ctx, 'startDelivery', id).some((c) => body(c).leaseId === connectorLease && answer(c).status === 'sent'),
       "the connector's start to be answered `sent`",
@@ -176,7 +192,7 @@ const startSent: Scenario = {
     const d = delivery(ctx, id);
     const problems: string[] = [];
     if (d.status !== 'sent') problems.push(`delivery ${id} ended ${d.status}, not sent`);
-    if (d.providerMessageIds.join(',') !== 'conformance-other-instance') problems.push(`delivery ${id} carries provider ids ${d.providerMessageIds.join(', ')}: the connector sent it too`);
+    if (d.providerMessageIds.join(',') !== OTHER_INSTANCE_ID) problems.push(`delivery ${id} carries provider ids ${d.providerMessageIds.join(', ')}: the connector sent it too`);
     return problems;
   },
 };

@@ -5,6 +5,7 @@
  */
 import {
   AttachmentIntegrityError,
+  ConnectorApiError,
   AttachmentUnavailableError,
   DeliveryReportError,
   ProviderPermanentError,
@@ -28,6 +29,15 @@ const { failCode: FAIL_CODE_MAX_LENGTH, retryAfterMs: MAX_FAIL_RETRY_AFTER_MS, p
  * its delivery and the later replies of its conversation (the SDK README explains how to raise it).
  */
 export const DEFAULT_PROVIDER_TIMEOUT_MS = LEASE_MS - 30_000;
+
+/**
+ * The claim's 503 answers that `processDelivery` returns as `skipped` (with the code as `reason`)
+ * at once instead of retrying: `lease_busy` (another claim holds a live lease) and `retry_delayed`
+ * (a retry time not yet due). Either way the service publishes the notification again when the
+ * delivery can proceed (the lease ran out unused, the time came), so the notification is
+ * acknowledged.
+ */
+const CLAIM_SKIP_ERROR_CODES: readonly string[] = Object.freeze(['lease_busy', 'retry_delayed']);
 
 /**
  * A file of the reply, as the claim lists it, with a lazy `fetch()` that downloads it under the
@@ -398,7 +408,18 @@ export async function processDelivery(
     }
   };
 
-  const claim = await deliveries.claim(options.requestId === undefined ? { deliveryId } : { deliveryId, requestId: options.requestId }, call);
+  let claim: Awaited<ReturnType<DeliveriesApi['claim']>>;
+  try {
+    claim = await deliveries.claim(options.requestId === undefined ? { deliveryId } : { deliveryId, requestId: options.requestId }, { ...call, noRetryCodes: CLAIM_SKIP_ERROR_CODES });
+  } catch (error) {
+    const code = error instanceof ConnectorApiError ? error.code : undefined;
+    if (code === undefined || !CLAIM_SKIP_ERROR_CODES.includes(code)) throw error;
+    // Another instance holds it, or its retry time has not come: the service notifies it again
+    // when the lease runs out unused or the time comes, so waiting here (up to 3 x 30 s) would only
+    // hold this delivery's slot and its conversation.
+    emit({ type: 'skipped', reason: code });
+    return { kind: 'skipped', deliveryId, reason: code };
+  }
   if (claim.status === 'skip') {
     const finished = finishedReason(claim.reason);
     if (finished === undefined) {

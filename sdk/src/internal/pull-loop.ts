@@ -3,7 +3,8 @@
  * `@google-cloud/pubsub` interface (the SDK itself depends on nothing). Per message: parse the
  * notification, `processDelivery`, ack or nack by outcome (`ackActionFor`); at start-up and
  * periodically, the deliveries of the pending list, so that a lost notification is processed
- * anyway; bounded concurrency; a clean stop.
+ * anyway; bounded concurrency, one delivery at a time per conversation (the others wait for
+ * their turn without a claim); a clean stop.
  */
 import { InvalidNotificationError } from '../errors.js';
 import type { DeliveryNotification } from '../types.js';
@@ -97,7 +98,12 @@ export const DEFAULT_CATCH_UP_INTERVAL_MS = 5 * 60_000;
 export const DEFAULT_STOP_TIMEOUT_MS = 120_000;
 
 export interface PullLoopOptions {
-  /** Deliveries processed at once (default `DEFAULT_PULL_CONCURRENCY`); more messages wait in memory. */
+  /**
+   * Deliveries processed at once (default `DEFAULT_PULL_CONCURRENCY`); more messages wait in
+   * memory. Within a conversation one at a time: a notification whose conversation has a delivery
+   * in progress waits for its turn (without a slot), and is then acknowledged without a claim when
+   * that delivery's end already took it as `next`.
+   */
   concurrency?: number;
   /**
    * How often the pending list is walked (default `DEFAULT_CATCH_UP_INTERVAL_MS`, 5 minutes; `0`:
@@ -121,7 +127,7 @@ export interface PullLoopOptions {
 
 export interface PullLoop {
   /**
-   * Stops: no new message is taken (messages waiting for a slot are nacked, so Pub/Sub
+   * Stops: no new message is taken (messages waiting for a slot or their conversation's turn are nacked, so Pub/Sub
    * redelivers them), the pending-list walk ends, deliveries in progress are awaited up to
    * `stopTimeoutMs` (a provider call is never abandoned by the loop itself), then the
    * subscription is closed (which flushes the acks). Safe to call twice.
@@ -209,9 +215,37 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
     return task;
   };
 
-  /** One delivery under a slot the caller holds; never rejects. */
+  // Per conversation, one delivery at a time in this loop: a busy conversation's key is here, with
+  // the deliveries waiting for their turn (holding no slot). A second delivery of the conversation
+  // claimed meanwhile would only be answered `waiting_for_previous` (a wasted round trip, and a
+  // lock on the conversation's queue contended by every claim), and its turn usually comes as the
+  // `next` of the one in progress, which then needs no claim of its own notification at all.
+  const conversations = new Map<string, Array<(granted: boolean) => void>>();
+  /** Resolves true once `conversationId` is this caller's (FIFO); false when the loop stopped meanwhile. */
+  const enterConversation = (conversationId: string): Promise<boolean> => {
+    if (stopping) return Promise.resolve(false);
+    const queue = conversations.get(conversationId);
+    if (queue === undefined) {
+      conversations.set(conversationId, []);
+      return Promise.resolve(true);
+    }
+    return new Promise<boolean>((resolve) => queue.push(resolve));
+  };
+  const leaveConversation = (conversationId: string): void => {
+    const next = conversations.get(conversationId)?.shift();
+    if (next) next(true);
+    else conversations.delete(conversationId);
+  };
+
+  /**
+   * One delivery, under a slot and its conversation's turn, both held by the caller; never
+   * rejects. At its end the slot is released, and the turn passes to the conversation's next
+   * delivery when the end named it (`next`: processed at once, ahead of the notifications waiting
+   * for the conversation), or else to the first of those.
+   */
   const deliver = (notification: DeliveryNotification, via: DeliverySource, messageId: string | undefined): Promise<{ action: AckAction }> => {
     const begun = clock.now();
+    let next: DeliveryNotification | undefined;
     const task = (async () => {
       let outcome: { result: ProcessDeliveryResult } | { error: unknown };
       try {
@@ -234,9 +268,7 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         const { result } = outcome;
         // Skipped (waiting) and re-queued deliveries come back; every other result is final.
         if (result.kind !== 'skipped' && result.kind !== 'retry_scheduled') rememberFinished(notification.deliveryId);
-        // The conversation's next delivery, claimable now: at once, not after its notification's
-        // round trip through Pub/Sub (which then finds it in progress or finished).
-        if ('next' in result && result.next !== undefined) void track(deliverNext(result.next));
+        if ('next' in result && result.next !== undefined) next = result.next;
       }
       return { action };
     })();
@@ -244,18 +276,28 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
     void task.finally(() => {
       if (active.get(notification.deliveryId) === task) active.delete(notification.deliveryId);
       release();
+      // The conversation's next delivery, claimable now: at once, not after its notification's
+      // round trip through Pub/Sub (which then finds it finished).
+      if (next !== undefined && next.conversationId === notification.conversationId) void track(deliverNext(next));
+      else {
+        leaveConversation(notification.conversationId);
+        // (A `next` of another conversation is not something the service answers; taken in its turn all the same.)
+        if (next !== undefined) void track(deliverNextInTurn(next));
+      }
     });
     return task;
   };
 
-  /** A delivery named by the answer that ended its predecessor, under a slot of its own. */
+  /** A delivery named by the answer that ended its predecessor, in the turn that predecessor passed on. */
   const deliverNext = async (next: DeliveryNotification): Promise<void> => {
-    if (active.has(next.deliveryId) || !(await acquire())) return;
-    if (active.has(next.deliveryId)) {
-      release();
+    if (!active.has(next.deliveryId) && !finished.has(next.deliveryId) && (await acquire())) {
+      await deliver(next, 'next', undefined);
       return;
     }
-    await deliver(next, 'next', undefined);
+    leaveConversation(next.conversationId);
+  };
+  const deliverNextInTurn = async (next: DeliveryNotification): Promise<void> => {
+    if (await enterConversation(next.conversationId)) await deliverNext(next);
   };
 
   let closed = false;
@@ -290,17 +332,35 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
       emit({ type: 'duplicate_notification', action: 'ack', notification, ...(messageId === undefined ? {} : { messageId }), finished: true });
       return;
     }
+    const shareFate = async (inProgress: Promise<{ action: AckAction }>): Promise<void> => {
+      // The same delivery is being processed: this message shares its fate.
+      const { action } = await inProgress;
+      settle(message, action);
+      emit({ type: 'duplicate_notification', action, notification, ...(messageId === undefined ? {} : { messageId }) });
+    };
     void track(
       (async () => {
         const inProgress = active.get(notification.deliveryId);
-        if (inProgress !== undefined) {
-          // The same delivery is being processed: this message shares its fate.
-          const { action } = await inProgress;
-          settle(message, action);
-          emit({ type: 'duplicate_notification', action, notification, ...(messageId === undefined ? {} : { messageId }) });
+        if (inProgress !== undefined) return shareFate(inProgress);
+        if (!(await enterConversation(notification.conversationId))) {
+          settle(message, 'nack'); // stopped while waiting for its turn: let Pub/Sub redeliver it
           return;
         }
+        // Its turn came: the delivery before it may have named it (`next`) and this loop processed it.
+        if (finished.has(notification.deliveryId)) {
+          leaveConversation(notification.conversationId);
+          settle(message, 'ack');
+          emit({ type: 'duplicate_notification', action: 'ack', notification, ...(messageId === undefined ? {} : { messageId }), finished: true });
+          return;
+        }
+        const startedMeanwhile = active.get(notification.deliveryId);
+        if (startedMeanwhile !== undefined) {
+          // Only a notification naming another conversation for the same delivery gets here.
+          leaveConversation(notification.conversationId);
+          return shareFate(startedMeanwhile);
+        }
         if (!(await acquire())) {
+          leaveConversation(notification.conversationId);
           settle(message, 'nack'); // stopped while waiting for a slot: let Pub/Sub redeliver it
           return;
         }
@@ -324,12 +384,14 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         try {
           for await (const notification of client.deliveries.pendingItems({ signal: catchUpAbort.signal })) {
             found++;
-            if (active.has(notification.deliveryId)) continue;
+            // In progress, or its conversation is: the turn reaches it (as `next` or by its notification).
+            if (active.has(notification.deliveryId) || conversations.has(notification.conversationId)) continue;
             if (!(await acquire())) break;
-            if (active.has(notification.deliveryId)) {
+            if (active.has(notification.deliveryId) || finished.has(notification.deliveryId) || conversations.has(notification.conversationId)) {
               release();
               continue;
             }
+            void enterConversation(notification.conversationId); // free: granted at once
             started++;
             void track(deliver(notification, 'catch_up', undefined));
           }
@@ -373,6 +435,8 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         catchUpAbort.abort(new Error('the pull loop stopped'));
         // Messages waiting for a slot learn that the loop stopped (and are nacked).
         for (const next of waiting.splice(0)) next();
+        // And so do those waiting for their conversation's turn.
+        for (const queue of conversations.values()) for (const next of queue.splice(0)) next(false);
         let timeout: unknown;
         const timedOut = new Promise<'timeout'>((resolve) => {
           timeout = clock.setTimeout(() => resolve('timeout'), stopTimeoutMs);

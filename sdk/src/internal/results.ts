@@ -23,7 +23,12 @@ export const FINISHED_SKIP_REASONS = Object.freeze({ already_sent: 'sent', alrea
 /** A skip reason that means the delivery is over. */
 export type FinishedReason = keyof typeof FINISHED_SKIP_REASONS;
 
-/** Claim answered `skip` for a reason that is not "finished": nothing to do NOW (`waiting_for_previous`: a new notification comes). */
+/**
+ * Nothing to do NOW, and a new notification comes when there is: claim answered `skip` for a
+ * reason that is not "finished" (`waiting_for_previous`), or 503 `lease_busy` (another claim holds
+ * a live lease) or `retry_delayed` (its retry time has not come), which are not retried
+ * (`CLAIM_SKIP_ERROR_CODES`).
+ */
 export interface SkippedResult {
   kind: 'skipped';
   deliveryId: string;

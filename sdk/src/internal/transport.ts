@@ -34,6 +34,11 @@ export interface CallOptions {
    * `processDelivery` sends the notification's (its `traceparent`) on every call it makes.
    */
   traceparent?: string;
+  /**
+   * Error codes answered at once instead of retried, whatever their status (`processDelivery`'s
+   * claim: `lease_busy` and `retry_delayed`, after which the service notifies the delivery again).
+   */
+  noRetryCodes?: readonly string[];
 }
 
 export interface TransportConfig {
@@ -267,7 +272,7 @@ export class Transport {
       if (raw.status >= 200 && raw.status < 300) return { ...raw, attempts };
 
       const error = this.#httpError(raw, requestId, method, path, attempts, now());
-      const retryable = retry.statuses.includes(raw.status) && !NEVER_RETRY_STATUSES.includes(raw.status);
+      const retryable = retry.statuses.includes(raw.status) && !NEVER_RETRY_STATUSES.includes(raw.status) && !(options.noRetryCodes ?? []).includes(error.code);
       if (retryable && canRetry(attempts)) {
         const delay = error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, retry.maxRetryAfterMs) : backoffDelayMs(attempts, retry, random);
         // One wait covers both: the retry's own delay and a spent rate-limit budget (on a 429 they are equal).

@@ -233,9 +233,19 @@ describe('processDelivery', () => {
     expect(result).toMatchObject({ kind: 'failed', outcome: 'retry', code: 'rate_limited', deliveryStatus: 'failed' });
   });
 
+  test.each(['lease_busy', 'retry_delayed'])('a claim answered 503 %s is not retried: skipped at once with that reason (the service notifies again), the provider never runs', async (code) => {
+    const events: string[] = [];
+    serve({ claim: (_req, res) => errorReply(res, 503, code, undefined, { 'retry-after': '90' }) });
+    const p = provider(() => ['p-1']);
+    await expect(client.processDelivery(NOTIFICATION, p.send, { onEvent: (e) => events.push(e.type) })).resolves.toEqual({ kind: 'skipped', deliveryId: 'd_1', reason: code });
+    expect(calls()).toEqual(['claim']);
+    expect(p.inputs).toHaveLength(0);
+    expect(events).toEqual(['skipped']);
+  });
+
   test('claim, start and complete are retried with the same requestId / leaseId; the provider still runs once', async () => {
     serve({
-      claim: (_req, res, n) => (n === 0 ? errorReply(res, 503, 'lease_busy', undefined, { 'retry-after': '3' }) : reply(res, 200, READY)),
+      claim: (_req, res, n) => (n === 0 ? errorReply(res, 503, 'temporarily_unavailable', undefined, { 'retry-after': '3' }) : reply(res, 200, READY)),
       start: (_req, res, n) => (n === 0 ? res.socket?.destroy() : reply(res, 200, { status: 'sending' })),
       complete: (_req, res, n) => (n === 0 ? errorReply(res, 503, 'contention', undefined, { 'retry-after': '1' }) : reply(res, 200, { status: 'sent' })),
     });

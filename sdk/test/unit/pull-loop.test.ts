@@ -210,7 +210,10 @@ test('junk is acked with an invalid_notification event and never reaches the ser
 });
 
 test.each<[string, 'ack' | 'nack', string, Route]>([
-  ['503 lease_busy (after the retries)', 'nack', 'error', (_q, res) => errorReply(res, 503, 'lease_busy', 'busy', { 'retry-after': '1' })],
+  ['503 temporarily_unavailable (after the retries)', 'nack', 'error', (_q, res) => errorReply(res, 503, 'temporarily_unavailable', 'busy', { 'retry-after': '1' })],
+  // Another claim's live lease, a retry time not yet due: the service notifies again, so no retry and an ack.
+  ['503 lease_busy', 'ack', 'skipped', (_q, res) => errorReply(res, 503, 'lease_busy', 'busy', { 'retry-after': '90' })],
+  ['503 retry_delayed', 'ack', 'skipped', (_q, res) => errorReply(res, 503, 'retry_delayed', 'later', { 'retry-after': '60' })],
   ['429', 'nack', 'error', (_q, res) => errorReply(res, 429, 'rate_limited', 'slow down', { 'retry-after': '1' })],
   ['a network failure', 'nack', 'error', (_q, res) => res.destroy()],
   ['404 (a delivery of another integration)', 'ack', 'error', (_q, res) => errorReply(res, 404, 'delivery_not_found')],
@@ -266,6 +269,87 @@ test('concurrency is bounded; waiting messages are processed in turn', async () 
   await loop.stop();
 });
 
+/** A notification of `deliveryId` in conversation `conversationId` (the others each have their own). */
+const inConversation = (deliveryId: string, conversationId: string) => ({ ...notification(deliveryId), conversationId });
+
+test('one delivery per conversation at a time: a notification of a busy conversation waits for its turn without a claim, other conversations go on', async () => {
+  serve();
+  const gates = new Map<string, () => void>();
+  const loop = runPullLoop(client, subscription, ({ deliveryId }) => new Promise<string[]>((resolve) => gates.set(deliveryId, () => resolve([`p-${deliveryId}`]))), {
+    catchUpOnStart: false,
+    onEvent: (e) => events.push(e),
+  });
+  const [a1, a2, b1] = [message(inConversation('d_a1', 'c_a')), message(inConversation('d_a2', 'c_a')), message(inConversation('d_b1', 'c_b'))];
+  for (const m of [a1, a2, b1]) subscription.emit('message', m);
+  // c_b is not held up by c_a; d_a2 is not claimed while d_a1 runs.
+  await until('both conversations at the provider', () => gates.has('d_a1') && gates.has('d_b1'));
+  expect(callsFor('d_a2')).toEqual([]);
+  expect(loop.active).toBe(2);
+  gates.get('d_b1')!();
+  await until('b1 acked', () => b1.acks.length > 0);
+  expect(callsFor('d_a2')).toEqual([]);
+  // d_a1 ends without naming a next: d_a2's turn, and its claim.
+  gates.get('d_a1')!();
+  await until('a2 at the provider', () => gates.has('d_a2'));
+  expect(a1.acks).toEqual(['ack']);
+  gates.get('d_a2')!();
+  await until('a2 acked', () => a2.acks.length > 0);
+  expect([a1, a2, b1].map((m) => m.acks)).toEqual([['ack'], ['ack'], ['ack']]);
+  expect(callsFor('d_a2')).toEqual(['claim', 'start', 'complete']);
+  await loop.stop();
+});
+
+test("a notification waiting for its conversation is acknowledged without a claim when its predecessor's end took it as `next`", async () => {
+  serve({ complete: (req, res) => reply(res, 200, { status: 'sent', ...(deliveryOf(req) === 'd_1' ? { next: inConversation('d_2', 'c_x') } : {}) }) });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const sent: string[] = [];
+  const loop = runPullLoop(client, subscription, async ({ deliveryId }) => {
+    if (deliveryId === 'd_1') await gate;
+    sent.push(deliveryId);
+    return [`p-${deliveryId}`];
+  }, { catchUpOnStart: false, onEvent: (e) => events.push(e) });
+  const first = message(inConversation('d_1', 'c_x'));
+  const second = message(inConversation('d_2', 'c_x'));
+  subscription.emit('message', first);
+  await until('the provider call of d_1', () => callsFor('d_1').includes('start'));
+  subscription.emit('message', second);
+  release();
+  await until('both acks', () => first.acks.length > 0 && second.acks.length > 0);
+  expect(sent).toEqual(['d_1', 'd_2']);
+  expect([first.acks, second.acks]).toEqual([['ack'], ['ack']]);
+  // One claim of d_2 in all: the one its `next` made; its own notification waited and found it finished.
+  expect(callsFor('d_2')).toEqual(['claim', 'start', 'complete']);
+  expect(handled().map((e) => [e.notification.deliveryId, e.via])).toEqual([
+    ['d_1', 'notification'],
+    ['d_2', 'next'],
+  ]);
+  expect(events.filter((e) => e.type === 'duplicate_notification')).toEqual([{ type: 'duplicate_notification', action: 'ack', notification: inConversation('d_2', 'c_x'), messageId: second.id, finished: true }]);
+  await loop.stop();
+});
+
+test('stop(): a notification waiting for its conversation is nacked and never claimed', async () => {
+  serve();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const loop = runPullLoop(client, subscription, async () => {
+    await gate;
+    return ['p'];
+  }, { catchUpOnStart: false, onEvent: (e) => events.push(e) });
+  const inProgress = message(inConversation('d_1', 'c_x'));
+  const waiting = message(inConversation('d_2', 'c_x'));
+  subscription.emit('message', inProgress);
+  subscription.emit('message', waiting);
+  await until('the provider call', () => callsFor('d_1').includes('start'));
+  const stopped = loop.stop();
+  await until('the waiting message nacked', () => waiting.acks.length > 0);
+  expect(waiting.acks).toEqual(['nack']);
+  release();
+  await stopped;
+  expect(inProgress.acks).toEqual(['ack']);
+  expect(callsFor('d_2')).toEqual([]);
+});
+
 test('a second notification of a delivery in progress waits for it and shares its outcome (one claim)', async () => {
   serve();
   let release!: () => void;
@@ -307,7 +391,7 @@ test('catch-up: at start-up the pending list is walked (every page) and each del
   await loop.stop();
 });
 
-test('catch-up: periodically; a delivery already in progress is not claimed again; a failing list is reported and tried again', async () => {
+test('catch-up: periodically; a delivery already in progress, or of a conversation in progress, is not claimed; a failing list is reported and tried again', async () => {
   let pendingCalls = 0;
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
@@ -315,7 +399,8 @@ test('catch-up: periodically; a delivery already in progress is not claimed agai
     pending: (_req, res) => {
       pendingCalls++;
       if (pendingCalls === 1) errorReply(res, 403, 'integration_inactive');
-      else reply(res, 200, { deliveries: [notification('d_busy')], nextCursor: null });
+      // d_later: another delivery of d_busy's conversation, not started while d_busy runs either.
+      else reply(res, 200, { deliveries: [notification('d_busy'), inConversation('d_later', 'c_d_busy')], nextCursor: null });
     },
   });
   const loop = runPullLoop(client, subscription, async () => {
@@ -328,7 +413,8 @@ test('catch-up: periodically; a delivery already in progress is not claimed agai
   subscription.emit('message', m);
   await clock.runUntil('the provider call', () => callsFor('d_busy').includes('start'));
   await clock.runUntil('two more walks', () => pendingCalls >= 4);
-  expect(events.filter((e) => e.type === 'catch_up').every((e) => e.type === 'catch_up' && e.found === 1 && e.started === 0)).toBe(true);
+  expect(events.filter((e) => e.type === 'catch_up').every((e) => e.type === 'catch_up' && e.found === 2 && e.started === 0)).toBe(true);
+  expect(callsFor('d_later')).toEqual([]);
   release();
   await clock.runUntil('the ack', () => m.acks.length > 0);
   expect(callsFor('d_busy').filter((c) => c === 'claim')).toHaveLength(1);

@@ -86,7 +86,7 @@ test('send receives the push envelope`s traceparent attribute', async () => {
 });
 
 test('a transient service error answers 503 (Pub/Sub redelivers); a 404 and junk answer 204', async () => {
-  serve((res) => errorReply(res, 503, 'lease_busy', 'busy', { 'retry-after': '1' }));
+  serve((res) => errorReply(res, 503, 'temporarily_unavailable', 'busy', { 'retry-after': '1' }));
   const busy = await push(JSON.stringify(envelope(NOTIFICATION)));
   expect(busy.status).toBe(503);
   expect(busy.headers.get('retry-after')).toBe('10');
