@@ -8,8 +8,8 @@
  * - replyLatency: an operator reply written -> its notification pulled from a real subscription,
  *   against a floor in the same run: a document written -> a no-op Firestore trigger that publishes
  *   one message (bench-noop `benchFloorPublish`) -> pulled. Target p50 ratio <= 1.3; p95 reported.
- * - throughput: replies written as the console writes them, drained by 4 connectors using the
- *   SDK's `processDelivery` on notifications pulled from a real Pub/Sub subscription; against raw
+ * - throughput: replies written as the console writes them, drained by 4 connectors, each the
+ *   SDK's `runPullLoop` (defaults) on a real Pub/Sub subscription; against raw
  *   direct transactions per second (4 concurrent) in the same session. Also, per delivery, the
  *   time from the notification that led to `sent` to `sent` (claim, start, a zero-latency
  *   provider, complete), against three sequential round trips to the no-op function measured
@@ -38,7 +38,7 @@ import { clearInterval, setInterval } from 'node:timers';
 const require = createRequire(import.meta.url);
 const { Duration, PubSub } = require(require.resolve('@google-cloud/pubsub', { paths: [FUNCTIONS_LIB] }));
 const { FieldValue } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
-const { ConnectorClient, parsePulledNotification, runPullLoop } = await import(pathToFileURL(SDK_ENTRY).href);
+const { ConnectorClient, DEFAULT_PULL_CONCURRENCY, runPullLoop } = await import(pathToFileURL(SDK_ENTRY).href);
 
 const PROJECT = process.env.GCLOUD_PROJECT;
 /** The Functions emulator's own address for the functions of the region (no Hosting in front). */
@@ -261,9 +261,9 @@ async function throughput() {
   const perConversation = pick(10, 4);
   const total = conversations * perConversation;
   const connectors = 4;
-  // One delivery at a time per connector (Pub/Sub flow control): 4 in flight in all, as the issue
-  // asks (4 concurrent connectors).
-  const maxInFlight = 1;
+  // Each connector: runPullLoop's default concurrency (DEFAULT_PULL_CONCURRENCY deliveries at
+  // once), fed by a subscriber that holds up to this many messages.
+  const pulledPerConnector = 100;
   const sequencingBoxMs = pick(120_000, 60_000);
   // A bound, not an expectation: the drain stops at this limit unless --full-drain, and the rate is
   // what it measured until then.
@@ -303,56 +303,47 @@ async function throughput() {
   const sequencingMs = performance.now() - t0;
   log(`throughput: ${sequenced}/${total} replies sequenced and notified in ${(sequencingMs / 1000).toFixed(1)} s`);
 
-  // Stage 2: 4 connectors drain the subscription with processDelivery, each following the `next`
-  // delivery a complete names (docs/contract.md#complete), as runPullLoop does.
+  // Stage 2: 4 connectors drain the subscription, each a runPullLoop with its defaults (concurrency
+  // DEFAULT_PULL_CONCURRENCY, one delivery per conversation at a time, the `next` a complete names
+  // taken at once: docs/contract.md#complete), as a connector built on the SDK runs.
   const sentAt = new Map();
   const notificationToSent = [];
-  const outcomes = { sent: 0, skipped: 0, already_finished: 0, retry_scheduled: 0, failed: 0, unknown: 0, errors: 0, followedNext: 0 };
+  const outcomes = { sent: 0, skipped: 0, already_finished: 0, retry_scheduled: 0, failed: 0, unknown: 0, errors: 0, followedNext: 0, ackedWithoutClaim: 0 };
   let done;
-  let inFlight = 0;
   const allSent = new Promise((resolve) => (done = resolve));
-  const subscribers = [];
+  const loops = [];
   const t1 = performance.now();
+  const onEvent = (event) => {
+    if (event.type === 'duplicate_notification' && event.finished) outcomes.ackedWithoutClaim++;
+    if (event.type !== 'handled') return;
+    if (event.via === 'next') outcomes.followedNext++;
+    if (event.error !== undefined) {
+      outcomes.errors++;
+      return;
+    }
+    const result = event.result;
+    outcomes[result.kind]++;
+    if (result.kind === 'sent' && !sentAt.has(result.deliveryId)) {
+      sentAt.set(result.deliveryId, performance.now());
+      // processDelivery's own time: claim, start, a zero-latency provider, complete.
+      notificationToSent.push(event.elapsedMs);
+      if (sentAt.size === total) done();
+    }
+  };
   for (let c = 0; c < connectors; c++) {
     const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: BASE_URL });
-    const subscriber = new PubSub({ projectId: PROJECT }).subscription(topic.subscription.name, {
-      flowControl: { maxMessages: maxInFlight, allowExcessMessages: false },
+    const subscription = new PubSub({ projectId: PROJECT }).subscription(topic.subscription.name, {
+      // Messages beyond the loop's slots wait in the loop (for a slot or their conversation's
+      // turn), not in the client library's buffer.
+      flowControl: { maxMessages: pulledPerConnector, allowExcessMessages: false },
       // The client library's own deadline (10 s at first, whatever the subscription says) for the
       // messages it holds; see newTopic for what the emulator does when it passes.
       minAckDeadline: ACK_DEADLINE,
       maxAckDeadline: ACK_DEADLINE,
     });
-    subscriber.on('message', async (message) => {
-      const receivedAt = performance.now();
-      inFlight++;
-      try {
-        const send = ({ deliveryId }) => ({ providerMessageIds: [`p-${deliveryId}`] });
-        let result = await client.processDelivery(parsePulledNotification(message), send);
-        let startedAt = receivedAt;
-        for (;;) {
-          outcomes[result.kind]++;
-          if (result.kind === 'sent' && !sentAt.has(result.deliveryId)) {
-            sentAt.set(result.deliveryId, performance.now());
-            notificationToSent.push(performance.now() - startedAt);
-            if (sentAt.size === total) done();
-          }
-          // The conversation's next delivery, named by the answer that ended this one: at once, as
-          // runPullLoop does (its own notification, when it comes, finds it finished).
-          if (result.next === undefined) break;
-          outcomes.followedNext++;
-          startedAt = performance.now();
-          result = await client.processDelivery(result.next, send);
-        }
-        message.ack();
-      } catch {
-        outcomes.errors++;
-        message.nack();
-      } finally {
-        inFlight--;
-      }
-    });
-    subscriber.on('error', (err) => log(`subscriber error: ${err.message}`));
-    subscribers.push(subscriber);
+    subscription.on('error', (err) => log(`subscriber error: ${err.message}`));
+    const send = ({ deliveryId }) => [`p-${deliveryId}`];
+    loops.push(runPullLoop(client, subscription, send, { catchUpOnStart: false, catchUpIntervalMs: 0, onEvent }));
   }
   const progress = setInterval(() => log(`throughput: ${sentAt.size}/${total} sent`), 15_000);
   // The baseline of notification -> sent: three sequential round trips to the no-op function, in a
@@ -375,8 +366,8 @@ async function throughput() {
   // What the rate counts: deliveries sent within the limit. Calls still in flight then are let
   // finish (up to 60 s) before Firestore is read, so the check below sees them too.
   const sentInTime = sentAt.size;
-  await Promise.all(subscribers.map((s) => s.close()));
-  for (const until = performance.now() + 60_000; inFlight > 0 && performance.now() < until; ) await sleep(200);
+  // stop() lets the deliveries in progress finish (up to its stopTimeoutMs) and closes the subscriptions.
+  await Promise.all(loops.map((loop) => loop.stop()));
 
   // Check the outcome in Firestore: what was sent, and in seq order within each conversation.
   const records = (await deliveriesOf().get()).docs.map((d) => d.data());
@@ -409,7 +400,8 @@ async function throughput() {
     replies: total,
     conversations,
     connectors,
-    maxInFlightPerConnector: maxInFlight,
+    concurrencyPerConnector: DEFAULT_PULL_CONCURRENCY,
+    pulledPerConnector,
     scaledDown: QUICK,
     writeRepliesMs: Math.round(writtenMs),
     sequenced,
