@@ -132,8 +132,11 @@ export interface HttpOperation {
   /** Every `error.code` the operation can answer with (the OpenAPI document lists them per status). */
   errorCodes: readonly ErrorCode[];
   /**
-   * The HTTP suites that exercise the operation; the framework phase runs them on the production
-   * runtime (scripts/framework-phase.mjs). At least one; each names the operation's path.
+   * The HTTP suites that exercise the operation, at least one; each names the operation's path.
+   * The FIRST is the one the framework phase runs on the production runtime too
+   * (scripts/framework-phase.mjs): the suite of its request and answer as they cross the runtime
+   * (body parsing, limits, the envelope, a binary answer). The others test what the handler does
+   * after parsing, which is the same code on both runtimes, and run on the emulator stack only.
    */
   suites: readonly [string, ...string[]];
   /** For the OpenAPI document: one line, and the rules a connector must know. */
@@ -264,7 +267,7 @@ const MESSAGE_OPERATIONS = {
     // received; a deletion deletes stored images, one small request each).
     options: DELIVERY_FUNCTION,
     errorCodes: [...COMMON_ERRORS, 'target_not_found', 'event_conflict', 'ambiguous_target', 'rate_limited'],
-    suites: ['test/integration/messages/events.test.ts'],
+    suites: ['test/integration/platform/runtime-envelope.test.ts', 'test/integration/messages/events.test.ts'],
     summary: 'Report an edit, a deletion, a reaction or typing in a conversation',
     description:
       "What happened to an earlier message on the channel: `edited` (the customer changed the text of their message), `deleted` (they took it back: its text and images are removed, a tombstone stays), `reaction` (anyone in the chat reacted to a customer message or an operator reply; `removed: true` takes it back), `typing` (shown for a few seconds, never stored as a message; in a chat the desk does not know, 200 not applied without a `conversationId`, nothing stored). The target is `{ eventId }` (a message's eventId) or `{ providerMessageId }` (the channel's id: a customer message's `providerMessageId`, or an id you reported for an operator reply; an id naming both is 409 `ambiguous_target`). Idempotent on `eventId`, in the same space as the eventIds of messages: an identical retry answers 200 with `duplicate: true` and the first answer's `applied`; the same `eventId` with other content (or the eventId of a message) is 409 `event_conflict`. A target not received yet is kept 24 hours and applied when it arrives (202). A target in another conversation, or (edits and deletions) a message of another sender or an alert, is 404 `target_not_found` and nothing is written. The rate limit, the key and the body limits are those of `POST /v1/messages`.",
@@ -395,7 +398,7 @@ export const DELIVERY_OPERATIONS = {
     ...DELIVERIES,
     options: DELIVERY_FUNCTION,
     errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'delivery_finished', 'lease_limit_reached'],
-    suites: ['test/integration/deliveries/extend.test.ts', 'test/integration/deliveries/validation.test.ts'],
+    suites: ['test/integration/platform/runtime-envelope.test.ts', 'test/integration/deliveries/extend.test.ts', 'test/integration/deliveries/validation.test.ts'],
     summary: 'Extend the lease while the provider call is still running',
     description: ({ leaseSeconds, leaseMaxMinutes }) =>
       `Under the live current lease of a delivery that is \`leased\` or \`sending\`: the lease now ends ${leaseSeconds} seconds from now (\`leaseExpiresAt\`, epoch ms), but never later than ${leaseMaxMinutes} minutes after its claim: the granted expiry is clamped to that cap, and once the lease already ends there, the answer is 409 \`lease_limit_reached\`. Extend when half of the remaining lease has passed and the provider call is still running (the SDK's \`processDelivery\` does). An expired lease, or one that a newer lease replaced, is 409 \`lease_lost\` (an expired lease is never revived); a finished delivery is 409 \`delivery_finished\`. After any refusal, let a running provider call finish and report its outcome as usual: complete is accepted from the last lease even after it expired. Safe to repeat: an extend never shortens the lease.`,
@@ -462,7 +465,7 @@ export const DELIVERY_OPERATIONS = {
     ...DELIVERIES,
     options: DELIVERY_FUNCTION,
     errorCodes: [...COMMON_ERRORS, 'invalid_cursor'],
-    suites: ['test/integration/deliveries/pending.test.ts'],
+    suites: ['test/integration/platform/runtime-envelope.test.ts', 'test/integration/deliveries/pending.test.ts'],
     summary: 'List the deliveries you can claim now (catch-up)',
     description:
       "Your integration's deliveries that are claimable now (queued, due, first unfinished reply of their conversation), oldest first, each exactly the notification published to your topic for it: claim them as if notified. Call it at start-up and every few minutes, so a lost notification (a subscription created late, deleted or expired) never blocks a conversation. Page with `nextCursor` until it is null; deliveries that arrive meanwhile come after the current position (no duplicates, no gaps). A claimed delivery leaves the list; one that becomes claimable again comes back. The cost does not grow with finished deliveries.",
@@ -491,7 +494,7 @@ export const DELIVERY_OPERATIONS = {
     ...DELIVERIES,
     options: DELIVERY_FUNCTION,
     errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'delivery_not_sent'],
-    suites: ['test/integration/deliveries/receipts.test.ts'],
+    suites: ['test/integration/platform/runtime-envelope.test.ts', 'test/integration/deliveries/receipts.test.ts'],
     summary: "Report the channel's receipt for a sent reply",
     description:
       'What the channel said after the provider accepted the message: `delivered`, `read`, or `failed` (with a `code`). Only for a `sent` delivery (409 `delivery_not_sent` otherwise); no lease is needed. Receipts never change the delivery, which stays `sent`, and only move forward: `read` is final and a later `delivered` changes nothing; `failed` after `delivered` is recorded; the same receipt again changes nothing. The console shows the latest as `delivery.receipt` on the reply.',
@@ -546,7 +549,7 @@ const PRIVACY_OPERATIONS = {
     ...PRIVACY,
     options: DELIVERY_FUNCTION,
     errorCodes: [...COMMON_ERRORS, 'invalid_cursor'],
-    suites: ['test/integration/privacy/erasure-ack.test.ts'],
+    suites: ['test/integration/platform/runtime-envelope.test.ts', 'test/integration/privacy/erasure-ack.test.ts'],
     summary: 'List the erasures you have not acknowledged yet',
     description:
       "Your integration's finished customer erasures that you have not acknowledged, in `erasureId` order. The service has deleted the customer's messages (and every conversation in which they were the only customer); delete your own copies of the customer and of those conversations, then acknowledge each with `POST /v1/erasures/ack`. Page with `nextCursor` until it is null. Call it at start-up and every few minutes.",
@@ -558,7 +561,7 @@ const PRIVACY_OPERATIONS = {
     ...PRIVACY,
     options: DELIVERY_FUNCTION,
     errorCodes: [...COMMON_ERRORS, 'erasure_not_found'],
-    suites: ['test/integration/privacy/erasure-ack.test.ts'],
+    suites: ['test/integration/platform/runtime-envelope.test.ts', 'test/integration/privacy/erasure-ack.test.ts'],
     summary: 'Acknowledge that you purged an erased customer',
     description:
       'Records that your connector deleted its own copies of the erased customer; the erasure leaves your pending list and the console shows it as confirmed. Repeatable (the first acknowledgement is kept). An unknown id, another integration\'s erasure, or one not finished yet is 404 `erasure_not_found`.',

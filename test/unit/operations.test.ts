@@ -92,9 +92,9 @@ describe('the framework phase covers every operation', () => {
     }
   });
 
-  test("the phase runs every operation's suites, the console function's and the runtime's own", () => {
+  test("the phase runs every operation's first suite, the console function's and the runtime's own, and nothing else", () => {
     const suites = frameworkSuites();
-    expect(suites).toEqual(expect.arrayContaining([...operations.flatMap((op) => op.suites), ...CONSOLE_API.suites, ...RUNTIME_SUITES]));
+    expect([...suites].sort()).toEqual([...new Set([...operations.map((op) => op.suites[0]), ...CONSOLE_API.suites, ...RUNTIME_SUITES])].sort());
     for (const suite of CONSOLE_API.suites) expect({ suite, callsIt: readFileSync(join(ROOT, suite), 'utf8').includes('/console/v1/') }).toEqual({ suite, callsIt: true });
     for (const suite of suites) expect({ suite, exists: existsSync(join(ROOT, suite)) }).toEqual({ suite, exists: true });
   });

@@ -3,7 +3,8 @@
  * (the Functions emulator in the integration phase, Google's functions framework in the framework
  * phase, `TEST_RUNTIME=framework`) run body-parser first; whatever it refuses must still get our
  * envelope with the right status and `X-Request-Id`, never an HTML page, a stack trace or a local
- * path. Every endpoint, because each is its own function (its own runtime process in production).
+ * path. Every endpoint, because each is its own function (its own runtime process in production):
+ * the message and the four transitions with every case, the other operations with three.
  */
 import { gzipSync } from 'node:zlib';
 import { expectAccepted, expectError, guardNoWrites } from '../helpers/assertions';
@@ -62,6 +63,32 @@ describe.each(ENDPOINTS)('%s', (path) => {
     expectError(res, res.status);
     expectNothingInternal(res);
   });
+});
+
+/**
+ * The other operations (each its own function as well): what the parser refuses, and another
+ * method, answered with the envelope. Fewer cases than above, which already show every refusal
+ * on a message and on the delivery transitions; these show each function's runtime answers at all.
+ * (The framework phase runs this suite first for these operations: functions/src/operations.ts.)
+ */
+const OTHER_ENDPOINTS = [
+  '/v1/messages/events',
+  '/v1/deliveries/extend',
+  '/v1/deliveries/pending',
+  '/v1/deliveries/receipt',
+  '/v1/deliveries/attachment',
+  '/v1/erasures/pending',
+  '/v1/erasures/ack',
+];
+
+test.each(OTHER_ENDPOINTS)('%s: malformed JSON 400, a latin1 charset 415, another method 405, each the envelope with X-Request-Id; nothing written', async (path) => {
+  const check = await guardNoWrites(integ);
+  await expectEnvelope(await postJson(path, '{"deliveryId":', { raw: true, key: integ.key }), 400, 'invalid_json');
+  await expectEnvelope(await postJson(path, '{}', { raw: true, key: integ.key, headers: { 'content-type': 'application/json; charset=latin1' } }), 415, 'unsupported_media_type');
+  const other = await postJson(path, '{}', { raw: true, key: integ.key, method: 'PUT' });
+  await expectEnvelope(other, 405, 'method_not_allowed');
+  expect(other.headers.get('allow')).toBe('POST');
+  await check();
 });
 
 describe('body sizes beyond the runtime parser', () => {

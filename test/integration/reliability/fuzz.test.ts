@@ -2,7 +2,7 @@
  * Bad input at every endpoint (test/integration/reliability/README.md), generated with fast-check and sent through real HTTP
  * (Hosting -> Functions emulator -> Firestore emulator).
  *
- * Four properties share the run (FC_RUNS cases in total, 560 by default; seed FC_SEED, fixed by
+ * Four properties share the run (FC_RUNS cases in total, 280 by default; seed FC_SEED, fixed by
  * default and printed; FC_SHRINK=1 shrinks a counterexample):
  *  - POST /v1/messages as JSON: wrong types, missing and extra fields, boundary lengths in code
  *    points, lone surrogates, invalid UTF-8, identical retries and conflicting reuse of an eventId;
