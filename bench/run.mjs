@@ -129,7 +129,7 @@ if (wanted('framework')) sessions.push({ name: 'framework', firebaseArgs: ['--on
 // Privacy (docs/privacy.md): erasure cost vs workspace size, retention job throughput.
 if (wanted('privacy')) sessions.push({ name: 'privacy', firebaseArgs: ['--only', 'firestore'] });
 if (wanted('stack')) sessions.push({ name: 'stack', firebaseArgs: ['--config', writeBenchConfig(), '--only', SERVICE_EMULATORS] });
-if (sessions.length > 0) await emulatorSessions(sessions, (quick ? 420_000 : 720_000) + (fullDrain ? 1_800_000 : 0));
+if (sessions.length > 0) await emulatorSessions(sessions, (quick ? 420_000 : 1_200_000) + (fullDrain ? 1_800_000 : 0));
 
 const parts = {};
 for (const name of ['coldstart', 'images', 'sdk', 'store', 'framework', 'stack', 'privacy']) {
