@@ -9,7 +9,8 @@
  *   malformed    malformed JSON                           -> 400 invalid_json envelope
  *   upload       a maximum-size multipart (3 PNGs, ~21 MB) -> 201
  *   unknown      claim of a delivery that does not exist  -> 404 delivery_not_found envelope
- * Every response must carry X-Request-Id. 429/503 are retried after Retry-After (capped, 3 tries).
+ * Every response must carry X-Request-Id. 429/503 are retried after Retry-After (capped), a request
+ * that got no answer after a second (3 tries in all).
  *
  * Safe for production: one dedicated integration (its key), one fixed conversation, and images
  * whose bytes are deterministic: content-addressed storage keeps one copy however often it runs.
@@ -87,7 +88,7 @@ function maximumUpload(payload) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** POSTs and reads the answer; retries 429/503 after Retry-After (capped). */
+/** POSTs and reads the answer; retries 429/503 after Retry-After (capped), and no answer after a second. */
 async function post(base, path, body, contentType) {
   let notes = '';
   for (let attempt = 1; ; attempt++) {
@@ -96,7 +97,16 @@ async function post(base, path, body, contentType) {
     try {
       res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, body });
     } catch (err) {
-      return { status: 0, headers: new globalThis.Headers(), json: undefined, text: `transport error: ${err.cause?.code ?? err.message}`, ms: performance.now() - started, notes };
+      const failure = `transport error: ${err.cause?.code ?? err.message}`;
+      // No answer (a connection cut mid-upload): sent again, as a connector would; every request
+      // here is safe to repeat (the same eventId, deterministic images). A deployment that cuts
+      // every attempt still fails the check.
+      if (attempt < ATTEMPTS) {
+        notes += ` (retried after ${failure})`;
+        await sleep(1000);
+        continue;
+      }
+      return { status: 0, headers: new globalThis.Headers(), json: undefined, text: failure, ms: performance.now() - started, notes };
     }
     const text = await res.text();
     let json;
