@@ -2,8 +2,7 @@
 /**
  * `npm test`: every check of the project, in the order that finishes soonest on two cores.
  *
- *   build ─┬─ type check ─ unit tests ──────────────────────────────────────────────┬─ sdk on node 24 ──────┐
- *          ├─ lint (eslint, import cycles, unused code) ──────────────────────────┤                       │
+ *   build ─┬─ type check ∥ lint (eslint, import cycles, unused code) ─ unit tests ─┬─ sdk on node 24 ──────┐
  *          └─ emulators start ─ @serial integration suites, one at a time ────────┴─ other integration ───┴─ monitoring
  *                                                                                    suites (workers)         filters
  *                                                                                    ∥ framework phase
@@ -128,35 +127,29 @@ const lintArgs = ['.', '--cache', '--cache-location', join('.local', 'eslint-cac
 const node24Fetch = phases.includes('unit') ? node24Binary(join(ROOT, '.local', 'node24')) : Promise.resolve(null);
 node24Fetch.catch(() => undefined); // awaited (and its failure reported) by the phase
 const checks = (async () => {
-  const typeCheck = phases.includes('static')
-    ? phase('type check', async () => {
+  if (phases.includes('static')) {
+    await Promise.all([
+      phase('type check', async () => {
         await run(bin('tsc'), ['-p', 'tsconfig.json']);
         // The console (console/src) is browser code: its own tsconfig with the DOM library; the
         // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
         await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
         await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
-      })
-    : Promise.resolve();
-  const lint = phases.includes('static')
-    ? phase('lint (eslint, import cycles, unused code)', async () => {
+      }),
+      phase('lint (eslint, import cycles, unused code)', async () => {
         await run(bin('eslint'), lintArgs);
         await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
         await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
         await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')]);
         await run(bin('knip'), ['--no-progress']);
-      })
-    : Promise.resolve();
+      }),
+    ]);
+  }
   // `kit`: the SDK end-to-end scenarios on the SDK's test service (parity, jest.config.cjs); no emulators needed.
   // Two workers, not Jest's default of one on two cores: the kit's suites mostly wait on their
   // connectors' timers, so a second worker halves the phase (121 s -> 61 s measured alone) and
   // takes it off the critical path. A --maxWorkers given to npm test comes later and wins.
-  // They start once the types are right (a type error stops everything), beside the lint: tsc and
-  // ESLint use one core each, and the lint's last minute alone left the other core 5-20 % idle;
-  // after the lint, the unit tests' tail left both idle while the integration suites waited.
-  const unit = typeCheck.then(() =>
-    phases.includes('unit') ? phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', 'rules-sdk', `--maxWorkers=${UNIT_WORKERS}`, ...extra])) : undefined,
-  );
-  await Promise.all([typeCheck, lint, unit]);
+  if (phases.includes('unit')) await phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', 'rules-sdk', `--maxWorkers=${UNIT_WORKERS}`, ...extra]));
 })();
 // The SDK's own tests (its unit tests and the kit scenarios) again on Node 24: its engines say
 // >=22.12, and everything above ran on the repository's Node 22 (scripts/lib/node24.mjs). Once the
