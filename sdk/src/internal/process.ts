@@ -5,8 +5,8 @@
  */
 import {
   AttachmentIntegrityError,
-  ConnectorApiError,
   AttachmentUnavailableError,
+  ConnectorApiError,
   DeliveryReportError,
   ProviderPermanentError,
   ProviderRetryableError,

@@ -328,28 +328,6 @@ test("a notification waiting for its conversation is acknowledged without a clai
   await loop.stop();
 });
 
-test('stop(): a notification waiting for its conversation is nacked and never claimed', async () => {
-  serve();
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  const loop = runPullLoop(client, subscription, async () => {
-    await gate;
-    return ['p'];
-  }, { catchUpOnStart: false, onEvent: (e) => events.push(e) });
-  const inProgress = message(inConversation('d_1', 'c_x'));
-  const waiting = message(inConversation('d_2', 'c_x'));
-  subscription.emit('message', inProgress);
-  subscription.emit('message', waiting);
-  await until('the provider call', () => callsFor('d_1').includes('start'));
-  const stopped = loop.stop();
-  await until('the waiting message nacked', () => waiting.acks.length > 0);
-  expect(waiting.acks).toEqual(['nack']);
-  release();
-  await stopped;
-  expect(inProgress.acks).toEqual(['ack']);
-  expect(callsFor('d_2')).toEqual([]);
-});
-
 test('a second notification of a delivery in progress waits for it and shares its outcome (one claim)', async () => {
   serve();
   let release!: () => void;
@@ -421,16 +399,21 @@ test('catch-up: periodically; a delivery already in progress, or of a conversati
   await loop.stop();
 });
 
-test('stop(): no new message taken, waiting ones nacked, the delivery in progress finishes and is acked, then close()', async () => {
+test.each([
+  // Concurrency 1 and another conversation: it waits for a slot.
+  ['a slot', { concurrency: 1 }, notification('d_2')],
+  // The same conversation, slots to spare: it waits for its conversation's turn.
+  ["its conversation's turn", {}, inConversation('d_2', 'c_d_1')],
+] as const)('stop(): no new message taken, one waiting for %s nacked, the delivery in progress finishes and is acked, then close()', async (_waitsFor, limits, waitingNotification) => {
   serve();
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const loop = runPullLoop(client, subscription, async () => {
     await gate;
     return ['p'];
-  }, { concurrency: 1, catchUpOnStart: false, onEvent: (e) => events.push(e) });
+  }, { ...limits, catchUpOnStart: false, onEvent: (e) => events.push(e) });
   const inProgress = message(notification('d_1'));
-  const waiting = message(notification('d_2'));
+  const waiting = message(waitingNotification);
   subscription.emit('message', inProgress);
   subscription.emit('message', waiting);
   await until('the provider call', () => callsFor('d_1').includes('start'));
