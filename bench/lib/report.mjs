@@ -104,6 +104,10 @@ function summaryRows(r) {
     const raw = t.rawTxPerSecond;
     add('3', `Throughput: deliveries/s / raw direct transactions/s, 4 loops (${t.replies} replies, ${t.conversations} conversations, ${t.connectors} connectors)`, t.ratioToRawTx, 'report', null, `${fmt(t.deliveriesPerSecond, 2)} deliveries/s vs ${fmt(raw.fourLoops.median, 1)} tx/s (1 loop: ${fmt(raw.oneLoop.median, 1)}; 4 loops of start only: ${fmt(raw.fourLoopsStartOnly.median, 1)})`, 3);
     add('3', 'Throughput: deliveries/s / (raw tx/s, 4 loops / 3), the floor of 3 transactions per delivery', t.ratioToRawDeliveries, 'report', null, `by tenth of the drain: ${t.deliveriesPerSecondByTenth ? spread(t.deliveriesPerSecondByTenth, 2) : '–'} deliveries/s`);
+    if (t.noopDrain) {
+      add('3', "Throughput: deliveries/s / the no-op drain's notifications/s (the same notifications through Pub/Sub to 4 subscribers, 3 round trips to the no-op function each: the emulator's own part)", { median: t.ratioToNoopDrain }, 'report', null, `${fmt(t.deliveriesPerSecond, 2)} vs ${fmt(t.noopDrain.perSecond, 1)}/s`, 3);
+      add('3', "Throughput: deliveries/s / both floors together (the no-op drain's time per notification + the 3 raw transactions' time per delivery, on the same two cores)", { median: t.ratioToCombinedFloor }, 'report', null, `${fmt(t.deliveriesPerSecond, 2)} vs ${fmt(t.combinedFloorPerSecond, 1)}/s`, 3);
+    }
     add('3', `Throughput: all ${t.replies} replies sequenced (triggers) and drained (connectors)${t.scaledDown ? ' (quick: scaled down)' : ''}`, null, `${t.replies} sent`, t.sequencingFinished && t.drainFinished && t.orderViolations === 0, `sequenced ${t.sequenced}/${t.replies} in ${fmt(t.sequencingSeconds, 0)} s; sent ${t.delivered}/${t.replies} in ${fmt(t.drainSeconds, 0)} s${t.drainFinished ? '' : ' (time limit)'}; ${t.orderViolations} order violations`);
   }
   if (r.stack?.recovery) {
@@ -300,7 +304,7 @@ export function renderMarkdown(r) {
     lines.push(
       `${t.replies} replies in ${t.conversations} conversations (${t.replies / t.conversations} each)${t.scaledDown ? ' (scaled down: quick mode)' : ''}, written as the console writes them (${fmt(t.writeRepliesMs / 1000, 1)} s). ` +
         `Stage 1, the emulated reply and outbox triggers: ${t.sequenced}/${t.replies} sequenced into deliveries and notified in ${fmt(t.sequencingSeconds, 1)} s (${fmt(t.repliesSequencedPerSecond, 1)}/s)${t.sequencingFinished ? '' : ', stopped at the time limit'}. ` +
-        `Stage 2, ${t.connectors} connectors (SDK \`processDelivery\` on one Pub/Sub subscription, up to ${t.maxInFlightPerConnector} in flight each): ` +
+        `Stage 2, ${t.connectors} connectors (the SDK's \`runPullLoop\` with up to ${t.concurrencyPerConnector} deliveries in flight each): ` +
         `${t.delivered}/${t.replies} sent in ${fmt(t.drainSeconds, 1)} s, ${fmt(t.deliveriesPerSecond, 2)} deliveries/s${t.drainFinished ? '' : ', stopped at the time limit'}; ` +
         `${t.statusSentInFirestore} deliveries are \`sent\` in Firestore (those sent in time plus ${(t.deliveredIncludingInFlightAtLimit ?? t.delivered) - t.delivered} in flight at the limit), ${t.orderViolations} sent out of order. processDelivery outcomes: ${Object.entries(t.processDeliveryOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
     );
@@ -309,6 +313,31 @@ export function renderMarkdown(r) {
       `Raw direct transactions (claim, start, complete replayed; own documents per loop), per second: 1 loop ${fmt(raw.oneLoop.median, 1)} (${spread(raw.oneLoop, 1)}), ` +
         `4 loops ${fmt(raw.fourLoops.median, 1)} (${spread(raw.fourLoops, 1)}), 4 loops of start only ${fmt(raw.fourLoopsStartOnly.median, 1)} (${spread(raw.fourLoopsStartOnly, 1)}).`,
     );
+    if (t.steps) {
+      lines.push('', "### Where a conversation's chain waits (every call as the connectors saw it)", '');
+      const step = (name, f) => [name, f.n, fmt(f.p50, 1), fmt(f.p95, 1)];
+      lines.push(
+        table(
+          ['Step', 'n', 'p50 ms', 'p95 ms'],
+          [
+            step("a conversation's first reply: the drain's start -> its claim answered ready sent", t.steps.firstReplyWaitMs),
+            step("the previous reply's complete answered -> this reply's claim answered ready sent", t.steps.waitAfterPreviousMs),
+            step('claim (ready)', t.steps.claimReadyMs),
+            step('start', t.steps.startMs),
+            step('complete', t.steps.completeMs),
+            step('claims answered anything but ready', t.steps.claimNotReadyMs),
+          ],
+        ),
+      );
+      lines.push('', `Calls by answer: ${Object.entries(t.steps.answers).map(([k, v]) => `${k}: ${v}`).join('; ')}.`);
+    }
+    if (t.drainCpuSeconds && Object.keys(t.drainCpuSeconds).length > 0) {
+      const total = Object.values(t.drainCpuSeconds).reduce((a, b) => a + b, 0);
+      lines.push('', `### CPU during the drain, by process (${fmt(total, 1)} s of CPU in ${fmt(t.drainSeconds, 1)} s on ${r.machine?.cpus ?? 2} cores)`, '');
+      lines.push(table(['Process', 'CPU s', 'ms per delivery', 'share'], Object.entries(t.drainCpuSeconds).map(([role, sec]) => [role, fmt(sec, 2), fmt((sec * 1000) / t.delivered, 1), `${fmt((100 * sec) / total, 0)} %`])));
+      if (t.noopDrain?.cpuSeconds) lines.push('', `The no-op drain's CPU: ${Object.entries(t.noopDrain.cpuSeconds).map(([role, sec]) => `${role} ${fmt(sec, 2)} s`).join(', ')} (${t.noopDrain.handled} notifications in ${fmt(t.noopDrain.seconds, 1)} s).`);
+      if (t.workerWarmUpSeconds !== undefined) lines.push('', `Before the drain, ${t.connectors * t.concurrencyPerConnector} Functions emulator workers of each delivery function were started (${fmt(t.workerWarmUpSeconds, 1)} s; bench/README.md, Throughput).`);
+    }
   }
   const errors = [...(r.failures ?? []), ...Object.entries({ ...r.store?.errors, ...r.stack?.errors, ...r.framework?.errors, ...r.privacy?.errors }).map(([k, v]) => `${k}: ${v}`)];
   if (errors.length > 0) lines.push('', '## Failures', '', ...errors.map((e) => `- ${e}`));

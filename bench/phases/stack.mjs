@@ -26,6 +26,8 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { BASE_URL, REGION } from '../../scripts/lib/emulators.mjs';
 import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
+import { cpuBetween, cpuSnapshot } from '../lib/cpu.mjs';
+import { analyzeTrace, tracingFetch } from '../lib/drain-trace.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
 import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
@@ -308,12 +310,23 @@ async function throughput() {
   // Stage 2: 4 connectors drain the subscription, each a runPullLoop with its defaults (concurrency
   // DEFAULT_PULL_CONCURRENCY, one delivery per conversation at a time, the `next` a complete names
   // taken at once: docs/contract.md#complete), as a connector built on the SDK runs.
+  // Production runs each function with `concurrency: 80` (functions/src/index.ts): the drain's 40
+  // calls in flight fit in one warm instance. The Functions emulator serves one request per worker
+  // process and starts a new process whenever none is idle (firebase-tools, functionsRuntimeWorker.js
+  // RuntimeWorkerPool), so the drain's first 40 concurrent calls of claim, start and complete were
+  // ~120 cold starts of ~0.4 s CPU each (the cold start figures): about 45 s on two cores in which
+  // nothing was sent. The pool is grown first, outside the timed drain.
+  const warmUpMs = await warmWorkers([PATHS.claim, PATHS.start, PATHS.complete], connectors * DEFAULT_PULL_CONCURRENCY, integration.key);
+  log(`throughput: ${connectors * DEFAULT_PULL_CONCURRENCY} workers of each delivery function started in ${(warmUpMs / 1000).toFixed(1)} s`);
   const sentAt = new Map();
   const notificationToSent = [];
   const outcomes = { sent: 0, skipped: 0, already_finished: 0, retry_scheduled: 0, failed: 0, unknown: 0, errors: 0, followedNext: 0, ackedWithoutClaim: 0 };
   let done;
   const allSent = new Promise((resolve) => (done = resolve));
   const loops = [];
+  // Every delivery call the connectors make, as they saw it (bench/lib/drain-trace.mjs).
+  const trace = { calls: [] };
+  const cpuAtStart = cpuSnapshot();
   const t1 = performance.now();
   const onEvent = (event) => {
     if (event.type === 'duplicate_notification' && event.finished) outcomes.ackedWithoutClaim++;
@@ -333,7 +346,7 @@ async function throughput() {
     }
   };
   for (let c = 0; c < connectors; c++) {
-    const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: BASE_URL });
+    const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: BASE_URL, fetch: tracingFetch(trace) });
     const subscription = new PubSub({ projectId: PROJECT }).subscription(topic.subscription.name, {
       // Messages beyond the loop's slots wait in the loop (for a slot or their conversation's
       // turn), not in the client library's buffer.
@@ -365,6 +378,10 @@ async function throughput() {
   await noopLoop;
   clearInterval(progress);
   const drainMs = performance.now() - t1;
+  // CPU seconds by process during the drain (bench/lib/cpu.mjs): what the emulators, the functions
+  // and the connectors each spent.
+  const drainCpu = cpuBetween(cpuAtStart, cpuSnapshot());
+  log(`throughput: CPU seconds during the drain: ${JSON.stringify(drainCpu)}`);
   // What the rate counts: deliveries sent within the limit. Calls still in flight then are let
   // finish (up to 60 s) before Firestore is read, so the check below sees them too.
   const sentInTime = sentAt.size;
@@ -388,6 +405,12 @@ async function throughput() {
     }
   }
 
+  const steps = analyzeTrace(trace, [...byConversation.values()].map((list) => list.map((d) => d.deliveryId)), t1);
+  // The emulator's own part: the same notifications through Pub/Sub to 4 subscribers that call
+  // the no-op function 3 times for each (the round trips of claim, start, complete) and nothing else.
+  const floorDrain = await noopDrain(records, connectors, pulledPerConnector, DEFAULT_PULL_CONCURRENCY, integration.key, drainBoxMs);
+  log(`throughput: the same ${records.length} notifications drained with a no-op handler: ${floorDrain.perSecond.toFixed(1)}/s`);
+
   // Spread: the rate in each successive tenth of what was delivered.
   const times = [...sentAt.values()].filter((t) => t <= t1 + drainMs).sort((a, b) => a - b);
   const tenth = Math.floor(times.length / 10);
@@ -397,6 +420,7 @@ async function throughput() {
     windowRates.push(tenth / ((times[tenth * (w + 1) - 1] - from) / 1000));
   }
   const deliveriesPerSecond = sentInTime / (drainMs / 1000);
+  const combinedFloor = 1 / (1 / floorDrain.perSecond + 3 / median(raw.mix4));
   const perSecond = (rates) => summarize(rates, 1);
   return {
     replies: total,
@@ -420,7 +444,16 @@ async function throughput() {
     ratioToRawTx: summarize(raw.mix4.map((r) => deliveriesPerSecond / r)),
     // A delivery needs at least 3 operations (claim, start, complete): the floor is raw / 3.
     ratioToRawDeliveries: summarize(raw.mix4.map((r) => deliveriesPerSecond / (r / 3))),
+    workerWarmUpSeconds: Number((warmUpMs / 1000).toFixed(1)),
+    drainCpuSeconds: drainCpu,
     processDeliveryOutcomes: outcomes,
+    steps,
+    noopDrain: floorDrain,
+    ratioToNoopDrain: Number((deliveriesPerSecond / floorDrain.perSecond).toFixed(3)),
+    // Both floors on the same two cores: a delivery costs at least the no-op drain's time per
+    // notification (Pub/Sub, Hosting, the Functions emulator) plus its 3 raw transactions' time.
+    combinedFloorPerSecond: Number(combinedFloor.toFixed(2)),
+    ratioToCombinedFloor: Number((deliveriesPerSecond / combinedFloor).toFixed(3)),
     notificationToSentMs: summarize(notificationToSent, 1),
     notificationToSentP95Ms: Number(percentileOf(notificationToSent, 0.95).toFixed(1)),
     noopTripleMs: summarize(noopTriples, 1),
@@ -432,6 +465,95 @@ async function throughput() {
     statusSentInFirestore: records.filter((d) => d.status === 'sent').length,
     orderViolations,
   };
+}
+
+/**
+ * Grows the Functions emulator's worker pool of each function behind `paths` to `count` processes
+ * (one request per process there: see the drain): `count` requests at once to each, twice (the
+ * second round finds the processes idle). Answers do not matter (an unknown delivery is a 404).
+ * Returns the time taken.
+ */
+async function warmWorkers(paths, count, key) {
+  const t = performance.now();
+  for (let round = 0; round < 2; round++) {
+    await Promise.all(paths.flatMap((path) => Array.from({ length: count }, (_, i) => post(path, key, { deliveryId: `d_warm-${i}`, requestId: 'warm', leaseId: 'l_warm', providerMessageIds: ['p'] }))));
+  }
+  return performance.now() - t;
+}
+
+/**
+ * The drain's emulator floor: the notifications of `records` published again, to a new topic, and
+ * pulled by `subscribers` subscriber clients (the drain's flow control), each handling up to
+ * `concurrency` at once and one per conversation at a time, as runPullLoop does, with 3 sequential
+ * round trips to the no-op function and an ack for each. Pub/Sub, Hosting and the Functions
+ * emulator, without the service.
+ */
+async function noopDrain(records, subscribers, pulledPerSubscriber, concurrency, key, boxMs) {
+  await warmWorkers([NOOP_PATH], subscribers * concurrency, key);
+  const topic = await newTopic(true);
+  const publisher = pubsub.topic(topic.path.split('/').pop(), { batching: { maxMessages: 100, maxMilliseconds: 10 } });
+  await Promise.all(
+    records.map((d) =>
+      publisher.publishMessage({
+        json: { deliveryId: d.deliveryId, workspaceId: d.workspaceId, integrationId: d.integrationId, conversationId: d.conversationId, messageId: d.messageId },
+      }),
+    ),
+  );
+  const handled = new Set();
+  let done;
+  const allHandled = new Promise((resolve) => (done = resolve));
+  const clients = [];
+  const cpuAtStart = cpuSnapshot();
+  const t0 = performance.now();
+  for (let s = 0; s < subscribers; s++) {
+    const subscription = new PubSub({ projectId: PROJECT }).subscription(topic.subscription.name, {
+      flowControl: { maxMessages: pulledPerSubscriber, allowExcessMessages: false },
+      minAckDeadline: ACK_DEADLINE,
+      maxAckDeadline: ACK_DEADLINE,
+    });
+    clients.push(subscription);
+    // Waiting messages, in arrival order; a message starts when a slot is free and its conversation is not busy.
+    const waiting = [];
+    const busy = new Set();
+    let inFlight = 0;
+    const pump = () => {
+      for (let i = 0; i < waiting.length && inFlight < concurrency; ) {
+        const message = waiting[i];
+        const { conversationId, deliveryId } = JSON.parse(message.data.toString());
+        if (busy.has(conversationId)) {
+          i++;
+          continue;
+        }
+        waiting.splice(i, 1);
+        busy.add(conversationId);
+        inFlight++;
+        void (async () => {
+          try {
+            for (let k = 0; k < 3; k++) await post(NOOP_PATH, key, { deliveryId });
+            message.ack();
+            handled.add(deliveryId);
+            if (handled.size === records.length) done();
+          } catch {
+            message.nack();
+          } finally {
+            busy.delete(conversationId);
+            inFlight--;
+            pump();
+          }
+        })();
+      }
+    };
+    subscription.on('message', (message) => {
+      waiting.push(message);
+      pump();
+    });
+    subscription.on('error', (err) => log(`no-op drain subscriber error: ${err.message}`));
+  }
+  const finished = await Promise.race([allHandled.then(() => true), sleep(boxMs).then(() => false)]);
+  const ms = performance.now() - t0;
+  const cpuSeconds = cpuBetween(cpuAtStart, cpuSnapshot());
+  await Promise.all(clients.map((c) => c.close()));
+  return { notifications: records.length, handled: handled.size, finished, seconds: Number((ms / 1000).toFixed(1)), perSecond: handled.size / (ms / 1000), cpuSeconds };
 }
 
 // ------------------------------------------------------------------------------------ reply latency
@@ -465,6 +587,9 @@ async function recovery() {
   const topic = await newTopic(true);
   const integration = await newIntegration(topic.path);
   const convs = await bulkDeliveries(integration, conversations, 0);
+  // The Functions emulator's worker processes, as for the drain (see throughput): started before
+  // the outage, so that the catch-up is not 120 cold starts.
+  await warmWorkers([PATHS.claim, PATHS.start, PATHS.complete], connectors * DEFAULT_PULL_CONCURRENCY, integration.key);
   /** Every reply written: its delivery, conversation and time. */
   const written = [];
   let writing = true;
