@@ -7,7 +7,7 @@ import { collection, limit, onSnapshot, orderBy, query, where, type Unsubscribe 
 import { h, notice, replace } from './dom';
 import { describeError } from './errors';
 import { allShards, CONVERSATION_LIST_SHARDS } from '../../functions/src/contract';
-import { conversationPerson, formatTime, mergeByRecency, NO_CUSTOMER_YET, timestampMillis } from './format';
+import { conversationPerson, formatTime, mergeByRecency, NO_CUSTOMER_YET, olderExist, timestampMillis } from './format';
 import type { View } from './view';
 import type { Session } from './session';
 import { threadView } from './thread';
@@ -62,8 +62,9 @@ export function conversationsView(session: Session): View {
     }
     if (loaded.size < shardNumbers.length) return;
     const rows = mergeByRecency(shards, shown);
-    // Each shard returned `shown` (the most recent of its own): there may be older ones.
-    older.hidden = !shards.some((s) => s.length >= shown);
+    // Older ones exist when the shards hold more than is shown, not only when one shard is full
+    // (60 conversations over 8 shards fill none of them).
+    older.hidden = !olderExist(shards, shown);
     older.disabled = false;
     for (const row of rows) {
       if (row.customerExternalId === undefined) continue;

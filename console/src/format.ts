@@ -158,6 +158,16 @@ export function mergeByRecency<T extends { id: string; lastMessageAtMs: number }
     .slice(0, limit);
 }
 
+/**
+ * Whether conversations older than the merged top `limit` exist, for "Load older": the shards
+ * together returned more than `limit` (the rest are older than every row shown), or a shard
+ * returned its whole window (`limit` rows: it may hold more beyond it). Each shard's window is
+ * `limit`, so the merged top `limit` is exact either way.
+ */
+export function olderExist(shards: ReadonlyArray<ReadonlyArray<unknown>>, limit: number): boolean {
+  return shards.reduce((n, s) => n + s.length, 0) > limit || shards.some((s) => s.length >= limit);
+}
+
 /** 1234 -> "1.2 KB"; for image metadata. */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

@@ -11,7 +11,8 @@
  *   -> a conversation in every list shard appears in the list
  *   -> an operator sees integrations read-only and the rules deny its admin writes
  *   -> the admin ends a rotation overlap early and re-keys (the new key shown once)
- *   -> the keys are nowhere in plain text (Firestore, the browser console, the emulator log).
+ *   -> the keys are nowhere in plain text (Firestore, the browser console, the emulator log)
+ *   -> 60 conversations, none of the 8 list shards full: "Load older" shows and reaches every one.
  *
  * CONSOLE_SCREENSHOTS=<dir> also saves the screenshots docs/screenshots/ holds. Recall before send
  * and integration health are recall-health.test.ts.
@@ -382,6 +383,35 @@ test('the key is never stored or logged in plain text by the console', async () 
   const log = readFileSync(logFile, 'utf8');
   expect(log.length).toBeGreaterThan(0);
   for (const secret of secrets) expect(log).not.toContain(secret);
+});
+
+test('more conversations than a page, spread over the shards so that none is full: "Load older" reaches every one', async () => {
+  // The list shows the 50 most recent; with 60 or so over 8 shards no shard returns a full window,
+  // and the button used to stay hidden, leaving the oldest reachable only by URL.
+  const client = new ConnectorClient({ integrationKey: rekeyed, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  const conversations = adminDb().collection('workspaces').doc(workspaceId).collection('conversations');
+  const existing = (await conversations.count().get()).data().count;
+  const total = 60;
+  for (let i = existing; i < total; i++) {
+    await client.messages.send({ externalConversationId: `chat-page-${i}`, sender: { externalId: `customer-page-${i}` }, text: `Hello ${i}` });
+  }
+  const ids = (await conversations.get()).docs.map((d) => d.id);
+  expect(ids).toHaveLength(total);
+  const perShard = new Map<number, number>();
+  for (const id of ids) perShard.set(conversationListShard(id), (perShard.get(conversationListShard(id)) ?? 0) + 1);
+  expect(Math.max(...perShard.values())).toBeLessThan(50);
+
+  await adminPage.getByRole('link', { name: 'Conversations' }).click();
+  const rows = adminPage.locator('#conversation-list [data-conversation]');
+  await eventually(async () => ((await rows.count()) === 50 ? true : undefined), 'the first page of 50 conversations', 20_000);
+  const older = adminPage.locator('#load-older-conversations');
+  await older.waitFor({ state: 'visible' });
+  await older.click();
+  await eventually(async () => ((await rows.count()) === total ? true : undefined), `all ${total} conversations after "Load older"`, 20_000);
+  const shown = new Set<string | null>();
+  for (let i = 0; i < total; i++) shown.add(await rows.nth(i).getAttribute('data-conversation'));
+  expect(shown).toEqual(new Set(ids));
+  await expect(older.isHidden()).resolves.toBe(true);
 });
 
 test("every view ran under the console's Content-Security-Policy, and it refused nothing", () => {

@@ -11,6 +11,7 @@ import {
   healthProblemText,
   healthStaleSeconds,
   mergeByRecency,
+  olderExist,
   replyProblem,
   resendPending,
   timestampMillis,
@@ -46,6 +47,16 @@ test('ages read as people say them, in whole units', () => {
 test('shards merge most recent first, ties by id, cut at the limit', () => {
   const row = (id: string, t: number) => ({ id, lastMessageAtMs: t });
   expect(mergeByRecency([[row('a', 5), row('b', 1)], [], [row('c', 9), row('d', 5)]], 3).map((r) => r.id)).toEqual(['c', 'a', 'd']);
+});
+
+test('older conversations exist when the shards hold more than the page, or one shard is full', () => {
+  const rows = (n: number) => Array.from({ length: n }, (_, i) => i);
+  // 60 over 8 shards: none full, 10 beyond the page (the case the console used to hide).
+  expect(olderExist([rows(8), rows(8), rows(8), rows(8), rows(7), rows(7), rows(7), rows(7)], 50)).toBe(true);
+  expect(olderExist([rows(50), rows(0)], 50)).toBe(true);
+  expect(olderExist([rows(25), rows(25)], 50)).toBe(false);
+  expect(olderExist([rows(49), rows(0)], 50)).toBe(false);
+  expect(olderExist([], 50)).toBe(false);
 });
 
 test('keys minted with WebCrypto have the service format, hash and display prefix', async () => {
