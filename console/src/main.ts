@@ -58,6 +58,11 @@ function signInForm(services: Services, message?: string): void {
   email.focus();
 }
 
+function skipToContent(event: Event): void {
+  event.preventDefault();
+  document.getElementById('main')?.focus();
+}
+
 function shell(session: Session): HTMLElement {
   const { services, user, workspaceId, role } = session;
   const outlet = h('div', { id: 'outlet' });
@@ -65,7 +70,9 @@ function shell(session: Session): HTMLElement {
   const signOutButton = h('button', { type: 'button', class: 'secondary', onclick: () => void leave(services) }, 'Sign out');
   replace(
     root,
-    h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
+    // The skip link moves focus to the content and leaves the route alone: following `#main`
+    // would replace the hash route (an open thread closed).
+    h('a', { class: 'skip', href: '#main', onclick: skipToContent }, 'Skip to content'),
     h(
       'header',
       { class: 'top' },

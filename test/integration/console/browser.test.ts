@@ -9,6 +9,7 @@
  *   -> a message posted with the SDK appears live -> a reply reaches `sent`
  *   -> a reply fails, its code is shown, Resend gets it `sent`
  *   -> a conversation in every list shard appears in the list
+ *   -> "Skip to content" in an open thread moves focus and keeps the route
  *   -> an operator sees integrations read-only and the rules deny its admin writes
  *   -> the admin ends a rotation overlap early and re-keys (the new key shown once)
  *   -> the keys are nowhere in plain text (Firestore, the browser console, the emulator log)
@@ -283,6 +284,20 @@ test('the list shows a conversation in every list shard the service writes (the 
     await entry.waitFor();
     await expect(entry.textContent()).resolves.toContain(externalId);
   }
+});
+
+test('"Skip to content" in an open thread moves focus to the content and keeps the thread open', async () => {
+  await adminPage.goto(`${apiBaseUrl()}/console/#/conversations/${encodeURIComponent(conversationId)}`);
+  await adminPage.locator('#messages').getByText('Hello! My order #1234 has not arrived yet.').waitFor();
+  const route = await adminPage.evaluate<string>('location.hash');
+  // Evaluated in the page (strings: this file is type-checked without the DOM library).
+  await adminPage.evaluate('document.activeElement && document.activeElement.blur && document.activeElement.blur()');
+  await adminPage.keyboard.press('Tab');
+  await expect(adminPage.evaluate<string>('document.activeElement.textContent')).resolves.toBe('Skip to content');
+  await adminPage.keyboard.press('Enter');
+  await expect(adminPage.evaluate<string>('document.activeElement.id')).resolves.toBe('main');
+  await expect(adminPage.evaluate<string>('location.hash')).resolves.toBe(route);
+  await adminPage.locator('#messages').getByText('Hello! My order #1234 has not arrived yet.').waitFor();
 });
 
 test('an operator sees integrations read-only, and the rules deny its admin writes', async () => {
