@@ -159,6 +159,22 @@ export function mergeByRecency<T extends { id: string; lastMessageAtMs: number }
 }
 
 /**
+ * The facts an integration's health states in words, beside its counts: replies failed or of
+ * unknown outcome in the last 24 h, and how long the oldest claimable one has waited. Empty when
+ * there is nothing to say: only then does the panel read "No open problems." (never beside a
+ * red count).
+ */
+export function healthFacts(health: { counts: Partial<Record<HealthStatus, number>>; oldestClaimable: { ageSeconds: number | undefined } | null }): string[] {
+  const facts: string[] = [];
+  const failed = health.counts.failed ?? 0;
+  const unknown = health.counts.unknown ?? 0;
+  if (failed > 0) facts.push(`${failed} failed in 24 h`);
+  if (unknown > 0) facts.push(`${unknown} of unknown outcome in 24 h`);
+  if (health.oldestClaimable !== null) facts.push(`oldest waiting ${formatAge(health.oldestClaimable.ageSeconds ?? 0)}`);
+  return facts;
+}
+
+/**
  * Whether conversations older than the merged top `limit` exist, for "Load older": the shards
  * together returned more than `limit` (the rest are older than every row shown), or a shard
  * returned its whole window (`limit` rows: it may hold more beyond it). Each shard's window is

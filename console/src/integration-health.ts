@@ -6,7 +6,7 @@
  */
 import { h, notice, replace, timeElement } from './dom';
 import { describeError } from './errors';
-import { formatAge, HEALTH_STATUSES, healthProblemText, healthStaleSeconds } from './format';
+import { formatAge, HEALTH_STATUSES, healthFacts, healthProblemText, healthStaleSeconds } from './format';
 import { subscribeHealth, type IntegrationHealth } from './integrations-data';
 import type { Session } from './session';
 
@@ -21,15 +21,20 @@ function healthBody(data: IntegrationHealth | undefined): HTMLElement[] {
   const item = (key: string, label: string, value: number | undefined, bad = false) =>
     h('div', { class: `count${bad && (value ?? 0) > 0 ? ' count-bad' : ''}`, 'data-count': key }, h('dt', {}, label), h('dd', {}, String(value ?? 0)));
   const problems = data.problems;
+  const facts = healthFacts(data);
+  // Facts in words (`3 failed in 24 h, oldest waiting 4 min`); "No open problems." only when
+  // there are neither problems nor facts, never beside a red count.
+  const factsLine = facts.length === 0 ? null : h('p', { class: 'health-facts-summary', 'data-health': 'facts' }, `${facts.join(', ')}.`);
   return [
     problems.length === 0
-      ? h('p', { class: 'health-problems muted', 'data-health': 'problems' }, 'No open problems.')
+      ? (factsLine ?? h('p', { class: 'health-problems muted', 'data-health': 'problems' }, 'No open problems.'))
       : h(
           'div',
           { class: 'health-problems', role: 'alert', 'data-health': 'problems' },
           h('strong', {}, 'Unhealthy'),
           data.unhealthy ? h('span', {}, ' since ', timeElement(data.unhealthy.sinceMs)) : null,
           h('ul', {}, ...problems.map((p) => h('li', { 'data-problem': p.code ?? '' }, healthProblemText(p)))),
+          factsLine,
         ),
     h(
       'dl',

@@ -198,6 +198,9 @@ test('the integrations page shows the health roll-up live: counts, oldest claima
   await expect(card.locator('[data-health="last-error"] code').textContent()).resolves.toBe('recipient_blocked');
   await expect(card.locator('[data-health="last-error"] .badge').textContent()).resolves.toBe('failed');
   await expect(card.locator('[data-health="last-error"] time').getAttribute('datetime')).resolves.toBe(iso(stored.lastError.at));
+  // The facts in words, and never "No open problems." beside the red failed count.
+  await expect(card.locator('[data-health="facts"]').textContent()).resolves.toBe(`2 failed in 24 h, oldest waiting ${formatAge(age)}.`);
+  await expect(card.getByText('No open problems.').count()).resolves.toBe(0);
   await shot(adminPage, 'integrations-health', { fullPage: true });
 
   // Once the fifth is delivered nothing is claimable: the next roll-up shows it live.
@@ -205,6 +208,7 @@ test('the integrations page shows the health roll-up live: counts, oldest claima
   const later = await rollUpIntegration(adminDb(), workspaceId, integrationId, Date.now());
   expect(later.oldestClaimable).toBeNull();
   await card.locator('[data-health="oldest"]', { hasText: 'none waiting' }).waitFor();
+  await expect(card.locator('[data-health="facts"]').textContent()).resolves.toBe('2 failed in 24 h.');
   await expect(count('sent')).resolves.toBe('3');
   await expect(count('queued')).resolves.toBe('0');
   await expect(card.locator('[data-health="last-sent"] time').getAttribute('datetime')).resolves.toBe(new Date(later.lastSent?.at ?? 0).toISOString());

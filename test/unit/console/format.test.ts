@@ -12,6 +12,7 @@ import {
   healthStaleSeconds,
   mergeByRecency,
   olderExist,
+  healthFacts,
   replyProblem,
   resendPending,
   timestampMillis,
@@ -57,6 +58,12 @@ test('older conversations exist when the shards hold more than the page, or one 
   expect(olderExist([rows(25), rows(25)], 50)).toBe(false);
   expect(olderExist([rows(49), rows(0)], 50)).toBe(false);
   expect(olderExist([], 50)).toBe(false);
+});
+
+test('health states its facts in words; none only when nothing failed, nothing is unknown and nothing waits', () => {
+  expect(healthFacts({ counts: { sent: 4 }, oldestClaimable: null })).toEqual([]);
+  expect(healthFacts({ counts: { sent: 0, failed: 3 }, oldestClaimable: { ageSeconds: 240 } })).toEqual(['3 failed in 24 h', 'oldest waiting 4 min 0 s']);
+  expect(healthFacts({ counts: { unknown: 1 }, oldestClaimable: { ageSeconds: undefined } })).toEqual(['1 of unknown outcome in 24 h', 'oldest waiting 0 s']);
 });
 
 test('keys minted with WebCrypto have the service format, hash and display prefix', async () => {
