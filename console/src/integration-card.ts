@@ -34,10 +34,17 @@ function adminActions(ctx: IntegrationsContext, row: Integration, error: HTMLEle
         );
       },
     }, label);
+  // Deactivate confirms in place, as Unsend does (its connector's calls are refused from then on);
+  // Activate needs no confirmation.
+  if (active && ctx.confirmingDeactivation.has(row.id)) return deactivationConfirm(ctx, row, error);
+  if (!active) ctx.confirmingDeactivation.delete(row.id);
+  const toggle = active
+    ? h('button', { type: 'button', class: 'secondary', 'data-action': 'deactivate', onclick: () => { ctx.confirmingDeactivation.add(row.id); replace(error); ctx.rerender(); focusAction(row.id, 'deactivate-now'); } }, 'Deactivate')
+    : act('Activate', ADMINS_ONLY, () => setIntegrationActive(session, row.id, true));
   return h(
     'div',
     { class: 'row actions' },
-    act(active ? 'Deactivate' : 'Activate', ADMINS_ONLY, () => setIntegrationActive(session, row.id, !active)),
+    toggle,
     act('Re-key', ADMINS_ONLY, async () => {
       if (!confirm(`Re-key “${name}”? The current key stops working within 30 seconds (no overlap; for an overlap use the CLI's rotate).`)) return;
       const issued = await rekeyIntegration(session, row.id);
@@ -45,6 +52,40 @@ function adminActions(ctx: IntegrationsContext, row: Integration, error: HTMLEle
     }),
     previous ? act('End overlap now', ADMINS_ONLY, () => endKeyOverlap(session, row.id)) : null,
   );
+}
+
+/** Focus on a card's action after the cards re-rendered (the button is a new element). */
+function focusAction(integrationId: string, action: string): void {
+  document.querySelector<HTMLElement>(`article.integration[data-integration="${CSS.escape(integrationId)}"] [data-action="${action}"]`)?.focus();
+}
+
+/** The in-place confirmation of `row`'s Deactivate: what it does, then "Deactivate now" or "Keep it active". */
+function deactivationConfirm(ctx: IntegrationsContext, row: Integration, error: HTMLElement): HTMLElement {
+  const textId = `deactivate-text-${row.id}`;
+  const confirmButton = h('button', { type: 'button', class: 'danger', 'data-action': 'deactivate-now' }, 'Deactivate now');
+  confirmButton.addEventListener('click', () => {
+    confirmButton.disabled = true;
+    replace(error);
+    setIntegrationActive(ctx.session, row.id, false).then(
+      () => {
+        ctx.confirmingDeactivation.delete(row.id);
+        ctx.rerender();
+      },
+      (err: unknown) => {
+        confirmButton.disabled = false;
+        replace(error, notice('error', describeError(err, ADMINS_ONLY)));
+      },
+    );
+  });
+  const keep = h('button', { type: 'button', class: 'secondary', onclick: () => { ctx.confirmingDeactivation.delete(row.id); ctx.rerender(); focusAction(row.id, 'deactivate'); } }, 'Keep it active');
+  const group = h(
+    'div',
+    { class: 'row actions deactivate-confirm', role: 'group', 'aria-label': `Deactivate ${row.name}`, 'aria-describedby': textId },
+    h('p', { id: textId }, `Deactivate “${row.name}”? Its connector's calls are refused (403 integration_inactive) within 30 seconds, and its replies wait, until an admin activates it again.`),
+    confirmButton,
+    keep,
+  );
+  return group;
 }
 
 /** The card of `row`, with its live health panel `health`. */

@@ -13,4 +13,8 @@ export interface IntegrationsContext {
   readonly isAdmin: boolean;
   /** Shows a freshly minted key once (integration-key.ts). */
   showKey(title: string, issued: IssuedKey): void;
+  /** Integrations whose Deactivate waits for its in-place confirmation (kept across the cards' re-renders). */
+  readonly confirmingDeactivation: Set<string>;
+  /** Renders the cards again (after a change of `confirmingDeactivation`). */
+  rerender(): void;
 }

@@ -18,27 +18,33 @@ import { createForm } from './integration-create';
 import { healthPanels } from './integration-health';
 import { keyPanel } from './integration-key';
 import { operationsForm } from './integration-operations';
-import { subscribeIntegrations } from './integrations-data';
+import { subscribeIntegrations, type Integration } from './integrations-data';
 import type { Session } from './session';
 import type { View } from './view';
 
 export function integrationsView(session: Session): View {
   const isAdmin = session.role === 'admin';
   const key = keyPanel();
-  const ctx: IntegrationsContext = { session, isAdmin, showKey: key.show };
+  let latest: Integration[] = [];
+  const ctx: IntegrationsContext = { session, isAdmin, showKey: key.show, confirmingDeactivation: new Set(), rerender: () => renderCards(latest) };
   const health = healthPanels(session);
   const list = h('div', { id: 'integration-list', 'aria-busy': 'true' }, notice('loading', 'Loading integrations…'));
+
+  function renderCards(rows: Integration[]): void {
+    latest = rows;
+    health.keepOnly(new Set(rows.map((r) => r.id)));
+    if (rows.length === 0) replace(list, notice('empty', isAdmin ? 'No integrations yet: create the first one above.' : 'No integrations yet.'));
+    else {
+      const previous = new Map([...list.querySelectorAll<HTMLElement>('article.integration')].map((el) => [el.dataset.integration, el]));
+      replace(list, ...rows.map((row) => keepOpenEditors(previous.get(row.id), integrationCard(ctx, row, health.panel(row.id)))));
+    }
+  }
 
   const unsubscribe = subscribeIntegrations(
     session,
     (rows) => {
       list.removeAttribute('aria-busy');
-      health.keepOnly(new Set(rows.map((r) => r.id)));
-      if (rows.length === 0) replace(list, notice('empty', isAdmin ? 'No integrations yet: create the first one above.' : 'No integrations yet.'));
-      else {
-        const previous = new Map([...list.querySelectorAll<HTMLElement>('article.integration')].map((el) => [el.dataset.integration, el]));
-        replace(list, ...rows.map((row) => keepOpenEditors(previous.get(row.id), integrationCard(ctx, row, health.panel(row.id)))));
-      }
+      renderCards(rows);
     },
     (err) => {
       list.removeAttribute('aria-busy');

@@ -167,10 +167,24 @@ test('an admin signs in, creates an integration and reads its key once; only its
   await expect(card.textContent()).resolves.toContain(key.slice(0, 13));
 });
 
-test('deactivate and activate go through the rules and show live', async () => {
+test('deactivate confirms in place (Keep it active writes nothing); deactivate and activate go through the rules and show live', async () => {
   const card = adminPage.locator(`[data-integration="${integrationId}"]`);
   const ref = adminDb().doc(`workspaces/${workspaceId}/integrations/${integrationId}`);
-  await card.getByRole('button', { name: 'Deactivate' }).click();
+  // Deactivate confirms in place (its connector's calls are refused from then on): nothing is
+  // written until "Deactivate now"; "Keep it active" backs out.
+  await card.getByRole('button', { name: 'Deactivate', exact: true }).click();
+  const confirmation = card.getByRole('group', { name: /^Deactivate / });
+  await confirmation.getByText(/Its connector's calls are refused \(403 integration_inactive\)/).waitFor();
+  await expect(adminPage.evaluate<string>('document.activeElement.textContent')).resolves.toBe('Deactivate now');
+  await sleep(500);
+  expect((await ref.get()).get('active')).toBe(true);
+  await confirmation.getByRole('button', { name: 'Keep it active' }).click();
+  await card.getByRole('button', { name: 'Deactivate', exact: true }).waitFor();
+  await expect(adminPage.evaluate<string>('document.activeElement.textContent')).resolves.toBe('Deactivate');
+  await expect(card.getByRole('group', { name: /^Deactivate / }).count()).resolves.toBe(0);
+  expect((await ref.get()).get('active')).toBe(true);
+  await card.getByRole('button', { name: 'Deactivate', exact: true }).click();
+  await card.getByRole('button', { name: 'Deactivate now' }).click();
   await card.getByText('inactive', { exact: true }).waitFor();
   // The badge changes at once (the SDK's local view); the server has it once the write is acknowledged.
   await eventually(async () => ((await ref.get()).get('active') === false ? true : undefined), 'the deactivation in Firestore');
