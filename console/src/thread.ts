@@ -25,7 +25,7 @@ import { inboundCard } from './thread-cards';
 import { threadComposer } from './thread-composer';
 import type { ThreadContext } from './thread-context';
 import type { ThreadMessage } from './thread-data';
-import { replaceKeepingPlace, type FocusTarget } from './thread-focus';
+import { BottomFollower, replaceKeepingPlace, type FocusTarget } from './thread-focus';
 import { threadHeader } from './thread-header';
 import { messagePaging } from './thread-paging';
 import { replyCards } from './thread-reply-card';
@@ -36,6 +36,7 @@ import type { View } from './view';
 export function threadView(session: Session, conversationId: string): View {
   const lifecycleLine = h('p', { class: 'muted lifecycle-capability', id: 'lifecycle-capability' });
   const messages = h('ol', { class: 'messages', id: 'messages', 'aria-labelledby': 'thread-title' });
+  const follower = new BottomFollower(messages);
   const state = h('div', {}, notice('loading', 'Loading messages…'));
   const composer = threadComposer(session, conversationId);
 
@@ -79,6 +80,7 @@ export function threadView(session: Session, conversationId: string): View {
     const requested = focusRequest;
     focusRequest = undefined;
     replaceKeepingPlace(messages, items, requested);
+    follower.rendered();
   }
 
   const capability = capabilityWatch(
@@ -125,6 +127,7 @@ export function threadView(session: Session, conversationId: string): View {
     state,
     paging.older,
     messages,
+    follower.newBelow,
     typing.el,
     composer.el,
   );

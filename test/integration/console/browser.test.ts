@@ -314,6 +314,36 @@ test('"Skip to content" in an open thread moves focus to the content and keeps t
   await adminPage.locator('#messages').getByText('Hello! My order #1234 has not arrived yet.').waitFor();
 });
 
+test('a thread with images stays at its newest message as they load; scrolled up, a new message says "New messages below"', async () => {
+  const client = new ConnectorClient({ integrationKey: key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  let id = '';
+  for (let i = 0; i < 5; i++) {
+    const sent = await client.messages.send({ externalConversationId: 'chat-gallery', sender: { externalId: 'customer-gallery' }, text: `Photo ${i + 1} of the damage`, images: [{ data: png(640, 480), contentType: 'image/png' }] });
+    id = sent.conversationId;
+  }
+  const last = await client.messages.send({ externalConversationId: 'chat-gallery', sender: { externalId: 'customer-gallery' }, text: 'That is all the photos.' });
+  await adminPage.goto(`${apiBaseUrl()}/console/#/conversations/${encodeURIComponent(id)}`);
+  const thread = adminPage.locator('#messages');
+  await thread.getByText('That is all the photos.').waitFor();
+  await eventually(async () => ((await thread.locator('figure.media[data-loaded="true"] img').count()) === 5 ? true : undefined), 'the 5 thumbnails loaded');
+  // Evaluated in the page (strings: this file is type-checked without the DOM library).
+  const gap = 'const m = document.getElementById("messages"); m.scrollHeight - m.scrollTop - m.clientHeight';
+  await expect(adminPage.evaluate<number>('document.getElementById("messages").scrollHeight > document.getElementById("messages").clientHeight')).resolves.toBe(true);
+  await eventually(async () => ((await adminPage.evaluate<number>(gap)) < 40 ? true : undefined), 'the thread at its newest message after the images loaded', 5_000);
+  await expect(thread.locator(`li[data-message="${last.messageId}"]`).isVisible()).resolves.toBe(true);
+
+  // Scrolled up: a new message leaves the reader where they are and says so.
+  await adminPage.evaluate('document.getElementById("messages").scrollTop = 0');
+  await client.messages.send({ externalConversationId: 'chat-gallery', sender: { externalId: 'customer-gallery' }, text: 'One more thing.' });
+  await thread.getByText('One more thing.').waitFor({ state: 'attached' });
+  const below = adminPage.getByRole('button', { name: 'New messages below' });
+  await below.waitFor();
+  await expect(adminPage.evaluate<number>('document.getElementById("messages").scrollTop')).resolves.toBeLessThan(40);
+  await below.click();
+  await eventually(async () => ((await adminPage.evaluate<number>(gap)) < 40 ? true : undefined), 'the thread at its newest message after "New messages below"', 5_000);
+  await below.waitFor({ state: 'hidden' });
+});
+
 test('an operator sees integrations read-only, and the rules deny its admin writes', async () => {
   const page = await newPage();
   await signIn(page, operator);
