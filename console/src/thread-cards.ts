@@ -27,13 +27,17 @@ export function attemptList(attempts: Attempt[] | undefined): Child {
   );
 }
 
+/**
+ * A delivery's facts: its error code in sight (an operator acts on it), the provider ids and the
+ * trace id behind "Details" (what a developer or support engineer looks up, not the operator's
+ * daily reading).
+ */
 export function deliveryDetails(delivery: DeliveryFacts | undefined): Child[] {
+  const providerIds = delivery?.providerMessageIds && delivery.providerMessageIds.length > 0 ? h('span', { class: 'provider-ids' }, 'provider ids ', h('code', {}, delivery.providerMessageIds.join(', '))) : null;
+  const trace = delivery?.traceId ? h('span', { class: 'trace-id', 'data-trace-id': delivery.traceId }, 'trace ', h('code', {}, delivery.traceId)) : null;
   return [
     delivery?.errorCode ? h('span', { class: 'error-code' }, 'code ', h('code', {}, delivery.errorCode)) : null,
-    delivery?.providerMessageIds && delivery.providerMessageIds.length > 0
-      ? h('span', { class: 'provider-ids' }, 'provider ids ', h('code', {}, delivery.providerMessageIds.join(', ')))
-      : null,
-    delivery?.traceId ? h('span', { class: 'trace-id', 'data-trace-id': delivery.traceId }, 'trace ', h('code', {}, delivery.traceId)) : null,
+    providerIds !== null || trace !== null ? h('details', { class: 'delivery-ids' }, h('summary', {}, 'Details'), providerIds, trace) : null,
   ];
 }
 

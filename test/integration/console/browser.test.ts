@@ -234,7 +234,11 @@ test('a reply reaches sent through the connector, with its provider ids and atte
   await adminPage.getByRole('button', { name: 'Send reply' }).click();
   const reply = adminPage.locator('li.message.outbound', { hasText: 'it ships today' });
   await adminPage.locator('li.message.outbound[data-status="sent"]', { hasText: 'it ships today' }).waitFor();
+  // The provider and trace ids are behind "Details" (a developer's lookup, not the operator's reading).
+  await expect(reply.getByText(/provider ids prov-\d+/).isVisible()).resolves.toBe(false);
+  await reply.locator('details.delivery-ids > summary', { hasText: 'Details' }).click();
   await reply.getByText(/provider ids prov-\d+/).waitFor();
+  await reply.getByText(/^trace [0-9a-f]{32}$/).waitFor();
   await reply.getByText('Attempt log (3)').click();
   await reply.getByText('claimed').waitFor();
   await expect(text.inputValue()).resolves.toBe('');
