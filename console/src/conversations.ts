@@ -12,6 +12,7 @@ import type { View } from './view';
 import type { Session } from './session';
 import { threadView } from './thread';
 import { CustomerNames, personLabel } from './customers';
+import { integrationNames } from './integrations-data';
 
 /** Conversations shown at first (the most recent across all shards); "Load older" adds as many again. */
 const PAGE = 50;
@@ -36,6 +37,7 @@ export function conversationsView(session: Session): View {
   const listState = h('div', {}, notice('loading', 'Loading conversations…'));
   const older = h('button', { type: 'button', class: 'secondary load-older', id: 'load-older-conversations', hidden: true }, 'Load older conversations');
   const customers = new CustomerNames(db, session.workspaceId);
+  const integrations = integrationNames(session, () => renderList());
   /** Display names found so far, by `integrationId NUL externalId` (the list re-renders when one arrives). */
   const names = new Map<string, string>();
   const threadPane = h('section', { class: 'thread-pane', 'aria-label': 'Conversation' });
@@ -89,7 +91,7 @@ export function conversationsView(session: Session): View {
             'a',
             { href: `#/conversations/${encodeURIComponent(row.id)}`, class: 'conversation', 'data-conversation': row.id, 'aria-current': row.id === selected ? 'true' : undefined },
             h('span', { class: 'title' }, row.externalConversationId),
-            h('span', { class: 'meta person' }, `${row.customerExternalId === undefined ? row.person : (names.get(`${row.integrationId}\u0000${row.customerExternalId}`) ?? row.person)} · ${row.integrationId}`),
+            h('span', { class: 'meta person' }, `${row.customerExternalId === undefined ? row.person : (names.get(`${row.integrationId}\u0000${row.customerExternalId}`) ?? row.person)} · ${integrations.label(row.integrationId)}`),
             h('time', { class: 'meta', datetime: new Date(row.lastMessageAtMs).toISOString() }, formatTime(row.lastMessageAtMs)),
           ),
         ),
@@ -164,6 +166,7 @@ export function conversationsView(session: Session): View {
     },
     destroy() {
       thread?.destroy();
+      integrations.destroy();
       for (const u of unsubscribers) u();
     },
   };

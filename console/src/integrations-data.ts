@@ -80,6 +80,25 @@ function toIntegration(id: string, d: DocumentData): Integration {
 }
 
 /** The workspace's integrations, live, newest first. */
+/**
+ * Integration names by id, followed live (the conversation list and a thread's header name the
+ * integration, not its id): `label` answers the name once known, the id until then or if the
+ * list cannot be read. `onChange` runs when names arrive or change.
+ */
+export function integrationNames(session: Session, onChange: () => void): { label(integrationId: string): string; destroy(): void } {
+  const names = new Map<string, string>();
+  const unsubscribe = subscribeIntegrations(
+    session,
+    (rows) => {
+      names.clear();
+      for (const row of rows) if (row.name !== '') names.set(row.id, row.name);
+      onChange();
+    },
+    () => undefined, // the ids stay: the list itself says when integrations cannot be read
+  );
+  return { label: (integrationId) => names.get(integrationId) ?? integrationId, destroy: unsubscribe };
+}
+
 export function subscribeIntegrations(session: Session, onList: (integrations: Integration[]) => void, onError: (err: unknown) => void): Unsubscribe {
   return onSnapshot(
     integrationsCol(session),

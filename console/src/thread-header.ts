@@ -9,6 +9,7 @@ import { formatTime, NO_CUSTOMER_YET } from './format';
 import { CustomerNames, personLabel } from './customers';
 import type { Session } from './session';
 import { subscribeConversation } from './thread-data';
+import { integrationNames } from './integrations-data';
 
 export interface ThreadHeader {
   title: HTMLElement;
@@ -20,7 +21,9 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
   const title = h('h2', { id: 'thread-title' }, conversationId);
   const subtitle = h('p', { class: 'muted' });
   const customers = new CustomerNames(session.services.db, session.workspaceId);
-  const unsubscribe = subscribeConversation(
+  let render = (): void => undefined;
+  const integrations = integrationNames(session, () => render());
+  const unsubscribeConversation = subscribeConversation(
     session,
     conversationId,
     (header) => {
@@ -32,15 +35,25 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
       onIntegration(header.integrationId);
       const externalId = header.customerExternalId;
       const integrationId = header.integrationId ?? '?';
-      const line = (person: string) => `Customer ${person} · integration ${integrationId} · last message ${formatTime(header.lastMessageAtMs)}`;
-      replace(subtitle, line(externalId ?? NO_CUSTOMER_YET));
+      let person = externalId ?? NO_CUSTOMER_YET;
+      render = () => replace(subtitle, `Customer ${person} · integration ${integrations.label(integrationId)} · last message ${formatTime(header.lastMessageAtMs)}`);
+      render();
       if (externalId !== undefined) {
         void customers.displayName(integrationId, externalId).then((name) => {
-          if (name !== undefined) replace(subtitle, line(personLabel(externalId, name)));
+          if (name === undefined) return;
+          person = personLabel(externalId, name);
+          render();
         });
       }
     },
     (err) => replace(subtitle, notice('error', describeError(err, 'only members of the workspace may read its conversations'))),
   );
-  return { title, subtitle, destroy: unsubscribe };
+  return {
+    title,
+    subtitle,
+    destroy() {
+      unsubscribeConversation();
+      integrations.destroy();
+    },
+  };
 }

@@ -222,8 +222,9 @@ test('a message posted with the SDK appears live in the list and the thread', as
   const alertAt = (conversation.lastMessageAt as { toDate(): Date }).toDate().toISOString();
   await entry.locator(`time[datetime="${alertAt}"]`).waitFor();
   // Named by the display name the connector gave (the customer document), the external id beside it.
-  await entry.locator('.meta.person', { hasText: `Ada Lovelace (customer-7) · ${integrationId}` }).waitFor();
-  await adminPage.getByText(/^Customer Ada Lovelace \(customer-7\) · integration /).waitFor();
+  // The integration by its name, not its id, in the row and in the thread's header.
+  await entry.locator('.meta.person', { hasText: 'Ada Lovelace (customer-7) · Telegram bot' }).waitFor();
+  await adminPage.getByText(/^Customer Ada Lovelace \(customer-7\) · integration Telegram bot · last message /).waitFor();
 });
 
 test('a reply reaches sent through the connector, with its provider ids and attempt log', async () => {
