@@ -107,16 +107,31 @@ export class MediaCache {
   }
 }
 
+/** The thumbnail's CSS box (max 240 x 180, never enlarged) of an image of `width` x `height`; undefined when unknown. */
+export function thumbnailBox(width: number | undefined, height: number | undefined): { width: number; height: number } | undefined {
+  if (width === undefined || height === undefined || !(width > 0) || !(height > 0)) return undefined;
+  const scale = Math.min(1, 240 / width, 180 / height);
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
 /**
  * One stored file in the thread: an image as a thumbnail that opens full size, any other file (a
  * PDF, a text) as a link that downloads it under its name; loaded through `cache`, with its error
  * shown in place. The name is shown without bidi controls or invisible characters.
  */
-export function mediaElement(cache: MediaCache, ref: MediaRef, meta: { name: string; contentType?: string; size?: number; detail?: string }): HTMLElement {
+export function mediaElement(cache: MediaCache, ref: MediaRef, meta: { name: string; contentType?: string; size?: number; detail?: string; width?: number; height?: number }): HTMLElement {
   const name = shownFileName(meta.name);
   const label = `${name}${meta.size === undefined ? '' : `, ${formatBytes(meta.size)}`}`;
   const image = isImage(meta.contentType);
   const slot = h('span', { class: 'media-slot muted' }, 'loading…');
+  // An image of known size takes its thumbnail's room at once: nothing moves when it arrives (the
+  // thread keeps its place, thread-focus.ts). Set through the CSSOM, which the CSP allows.
+  const box = image ? thumbnailBox(meta.width, meta.height) : undefined;
+  if (box !== undefined) {
+    slot.classList.add('media-slot-sized');
+    slot.style.width = `${box.width}px`;
+    slot.style.aspectRatio = `${box.width} / ${box.height}`;
+  }
   const el = h('figure', { class: `media ${image ? 'media-image' : 'media-file'}`, 'data-media': ref.kind === 'image' ? `${ref.messageId}/${ref.index}` : ref.attachmentId }, slot, h('figcaption', {}, label, meta.detail ? h('span', { class: 'muted' }, ` ${meta.detail}`) : null));
   cache.load(ref).then(
     (blobUrl) => {
@@ -124,7 +139,7 @@ export function mediaElement(cache: MediaCache, ref: MediaRef, meta: { name: str
       // downloaded, never opened as a document of the console's origin: a PDF can carry scripts,
       // and its blob URL would share the console's origin (docs/console.md#attachments-and-media).
       const link = image
-        ? h('a', { href: blobUrl, target: '_blank', rel: 'noopener', class: 'media-link', title: `Open ${name}` }, h('img', { src: blobUrl, alt: name, class: 'thumbnail', loading: 'lazy' }))
+        ? h('a', { href: blobUrl, target: '_blank', rel: 'noopener', class: 'media-link', title: `Open ${name}` }, h('img', { src: blobUrl, alt: name, class: 'thumbnail', loading: 'lazy', ...(box === undefined ? {} : { width: String(box.width), height: String(box.height) }) }))
         : h('a', { href: blobUrl, download: name, class: 'media-link', title: `Download ${name}` }, `Download ${name}`);
       replace(slot, link);
       slot.classList.remove('muted');

@@ -180,7 +180,7 @@ export function inboundCard(ctx: ThreadContext, m: InboundMessage): HTMLElement 
             h(
               'li',
               { class: 'image-meta' },
-              mediaElement(ctx.media, { kind: 'image', conversationId: ctx.conversationId, messageId: id, index }, { name: `Image: ${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}`, ...(img.contentType === undefined ? {} : { contentType: img.contentType }) }),
+              mediaElement(ctx.media, { kind: 'image', conversationId: ctx.conversationId, messageId: id, index }, { name: `Image: ${img.contentType ?? 'image'} ${img.width ?? '?'}×${img.height ?? '?'}, ${formatBytes(img.bytes ?? 0)}`, ...(img.contentType === undefined ? {} : { contentType: img.contentType }), ...(img.width === undefined ? {} : { width: img.width }), ...(img.height === undefined ? {} : { height: img.height }) }),
               h('code', { class: 'wrap', title: img.path ?? '' }, ` ${(img.sha256 ?? '').slice(0, 12)}`),
             ),
           ),

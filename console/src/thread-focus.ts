@@ -19,10 +19,16 @@ export class BottomFollower {
   readonly newBelow: HTMLButtonElement;
   #following = true;
   #lastMessage: string | undefined;
+  /** Where `#toBottom` last put the list (its own scroll events are not the reader's). */
+  #scrolledTo = -1;
+  readonly #resize: ResizeObserver;
 
   constructor(private readonly list: HTMLElement) {
     this.newBelow = h('button', { type: 'button', class: 'secondary new-below', id: 'new-messages-below', hidden: true, onclick: () => this.#toBottom() }, 'New messages below') as HTMLButtonElement;
     list.addEventListener('scroll', () => {
+      // Our own scroll to the bottom is reported later (at the next frame), when an image may
+      // already have grown the list: it says nothing about where the reader wants to be.
+      if (this.list.scrollTop === this.#scrolledTo) return;
       this.#following = this.#atBottom();
       if (this.#following) this.newBelow.hidden = true;
     });
@@ -30,6 +36,17 @@ export class BottomFollower {
     list.addEventListener('load', () => {
       if (this.#following) this.#toBottom();
     }, true);
+    // The list's own height changes too (beside the list, the thread pane gives the messages the
+    // room the header and the composer leave, and those change as their data arrives).
+    this.#resize = new ResizeObserver(() => {
+      if (this.#following) this.#toBottom();
+    });
+    this.#resize.observe(list);
+  }
+
+  /** Stops following (the thread closed). */
+  destroy(): void {
+    this.#resize.disconnect();
   }
 
   /** After a render: to the bottom when following; else a note when the last message is new. */
@@ -46,6 +63,7 @@ export class BottomFollower {
 
   #toBottom(): void {
     this.list.scrollTop = this.list.scrollHeight;
+    this.#scrolledTo = this.list.scrollTop;
     this.#following = true;
     this.newBelow.hidden = true;
   }

@@ -140,6 +140,7 @@ export function threadView(session: Session, conversationId: string): View {
       typing.destroy();
       clearInterval(ticker);
       composer.destroy();
+      follower.destroy();
       ctx.media.revokeAll();
     },
   };

@@ -476,6 +476,19 @@ test('more conversations than a page, spread over the shards so that none is ful
   for (let i = 0; i < total; i++) shown.add(await rows.nth(i).getAttribute('data-conversation'));
   expect(shown).toEqual(new Set(ids));
   await expect(older.isHidden()).resolves.toBe(true);
+
+  // The oldest, at the bottom of the long list: its thread opens in view with its composer (the
+  // thread pane used to sit at the top of the page, thousands of pixels above the row clicked).
+  const oldest = rows.nth(total - 1);
+  await oldest.scrollIntoViewIfNeeded();
+  await oldest.click();
+  const composer = adminPage.getByLabel('Reply', { exact: true });
+  await composer.waitFor();
+  const viewportHeight = await adminPage.evaluate<number>('window.innerHeight');
+  for (const [what, box] of [['the composer', await composer.boundingBox()], ['the thread title', await adminPage.locator('#thread-title').boundingBox()]] as const) {
+    expect({ what, top: (box?.y ?? -1) >= 0, bottom: (box?.y ?? Infinity) + (box?.height ?? 0) <= viewportHeight }).toEqual({ what, top: true, bottom: true });
+  }
+  await shot(adminPage, 'conversations-long-list');
 });
 
 test("every view ran under the console's Content-Security-Policy, and it refused nothing", () => {
