@@ -184,6 +184,13 @@ export function olderExist(shards: ReadonlyArray<ReadonlyArray<unknown>>, limit:
   return shards.reduce((n, s) => n + s.length, 0) > limit || shards.some((s) => s.length >= limit);
 }
 
+/** The thumbnail's CSS box (max 240 x 180, never enlarged) of an image of `width` x `height`; undefined when unknown. */
+export function thumbnailBox(width: number | undefined, height: number | undefined): { width: number; height: number } | undefined {
+  if (width === undefined || height === undefined || !(width > 0) || !(height > 0)) return undefined;
+  const scale = Math.min(1, 240 / width, 180 / height);
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
 /** 1234 -> "1.2 KB"; for image metadata. */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

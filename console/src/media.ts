@@ -7,7 +7,7 @@
 import { shownFileName } from '../../functions/src/contract/file-names';
 import { h, replace } from './dom';
 import { isImage, uploadErrorText, type UploadedAttachment } from './attachments';
-import { formatBytes } from './format';
+import { formatBytes, thumbnailBox } from './format';
 import type { Session } from './session';
 
 const UPLOAD_PATH = '/console/v1/attachments';
@@ -105,13 +105,6 @@ export class MediaCache {
     for (const pending of this.#urls.values()) pending.then((u) => URL.revokeObjectURL(u), () => undefined);
     this.#urls.clear();
   }
-}
-
-/** The thumbnail's CSS box (max 240 x 180, never enlarged) of an image of `width` x `height`; undefined when unknown. */
-export function thumbnailBox(width: number | undefined, height: number | undefined): { width: number; height: number } | undefined {
-  if (width === undefined || height === undefined || !(width > 0) || !(height > 0)) return undefined;
-  const scale = Math.min(1, 240 / width, 180 / height);
-  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   mergeByRecency,
   olderExist,
   healthFacts,
+  thumbnailBox,
   replyProblem,
   resendPending,
   timestampMillis,
@@ -64,6 +65,15 @@ test('health states its facts in words; none only when nothing failed, nothing i
   expect(healthFacts({ counts: { sent: 4 }, oldestClaimable: null })).toEqual([]);
   expect(healthFacts({ counts: { sent: 0, failed: 3 }, oldestClaimable: { ageSeconds: 240 } })).toEqual(['3 failed in 24 h', 'oldest waiting 4 min 0 s']);
   expect(healthFacts({ counts: { unknown: 1 }, oldestClaimable: { ageSeconds: undefined } })).toEqual(['1 of unknown outcome in 24 h', 'oldest waiting 0 s']);
+});
+
+test("a thumbnail's box: within 240 x 180, the image's proportions, never enlarged; unknown sizes reserve nothing", () => {
+  expect(thumbnailBox(640, 480)).toEqual({ width: 240, height: 180 });
+  expect(thumbnailBox(1000, 200)).toEqual({ width: 240, height: 48 });
+  expect(thumbnailBox(300, 1200)).toEqual({ width: 45, height: 180 });
+  expect(thumbnailBox(16, 16)).toEqual({ width: 16, height: 16 });
+  expect(thumbnailBox(16384, 1)).toEqual({ width: 240, height: 1 });
+  expect([thumbnailBox(undefined, 480), thumbnailBox(640, undefined), thumbnailBox(0, 480), thumbnailBox(Number.NaN, 4)]).toEqual([undefined, undefined, undefined, undefined]);
 });
 
 test('keys minted with WebCrypto have the service format, hash and display prefix', async () => {
