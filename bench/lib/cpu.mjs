@@ -36,7 +36,8 @@ function roleOf(pid) {
     }
   }
   if (cmdline.includes('firebase-tools') || cmdline.includes('firebase ')) return 'firebase-tools (functions emulator, hosting)';
-  return `other: ${cmdline.split(' ')[0].split('/').pop()}${/[\w.-]+\.jar/.exec(cmdline)?.[0] ? ` ${/[\w.-]+\.jar/.exec(cmdline)[0]}` : ''}`;
+  const jar = /[\w.-]+\.jar/.exec(cmdline)?.[0];
+  return `other: ${cmdline.split(' ')[0].split('/').pop()}${jar === undefined ? '' : ` ${jar}`}`;
 }
 
 /** user + system CPU ticks of every process, with its role. */

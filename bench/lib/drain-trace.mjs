@@ -14,7 +14,7 @@
  * start.
  */
 import { performance } from 'node:perf_hooks';
-import { median } from './stats.mjs';
+import { median, percentileOf } from './stats.mjs';
 
 const STEP_OF_PATH = { '/v1/deliveries/claim': 'claim', '/v1/deliveries/start': 'start', '/v1/deliveries/complete': 'complete', '/v1/deliveries/fail': 'fail' };
 
@@ -45,12 +45,7 @@ export function tracingFetch(trace) {
   };
 }
 
-const percentile = (values, q) => {
-  if (values.length === 0) return null;
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((s.length - 1) * q))];
-};
-const figures = (values) => (values.length === 0 ? { n: 0 } : { n: values.length, p50: Number(median(values).toFixed(1)), p95: Number(percentile(values, 0.95).toFixed(1)), totalS: Number((values.reduce((a, b) => a + b, 0) / 1000).toFixed(1)) });
+const figures = (values) => (values.length === 0 ? { n: 0 } : { n: values.length, p50: Number(median(values).toFixed(1)), p95: Number(percentileOf(values, 0.95).toFixed(1)), totalS: Number((values.reduce((a, b) => a + b, 0) / 1000).toFixed(1)) });
 
 /**
  * The steps of every sent delivery, medians and p95 in ms. `chains`: for each conversation, its

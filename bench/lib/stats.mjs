@@ -12,6 +12,9 @@ function quantile(values, q) {
 
 export const median = (values) => quantile(values, 0.5);
 
+/** The `q` percentile of `values` as one of them (nearest rank, no interpolation): p95 figures; NaN when empty. */
+export const percentileOf = (values, q) => (values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]);
+
 /** `{ median, p25, p75, min, max, n }` of the per-repetition values (rounded for the report). */
 export function summarize(values, digits = 3) {
   const round = (x) => (Number.isFinite(x) ? Number(x.toFixed(digits)) : null);

@@ -33,7 +33,7 @@ import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, HANDLE
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
 import { NOOP_FILE_PATH, NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
 import { startStoreServer } from '../lib/store-http.mjs';
-import { mapLimit, median, sleep, summarize } from '../lib/stats.mjs';
+import { mapLimit, median, percentileOf, sleep, summarize } from '../lib/stats.mjs';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
 
@@ -71,7 +71,6 @@ async function post(path, key, body) {
   return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
 }
 
-const percentileOf = (values, q) => (values.length === 0 ? Number.NaN : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]);
 
 async function timed(fn) {
   const t0 = performance.now();
@@ -512,14 +511,14 @@ async function noopDrain(records, subscribers, pulledPerSubscriber, concurrency,
       maxAckDeadline: ACK_DEADLINE,
     });
     clients.push(subscription);
-    // Waiting messages, in arrival order; a message starts when a slot is free and its conversation is not busy.
+    // Waiting messages (each parsed once, on arrival), in arrival order; a message starts when a
+    // slot is free and its conversation is not busy.
     const waiting = [];
     const busy = new Set();
     let inFlight = 0;
     const pump = () => {
       for (let i = 0; i < waiting.length && inFlight < concurrency; ) {
-        const message = waiting[i];
-        const { conversationId, deliveryId } = JSON.parse(message.data.toString());
+        const { message, conversationId, deliveryId } = waiting[i];
         if (busy.has(conversationId)) {
           i++;
           continue;
@@ -544,7 +543,8 @@ async function noopDrain(records, subscribers, pulledPerSubscriber, concurrency,
       }
     };
     subscription.on('message', (message) => {
-      waiting.push(message);
+      const { conversationId, deliveryId } = JSON.parse(message.data.toString());
+      waiting.push({ message, conversationId, deliveryId });
       pump();
     });
     subscription.on('error', (err) => log(`no-op drain subscriber error: ${err.message}`));
