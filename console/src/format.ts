@@ -184,10 +184,13 @@ export function olderExist(shards: ReadonlyArray<ReadonlyArray<unknown>>, limit:
   return shards.reduce((n, s) => n + s.length, 0) > limit || shards.some((s) => s.length >= limit);
 }
 
-/** The thumbnail's CSS box (max 240 x 180, never enlarged) of an image of `width` x `height`; undefined when unknown. */
+/** A thumbnail's largest box: the same as `.media .thumbnail`'s max-width and max-height in console.css. */
+const THUMBNAIL_MAX = { width: 240, height: 180 } as const;
+
+/** The thumbnail's CSS box (at most THUMBNAIL_MAX, never enlarged) of an image of `width` x `height`; undefined when unknown. */
 export function thumbnailBox(width: number | undefined, height: number | undefined): { width: number; height: number } | undefined {
   if (width === undefined || height === undefined || !(width > 0) || !(height > 0)) return undefined;
-  const scale = Math.min(1, 240 / width, 180 / height);
+  const scale = Math.min(1, THUMBNAIL_MAX.width / width, THUMBNAIL_MAX.height / height);
   return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
 }
 

@@ -11,46 +11,53 @@ import { attachmentsPanel, lifecyclePanel } from './integration-capabilities';
 import { ADMINS_ONLY, type IntegrationsContext } from './integration-context';
 import { endKeyOverlap, rekeyIntegration, setIntegrationActive, type Integration } from './integrations-data';
 
+/**
+ * An admin action's button: disabled while its write runs, a refusal shown in `error` (why, with
+ * `ADMINS_ONLY` when the rules say no more). `attrs` beyond the default class (e.g. `danger`).
+ */
+function actionButton(label: string, error: HTMLElement, write: () => Promise<void>, attrs: Record<string, string> = {}): HTMLElement {
+  return h('button', {
+    type: 'button',
+    class: 'secondary',
+    ...attrs,
+    onclick: (event: Event) => {
+      const button = event.currentTarget as HTMLButtonElement;
+      button.disabled = true;
+      replace(error);
+      write().then(
+        () => {
+          button.disabled = false;
+        },
+        (err: unknown) => {
+          button.disabled = false;
+          replace(error, notice('error', describeError(err, ADMINS_ONLY)));
+        },
+      );
+    },
+  }, label);
+}
+
 /** A card's admin actions: each button waits for its write and shows a refusal in `error`. */
 function adminActions(ctx: IntegrationsContext, row: Integration, error: HTMLElement): HTMLElement {
   const { session } = ctx;
   const { name, active, previousKey: previous } = row;
-  const act = (label: string, deniedWhy: string, write: () => Promise<void>) =>
-    h('button', {
-      type: 'button',
-      class: 'secondary',
-      onclick: (event: Event) => {
-        const button = event.currentTarget as HTMLButtonElement;
-        button.disabled = true;
-        replace(error);
-        write().then(
-          () => {
-            button.disabled = false;
-          },
-          (err: unknown) => {
-            button.disabled = false;
-            replace(error, notice('error', describeError(err, deniedWhy)));
-          },
-        );
-      },
-    }, label);
   // Deactivate confirms in place, as Unsend does (its connector's calls are refused from then on);
   // Activate needs no confirmation.
   if (active && ctx.confirmingDeactivation.has(row.id)) return deactivationConfirm(ctx, row, error);
   if (!active) ctx.confirmingDeactivation.delete(row.id);
   const toggle = active
     ? h('button', { type: 'button', class: 'secondary', 'data-action': 'deactivate', onclick: () => { ctx.confirmingDeactivation.add(row.id); replace(error); ctx.rerender(); focusAction(row.id, 'deactivate-now'); } }, 'Deactivate')
-    : act('Activate', ADMINS_ONLY, () => setIntegrationActive(session, row.id, true));
+    : actionButton('Activate', error, () => setIntegrationActive(session, row.id, true));
   return h(
     'div',
     { class: 'row actions' },
     toggle,
-    act('Re-key', ADMINS_ONLY, async () => {
+    actionButton('Re-key', error, async () => {
       if (!confirm(`Re-key “${name}”? The current key stops working within 30 seconds (no overlap; for an overlap use the CLI's rotate).`)) return;
       const issued = await rekeyIntegration(session, row.id);
       ctx.showKey(`New key for “${name}”`, issued);
     }),
-    previous ? act('End overlap now', ADMINS_ONLY, () => endKeyOverlap(session, row.id)) : null,
+    previous ? actionButton('End overlap now', error, () => endKeyOverlap(session, row.id)) : null,
   );
 }
 
@@ -62,30 +69,24 @@ function focusAction(integrationId: string, action: string): void {
 /** The in-place confirmation of `row`'s Deactivate: what it does, then "Deactivate now" or "Keep it active". */
 function deactivationConfirm(ctx: IntegrationsContext, row: Integration, error: HTMLElement): HTMLElement {
   const textId = `deactivate-text-${row.id}`;
-  const confirmButton = h('button', { type: 'button', class: 'danger', 'data-action': 'deactivate-now' }, 'Deactivate now');
-  confirmButton.addEventListener('click', () => {
-    confirmButton.disabled = true;
-    replace(error);
-    setIntegrationActive(ctx.session, row.id, false).then(
-      () => {
-        ctx.confirmingDeactivation.delete(row.id);
-        ctx.rerender();
-      },
-      (err: unknown) => {
-        confirmButton.disabled = false;
-        replace(error, notice('error', describeError(err, ADMINS_ONLY)));
-      },
-    );
-  });
+  const confirmButton = actionButton(
+    'Deactivate now',
+    error,
+    async () => {
+      await setIntegrationActive(ctx.session, row.id, false);
+      ctx.confirmingDeactivation.delete(row.id);
+      ctx.rerender();
+    },
+    { class: 'danger', 'data-action': 'deactivate-now' },
+  );
   const keep = h('button', { type: 'button', class: 'secondary', onclick: () => { ctx.confirmingDeactivation.delete(row.id); ctx.rerender(); focusAction(row.id, 'deactivate'); } }, 'Keep it active');
-  const group = h(
+  return h(
     'div',
     { class: 'row actions deactivate-confirm', role: 'group', 'aria-label': `Deactivate ${row.name}`, 'aria-describedby': textId },
     h('p', { id: textId }, `Deactivate “${row.name}”? Its connector's calls are refused (403 integration_inactive) within 30 seconds, and its replies wait, until an admin activates it again.`),
     confirmButton,
     keep,
   );
-  return group;
 }
 
 /** The card of `row`, with its live health panel `health`. */

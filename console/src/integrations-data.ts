@@ -79,7 +79,6 @@ function toIntegration(id: string, d: DocumentData): Integration {
   };
 }
 
-/** The workspace's integrations, live, newest first. */
 /**
  * Integration names by id, followed live (the conversation list and a thread's header name the
  * integration, not its id): `label` answers the name once known, the id until then or if the
@@ -99,6 +98,7 @@ export function integrationNames(session: Session, onChange: () => void): { labe
   return { label: (integrationId) => names.get(integrationId) ?? integrationId, destroy: unsubscribe };
 }
 
+/** The workspace's integrations, live, newest first. */
 export function subscribeIntegrations(session: Session, onList: (integrations: Integration[]) => void, onError: (err: unknown) => void): Unsubscribe {
   return onSnapshot(
     integrationsCol(session),

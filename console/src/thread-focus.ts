@@ -16,7 +16,7 @@ const AT_BOTTOM_PX = 40;
  */
 export class BottomFollower {
   /** The "New messages below" button (placed under the list by the thread). */
-  readonly newBelow: HTMLButtonElement;
+  readonly newBelow: HTMLElement;
   #following = true;
   #lastMessage: string | undefined;
   /** Where `#toBottom` last put the list (its own scroll events are not the reader's). */
@@ -24,7 +24,7 @@ export class BottomFollower {
   readonly #resize: ResizeObserver;
 
   constructor(private readonly list: HTMLElement) {
-    this.newBelow = h('button', { type: 'button', class: 'secondary new-below', id: 'new-messages-below', hidden: true, onclick: () => this.#toBottom() }, 'New messages below') as HTMLButtonElement;
+    this.newBelow = h('button', { type: 'button', class: 'secondary new-below', id: 'new-messages-below', hidden: true, onclick: () => this.#toBottom() }, 'New messages below');
     list.addEventListener('scroll', () => {
       // Our own scroll to the bottom is reported later (at the next frame), when an image may
       // already have grown the list: it says nothing about where the reader wants to be.
