@@ -160,10 +160,13 @@ export async function sequenceReplies(
     // otherwise the conversation, which names it.
     const integrationOrConversationRef =
       knownIntegrationId === undefined ? db.doc(paths.conversation(workspaceId, conversationId)) : integrationRef(db, workspaceId, knownIntegrationId);
-    const [[replySnap, queueSnap, integrationOrConversationSnap], recent] = await Promise.all([
-      tx.getAll(db.doc(paths.message(workspaceId, conversationId, messageId)), queue.ref, integrationOrConversationRef),
+    // The conversation is read in the same wave either way: the replies answer it (`answeredUpdate`).
+    const conversationDocRef = db.doc(paths.conversation(workspaceId, conversationId));
+    const [[replySnap, queueSnap, integrationOrConversationSnap, conversationOnlySnap], recent] = await Promise.all([
+      tx.getAll(db.doc(paths.message(workspaceId, conversationId, messageId)), queue.ref, integrationOrConversationRef, ...(knownIntegrationId === undefined ? [] : [conversationDocRef])),
       recentReplies(db, workspaceId, conversationId, createdAt),
     ]);
+    const conversationSnap = knownIntegrationId === undefined ? integrationOrConversationSnap : conversationOnlySnap;
     if (replySnap?.exists !== true || !isUnsequencedReply(replySnap)) return result;
 
     const integrationId = knownIntegrationId ?? (integrationOrConversationSnap?.get('integrationId') as unknown);
@@ -251,6 +254,23 @@ export async function sequenceReplies(
     // The queue's position never moves backwards (a late reply does not rewind it).
     const newest = late && last !== null ? last : (unsequenced[unsequenced.length - 1]?.position ?? mine);
     queue.fields = { lastReplyAt: newest.at, lastReplyId: newest.id };
+    const answered = answeredUpdate(conversationSnap, newest.at, now);
+    if (answered !== null) tx.update(conversationDocRef, answered);
     return result;
   });
+}
+
+/**
+ * The conversation's queue fields once operator replies up to `repliedAt` are sequenced
+ * (docs/console.md#the-queue): it no longer needs a reply when the newest of them was written at or
+ * after its last customer message. Null when nothing changes, or the conversation is gone (an
+ * erasure: nothing is recreated). A customer message that arrives after the reply was written sets
+ * `needsReply` again in its own transaction, and this one, reading the conversation, never
+ * overwrites it (the two conflict and one is retried).
+ */
+function answeredUpdate(conversation: DocumentSnapshot | undefined, repliedAt: Timestamp, now: number): Record<string, unknown> | null {
+  if (conversation?.exists !== true || conversation.get('needsReply') !== true) return null;
+  const lastCustomerMessageAt = conversation.get('lastCustomerMessageAt') as unknown;
+  if (lastCustomerMessageAt instanceof Timestamp && repliedAt.toMillis() < lastCustomerMessageAt.toMillis()) return null;
+  return { needsReply: false, updatedAt: Timestamp.fromMillis(now) };
 }

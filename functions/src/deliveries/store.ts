@@ -24,6 +24,7 @@ import { writeOperationalEvent } from '../platform/operational-events';
 import { exhaustedEvent } from './operational-events';
 import { deliveryMirror, type ReplyMirror } from './reply';
 import type { ReplyHistory } from './lifecycle-history';
+import { attentionDelta, type MirrorState } from './attention';
 
 /** @public the bench reads deliveries through it (bench/lib/service.mjs) */
 export const deliveryRef = (db: Firestore, workspaceId: string, deliveryId: string): DocumentReference => db.doc(paths.delivery(workspaceId, deliveryId));
@@ -187,6 +188,17 @@ export function writeReplyMirror(tx: Transaction, db: Firestore, reply: ReplyAdd
   tx.set(replyRef(db, reply), { delivery: mirror }, { mergeFields: ['delivery'] });
 }
 
+const mirrorStateOf = (d: { status: string; error: { code: string } | null }): MirrorState => ({ status: d.status, code: d.error?.code ?? null });
+
+/**
+ * Keeps the conversation's `failedReplies` (./attention.ts) in step with a mirror write, without
+ * reading it: an increment in the same transaction. A merge, so that a reply of a conversation an
+ * erasure is deleting never fails its transition (the erasure's own failures, `erased`, count nothing).
+ */
+export function countAttention(tx: Transaction, db: Firestore, reply: ReplyAddress, delta: -1 | 0 | 1): void {
+  if (delta !== 0) tx.set(conversationRef(db, reply.workspaceId, reply.conversationId), { failedReplies: FieldValue.increment(delta) }, { merge: true });
+}
+
 /**
  * The service's writer of a transition's plan (../rules/plan.ts `planTransition`): the decided
  * record and the released one woken (`writeRecord`), the reply's history (`history`, read by the
@@ -239,8 +251,12 @@ export function writeRecord(tx: Transaction, db: Firestore, write: RecordWrite, 
   else tx.update(ref, Object.fromEntries(onlyFields.map((field) => [field, stored[field] ?? FieldValue.delete()])));
   if (due === 'cleared') tx.delete(deliveryCheckRef(db, next.deliveryId));
   else if (due !== null) tx.set(deliveryCheckRef(db, next.deliveryId), deliveryCheck(next, due));
-  if (mirror === 'reply') writeReplyMirror(tx, db, next, deliveryMirror(next, now));
-  else if (mirror === 'history') {
+  if (mirror === 'reply') {
+    writeReplyMirror(tx, db, next, deliveryMirror(next, now));
+    // A created record's mirror replaces what the reply showed before: a resend's failure (`previous`), or nothing.
+    const shownBefore = write.before ?? next.previous ?? null;
+    countAttention(tx, db, next, attentionDelta(shownBefore && mirrorStateOf(shownBefore), mirrorStateOf(next)));
+  } else if (mirror === 'history') {
     if (history === undefined) throw new Error(`writeRecord: the ${next.kind ?? ''} delivery ${next.deliveryId} changed without its reply's history`);
     history.record(next, now);
   }

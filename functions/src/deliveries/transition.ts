@@ -33,7 +33,8 @@ import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply
 import type { ReplyHistory } from './lifecycle-history';
 import type { AppendInput, TransitionFacts } from '../rules/state-machine';
 import { readDeliveryQueue, readForTransition, readReleased, readReplyHistory, type TransitionReadRequest } from './reads';
-import { applyPlan, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
+import { applyPlan, countAttention, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
+import { attentionDelta } from './attention';
 
 /**
  * One transition: the delivery it acts on and what to read with it (./reads.ts
@@ -177,6 +178,7 @@ export function appendDelivery(tx: Transaction, db: Firestore, queue: CreationQu
  */
 export function refuseReply(tx: Transaction, db: Firestore, reply: ReplyAddress, code: ReplyRejection, now: number, replaced?: StoredMirror): void {
   writeReplyMirror(tx, db, reply, rejectionMirror(code, now, replaced));
+  countAttention(tx, db, reply, attentionDelta(replaced === undefined ? null : { status: replaced.status, code: replaced.errorCode }, { status: 'failed', code }));
 }
 
 /**

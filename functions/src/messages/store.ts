@@ -5,6 +5,7 @@
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
 import { conversationListShard, isRetentionDays } from '../contract';
+import { conversationSearchKeys } from '../contract/conversation-search';
 import { inboundProviderMessageKeyFor, pendingEventsIdFor } from './event-ids';
 import { applyPending, logSkipped, storedChange, targetOf } from './event-store';
 
@@ -183,7 +184,25 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     lastMessageAt: now,
     updatedAt: now,
   };
-  if (input.sender.kind === 'customer') conversationUpdate.lastCustomerExternalId = input.sender.externalId;
+  if (input.sender.kind === 'customer') {
+    conversationUpdate.lastCustomerExternalId = input.sender.externalId;
+    // The console's queue (docs/console.md#the-queue): the customer wrote last, so the conversation
+    // needs a reply until an operator reply written after this message is sequenced
+    // (../deliveries/sequencing.ts `answeredUpdate`).
+    conversationUpdate.needsReply = true;
+    conversationUpdate.lastCustomerMessageAt = now;
+  }
+  // The console's search finds a conversation by its channel id and its latest customer's id and
+  // name (../contract/conversation-search.ts): recomputed whole, so an earlier customer's name goes
+  // when another customer writes. An alert keeps the keys (a new conversation gets its id's).
+  const customerName = input.sender.displayName ?? (custSnap?.get('displayName') as unknown);
+  if (input.sender.kind === 'customer' || !convSnap?.exists) {
+    conversationUpdate.searchKeys = conversationSearchKeys({
+      externalConversationId: input.externalConversationId,
+      customerExternalId: input.sender.kind === 'customer' ? input.sender.externalId : null,
+      customerName: input.sender.kind === 'customer' && typeof customerName === 'string' ? customerName : null,
+    });
+  }
   // Every customer who wrote here: an erasure deletes the conversation only when its customer is the only one (docs/privacy.md#erasure).
   if (input.customerId !== null) conversationUpdate.customerIds = FieldValue.arrayUnion(input.customerId);
   if (!convSnap?.exists) {

@@ -312,6 +312,44 @@ export const CONSOLE_QUERIES = {
     where: [eq('listShard')],
     orderBy: [desc('lastMessageAt')],
   },
+  /** The queue's "needs reply" filter: per list shard like the list, merged the same way (docs/console.md#the-queue). */
+  conversationsNeedingReplyOfShard: {
+    collection: 'conversations',
+    scope: 'COLLECTION',
+    where: [eq('listShard'), eq('needsReply')],
+    orderBy: [desc('lastMessageAt')],
+  },
+  /**
+   * The queue's "failed" filter: per list shard, the conversations with replies that need attention
+   * (`failedReplies > 0`), the most failures first, then the most recent; merged in that order.
+   */
+  conversationsWithFailuresOfShard: {
+    collection: 'conversations',
+    scope: 'COLLECTION',
+    where: [eq('listShard'), { field: 'failedReplies', op: '>' }],
+    orderBy: [desc('failedReplies'), desc('lastMessageAt')],
+  },
+  /** The page title's count of conversations that need a reply (a count aggregation: one read per 1000 entries). */
+  conversationsNeedingReply: {
+    collection: 'conversations',
+    scope: 'COLLECTION',
+    where: [eq('needsReply')],
+    orderBy: [],
+  },
+  /** Search (docs/console.md#search): one key of `searchKeys` (functions/src/contract/conversation-search.ts), one page, no order. */
+  conversationsBySearchKey: {
+    collection: 'conversations',
+    scope: 'COLLECTION',
+    where: [{ field: 'searchKeys', op: 'array-contains' }],
+    orderBy: [],
+  },
+  /** A conversation's last message (the queue's row preview): the thread's index, newest first. */
+  lastMessageOfConversation: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [],
+    orderBy: [desc('createdAt')],
+  },
   /** A conversation's thread, oldest first (per conversation: no partition needed). */
   threadOfConversation: {
     collection: 'messages',

@@ -629,3 +629,43 @@ describe('operations settings (workspaces/{ws}/settings/operations)', () => {
     }
   });
 });
+
+describe('read markers (the queue\'s unread state): each member writes and reads only their own', () => {
+  const marker = (db: Firestore, uid: string, conversationId = CONV, ws = WS) => doc(db, 'workspaces', ws, 'members', uid, 'reads', conversationId);
+
+  test('admins and operators write { readAt: server time } on their own marker, again later, read it back and delete it', async () => {
+    for (const [client, uid] of [[admin(), 'alice'], [operator(), 'oscar']] as const) {
+      await assertSucceeds(setDoc(marker(client, uid), { readAt: serverTimestamp() }));
+      await assertSucceeds(setDoc(marker(client, uid), { readAt: serverTimestamp() }));
+      const read = await assertSucceeds(getDoc(marker(client, uid)));
+      expect(read.get('readAt')).toBeInstanceOf(Timestamp);
+      await assertSucceeds(getDocs(collection(client, 'workspaces', WS, 'members', uid, 'reads')));
+      await assertSucceeds(deleteDoc(marker(client, uid)));
+    }
+  });
+
+  test("nobody reads or writes another member's markers", async () => {
+    await seed(async (db) => setDoc(marker(db, 'alice'), { readAt: Timestamp.now() }));
+    const db = operator();
+    await assertFails(getDoc(marker(db, 'alice')));
+    await assertFails(getDocs(collection(db, 'workspaces', WS, 'members', 'alice', 'reads')));
+    await assertFails(setDoc(marker(db, 'alice'), { readAt: serverTimestamp() }));
+    await assertFails(deleteDoc(marker(db, 'alice')));
+  });
+
+  test.each([
+    ['a client-chosen time', { readAt: Timestamp.fromMillis(Date.now() + 86_400_000) }],
+    ['an extra field', { readAt: serverTimestamp(), conversationId: CONV }],
+    ['no readAt', { seen: true }],
+  ])('a marker with %s is denied', async (_case, data) => {
+    await assertFails(setDoc(marker(admin(), 'alice'), data));
+  });
+
+  test('no marker for a conversation that does not exist, in another workspace, or for strangers, unknown roles and anonymous users', async () => {
+    await assertFails(setDoc(marker(admin(), 'alice', 'conv-missing'), { readAt: serverTimestamp() }));
+    await assertFails(setDoc(marker(admin(), 'alice', CONV, OTHER_WS), { readAt: serverTimestamp() }));
+    await assertFails(setDoc(marker(stranger(), 'sam'), { readAt: serverTimestamp() }));
+    await assertFails(setDoc(marker(viewer(), 'vera'), { readAt: serverTimestamp() }));
+    await assertFails(setDoc(marker(anonymous(), 'anyone'), { readAt: serverTimestamp() }));
+  });
+});
