@@ -5,7 +5,8 @@
  * Each customer is read once per page (members may read customers); a name that changes later
  * shows on the next visit.
  */
-import { doc, getDoc, type Firestore } from 'firebase/firestore';
+import { doc, type Firestore } from 'firebase/firestore';
+import { meteredGet } from './read-meter';
 import { customerDocId } from './format';
 
 export { personLabel } from './format';
@@ -24,7 +25,7 @@ export class CustomerNames {
     let name = this.#names.get(key);
     if (name === undefined) {
       name = customerDocId(integrationId, externalId)
-        .then((id) => getDoc(doc(this.db, 'workspaces', this.workspaceId, 'customers', id)))
+        .then((id) => meteredGet('customer', doc(this.db, 'workspaces', this.workspaceId, 'customers', id)))
         .then(
           (snap) => {
             const value: unknown = snap.get('displayName');

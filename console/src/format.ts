@@ -148,14 +148,98 @@ export function conversationPerson(conversation: { lastCustomerExternalId?: unkn
 export const NO_CUSTOMER_YET = 'no customer yet';
 
 /**
- * Merges the per-shard conversation lists (each already most recent first) into one list, most
- * recent first, at most `limit` long. Ties keep a stable order by id.
+ * Most recent first, ties by id descending: the order of each shard query
+ * (`orderBy('lastMessageAt', 'desc')`, whose implicit last order, the document id, takes the
+ * direction of the last explicit one), so that merging shards agrees with what each window holds.
  */
-export function mergeByRecency<T extends { id: string; lastMessageAtMs: number }>(shards: ReadonlyArray<ReadonlyArray<T>>, limit: number): T[] {
-  return shards
-    .flat()
-    .sort((a, b) => b.lastMessageAtMs - a.lastMessageAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    .slice(0, limit);
+export function byRecency(a: { id: string; lastMessageAtMs: number }, b: { id: string; lastMessageAtMs: number }): number {
+  return b.lastMessageAtMs - a.lastMessageAtMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
+/**
+ * The "failed" filter's order: the most replies that need attention first, then the most recent
+ * (its shard queries' `orderBy('failedReplies', 'desc').orderBy('lastMessageAt', 'desc')`).
+ */
+export function byFailuresThenRecency(a: { id: string; lastMessageAtMs: number; failedReplies: number }, b: { id: string; lastMessageAtMs: number; failedReplies: number }): number {
+  return b.failedReplies - a.failedReplies || byRecency(a, b);
+}
+
+/** What the list shows of its shard windows (`shardWindows`), and which windows must grow first. */
+export interface ShardWindowPlan<T> {
+  /** The first rows of all shards in order, as far as they are certain (at most `shown`). */
+  rows: T[];
+  /** Shards whose full window may hide rows that belong among the first `shown`: widen these. */
+  widen: number[];
+  /** Whether rows beyond `shown` exist or may exist ("Load older"). */
+  more: boolean;
+}
+
+/**
+ * Paging that is exact across shards with small windows (docs/console.md#what-a-page-costs): each
+ * shard's window (`limits[k]` rows, sorted by `compare` like its query) is merged; a merged row is
+ * certain when it sorts at or before the last row of every full window (a full window may hide
+ * rows after its last, never before it). The rows shown are the certain prefix; the full windows
+ * that stop it short of `shown` are to be widened. With 8 shards and 50 rows, windows of 10 read
+ * about 80 documents where windows of 50 read 400.
+ */
+export function shardWindows<T>(shards: ReadonlyArray<ReadonlyArray<T>>, limits: readonly number[], shown: number, compare: (a: T, b: T) => number): ShardWindowPlan<T> {
+  const merged = shards.flat().sort(compare);
+  const fullLasts = shards.map((rows, k) => (rows.length > 0 && rows.length >= (limits[k] ?? 0) ? rows[rows.length - 1] : undefined));
+  const certain = (row: T): boolean => fullLasts.every((last) => last === undefined || compare(row, last) <= 0);
+  let exact = 0;
+  while (exact < merged.length && exact < shown && certain(merged[exact] as T)) exact++;
+  const blocked = merged[exact];
+  const widen =
+    exact >= shown ? [] : fullLasts.flatMap((last, k) => (last !== undefined && (blocked === undefined || compare(last, blocked) < 0) ? [k] : []));
+  return { rows: merged.slice(0, exact), widen, more: merged.length > shown || fullLasts.some((last) => last !== undefined) };
+}
+
+/** The longest row preview, in code points (the CSS cuts it to one line anyway; this bounds the DOM). */
+const PREVIEW_MAX = 120;
+
+/** The first non-empty line of `text`, at most PREVIEW_MAX code points (with an ellipsis when cut). */
+export function firstLine(text: string): string {
+  const line = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== '') ?? '';
+  const points = Array.from(line);
+  return points.length > PREVIEW_MAX ? `${points.slice(0, PREVIEW_MAX - 1).join('')}…` : line;
+}
+
+/** What a row needs to know of a conversation's last message (either side) to preview it. */
+export interface PreviewSource {
+  direction: 'inbound' | 'outbound';
+  text: string | undefined;
+  /** A customer's edits, latest last: the customer sees (and the preview shows) the latest. */
+  customerEdits?: ReadonlyArray<{ text: string }>;
+  alert?: boolean;
+  deleted?: boolean;
+  unsent?: boolean;
+  files: number;
+}
+
+/**
+ * A queue row's second line (docs/console.md#the-queue): who wrote the last message and its first
+ * line, as the thread would show it now: the latest edit, "deleted by the customer" for a
+ * tombstone (nothing of the text), "unsent" for a reply taken back, the file count when there is
+ * no text.
+ */
+export function messagePreview(m: PreviewSource): string {
+  const who = m.direction === 'outbound' ? 'Reply: ' : m.alert === true ? 'Alert: ' : '';
+  if (m.deleted === true) return 'Message deleted by the customer';
+  if (m.unsent === true) return 'Reply unsent';
+  const text = firstLine(m.customerEdits?.at(-1)?.text ?? m.text ?? '');
+  if (text !== '') return `${who}${text}`;
+  if (m.files > 0) return `${who}${m.files} ${m.direction === 'outbound' ? (m.files === 1 ? 'file' : 'files') : m.files === 1 ? 'image' : 'images'}`;
+  return `${who}(no text)`;
+}
+
+/** Whether a conversation has something new for a member: a message came in after their read marker (none: never read). */
+export function isUnread(lastMessageAtMs: number, readAtMs: number | undefined): boolean {
+  return lastMessageAtMs > 0 && (readAtMs === undefined || lastMessageAtMs > readAtMs);
+}
+
+/** The tab's title: how many conversations need a reply first, so a background tab says so. */
+export function pageTitle(needingReply: number | undefined): string {
+  return needingReply === undefined || needingReply === 0 ? 'Support desk console' : `(${needingReply > 999 ? '999+' : needingReply}) Support desk console`;
 }
 
 /**
@@ -172,16 +256,6 @@ export function healthFacts(health: { counts: Partial<Record<HealthStatus, numbe
   if (unknown > 0) facts.push(`${unknown} of unknown outcome in 24 h`);
   if (health.oldestClaimable !== null) facts.push(`oldest waiting ${formatAge(health.oldestClaimable.ageSeconds ?? 0)}`);
   return facts;
-}
-
-/**
- * Whether conversations older than the merged top `limit` exist, for "Load older": the shards
- * together returned more than `limit` (the rest are older than every row shown), or a shard
- * returned its whole window (`limit` rows: it may hold more beyond it). Each shard's window is
- * `limit`, so the merged top `limit` is exact either way.
- */
-export function olderExist(shards: ReadonlyArray<ReadonlyArray<unknown>>, limit: number): boolean {
-  return shards.reduce((n, s) => n + s.length, 0) > limit || shards.some((s) => s.length >= limit);
 }
 
 /** A thumbnail's largest box: the same as `.media .thumbnail`'s max-width and max-height in console.css. */

@@ -222,6 +222,9 @@ async function acceptTyping(tx: Transaction, db: Firestore, input: EventInput, e
     // TTL policy field (firestore.indexes.json): Firestore deletes it about a minute later.
     expireAt: Timestamp.fromMillis(input.now + EVENT_LIMITS.typingTtlMs),
   });
+  // The console's queue shows "typing" on the conversation's row from the conversation itself (the
+  // list already listens to it: no read per row); `typingAt` is not indexed (firestore.indexes.json).
+  tx.update(convSnap.ref, { typingAt: Timestamp.fromMillis(input.now) });
   record(true);
   return { kind: 'applied', conversationId: input.conversationId, removedImages: [] };
 }

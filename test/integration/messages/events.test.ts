@@ -395,6 +395,9 @@ describe('typing', () => {
     expect(at).toBeGreaterThanOrEqual(before - 5_000);
     expect((doc?.expireAt as { toMillis(): number }).toMillis() - at).toBe(60_000);
     expect((await listMessageDocs(integ.workspaceId, sent.conversationId)).length).toBe(1);
+    // The queue's row shows it from the conversation (docs/console.md#the-queue): the same time.
+    const conversation = (await adminDb().doc(`workspaces/${integ.workspaceId}/conversations/${sent.conversationId}`).get()).data();
+    expect((conversation?.typingAt as { toMillis(): number }).toMillis()).toBe(at);
   });
 });
 

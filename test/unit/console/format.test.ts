@@ -10,8 +10,13 @@ import {
   formatAge,
   healthProblemText,
   healthStaleSeconds,
-  mergeByRecency,
-  olderExist,
+  byFailuresThenRecency,
+  byRecency,
+  firstLine,
+  isUnread,
+  messagePreview,
+  pageTitle,
+  shardWindows,
   healthFacts,
   thumbnailBox,
   replyProblem,
@@ -46,19 +51,91 @@ test('ages read as people say them, in whole units', () => {
   ]);
 });
 
-test('shards merge most recent first, ties by id, cut at the limit', () => {
-  const row = (id: string, t: number) => ({ id, lastMessageAtMs: t });
-  expect(mergeByRecency([[row('a', 5), row('b', 1)], [], [row('c', 9), row('d', 5)]], 3).map((r) => r.id)).toEqual(['c', 'a', 'd']);
+test('rows sort most recent first, ties by id descending (the shard queries\' implicit order); "failed" by failures first', () => {
+  const row = (id: string, t: number, failedReplies = 0) => ({ id, lastMessageAtMs: t, failedReplies });
+  expect([row('a', 5), row('b', 1), row('c', 9), row('d', 5)].sort(byRecency).map((r) => r.id)).toEqual(['c', 'd', 'a', 'b']);
+  expect([row('a', 9, 1), row('b', 1, 3), row('c', 5, 1)].sort(byFailuresThenRecency).map((r) => r.id)).toEqual(['b', 'a', 'c']);
 });
 
-test('older conversations exist when the shards hold more than the page, or one shard is full', () => {
-  const rows = (n: number) => Array.from({ length: n }, (_, i) => i);
-  // 60 over 8 shards: none full, 10 beyond the page (the case the console used to hide).
-  expect(olderExist([rows(8), rows(8), rows(8), rows(8), rows(7), rows(7), rows(7), rows(7)], 50)).toBe(true);
-  expect(olderExist([rows(50), rows(0)], 50)).toBe(true);
-  expect(olderExist([rows(25), rows(25)], 50)).toBe(false);
-  expect(olderExist([rows(49), rows(0)], 50)).toBe(false);
-  expect(olderExist([], 50)).toBe(false);
+describe('shardWindows: paging exact across shards with small windows', () => {
+  type R = { id: string; lastMessageAtMs: number };
+  const byTime = (a: R, b: R) => b.lastMessageAtMs - a.lastMessageAtMs;
+  /** A shard's window of `limit` rows out of its `all` (times), newest first. */
+  const window = (shard: string, all: number[], limit: number): R[] => [...all].sort((a, b) => b - a).slice(0, limit).map((t) => ({ id: `${shard}${t}`, lastMessageAtMs: t }));
+
+  test('every row of a full window is certain down to its last row; rows after it wait for a wider window', () => {
+    // Shard a holds 10, 9, 8 | 7 (window 3); shard b holds 6, 5 (not full).
+    const plan = shardWindows([window('a', [10, 9, 8, 7], 3), window('b', [6, 5], 3)], [3, 3], 4, byTime);
+    expect(plan.rows.map((r) => r.lastMessageAtMs)).toEqual([10, 9, 8]);
+    expect(plan.widen).toEqual([0]);
+    expect(plan.more).toBe(true);
+    const wider = shardWindows([window('a', [10, 9, 8, 7], 6), window('b', [6, 5], 3)], [6, 3], 4, byTime);
+    expect(wider.rows.map((r) => r.lastMessageAtMs)).toEqual([10, 9, 8, 7]);
+    expect(wider).toMatchObject({ widen: [], more: true });
+  });
+
+  test('the same rows as merging whole shards, for any spread (random data, widening until done)', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 200; round++) {
+      const shardCount = 1 + Math.floor(random() * 8);
+      const all = Array.from({ length: shardCount }, () => Array.from({ length: Math.floor(random() * 30) }, () => Math.floor(random() * 1000)));
+      const shown = 1 + Math.floor(random() * 40);
+      const limits = all.map(() => 1 + Math.floor(random() * 6));
+      const expected = all.flatMap((times, k) => window(String.fromCharCode(97 + k), times, times.length)).sort((a, b) => byTime(a, b) || (a.id < b.id ? 1 : -1)).slice(0, shown);
+      let plan = shardWindows(all.map((t, k) => window(String.fromCharCode(97 + k), t, limits[k] as number)), limits, shown, (a, b) => byTime(a, b) || (a.id < b.id ? 1 : -1));
+      for (let step = 0; plan.widen.length > 0 && step < 100; step++) {
+        for (const k of plan.widen) limits[k] = (limits[k] as number) + 3;
+        plan = shardWindows(all.map((t, k) => window(String.fromCharCode(97 + k), t, limits[k] as number)), limits, shown, (a, b) => byTime(a, b) || (a.id < b.id ? 1 : -1));
+      }
+      expect(plan.rows.map((r) => r.id)).toEqual(expected.map((r) => r.id));
+      expect(plan.more).toBe(all.flat().length > shown || all.some((t, k) => t.length >= (limits[k] as number) && t.length > 0));
+    }
+  });
+
+  test('60 conversations over 8 shards, none full at 50: 50 shown and "more" (the case the list used to hide)', () => {
+    const shards = Array.from({ length: 8 }, (_, k) => window(String(k), Array.from({ length: k < 4 ? 8 : 7 }, (_, i) => i * 8 + k), 12));
+    const plan = shardWindows(shards, shards.map(() => 12), 50, byTime);
+    expect(plan.rows).toHaveLength(50);
+    expect(plan.more).toBe(true);
+    expect(shardWindows(shards, shards.map(() => 12), 60, byTime)).toMatchObject({ widen: [], more: false });
+  });
+
+  test('no shards, or empty ones: nothing shown, nothing more', () => {
+    expect(shardWindows([], [], 50, byTime)).toEqual({ rows: [], widen: [], more: false });
+    expect(shardWindows([[], []], [12, 12], 50, byTime)).toEqual({ rows: [], widen: [], more: false });
+  });
+});
+
+test('a row previews the last message as the thread shows it now', () => {
+  expect(messagePreview({ direction: 'inbound', text: '\n  My parcel is late\nOrder 1234', files: 0 })).toBe('My parcel is late');
+  expect(messagePreview({ direction: 'inbound', text: 'typo', customerEdits: [{ text: 'first edit' }, { text: 'fixed' }], files: 0 })).toBe('fixed');
+  expect(messagePreview({ direction: 'inbound', text: 'secret', deleted: true, files: 1 })).toBe('Message deleted by the customer');
+  expect(messagePreview({ direction: 'inbound', text: 'Card declined', alert: true, files: 0 })).toBe('Alert: Card declined');
+  expect(messagePreview({ direction: 'inbound', text: undefined, files: 2 })).toBe('2 images');
+  expect(messagePreview({ direction: 'outbound', text: 'We are on it', files: 0 })).toBe('Reply: We are on it');
+  expect(messagePreview({ direction: 'outbound', text: '', files: 1 })).toBe('Reply: 1 file');
+  expect(messagePreview({ direction: 'outbound', text: 'oops', unsent: true, files: 0 })).toBe('Reply unsent');
+});
+
+test('the first line is cut at 120 code points, never inside an emoji', () => {
+  expect(firstLine('😀'.repeat(200))).toBe(`${'😀'.repeat(119)}…`);
+  expect(firstLine('short')).toBe('short');
+  expect(firstLine('   \n\n')).toBe('');
+});
+
+test('unread: a message came in after the member\'s marker, or there is no marker', () => {
+  expect(isUnread(2000, undefined)).toBe(true);
+  expect(isUnread(2000, 1999)).toBe(true);
+  expect(isUnread(2000, 2000)).toBe(false);
+  expect(isUnread(0, undefined)).toBe(false);
+});
+
+test('the tab title counts what needs a reply', () => {
+  expect(pageTitle(undefined)).toBe('Support desk console');
+  expect(pageTitle(0)).toBe('Support desk console');
+  expect(pageTitle(3)).toBe('(3) Support desk console');
+  expect(pageTitle(12345)).toBe('(999+) Support desk console');
 });
 
 test('health states its facts in words; none only when nothing failed, nothing is unknown and nothing waits', () => {
