@@ -85,7 +85,9 @@ function settingEditor<C>(editor: SettingEditor<C>): HTMLElement {
  */
 export function attachmentsPanel(ctx: IntegrationsContext, integrationId: string, current: AttachmentCapability | undefined): HTMLElement {
   const summary = h('p', { class: 'attachments-capability', 'data-capability': current ? 'on' : 'off' }, current ? `Replies may carry files: ${limitsText(current)}` : 'Replies are text only.');
-  const section = h('section', { class: 'attachments-settings', 'aria-labelledby': `att-${integrationId}` }, h('h4', { id: `att-${integrationId}` }, 'Reply attachments'), summary);
+  // Unnamed, so not a landmark: every card has one, and same-named regions repeated per
+  // integration are noise in a screen reader's landmarks (axe landmark-unique); its h4 heads it.
+  const section = h('section', { class: 'attachments-settings' }, h('h4', { id: `att-${integrationId}` }, 'Reply attachments'), summary);
   if (!ctx.isAdmin) return section;
   const boxes = ATTACHMENT_CONTENT_TYPES.map((type) => {
     const box = h('input', { type: 'checkbox', name: 'contentTypes', value: type, checked: current?.contentTypes.includes(type) ?? false });
@@ -128,7 +130,8 @@ export function attachmentsPanel(ctx: IntegrationsContext, integrationId: string
  */
 export function lifecyclePanel(ctx: IntegrationsContext, integrationId: string, current: LifecycleCapability | undefined): HTMLElement {
   const summary = h('p', { class: 'lifecycle-capability', 'data-lifecycle': current ? 'on' : 'off' }, lifecycleText(current));
-  const section = h('section', { class: 'lifecycle-settings', 'aria-labelledby': `life-${integrationId}` }, h('h4', { id: `life-${integrationId}` }, 'After the send'), summary);
+  // Unnamed, not a landmark: as attachmentsPanel's.
+  const section = h('section', { class: 'lifecycle-settings' }, h('h4', { id: `life-${integrationId}` }, 'After the send'), summary);
   if (!ctx.isAdmin) return section;
   const kinds = (['edit', 'unsend'] as const).map((kind) => {
     const box = h('input', { type: 'checkbox', name: kind, id: `life-${kind}-${integrationId}`, checked: current?.[kind] !== undefined });

@@ -92,7 +92,8 @@ export function healthPanels(session: Session): HealthPanels {
       if (known) return known.el;
       const headingId = `health-${integrationId}`;
       const body = h('div', { class: 'health-body', 'aria-busy': 'true' }, notice('loading', 'Loading health…'));
-      const el = h('section', { class: 'health', 'aria-labelledby': headingId }, h('h4', { id: headingId }, 'Health: replies of the last 24 h'), body);
+      // Unnamed, so not a landmark: one per card, the same name on each (axe landmark-unique); its h4 heads it.
+      const el = h('section', { class: 'health' }, h('h4', { id: headingId }, 'Health: replies of the last 24 h'), body);
       const unsubscribe = subscribeHealth(
         session,
         integrationId,

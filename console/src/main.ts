@@ -2,7 +2,8 @@
  * The workspace console: sign-in, then the views Conversations (members), Integrations (read
  * by members, changed by admins) and Privacy (admins only), chosen by the URL hash
  * (#/conversations[/<id>], #/integrations, #/privacy).
- * Everything goes through firestore.rules with the signed-in user's own rights.
+ * Everything goes through firestore.rules with the signed-in user's own rights. Conversations has
+ * keyboard shortcuts (keyboard.ts), active only while it is the view shown.
  */
 import { onAuthStateChanged, type User } from 'firebase/auth';
 import { conversationsView } from './conversations';
@@ -10,6 +11,7 @@ import { h, notice, replace } from './dom';
 import { describeError } from './errors';
 import { connect, type Services } from './firebase';
 import { integrationsView } from './integrations';
+import { keyboardShortcuts, type KeyboardShortcuts } from './keyboard';
 import { privacyView } from './privacy';
 import { leave, loadMembership, preferredWorkspace, rememberWorkspace, signIn, type Session } from './session';
 import type { View } from './view';
@@ -63,7 +65,7 @@ function skipToContent(event: Event): void {
   document.getElementById('main')?.focus();
 }
 
-function shell(session: Session): HTMLElement {
+function shell(session: Session, shortcuts: KeyboardShortcuts): HTMLElement {
   const { services, user, workspaceId, role } = session;
   const outlet = h('div', { id: 'outlet' });
   const link = (hash: string, label: string) => h('a', { href: hash, 'data-nav': hash }, label);
@@ -80,6 +82,7 @@ function shell(session: Session): HTMLElement {
       // Operators get no Privacy link: every read and write of it is the admins' (firestore.rules).
       h('nav', { 'aria-label': 'Console' }, link('#/conversations', 'Conversations'), link('#/integrations', 'Integrations'), role === 'admin' ? link('#/privacy', 'Privacy') : null),
       h('span', { class: 'who' }, h('span', { class: 'ws', title: 'Workspace' }, workspaceId), ' · ', h('span', { id: 'whoami' }, `${user.email ?? user.uid} (${role})`)),
+      shortcuts.button,
       signOutButton,
     ),
     h('main', { id: 'main', tabindex: '-1' }, outlet),
@@ -87,9 +90,10 @@ function shell(session: Session): HTMLElement {
   return outlet;
 }
 
-function route(session: Session, outlet: HTMLElement): void {
+function route(session: Session, outlet: HTMLElement, shortcuts: KeyboardShortcuts): void {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '').map(decodeURIComponent);
   const name = parts[0] === 'integrations' || parts[0] === 'privacy' ? parts[0] : 'conversations';
+  shortcuts.setActive(name === 'conversations');
   for (const a of document.querySelectorAll<HTMLAnchorElement>('[data-nav]')) {
     if (a.dataset.nav === `#/${name}`) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
@@ -115,11 +119,15 @@ async function start(): Promise<void> {
     return;
   }
   let onHash: (() => void) | undefined;
+  /** The signed-in session's keyboard shortcuts (keyboard.ts), removed at sign-out. */
+  let shortcuts: KeyboardShortcuts | undefined;
   // Why the last session ended (not a member), shown on the sign-in form that follows.
   let signedOutBecause: string | undefined;
   onAuthStateChanged(services.auth, (user: User | null) => {
     if (onHash) window.removeEventListener('hashchange', onHash);
     onHash = undefined;
+    shortcuts?.destroy();
+    shortcuts = undefined;
     if (!user) {
       signInForm(services, signedOutBecause);
       signedOutBecause = undefined;
@@ -135,10 +143,12 @@ async function start(): Promise<void> {
         return;
       }
       const session: Session = { services, user, workspaceId, role: membership.role };
-      const outlet = shell(session);
-      onHash = () => route(session, outlet);
+      const keys = keyboardShortcuts();
+      shortcuts = keys;
+      const outlet = shell(session, keys);
+      onHash = () => route(session, outlet, keys);
       window.addEventListener('hashchange', onHash);
-      route(session, outlet);
+      route(session, outlet, keys);
     });
   });
 }

@@ -1,9 +1,10 @@
 /**
- * Shared by the console's browser suites (browser.test.ts, recall-health.test.ts): headless
- * Chromium (Debian's `chromium` package) driven by playwright-core against the real local stack,
- * users on the Auth emulator, sign-in and screenshots.
+ * Shared by the console's browser suites (browser.test.ts, recall-health.test.ts,
+ * accessibility.test.ts, ...): headless Chromium (Debian's `chromium` package) driven by
+ * playwright-core against the real local stack, users on the Auth emulator, sign-in, screenshots
+ * and axe-core's checks.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { apiBaseUrl } from '../helpers/stack';
@@ -129,3 +130,44 @@ export async function recordAnnouncements(page: Page): Promise<void> {
 
 /** What the live region said since `recordAnnouncements`. */
 export const announcements = (page: Page): Promise<string[]> => page.evaluate<string[]>('window.__announced');
+
+/** One axe-core violation, as expectNoAxeViolations reports it (the fields of axe's `Result` it lists). */
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  helpUrl: string;
+  nodes: Array<{ target: unknown[]; failureSummary?: string }>;
+}
+
+/** axe-core's browser build (the version package.json pins), read once. */
+let axeSource: string | undefined;
+
+/**
+ * What axe-core (every rule it runs by default: WCAG 2.x A/AA and its best practices) finds wrong
+ * on the page as it is now. Its source goes in through `page.evaluate`, not `addScriptTag`: a
+ * `<script>` with inline content is refused by the console's Content-Security-Policy
+ * (`script-src 'self'`), and the suites count every refusal as a failure (expectUnderCsp), while
+ * a DevTools evaluation is not subject to the page's policy. So axe runs on the page exactly as
+ * served, policy included, with no `bypassCSP` context.
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  // Evaluated in the page (strings: this file is type-checked without the DOM library).
+  if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(axeSource);
+  return page.evaluate<AxeViolation[]>(
+    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, help: v.help, helpUrl: v.helpUrl, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))",
+  );
+}
+
+/**
+ * Fails unless axe-core finds nothing on the page as it is now; the failure lists every violation
+ * (rule id, impact, help and its page, the selector of each element). `label` names the view and
+ * width in the message.
+ */
+export async function expectNoAxeViolations(page: Page, label: string): Promise<void> {
+  const violations = (await axeViolations(page)).map(
+    (v) => `${v.id} (${v.impact ?? 'no impact'}): ${v.help} <${v.helpUrl}> at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`,
+  );
+  expect({ view: label, violations }).toEqual({ view: label, violations: [] });
+}
