@@ -86,15 +86,16 @@ export function subscribeShard(
 
 /**
  * The conversations whose `searchKeys` hold `key` (CONSOLE_QUERIES.conversationsBySearchKey), at most
- * `pageSize`, live: one query, at most one page of reads. Unordered by Firestore (an array-contains
+ * `pageSize`, live: one query, at most one page of reads. `fromServer`: the server answered (a
+ * first answer from the cache may lack conversations it never saw). Unordered by Firestore (an array-contains
  * query with an order would need an index entry per key and time, rewritten on every message);
  * the caller sorts the page.
  */
-export function subscribeSearch(session: Session, key: string, pageSize: number, onRows: (rows: ConversationRow[]) => void, onError: (err: unknown) => void): Unsubscribe {
+export function subscribeSearch(session: Session, key: string, pageSize: number, onRows: (rows: ConversationRow[], fromServer: boolean) => void, onError: (err: unknown) => void): Unsubscribe {
   return meteredQuery(
     'search',
     query(conversationsOf(session), where('searchKeys', 'array-contains', key), limit(pageSize)),
-    (snap) => onRows(snap.docs.map((d) => rowOf(d.id, d.data({ serverTimestamps: 'estimate' })))),
+    (snap) => onRows(snap.docs.map((d) => rowOf(d.id, d.data({ serverTimestamps: 'estimate' }))), !snap.metadata.fromCache),
     onError,
   );
 }

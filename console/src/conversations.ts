@@ -84,6 +84,8 @@ export function conversationsView(session: Session): View {
   let more = false;
   let searchKey: string | null = null;
   let searchRows: ConversationRow[] | undefined;
+  /** Whether the search's rows are the server's answer (until then, what the cache had). */
+  let searchAnswered = false;
   let failed: string | undefined;
   let rendered: ConversationRow[] = [];
   let typingShownFor = '';
@@ -169,8 +171,17 @@ export function conversationsView(session: Session): View {
     markSelectedRead(rows);
     const empty = searchKey !== null ? `No conversation matches “${search.value.trim()}”${filter === 'all' ? '' : ' under this filter'}.` : (FILTERS.find((f) => f.filter === filter)?.empty ?? '');
     replace(listState, rows.length === 0 ? notice('empty', empty) : null);
+    // Which search the status is about (the browser suite waits for its own search's answer).
+    if (searchKey === null) listStatus.removeAttribute('data-search-key');
+    else listStatus.dataset.searchKey = searchKey;
     listStatus.textContent =
-      searchKey === null ? '' : searchRows !== undefined && searchRows.length >= PAGE ? `The first ${PAGE} matches: type more to narrow the search.` : `${rows.length} ${rows.length === 1 ? 'match' : 'matches'}.`;
+      searchKey === null
+        ? ''
+        : !searchAnswered
+          ? 'Searching…'
+          : searchRows !== undefined && searchRows.length >= PAGE
+            ? `The first ${PAGE} matches: type more to narrow the search.`
+            : `${rows.length} ${rows.length === 1 ? 'match' : 'matches'}.`;
     const now = Date.now();
     typingShownFor = rows.filter((r) => typingShown(r.typingAtMs, now)).map((r) => r.id).join(',');
     // Re-rendering replaces the row links: the focused one (keyboard navigation) gets focus back.
@@ -252,6 +263,7 @@ export function conversationsView(session: Session): View {
     unsubscribeSearch = () => undefined;
     searchKey = key;
     searchRows = undefined;
+    searchAnswered = false;
     if (key === null) {
       renderList();
       return;
@@ -261,9 +273,10 @@ export function conversationsView(session: Session): View {
       session,
       key,
       PAGE,
-      (rows) => {
+      (rows, fromServer) => {
         if (searchKey !== key) return;
         searchRows = rows;
+        searchAnswered = fromServer;
         renderList();
       },
       (err) => replace(listState, notice('error', describeError(err, 'only members of the workspace may search its conversations'))),

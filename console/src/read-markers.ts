@@ -68,7 +68,8 @@ export class ReadMarkers {
     if (before !== undefined && before >= seenUpToMs) return;
     this.#readAt.set(conversationId, seenUpToMs);
     this.#asked.add(conversationId);
-    this.onChange();
+    // Not re-entrant: the list calls this while it renders, and renders again after.
+    queueMicrotask(this.onChange);
     // A refused write (e.g. the conversation was erased meanwhile) leaves the marker as it was on the server.
     setDoc(doc(this.#collection(), conversationId), { readAt: serverTimestamp() }).catch(() => undefined);
   }

@@ -94,13 +94,16 @@ async function signedIn(user: TestUser, viewport: { width: number; height: numbe
 }
 
 /**
- * The list, complete: both rows with their names (person and integration) as they finally read.
+ * The list, complete: both rows with their names (customer and integration) and previews as they finally read.
  * `attached` where the list is hidden (phone width, a thread open). The list re-renders its rows
  * as names arrive, and a re-rendered row loses keyboard focus: the keyboard tests wait for this.
  */
 async function listSettled(page: Page, state: 'visible' | 'attached' = 'visible'): Promise<void> {
-  await page.locator(`#conversation-list [data-conversation="${setup.conversationId}"] .meta.person`, { hasText: 'integration test' }).waitFor({ state });
-  await page.locator(`#conversation-list [data-conversation="${secondConversationId}"] .meta.person`, { hasText: 'Ada Lovelace (cust-ada) · integration test' }).waitFor({ state });
+  await page.locator(`#conversation-list [data-conversation="${setup.conversationId}"] .meta.where`, { hasText: 'integration test' }).waitFor({ state });
+  await page.locator(`#conversation-list [data-conversation="${secondConversationId}"] .meta.where`, { hasText: 'integration test' }).waitFor({ state });
+  await page.locator(`#conversation-list [data-conversation="${secondConversationId}"] .title`, { hasText: 'Ada Lovelace (cust-ada)' }).waitFor({ state });
+  // The rows' previews (their last messages) are in.
+  for (const id of [setup.conversationId, secondConversationId]) await page.locator(`#conversation-list [data-conversation="${id}"] .preview`).filter({ hasNotText: /^…$/ }).waitFor({ state });
 }
 
 /** The first conversation's thread, complete: both replies in their final state, the header's line. */
@@ -190,6 +193,12 @@ describe.each(WIDTHS)('at %s width', (width, viewport) => {
 
 // Evaluated in the page (strings: this file is type-checked without the DOM library).
 const focusedConversation = (page: Page): Promise<string | null> => page.evaluate<string | null>("document.activeElement?.getAttribute('data-conversation') ?? null");
+/** Focus lands on the row of `conversationId`: the list re-renders as its live data arrives (keeping the focused row), so this waits a moment. */
+async function expectFocusOn(page: Page, conversationId: string | undefined): Promise<void> {
+  await eventually(async () => ((await focusedConversation(page)) === conversationId ? true : undefined), `focus on the row of ${String(conversationId)}`, 3_000).catch(async () => {
+    expect(await focusedConversation(page)).toBe(conversationId);
+  });
+}
 const focusedId = (page: Page): Promise<string> => page.evaluate<string>("document.activeElement?.id ?? ''");
 const hash = (page: Page): Promise<string> => page.evaluate<string>('location.hash');
 
@@ -213,15 +222,15 @@ describe('keyboard shortcuts in Conversations', () => {
   test('j and k move focus through the list (from the first row, stopping at the ends); Enter opens the focused one', async () => {
     await page.evaluate('document.activeElement?.blur()');
     await page.keyboard.press('j');
-    await expect(focusedConversation(page)).resolves.toBe(order[0]);
+    await expectFocusOn(page, order[0]);
     await page.keyboard.press('j');
-    await expect(focusedConversation(page)).resolves.toBe(order[1]);
+    await expectFocusOn(page, order[1]);
     await page.keyboard.press('j');
-    await expect(focusedConversation(page)).resolves.toBe(order[1]);
+    await expectFocusOn(page, order[1]);
     await page.keyboard.press('k');
-    await expect(focusedConversation(page)).resolves.toBe(order[0]);
+    await expectFocusOn(page, order[0]);
     await page.keyboard.press('k');
-    await expect(focusedConversation(page)).resolves.toBe(order[0]);
+    await expectFocusOn(page, order[0]);
     await page.keyboard.press('j');
     await page.keyboard.press('Enter');
     await eventually(async () => ((await hash(page)) === `#/conversations/${encodeURIComponent(order[1] ?? '')}` ? true : undefined), 'the second conversation opened');
@@ -231,7 +240,7 @@ describe('keyboard shortcuts in Conversations', () => {
   test('with no row focused, j starts at the open conversation', async () => {
     await page.evaluate('document.activeElement?.blur()');
     await page.keyboard.press('j');
-    await expect(focusedConversation(page)).resolves.toBe(order[1]);
+    await expectFocusOn(page, order[1]);
   });
 
   test('r focuses the composer (typing no r); letters typed there are text; Esc leaves it, a second Esc closes the thread onto its row', async () => {
@@ -248,7 +257,7 @@ describe('keyboard shortcuts in Conversations', () => {
     await expect(hash(page)).resolves.toBe(`#/conversations/${encodeURIComponent(order[1] ?? '')}`);
     await page.keyboard.press('Escape');
     await eventually(async () => ((await hash(page)) === '#/conversations' ? true : undefined), 'the thread closed');
-    await expect(focusedConversation(page)).resolves.toBe(order[1]);
+    await expectFocusOn(page, order[1]);
     await expect(page.locator('#reply-text').count()).resolves.toBe(0);
     await composer.waitFor({ state: 'detached' });
   });
@@ -262,7 +271,7 @@ describe('keyboard shortcuts in Conversations', () => {
     await expectNoAxeViolations(page, 'shortcuts dialog');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
-    await expect(focusedConversation(page)).resolves.toBe(order[1]);
+    await expectFocusOn(page, order[1]);
     await expect(hash(page)).resolves.toBe('#/conversations');
   });
 
@@ -274,7 +283,7 @@ describe('keyboard shortcuts in Conversations', () => {
     await dialog.waitFor({ state: 'hidden' });
     await page.locator(`#conversation-list [data-conversation="${order[0]}"]`).focus();
     await page.keyboard.press('j');
-    await expect(focusedConversation(page)).resolves.toBe(order[0]);
+    await expectFocusOn(page, order[0]);
     await page.keyboard.press('?');
     await expect(dialog.isVisible()).resolves.toBe(false);
     await page.getByRole('button', { name: 'Shortcuts' }).click();
@@ -283,7 +292,7 @@ describe('keyboard shortcuts in Conversations', () => {
     await dialog.waitFor({ state: 'hidden' });
     await page.locator(`#conversation-list [data-conversation="${order[0]}"]`).focus();
     await page.keyboard.press('j');
-    await expect(focusedConversation(page)).resolves.toBe(order[1]);
+    await expectFocusOn(page, order[1]);
   });
 
   test('outside Conversations the shortcuts do nothing and the Shortcuts button is hidden', async () => {
@@ -308,7 +317,7 @@ describe('keyboard shortcuts in Conversations', () => {
     await phone.keyboard.press('Escape');
     await phone.keyboard.press('Escape');
     await eventually(async () => ((await hash(phone)) === '#/conversations' ? true : undefined), 'the thread closed');
-    await expect(focusedConversation(phone)).resolves.toBe(setup.conversationId);
+    await expectFocusOn(phone, setup.conversationId);
     await expect(phone.locator(`#conversation-list [data-conversation="${setup.conversationId}"]`).isVisible()).resolves.toBe(true);
     await phone.context().close();
   });
