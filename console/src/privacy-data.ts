@@ -2,8 +2,8 @@
  * Data access of the Privacy view (privacy.ts; admins only): the retention setting
  * (`settings/retention`), the workspace's integrations by name, the erasure and export requests
  * (`erasures/{id}`, `exports/{id}`) with the service's audit fields, live, what an erasure would
- * delete (counted before it is offered), and the export's file from the download function. No DOM: what is read comes back as plain shapes with epoch
- * milliseconds. Writes are exactly what firestore.rules accept (docs/data-model.md).
+ * delete (counted before it is offered), and the export's file from the download function. No
+ * DOM: what is read comes back as plain shapes with epoch milliseconds. Writes are exactly what firestore.rules accept (docs/data-model.md).
  */
 import {
   collection,
@@ -117,7 +117,7 @@ async function writeRequest(session: Session, name: 'erasures' | 'exports', requ
  * each, so a customer in very many conversations is counted in bounded time and cost (the preview
  * then says "at least").
  */
-export const PREVIEW_CONVERSATIONS = 100;
+const PREVIEW_CONVERSATIONS = 100;
 
 /**
  * What erasing `request` would delete, counted with the admin's own reads (firestore.rules: members

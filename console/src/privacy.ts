@@ -2,11 +2,11 @@
  * Privacy (admins only; docs/console.md#privacy): the workspace's retention period, the erasure of
  * one customer (with its audit and whether the connector confirmed it purged its own copies), and
  * the export of one customer (downloadable for 7 days). An erasure is offered only after the view
- * counted what it deletes (and never for an id that matches nothing); a thread's "Erase this
- * customer's data…" opens it pre-filled (`#/privacy/erase/<integrationId>/<externalCustomerId>`). Everything is read and written under
- * firestore.rules (`settings/retention`, `erasures/{id}`, `exports/{id}`: docs/data-model.md);
- * the service does the work and writes the audit fields the view shows live. This module renders
- * and wires the view; its reads and writes are privacy-data.ts.
+ * counted what it deletes, and never for an id that matches nothing; a thread's "Erase this
+ * customer's data…" opens it pre-filled (`#/privacy/erase/<integrationId>/<externalCustomerId>`).
+ * Everything is read and written under firestore.rules (`settings/retention`, `erasures/{id}`,
+ * `exports/{id}`: docs/data-model.md); the service does the work and writes the audit fields the
+ * view shows live. This module renders and wires the view; its reads and writes are privacy-data.ts.
  */
 import { announce, h, notice, replace, timeElement } from './dom';
 import { describeError } from './errors';

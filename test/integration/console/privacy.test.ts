@@ -223,6 +223,8 @@ test("from a conversation, an admin opens the customer's erasure: the preview co
 
 test('a mistyped customer id is said to match nothing before anything runs, and no erasure document is written', async () => {
   const mistyped = `grace-${randomUUID().slice(0, 8)}@example.test`;
+  await openHash(adminPage, '#/privacy');
+  await adminPage.locator('#customer-request').waitFor();
   await adminPage.getByLabel('Integration').selectOption(integration.integrationId);
   await adminPage.getByLabel('External customer id').fill(mistyped);
   await adminPage.getByRole('button', { name: 'Erase customer…' }).click();
