@@ -1,13 +1,29 @@
 /**
  * Data access of the Privacy view (privacy.ts; admins only): the retention setting
  * (`settings/retention`), the workspace's integrations by name, the erasure and export requests
- * (`erasures/{id}`, `exports/{id}`) with the service's audit fields, live, and the export's file
- * from the download function. No DOM: what is read comes back as plain shapes with epoch
- * milliseconds. Writes are exactly what firestore.rules accept (docs/data-model.md).
+ * (`erasures/{id}`, `exports/{id}`) with the service's audit fields, live, what an erasure would
+ * delete (counted before it is offered), and the export's file from the download function. No
+ * DOM: what is read comes back as plain shapes with epoch milliseconds. Writes are exactly what firestore.rules accept (docs/data-model.md).
  */
-import { collection, deleteDoc, doc, limit, onSnapshot, orderBy, query, serverTimestamp, setDoc, type DocumentData, type Unsubscribe } from 'firebase/firestore';
-import { timestampMillis } from './format';
-import { exportDownloadUrl, type ErasureAudit, type ExportState } from './privacy-format';
+import {
+  collection,
+  deleteDoc,
+  doc,
+  getCountFromServer,
+  getDoc,
+  getDocs,
+  limit,
+  onSnapshot,
+  orderBy,
+  query,
+  serverTimestamp,
+  setDoc,
+  where,
+  type DocumentData,
+  type Unsubscribe,
+} from 'firebase/firestore';
+import { customerDocId, timestampMillis } from './format';
+import { exportDownloadUrl, type ErasureAudit, type ErasurePreview, type ExportState } from './privacy-format';
 import type { Session } from './session';
 
 /** Erasures and exports listed: the most recent ones. */
@@ -94,6 +110,64 @@ async function writeRequest(session: Session, name: 'erasures' | 'exports', requ
   const ref = doc(workspaceCol(session, name));
   await setDoc(ref, { ...request, requestedAt: serverTimestamp(), requestedBy: session.user.uid });
   return ref.id;
+}
+
+/**
+ * Conversations an erasure preview counts at most: one document read and one or two count queries
+ * each, so a customer in very many conversations is counted in bounded time and cost (the preview
+ * then says "at least").
+ */
+const PREVIEW_CONVERSATIONS = 100;
+
+/**
+ * What erasing `request` would delete, counted with the admin's own reads (firestore.rules: members
+ * read conversations, messages and customers; count queries need no more). The erasure job's
+ * definitions (functions/src/privacy/erasure.ts): it finds the customer's messages
+ * (`sender.customerId`) and classifies each conversation they are in as the customer's alone when
+ * its `customerIds` lists only them. Here the conversations listing the customer are read
+ * (`customerIds` array-contains; at most PREVIEW_CONVERSATIONS), and in each one a count query
+ * counts the customer's messages (a conversation without any is not one the job meets, and is left
+ * out) and, in a sole one, a second counts all its messages (the job deletes the replies and alerts
+ * too). The console cannot run the job's collection-group query (the rules grant reads per
+ * workspace path only), hence one count per conversation.
+ *
+ * Reads: 1 (the customer record) + the conversations listed (1 when none) + per conversation
+ * listed 1 count, and per sole one a second (a count query costs 1 read per up to 1,000 index
+ * entries it matches, at least 1). Conversations stored before `customerIds` existed are not
+ * listed, so not counted (the job still finds them through the messages).
+ */
+export async function previewErasure(session: Session, request: CustomerRequest): Promise<ErasurePreview> {
+  const { db } = session.services;
+  const customerId = await customerDocId(request.integrationId, request.externalCustomerId);
+  const conversationsCol = collection(db, 'workspaces', session.workspaceId, 'conversations');
+  const [customer, listed] = await Promise.all([
+    getDoc(doc(db, 'workspaces', session.workspaceId, 'customers', customerId)),
+    getDocs(query(conversationsCol, where('customerIds', 'array-contains', customerId), limit(PREVIEW_CONVERSATIONS + 1))),
+  ]);
+  const conversations = listed.docs.slice(0, PREVIEW_CONVERSATIONS);
+  const counted = await Promise.all(
+    conversations.map(async (conversation) => {
+      const ids: unknown = conversation.get('customerIds');
+      const sole = Array.isArray(ids) && ids.every((id) => id === customerId);
+      const messages = collection(conversation.ref, 'messages');
+      const [own, all] = await Promise.all([
+        getCountFromServer(query(messages, where('sender.customerId', '==', customerId))),
+        sole ? getCountFromServer(messages) : undefined,
+      ]);
+      const ownCount = own.data().count;
+      return { sole, met: ownCount > 0, deleted: all === undefined ? ownCount : all.data().count };
+    }),
+  );
+  const met = counted.filter((c) => c.met);
+  const name: unknown = customer.get('displayName');
+  return {
+    customerExists: customer.exists(),
+    displayName: typeof name === 'string' && name !== '' ? name : undefined,
+    soleConversations: met.filter((c) => c.sole).length,
+    sharedConversations: met.filter((c) => !c.sole).length,
+    messages: met.reduce((sum, c) => sum + c.deleted, 0),
+    more: listed.docs.length > PREVIEW_CONVERSATIONS,
+  };
 }
 
 /** Requests the erasure of one customer; resolves to the erasure's id. */

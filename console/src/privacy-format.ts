@@ -1,8 +1,8 @@
 /**
  * Pure helpers of the console's privacy view (no DOM, no Firebase): the retention setting, the
- * erasure audit and the export's download. Unit-tested in test/unit/console/privacy-format.test.ts.
+ * erasure's preview and audit, the erasure address a thread links to, and the export's download. Unit-tested in test/unit/console/privacy-format.test.ts.
  */
-import { formatAge } from './format';
+import { formatAge, personLabel } from './format';
 import { RETENTION_DAYS } from '../../functions/src/contract';
 
 /** The retention period's bounds (the contract's, which firestore.rules check too; absent = keep forever). */
@@ -77,4 +77,75 @@ export function exportDownload(state: ExportState, now: number): ExportDownload 
 /** The export download function's address for one export (it checks the caller's ID token and admin role). */
 export function exportDownloadUrl(functionUrl: string, workspaceId: string, exportId: string): string {
   return `${functionUrl}?${new URLSearchParams({ workspaceId, exportId }).toString()}`;
+}
+
+/**
+ * What an erasure of one customer would delete, as the console counted it before offering it
+ * (privacy-data.ts `previewErasure`), with the erasure job's definitions (functions/src/privacy/erasure.ts):
+ * a conversation the customer wrote in is deleted whole when its `customerIds` lists only them
+ * (sole), otherwise (shared) only their own messages in it go.
+ */
+export interface ErasurePreview {
+  /** Whether the customer record (`customers/{u_…}`) exists. */
+  customerExists: boolean;
+  /** The record's display name, when the connector gave one. */
+  displayName: string | undefined;
+  /** Conversations that go entirely (the customer is their only customer). */
+  soleConversations: number;
+  /** Conversations that stay with the other customers' messages and the replies. */
+  sharedConversations: number;
+  /** Messages deleted: the customer's own everywhere, and every message of a sole conversation. */
+  messages: number;
+  /** More conversations list the customer than the preview counts: the numbers are lower bounds. */
+  more: boolean;
+}
+
+/** The preview's decision in words: nothing to erase (no confirmation offered), or what the erasure deletes. */
+export type ErasurePreviewText = { kind: 'nothing'; text: string } | { kind: 'erase'; text: string };
+
+const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Whether an id matches nothing: no customer record, no conversation and no message. The customer
+ * record is written by the customer's first message and kept until an erasure (or until retention
+ * deletes it after their last message), so a mistyped id is exactly this case.
+ */
+export function matchesNothing(preview: ErasurePreview): boolean {
+  return !preview.customerExists && preview.soleConversations === 0 && preview.sharedConversations === 0 && preview.messages === 0;
+}
+
+/**
+ * The sentence the confirmation shows, e.g. "This deletes 2 conversations and 14 messages of Grace
+ * Hopper (grace-1) on Example chat; 1 shared conversation keeps the other customers' messages.", or,
+ * when the id matches nothing, "No customer grace-2 on Example chat: nothing would be erased. Check the id."
+ */
+export function erasurePreviewText(preview: ErasurePreview, externalCustomerId: string, integrationName: string): ErasurePreviewText {
+  if (matchesNothing(preview)) return { kind: 'nothing', text: `No customer ${externalCustomerId} on ${integrationName}: nothing would be erased. Check the id.` };
+  const who = `${personLabel(externalCustomerId, preview.displayName)} on ${integrationName}`;
+  const atLeast = preview.more ? 'at least ' : '';
+  const deleted: string[] = [];
+  if (preview.soleConversations > 0) deleted.push(plural(preview.soleConversations, 'conversation', 'conversations'));
+  if (preview.messages > 0) deleted.push(plural(preview.messages, 'message', 'messages'));
+  const what = deleted.length === 0 ? `only the customer record of ${who}: no conversation or message of theirs is stored` : `${atLeast}${deleted.join(' and ')} of ${who}`;
+  const shared =
+    preview.sharedConversations === 0
+      ? ''
+      : `; ${atLeast}${plural(preview.sharedConversations, 'shared conversation keeps', 'shared conversations keep')} the other customers’ messages`;
+  return { kind: 'erase', text: `This deletes ${what}${shared}.` };
+}
+
+/** The console address that opens Privacy's erasure form for one customer (each id encoded: any character may occur in them). */
+export function erasureHash(integrationId: string, externalCustomerId: string): string {
+  return `#/privacy/erase/${encodeURIComponent(integrationId)}/${encodeURIComponent(externalCustomerId)}`;
+}
+
+/**
+ * The customer an erasure address names, from the route's parts after `privacy` (main.ts splits the
+ * hash at `/` and decodes each part): `['erase', integrationId, externalCustomerId]`, else undefined.
+ */
+export function parseErasureRoute(parts: readonly string[]): { integrationId: string; externalCustomerId: string } | undefined {
+  const [first, integrationId, externalCustomerId, ...rest] = parts;
+  if (first !== 'erase' || integrationId === undefined || externalCustomerId === undefined || rest.length > 0) return undefined;
+  if (integrationId === '' || externalCustomerId.trim() === '') return undefined;
+  return { integrationId, externalCustomerId };
 }

@@ -1,17 +1,20 @@
 /**
  * Privacy (admins only; docs/console.md#privacy): the workspace's retention period, the erasure of
  * one customer (with its audit and whether the connector confirmed it purged its own copies), and
- * the export of one customer (downloadable for 7 days). Everything is read and written under
- * firestore.rules (`settings/retention`, `erasures/{id}`, `exports/{id}`: docs/data-model.md);
- * the service does the work and writes the audit fields the view shows live. This module renders
- * and wires the view; its reads and writes are privacy-data.ts.
+ * the export of one customer (downloadable for 7 days). An erasure is offered only after the view
+ * counted what it deletes, and never for an id that matches nothing; a thread's "Erase this
+ * customer's data…" opens it pre-filled (`#/privacy/erase/<integrationId>/<externalCustomerId>`).
+ * Everything is read and written under firestore.rules (`settings/retention`, `erasures/{id}`,
+ * `exports/{id}`: docs/data-model.md); the service does the work and writes the audit fields the
+ * view shows live. This module renders and wires the view; its reads and writes are privacy-data.ts.
  */
 import { announce, h, notice, replace, timeElement } from './dom';
 import { describeError } from './errors';
-import { connectorConfirmation, erasureStatusLabel, exportDownload, parseRetentionDays, RETENTION_MAX_DAYS, retentionLabel } from './privacy-format';
+import { connectorConfirmation, erasurePreviewText, erasureStatusLabel, exportDownload, parseErasureRoute, parseRetentionDays, RETENTION_MAX_DAYS, retentionLabel } from './privacy-format';
 import {
   ERASED_KINDS,
   fetchExport,
+  previewErasure,
   requestErasure,
   requestExport,
   setRetention,
@@ -133,10 +136,8 @@ export function privacyView(session: Session): View {
     return { integrationId, externalCustomerId };
   }
 
-  eraseButton.addEventListener('click', () => {
-    const request = readRequest();
-    if (request === undefined) return;
-    replace(requestError);
+  /** Offers "Erase permanently" for `request` with what it deletes in words (`text`), focused. */
+  function offerErasure(request: CustomerRequest, text: string): void {
     const confirmButton = h('button', { type: 'button', id: 'erase-confirm-button', class: 'danger' }, 'Erase permanently');
     const cancel = h('button', { type: 'button', class: 'secondary', onclick: () => replace(confirmPanel) }, 'Cancel');
     confirmButton.addEventListener('click', () => {
@@ -157,8 +158,9 @@ export function privacyView(session: Session): View {
       confirmPanel,
       h(
         'div',
-        { class: 'card confirm', role: 'alertdialog', 'aria-labelledby': 'erase-confirm-title', 'aria-describedby': 'erase-confirm-text' },
+        { class: 'card confirm', role: 'alertdialog', 'aria-labelledby': 'erase-confirm-title', 'aria-describedby': 'erase-preview' },
         h('h3', { id: 'erase-confirm-title' }, 'Erase this customer?'),
+        h('p', { id: 'erase-preview' }, h('strong', {}, text)),
         h(
           'p',
           { id: 'erase-confirm-text' },
@@ -170,7 +172,54 @@ export function privacyView(session: Session): View {
       ),
     );
     confirmButton.focus();
-  });
+  }
+
+  /** Which preview the panel shows: a preview that returns after another one started (or the form changed) is dropped. */
+  let previewSeq = 0;
+
+  /**
+   * Counts what erasing the form's customer would delete (privacy-data.ts `previewErasure`) and
+   * only then offers the confirmation; an id that matches nothing is said so and nothing is offered,
+   * so no erasure document is written for it.
+   */
+  function previewAndConfirm(): void {
+    const request = readRequest();
+    if (request === undefined) return;
+    replace(requestError);
+    const seq = ++previewSeq;
+    eraseButton.disabled = true;
+    replace(confirmPanel, notice('loading', 'Counting what the erasure would delete…'));
+    previewErasure(session, request).then(
+      (preview) => {
+        if (seq !== previewSeq) return;
+        eraseButton.disabled = false;
+        const said = erasurePreviewText(preview, request.externalCustomerId, nameOf(request.integrationId));
+        if (said.kind === 'erase') {
+          offerErasure(request, said.text);
+          return;
+        }
+        replace(confirmPanel, h('div', { id: 'erase-nothing' }, notice('error', said.text)));
+        customer.focus();
+      },
+      (err: unknown) => {
+        if (seq !== previewSeq) return;
+        eraseButton.disabled = false;
+        // Without the counts nothing is offered: the admin sees why and may try again.
+        replace(confirmPanel);
+        replace(requestError, notice('error', `The erasure could not be previewed, so it is not offered: ${describeError(err, 'only workspace admins may read the customer, its conversations and messages')}`));
+      },
+    );
+  }
+
+  eraseButton.addEventListener('click', previewAndConfirm);
+  // A confirmation stands for the customer it counted: editing the form withdraws it.
+  const withdraw = () => {
+    previewSeq += 1;
+    eraseButton.disabled = false;
+    replace(confirmPanel);
+  };
+  customer.addEventListener('input', withdraw);
+  integrationSelect.addEventListener('change', withdraw);
 
   exportButton.addEventListener('click', () => {
     const request = readRequest();
@@ -204,6 +253,27 @@ export function privacyView(session: Session): View {
     requestError,
   );
 
+  /** The customer an erasure address named (`#/privacy/erase/…`), until the integrations are listed. */
+  let pendingErasure: CustomerRequest | undefined;
+  let integrationsListed = false;
+
+  /** Pre-fills the form with the named customer, brings it into view and previews the erasure. */
+  function startNamedErasure(): void {
+    const named = pendingErasure;
+    if (named === undefined || !integrationsListed) return;
+    pendingErasure = undefined;
+    if (!integrationNames.has(named.integrationId)) {
+      replace(requestError, notice('error', `The conversation’s integration ${named.integrationId} is not among the workspace’s integrations: choose one.`));
+      integrationSelect.focus();
+      return;
+    }
+    integrationSelect.value = named.integrationId;
+    customer.value = named.externalCustomerId;
+    requestCard.scrollIntoView({ block: 'start' });
+    customer.focus();
+    previewAndConfirm();
+  }
+
   unsubscribers.push(
     subscribeIntegrationNames(
       session,
@@ -217,6 +287,8 @@ export function privacyView(session: Session): View {
         replace(integrationSelect, h('option', { value: '' }, options.length === 0 ? 'No integrations' : 'Choose…'), ...options);
         if (chosen !== '' && integrationNames.has(chosen)) integrationSelect.value = chosen;
         else if (options.length === 1) integrationSelect.value = integrations[0]?.id ?? '';
+        integrationsListed = true;
+        startNamedErasure();
       },
       (err) => replace(requestError, notice('error', describeError(err, 'only members of the workspace may read its integrations'))),
     ),
@@ -390,6 +462,12 @@ export function privacyView(session: Session): View {
   );
   return {
     el,
+    route(parts) {
+      const named = parseErasureRoute(parts);
+      if (named === undefined) return;
+      pendingErasure = named;
+      startNamedErasure();
+    },
     destroy() {
       for (const unsubscribe of unsubscribers) unsubscribe();
     },

@@ -1,7 +1,9 @@
 /**
  * A thread's heading: the conversation's external id, and a line with its customer (by display
  * name once known), integration and last message, followed live. It tells the thread which
- * integration the conversation belongs to (whose capabilities the thread follows).
+ * integration the conversation belongs to (whose capabilities the thread follows). Admins also get
+ * "Erase this customer's data…" on the conversation's customer (the latest one, as the line names),
+ * which opens Privacy's erasure for them; operators do not (the rules refuse them erasures).
  */
 import { h, notice, replace } from './dom';
 import { describeError } from './errors';
@@ -10,16 +12,20 @@ import { CustomerNames, personLabel } from './customers';
 import type { Session } from './session';
 import { subscribeConversation } from './thread-data';
 import { integrationNames } from './integrations-data';
+import { erasureHash } from './privacy-format';
 
 export interface ThreadHeader {
   title: HTMLElement;
   subtitle: HTMLElement;
+  /** The admin's actions on the conversation's customer (empty for operators and before a customer wrote). */
+  actions: HTMLElement;
   destroy(): void;
 }
 
 export function threadHeader(session: Session, conversationId: string, onIntegration: (integrationId: string | undefined) => void): ThreadHeader {
   const title = h('h2', { id: 'thread-title' }, conversationId);
   const subtitle = h('p', { class: 'muted' });
+  const actions = h('p', { class: 'thread-actions' });
   const customers = new CustomerNames(session.services.db, session.workspaceId);
   let render = (): void => undefined;
   const integrations = integrationNames(session, () => render());
@@ -29,6 +35,7 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
     (header) => {
       if (header === undefined) {
         replace(subtitle, 'This conversation does not exist.');
+        replace(actions);
         return;
       }
       title.textContent = header.externalConversationId;
@@ -38,6 +45,12 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
       let person = externalId ?? NO_CUSTOMER_YET;
       render = () => replace(subtitle, `Customer ${person} · integration ${integrations.label(integrationId)} · last message ${formatTime(header.lastMessageAtMs)}`);
       render();
+      replace(
+        actions,
+        session.role === 'admin' && externalId !== undefined && header.integrationId !== undefined
+          ? h('a', { href: erasureHash(header.integrationId, externalId), id: 'erase-customer', class: 'danger-link' }, 'Erase this customer’s data…')
+          : null,
+      );
       if (externalId !== undefined) {
         void customers.displayName(integrationId, externalId).then((name) => {
           if (name === undefined) return;
@@ -51,6 +64,7 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
   return {
     title,
     subtitle,
+    actions,
     destroy() {
       unsubscribeConversation();
       integrations.destroy();

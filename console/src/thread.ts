@@ -123,6 +123,7 @@ export function threadView(session: Session, conversationId: string): View {
     h('a', { href: '#/conversations', class: 'back' }, '← All conversations'),
     header.title,
     header.subtitle,
+    header.actions,
     lifecycleLine,
     state,
     paging.older,

@@ -357,6 +357,20 @@ export const CONSOLE_QUERIES = {
     where: [],
     orderBy: [asc('createdAt')],
   },
+  /** Privacy's erasure preview (console/src/privacy-data.ts): the conversations that list one customer. */
+  conversationsOfCustomer: {
+    collection: 'conversations',
+    scope: 'COLLECTION',
+    where: [{ field: 'customerIds', op: 'array-contains' }],
+    orderBy: [],
+  },
+  /** Privacy's erasure preview: a count of one customer's messages in one conversation. */
+  customerMessagesOfConversation: {
+    collection: 'messages',
+    scope: 'COLLECTION',
+    where: [eq('sender.customerId')],
+    orderBy: [],
+  },
 } as const satisfies Record<string, QuerySpec>;
 
 /** One value per filter of the spec, in order (a tuple as long as the spec's `where`). */

@@ -4,10 +4,15 @@
  * through the API, an admin and an operator on the Auth emulator; steps in order:
  *
  *   the admin sets the retention period (and back to keep forever)
- *   -> erases the customer (integration + external id, then a confirmation): the audit shows done
- *      with the counts, and the connector "waiting since"
+ *   -> erases the customer (integration + external id, then a preview of what it deletes and a
+ *      confirmation): the audit shows done with the counts, and the connector "waiting since"
  *   -> the example connector (examples/connector: processErasures with its log purge) purges and
  *      acknowledges: the console shows "connector confirmed"
+ *   -> from a conversation, erases its customer: "Erase this customer's data…" opens the erasure
+ *      pre-filled, the preview counts the sole and shared conversations and the messages (the same
+ *      numbers the job then reports), and the erasure runs to done
+ *   -> a mistyped id is said to match nothing before anything runs, and no erasure document is written
+ *   -> the erase action is an admin's: an operator's thread of the same conversation has none
  *   -> exports another customer: done, with a download offered until the file expires; the admin
  *      downloads the JSON Lines file through the console and its lines are that customer's
  *   -> an operator sees no Privacy link and no controls, and the download function refuses their
@@ -59,6 +64,13 @@ interface ExampleModule {
 }
 
 const ws = () => adminDb().collection('workspaces').doc(workspaceId);
+/** The test integration's name, as the console shows it. */
+const integrationName = async (): Promise<string> => String((await ws().collection('integrations').doc(integration.integrationId).get()).get('name'));
+/** Opens a console address in the signed-in page without reloading it (the router follows the hash). */
+const openHash = (page: Page, hash: string) => page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+/** The erasure documents requested for one external customer id (whatever the integration). */
+const erasuresOf = async (externalCustomerId: string) => (await ws().collection('erasures').where('externalCustomerId', '==', externalCustomerId).get()).docs;
+
 /** The stored retention document once it is `expected` (the page shows its own write before the server has it). */
 const storedRetention = (expected: object | undefined) =>
   eventually(async () => {
@@ -125,6 +137,7 @@ test('an admin erases a customer from the console and sees it done with the coun
   const dialog = adminPage.getByRole('alertdialog', { name: 'Erase this customer?' });
   await dialog.waitFor();
   await expect(dialog.textContent()).resolves.toContain(customer);
+  await expect(dialog.locator('#erase-preview').textContent()).resolves.toBe(`This deletes 1 conversation and 2 messages of Erin (${customer}) on ${await integrationName()}.`);
   await shot(adminPage, 'privacy-erase-confirm', { fullPage: true });
   await dialog.getByRole('button', { name: 'Erase permanently' }).click();
 
@@ -159,6 +172,98 @@ test('an admin erases a customer from the console and sees it done with the coun
   await row.locator('[data-field="connector"][data-confirmed="true"]', { hasText: 'connector confirmed' }).waitFor();
   await shot(adminPage, 'privacy', { fullPage: true });
   expect(browserLog.filter((line) => line.startsWith('pageerror'))).toEqual([]);
+});
+
+test("from a conversation, an admin opens the customer's erasure: the preview counts what it deletes, and the erasure runs to done with those numbers", async () => {
+  const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  // A "/" and an "@" in the id: the erasure address must carry them encoded.
+  const grace = `grace/${randomUUID().slice(0, 8)}@example.test`;
+  const other = `linus-${randomUUID().slice(0, 8)}@example.test`;
+  const alone = `chat-${randomUUID()}`;
+  const shared = `chat-${randomUUID()}`;
+  // Grace's own conversation: her 2 messages and a service alert (all 3 go with the conversation).
+  const first = await client.messages.send({ externalConversationId: alone, sender: { externalId: grace, displayName: 'Grace Hopper' }, text: 'My address is 1 Navy Way' });
+  await client.messages.send({ externalConversationId: alone, sender: { externalId: grace }, text: 'Please delete my data' });
+  await client.messages.send({ externalConversationId: alone, sender: { externalId: 'monitor', kind: 'service' }, text: 'Payment provider reports a delay.' });
+  // A conversation shared with another customer: only her 1 message goes, Linus's stays.
+  const sharedSent = await client.messages.send({ externalConversationId: shared, sender: { externalId: other }, text: 'Hi, Linus here' });
+  await client.messages.send({ externalConversationId: shared, sender: { externalId: grace }, text: 'Grace here too' });
+
+  await openHash(adminPage, `#/conversations/${encodeURIComponent(first.conversationId)}`);
+  await adminPage.locator('#messages').getByText('Please delete my data').waitFor();
+  await adminPage.getByRole('link', { name: 'Erase this customer’s data…' }).click();
+
+  const dialog = adminPage.getByRole('alertdialog', { name: 'Erase this customer?' });
+  await dialog.waitFor();
+  await expect(dialog.locator('#erase-preview').textContent()).resolves.toBe(
+    `This deletes 1 conversation and 4 messages of Grace Hopper (${grace}) on ${await integrationName()}; 1 shared conversation keeps the other customers’ messages.`,
+  );
+  // Pre-filled with the conversation's integration and customer, and the confirmation has the focus.
+  await expect(adminPage.getByLabel('Integration').inputValue()).resolves.toBe(integration.integrationId);
+  await expect(adminPage.getByLabel('External customer id').inputValue()).resolves.toBe(grace);
+  await expect(adminPage.evaluate<string | undefined>('document.activeElement?.id')).resolves.toBe('erase-confirm-button');
+  // Nothing is written before the confirmation.
+  expect(await erasuresOf(grace)).toEqual([]);
+  await shot(adminPage, 'privacy-erase-preview', { fullPage: true });
+  await dialog.getByRole('button', { name: 'Erase permanently' }).click();
+
+  const row = adminPage.locator('article.erasure[data-status="done"]', { hasText: grace });
+  await row.waitFor({ timeout: 60_000 });
+  const erasures = await erasuresOf(grace);
+  expect(erasures.map((d) => d.data())).toEqual([expect.objectContaining({ integrationId: integration.integrationId, externalCustomerId: grace, requestedBy: admin.uid, status: 'done' })]);
+  // The job deleted what the preview said.
+  expect(erasures[0]!.get('counts')).toMatchObject({ conversations: 1, messages: 4 });
+  await expect(row.locator('[data-count="messages"] strong').textContent()).resolves.toBe('4');
+  await expect(row.locator('[data-count="conversations"] strong').textContent()).resolves.toBe('1');
+  // The shared conversation stays with Linus's message only.
+  const left = await ws().collection('conversations').doc(sharedSent.conversationId).collection('messages').get();
+  expect(left.docs.map((d) => d.get('text') as unknown)).toEqual(['Hi, Linus here']);
+  expect(browserLog.filter((line) => line.startsWith('pageerror'))).toEqual([]);
+});
+
+test('a mistyped customer id is said to match nothing before anything runs, and no erasure document is written', async () => {
+  const mistyped = `grace-${randomUUID().slice(0, 8)}@example.test`;
+  await openHash(adminPage, '#/privacy');
+  await adminPage.locator('#customer-request').waitFor();
+  await adminPage.getByLabel('Integration').selectOption(integration.integrationId);
+  await adminPage.getByLabel('External customer id').fill(mistyped);
+  await adminPage.getByRole('button', { name: 'Erase customer…' }).click();
+  await adminPage.getByRole('alert').filter({ hasText: `No customer ${mistyped} on ${await integrationName()}: nothing would be erased. Check the id.` }).waitFor();
+  await expect(adminPage.getByRole('button', { name: 'Erase permanently' }).count()).resolves.toBe(0);
+  await expect(adminPage.getByRole('alertdialog').count()).resolves.toBe(0);
+  // The admin is back in the id to correct it.
+  await expect(adminPage.evaluate<string | undefined>('document.activeElement?.id')).resolves.toBe('privacy-customer');
+  await shot(adminPage, 'privacy-erase-nothing', { fullPage: true });
+  expect(await erasuresOf(mistyped)).toEqual([]);
+});
+
+test("the erase action is an admin's: an operator's thread of a conversation has none, and the erasure address shows them nothing to use", async () => {
+  const client = new ConnectorClient({ integrationKey: integration.key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  const kept = `kept-${randomUUID().slice(0, 8)}@example.test`;
+  const sent = await client.messages.send({ externalConversationId: `chat-${randomUUID()}`, sender: { externalId: kept }, text: 'Keep me' });
+  const thread = `#/conversations/${encodeURIComponent(sent.conversationId)}`;
+  // The admin's thread offers it (the same page the operator opens below)...
+  await openHash(adminPage, thread);
+  await adminPage.getByRole('link', { name: 'Erase this customer’s data…' }).waitFor();
+
+  // ...the operator's does not, once the header has rendered the customer.
+  const page = await newPage(browser, browserLog);
+  await signIn(page, workspaceId, operator);
+  await page.locator('#whoami', { hasText: '(operator)' }).waitFor();
+  await openHash(page, thread);
+  await page.locator('#messages').getByText('Keep me').waitFor();
+  await page.locator('.thread p.muted', { hasText: `Customer ${kept}` }).waitFor();
+  await expect(page.getByRole('link', { name: /erase/i }).count()).resolves.toBe(0);
+  await expect(page.locator('#erase-customer').count()).resolves.toBe(0);
+  // Typed by hand, the erasure address gives an operator only the admins-only notice.
+  await openHash(page, `#/privacy/erase/${encodeURIComponent(integration.integrationId)}/${encodeURIComponent(kept)}`);
+  await page.getByRole('status').filter({ hasText: 'Only workspace admins manage retention, erasures and exports.' }).waitFor();
+  await expect(page.locator('#customer-request').count()).resolves.toBe(0);
+  expect(await erasuresOf(kept)).toEqual([]);
+  await page.close();
+  // The admin goes back to Privacy for the export below.
+  await openHash(adminPage, '#/privacy');
+  await adminPage.locator('#customer-request').waitFor();
 });
 
 test('an admin exports a customer: done, and offered for download until it expires', async () => {

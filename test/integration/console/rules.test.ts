@@ -15,11 +15,14 @@ import {
   deleteDoc,
   deleteField,
   doc,
+  getCountFromServer,
   getDoc,
   getDocs,
+  query,
   serverTimestamp,
   setDoc,
   updateDoc,
+  where,
   writeBatch,
   type DocumentData,
   type Firestore,
@@ -289,6 +292,24 @@ describe('conversations, messages, customers: read', () => {
       await assertFails(getDoc(doc(db, 'workspaces', WS, 'customers', 'u_1')));
     }
     await assertFails(getDocs(replies(operator(), CONV, OTHER_WS)));
+  });
+
+  test("the erasure preview's reads (docs/console.md#privacy): an admin lists a customer's conversations and counts their messages in their workspace, no rule change; others are refused", async () => {
+    await seed(async (db) => {
+      await setDoc(doc(db, 'workspaces', WS, 'conversations', 'conv-u1'), { integrationId: INTEGRATION, customerIds: ['u_1'], createdAt: Timestamp.now() });
+      await setDoc(doc(db, 'workspaces', WS, 'conversations', 'conv-u1', 'messages', 'm_u1'), { direction: 'inbound', sender: { customerId: 'u_1' }, createdAt: Timestamp.now() });
+    });
+    const listed = (db: Firestore, ws = WS) => query(collection(db, 'workspaces', ws, 'conversations'), where('customerIds', 'array-contains', 'u_1'));
+    const own = (db: Firestore, ws = WS) => query(replies(db, 'conv-u1', ws), where('sender.customerId', '==', 'u_1'));
+    const db = admin();
+    expect((await assertSucceeds(getDoc(doc(db, 'workspaces', WS, 'customers', 'u_1')))).exists()).toBe(true);
+    expect((await assertSucceeds(getDocs(listed(db)))).docs.map((d) => d.id)).toEqual(['conv-u1']);
+    expect((await assertSucceeds(getCountFromServer(own(db)))).data().count).toBe(1);
+    expect((await assertSucceeds(getCountFromServer(replies(db, 'conv-u1')))).data().count).toBe(1);
+    for (const other of [otherAdmin(), stranger(), viewer(), anonymous()]) {
+      await assertFails(getDocs(listed(other)));
+      await assertFails(getCountFromServer(own(other)));
+    }
   });
 
   test('clients never write conversations, incoming messages or customers', async () => {
