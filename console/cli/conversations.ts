@@ -6,7 +6,7 @@
  */
 import { collection, getDocs, limit, orderBy, query, where } from 'firebase/firestore';
 import type { CustomerNames } from '../src/customers';
-import { conversationPerson, mergeByRecency, timestampMillis } from '../src/format';
+import { byRecency, conversationPerson, timestampMillis } from '../src/format';
 import type { Session } from '../src/session';
 import { groupReactions, shownText, type Reaction } from '../src/lifecycle';
 import type { ThreadMessage } from '../src/thread-data';
@@ -89,7 +89,8 @@ export async function listConversations(session: Session, count: number, shards:
       }),
     ),
   );
-  const rows = mergeByRecency(perShard, count);
+  // Each shard's whole first `count`: the merged first `count` is exact.
+  const rows = perShard.flat().sort(byRecency).slice(0, count);
   return Promise.all(
     rows.map(async (row): Promise<ConversationRow> => {
       const [messages, displayName] = await Promise.all([thread(row.id), row.customerExternalId === undefined ? Promise.resolve(undefined) : names.displayName(row.integrationId, row.customerExternalId)]);

@@ -1,5 +1,5 @@
 /**
- * The conversation list's reads (docs/console.md#the-queue, docs/data-model.md#conversations): the
+ * The conversation list's reads (docs/console.md#the-queue, docs/data-model.md#conversations--conversationsconversationid-service): the
  * list shards under a filter, a search by one key, and a row's last message. Each query is one of
  * functions/src/platform/queries.ts `CONSOLE_QUERIES` (whose indexes are checked there); all are
  * metered (./read-meter.ts).
@@ -31,7 +31,7 @@ export interface ConversationRow {
 const conversationsOf = (session: Session) => collection(session.services.db, 'workspaces', session.workspaceId, 'conversations');
 
 /** A conversation document as a row (estimates for server times still pending). */
-export function rowOf(id: string, data: DocumentData): ConversationRow {
+function rowOf(id: string, data: DocumentData): ConversationRow {
   const failed: unknown = data.failedReplies;
   return {
     id,

@@ -1,5 +1,5 @@
 /**
- * The console's conversation search (docs/data-model.md#conversations): the service stores on each
+ * The console's conversation search (docs/data-model.md#conversations--conversationsconversationid-service): the service stores on each
  * conversation the prefixes of what a member may search it by (`searchKeys`), and the console asks
  * for one of them with `array-contains`. One rule, here, for both sides: the service computes the
  * keys with `conversationSearchKeys`, the console turns what a member typed into the key it looks
