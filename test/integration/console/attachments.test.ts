@@ -92,7 +92,7 @@ describe('reply attachments in the console', () => {
       images: [{ data: realPng(320, 200, [200, 60, 40]), contentType: 'image/png', filename: 'error.png' }],
     });
     await page.goto(consoleUrl(workspaceId, `#/conversations/${setup.conversationId}`));
-    await page.locator(`a[data-conversation="${setup.conversationId}"] .person`, { hasText: `Dana Example (${setup.customerId})` }).waitFor();
+    await page.locator(`a[data-conversation="${setup.conversationId}"] .title`, { hasText: `Dana Example (${setup.customerId})` }).waitFor();
     const figure = page.locator(`figure.media[data-media="${sent.messageId}/0"][data-loaded="true"]`);
     await figure.waitFor();
     const img = figure.locator('img.thumbnail');

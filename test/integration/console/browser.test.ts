@@ -223,7 +223,8 @@ test('a message posted with the SDK appears live in the list and the thread', as
   await entry.locator(`time[datetime="${alertAt}"]`).waitFor();
   // Named by the display name the connector gave (the customer document), the external id beside it.
   // The integration by its name, not its id, in the row and in the thread's header.
-  await entry.locator('.meta.person', { hasText: 'Ada Lovelace (customer-7) · Telegram bot' }).waitFor();
+  await entry.locator('.title', { hasText: 'Ada Lovelace (customer-7)' }).waitFor();
+  await entry.locator('.where', { hasText: 'Telegram bot' }).waitFor();
   await adminPage.getByText(/^Customer Ada Lovelace \(customer-7\) · integration Telegram bot · last message /).waitFor();
 });
 
@@ -385,7 +386,7 @@ test('an operator sees integrations read-only, and the rules deny its admin writ
   // A denied write in the console says why: the operator's membership is withdrawn mid-session.
   await page.getByRole('link', { name: 'Conversations' }).click();
   await page.locator(`[data-conversation="${conversationId}"]`).click();
-  await page.getByText('it ships today').waitFor();
+  await page.locator('#messages').getByText('it ships today').waitFor();
   await adminDb().doc(`workspaces/${workspaceId}/members/${operator.uid}`).set({ role: 'former' });
   try {
     await page.getByLabel('Reply', { exact: true }).fill('Am I still allowed?');

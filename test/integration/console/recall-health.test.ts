@@ -100,7 +100,7 @@ test('Cancel send recalls a queued reply (failed, cancelled); the next reply is 
   await signIn(adminPage, workspaceId, admin);
   await adminPage.locator('#whoami', { hasText: '(admin)' }).waitFor();
   await adminPage.goto(consoleUrl(workspaceId, `#/conversations/${setup.conversationId}`));
-  await adminPage.getByText('Hello, I need help').waitFor();
+  await adminPage.locator('#messages').getByText('Hello, I need help').waitFor();
   await recordAnnouncements(adminPage);
 
   const firstId = await sendFromConsole(adminPage, 'First: your refund is on its way.');
