@@ -39,6 +39,7 @@ import { decideErase } from '../rules/state-machine';
 import { runTransition } from '../deliveries/transition';
 import type { ImageStore } from '../messages/image-store';
 import { isValidTopicName } from '../contract';
+import { conversationSearchKeys } from '../contract/conversation-search';
 import { iso, writeOperationalEvent, type OperationalEvent } from '../platform/operational-events';
 import { imageEntriesOf, removeAttachmentObjects, removeImages } from './stored-objects';
 import { removeCustomerEventData } from './message-events';
@@ -183,6 +184,8 @@ async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceI
   }
   const plans: Record<string, ConversationPlan> = { ...(state.conversations ?? {}) };
   const added: Record<string, ConversationPlan> = {};
+  /** Shared conversations whose search keys are the customer's (they wrote there last): found by their channel id only from now on. */
+  const forgetSearch = new Map<string, string>();
   for (const conversationId of new Set(mine.map((doc) => conversationOf(doc)))) {
     if (plans[conversationId] !== undefined) continue;
     const conversation = (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data();
@@ -191,6 +194,9 @@ async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceI
     // Nothing of a conversation that goes entirely may be sent any more: its unfinished deliveries fail first.
     if (sole) reads += await eraseUnfinished(db, workspaceId, conversationId);
     const plan = { externalConversationId: String(conversation?.externalConversationId ?? ''), sole, done: false };
+    // The console's search keys name the latest customer (../contract/conversation-search.ts): a
+    // conversation that stays must not be found by the erased customer's name or id any more.
+    if (!sole && conversation?.lastCustomerExternalId === state.externalCustomerId) forgetSearch.set(conversationId, plan.externalConversationId);
     plans[conversationId] = plan;
     added[conversationId] = plan;
   }
@@ -199,6 +205,7 @@ async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceI
     const update: Record<string, unknown> = {};
     for (const [id, plan] of Object.entries(added)) update[`conversations.${id}`] = plan;
     if (Object.keys(update).length > 0) tx.update(ref, update);
+    for (const [id, externalConversationId] of forgetSearch) tx.update(db.doc(paths.conversation(workspaceId, id)), { searchKeys: conversationSearchKeys({ externalConversationId }) });
   });
   return { done: false, deleted: result.deleted, reads: reads + result.reads, kind: 'messages' };
 }

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DocumentData } from 'firebase-admin/firestore';
 import { runErasure } from '../../../functions/src/privacy/erasure';
+import { conversationSearchKeys } from '../../../functions/src/contract/conversation-search';
 import { adminDb, postJson } from '../helpers/stack';
 import { claimReady, deliveryTestFile, eventually, expectApiError, op, replyAndNotify, replyAndSequence, deliverFully, type ConversationSetup } from '../helpers/deliveries';
 import { localStore, requestErasure, send, waitForErasure, ws } from './helpers';
@@ -78,6 +79,22 @@ async function expectNothingLeft(s: Scene): Promise<void> {
 
 // The sole conversation: 3 customer messages (the first from setupConversation) + 2 replies; the shared one: 1.
 const EXPECTED_COUNTS = { conversations: 1, messages: 3 + 2 + 1, images: 1, attachments: 0, deliveries: 2 };
+
+test("a shared conversation the customer wrote in last is no longer found by the customer's name or id (search keys)", async () => {
+  const setup = await file.ownConversation();
+  const { integration } = setup;
+  const other = `other-${randomUUID().slice(0, 8)}`;
+  const sharedExternal = `shared-${randomUUID().slice(0, 8)}`;
+  await send(integration, sharedExternal, other);
+  const mine = await send(integration, sharedExternal, setup.customerId);
+  const conversation = ws(integration.workspaceId).collection('conversations').doc(mine.conversationId);
+  expect((await conversation.get()).get('searchKeys')).toContain(setup.customerId.toLowerCase());
+
+  await waitForErasure(integration.workspaceId, await requestErasure(integration, setup.customerId));
+  const keys = (await conversation.get()).get('searchKeys') as string[];
+  expect(keys).toEqual(conversationSearchKeys({ externalConversationId: sharedExternal }));
+  expect(keys).not.toContain(setup.customerId.toLowerCase());
+});
 
 test('the cascade: the customer, their messages and image, their sole conversation with replies and deliveries; the shared one keeps the other customer', async () => {
   const s = await scene();
