@@ -19,7 +19,8 @@ declare global {
     deskConsole?: { reads(): Record<ReadKind, number> };
   }
 }
-window.deskConsole = { reads: () => ({ ...reads }) };
+// The desk CLI (console/cli) runs these modules in Node, where there is no window.
+if (typeof window !== 'undefined') window.deskConsole = { reads: () => ({ ...reads }) };
 
 /**
  * `onSnapshot` of a query, metered. The listener also fires when only the metadata changes: a

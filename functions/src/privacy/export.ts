@@ -72,9 +72,10 @@ async function buildExport(db: Firestore, workspaceId: string, integrationId: st
     const conversation = (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data() ?? {};
     const ids: unknown = conversation.customerIds;
     const sole = Array.isArray(ids) && ids.every((id) => id === customerId);
-    // Not exported: the other customers' ids, and the search index (prefixes of the latest customer's
-    // name and id, who may be another customer: ../contract/conversation-search.ts).
-    const { customerIds: _others, searchKeys: _index, ...shown } = conversation;
+    // Not exported: the other customers' ids, the search index (prefixes of the latest customer's
+    // name and id, who may be another customer: ../contract/conversation-search.ts), and the latest
+    // typing time (typing is never exported: docs/privacy.md).
+    const { customerIds: _others, searchKeys: _index, typingAt: _typing, ...shown } = conversation;
     lines.push(line('conversation', { conversationId, ...shown, soleCustomer: sole }));
     counts.conversations += 1;
     let messages = byConversation.get(conversationId) ?? [];
