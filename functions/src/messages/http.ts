@@ -17,6 +17,7 @@ import { RateLimiter } from './rate-limit';
 import { rateLimited, rateLimitHeaders } from '../rules/rate-limit';
 import { ambiguousTarget, eventConflict, messageTextOf, providerMessageIdConflict, targetNotFound } from '../rules/intake';
 import { TYPING_WITHOUT_CONVERSATION } from '../rules/message-events';
+import { sentAtOf } from '../rules/metadata';
 import { IncomingMessageSchema, MessageEventSchema, type IncomingMessageResponse, type MessageEvent, type MessageEventResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
 
@@ -57,11 +58,14 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   const inspected: HashedImage[] = imageBytes.map((bytes, i) => withSha256(inspectImage(bytes, `images[${i}]`), bytes));
   assertImageSet(inspected);
   const text = messageTextOf(message.message?.text, inspected.length);
+  // One clock for the request: the receipt time `sentAt` defaults to and is bounded by, and the records' times.
+  const now = Date.now();
+  const sentAt = sentAtOf(message.sentAt, now);
 
   const { workspaceId, integrationId } = context.auth;
   const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind };
   const providerMessageId = message.providerMessageId ?? null;
-  const print = fingerprint({ externalConversationId: message.externalConversationId, sender, text, images: inspected, providerMessageId: message.providerMessageId });
+  const print = fingerprint({ externalConversationId: message.externalConversationId, sender, text, images: inspected, providerMessageId: message.providerMessageId, metadata: message.metadata, sentAt: message.sentAt });
   const conversationId = conversationIdFor(integrationId, message.externalConversationId);
   const messageId = messageIdFor(integrationId, message.eventId, print);
   context.logFields.conversationId = conversationId;
@@ -92,7 +96,9 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
         sender,
         text,
         images: stored,
-        now: Date.now(),
+        metadata: message.metadata ?? null,
+        sentAt,
+        now,
         retentionMs: config().eventRetentionMs,
         customerIdOf: (externalId) => customerIdFor(integrationId, externalId),
       });
