@@ -113,8 +113,9 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   if (known === null) {
     // Uploaded before the transaction: if it fails, nothing was recorded and a retry re-uploads to
     // the same paths (the message id, and so the path, follows from the eventId and the content).
-    // An orphaned image (upload done, then the transaction failed and was never retried, or a
-    // concurrent request with other content won the eventId) is named by no message.
+    // An orphaned image (upload done, then the transaction failed and was never retried, refused
+    // the conversation's metadata merge past its limits, or a concurrent request with other content
+    // won the eventId) is named by no message.
     await Promise.all(stored.map((img, i) => images().put(img.path, imageBytes[i] ?? Buffer.alloc(0), img.contentType)));
   }
   const outcome = known ?? (await record());
