@@ -146,6 +146,9 @@ function tsType(schema, options, indent = '') {
     }
     case 'object':
     case undefined: {
+      // A map (no named properties, a schema for every key): `Record<string, value>`.
+      const isMap = typeof schema.additionalProperties === 'object' && Object.keys(schema.properties ?? {}).length === 0;
+      if (isMap) return `Record<string, ${tsType(schema.additionalProperties, options, indent)}>`;
       if (!schema.properties) return schema.type === 'object' ? 'Record<string, unknown>' : 'unknown';
       const required = new Set(schema.required ?? []);
       const inner = `${indent}  `;
@@ -171,6 +174,7 @@ function checked(schema) {
   if (schema.properties) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, checked(v)]));
   if (schema.required?.length) out.required = schema.required;
   if (schema.items) out.items = checked(schema.items);
+  if (typeof schema.additionalProperties === 'object') out.additionalProperties = checked(schema.additionalProperties);
   return out;
 }
 
@@ -228,6 +232,8 @@ interface Schema {
   properties?: Readonly<Record<string, Schema>>;
   required?: readonly string[];
   items?: Schema;
+  /** A map's values (every key not in \`properties\`). */
+  additionalProperties?: Schema;
 }
 
 const NO_MATCH: unique symbol = Symbol('no match');
@@ -299,6 +305,15 @@ function readValue(schema: Schema, value: unknown): Read {
       const read = readValue(property, object[name]);
       if (read === NO_MATCH) return NO_MATCH;
       copy[name] = read;
+    }
+    // A map keeps every other key whose value reads as its value schema.
+    if (schema.additionalProperties !== undefined) {
+      for (const [name, item] of Object.entries(object)) {
+        if (name in schema.properties || item === undefined) continue;
+        const read = readValue(schema.additionalProperties, item);
+        if (read === NO_MATCH) return NO_MATCH;
+        copy[name] = read;
+      }
     }
     return copy;
   }

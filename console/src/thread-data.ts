@@ -1,5 +1,6 @@
 /**
- * Firestore access of one conversation's thread (thread.ts): the conversation's header, its latest
+ * Firestore access of one conversation's thread (thread.ts): the conversation's header (with its
+ * connector metadata), its latest
  * messages, live, the reply capability of its integration, and the member's writes (a reply, a
  * resend, a cancel). No DOM: what is read comes back as plain shapes with epoch milliseconds.
  * Writes are exactly what firestore.rules accept (docs/data-model.md).
@@ -18,6 +19,16 @@ interface ConversationHeader {
   /** The latest customer's external id (never an alert bot): see conversationPerson. */
   customerExternalId: string | undefined;
   lastMessageAtMs: number | undefined;
+  /** The conversation's connector metadata (docs/contract.md#connector-metadata), sorted by key; empty when it has none. */
+  metadata: ReadonlyArray<readonly [key: string, value: string]>;
+}
+
+/** The stored `metadata` map as sorted entries; anything that is not a map of strings shows nothing. */
+function metadataEntries(value: unknown): Array<readonly [string, string]> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.entries(value as Record<string, unknown>)
+    .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** One entry of a delivery's attempt log. */
@@ -132,6 +143,7 @@ export function subscribeConversation(session: Session, conversationId: string, 
         integrationId: typeof integrationId === 'string' ? integrationId : undefined,
         customerExternalId: conversationPerson({ lastCustomerExternalId: snap.get('lastCustomerExternalId') as unknown }),
         lastMessageAtMs: timestampMillis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })),
+        metadata: metadataEntries(snap.get('metadata')),
       });
     },
     onError,

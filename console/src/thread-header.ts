@@ -4,6 +4,8 @@
  * integration the conversation belongs to (whose capabilities the thread follows). Admins also get
  * "Erase this customer's data…" on the conversation's customer (the latest one, as the line names),
  * which opens Privacy's erasure for them; operators do not (the rules refuse them erasures).
+ * Below them, for every member, the conversation's connector metadata (what the connector sent
+ * with its messages: docs/contract.md#connector-metadata), read-only, under "Details", live.
  */
 import { h, notice, replace } from './dom';
 import { describeError } from './errors';
@@ -17,15 +19,34 @@ import { erasureHash } from './privacy-format';
 export interface ThreadHeader {
   title: HTMLElement;
   subtitle: HTMLElement;
-  /** The admin's actions on the conversation's customer (empty for operators and before a customer wrote). */
+  /**
+   * The admin's actions on the conversation's customer (none for operators and before a customer
+   * wrote), then the conversation's connector metadata under "Details" (none when it has none).
+   */
   actions: HTMLElement;
   destroy(): void;
+}
+
+/**
+ * The connector metadata as a read-only key/value list under a closed "Details" (it kept open
+ * across live updates when the member opened it); null when there is none. Text nodes only: the
+ * values come from the connector.
+ */
+function metadataDetails(entries: ReadonlyArray<readonly [string, string]>, open: boolean): HTMLElement | null {
+  if (entries.length === 0) return null;
+  const list = h('dl', { class: 'conversation-metadata' }, ...entries.flatMap(([key, value]) => [h('dt', {}, key), h('dd', {}, value)]));
+  const details = h('details', { id: 'conversation-details' }, h('summary', {}, `Details: connector metadata (${entries.length})`), list);
+  details.open = open;
+  return details;
 }
 
 export function threadHeader(session: Session, conversationId: string, onIntegration: (integrationId: string | undefined) => void): ThreadHeader {
   const title = h('h2', { id: 'thread-title' }, conversationId);
   const subtitle = h('p', { class: 'muted' });
-  const actions = h('p', { class: 'thread-actions' });
+  const actions = h('div', { class: 'thread-actions' });
+  const erase = h('p', {});
+  const details = h('div', {});
+  actions.append(erase, details);
   const customers = new CustomerNames(session.services.db, session.workspaceId);
   let render = (): void => undefined;
   const integrations = integrationNames(session, () => render());
@@ -35,9 +56,11 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
     (header) => {
       if (header === undefined) {
         replace(subtitle, 'This conversation does not exist.');
-        replace(actions);
+        replace(erase);
+        replace(details);
         return;
       }
+      replace(details, metadataDetails(header.metadata, details.querySelector('details')?.open === true));
       title.textContent = header.externalConversationId;
       onIntegration(header.integrationId);
       const externalId = header.customerExternalId;
@@ -46,7 +69,7 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
       render = () => replace(subtitle, `Customer ${person} · integration ${integrations.label(integrationId)} · last message ${formatTime(header.lastMessageAtMs)}`);
       render();
       replace(
-        actions,
+        erase,
         session.role === 'admin' && externalId !== undefined && header.integrationId !== undefined
           ? h('a', { href: erasureHash(header.integrationId, externalId), id: 'erase-customer', class: 'danger-link' }, 'Erase this customer’s data…')
           : null,

@@ -68,6 +68,19 @@ export interface SendMessageInput {
   text?: string;
   /** Up to 3 images; when present the request is `multipart/form-data`. */
   images?: readonly ImageInput[];
+  /**
+   * The channel's own time of the message (epoch ms), when it has one: at most 5 minutes after the
+   * service receives it (a `BadRequestError` otherwise). Default: the time the service receives it.
+   */
+  sentAt?: number;
+  /**
+   * Connector metadata of the conversation: a flat map of at most 16 keys (1 to 64 of
+   * `A-Z a-z 0-9 _ . -`) to strings of at most 512 characters, at most 2048 bytes of UTF-8 JSON in
+   * all; `null` removes a key. The conversation keeps the merge (the latest message wins per key)
+   * and every delivery of it hands it to your `send` as `conversation.metadata`. A nested value, a
+   * bad key or a size breach (of the map or of the conversation's merge) is a `BadRequestError`.
+   */
+  metadata?: Readonly<Record<string, string | null>>;
 }
 
 export interface SendMessageResult extends Omit<SendMessageResponse, 'duplicate'> {
@@ -159,6 +172,9 @@ export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
 
 /** Where a reply goes: the external chat and the customer in it. */
 export type Recipient = ReplyMessage['recipient'];
+
+/** What a `ready` claim says of its conversation: its connector metadata (present only when it has some). */
+export type DeliveryConversation = NonNullable<ClaimReadySend['conversation']>;
 
 /** The reply to deliver: its text and recipient, and its files when it has some. */
 export type ReplyMessage = ClaimReadySend['message'];

@@ -50,7 +50,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a delivery: read the reply and recipient under a lease
-         * @description `ready`: a 120-second lease, the text and the recipient. A retried claim with the same `requestId` gets the same lease back; another `requestId` gets 503 `lease_busy` while the lease is live. `skip`: nothing to do now; `reason` is `waiting_for_previous` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), `already_sent`, `already_failed` or `outcome_unknown`. For an integration with the `replies.lifecycle` capability a `ready` claim may carry `kind` (`edit`: change the sent message to `message.text`; `unsend`: take it back) and `target` (the reply's sent delivery and the provider ids reported for it); a claim without `kind` is a reply to send, exactly as in v1. A connector that cannot carry a kind fails the delivery `failed` with code `unsupported_kind`.
+         * @description `ready`: a 120-second lease, the text and the recipient. A retried claim with the same `requestId` gets the same lease back; another `requestId` gets 503 `lease_busy` while the lease is live. `skip`: nothing to do now; `reason` is `waiting_for_previous` (an earlier reply of the conversation is unfinished: acknowledge the notification, a new one comes), `already_sent`, `already_failed` or `outcome_unknown`. For an integration with the `replies.lifecycle` capability a `ready` claim may carry `kind` (`edit`: change the sent message to `message.text`; `unsend`: take it back) and `target` (the reply's sent delivery and the provider ids reported for it); a claim without `kind` is a reply to send, exactly as in v1. A connector that cannot carry a kind fails the delivery `failed` with code `unsupported_kind`. Every `ready` claim of a conversation with connector metadata (the merge of the `metadata` of its incoming messages) carries it as `conversation.metadata`; without any there is no `conversation`.
          */
         post: operations["claimDelivery"];
         delete?: never;
@@ -266,6 +266,12 @@ export interface components {
                 /** @description At most 10000 characters (code points). */
                 text?: string;
             };
+            /** @description The channel's own time of the message, Unix epoch milliseconds; at most 5 minutes after the time it is received (400 otherwise). Default: the time it is received. Part of the content compared for idempotency when given. */
+            sentAt?: number;
+            /** @description Connector metadata of the conversation: a flat map of at most 16 keys (1 to 64 of `A-Z a-z 0-9 _ . -`) to strings of at most 512 characters (code points), at most 2048 bytes in all (the UTF-8 of the map's JSON). The conversation keeps the merge (the latest message wins per key; `null` removes a key) within the same limits, and every `ready` claim of the conversation carries it as `conversation.metadata`. Part of the content compared for idempotency when not empty. */
+            metadata?: {
+                [key: string]: string | null;
+            };
         };
         /** @description `POST /v1/messages` with images. The message JSON goes in the text field `payload`, the files in repeated file fields `images`; no other fields. A message needs non-empty `message.text` or at least one image. */
         IncomingMessageMultipart: {
@@ -378,6 +384,13 @@ export interface components {
                     providerMessageIds: string[];
                 }[];
             };
+            /** @description Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
+            conversation?: {
+                /** @description The merge of the `metadata` of the conversation's incoming messages (the latest message wins per key). */
+                metadata: {
+                    [key: string]: string;
+                };
+            };
         };
         /** @description Unsend a sent reply (only for an integration with `replies.lifecycle.unsend`): delete the messages in `target` for the recipient. */
         ClaimReadyUnsend: {
@@ -406,6 +419,13 @@ export interface components {
                     providerMessageIds: string[];
                 }[];
             };
+            /** @description Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
+            conversation?: {
+                /** @description The merge of the `metadata` of the conversation's incoming messages (the latest message wins per key). */
+                metadata: {
+                    [key: string]: string;
+                };
+            };
         };
         /** @description Send the reply. */
         ClaimReadySend: {
@@ -433,6 +453,13 @@ export interface components {
                     /** @description SHA-256 of the bytes, lowercase hex. */
                     sha256: string;
                 }[];
+            };
+            /** @description Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
+            conversation?: {
+                /** @description The merge of the `metadata` of the conversation's incoming messages (the latest message wins per key). */
+                metadata: {
+                    [key: string]: string;
+                };
             };
         };
         StartRequest: {

@@ -35,6 +35,24 @@ export const MESSAGE_LIMITS = {
   providerMessageId: 200,
 } as const;
 
+/**
+ * `metadata` of an incoming message (docs/contract.md#connector-metadata): a flat map of keys to
+ * strings that the conversation keeps merged. The limits hold for each message's map and for the
+ * conversation's merge alike, so a claim never carries more than this. `bytes` is measured on the
+ * UTF-8 of the map's JSON (`JSON.stringify`, no spaces), the form it travels in.
+ */
+export const METADATA_LIMITS = {
+  keys: 16,
+  keyPattern: '^[A-Za-z0-9_.-]{1,64}$',
+  /** Code points of one value. */
+  value: 512,
+  /** UTF-8 bytes of the map's JSON. */
+  bytes: 2048,
+} as const;
+
+/** `sentAt` of an incoming message (the channel's time of it, epoch ms) may be at most this far ahead of the receipt time. */
+export const SENT_AT_MAX_FUTURE_MS = 5 * 60_000;
+
 /** Limits of the delivery operations (code points for texts). */
 export const DELIVERY_LIMITS = {
   /** `deliveryId`, `requestId`, `leaseId`: 1 to this many characters. */

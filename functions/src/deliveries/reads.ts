@@ -6,7 +6,7 @@
  *   1. `readForTransition`: the delivery, as the caller may see it, in one wave with what the
  *      transition asks for when the id names its conversation (the queue, the conversation), and
  *      the facts its rule decides on (for a claim: whether an earlier delivery of the conversation
- *      is unfinished, and the recipient);
+ *      is unfinished, the recipient and the conversation's metadata);
  *   2. `readReleased`: when the decision ends the delivery, the one its end releases (from its
  *      release facts in the queue document when it has them, otherwise read);
  *   3. `readReplyHistory`: when the plan changes an edit's or unsend's entry, the reply's history.
@@ -19,6 +19,7 @@ import { conversationOfDeliveryId } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, QUERIES } from '../platform/queries';
 import { hasUnfinishedBefore, parseReleaseFacts, parseUnfinished, RELEASE_FIELD, UNFINISHED_FIELD, type ReleaseFacts } from '../rules/ordering';
+import { storedMetadata, type Metadata } from '../rules/metadata';
 import { releasedBy } from '../rules/plan';
 import { isTerminal, newDelivery, recipientFor, UNFINISHED_STATUSES, visibleDelivery, type Decision, type DeliveryRecord, type Recipient } from '../rules/record';
 import type { TransitionFacts } from '../rules/state-machine';
@@ -67,7 +68,7 @@ export async function readForTransition(tx: Transaction, db: Firestore, request:
   // The queue's and the recipient's facts only when the transition asked for the conversation (a claim) and the delivery is not over.
   if (request.withConversation === true && !isTerminal(before.status)) {
     const [queue, conversation] = await Promise.all([queueOf(tx, db, read), readConversation(tx, db, before, snapshots.conversation)]);
-    read.facts = { now, predecessorUnfinished: hasUnfinishedBefore(queue.unfinished, before.seq), recipient: recipientFor(conversation) };
+    read.facts = { now, predecessorUnfinished: hasUnfinishedBefore(queue.unfinished, before.seq), recipient: recipientFor(conversation), metadata: conversation.metadata };
   }
   return read;
 }
@@ -148,6 +149,8 @@ interface ConversationFacts {
   externalConversationId: string;
   lastCustomerExternalId: string | null;
   lastSenderExternalId: string;
+  /** The conversation's connector metadata (the claim carries it): read from the same snapshot, no extra read. */
+  metadata: Metadata;
 }
 
 /** The conversation's facts a claim answers with, from `snapshot` when the first read wave had it. */
@@ -158,6 +161,7 @@ async function readConversation(tx: Transaction, db: Firestore, d: DeliveryRecor
     externalConversationId: str(data.externalConversationId) ?? '',
     lastCustomerExternalId: str(data.lastCustomerExternalId),
     lastSenderExternalId: str(data.lastSenderExternalId) ?? '',
+    metadata: storedMetadata(data.metadata),
   };
 }
 

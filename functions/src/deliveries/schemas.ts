@@ -128,6 +128,13 @@ const PendingRequestSchema = z.strictObject({
 });
 
 const recipient = z.strictObject({ externalConversationId: z.string(), externalCustomerId: z.string() });
+/** docs/contract.md#claim: the conversation's connector metadata, only when it has some. */
+const conversation = z
+  .strictObject({
+    metadata: z.object({}).catchall(z.string()).describe('The merge of the `metadata` of the conversation\'s incoming messages (the latest message wins per key).'),
+  })
+  .optional()
+  .describe('Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise.');
 const AttachmentRefSchema = z.strictObject({
   attachmentId: z.string().regex(ATTACHMENT_ID_PATTERN),
   name: z.string().describe('The file name the operator uploaded (send it sanitised).'),
@@ -171,6 +178,7 @@ const ClaimReadySendSchema = z
         .optional()
         .describe('Only for an integration with the `replies.attachments` capability, and only when the reply has files: fetch each with POST /v1/deliveries/attachment.'),
     }),
+    conversation,
   })
   .describe('Send the reply.')
   .meta({ title: 'Send' });
@@ -186,6 +194,7 @@ const ClaimReadyEditSchema = z
       recipient,
     }),
     target: ClaimTargetSchema,
+    conversation,
   })
   .describe('Edit a sent reply (only for an integration with `replies.lifecycle.edit`): replace the text of the messages in `target`.')
   .meta({ title: 'Edit' });
@@ -206,6 +215,7 @@ const claimReadyTargetOnlySchema = (kind: TargetOnlyLifecycleKind) =>
       leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
       message: z.strictObject({ recipient }),
       target: ClaimTargetSchema,
+      conversation,
     })
     .describe(TARGET_ONLY_CLAIMS[kind].description)
     .meta({ title: TARGET_ONLY_CLAIMS[kind].title });

@@ -17,6 +17,7 @@ import { RateLimiter } from './rate-limit';
 import { rateLimited, rateLimitHeaders } from '../rules/rate-limit';
 import { ambiguousTarget, eventConflict, messageTextOf, providerMessageIdConflict, targetNotFound } from '../rules/intake';
 import { TYPING_WITHOUT_CONVERSATION } from '../rules/message-events';
+import { sentAtOf } from '../rules/metadata';
 import { IncomingMessageSchema, MessageEventSchema, type IncomingMessageResponse, type MessageEvent, type MessageEventResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
 
@@ -57,11 +58,14 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   const inspected: HashedImage[] = imageBytes.map((bytes, i) => withSha256(inspectImage(bytes, `images[${i}]`), bytes));
   assertImageSet(inspected);
   const text = messageTextOf(message.message?.text, inspected.length);
+  // One clock for the request: the receipt time `sentAt` defaults to and is bounded by, and the records' times.
+  const now = Date.now();
+  const sentAt = sentAtOf(message.sentAt, now);
 
   const { workspaceId, integrationId } = context.auth;
   const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind };
   const providerMessageId = message.providerMessageId ?? null;
-  const print = fingerprint({ externalConversationId: message.externalConversationId, sender, text, images: inspected, providerMessageId: message.providerMessageId });
+  const print = fingerprint({ externalConversationId: message.externalConversationId, sender, text, images: inspected, providerMessageId: message.providerMessageId, metadata: message.metadata, sentAt: message.sentAt });
   const conversationId = conversationIdFor(integrationId, message.externalConversationId);
   const messageId = messageIdFor(integrationId, message.eventId, print);
   context.logFields.conversationId = conversationId;
@@ -92,7 +96,9 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
         sender,
         text,
         images: stored,
-        now: Date.now(),
+        metadata: message.metadata ?? null,
+        sentAt,
+        now,
         retentionMs: config().eventRetentionMs,
         customerIdOf: (externalId) => customerIdFor(integrationId, externalId),
       });
@@ -107,8 +113,9 @@ async function handleIncomingMessage(request: ParsedRequest, context: RequestCon
   if (known === null) {
     // Uploaded before the transaction: if it fails, nothing was recorded and a retry re-uploads to
     // the same paths (the message id, and so the path, follows from the eventId and the content).
-    // An orphaned image (upload done, then the transaction failed and was never retried, or a
-    // concurrent request with other content won the eventId) is named by no message.
+    // An orphaned image (upload done, then the transaction failed and was never retried, refused
+    // the conversation's metadata merge past its limits, or a concurrent request with other content
+    // won the eventId) is named by no message.
     await Promise.all(stored.map((img, i) => images().put(img.path, imageBytes[i] ?? Buffer.alloc(0), img.contentType)));
   }
   const outcome = known ?? (await record());

@@ -1,8 +1,9 @@
 import * as z from 'zod';
-import { EVENT_LIMITS, MESSAGE_EVENT_TYPES, MESSAGE_LIMITS, emojiProblem } from '../contract';
+import { EVENT_LIMITS, MESSAGE_EVENT_TYPES, MESSAGE_LIMITS, METADATA_LIMITS, SENT_AT_MAX_FUTURE_MS, emojiProblem } from '../contract';
 import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 import { messageEventProblems } from '../rules/message-events';
+import { metadataProblems } from '../rules/metadata';
 
 /** Incoming message limits (the contract's, shared with the SDK and the console). */
 export { MESSAGE_LIMITS };
@@ -30,6 +31,26 @@ export const IncomingMessageSchema = z
         text: text(0, MESSAGE_LIMITS.text).optional().describe('At most 10000 characters (code points).'),
       })
       .optional(),
+    sentAt: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(`The channel's own time of the message, Unix epoch milliseconds; at most ${SENT_AT_MAX_FUTURE_MS / 60_000} minutes after the time it is received (400 otherwise). Default: the time it is received. Part of the content compared for idempotency when given.`),
+    // The key pattern, the counts and the size are the rules' (rules/metadata.ts), checked in the
+    // refinement below so that the test service applies the very same code; the JSON Schema says
+    // only what a generated client can check itself (a flat map of strings or nulls).
+    metadata: z
+      .object({})
+      .catchall(z.union([z.string(), z.null()]))
+      .optional()
+      .describe(
+        `Connector metadata of the conversation: a flat map of at most ${METADATA_LIMITS.keys} keys (1 to 64 of \`A-Z a-z 0-9 _ . -\`) to strings of at most ${METADATA_LIMITS.value} characters (code points), at most ${METADATA_LIMITS.bytes} bytes in all (the UTF-8 of the map's JSON). The conversation keeps the merge (the latest message wins per key; \`null\` removes a key) within the same limits, and every \`ready\` claim of the conversation carries it as \`conversation.metadata\`. Part of the content compared for idempotency when not empty.`,
+      ),
+  })
+  .superRefine((message, ctx) => {
+    if (message.metadata === undefined) return;
+    for (const problem of metadataProblems(message.metadata)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
   })
   .describe('An incoming customer message or service alert.');
 

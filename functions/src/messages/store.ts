@@ -8,6 +8,7 @@ import { conversationListShard, isRetentionDays } from '../contract';
 import { conversationSearchKeys } from '../contract/conversation-search';
 import { inboundProviderMessageKeyFor, pendingEventsIdFor } from './event-ids';
 import { applyPending, logSkipped, storedChange, targetOf } from './event-store';
+import { latestSentAt, mergeMetadata, storedMetadata, type MetadataPatch } from '../rules/metadata';
 
 export interface StoredImage {
   path: string;
@@ -33,6 +34,10 @@ export interface AcceptMessageInput {
   sender: { externalId: string; displayName: string | null; kind: 'customer' | 'service' };
   text: string | null;
   images: StoredImage[];
+  /** The message's `metadata` as sent (null: none), merged into the conversation's (rules/metadata.ts). */
+  metadata: MetadataPatch | null;
+  /** The channel's time of the message (epoch ms), already checked against `now` (rules/metadata.ts `sentAtOf`). */
+  sentAt: number;
   now: number;
   retentionMs: number;
   /** The customer id of a sender of this integration (a pending reaction's sender: `reactionCustomerIds`). */
@@ -148,6 +153,7 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     },
     images: input.images,
     createdAt: now,
+    sentAt: Timestamp.fromMillis(input.sentAt),
     ...(input.providerMessageId === null ? {} : { providerMessageId: input.providerMessageId }),
     ...(input.images.length === 0 ? expireAt : {}),
   };
@@ -191,6 +197,17 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     // (../deliveries/sequencing.ts `answeredUpdate`).
     conversationUpdate.needsReply = true;
     conversationUpdate.lastCustomerMessageAt = now;
+    // The greatest customer `sentAt` so far: a late, older message never moves it back.
+    const previous: unknown = convSnap?.get('lastCustomerSentAt');
+    conversationUpdate.lastCustomerSentAt = Timestamp.fromMillis(latestSentAt(previous instanceof Timestamp ? previous.toMillis() : null, input.sentAt));
+  }
+  if (input.metadata !== null && Object.keys(input.metadata).length > 0) {
+    // Merged on the conversation this transaction already read (no extra read), in the order the
+    // conversation accepts its messages; a merge past the limits throws 400 before anything is written.
+    const { merged, removed } = mergeMetadata(storedMetadata(convSnap?.get('metadata')), input.metadata);
+    // `set` with merge merges maps key by key: the new values are set, a removed key is deleted, and
+    // an empty map is no field at all (a claim then carries no `conversation`).
+    conversationUpdate.metadata = Object.keys(merged).length === 0 ? FieldValue.delete() : { ...merged, ...Object.fromEntries(removed.map((key) => [key, FieldValue.delete()])) };
   }
   // The console's search finds a conversation by its channel id and its latest customer's id and
   // name (../contract/conversation-search.ts): recomputed whole, so an earlier customer's name goes

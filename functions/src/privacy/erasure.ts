@@ -186,6 +186,11 @@ async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceI
   const added: Record<string, ConversationPlan> = {};
   /** Shared conversations whose search keys are the customer's (they wrote there last): found by their channel id only from now on. */
   const forgetSearch = new Map<string, string>();
+  /**
+   * Shared conversations with connector metadata: it goes (docs/privacy.md#erasure). The merge does
+   * not record which customer's message set a key, so any of it may be the erased customer's.
+   */
+  const forgetMetadata = new Set<string>();
   for (const conversationId of new Set(mine.map((doc) => conversationOf(doc)))) {
     if (plans[conversationId] !== undefined) continue;
     const conversation = (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data();
@@ -197,6 +202,7 @@ async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceI
     // The console's search keys name the latest customer (../contract/conversation-search.ts): a
     // conversation that stays must not be found by the erased customer's name or id any more.
     if (!sole && conversation?.lastCustomerExternalId === state.externalCustomerId) forgetSearch.set(conversationId, plan.externalConversationId);
+    if (!sole && conversation?.metadata !== undefined) forgetMetadata.add(conversationId);
     plans[conversationId] = plan;
     added[conversationId] = plan;
   }
@@ -205,7 +211,14 @@ async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceI
     const update: Record<string, unknown> = {};
     for (const [id, plan] of Object.entries(added)) update[`conversations.${id}`] = plan;
     if (Object.keys(update).length > 0) tx.update(ref, update);
-    for (const [id, externalConversationId] of forgetSearch) tx.update(db.doc(paths.conversation(workspaceId, id)), { searchKeys: conversationSearchKeys({ externalConversationId }) });
+    // One update per conversation: its search keys, its metadata, or both.
+    for (const id of new Set([...forgetSearch.keys(), ...forgetMetadata])) {
+      const externalConversationId = forgetSearch.get(id);
+      tx.update(db.doc(paths.conversation(workspaceId, id)), {
+        ...(externalConversationId === undefined ? {} : { searchKeys: conversationSearchKeys({ externalConversationId }) }),
+        ...(forgetMetadata.has(id) ? { metadata: FieldValue.delete() } : {}),
+      });
+    }
   });
   return { done: false, deleted: result.deleted, reads: reads + result.reads, kind: 'messages' };
 }

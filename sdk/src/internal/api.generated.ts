@@ -23,6 +23,10 @@ export interface IncomingMessage {
     /** At most 10000 characters (code points). */
     text?: string;
   };
+  /** The channel's own time of the message, Unix epoch milliseconds; at most 5 minutes after the time it is received (400 otherwise). Default: the time it is received. Part of the content compared for idempotency when given. */
+  sentAt?: number;
+  /** Connector metadata of the conversation: a flat map of at most 16 keys (1 to 64 of `A-Z a-z 0-9 _ . -`) to strings of at most 512 characters (code points), at most 2048 bytes in all (the UTF-8 of the map's JSON). The conversation keeps the merge (the latest message wins per key; `null` removes a key) within the same limits, and every `ready` claim of the conversation carries it as `conversation.metadata`. Part of the content compared for idempotency when not empty. */
+  metadata?: Record<string, string | null>;
 }
 
 /** `components.schemas.IncomingMessageResponse`. */
@@ -121,6 +125,11 @@ export interface ClaimReadyEdit {
       providerMessageIds: string[];
     }[];
   };
+  /** Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
+  conversation?: {
+    /** The merge of the `metadata` of the conversation's incoming messages (the latest message wins per key). */
+    metadata: Record<string, string>;
+  };
 }
 
 /** Unsend a sent reply (only for an integration with `replies.lifecycle.unsend`): delete the messages in `target` for the recipient. */
@@ -148,6 +157,11 @@ export interface ClaimReadyUnsend {
       providerMessageIds: string[];
     }[];
   };
+  /** Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
+  conversation?: {
+    /** The merge of the `metadata` of the conversation's incoming messages (the latest message wins per key). */
+    metadata: Record<string, string>;
+  };
 }
 
 /** Send the reply. */
@@ -174,6 +188,11 @@ export interface ClaimReadySend {
       /** SHA-256 of the bytes, lowercase hex. */
       sha256: string;
     }[];
+  };
+  /** Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
+  conversation?: {
+    /** The merge of the `metadata` of the conversation's incoming messages (the latest message wins per key). */
+    metadata: Record<string, string>;
   };
 }
 
@@ -437,6 +456,8 @@ interface Schema {
   properties?: Readonly<Record<string, Schema>>;
   required?: readonly string[];
   items?: Schema;
+  /** A map's values (every key not in `properties`). */
+  additionalProperties?: Schema;
 }
 
 const NO_MATCH: unique symbol = Symbol('no match');
@@ -509,6 +530,15 @@ function readValue(schema: Schema, value: unknown): Read {
       if (read === NO_MATCH) return NO_MATCH;
       copy[name] = read;
     }
+    // A map keeps every other key whose value reads as its value schema.
+    if (schema.additionalProperties !== undefined) {
+      for (const [name, item] of Object.entries(object)) {
+        if (name in schema.properties || item === undefined) continue;
+        const read = readValue(schema.additionalProperties, item);
+        if (read === NO_MATCH) return NO_MATCH;
+        copy[name] = read;
+      }
+    }
     return copy;
   }
   return value;
@@ -545,7 +575,7 @@ function operation<Response>(operationId: string, method: string, path: string, 
 
 /** The checked part of each component schema. */
 const SCHEMAS = {
-  IncomingMessage: {"type":["object"],"properties":{"eventId":{"type":["string"]},"providerMessageId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]}}}},"required":["eventId","externalConversationId","sender"]},
+  IncomingMessage: {"type":["object"],"properties":{"eventId":{"type":["string"]},"providerMessageId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]}}},"sentAt":{"type":["integer"]},"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string","null"]}}},"required":["eventId","externalConversationId","sender"]},
   IncomingMessageResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"messageId":{"type":["string"]},"duplicate":{"type":["boolean"]}},"required":["conversationId","messageId","duplicate"]},
   MessageEventRequest: {"type":["object"],"properties":{"eventId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"type":{"type":["string"],"enum":["edited","deleted","reaction","typing"]},"target":{"type":["object"],"properties":{"eventId":{"type":["string"]},"providerMessageId":{"type":["string"]}}},"text":{"type":["string"]},"emoji":{"type":["string"]},"removed":{"type":["boolean"],"const":true}},"required":["eventId","externalConversationId","sender","type"]},
   MessageEventResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"applied":{"type":["boolean"]},"duplicate":{"type":["boolean"]}},"required":["applied","duplicate"]},
@@ -553,9 +583,9 @@ const SCHEMAS = {
   ClaimResponse: {"oneOf":[{"ref":"ClaimSkip"},{"ref":"ClaimReady"}]},
   ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"oneOf":[{"type":["string"],"enum":["waiting_for_previous","already_sent","already_failed","outcome_unknown"]},{"type":["string"]}]}},"required":["status","reason"]},
   ClaimReady: {"oneOf":[{"ref":"ClaimReadyEdit"},{"ref":"ClaimReadyUnsend"},{"ref":"ClaimReadySend"}],"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"}},"required":["status"]},
-  ClaimReadyEdit: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"edit"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["text","recipient"]},"target":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["part","providerMessageIds"]}}},"required":["deliveryId","providerMessageIds"]}},"required":["status","kind","leaseId","leaseExpiresAt","message","target"]},
-  ClaimReadyUnsend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"unsend"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["recipient"]},"target":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["part","providerMessageIds"]}}},"required":["deliveryId","providerMessageIds"]}},"required":["status","kind","leaseId","leaseExpiresAt","message","target"]},
-  ClaimReadySend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]},"attachments":{"type":["array"],"items":{"type":["object"],"properties":{"attachmentId":{"type":["string"]},"name":{"type":["string"]},"contentType":{"type":["string"],"enum":["image/png","image/jpeg","image/webp","image/gif","application/pdf","text/plain"]},"size":{"type":["integer"]},"sha256":{"type":["string"]}},"required":["attachmentId","name","contentType","size","sha256"]}}},"required":["text","recipient"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
+  ClaimReadyEdit: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"edit"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["text","recipient"]},"target":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["part","providerMessageIds"]}}},"required":["deliveryId","providerMessageIds"]},"conversation":{"type":["object"],"properties":{"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["metadata"]}},"required":["status","kind","leaseId","leaseExpiresAt","message","target"]},
+  ClaimReadyUnsend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"unsend"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["recipient"]},"target":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["part","providerMessageIds"]}}},"required":["deliveryId","providerMessageIds"]},"conversation":{"type":["object"],"properties":{"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["metadata"]}},"required":["status","kind","leaseId","leaseExpiresAt","message","target"]},
+  ClaimReadySend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]},"attachments":{"type":["array"],"items":{"type":["object"],"properties":{"attachmentId":{"type":["string"]},"name":{"type":["string"]},"contentType":{"type":["string"],"enum":["image/png","image/jpeg","image/webp","image/gif","application/pdf","text/plain"]},"size":{"type":["integer"]},"sha256":{"type":["string"]}},"required":["attachmentId","name","contentType","size","sha256"]}}},"required":["text","recipient"]},"conversation":{"type":["object"],"properties":{"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["metadata"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
   StartRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},
   StartResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["sending","sent"]}},"required":["status"]},
   ExtendRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},

@@ -36,6 +36,8 @@ function toWireMessage(input: SendMessageInput, eventId: string): IncomingMessag
   const wire: IncomingMessage = { eventId, externalConversationId: input.externalConversationId, sender };
   if (input.providerMessageId !== undefined) wire.providerMessageId = input.providerMessageId;
   if (input.text !== undefined) wire.message = { text: input.text };
+  if (input.sentAt !== undefined) wire.sentAt = input.sentAt;
+  if (input.metadata !== undefined) wire.metadata = { ...input.metadata };
   return wire;
 }
 

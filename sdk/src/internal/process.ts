@@ -14,7 +14,7 @@ import {
 } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
 import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, isLifecycleKind, LEASE_MS, LIFECYCLE_KINDS, UNSUPPORTED_KIND, type LifecycleKind } from './contract.generated.js';
-import type { AttachmentFile, CompleteResult, DeliveryAttachment, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
+import type { AttachmentFile, CompleteResult, DeliveryAttachment, DeliveryConversation, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type NextDeliveryField, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
 import { clockOption, type Clock } from './clock.js';
@@ -60,6 +60,11 @@ export interface ProviderSendInput {
   text: string;
   recipient: Recipient;
   /**
+   * The conversation's connector metadata (the merge of the `metadata` its incoming messages
+   * carried: `messages.send`), present only when it has some.
+   */
+  conversation?: DeliveryConversation;
+  /**
    * The reply's files (empty when it has none, always for integrations without the attachments
    * capability). `text` may be empty when there are files.
    */
@@ -98,6 +103,8 @@ interface ProviderLifecycleInputBase {
   leaseExpiresAt: number;
   /** The chat and the customer of the reply being changed. */
   recipient: Recipient;
+  /** As in `ProviderSendInput`. */
+  conversation?: DeliveryConversation;
   /**
    * The reply being changed: its delivery (`deliveryId`) and the provider ids its connector
    * reported when it was sent (`providerMessageIds`, and each part's in `parts` when it reported
@@ -483,7 +490,9 @@ export async function processDelivery(
   let run: ((signal: AbortSignal) => Promise<ProviderLifecycleResult> | ProviderLifecycleResult) | undefined;
   // The trace goes to the callback only when it is well-formed, exactly as on the calls (`call`).
   const trace = call.traceparent === undefined || traceId === undefined ? {} : { traceparent: call.traceparent, traceId };
-  const base = { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, recipient: claim.message.recipient, ...trace };
+  // `conversation` only when the claim has it, so a connector that never sends metadata never sees the key.
+  const conversation = claim.conversation === undefined ? {} : { conversation: claim.conversation };
+  const base = { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, recipient: claim.message.recipient, ...conversation, ...trace };
   if (reply !== undefined && deliveryKind === undefined) {
     const send = handlers.send;
     run = (signal) => {

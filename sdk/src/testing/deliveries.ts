@@ -16,7 +16,7 @@
 import { decideLivenessCheck, decideLeaseExpiry, type AppendInput, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { planAppend, planTransition, releasedBy, type QueueChange, type RecordWrite } from '../internal/rules/plan.js';
 import { hasUnfinishedBefore, type QueueTail } from '../internal/rules/ordering.js';
-import { DEFAULT_UNCLAIMED_EXPIRY_MS, isTerminal, type Decision, type DeliveryNotification, type DeliveryRecord, type NotificationReason, type Recipient } from '../internal/rules/record.js';
+import { DEFAULT_UNCLAIMED_EXPIRY_MS, isTerminal, type Decision, type DeliveryNotification, type DeliveryRecord, type NotificationReason } from '../internal/rules/record.js';
 
 
 /** A notification due at `at` (the service's outbox entry). */
@@ -33,7 +33,8 @@ export class MemoryDeliveries {
   readonly outbox: OutboxEntry[] = [];
 
   constructor(
-    private readonly recipientOf: (conversationId: string) => Recipient,
+    /** What a claim reads of the conversation (the service's `readConversation`): its recipient and its connector metadata. */
+    private readonly conversationOf: (conversationId: string) => Pick<TransitionFacts, 'recipient' | 'metadata'>,
     private readonly unclaimedExpiryMs = DEFAULT_UNCLAIMED_EXPIRY_MS,
   ) {}
 
@@ -51,7 +52,7 @@ export class MemoryDeliveries {
     const before = this.records.get(deliveryId);
     if (before === undefined) return null;
     const queue = this.queue(before.conversationId);
-    const facts: TransitionFacts = { now, predecessorUnfinished: !isTerminal(before.status) && hasUnfinishedBefore(queue.unfinished, before.seq), recipient: this.recipientOf(before.conversationId) };
+    const facts: TransitionFacts = { now, predecessorUnfinished: !isTerminal(before.status) && hasUnfinishedBefore(queue.unfinished, before.seq), ...this.conversationOf(before.conversationId) };
     const decision = decide(before, facts);
     const released = releasedBy(before, decision, queue.unfinished);
     const plan = planTransition(before, decision, released === null ? null : (this.records.get(released.deliveryId) ?? null), { now, unclaimedExpiryMs: this.unclaimedExpiryMs });

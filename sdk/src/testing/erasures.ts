@@ -28,6 +28,12 @@ export function eraseCustomer(state: ServiceState, integrationId: string, extern
   const erased = state.messages.filter((m) => !m.erased && (ofCustomer.includes(m) || sole.includes(m.conversationId)));
   const replies = new Set([...state.deliveries.values()].filter((d) => sole.includes(d.conversationId)).map((d) => d.messageId));
   for (const m of erased) m.erased = true;
+  // The conversations' connector metadata goes with them, and from a shared one too: the merge does not
+  // record whose message set a key (functions/src/privacy/erasure.ts, docs/privacy.md#erasure).
+  for (const id of conversationIds) {
+    const conversation = state.conversations.get(id);
+    if (conversation !== undefined) conversation.metadata = {};
+  }
   // The customer's reactions on what stays, their pending events and their typing go too (docs/privacy.md).
   for (const m of state.messages) if (m.integrationId === integrationId) m.reactions = m.reactions.filter((r) => r.senderExternalId !== externalCustomerId);
   for (const r of state.replies.values()) if (r.integrationId === integrationId) r.reactions = r.reactions.filter((x) => x.senderExternalId !== externalCustomerId);

@@ -12,6 +12,7 @@ import { applyEvent, messageEventProblems, TYPING_WITHOUT_CONVERSATION, type Eve
 import type { DeliveryRecord } from '../internal/rules/record.js';
 import { ambiguousTarget, eventConflict, messageTextOf, providerMessageIdConflict, targetNotFound } from '../internal/rules/intake.js';
 import { resolveProviderTarget } from '../internal/rules/targets.js';
+import { latestSentAt, mergeMetadata, metadataProblems, sentAtOf } from '../internal/rules/metadata.js';
 import type { ApiError } from './errors.js';
 import { parseJson } from './http.js';
 import { digestId, sha256Hex } from './ids.js';
@@ -47,10 +48,14 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
   // The message JSON itself (the multipart `payload`'s schema); "text or an image" is the 400 `empty_message` below, as in the service.
   const problems = validateRequest({ ref: 'IncomingMessage' }, payload);
   if (problems.length > 0) throw invalidRequest(problems);
-  const message = payload as { eventId: string; providerMessageId?: string; externalConversationId: string; sender: { externalId: string; displayName?: string; kind?: 'customer' | 'service' }; message?: { text?: string } };
+  const message = payload as { eventId: string; providerMessageId?: string; externalConversationId: string; sender: { externalId: string; displayName?: string; kind?: 'customer' | 'service' }; message?: { text?: string }; metadata?: Record<string, string | null>; sentAt?: number };
+  // The metadata rules the service's schema refines with (rules/metadata.ts): the document says only "a map of strings or nulls".
+  const metadataIssues = message.metadata === undefined ? [] : metadataProblems(message.metadata);
+  if (metadataIssues.length > 0) throw invalidRequest(metadataIssues.map((problem) => `${problem.path.join('.')}: ${problem.message}`));
   const text = messageTextOf(message.message?.text, images.length);
+  const sentAt = sentAtOf(message.sentAt, request.now);
   const sender = { externalId: message.sender.externalId, displayName: message.sender.displayName ?? null, kind: message.sender.kind ?? 'customer' };
-  const fingerprint = messageFingerprint({ externalConversationId: message.externalConversationId, sender, text, images, providerMessageId: message.providerMessageId });
+  const fingerprint = messageFingerprint({ externalConversationId: message.externalConversationId, sender, text, images, providerMessageId: message.providerMessageId, metadata: message.metadata, sentAt: message.sentAt });
   const eventKey = `${integration.integrationId}\u0000${message.eventId}`;
   const known = state.events.get(eventKey);
   if (known !== undefined) {
@@ -63,14 +68,20 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
   if (providerKey !== undefined && state.inboundProviderMessages.has(providerKey)) throw providerMessageIdConflict(message.providerMessageId ?? '');
   const conversationId = digestId('c_', [integration.integrationId, message.externalConversationId]);
   const messageId = digestId('m_', [integration.integrationId, message.eventId, fingerprint]);
+  // Merged before anything is stored: a merge past the limits is a 400 with nothing written, as in the service's transaction.
+  const merged = message.metadata === undefined ? null : mergeMetadata(state.conversations.get(conversationId)?.metadata ?? {}, message.metadata).merged;
   if (providerKey !== undefined) state.inboundProviderMessages.set(providerKey, { messageId, conversationId });
   let conversation = state.conversations.get(conversationId);
   if (conversation === undefined) {
-    conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: message.externalConversationId, lastSenderExternalId: sender.externalId, lastCustomerExternalId: null, nextSeq: 1 };
+    conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: message.externalConversationId, lastSenderExternalId: sender.externalId, lastCustomerExternalId: null, nextSeq: 1, metadata: {}, lastCustomerSentAt: null };
     state.conversations.set(conversationId, conversation);
   }
   conversation.lastSenderExternalId = sender.externalId;
-  if (sender.kind === 'customer') conversation.lastCustomerExternalId = sender.externalId;
+  if (sender.kind === 'customer') {
+    conversation.lastCustomerExternalId = sender.externalId;
+    conversation.lastCustomerSentAt = latestSentAt(conversation.lastCustomerSentAt, sentAt);
+  }
+  if (merged !== null) conversation.metadata = merged;
   state.events.set(eventKey, { fingerprint, messageId, conversationId });
   state.messages.push({
     messageId,
@@ -85,6 +96,7 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
     ...(text === null ? {} : { text }),
     images: images.map((image, i) => ({ part: `images[${i}]`, contentType: image.contentType, width: image.width, height: image.height, bytes: image.bytes.length, sha256: image.sha256, status: 'stored' as const })),
     receivedAt: request.now,
+    sentAt,
     senderExternalId: sender.externalId,
     senderKind: sender.kind,
     fingerprint,

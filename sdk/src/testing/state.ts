@@ -5,6 +5,7 @@
  * live in MemoryDeliveries (./deliveries.ts) and change only through the service's rules.
  */
 import type { LifecycleKind } from '../internal/contract.generated.js';
+import type { Metadata } from '../internal/rules/metadata.js';
 import type { Decision, DeliveryRecord, ReceiptStatus } from '../internal/rules/record.js';
 import { MemoryDeliveries } from './deliveries.js';
 import { Notifications } from './notifications.js';
@@ -30,6 +31,10 @@ export interface Conversation {
   lastSenderExternalId: string;
   lastCustomerExternalId: string | null;
   nextSeq: number;
+  /** The merge of its messages' `metadata` (../internal/rules/metadata.ts `mergeMetadata`). */
+  metadata: Metadata;
+  /** The greatest `sentAt` of its customer messages (epoch ms), null before the first. */
+  lastCustomerSentAt: number | null;
 }
 
 /** One operator request of a kind on a reply (an edit's carries its new `text`); `deliveryId` null when refused. */
@@ -134,7 +139,7 @@ export function createState(options: StartTestServiceOptions): ServiceState {
   const conversations = new Map<string, Conversation>();
   const store = new MemoryDeliveries((conversationId) => {
     const c = conversations.get(conversationId);
-    return { externalConversationId: c?.externalConversationId ?? '', externalCustomerId: c?.lastCustomerExternalId ?? c?.lastSenderExternalId ?? '' };
+    return { recipient: { externalConversationId: c?.externalConversationId ?? '', externalCustomerId: c?.lastCustomerExternalId ?? c?.lastSenderExternalId ?? '' }, metadata: c?.metadata ?? {} };
   });
   const state: ServiceState = {
     now: options.now ?? Date.now,

@@ -247,6 +247,8 @@ export interface MessageView {
   /** The stored images: the content type judged by the bytes, the dimensions of the header, the size and SHA-256 of the bytes stored. */
   images: readonly { part: string; contentType: string; width: number; height: number; bytes: number; sha256: string; status: 'stored' | 'rejected'; code?: string }[];
   receivedAt: number;
+  /** The channel's time of the message (epoch ms): its `sentAt`, or `receivedAt` when it came without one. */
+  sentAt: number;
   /** The customer's edits (`POST /v1/messages/events` `edited`), oldest first; `text` stays the original. */
   edits: readonly { text: string; at: number }[];
   /** Set when the customer deleted it (`deleted`): `text` and `images` are gone, the tombstone stays. */

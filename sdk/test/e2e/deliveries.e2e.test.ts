@@ -236,3 +236,36 @@ describe('typed errors', () => {
     }
   });
 });
+
+describe('connector metadata (messages.send `metadata`, the claim\'s `conversation.metadata`)', () => {
+  test('the merge of the messages\' metadata reaches `send` as conversation.metadata; a null removes a key; a conversation without any has no key', async () => {
+    const { conversation, notification } = await newDelivery('With metadata');
+    const { externalConversationId, customerId } = conversation;
+    const sender = { externalId: customerId };
+    await client.messages.send({ externalConversationId, sender, text: 'order', metadata: { orderId: 'A-1', locale: 'pl' } });
+    await client.messages.send({ externalConversationId, sender, text: 'update', metadata: { orderId: 'A-2', locale: null }, sentAt: Date.now() - 60_000 });
+    const seen: unknown[] = [];
+    const result = await client.processDelivery(notification, (input) => {
+      seen.push(input.conversation);
+      return { providerMessageIds: ['meta-1'] };
+    });
+    expect(result).toMatchObject({ kind: 'sent' });
+    expect(seen).toEqual([{ metadata: { orderId: 'A-2' } }]);
+
+    const plain = await newDelivery('Without metadata');
+    const inputs: object[] = [];
+    await client.processDelivery(plain.notification, (input) => {
+      inputs.push(input);
+      return { providerMessageIds: ['meta-2'] };
+    });
+    expect(inputs[0]).not.toHaveProperty('conversation');
+  });
+
+  test('a bad key, a nested value or a sentAt over 5 minutes ahead is a BadRequestError', async () => {
+    const { conversation } = await newDelivery('Refusals');
+    const base = { externalConversationId: conversation.externalConversationId, sender: { externalId: conversation.customerId }, text: 'x' };
+    await expect(client.messages.send({ ...base, metadata: { 'bad key': 'x' } })).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
+    await expect(client.messages.send({ ...base, metadata: { a: { b: 'c' } } as unknown as Record<string, string> })).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
+    await expect(client.messages.send({ ...base, sentAt: Date.now() + 10 * 60_000 })).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
+  });
+});

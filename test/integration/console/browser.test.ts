@@ -203,6 +203,7 @@ test('a message posted with the SDK appears live in the list and the thread', as
     sender: { externalId: 'customer-7', displayName: 'Ada Lovelace' },
     text: 'Hello! My order #1234 has not arrived yet.',
     images: [{ data: png(640, 480), contentType: 'image/png' }],
+    metadata: { orderId: '1234', 'shop.region': 'eu-west' },
   });
   conversationId = first.conversationId;
   await client.messages.send({ externalConversationId: 'chat-4711', sender: { externalId: 'shop-monitor', displayName: 'Shop monitor', kind: 'service' }, text: 'Payment provider reports a delay.' });
@@ -226,6 +227,13 @@ test('a message posted with the SDK appears live in the list and the thread', as
   await entry.locator('.title', { hasText: 'Ada Lovelace (customer-7)' }).waitFor();
   await entry.locator('.where', { hasText: 'Telegram bot' }).waitFor();
   await adminPage.getByText(/^Customer Ada Lovelace \(customer-7\) · integration Telegram bot · last message /).waitFor();
+  // The connector metadata the message carried, read-only under the header's "Details" (closed at first).
+  const details = adminPage.locator('#conversation-details');
+  await details.getByText('Details: connector metadata (2)').click();
+  const metadata = details.locator('dl.conversation-metadata');
+  await expect(metadata.locator('dt').allTextContents()).resolves.toEqual(['orderId', 'shop.region']);
+  await expect(metadata.locator('dd').allTextContents()).resolves.toEqual(['1234', 'eu-west']);
+  await expect(details.locator('input, textarea, button').count()).resolves.toBe(0);
 });
 
 test('a reply reaches sent through the connector, with its provider ids and attempt log', async () => {

@@ -96,6 +96,24 @@ test("a shared conversation the customer wrote in last is no longer found by the
   expect(keys).not.toContain(setup.customerId.toLowerCase());
 });
 
+test('a shared conversation loses its connector metadata (it cannot tell whose message set a key); the other customer\'s later metadata is kept again', async () => {
+  const setup = await file.ownConversation();
+  const { integration } = setup;
+  const other = `other-${randomUUID().slice(0, 8)}`;
+  const sharedExternal = `shared-${randomUUID().slice(0, 8)}`;
+  await send(integration, sharedExternal, other, { metadata: { plan: 'gold' } });
+  const mine = await send(integration, sharedExternal, setup.customerId, { metadata: { orderId: 'A-1' } });
+  const conversation = ws(integration.workspaceId).collection('conversations').doc(mine.conversationId);
+  expect((await conversation.get()).get('metadata')).toEqual({ plan: 'gold', orderId: 'A-1' });
+
+  await waitForErasure(integration.workspaceId, await requestErasure(integration, setup.customerId));
+  const after = await conversation.get();
+  expect(after.exists).toBe(true);
+  expect(after.get('metadata')).toBeUndefined();
+  await send(integration, sharedExternal, other, { metadata: { plan: 'silver' } });
+  expect((await conversation.get()).get('metadata')).toEqual({ plan: 'silver' });
+});
+
 test('the cascade: the customer, their messages and image, their sole conversation with replies and deliveries; the shared one keeps the other customer', async () => {
   const s = await scene();
   expect(s.imagePaths).toHaveLength(1);

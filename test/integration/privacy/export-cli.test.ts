@@ -37,7 +37,7 @@ const download = (workspaceId: string, exportId: string, token?: string) =>
 test('the export file: the customer, their conversations, messages with image references, deliveries with attempts and receipts; admins only', async () => {
   const setup = await file.ownConversation();
   const { integration } = setup;
-  await send(integration, setup.externalConversationId, setup.customerId, { withImage: true });
+  await send(integration, setup.externalConversationId, setup.customerId, { withImage: true, metadata: { orderId: 'A-1' } });
   const reply = await replyAndNotify(setup, 'exported answer');
   await deliverFully(integration.key, reply.deliveryId);
   const otherCustomerConversation = `other-${randomUUID()}`;
@@ -66,6 +66,8 @@ test('the export file: the customer, their conversations, messages with image re
   expect(lines[1]).toMatchObject({ externalConversationId: setup.externalConversationId, soleCustomer: true, needsReply: false }); // answered by the reply
   // The search index is not the customer's data (it may name another customer): not exported.
   expect(lines[1]).not.toHaveProperty('searchKeys');
+  // The conversation's connector metadata is its data: exported with it.
+  expect(lines[1]).toMatchObject({ metadata: { orderId: 'A-1' } });
   const withImage = lines.find((l) => l.type === 'message' && Array.isArray(l.images) && l.images.length > 0) as { images: Array<{ path: string; sha256: string }> } | undefined;
   expect(withImage?.images[0]).toMatchObject({ path: expect.any(String) as string, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as string });
   expect(lines[5]).toMatchObject({ deliveryId: reply.deliveryId, status: 'sent', attemptLog: expect.any(Array) as unknown[] });

@@ -22,9 +22,9 @@ export interface Sent {
 }
 
 /** A customer message through POST /v1/messages (with one small PNG when `withImage`, or the image `image`). */
-export async function send(integration: TestIntegration, externalConversationId: string, externalId: string, options: { withImage?: boolean; image?: Buffer; eventId?: string; text?: string } = {}): Promise<Sent> {
+export async function send(integration: TestIntegration, externalConversationId: string, externalId: string, options: { withImage?: boolean; image?: Buffer; eventId?: string; text?: string; metadata?: Record<string, string | null> } = {}): Promise<Sent> {
   const eventId = options.eventId ?? `evt-${randomUUID()}`;
-  const body = { eventId, externalConversationId, sender: { externalId }, message: { text: options.text ?? `hello from ${externalId}` } };
+  const body = { eventId, externalConversationId, sender: { externalId }, message: { text: options.text ?? `hello from ${externalId}` }, ...(options.metadata === undefined ? {} : { metadata: options.metadata }) };
   const image = options.image ?? (options.withImage ? png(3 + Math.floor(Math.random() * 50), 3) : undefined);
   const res = image !== undefined
     ? await postMultipart('/v1/messages', messageParts(body, [image]), { key: integration.key })

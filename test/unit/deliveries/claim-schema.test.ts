@@ -42,7 +42,12 @@ test('the document: ClaimResponse discriminated on status; ClaimReady the three 
     oneOf: [{ $ref: '#/components/schemas/ClaimReadyEdit' }, { $ref: '#/components/schemas/ClaimReadyUnsend' }, { $ref: '#/components/schemas/ClaimReadySend' }],
   });
   expect(schemas.ClaimReadySend?.required).toEqual(['status', 'leaseId', 'leaseExpiresAt', 'message']);
-  expect(Object.keys(schemas.ClaimReadySend?.properties as object)).toEqual(['status', 'leaseId', 'leaseExpiresAt', 'message']);
+  // No `kind`; `conversation` (the connector metadata) is optional: a connector that never sends metadata never sees it.
+  expect(Object.keys(schemas.ClaimReadySend?.properties as object)).toEqual(['status', 'leaseId', 'leaseExpiresAt', 'message', 'conversation']);
+  for (const name of ['ClaimReadyEdit', 'ClaimReadyUnsend', 'ClaimReadySend']) {
+    expect(schemas[name]?.properties).toMatchObject({ conversation: { properties: { metadata: { type: 'object', additionalProperties: { type: 'string' } } }, required: ['metadata'] } });
+    expect(schemas[name]?.required).not.toContain('conversation');
+  }
   expect(schemas.ClaimReadyEdit?.required).toEqual(['status', 'kind', 'leaseId', 'leaseExpiresAt', 'message', 'target']);
   expect(schemas.ClaimReadyUnsend?.properties).toMatchObject({ kind: { const: 'unsend' }, message: { required: ['recipient'] } });
   // The title only names the component; it is not kept in it.

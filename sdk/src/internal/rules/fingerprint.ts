@@ -18,6 +18,13 @@ export interface FingerprintInput {
    * so the fingerprint of a message without one is the one it had before the field existed.
    */
   providerMessageId?: string | undefined;
+  /**
+   * The message's `metadata` as sent (nulls included), when given and not empty: like
+   * `providerMessageId`, absent adds nothing, so fingerprints of messages without it are unchanged.
+   */
+  metadata?: Readonly<Record<string, string | null>> | undefined;
+  /** The message's `sentAt` as sent, when given (absent adds nothing; the default receipt time is not content). */
+  sentAt?: number | undefined;
 }
 
 function canonical(value: unknown): string {
@@ -40,6 +47,9 @@ export function fingerprint(input: FingerprintInput): string {
     images: input.images.map((i) => ({ sha256: i.sha256, contentType: i.contentType })),
     // `canonical` drops undefined values: absent, it adds nothing.
     providerMessageId: input.providerMessageId,
+    // An empty map changes nothing, so it is the same content as no map.
+    metadata: input.metadata !== undefined && Object.keys(input.metadata).length > 0 ? input.metadata : undefined,
+    sentAt: input.sentAt,
   };
   return sha256Hex(canonical(doc));
 }

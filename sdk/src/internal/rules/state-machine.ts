@@ -45,6 +45,7 @@ import {
 // The answers of the connector's operations are the types of their response schemas.
 import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './answers.js';
 import { appendToQueue, type QueueTail } from './ordering.js';
+import { claimConversation, type Metadata } from './metadata.js';
 
 // Why a claim answers `skip`: the contract's list (SKIP_REASONS), shared with the response schema and the SDK.
 import type { LifecycleKind, SkipReason } from '../contract.generated.js';
@@ -62,6 +63,8 @@ export interface ClaimInput {
   /** An earlier delivery of the conversation is not terminal yet (./ordering.ts). */
   predecessorUnfinished: boolean;
   recipient: Recipient;
+  /** The conversation's connector metadata (./metadata.ts): a `ready` answer carries it as `conversation.metadata` when not empty. */
+  metadata?: Metadata | undefined;
 }
 export interface StartInput {
   now: number;
@@ -245,7 +248,7 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
 
   if ((current.status === 'leased' || current.status === 'sending') && isLeaseLive(current.lease, now)) {
     const lease = current.lease;
-    if (lease.requestId === input.requestId) return unchanged(ready(current, lease.leaseId, lease.expiresAt, input.recipient));
+    if (lease.requestId === input.requestId) return unchanged(ready(current, lease.leaseId, lease.expiresAt, input.recipient, input.metadata));
     throw new ServiceUnavailableError('lease_busy', 'the delivery is leased by another request', retryAfterSecondsFromMs(lease.expiresAt - now));
   }
 
@@ -271,25 +274,28 @@ export function decideClaim(d: DeliveryRecord, input: ClaimInput): Decision<Clai
     error: null,
     updatedAt: now,
   };
-  return decided(d, ready(current, input.newLeaseId, expiresAt, input.recipient), withAttempt(granted, now, 'claimed'));
+  return decided(d, ready(current, input.newLeaseId, expiresAt, input.recipient, input.metadata), withAttempt(granted, now, 'claimed'));
 }
 
-function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recipient: Recipient): ClaimResponse {
+function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recipient: Recipient, metadata: Metadata | undefined): ClaimResponse {
   const to = { externalConversationId: recipient.externalConversationId, externalCustomerId: recipient.externalCustomerId };
+  // Every `ready` answer of the conversation carries its metadata, and none when it has none: a
+  // connector that never sends metadata never sees the key (docs/contract.md#claim).
+  const conversation = claimConversation(metadata);
   // An edit or unsend (docs/contract.md#edits-and-unsends) says so, with what it acts on; a reply's
   // claim keeps its exact v1 shape (no `kind`, no `target`).
   if (d.kind !== undefined) {
     const target = targetOf(d);
     // An edit carries its new text; every other kind acts on the target only.
     return d.kind === 'edit'
-      ? { status: 'ready', kind: 'edit', leaseId, leaseExpiresAt, message: { text: d.text, recipient: to }, target }
-      : { status: 'ready', kind: d.kind, leaseId, leaseExpiresAt, message: { recipient: to }, target };
+      ? { status: 'ready', kind: 'edit', leaseId, leaseExpiresAt, message: { text: d.text, recipient: to }, target, ...conversation }
+      : { status: 'ready', kind: d.kind, leaseId, leaseExpiresAt, message: { recipient: to }, target, ...conversation };
   }
   // `attachments` only when there are some: a text-only reply's claim keeps the exact shape a
   // connector built before attachments knows (docs/contract.md#attachments).
   // Names are cleaned again on the way out: a delivery recorded before the rule keeps its name as written.
   const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a, name: shownFileName(a.name) })) } : { text: d.text, recipient: to };
-  return { status: 'ready', leaseId, leaseExpiresAt, message };
+  return { status: 'ready', leaseId, leaseExpiresAt, message, ...conversation };
 }
 
 /** The claim's `target` of an edit or unsend (copies: the answer never shares arrays with the record). */
@@ -717,6 +723,8 @@ export interface TransitionFacts {
   predecessorUnfinished: boolean;
   /** Who the reply goes to (likewise). */
   recipient: Recipient;
+  /** The conversation's connector metadata (likewise; absent or empty: the claim carries no `conversation`). */
+  metadata?: Metadata | undefined;
 }
 export type RuleFacts = TransitionFacts & {
   /** A fresh, unguessable lease id (the claim grants it when it grants a lease). */

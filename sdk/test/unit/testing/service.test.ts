@@ -225,6 +225,31 @@ describe('deliveries', () => {
 });
 
 describe('the operator side and faults', () => {
+  test('metadata and sentAt on the service\'s rules: merge, the claim\'s conversation, 5 minutes ahead of the fake clock, a shared conversation\'s metadata erased', async () => {
+    const chat = { externalConversationId: 'chat-meta' };
+    const first = await client.messages.send({ ...chat, sender: { externalId: 'cust-1' }, text: 'a', metadata: { orderId: 'A-1', locale: 'pl' }, sentAt: clock - 1000 });
+    await client.messages.send({ ...chat, sender: { externalId: 'cust-2' }, text: 'b', metadata: { locale: null, plan: 'gold' } });
+    expect(service.messages({ conversationId: first.conversationId }).map((m) => m.sentAt)).toEqual([clock - 1000, clock]);
+    const { deliveryId } = service.reply({ conversationId: first.conversationId, text: 'Hi' });
+    const claim = await client.deliveries.claim({ deliveryId, requestId: 'r1' });
+    expect(claim).toMatchObject({ status: 'ready', conversation: { metadata: { orderId: 'A-1', plan: 'gold' } } });
+    // Five minutes ahead is the limit; a minute of the fake clock later the same time is fine.
+    const ahead = clock + 5 * 60_000 + 1;
+    await expect(client.messages.send({ ...chat, sender: { externalId: 'cust-1' }, text: 'c', sentAt: ahead })).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
+    clock += 60_000;
+    await expect(client.messages.send({ ...chat, sender: { externalId: 'cust-1' }, text: 'c', sentAt: ahead })).resolves.toMatchObject({ duplicate: false });
+    // The merge past 16 keys is refused, nothing stored.
+    const many = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`k${i}`, 'v']));
+    await expect(client.messages.send({ ...chat, sender: { externalId: 'cust-1' }, text: 'd', metadata: many })).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(service.messages({ conversationId: first.conversationId })).toHaveLength(3);
+    // An erasure of one of two customers: the shared conversation stays, its metadata goes.
+    service.erase(integration.integrationId, 'cust-1');
+    const next = service.reply({ conversationId: first.conversationId, text: 'Again' });
+    const after = await client.deliveries.claim({ deliveryId: next.deliveryId, requestId: 'r2' });
+    expect(after.status).toBe('ready');
+    expect(after).not.toHaveProperty('conversation');
+  });
+
   test('cancel before start, too_late after; resend creates a new delivery; erase fails unfinished ones and lists an erasure to acknowledge', async () => {
     const conversationId = await conversation();
     const a = service.reply({ conversationId, text: 'A' });
