@@ -5,6 +5,7 @@
  * live in MemoryDeliveries (./deliveries.ts) and change only through the service's rules.
  */
 import type { LifecycleKind } from '../internal/contract.generated.js';
+import type { Channel } from '../internal/rules/channel.js';
 import type { Decision, DeliveryRecord, ReceiptStatus } from '../internal/rules/record.js';
 import { MemoryDeliveries } from './deliveries.js';
 import { Notifications } from './notifications.js';
@@ -21,6 +22,8 @@ export interface Integration {
   /** The console's switch: an inactive integration's key is answered 403 `integration_inactive`. */
   active: boolean;
   bucket: { tokens: number; updatedAt: number } | undefined;
+  /** What the connector declared of its channel (`PUT /v1/channel`); absent until it does. */
+  channel?: Channel;
 }
 
 export interface Conversation {
