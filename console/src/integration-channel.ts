@@ -7,12 +7,16 @@
 import { h } from './dom';
 import { channelWindowText, type IntegrationChannel } from './integration-channel-format';
 
-/** The card's channel section; a short note when the connector has not declared its channel. */
+/**
+ * The card's channel section; a short note when the connector has not declared its channel. A plain
+ * section headed by its h4, like the card's other parts (a named one would be a landmark per card:
+ * docs/console.md, `landmark-unique`).
+ */
 export function channelPanel(channel: IntegrationChannel | undefined): HTMLElement {
-  if (channel === undefined) return h('section', { class: 'channel', 'aria-label': 'Channel' }, h('h4', {}, 'Channel'), h('p', { class: 'muted' }, 'Not declared by the connector.'));
+  if (channel === undefined) return h('section', { class: 'channel' }, h('h4', {}, 'Channel'), h('p', { class: 'muted' }, 'Not declared by the connector.'));
   return h(
     'section',
-    { class: 'channel', 'aria-label': 'Channel' },
+    { class: 'channel' },
     h('h4', {}, 'Channel'),
     h('p', { class: 'channel-window' }, channelWindowText(channel)),
     channel.templates.length === 0
