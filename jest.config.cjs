@@ -41,6 +41,7 @@ module.exports = {
         '<rootDir>/sdk/test/e2e/messages.e2e.test.ts',
         '<rootDir>/sdk/test/e2e/loops.e2e.test.ts',
         '<rootDir>/sdk/test/e2e/erasures.e2e.test.ts',
+        '<rootDir>/sdk/test/e2e/channel.e2e.test.ts',
         '<rootDir>/sdk/test/e2e/fallback.e2e.test.ts',
         '<rootDir>/sdk/test/e2e/example-connector.e2e.test.ts',
         '<rootDir>/sdk/test/e2e/lifecycle.e2e.test.ts',

@@ -1,13 +1,15 @@
 /**
  * One integration's card: name and state, key prefix (or revoked), a CLI rotation's previous key,
  * the paused source, replies topic and the service's topic check; its reply capabilities
- * (integration-capabilities.ts) and live health (integration-health.ts); for admins Deactivate /
+ * (integration-capabilities.ts), the channel its connector declared (integration-channel.ts, read-only)
+ * and live health (integration-health.ts); for admins Deactivate /
  * Activate, Re-key (the new key shown once) and End overlap now, with the refusal's reason.
  */
 import { h, notice, replace } from './dom';
 import { describeError } from './errors';
 import { formatTime } from './format';
 import { attachmentsPanel, lifecyclePanel } from './integration-capabilities';
+import { channelPanel } from './integration-channel';
 import { ADMINS_ONLY, type IntegrationsContext } from './integration-context';
 import { endKeyOverlap, rekeyIntegration, setIntegrationActive, type Integration } from './integrations-data';
 
@@ -120,6 +122,7 @@ export function integrationCard(ctx: IntegrationsContext, row: Integration, heal
     ),
     attachmentsPanel(ctx, row.id, row.attachments),
     lifecyclePanel(ctx, row.id, row.lifecycle),
+    channelPanel(row.channel),
     health,
     ctx.isAdmin ? adminActions(ctx, row, error) : null,
     error,

@@ -8,6 +8,7 @@ import { collection, deleteField, doc, onSnapshot, serverTimestamp, setDoc, upda
 import { readCapability, type AttachmentCapability } from './attachments';
 import { timestampMillis, type HealthProblem, type HealthStatus } from './format';
 import { readLifecycle, type LifecycleCapability } from './lifecycle';
+import { readChannel, type IntegrationChannel } from './integration-channel-format';
 import { issueKey, type IssuedKey } from './keys';
 import type { Session } from './session';
 
@@ -30,6 +31,8 @@ export interface Integration {
   attachments: AttachmentCapability | undefined;
   /** `replies.lifecycle`, when sent replies may be edited or unsent on the channel. */
   lifecycle: LifecycleCapability | undefined;
+  /** `channel`: what the connector declared of its channel (PUT /v1/channel), read-only here. */
+  channel: IntegrationChannel | undefined;
 }
 
 /** The roll-up's document (docs/data-model.md, "Integration health"), times in epoch ms. */
@@ -76,6 +79,7 @@ function toIntegration(id: string, d: DocumentData): Integration {
     replies,
     attachments: readCapability((d.replies as { attachments?: unknown } | undefined)?.attachments),
     lifecycle: readLifecycle((d.replies as { lifecycle?: unknown } | undefined)?.lifecycle),
+    channel: readChannel(d.channel),
   };
 }
 

@@ -121,8 +121,10 @@ interface OperationDocument {
 }
 
 export interface HttpOperation {
-  /** `POST <path>` under the base host (the Hosting rewrite's source). */
+  /** `<method> <path>` under the base host (the Hosting rewrite's source). */
   path: `/v1/${string}`;
+  /** The one method it accepts; absent: POST (every operation but `PUT /v1/channel`, which replaces a resource). */
+  method?: 'PUT';
   /** The deployed function's name (an export of index.ts; renaming one redeploys it). */
   functionName: string;
   /** The handler module whose `endpoints[operationId]` serves it (the feature's http.ts). */
@@ -297,6 +299,43 @@ const MESSAGE_OPERATIONS = {
             ignored: { summary: 'Ignored (the message was deleted)', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', applied: false, duplicate: false } },
             duplicate: { summary: 'Duplicate of an applied event', value: { conversationId: 'c_3vXq9KpL0aTn2mBw8YrEhJ5sUdCz1fGo', applied: true, duplicate: true } },
             typingUnknownChat: { summary: 'Typing in a chat the desk does not know: nothing stored', value: { applied: false, duplicate: false } },
+          },
+        },
+      },
+    },
+  },
+  updateChannel: {
+    path: '/v1/channel',
+    method: 'PUT',
+    functionName: 'updateChannel',
+    ...MESSAGES,
+    // A small JSON body and one Firestore transaction on the integration document.
+    options: DELIVERY_FUNCTION,
+    errorCodes: [...COMMON_ERRORS, 'rate_limited'],
+    suites: ['test/integration/integrations/channel.test.ts'],
+    summary: "Declare the channel: its reply window and its message templates",
+    description:
+      "Replaces what the body names of your integration's channel facts: `window` (how long after the customer's latest message a free-text reply may go out; null: none) and `templates` (every template the channel accepts, with its params and a preview). A field the body does not name stays as stored; a body names at least one. Each template's preview uses each of its params as `{{name}}` and no other placeholder; (`name`, `language`) is unique. The answer is the channel as stored; the same body again changes nothing (`updatedAt` stays). A refused body writes nothing. The console shows the channel, read-only, on the integration. The rate limit, the key and the body limits are those of `POST /v1/messages`.",
+    openapi: {
+      tag: 'channel',
+      shape: 'json',
+      components: 'Channel',
+      responseDescription: 'The channel as stored.',
+      rateLimited: true,
+      examples: {
+        request: {
+          whatsapp: {
+            summary: 'A WhatsApp channel: a 24-hour window and one template',
+            value: { window: { seconds: 86400 }, templates: [{ name: 'order_update', language: 'en-US', params: [{ name: 'order', maxLength: 32 }], preview: 'Your order {{order}} has shipped.' }] },
+          },
+          windowOnly: { summary: 'Only the window (the templates stay)', value: { window: null } },
+        },
+        responses: {
+          '200': {
+            stored: {
+              summary: 'Stored',
+              value: { window: { seconds: 86400 }, templates: [{ name: 'order_update', language: 'en-US', params: [{ name: 'order', maxLength: 32 }], preview: 'Your order {{order}} has shipped.' }], updatedAt: 1767268920000 },
+            },
           },
         },
       },

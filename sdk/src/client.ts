@@ -1,5 +1,6 @@
 import type { OPERATIONS } from './internal/api.generated.js';
 import { DeliveriesApi, type FILE_OPERATIONS } from './internal/deliveries.js';
+import { ChannelApi } from './internal/channel.js';
 import { ErasuresApi } from './internal/erasures.js';
 import { defaultSleep, type FetchLike, normalizeBaseUrl, type SleepFn, Transport } from './internal/transport.js';
 import { MessagesApi } from './internal/messages.js';
@@ -50,6 +51,8 @@ export class ConnectorClient {
   readonly deliveries: DeliveriesApi;
   /** Erasures of customers to purge from the connector's own storage: `pending`, `pendingItems`, `ack` (and `processErasures`). */
   readonly erasures: ErasuresApi;
+  /** The channel as the connector declares it: `update` (its reply window and message templates). */
+  readonly channel: ChannelApi;
   readonly #transport: Transport;
 
   constructor(options: ConnectorClientOptions) {
@@ -81,6 +84,7 @@ export class ConnectorClient {
     this.messages = new MessagesApi(this.#transport);
     this.deliveries = new DeliveriesApi(this.#transport);
     this.erasures = new ErasuresApi(this.#transport);
+    this.channel = new ChannelApi(this.#transport);
   }
 
   get baseUrl(): string {
@@ -133,7 +137,8 @@ export class ConnectorClient {
 /** The method names of one API object of the client (`claim`, `start`, ... of `client.deliveries`). */
 type MethodsOf<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T] & string;
 /** `deliveries.claim`, `messages.send`, ...: a method of the client, by its path from the client. */
-type ClientMethod = { [Api in 'messages' | 'deliveries' | 'erasures']: `${Api}.${MethodsOf<ConnectorClient[Api]>}` }['messages' | 'deliveries' | 'erasures'];
+type ClientApi = 'messages' | 'deliveries' | 'erasures' | 'channel';
+type ClientMethod = { [Api in ClientApi]: `${Api}.${MethodsOf<ConnectorClient[Api]>}` }[ClientApi];
 
 /**
  * Which method of the client calls each operation of the API, by operationId. Internal (index.ts
@@ -148,6 +153,7 @@ export const OPERATION_METHODS = {
   sendMessage: 'messages.send',
   // One operation, four methods (each names it): edit, delete, react and typing are its `type`s.
   sendMessageEvent: 'messages.edit',
+  updateChannel: 'channel.update',
   claimDelivery: 'deliveries.claim',
   startDelivery: 'deliveries.start',
   extendDeliveryLease: 'deliveries.extend',

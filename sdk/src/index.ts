@@ -21,6 +21,8 @@ export {
   type ProcessErasuresResult,
   type PurgeErasure,
 } from './internal/erasures.js';
+// The channel as the connector declares it (its reply window and templates).
+export type { ChannelApi } from './internal/channel.js';
 export { CONNECT_FAILURE_CODES, type CallOptions, type FetchLike, type SleepFn } from './internal/transport.js';
 export {
   BACKOFF_BASE_MS,

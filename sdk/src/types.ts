@@ -26,6 +26,8 @@ import type {
   SendMessageResponse,
   StartDeliveryRequest,
   StartDeliveryResponse,
+  UpdateChannelRequest,
+  UpdateChannelResponse,
 } from './internal/api.generated.js';
 
 
@@ -316,3 +318,15 @@ export type AckErasureInput = AcknowledgeErasureRequest;
 
 /** `{ acknowledged: true }`, also on a repeated ack. */
 export type AckErasureResult = AcknowledgeErasureResponse;
+
+/**
+ * `client.channel.update()`: what the connector declares of its channel. `window` (`{ seconds }`,
+ * 60 to 604800: how long after the customer's latest message a free-text reply may go out; null:
+ * none) and `templates` (every template, replacing the stored list); a field left out stays as
+ * stored, and at least one is needed.
+ */
+export type ChannelInput = UpdateChannelRequest;
+/** One message template: `name`, `language` (BCP 47), `params` (`{ name, maxLength? }`), `preview` with a `{{param}}` for each param. */
+export type ChannelTemplate = NonNullable<UpdateChannelRequest['templates']>[number];
+/** The channel as stored: `{ window, templates, updatedAt }` (`updatedAt` stays when an update changed nothing). */
+export type Channel = UpdateChannelResponse;

@@ -39,6 +39,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/channel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Declare the channel: its reply window and its message templates
+         * @description Replaces what the body names of your integration's channel facts: `window` (how long after the customer's latest message a free-text reply may go out; null: none) and `templates` (every template the channel accepts, with its params and a preview). A field the body does not name stays as stored; a body names at least one. Each template's preview uses each of its params as `{{name}}` and no other placeholder; (`name`, `language`) is unique. The answer is the channel as stored; the same body again changes nothing (`updatedAt` stays). A refused body writes nothing. The console shows the channel, read-only, on the integration. The rate limit, the key and the body limits are those of `POST /v1/messages`.
+         */
+        put: operations["updateChannel"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deliveries/claim": {
         parameters: {
             query?: never;
@@ -331,6 +351,48 @@ export interface components {
             applied: boolean;
             /** @description True for an identical retry of an earlier event: nothing new was written. */
             duplicate: boolean;
+        };
+        /** @description What the connector declares of its channel: the reply window, the templates, or both. At least one of the two. */
+        ChannelRequest: {
+            /** @description The reply window, or null: the channel has none (or the connector does not know it). Absent: the stored one stays. */
+            window?: {
+                /** @description How long after the customer's latest message a free-text reply may go out, 60 to 604800 seconds (WhatsApp: 86400). */
+                seconds: number;
+            } | null;
+            /** @description Every template of the channel, at most 200, replacing the stored list (`[]`: none). Absent: the stored list stays. */
+            templates?: {
+                /** @description The template's name on the channel: lower-case letters, digits, `_`, 1 to 512. */
+                name: string;
+                /** @description A BCP 47 language tag (`en`, `en-US`, `pt-BR`). (`name`, `language`) is unique among the templates, the tag compared without case. */
+                language: string;
+                /** @description Its variable parts, at most 20; each used in `preview`. */
+                params: {
+                    /** @description The param, as its placeholder `{{name}}` in `preview` writes it: letters, digits, `_`, 1 to 64. Unique in its template. */
+                    name: string;
+                    /** @description At most this many characters (code points), 1 to 1024; absent: no limit of its own. */
+                    maxLength?: number;
+                }[];
+                /** @description The text as the customer reads it, 1 to 1024 characters (code points), with a placeholder `{{name}}` (spaces inside the braces allowed) for each param: every param used, no placeholder naming another. */
+                preview: string;
+            }[];
+        };
+        ChannelResponse: {
+            /** @description The reply window, or null when none was declared. */
+            window: {
+                seconds: number;
+            } | null;
+            /** @description The templates, in the order declared. */
+            templates: {
+                name: string;
+                language: string;
+                params: {
+                    name: string;
+                    maxLength?: number;
+                }[];
+                preview: string;
+            }[];
+            /** @description When the channel last changed, Unix epoch milliseconds (the same body again leaves it). */
+            updatedAt: number;
         };
         ClaimRequest: {
             /** @description The delivery to claim (from the notification). */
@@ -682,7 +744,7 @@ export interface components {
             };
         };
         /**
-         * @description Method not allowed: every path accepts POST only. (Answered for any other method on this path; a POST never gets it.)
+         * @description Method not allowed: every path accepts one method, POST (PUT for `/v1/channel`), named in `Allow`. (Answered for any other method on this path; its own method never gets it.)
          *
          *     `error.code` is one of:
          *
@@ -741,10 +803,10 @@ export interface components {
          */
         RetryAfter: number;
         /**
-         * @description The only method the path accepts.
+         * @description The only method the path accepts: POST, or PUT for `/v1/channel`.
          * @example POST
          */
-        Allow: "POST";
+        Allow: "POST" | "PUT";
         /**
          * @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance.
          * @example 1200
@@ -1132,6 +1194,178 @@ export interface operations {
                     };
                 };
             };
+            /**
+             * @description Payload too large. Do not retry without correcting the request.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `payload_too_large`: A JSON body (or the multipart `payload` field) over 65536 bytes, or a multipart body over 22020096 bytes.
+             */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`). Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Unsupported media type. Do not retry without correcting the request.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `unsupported_media_type`: Missing, unsupported or malformed `Content-Type` (e.g. a parameter without a value: `application/json; charset`), a charset other than utf-8, or a `Content-Encoding` other than identity, gzip or deflate.
+             */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`). Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unsupported_media_type";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Rate limited: retry the same request after `Retry-After` seconds.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `rate_limited`: The integration's incoming message rate limit is exhausted (messages and message events each have that budget). Retry the same event (same `eventId`) after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Temporarily unavailable: retry the same request after `Retry-After` seconds.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `deadline_exceeded`: The request could not be completed within its time budget (50 s from arrival, below the front end's 60 s timeout): a backend call was too slow. Retry with the same ids after `Retry-After`; a write that still landed is found by the retry (duplicate / idempotent answer).
+             *     - `temporarily_unavailable`: Contention or a temporary backend failure. Every operation is safe to retry with the same ids after `Retry-After`.
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`). Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Reset"?: number;
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "deadline_exceeded" | "temporarily_unavailable";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelRequest"];
+            };
+        };
+        responses: {
+            /** @description The channel as stored. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelResponse"];
+                };
+            };
+            /**
+             * @description Invalid input. Do not retry without correcting the request.
+             *
+             *     `error.code` is one of:
+             *
+             *     - `invalid_json`: The JSON body (or the multipart `payload` field) is empty, not valid UTF-8, or not valid JSON (including a bare JSON value such as `123`).
+             *     - `invalid_request`: The JSON does not match the request schema (the message names the offending field path), or the body cannot be read (it ends before its `Content-Length`, or does not match its `Content-Encoding`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description The integration's incoming message budget per minute (`limits.messagesPerMinute`, or the service default), enforced per service instance. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Messages this service instance still accepts right now for the integration (whole tokens left in its bucket). At 0, wait `RateLimit-Reset` seconds before the next message. Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the budget is full again; when `RateLimit-Remaining` is 0, until the next message is accepted (on a 429 it equals `Retry-After`). Present whenever the key was accepted: absent only when the request was refused before that (e.g. a body the runtime could not parse, or a backend failure while checking the key). */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_json" | "invalid_request";
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             /**
              * @description Payload too large. Do not retry without correcting the request.
              *

@@ -5,7 +5,7 @@
  *
  * (a) an SDK method: sdk/src/client.ts `OPERATION_METHODS` names one, the client has it, and its
  *     code calls the operation (names its descriptor, `claimDelivery.path`);
- * (b) a section of docs/contract.md that introduces it as `` `POST <path>` (operationId `<id>`) ``;
+ * (b) a section of docs/contract.md that introduces it as `` `<method> <path>` (operationId `<id>`) `` (POST unless the entry names its method);
  * (c) integration suites: its entry's `suites` exist and each names its path.
  *
  * Pure: every input is passed in, so the test can run it against a doctored catalogue, SDK table,
@@ -16,6 +16,8 @@
 export interface CatalogueOperation {
   operationId: string;
   path: string;
+  /** Absent: POST. */
+  method?: string;
   suites: readonly string[];
 }
 
@@ -60,7 +62,7 @@ function sdkProblems(op: CatalogueOperation, input: CompletenessInput): string[]
 
 /** (b) The section of docs/contract.md that introduces the operation. */
 function contractProblems(op: CatalogueOperation, input: CompletenessInput): string[] {
-  const intro = `\`POST ${op.path}\``;
+  const intro = `\`${op.method ?? 'POST'} ${op.path}\``;
   const id = `operationId \`${op.operationId}\``;
   const found = sectionsOf(input.contract).some((section) => section.includes(intro) && section.includes(id));
   return found ? [] : [`${op.operationId}: no section of docs/contract.md introduces it as ${intro} (${id})`];

@@ -5,6 +5,7 @@
  * nor publishes). Pure: no Firebase.
  */
 import { parseAttachmentCapability, parseLifecycleCapability, type AttachmentCapability, type LifecycleCapability } from '../contract';
+import type { Channel, ChannelTemplate } from '../rules/channel';
 
 /** Outcome of the replies topic check (integrations/topics.ts), shown on the integration. */
 export type TopicStatus = 'ok' | 'not_found' | 'permission_denied' | 'invalid';
@@ -103,3 +104,18 @@ export function repliesTopic(integration: Pick<Integration, 'replies'> | null): 
 
 // The topic-name rule is part of the contract (the console and the CLI apply it too).
 export { isValidTopicName, TOPIC_NAME_FORMAT } from '../contract';
+
+/**
+ * The stored channel (`channel`, written only by `PUT /v1/channel`), or null when the connector
+ * never declared one or the field is not of that shape.
+ */
+export function parseChannel(value: unknown): Channel | null {
+  const v = record(value);
+  if (typeof v.updatedAt !== 'number' || !Array.isArray(v.templates)) return null;
+  const window = record(v.window);
+  return {
+    window: typeof window.seconds === 'number' ? { seconds: window.seconds } : null,
+    templates: v.templates as ChannelTemplate[],
+    updatedAt: v.updatedAt,
+  };
+}

@@ -20,6 +20,9 @@ import { TYPING_WITHOUT_CONVERSATION } from '../rules/message-events';
 import { sentAtOf } from '../rules/metadata';
 import { IncomingMessageSchema, MessageEventSchema, type IncomingMessageResponse, type MessageEvent, type MessageEventResponse } from './schemas';
 import { acceptMessage, findExistingEvent, type StoredImage } from './store';
+import { ChannelUpdateSchema } from '../integrations/channel-schemas';
+import { storeChannelUpdate } from '../integrations/channel';
+import { integrationRef } from '../integrations/store';
 
 /** Per-instance: created on first request, they live as long as the instance. */
 let imageStore: ImageStore | undefined;
@@ -256,7 +259,31 @@ export const messageEvents = endpoint(
 );
 
 /**
+ * PUT /v1/channel (docs/contract.md#channel): validate (nothing is written for a bad request), then
+ * one transaction replaces what the body names of the integration's channel. Under the messages'
+ * rate limit: a connector declares its channel at start-up and when it changes, not per message.
+ */
+async function handleUpdateChannel(request: ParsedRequest, context: RequestContext<AuthContext>): Promise<HttpResult> {
+  enforceRateLimit(context);
+  const update = parseOrThrow(ChannelUpdateSchema, request.json);
+  const { workspaceId, integrationId } = context.auth;
+  const channel = await db().runTransaction(async (tx) => {
+    const stored = await storeChannelUpdate(tx, integrationRef(db(), workspaceId, integrationId), update, Date.now());
+    // Past the budget the client already has its 503: give up here, so nothing is committed.
+    context.deadline.assertTimeLeft();
+    return stored;
+  });
+  context.logFields.templateCount = channel.templates.length;
+  return { status: 200, body: channel };
+}
+
+export const channelUpdates = endpoint(
+  { name: 'PUT /v1/channel', method: 'PUT', accepts: ['application/json'], authenticate, afterAuthenticate: announceRateLimit },
+  handleUpdateChannel,
+);
+
+/**
  * The handler of each messages operation of the catalogue (../operations.ts `MESSAGE_OPERATIONS`), by
  * operationId (index.ts serves `endpoints[operationId]`); `satisfies` makes an entry without its handler a compile error.
  */
-export const endpoints = { sendMessage: incomingMessages, sendMessageEvent: messageEvents } satisfies Record<OperationsOf<'messages/http'>, typeof incomingMessages>;
+export const endpoints = { sendMessage: incomingMessages, sendMessageEvent: messageEvents, updateChannel: channelUpdates } satisfies Record<OperationsOf<'messages/http'>, typeof incomingMessages>;

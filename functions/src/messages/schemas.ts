@@ -4,6 +4,7 @@ import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 import { messageEventProblems } from '../rules/message-events';
 import { metadataProblems } from '../rules/metadata';
+import { ChannelSchema, ChannelUpdateSchema } from '../integrations/channel-schemas';
 
 /** Incoming message limits (the contract's, shared with the SDK and the console). */
 export { MESSAGE_LIMITS };
@@ -109,9 +110,11 @@ export type IncomingMessageResponse = z.output<typeof IncomingMessageResponseSch
 
 /**
  * The schemas of each messages operation of the catalogue (../operations.ts). The OpenAPI document
- * describes `sendMessage` by hand around them (multipart, 201/200, rate-limit headers).
+ * describes `sendMessage` by hand around them (multipart, 201/200, rate-limit headers). `updateChannel`
+ * is here because it shares the messages' function bundle: its key, rate limit and envelope are theirs.
  */
 export const MESSAGE_OPERATION_SCHEMAS = {
   sendMessage: { request: IncomingMessageSchema, response: IncomingMessageResponseSchema },
   sendMessageEvent: { request: MessageEventSchema, response: MessageEventResponseSchema },
+  updateChannel: { request: ChannelUpdateSchema, response: ChannelSchema },
 } as const satisfies { [Id in OperationsOf<'messages/http'>]: OperationSchemas };

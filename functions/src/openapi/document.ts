@@ -221,13 +221,19 @@ function jsonSuccessResponses(id: OperationId): JsonObject {
   return responses;
 }
 
+/** The OpenAPI method key of an operation (the catalogue's `method`, POST by default). */
+const methodOf = (id: OperationId): 'post' | 'put' => {
+  const entry: HttpOperation = entryOf(id);
+  return entry.method === 'PUT' ? 'put' : 'post';
+};
+
 /** A JSON operation: a JSON request, its JSON answers (or, for the `file` shape, the file's bytes), the operation's errors. */
 function jsonOperationPath(id: OperationId): JsonObject {
   const { summary, openapi } = entryOf(id);
   const prefix = componentsOf(id);
   const examples = openapi.examples ?? {};
   return {
-    post: {
+    [methodOf(id)]: {
       operationId: id,
       tags: [openapi.tag],
       summary,

@@ -15,6 +15,7 @@ import type { JsonObject } from './json-schema';
 export const TAGS = [
   { name: 'messages', description: 'Incoming customer messages and service alerts.' },
   { name: 'deliveries', description: 'Delivery of operator replies through the connector (claim, start, extend, complete, fail) and the channel receipts that follow.' },
+  { name: 'channel', description: "What the connector declares of its channel: the reply window and the message templates (`PUT /v1/channel`), shown read-only in the console." },
 ];
 
 /** The response headers (components). */
@@ -32,9 +33,9 @@ export const HEADERS: Record<string, JsonObject> = {
     example: 5,
   },
   Allow: {
-    description: 'The only method the path accepts.',
+    description: 'The only method the path accepts: POST, or PUT for `/v1/channel`.',
     required: true,
-    schema: { type: 'string', const: 'POST' },
+    schema: { type: 'string', enum: ['POST', 'PUT'] },
     example: 'POST',
   },
   RateLimitLimit: {
@@ -63,7 +64,7 @@ export const STATUS_TEXT: Record<ErrorStatus, string> = {
   401: 'Invalid or revoked key.',
   403: 'Inactive integration or disabled source.',
   404: 'Not found, or not yours (each code says what). Do not retry without correcting the request.',
-  405: 'Method not allowed: every path accepts POST only. (Answered for any other method on this path; a POST never gets it.)',
+  405: 'Method not allowed: every path accepts one method, POST (PUT for `/v1/channel`), named in `Allow`. (Answered for any other method on this path; its own method never gets it.)',
   409: 'Conflict.',
   413: 'Payload too large. Do not retry without correcting the request.',
   415: 'Unsupported media type. Do not retry without correcting the request.',

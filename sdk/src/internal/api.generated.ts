@@ -77,6 +77,51 @@ export interface MessageEventResponse {
   duplicate: boolean;
 }
 
+/** What the connector declares of its channel: the reply window, the templates, or both. At least one of the two. */
+export interface ChannelRequest {
+  /** The reply window, or null: the channel has none (or the connector does not know it). Absent: the stored one stays. */
+  window?: {
+    /** How long after the customer's latest message a free-text reply may go out, 60 to 604800 seconds (WhatsApp: 86400). */
+    seconds: number;
+  } | null;
+  /** Every template of the channel, at most 200, replacing the stored list (`[]`: none). Absent: the stored list stays. */
+  templates?: readonly {
+    /** The template's name on the channel: lower-case letters, digits, `_`, 1 to 512. */
+    name: string;
+    /** A BCP 47 language tag (`en`, `en-US`, `pt-BR`). (`name`, `language`) is unique among the templates, the tag compared without case. */
+    language: string;
+    /** Its variable parts, at most 20; each used in `preview`. */
+    params: readonly {
+      /** The param, as its placeholder `{{name}}` in `preview` writes it: letters, digits, `_`, 1 to 64. Unique in its template. */
+      name: string;
+      /** At most this many characters (code points), 1 to 1024; absent: no limit of its own. */
+      maxLength?: number;
+    }[];
+    /** The text as the customer reads it, 1 to 1024 characters (code points), with a placeholder `{{name}}` (spaces inside the braces allowed) for each param: every param used, no placeholder naming another. */
+    preview: string;
+  }[];
+}
+
+/** `components.schemas.ChannelResponse`. */
+export interface ChannelResponse {
+  /** The reply window, or null when none was declared. */
+  window: {
+    seconds: number;
+  } | null;
+  /** The templates, in the order declared. */
+  templates: {
+    name: string;
+    language: string;
+    params: {
+      name: string;
+      maxLength?: number;
+    }[];
+    preview: string;
+  }[];
+  /** When the channel last changed, Unix epoch milliseconds (the same body again leaves it). */
+  updatedAt: number;
+}
+
 /** `components.schemas.ClaimRequest`. */
 export interface ClaimRequest {
   /** The delivery to claim (from the notification). */
@@ -389,6 +434,12 @@ export type SendMessageEventRequest = MessageEventRequest;
 /** A 2xx answer of `POST /v1/messages/events` (sendMessageEvent): Report an edit, a deletion, a reaction or typing in a conversation. */
 export type SendMessageEventResponse = MessageEventResponse;
 
+/** The JSON request body of `PUT /v1/channel` (updateChannel): Declare the channel: its reply window and its message templates. */
+export type UpdateChannelRequest = ChannelRequest;
+
+/** A 2xx answer of `PUT /v1/channel` (updateChannel): Declare the channel: its reply window and its message templates. */
+export type UpdateChannelResponse = ChannelResponse;
+
 /** The JSON request body of `POST /v1/deliveries/claim` (claimDelivery): Claim a delivery: read the reply and recipient under a lease. */
 export type ClaimDeliveryRequest = ClaimRequest;
 
@@ -579,6 +630,8 @@ const SCHEMAS = {
   IncomingMessageResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"messageId":{"type":["string"]},"duplicate":{"type":["boolean"]}},"required":["conversationId","messageId","duplicate"]},
   MessageEventRequest: {"type":["object"],"properties":{"eventId":{"type":["string"]},"externalConversationId":{"type":["string"]},"sender":{"type":["object"],"properties":{"externalId":{"type":["string"]},"displayName":{"type":["string"]},"kind":{"type":["string"],"enum":["customer","service"]}},"required":["externalId"]},"type":{"type":["string"],"enum":["edited","deleted","reaction","typing"]},"target":{"type":["object"],"properties":{"eventId":{"type":["string"]},"providerMessageId":{"type":["string"]}}},"text":{"type":["string"]},"emoji":{"type":["string"]},"removed":{"type":["boolean"],"const":true}},"required":["eventId","externalConversationId","sender","type"]},
   MessageEventResponse: {"type":["object"],"properties":{"conversationId":{"type":["string"]},"applied":{"type":["boolean"]},"duplicate":{"type":["boolean"]}},"required":["applied","duplicate"]},
+  ChannelRequest: {"type":["object"],"properties":{"window":{"oneOf":[{"type":["object"],"properties":{"seconds":{"type":["integer"]}},"required":["seconds"]},{"type":["null"]}]},"templates":{"type":["array"],"items":{"type":["object"],"properties":{"name":{"type":["string"]},"language":{"type":["string"]},"params":{"type":["array"],"items":{"type":["object"],"properties":{"name":{"type":["string"]},"maxLength":{"type":["integer"]}},"required":["name"]}},"preview":{"type":["string"]}},"required":["name","language","params","preview"]}}}},
+  ChannelResponse: {"type":["object"],"properties":{"window":{"oneOf":[{"type":["object"],"properties":{"seconds":{"type":["integer"]}},"required":["seconds"]},{"type":["null"]}]},"templates":{"type":["array"],"items":{"type":["object"],"properties":{"name":{"type":["string"]},"language":{"type":["string"]},"params":{"type":["array"],"items":{"type":["object"],"properties":{"name":{"type":["string"]},"maxLength":{"type":["integer"]}},"required":["name"]}},"preview":{"type":["string"]}},"required":["name","language","params","preview"]}},"updatedAt":{"type":["integer"]}},"required":["window","templates","updatedAt"]},
   ClaimRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"requestId":{"type":["string"]}},"required":["deliveryId","requestId"]},
   ClaimResponse: {"oneOf":[{"ref":"ClaimSkip"},{"ref":"ClaimReady"}]},
   ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"oneOf":[{"type":["string"],"enum":["waiting_for_previous","already_sent","already_failed","outcome_unknown"]},{"type":["string"]}]}},"required":["status","reason"]},
@@ -610,6 +663,9 @@ export const sendMessage: Operation<SendMessageResponse> = operation("sendMessag
 /** `POST /v1/messages/events` (sendMessageEvent): Report an edit, a deletion, a reaction or typing in a conversation. */
 export const sendMessageEvent: Operation<SendMessageEventResponse> = operation("sendMessageEvent", "POST", "/v1/messages/events", {"200":{"ref":"MessageEventResponse"},"201":{"ref":"MessageEventResponse"},"202":{"ref":"MessageEventResponse"}}, "200: MessageEventResponse, 201: MessageEventResponse, 202: MessageEventResponse");
 
+/** `PUT /v1/channel` (updateChannel): Declare the channel: its reply window and its message templates. */
+export const updateChannel: Operation<UpdateChannelResponse> = operation("updateChannel", "PUT", "/v1/channel", {"200":{"ref":"ChannelResponse"}}, "200: ChannelResponse");
+
 /** `POST /v1/deliveries/claim` (claimDelivery): Claim a delivery: read the reply and recipient under a lease. */
 export const claimDelivery: Operation<ClaimDeliveryResponse> = operation("claimDelivery", "POST", "/v1/deliveries/claim", {"200":{"ref":"ClaimResponse"}}, "200: ClaimResponse");
 
@@ -638,4 +694,4 @@ export const listPendingErasures: Operation<ListPendingErasuresResponse> = opera
 export const acknowledgeErasure: Operation<AcknowledgeErasureResponse> = operation("acknowledgeErasure", "POST", "/v1/erasures/ack", {"200":{"ref":"ErasuresAckResponse"}}, "200: ErasuresAckResponse");
 
 /** Every operation of the document, by operationId. */
-export const OPERATIONS = { sendMessage, sendMessageEvent, claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, listPendingDeliveries, reportDeliveryReceipt, listPendingErasures, acknowledgeErasure } as const;
+export const OPERATIONS = { sendMessage, sendMessageEvent, updateChannel, claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, listPendingDeliveries, reportDeliveryReceipt, listPendingErasures, acknowledgeErasure } as const;

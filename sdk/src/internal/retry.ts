@@ -8,8 +8,8 @@
 
 /** Retries after the first attempt (so at most `DEFAULT_RETRY_LIMIT + 1` attempts per call). */
 export const DEFAULT_RETRY_LIMIT = 3;
-/** Methods that are retried. All endpoints are POST, and all are idempotent (see above). */
-export const RETRY_METHODS: readonly string[] = Object.freeze(['POST']);
+/** Methods that are retried. Every endpoint is POST except `PUT /v1/channel`, and all are idempotent (see above). */
+export const RETRY_METHODS: readonly string[] = Object.freeze(['POST', 'PUT']);
 /**
  * Statuses that are retried: 429 and 503 (the service's "wait `Retry-After` and retry"), plus
  * 502 and 504, which the hosting front end (not the service) answers when an instance is

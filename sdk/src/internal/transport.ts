@@ -20,6 +20,9 @@ import {
 import { parseSuccess, type ApiAnswer } from './response.js';
 import { backoffDelayMs, NEVER_RETRY_STATUSES, parseRetryAfterMs, type RetryPolicy } from './retry.js';
 
+/** The methods of the API: POST, and PUT for `PUT /v1/channel`. */
+type HttpMethod = 'POST' | 'PUT';
+
 /** A `fetch`-compatible function (the global `fetch` by default). */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 /** Waits `ms` milliseconds; should reject with `signal.reason` when `signal` aborts. */
@@ -230,6 +233,15 @@ export class Transport {
   }
 
   /**
+   * PUTs a JSON `body` to `path` (`PUT /v1/channel`: it replaces what it names, so a retry is as
+   * safe as the first call) and returns the parsed 2xx answer; errors and retries as `post`.
+   */
+  async put(path: string, json: unknown, options: CallOptions = {}): Promise<ApiAnswer> {
+    const raw = await this.#call(path, { json }, options, false, 'PUT');
+    return parseSuccess(raw.status, raw.text, { method: 'PUT', path, requestId: raw.headers.get('x-request-id') ?? undefined, attempts: raw.attempts });
+  }
+
+  /**
    * POSTs a JSON `body` to an operation that answers a file: the 2xx body as bytes, with its
    * headers. Errors, retries and the fallback host are exactly those of `post` (an error answer is
    * still the JSON envelope).
@@ -240,10 +252,9 @@ export class Transport {
   }
 
   /** One call with its retries: the 2xx answer (its bytes when `binary`), or the error to throw. */
-  async #call(path: string, body: Body, options: CallOptions, binary: boolean): Promise<RawAnswer & { attempts: number }> {
+  async #call(path: string, body: Body, options: CallOptions, binary: boolean, method: HttpMethod = 'POST'): Promise<RawAnswer & { attempts: number }> {
     const { retry, sleep, random, now } = this.#config;
     const signal = options.signal;
-    const method = 'POST';
     const canRetry = (attempts: number): boolean => retry.methods.includes(method) && attempts <= retry.limit;
     const payload = 'json' in body ? JSON.stringify(body.json) : body.form;
 
@@ -255,7 +266,7 @@ export class Transport {
       signal?.throwIfAborted();
       let raw: RawAnswer;
       try {
-        raw = await this.#exchange(path, payload, signal, attempts, binary, options.traceparent);
+        raw = await this.#exchange(method, path, payload, signal, attempts, binary, options.traceparent);
       } catch (err) {
         if (err instanceof ConnectorNetworkError && canRetry(attempts)) {
           await this.#wait(sleep, backoffDelayMs(attempts, retry, random), signal);
@@ -298,19 +309,19 @@ export class Transport {
   }
 
   /** One attempt: the default host; the fallback host only if the default could not be reached at all. */
-  async #exchange(path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean, traceparent?: string): Promise<RawAnswer> {
+  async #exchange(method: HttpMethod, path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean, traceparent?: string): Promise<RawAnswer> {
     try {
-      return await this.#once(this.#config.baseUrl, path, payload, signal, attempts, binary, traceparent);
+      return await this.#once(method, this.#config.baseUrl, path, payload, signal, attempts, binary, traceparent);
     } catch (err) {
       const fallback = this.#config.fallbackBaseUrl;
       if (fallback !== undefined && err instanceof ConnectorNetworkError && !err.requestMayHaveArrived) {
-        return await this.#once(fallback, path, payload, signal, attempts, binary, traceparent);
+        return await this.#once(method, fallback, path, payload, signal, attempts, binary, traceparent);
       }
       throw err;
     }
   }
 
-  async #once(base: string, path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean, traceparent?: string): Promise<RawAnswer> {
+  async #once(method: HttpMethod, base: string, path: string, payload: string | FormData, signal: AbortSignal | undefined, attempts: number, binary: boolean, traceparent?: string): Promise<RawAnswer> {
     const { timeoutMs, userAgent } = this.#config;
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#key}`,
@@ -329,14 +340,14 @@ export class Transport {
     }, timeoutMs);
     const combined = signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]);
     try {
-      const res = await this.#config.fetch(`${base}${path}`, { method: 'POST', headers, body: payload, signal: combined, redirect: 'manual' });
+      const res = await this.#config.fetch(`${base}${path}`, { method, headers, body: payload, signal: combined, redirect: 'manual' });
       // The whole body is read within the attempt's timeout, so a stalled download is retried like any other.
       if (binary && res.status >= 200 && res.status < 300) return { status: res.status, headers: res.headers, text: '', bytes: new Uint8Array(await res.arrayBuffer()) };
       const text = await res.text();
       return { status: res.status, headers: res.headers, text };
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      const common = { method: 'POST', path, attempts, cause: this.#safeCause(err) };
+      const common = { method, path, attempts, cause: this.#safeCause(err) };
       if (timedOut) {
         throw new ConnectorTimeoutError({ ...common, code: 'timeout', detail: `no complete answer within ${timeoutMs} ms`, requestMayHaveArrived: true });
       }

@@ -95,13 +95,15 @@ interface CallFacts {
 function operate(state: ServiceState, handlers: Handlers, incoming: Incoming, facts: CallFacts): Answer {
   const { req, raw, path, operationId, receivedAt, headers } = incoming;
   if (operationId === null) throw apiError(404, 'not_found', `${path} is not an operation of the API.`);
-  if (req.method !== 'POST') {
-    headers.Allow = 'POST';
-    throw apiError(405, 'method_not_allowed', `POST ${path} accepts POST only.`);
+  // Each operation accepts its document's one method (POST, PUT for /v1/channel), as the service's pipeline does.
+  const method = REQUESTS[operationId].method;
+  if (req.method !== method) {
+    headers.Allow = method;
+    throw apiError(405, 'method_not_allowed', `${method} ${path} accepts ${method} only.`);
   }
   const integration = authenticate(state, req.headers.authorization);
   facts.integration = integration;
-  if (operationId === 'sendMessage' || operationId === 'sendMessageEvent') Object.assign(headers, rateLimitHeaders(rateLimitState(state, integration, receivedAt, false)));
+  if (operationId === 'sendMessage' || operationId === 'sendMessageEvent' || operationId === 'updateChannel') Object.assign(headers, rateLimitHeaders(rateLimitState(state, integration, receivedAt, false)));
   const contentType = req.headers['content-type'] ?? '';
   const accepts = operationId === 'sendMessage' ? ['application/json', 'multipart/form-data'] : ['application/json'];
   facts.body = recordedBody(contentType, raw);

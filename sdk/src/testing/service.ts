@@ -16,6 +16,7 @@
  * clock reaches their time.
  */
 import { deliveryHandlers } from './delivery-handlers.js';
+import { channelHandlers } from './channel.js';
 import { erasureHandlers } from './erasures.js';
 import { faultCalls } from './faults.js';
 import { serve } from './http.js';
@@ -40,7 +41,7 @@ function knownIntegration(state: ServiceState, integrationId: unknown, call: str
 /** Starts a test service on loopback. Resolves once it listens (in milliseconds). */
 export async function startTestService(options: StartTestServiceOptions = {}): Promise<TestService> {
   const state = createState(options);
-  const handlers = { ...messageHandlers(state), ...deliveryHandlers(state), ...erasureHandlers(state) } satisfies Handlers;
+  const handlers = { ...messageHandlers(state), ...deliveryHandlers(state), ...erasureHandlers(state), ...channelHandlers(state) } satisfies Handlers;
   const http = await serve(state, handlers, options.port ?? 0);
   const ticker = setInterval(() => {
     sweep(state);

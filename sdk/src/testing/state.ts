@@ -6,6 +6,7 @@
  */
 import type { LifecycleKind } from '../internal/contract.generated.js';
 import type { Metadata } from '../internal/rules/metadata.js';
+import type { Channel } from '../internal/rules/channel.js';
 import type { Decision, DeliveryRecord, ReceiptStatus } from '../internal/rules/record.js';
 import { MemoryDeliveries } from './deliveries.js';
 import { Notifications } from './notifications.js';
@@ -22,6 +23,8 @@ export interface Integration {
   /** The console's switch: an inactive integration's key is answered 403 `integration_inactive`. */
   active: boolean;
   bucket: { tokens: number; updatedAt: number } | undefined;
+  /** What the connector declared of its channel (`PUT /v1/channel`); absent until it does. */
+  channel?: Channel;
 }
 
 export interface Conversation {

@@ -35,7 +35,8 @@ function client(extra: Partial<ConstructorParameters<typeof ConnectorClient>[0]>
 describe('retry policy constants', () => {
   test('are exported with the documented values', () => {
     expect(DEFAULT_RETRY_LIMIT).toBe(3);
-    expect(RETRY_METHODS).toEqual(['POST']);
+    // PUT: `PUT /v1/channel` replaces what it names, so a retry is as safe as a POST with its idempotency key.
+    expect(RETRY_METHODS).toEqual(['POST', 'PUT']);
     expect(RETRY_STATUSES).toEqual([429, 502, 503, 504]);
     expect(NEVER_RETRY_STATUSES).toEqual([400, 401, 403, 404, 409, 413, 415]);
     expect(MAX_RETRY_AFTER_MS).toBe(30_000);

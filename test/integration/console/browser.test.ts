@@ -359,6 +359,9 @@ test('a thread with images stays at its newest message as they load; scrolled up
 });
 
 test('an operator sees integrations read-only, and the rules deny its admin writes', async () => {
+  // What the connector declared of its channel (PUT /v1/channel) is on the card, read-only.
+  const client = new ConnectorClient({ integrationKey: key, baseUrl: apiBaseUrl(), timeoutMs: 20_000 });
+  await client.channel.update({ window: { seconds: 86_400 }, templates: [{ name: 'order_update', language: 'en-US', params: [{ name: 'order' }], preview: 'Your order {{order}} has shipped.' }] });
   const page = await newPage();
   await signIn(page, operator);
   await page.locator('#whoami', { hasText: '(operator)' }).waitFor();
@@ -366,6 +369,9 @@ test('an operator sees integrations read-only, and the rules deny its admin writ
   const card = page.locator(`[data-integration="${integrationId}"]`);
   await card.waitFor();
   await page.getByText('only workspace admins can create, deactivate or re-key integrations').waitFor();
+  const channel = card.locator('section.channel');
+  await channel.getByText("Free-text replies within 1 day of the customer's latest message.").waitFor();
+  await expect(channel.locator('[data-template="order_update/en-US"]').innerText()).resolves.toMatch(/order_update\s+en-US\s+Your order \{\{order\}\} has shipped\./);
   await expect(page.locator('#create-integration').count()).resolves.toBe(0);
   await expect(card.getByRole('button').count()).resolves.toBe(0);
 

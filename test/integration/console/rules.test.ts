@@ -255,6 +255,9 @@ describe('integrations: update', () => {
     ['createdAt', { createdAt: serverTimestamp() }],
     ['createdBy', { createdBy: 'alice2' }],
     ['limits', { limits: { messagesPerMinute: 1_000_000 } }],
+    // The channel is the connector's to declare (PUT /v1/channel): the console only shows it.
+    ['the channel', { channel: { window: { seconds: 60 }, templates: [], updatedAt: 1 } }],
+    ['the channel window', { 'channel.window': null }],
     ['a non-boolean active', { active: 'yes' }],
     ['an empty name', { name: '' }],
     ['a client clock updatedAt', { updatedAt: Timestamp.fromMillis(0) }],

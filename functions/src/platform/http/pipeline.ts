@@ -63,6 +63,8 @@ export interface ParsedRequest {
 
 export interface EndpointOptions<Auth extends Caller> {
   name: string;
+  /** The one method the endpoint accepts (default POST; `PUT /v1/channel` replaces a resource); any other is 405 naming it in `Allow`. */
+  method?: 'POST' | 'PUT';
   accepts: readonly MediaType[];
   /** The `Authorization` header -> the caller, or throws the 401/403. */
   authenticate: (authorization: string | undefined) => Promise<Auth>;
@@ -149,6 +151,7 @@ export function endpoint<Auth extends Caller>(
 ): (req: HttpRequest, res: HttpResponse) => Promise<void> {
   return async (req, res) => {
     const startedAt = performance.now();
+    const method = options.method ?? 'POST';
     const requestId = newRequestId();
     const deadline = new Deadline((req[RECEIVED_AT] ?? Date.now()) + config().requestDeadlineMs);
     res.setHeader('X-Request-Id', requestId);
@@ -163,7 +166,7 @@ export function endpoint<Auth extends Caller>(
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     };
     const answer = async (): Promise<HttpResult> => {
-      if (req.method !== 'POST') throw new MethodNotAllowedError('method_not_allowed', `${options.name} accepts POST only.`);
+      if (req.method !== method) throw new MethodNotAllowedError('method_not_allowed', `${options.name} accepts ${method} only.`);
       const auth = await options.authenticate(header(req, 'authorization'));
       logFields.integrationId = auth.integrationId;
       logFields.workspaceId = auth.workspaceId;
@@ -179,7 +182,7 @@ export function endpoint<Auth extends Caller>(
       const json = mediaType === 'application/json' ? parseJsonBody(rawBody) : undefined;
       return handle({ mediaType, contentType, rawBody, json }, { requestId, auth, deadline, logFields, setHeaders, trace });
     };
-    await answerWithin(res, deadline, { requestId, endpoint: options.name, startedAt, fields: () => ({ ...traceFields(trace, logFields), ...logFields }) }, answer);
+    await answerWithin(res, deadline, { requestId, endpoint: options.name, startedAt, fields: () => ({ ...traceFields(trace, logFields), ...logFields }), allow: method }, answer);
   };
 }
 

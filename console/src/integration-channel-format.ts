@@ -1,0 +1,43 @@
+/**
+ * The integration's `channel` (`PUT /v1/channel`, docs/contract.md#channel) as the console reads and
+ * words it; pure (no DOM), for integration-channel.ts's panel and the unit tests.
+ */
+import { formatWindow } from './lifecycle';
+
+/** One template as the card shows it. */
+interface ChannelTemplateView {
+  name: string;
+  language: string;
+  preview: string;
+}
+
+/** The integration's `channel` field as the card shows it. */
+export interface IntegrationChannel {
+  /** Seconds after the customer's latest message a free-text reply may go out; null: none declared. */
+  windowSeconds: number | null;
+  templates: ChannelTemplateView[];
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The stored `channel` (written only by the service), or undefined when the connector never declared one. */
+export function readChannel(value: unknown): IntegrationChannel | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { window, templates } = value as { window?: unknown; templates?: unknown };
+  const seconds = typeof window === 'object' && window !== null ? (window as { seconds?: unknown }).seconds : undefined;
+  return {
+    windowSeconds: typeof seconds === 'number' ? seconds : null,
+    templates: (Array.isArray(templates) ? (templates as unknown[]) : []).map((t) => {
+      const { name, language, preview } = (typeof t === 'object' && t !== null ? t : {}) as Record<string, unknown>;
+      return { name: str(name), language: str(language), preview: str(preview) };
+    }),
+  };
+}
+
+/** The reply window in words ("Free-text replies within 1 day of the customer's latest message."). */
+export function channelWindowText(channel: IntegrationChannel): string {
+  return channel.windowSeconds === null
+    ? 'No reply window declared.'
+    : `Free-text replies within ${formatWindow(channel.windowSeconds)} of the customer's latest message.`;
+}
+
