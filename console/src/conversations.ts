@@ -107,16 +107,22 @@ export function conversationsView(session: Session): View {
     return plan.rows;
   }
 
+  /** The row's customer as the list names them: "Grace Hopper (grace-1)" once the display name is read (CustomerNames reads each once), the id without one. */
+  function labelOf(row: ConversationRow): Promise<string> {
+    const externalId = row.customerExternalId;
+    if (externalId === undefined) return Promise.resolve(row.person);
+    return customers.displayName(row.integrationId, externalId).then((name) => personLabel(externalId, name));
+  }
+
   function lookUpNames(rows: readonly ConversationRow[]): void {
     for (const row of rows) {
       if (row.customerExternalId === undefined) continue;
       const key = `${row.integrationId}\u0000${row.customerExternalId}`;
       if (names.has(key)) continue;
       names.set(key, row.customerExternalId);
-      const externalId = row.customerExternalId;
-      void customers.displayName(row.integrationId, externalId).then((name) => {
-        if (name === undefined) return;
-        names.set(key, personLabel(externalId, name));
+      void labelOf(row).then((label) => {
+        if (label === names.get(key)) return; // no display name: the id stays, nothing to re-render
+        names.set(key, label);
         renderList();
       });
     }
@@ -183,7 +189,7 @@ export function conversationsView(session: Session): View {
             ? `The first ${PAGE} matches: type more to narrow the search.`
             : `${rows.length} ${rows.length === 1 ? 'match' : 'matches'}.`;
     const now = Date.now();
-    typingShownFor = rows.filter((r) => typingShown(r.typingAtMs, now)).map((r) => r.id).join(',');
+    typingShownFor = typingIds(rows, now);
     // Re-rendering replaces the row links: the focused one (keyboard navigation) gets focus back.
     const focused = document.activeElement instanceof HTMLElement && list.contains(document.activeElement) ? document.activeElement.dataset.conversation : undefined;
     replace(
@@ -202,10 +208,14 @@ export function conversationsView(session: Session): View {
     if (focused !== undefined) list.querySelector<HTMLElement>(`a[data-conversation="${CSS.escape(focused)}"]`)?.focus();
   }
 
+  /** Which rows show "Typing…" at `now`, as one comparable string. */
+  function typingIds(rows: readonly ConversationRow[], now: number): string {
+    return rows.filter((r) => typingShown(r.typingAtMs, now)).map((r) => r.id).join(',');
+  }
   // The typing badge goes 8 s after the latest typing event: re-rendered when that changes.
   const ticker = setInterval(() => {
     const now = Date.now();
-    if (rendered.filter((r) => typingShown(r.typingAtMs, now)).map((r) => r.id).join(',') !== typingShownFor) renderList();
+    if (typingIds(rendered, now) !== typingShownFor) renderList();
   }, 1000);
 
   // ---------------------------------------------------------------------------------- the shards
@@ -323,10 +333,8 @@ export function conversationsView(session: Session): View {
         if (top === undefined || before === undefined || top.lastMessageAtMs <= before) return;
         scheduleCount();
         if (!top.needsReply) return;
-        // Named as the row names the customer: the display name is read first when it is not known yet.
-        const externalId = top.customerExternalId;
-        const named = externalId === undefined ? Promise.resolve(top.person) : customers.displayName(top.integrationId, externalId).then((name) => personLabel(externalId, name));
-        void named.then((person) => notifications.newMessage(top.id, person, integrations.label(top.integrationId)));
+        // Named as the row names the customer (the display name is read first when not known yet).
+        void labelOf(top).then((person) => notifications.newMessage(top.id, person, integrations.label(top.integrationId)));
       },
       () => undefined, // the list says when conversations cannot be read
     ),

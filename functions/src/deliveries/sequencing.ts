@@ -158,10 +158,9 @@ export async function sequenceReplies(
     const knownIntegrationId = integrationOfConversation.get(conversationKey);
     // The first wave's third document: the integration when this instance knows which it is,
     // otherwise the conversation, which names it.
-    const integrationOrConversationRef =
-      knownIntegrationId === undefined ? db.doc(paths.conversation(workspaceId, conversationId)) : integrationRef(db, workspaceId, knownIntegrationId);
-    // The conversation is read in the same wave either way: the replies answer it (`answeredUpdate`).
     const conversationDocRef = db.doc(paths.conversation(workspaceId, conversationId));
+    const integrationOrConversationRef = knownIntegrationId === undefined ? conversationDocRef : integrationRef(db, workspaceId, knownIntegrationId);
+    // The conversation is read in the same wave either way: the replies answer it (`answeredUpdate`).
     const [[replySnap, queueSnap, integrationOrConversationSnap, conversationOnlySnap], recent] = await Promise.all([
       tx.getAll(db.doc(paths.message(workspaceId, conversationId, messageId)), queue.ref, integrationOrConversationRef, ...(knownIntegrationId === undefined ? [] : [conversationDocRef])),
       recentReplies(db, workspaceId, conversationId, createdAt),
