@@ -4,10 +4,17 @@
  */
 import { formatWindow } from './lifecycle';
 
-/** One template as the card shows it. */
-interface ChannelTemplateView {
+/** One param of a template: its name (its `{{name}}` placeholder) and its own limit, when it declares one. */
+export interface TemplateParamView {
+  name: string;
+  maxLength?: number;
+}
+
+/** One template as the card shows it and the template picker offers it. */
+export interface ChannelTemplateView {
   name: string;
   language: string;
+  params: TemplateParamView[];
   preview: string;
 }
 
@@ -20,6 +27,13 @@ export interface IntegrationChannel {
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+function readParams(value: unknown): TemplateParamView[] {
+  return (Array.isArray(value) ? (value as unknown[]) : []).map((p) => {
+    const { name, maxLength } = (typeof p === 'object' && p !== null ? p : {}) as Record<string, unknown>;
+    return typeof maxLength === 'number' ? { name: str(name), maxLength } : { name: str(name) };
+  });
+}
+
 /** The stored `channel` (written only by the service), or undefined when the connector never declared one. */
 export function readChannel(value: unknown): IntegrationChannel | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -28,8 +42,8 @@ export function readChannel(value: unknown): IntegrationChannel | undefined {
   return {
     windowSeconds: typeof seconds === 'number' ? seconds : null,
     templates: (Array.isArray(templates) ? (templates as unknown[]) : []).map((t) => {
-      const { name, language, preview } = (typeof t === 'object' && t !== null ? t : {}) as Record<string, unknown>;
-      return { name: str(name), language: str(language), preview: str(preview) };
+      const { name, language, preview, params } = (typeof t === 'object' && t !== null ? t : {}) as Record<string, unknown>;
+      return { name: str(name), language: str(language), params: readParams(params), preview: str(preview) };
     }),
   };
 }

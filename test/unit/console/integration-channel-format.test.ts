@@ -6,7 +6,8 @@ import { channelWindowText, readChannel } from '../../../console/src/integration
 
 test('reads the stored channel; no channel field is "not declared"', () => {
   const stored = { window: { seconds: 86_400 }, templates: [{ name: 'order_update', language: 'en-US', params: [{ name: 'order' }], preview: 'Your order {{order}} has shipped.' }], updatedAt: 1 };
-  expect(readChannel(stored)).toEqual({ windowSeconds: 86_400, templates: [{ name: 'order_update', language: 'en-US', preview: 'Your order {{order}} has shipped.' }] });
+  expect(readChannel(stored)).toEqual({ windowSeconds: 86_400, templates: [{ name: 'order_update', language: 'en-US', params: [{ name: 'order' }], preview: 'Your order {{order}} has shipped.' }] });
+  expect(readChannel({ templates: [{ name: 'a', language: 'en', params: [{ name: 'x', maxLength: 20 }, 'junk'], preview: '{{x}}' }] })?.templates[0]?.params).toEqual([{ name: 'x', maxLength: 20 }, { name: '' }]);
   expect(readChannel(undefined)).toBeUndefined();
   expect(readChannel({ window: null, templates: 'broken' })).toEqual({ windowSeconds: null, templates: [] });
 });

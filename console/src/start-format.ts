@@ -1,0 +1,92 @@
+/**
+ * Conversations the desk starts, the pure part (no DOM, no Firebase): the integration's
+ * `conversations.start.addressKinds`, an address checked as the rules check it (phone E.164,
+ * email, handle), and the service's refusals in words (docs/data-model.md, "Conversation starts").
+ */
+import { codePointLength } from '../../functions/src/contract';
+
+export const ADDRESS_KINDS = ['phone', 'email', 'handle'] as const;
+export type AddressKind = (typeof ADDRESS_KINDS)[number];
+
+const isKind = (value: unknown): value is AddressKind => typeof value === 'string' && (ADDRESS_KINDS as readonly string[]).includes(value);
+
+/**
+ * The address kinds of an integration document's `conversations` field, or undefined when the
+ * integration does not let members start conversations (absent, or not 1..3 distinct known kinds:
+ * a malformed value counts as absent, as it does for the service).
+ */
+export function readStartKinds(conversations: unknown): AddressKind[] | undefined {
+  const start = typeof conversations === 'object' && conversations !== null ? (conversations as { start?: unknown }).start : undefined;
+  const kinds = typeof start === 'object' && start !== null ? (start as { addressKinds?: unknown }).addressKinds : undefined;
+  if (!Array.isArray(kinds) || kinds.length === 0 || kinds.length > ADDRESS_KINDS.length) return undefined;
+  if (!kinds.every(isKind) || new Set(kinds).size !== kinds.length) return undefined;
+  return ADDRESS_KINDS.filter((k) => kinds.includes(k));
+}
+
+/** Why a set of kinds would be refused, or undefined when it is valid. */
+export function startKindsProblem(kinds: readonly AddressKind[]): string | undefined {
+  return kinds.length === 0 ? 'Choose at least one address kind (or turn starts off).' : undefined;
+}
+
+/** What the card says ("Members may start conversations by phone or email."). */
+export function startKindsText(kinds: readonly AddressKind[] | undefined): string {
+  if (kinds === undefined) return 'Members cannot start conversations on this integration.';
+  const words = kinds.map(addressKindLabel);
+  const list = words.length === 1 ? words[0] : `${words.slice(0, -1).join(', ')} or ${words.at(-1) ?? ''}`;
+  return `Members may start conversations by ${list}.`;
+}
+
+export function addressKindLabel(kind: AddressKind): string {
+  return kind === 'phone' ? 'phone number' : kind === 'email' ? 'email address' : 'handle';
+}
+
+/** An example of each kind, for the address field's hint. */
+export function addressHint(kind: AddressKind): string {
+  switch (kind) {
+    case 'phone':
+      return 'In international format: + and the country code, digits only (e.g. +447700900123).';
+    case 'email':
+      return 'An email address, at most 254 characters (e.g. grace@example.com).';
+    case 'handle':
+      return "The channel's user name or id, 1 to 256 characters.";
+  }
+}
+
+const PHONE = /^\+[1-9][0-9]{6,14}$/;
+// Control characters (C0, DEL, C1) are refused in a handle.
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Why an address would be refused by the rules, or undefined when it is valid. The value is taken as given (the form trims it first). */
+export function addressProblem(kind: AddressKind, value: string): string | undefined {
+  if (value === '') return `Enter the customer's ${addressKindLabel(kind)}.`;
+  switch (kind) {
+    case 'phone':
+      return PHONE.test(value) ? undefined : 'A phone number is + then the country code and number, 7 to 15 digits, no spaces (e.g. +447700900123).';
+    case 'email': {
+      if (value.length > 254) return `An email address is at most 254 characters (this one has ${value.length}).`;
+      const parts = value.split('@');
+      return parts.length === 2 && parts[0] !== '' && parts[1] !== '' ? undefined : 'An email address has one @ with something on each side.';
+    }
+    case 'handle': {
+      const n = codePointLength(value);
+      if (n > 256) return `A handle is at most 256 characters (this one has ${n}).`;
+      return CONTROLS.test(value) ? 'A handle has no control characters.' : undefined;
+    }
+  }
+}
+
+/** The service's refusal of a start (`error.code` on the start document), in words. */
+export function startErrorText(code: string, message: string | undefined): string {
+  const words: Record<string, string> = {
+    starts_disabled: 'This integration does not let members start conversations (an admin may have turned it off).',
+    address_kind_not_allowed: 'This integration does not start conversations by that kind of address.',
+    invalid_address: 'The service did not accept this address.',
+    invalid_start: 'The service did not accept this start request.',
+    template_required: "This channel has a reply window: a conversation the desk starts must begin with a template.",
+    template_invalid: 'The channel does not declare this template (or its params changed).',
+    replies_disabled: "This integration's replies are turned off, so nothing can be sent on it.",
+  };
+  const said = words[code] ?? 'The service refused to start the conversation.';
+  return `${said} (${code}${message ? `: ${message}` : ''})`;
+}
