@@ -187,7 +187,7 @@ async function reply(command: Extract<Command, { name: 'reply' }>, session: Sess
   const uploaded: UploadedAttachment[] = [];
   if (command.files.length > 0) {
     const integrationId = header.integrationId ?? '';
-    const capability = await once<AttachmentCapability | undefined>((on, onError) => subscribeReplyCapability(session, integrationId, on, onError), 'only members of the workspace may read its integrations');
+    const capability = await once<AttachmentCapability | undefined>((on, onError) => subscribeReplyCapability(session, integrationId, (c) => on(c.attachments), onError), 'only members of the workspace may read its integrations');
     if (capability === undefined) {
       throw new DeskError(`integration ${integrationId} takes no files (its replies are text only): an admin allows them with \`npm run desk -- capabilities ${integrationId} --attachments on\``, 'attachments_unsupported');
     }

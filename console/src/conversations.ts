@@ -3,7 +3,8 @@
  * width), the selected conversation's thread (thread.ts). The queue is one query per
  * conversation-list shard under a filter (all, needs reply, failed), merged client-side, or a search
  * (one query by key); each row shows the customer, the last message, badges and this member's
- * unread state (conversation-list-data.ts, conversation-row.ts, read-markers.ts).
+ * unread state (conversation-list-data.ts, conversation-row.ts, read-markers.ts). **New conversation**
+ * (`#/conversations/new`) opens the start form (conversation-start.ts) in the thread's pane.
  */
 import { type Unsubscribe } from 'firebase/firestore';
 import { h, notice, replace } from './dom';
@@ -15,6 +16,7 @@ import { typingShown } from './lifecycle';
 import type { View } from './view';
 import type { Session } from './session';
 import { threadView } from './thread';
+import { conversationStartView } from './conversation-start';
 import { CustomerNames, personLabel } from './customers';
 import { integrationNames } from './integrations-data';
 import { countNeedingReply, orderOf, subscribeLastMessage, subscribeSearch, subscribeShard, type ConversationRow, type QueueFilter } from './conversation-list-data';
@@ -34,6 +36,9 @@ const SHARD_COUNT = allShards(CONVERSATION_LIST_SHARDS).length;
  */
 const WINDOW_START = Math.ceil(PAGE / SHARD_COUNT) + 5;
 const WINDOW_STEP = Math.ceil(PAGE / SHARD_COUNT);
+
+/** The thread pane's route of the start form: never a conversation id (the service's ids are longer and prefixed). */
+const NEW_CONVERSATION = 'new';
 
 const FILTERS: ReadonlyArray<{ filter: QueueFilter; label: string; empty: string }> = [
   { filter: 'all', label: 'All', empty: 'No conversations yet. They appear here when a connector posts the first message.' },
@@ -63,6 +68,7 @@ export function conversationsView(session: Session): View {
       'section',
       { class: 'list-pane', 'aria-labelledby': 'conversations-title' },
       h('h1', { id: 'conversations-title' }, 'Conversations'),
+      h('a', { href: `#/conversations/${NEW_CONVERSATION}`, class: 'button new-conversation', id: 'new-conversation' }, 'New conversation'),
       h('div', { class: 'queue-tools' }, search, h('div', { class: 'filters', role: 'group', 'aria-label': 'Show' }, ...filterButtons), notifications.button),
       listStatus,
       listState,
@@ -350,6 +356,13 @@ export function conversationsView(session: Session): View {
     thread = undefined;
     selected = conversationId;
     el.classList.toggle('has-thread', conversationId !== undefined);
+    if (conversationId === NEW_CONVERSATION) {
+      selected = undefined;
+      renderList();
+      thread = conversationStartView(session);
+      replace(threadPane, thread.el);
+      return;
+    }
     if (conversationId !== undefined && !rendered.some((r) => r.id === conversationId)) markers.markRead(conversationId, Date.now());
     renderList();
     if (conversationId === undefined) {

@@ -12,9 +12,9 @@ import { setReplyAttachments, setReplyLifecycle } from './integrations-data';
 import { formatWindow, LIFECYCLE_WINDOW_MAX_SECONDS, LIFECYCLE_WINDOW_MIN_SECONDS, lifecycleProblem, lifecycleText, type LifecycleCapability } from './lifecycle';
 
 /** One setting's editor: its form's fields and labels, how it reads, checks and writes the value, and what it announces. */
-interface SettingEditor<C> {
+export interface SettingEditor<C> {
   /** The setting's name: the classes `<name>-form` and `<name>-edit`, and the editor's `data-editor`. */
-  name: 'attachments' | 'lifecycle';
+  name: 'attachments' | 'lifecycle' | 'starts';
   current: C | undefined;
   formAttrs: { 'aria-label': string; novalidate?: true };
   fields: Child[];
@@ -34,7 +34,7 @@ interface SettingEditor<C> {
  * turns the setting off, with the refusal's reason. Its `data-editor` names the value it edits, so
  * that an open editor survives a re-render of its card unless the value changed (integrations.ts).
  */
-function settingEditor<C>(editor: SettingEditor<C>): HTMLElement {
+export function settingEditor<C>(editor: SettingEditor<C>): HTMLElement {
   const problem = h('div', {});
   const save = h('button', { type: 'submit' }, editor.saveLabel);
   const off =

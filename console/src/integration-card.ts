@@ -1,7 +1,8 @@
 /**
  * One integration's card: name and state, key prefix (or revoked), a CLI rotation's previous key,
  * the paused source, replies topic and the service's topic check; its reply capabilities
- * (integration-capabilities.ts), the channel its connector declared (integration-channel.ts, read-only)
+ * (integration-capabilities.ts), the channel its connector declared (integration-channel.ts, read-only),
+ * whether members may start conversations on it (integration-starts.ts)
  * and live health (integration-health.ts); for admins Deactivate /
  * Activate, Re-key (the new key shown once) and End overlap now, with the refusal's reason.
  */
@@ -10,6 +11,7 @@ import { describeError } from './errors';
 import { formatTime } from './format';
 import { attachmentsPanel, lifecyclePanel } from './integration-capabilities';
 import { channelPanel } from './integration-channel';
+import { startsPanel } from './integration-starts';
 import { ADMINS_ONLY, type IntegrationsContext } from './integration-context';
 import { endKeyOverlap, rekeyIntegration, setIntegrationActive, type Integration } from './integrations-data';
 
@@ -123,6 +125,7 @@ export function integrationCard(ctx: IntegrationsContext, row: Integration, heal
     attachmentsPanel(ctx, row.id, row.attachments),
     lifecyclePanel(ctx, row.id, row.lifecycle),
     channelPanel(row.channel),
+    startsPanel(ctx, row.id, row.startKinds),
     health,
     ctx.isAdmin ? adminActions(ctx, row, error) : null,
     error,

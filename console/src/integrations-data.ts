@@ -11,6 +11,7 @@ import { readLifecycle, type LifecycleCapability } from './lifecycle';
 import { readChannel, type IntegrationChannel } from './integration-channel-format';
 import { issueKey, type IssuedKey } from './keys';
 import type { Session } from './session';
+import { readStartKinds, type AddressKind } from './start-format';
 
 /** One integration as the view shows it. */
 export interface Integration {
@@ -33,6 +34,8 @@ export interface Integration {
   lifecycle: LifecycleCapability | undefined;
   /** `channel`: what the connector declared of its channel (PUT /v1/channel), read-only here. */
   channel: IntegrationChannel | undefined;
+  /** `conversations.start.addressKinds`: members may start conversations to these kinds of address. */
+  startKinds: AddressKind[] | undefined;
 }
 
 /** The roll-up's document (docs/data-model.md, "Integration health"), times in epoch ms. */
@@ -80,6 +83,7 @@ function toIntegration(id: string, d: DocumentData): Integration {
     attachments: readCapability((d.replies as { attachments?: unknown } | undefined)?.attachments),
     lifecycle: readLifecycle((d.replies as { lifecycle?: unknown } | undefined)?.lifecycle),
     channel: readChannel(d.channel),
+    startKinds: readStartKinds(d.conversations),
   };
 }
 
@@ -190,6 +194,14 @@ export async function setReplyAttachments(session: Session, integrationId: strin
  */
 export async function setReplyLifecycle(session: Session, integrationId: string, capability: LifecycleCapability | undefined): Promise<void> {
   await updateDoc(integrationRef(session, integrationId), { 'replies.lifecycle': capability ?? deleteField(), updatedAt: serverTimestamp() });
+}
+
+/**
+ * Lets members start conversations to the given kinds of address (`conversations.start`), or, with
+ * `undefined`, removes the field: no starts, as before.
+ */
+export async function setStartKinds(session: Session, integrationId: string, kinds: readonly AddressKind[] | undefined): Promise<void> {
+  await updateDoc(integrationRef(session, integrationId), { conversations: kinds === undefined ? deleteField() : { start: { addressKinds: [...kinds] } }, updatedAt: serverTimestamp() });
 }
 
 function operationsRef(session: Session) {

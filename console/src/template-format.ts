@@ -72,3 +72,14 @@ export function templateChoice(template: ChannelTemplateView, values: Readonly<R
 
 /** A template as the picker lists it: "order_update (en-US)". */
 export const templateLabel = (t: Pick<ChannelTemplateView, 'name' | 'language'>): string => `${t.name} (${t.language})`;
+
+/**
+ * What a template reply shows as its text: the preview filled in when the channel (still) declares
+ * the template, else the template's label and its params as written.
+ */
+export function templateReplyText(choice: TemplateChoice, templates: readonly ChannelTemplateView[]): string {
+  const template = findTemplate(templates, choice);
+  if (template !== undefined) return fillPreview(template.preview, choice.params);
+  const params = Object.entries(choice.params).map(([name, value]) => `${name}: ${value}`);
+  return `${templateLabel(choice)}${params.length > 0 ? ` · ${params.join(' · ')}` : ''}`;
+}

@@ -1,12 +1,11 @@
 /**
  * The conversation's integration says whether replies may carry files, and which (its
- * `replies.attachments`), and whether sent replies may be edited or unsent (`replies.lifecycle`);
- * followed live, so an admin's change shows without a reload.
+ * `replies.attachments`), whether sent replies may be edited or unsent (`replies.lifecycle`), and
+ * the channel's reply window and templates (`channel`); followed live, so an admin's change (or a
+ * connector's new declaration) shows without a reload.
  */
-import type { AttachmentCapability } from './attachments';
-import type { LifecycleCapability } from './lifecycle';
 import type { Session } from './session';
-import { subscribeReplyCapability } from './thread-data';
+import { subscribeReplyCapability, type ReplyCapability } from './thread-data';
 
 export interface CapabilityWatch {
   /** Follows `integrationId` (once known; the same one again changes nothing). */
@@ -16,7 +15,7 @@ export interface CapabilityWatch {
 
 export function capabilityWatch(
   session: Session,
-  onCapability: (attachments: AttachmentCapability | undefined, lifecycle: LifecycleCapability | undefined) => void,
+  onCapability: (capability: ReplyCapability) => void,
   onRefused: (err: unknown) => void,
 ): CapabilityWatch {
   let watched: string | undefined;

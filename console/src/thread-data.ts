@@ -8,11 +8,20 @@
 import { addDoc, collection, doc, limitToLast, onSnapshot, orderBy, query, serverTimestamp, updateDoc, type DocumentData, type Unsubscribe } from 'firebase/firestore';
 import { readCapability, type AttachmentCapability, type UploadedAttachment } from './attachments';
 import { conversationPerson, timestampMillis, type DeliveryStatus } from './format';
+import { readChannel, type IntegrationChannel } from './integration-channel-format';
 import { readLifecycle, type LifecycleCapability, type LifecycleEntry, type Reaction, type RequestStatus } from './lifecycle';
 import type { Session } from './session';
+import type { AddressKind } from './start-format';
+import type { TemplateChoice } from './template-format';
+
+/** A desk-started conversation's (or start message's) recipient: `to: { kind, value }`. */
+export interface StartAddress {
+  kind: AddressKind;
+  value: string;
+}
 
 /** The conversation as the thread's heading shows it. */
-interface ConversationHeader {
+export interface ConversationHeader {
   /** The connector's id of the conversation (the conversation id when it has none). */
   externalConversationId: string;
   integrationId: string | undefined;
@@ -21,6 +30,19 @@ interface ConversationHeader {
   lastMessageAtMs: number | undefined;
   /** The conversation's connector metadata (docs/contract.md#connector-metadata), sorted by key; empty when it has none. */
   metadata: ReadonlyArray<readonly [key: string, value: string]>;
+  /** `window.closesAt` (epoch ms): free text may go out until then; absent when the service keeps no window for it. */
+  windowClosesAtMs: number | undefined;
+  /** A desk-started conversation whose first message the channel has not sent yet: no other reply may go out. */
+  waitingForChannel: boolean;
+  /** The conversation this one was merged into (a started one whose thread the channel already knew). */
+  mergedInto: string | undefined;
+  /** A desk-started conversation's recipient. */
+  to: StartAddress | undefined;
+}
+
+function readAddress(value: unknown): StartAddress | undefined {
+  const to = asObject(value);
+  return to !== undefined && typeof to.kind === 'string' && typeof to.value === 'string' ? { kind: to.kind as AddressKind, value: to.value } : undefined;
 }
 
 /** The stored `metadata` map as sorted entries; anything that is not a map of strings shows nothing. */
@@ -90,6 +112,17 @@ export interface OutboundMessage {
   unsentAtMs: number | undefined;
   /** The customer's reactions to the reply (`reactions`). */
   reactions: Reaction[];
+  /** A template reply's template (it then has no text). */
+  template: TemplateChoice | undefined;
+  /** Set on the message that started the conversation (or a start that became a reply): to whom. */
+  start: { startId: string | undefined; to: StartAddress | undefined } | undefined;
+}
+
+function readTemplate(value: unknown): TemplateChoice | undefined {
+  const t = asObject(value);
+  if (t === undefined || typeof t.name !== 'string' || typeof t.language !== 'string') return undefined;
+  const params = Object.entries(asObject(t.params) ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string');
+  return { name: t.name, language: t.language, params: Object.fromEntries(params) };
 }
 
 /** The metadata of one image of a customer message (the image itself goes through the media endpoint). */
@@ -144,27 +177,36 @@ export function subscribeConversation(session: Session, conversationId: string, 
         customerExternalId: conversationPerson({ lastCustomerExternalId: snap.get('lastCustomerExternalId') as unknown }),
         lastMessageAtMs: timestampMillis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })),
         metadata: metadataEntries(snap.get('metadata')),
+        windowClosesAtMs: timestampMillis(asObject(snap.get('window'))?.closesAt),
+        waitingForChannel: snap.get('waitingForChannel') === true,
+        mergedInto: asString(snap.get('mergedInto')) || undefined,
+        to: readAddress(snap.get('to')),
       });
     },
     onError,
   );
 }
 
+/** What the conversation's integration lets its replies do (thread-capability.ts). */
+export interface ReplyCapability {
+  /** `replies.attachments`: the files a reply may carry. */
+  attachments: AttachmentCapability | undefined;
+  /** `replies.lifecycle`: edits and unsends after the send. */
+  lifecycle: LifecycleCapability | undefined;
+  /** `channel`: the reply window and the templates its connector declared. */
+  channel: IntegrationChannel | undefined;
+}
+
 /**
- * What the integration's replies may carry (`replies.attachments`) and what may follow their
- * sending (`replies.lifecycle`: edits, unsends), live.
+ * What the integration's replies may carry (`replies.attachments`), what may follow their
+ * sending (`replies.lifecycle`: edits, unsends) and the channel's window and templates, live.
  */
-export function subscribeReplyCapability(
-  session: Session,
-  integrationId: string,
-  onCapability: (capability: AttachmentCapability | undefined, lifecycle: LifecycleCapability | undefined) => void,
-  onError: (err: unknown) => void,
-): Unsubscribe {
+export function subscribeReplyCapability(session: Session, integrationId: string, onCapability: (capability: ReplyCapability) => void, onError: (err: unknown) => void): Unsubscribe {
   return onSnapshot(
     doc(session.services.db, 'workspaces', session.workspaceId, 'integrations', integrationId),
     (snap) => {
       const replies = snap.get('replies') as { attachments?: unknown; lifecycle?: unknown } | undefined;
-      onCapability(readCapability(replies?.attachments), readLifecycle(replies?.lifecycle));
+      onCapability({ attachments: readCapability(replies?.attachments), lifecycle: readLifecycle(replies?.lifecycle), channel: readChannel(snap.get('channel')) });
     },
     onError,
   );
@@ -270,6 +312,11 @@ function toMessage(id: string, d: DocumentData): ThreadMessage {
       unsends: toEntries(d.unsends),
       unsentAtMs: timestampMillis(asObject(d.unsent)?.at),
       reactions: toReactions(d.reactions),
+      template: readTemplate(d.template),
+      start: (() => {
+        const start = asObject(d.start);
+        return start === undefined ? undefined : { startId: asString(start.startId), to: readAddress(start.to) };
+      })(),
     };
   }
   return {
@@ -307,6 +354,14 @@ export async function sendReply(session: Session, conversationId: string, text: 
   const replyDoc: Record<string, unknown> = { direction: 'outbound', author: { type: 'operator', uid: session.user.uid }, text, createdAt: serverTimestamp() };
   if (attachments !== undefined && attachments.length > 0) replyDoc.attachments = attachments;
   return (await addDoc(messagesCol(session, conversationId), replyDoc)).id;
+}
+
+/**
+ * Writes a template reply (`template: { name, language, params }`, no text, no files), the shape
+ * the rules accept outside the reply window too. Resolves to the reply's id.
+ */
+export async function sendTemplateReply(session: Session, conversationId: string, template: TemplateChoice): Promise<string> {
+  return (await addDoc(messagesCol(session, conversationId), { direction: 'outbound', author: { type: 'operator', uid: session.user.uid }, template, createdAt: serverTimestamp() })).id;
 }
 
 /** Asks the service to cancel the reply's delivery before the connector starts it (recall before send). */

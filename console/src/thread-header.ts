@@ -12,7 +12,8 @@ import { describeError } from './errors';
 import { formatTime, NO_CUSTOMER_YET } from './format';
 import { CustomerNames, personLabel } from './customers';
 import type { Session } from './session';
-import { subscribeConversation } from './thread-data';
+import { addressKindLabel } from './start-format';
+import { subscribeConversation, type ConversationHeader } from './thread-data';
 import { integrationNames } from './integrations-data';
 import { erasureHash } from './privacy-format';
 
@@ -40,7 +41,11 @@ function metadataDetails(entries: ReadonlyArray<readonly [string, string]>, open
   return details;
 }
 
-export function threadHeader(session: Session, conversationId: string, onIntegration: (integrationId: string | undefined) => void): ThreadHeader {
+/**
+ * `onHeader` gets every snapshot of the conversation (undefined: it does not exist): the thread
+ * follows its integration, its window, whether it waits for the channel and where it was merged.
+ */
+export function threadHeader(session: Session, conversationId: string, onHeader: (header: ConversationHeader | undefined) => void): ThreadHeader {
   const title = h('h2', { id: 'thread-title' }, conversationId);
   const subtitle = h('p', { class: 'muted' });
   const actions = h('div', { class: 'thread-actions' });
@@ -54,6 +59,7 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
     session,
     conversationId,
     (header) => {
+      onHeader(header);
       if (header === undefined) {
         replace(subtitle, 'This conversation does not exist.');
         replace(erase);
@@ -62,11 +68,12 @@ export function threadHeader(session: Session, conversationId: string, onIntegra
       }
       replace(details, metadataDetails(header.metadata, details.querySelector('details')?.open === true));
       title.textContent = header.externalConversationId;
-      onIntegration(header.integrationId);
+      // A started conversation has no customer until the channel answers: it is named by its address.
+      const started = header.to === undefined ? '' : ` · started by the desk to ${addressKindLabel(header.to.kind)} ${header.to.value}`;
       const externalId = header.customerExternalId;
       const integrationId = header.integrationId ?? '?';
       let person = externalId ?? NO_CUSTOMER_YET;
-      render = () => replace(subtitle, `Customer ${person} · integration ${integrations.label(integrationId)} · last message ${formatTime(header.lastMessageAtMs)}`);
+      render = () => replace(subtitle, `Customer ${person} · integration ${integrations.label(integrationId)}${started} · last message ${formatTime(header.lastMessageAtMs)}`);
       render();
       replace(
         erase,

@@ -11,6 +11,9 @@ import { attemptList, deliveryDetails, previousDelivery, reactionChips, receiptL
 import type { ThreadContext } from './thread-context';
 import { requestCancel, requestResend, type OutboundMessage } from './thread-data';
 import { lifecycleForms } from './thread-lifecycle-forms';
+import { addressKindLabel } from './start-format';
+import { templateLabel } from './template-format';
+import { failureText } from './window-format';
 
 /** A reply's Cancel send and Resend, whether each is pending, and the latest refusals. */
 interface DeliveryControls {
@@ -46,7 +49,8 @@ function deliveryControls(ctx: ThreadContext): (m: OutboundMessage) => DeliveryC
     const cancelError = cancelErrors.get(id);
     if (cancelError) append(errors, notice('error', cancelError));
     const cancel =
-      deliveryId !== undefined && canCancel(delivery?.status) && cancelAnswer === undefined && !cancelPending
+      // Not on the message that starts a conversation: the rules refuse its cancel (its conversation would be left empty).
+      deliveryId !== undefined && m.start === undefined && canCancel(delivery?.status) && cancelAnswer === undefined && !cancelPending
         ? h('button', {
             type: 'button',
             class: 'secondary cancel',
@@ -102,6 +106,7 @@ export function replyCards(ctx: ThreadContext): (m: OutboundMessage) => HTMLElem
     const cancelAnswer = delivery?.cancel;
     const controls = deliveryOf(m);
     const lifecycle = lifecycleOf(m, ctx.now());
+    const failure = status === 'failed' ? failureText(delivery?.errorCode) : undefined;
     return h(
       'li',
       {
@@ -114,6 +119,8 @@ export function replyCards(ctx: ThreadContext): (m: OutboundMessage) => HTMLElem
         tabindex: -1,
       },
       h('div', { class: 'who' }, mine ? 'You' : 'Operator', ' · ', h('time', {}, formatTime(m.createdAtMs))),
+      m.start === undefined ? null : h('p', { class: 'start-line muted' }, m.start.to === undefined ? 'Started the conversation' : `Started the conversation to ${addressKindLabel(m.start.to.kind)} ${m.start.to.value}`),
+      m.template === undefined ? null : h('p', { class: 'template-line muted' }, 'Template ', h('code', {}, templateLabel(m.template))),
       ...replyBody(m),
       replyFiles(ctx, m.attachments, delivery?.parts),
       reactionChips(m.reactions),
@@ -130,6 +137,7 @@ export function replyCards(ctx: ThreadContext): (m: OutboundMessage) => HTMLElem
         controls.resend,
         ...lifecycle.buttons,
       ),
+      failure === undefined ? null : h('p', { class: 'failure-reason' }, failure),
       lifecycle.panel,
       attemptList(delivery?.attempts),
       previousDelivery(delivery),

@@ -2,7 +2,9 @@
  * One conversation: incoming messages and alerts, image metadata (no client access to the image
  * store is granted, docs/data-model.md), the operator replies with their live `delivery` mirror,
  * a compose box, Resend on failed/unknown replies and Cancel send (recall before send) on replies the
- * connector has not started yet, Edit and Unsend after the send, reactions and typing. This module
+ * connector has not started yet, Edit and Unsend after the send, reactions and typing, the channel's
+ * reply window (its time left; once closed, only templates), a desk-started conversation waiting
+ * for the channel, and a merged conversation followed to its target. This module
  * puts the thread's parts together and renders its messages on every snapshot:
  *
  * - thread-header.ts: the heading, followed live; thread-capability.ts: the integration's
@@ -14,7 +16,7 @@
  *
  * Its Firestore reads and writes are thread-data.ts.
  */
-import { h, notice, replace } from './dom';
+import { announce, h, notice, replace } from './dom';
 import { describeError } from './errors';
 import { lifecycleText, type LifecycleCapability } from './lifecycle';
 import { MediaCache } from './media';
@@ -22,9 +24,9 @@ import type { Session } from './session';
 import { ReplyAnnouncer } from './thread-announcements';
 import { capabilityWatch } from './thread-capability';
 import { inboundCard } from './thread-cards';
-import { threadComposer } from './thread-composer';
+import { threadComposer, type ComposerMode } from './thread-composer';
 import type { ThreadContext } from './thread-context';
-import type { ThreadMessage } from './thread-data';
+import type { ConversationHeader, ThreadMessage } from './thread-data';
 import { BottomFollower, replaceKeepingPlace, type FocusTarget } from './thread-focus';
 import { threadHeader } from './thread-header';
 import { messagePaging } from './thread-paging';
@@ -32,6 +34,9 @@ import { replyCards } from './thread-reply-card';
 import { timeRulesKey } from './thread-rules';
 import { typingIndicator } from './thread-typing';
 import type { View } from './view';
+import type { IntegrationChannel } from './integration-channel-format';
+import { windowState, windowText } from './window-format';
+import { templateReplyText } from './template-format';
 
 export function threadView(session: Session, conversationId: string): View {
   const lifecycleLine = h('p', { class: 'muted lifecycle-capability', id: 'lifecycle-capability' });
@@ -50,6 +55,10 @@ export function threadView(session: Session, conversationId: string): View {
   let lastMessages: ThreadMessage[] = [];
   /** What the time rules decided at the latest render (thread-rules.ts). */
   let shownRules = '';
+  /** The conversation (its window, whether it waits for the channel) and its integration's channel, live. */
+  let conversation: ConversationHeader | undefined;
+  let channel: IntegrationChannel | undefined;
+  const windowLine = h('p', { id: 'reply-window', class: 'reply-window', hidden: true });
 
   const ctx: ThreadContext = {
     session,
@@ -57,6 +66,7 @@ export function threadView(session: Session, conversationId: string): View {
     media: new MediaCache(session),
     now: () => Date.now(),
     lifecycle: () => lifecycle,
+    templates: () => channel?.templates ?? [],
     focusAfterRender: (target) => {
       focusRequest = target;
     },
@@ -70,8 +80,10 @@ export function threadView(session: Session, conversationId: string): View {
 
   function render(): void {
     shownRules = timeRulesKey(lastMessages, lifecycle, ctx.now());
-    const items = lastMessages.map((m) => {
-      if (m.direction === 'inbound') return inboundCard(ctx, m);
+    const items = lastMessages.map((message) => {
+      if (message.direction === 'inbound') return inboundCard(ctx, message);
+      // A template reply has no text of its own: it reads as the customer reads it.
+      const m = message.template === undefined ? message : { ...message, text: templateReplyText(message.template, ctx.templates()) };
       announcer.observe(m, !rendered);
       return replyCard(m);
     });
@@ -83,10 +95,31 @@ export function threadView(session: Session, conversationId: string): View {
     follower.rendered();
   }
 
+  /**
+   * The window's line and the composer's mode, from the conversation, its channel and the clock:
+   * run on every snapshot of either and every second (the time left ticks; the window closes).
+   */
+  function updateWindow(): void {
+    const state = windowState(channel?.windowSeconds != null, conversation?.windowClosesAtMs, ctx.now());
+    const waiting = conversation?.waitingForChannel === true;
+    const line = waiting ? 'Waiting for the channel: the message that starts this conversation has not been sent yet.' : windowText(state);
+    if (windowLine.dataset.window === state.kind && windowLine.textContent === line) return;
+    if (windowLine.dataset.window === 'open' && state.kind === 'closed') announce('The reply window closed: only templates can be sent now.');
+    windowLine.textContent = line;
+    windowLine.hidden = line === '';
+    windowLine.dataset.window = state.kind;
+    windowLine.dataset.waiting = String(waiting);
+    const mode: ComposerMode = waiting ? { kind: 'waiting' } : state.kind === 'closed' ? { kind: 'templates-only', reason: state.closesAtMs === undefined ? 'The customer has not written yet, so the reply window is closed.' : 'The reply window is closed.' } : { kind: 'free' };
+    composer.setMode(mode);
+  }
+
   const capability = capabilityWatch(
     session,
-    (attachments, lifecycleCapability) => {
+    ({ attachments, lifecycle: lifecycleCapability, channel: declared }) => {
       composer.setCapability(attachments);
+      channel = declared;
+      composer.setTemplates(declared?.templates ?? []);
+      updateWindow();
       lifecycle = lifecycleCapability;
       lifecycleLine.textContent = lifecycleCapability === undefined ? '' : lifecycleText(lifecycleCapability);
       // Before the first messages there is nothing to decide (and rendering would show "No messages yet.").
@@ -103,9 +136,21 @@ export function threadView(session: Session, conversationId: string): View {
   // the view compares what they decide now with what it shows, and re-renders when that changed.
   const ticker = setInterval(() => {
     typing.tick();
+    updateWindow();
     if (rendered && timeRulesKey(lastMessages, lifecycle, ctx.now()) !== shownRules) render();
   }, 1000);
-  const header = threadHeader(session, conversationId, (integrationId) => capability.watch(integrationId));
+  const header = threadHeader(session, conversationId, (snapshot) => {
+    conversation = snapshot;
+    if (snapshot?.mergedInto !== undefined) {
+      // A started conversation merged into the one the channel already had: open that one instead
+      // (replacing this address in the history, so Back does not bounce here again).
+      replace(state, notice('info', 'This conversation was merged into another one: opening it…'));
+      location.replace(`#/conversations/${encodeURIComponent(snapshot.mergedInto)}`);
+      return;
+    }
+    capability.watch(snapshot?.integrationId);
+    updateWindow();
+  });
   const paging = messagePaging(
     session,
     conversationId,
@@ -125,6 +170,7 @@ export function threadView(session: Session, conversationId: string): View {
     header.subtitle,
     header.actions,
     lifecycleLine,
+    windowLine,
     state,
     paging.older,
     messages,

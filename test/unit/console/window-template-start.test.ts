@@ -3,7 +3,7 @@
  * replies (console/src/template-format.ts) and conversations the desk starts
  * (console/src/start-format.ts).
  */
-import { fillPreview, findTemplate, paramMaxLength, paramProblem, templateChoice, templateKey, templateLabel, templateProblem } from '../../../console/src/template-format';
+import { fillPreview, findTemplate, templateReplyText, paramMaxLength, paramProblem, templateChoice, templateKey, templateLabel, templateProblem } from '../../../console/src/template-format';
 import { failureText, formatTimeLeft, windowState, windowText } from '../../../console/src/window-format';
 import { addressProblem, readStartKinds, startErrorText, startKindsProblem, startKindsText } from '../../../console/src/start-format';
 import type { ChannelTemplateView } from '../../../console/src/integration-channel-format';
@@ -71,6 +71,11 @@ describe('templates', () => {
     expect(fillPreview(ORDER.preview, { order: '#1234', day: 'today' })).toBe('Your order #1234 ships today.');
     expect(fillPreview(ORDER.preview, { order: '#1234' })).toBe('Your order #1234 ships {{ day }}.');
     expect(fillPreview('{{a}}{{a}}', { a: '$&' })).toBe('$&$&');
+  });
+  test('a template reply reads as its filled preview, or its label and params once the channel dropped it', () => {
+    expect(templateReplyText({ name: 'order_update', language: 'en-us', params: { order: '#1', day: 'today' } }, [ORDER])).toBe('Your order #1 ships today.');
+    expect(templateReplyText({ name: 'gone', language: 'en', params: { a: 'x', b: 'y' } }, [ORDER])).toBe('gone (en) · a: x · b: y');
+    expect(templateReplyText({ name: 'gone', language: 'en', params: {} }, [])).toBe('gone (en)');
   });
   test('the written choice carries exactly the template params', () => {
     expect(templateChoice(ORDER, { order: '#1', day: 'today', stray: 'x' })).toEqual({ name: 'order_update', language: 'en-US', params: { order: '#1', day: 'today' } });
