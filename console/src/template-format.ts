@@ -9,7 +9,7 @@ import { codePointLength } from '../../functions/src/contract';
 import type { ChannelTemplateView, TemplateParamView } from './integration-channel-format';
 
 /** A param's value is at most this many code points, whatever the template declares. */
-export const TEMPLATE_PARAM_MAX_CODE_POINTS = 1024;
+const TEMPLATE_PARAM_MAX_CODE_POINTS = 1024;
 
 /** What a template reply (and a start by template) carries: `template: { name, language, params }`. */
 export interface TemplateChoice {

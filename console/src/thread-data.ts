@@ -15,7 +15,7 @@ import type { AddressKind } from './start-format';
 import type { TemplateChoice } from './template-format';
 
 /** A desk-started conversation's (or start message's) recipient: `to: { kind, value }`. */
-export interface StartAddress {
+interface StartAddress {
   kind: AddressKind;
   value: string;
 }
