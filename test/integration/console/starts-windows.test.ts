@@ -222,6 +222,8 @@ test('New conversation: only integrations with starts, the address checked as th
   await operatorPage.getByRole('link', { name: 'New conversation' }).click();
   await operatorPage.locator('#start-title', { hasText: 'New conversation' }).waitFor();
   const form = operatorPage.locator('form.start-form');
+  // Shown once the integrations arrived (hidden while none allows starts).
+  await form.waitFor();
   await expect(form.getByLabel('Integration').locator('option').allTextContents()).resolves.toEqual([expect.any(String)]);
   await expect(form.getByLabel('Address kind').locator('option').allTextContents()).resolves.toEqual(['phone number']);
   // The channel has a window: the customer has not written, so the first message is a template.
