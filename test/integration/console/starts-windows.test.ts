@@ -240,6 +240,11 @@ test('New conversation: only integrations with starts, the address checked as th
   await operatorPage.locator('#start-template-preview', { hasText: 'Your order #42 has shipped.' }).waitFor();
   await expectNoAxeViolations(operatorPage, 'new conversation');
   await shotOf(operatorPage.locator('.thread.start'), 'conversation-new');
+  // At phone width the form is the whole screen, and nothing scrolls sideways.
+  await operatorPage.setViewportSize({ width: 375, height: 812 });
+  await expect(operatorPage.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')).resolves.toBeLessThanOrEqual(0);
+  await expectNoAxeViolations(operatorPage, 'new conversation (phone)');
+  await operatorPage.setViewportSize({ width: 1280, height: 860 });
   await form.getByRole('button', { name: 'Start conversation' }).click();
 
   const start = await eventually(async () => (await ws().collection('conversationStarts').where('uid', '==', operator.uid).get()).docs[0], 'the start request');
