@@ -33,7 +33,9 @@ function startFields() {
   const text = h('textarea', { id: 'start-text', name: 'text', rows: 3 });
   const textBox = h('div', { class: 'start-text' }, h('label', { for: 'start-text' }, 'Message'), text);
   const picker = templatePicker('start');
-  return { integration, kind, address, hint, modeText, modeTemplate, modeNote, text, textBox, picker };
+  // Focus on a refusal goes to the param at fault.
+  const pickerFocus = { focus: () => picker.focusProblem() };
+  return { integration, kind, address, hint, modeText, modeTemplate, modeNote, text, textBox, picker, pickerFocus };
 }
 
 export function conversationStartView(session: Session): View {
@@ -87,7 +89,7 @@ export function conversationStartView(session: Session): View {
   }
 
   /** The request the form describes, or why it cannot be sent (the rules' checks, in words). */
-  function read(): { request: StartRequest } | { problem: string; focus: HTMLElement } {
+  function read(): { request: StartRequest } | { problem: string; focus: { focus(): void } } {
     const row = chosen();
     if (row === undefined) return { problem: 'Choose an integration.', focus: f.integration };
     const kind = f.kind.value as AddressKind;
@@ -96,7 +98,7 @@ export function conversationStartView(session: Session): View {
     if (bad !== undefined) return { problem: bad, focus: f.address };
     if (f.modeTemplate.checked) {
       const template = f.picker.read();
-      if ('problem' in template) return { problem: template.problem, focus: f.picker.el };
+      if ('problem' in template) return { problem: template.problem, focus: f.pickerFocus };
       return { request: { integrationId: row.id, to: { kind, value }, first: { template: template.choice } } };
     }
     if (row.channel?.windowSeconds != null) return { problem: 'This channel needs a template to start a conversation.', focus: f.modeTemplate };

@@ -7,7 +7,7 @@
 import { h, replace } from './dom';
 import { codePointLength } from '../../functions/src/contract';
 import type { ChannelTemplateView } from './integration-channel-format';
-import { fillPreview, paramMaxLength, templateChoice, templateKey, templateLabel, templateProblem, type TemplateChoice } from './template-format';
+import { fillPreview, paramMaxLength, paramProblem, templateChoice, templateKey, templateLabel, templateProblem, type TemplateChoice } from './template-format';
 
 export interface TemplatePicker {
   el: HTMLElement;
@@ -18,6 +18,8 @@ export interface TemplatePicker {
   /** Empties the params (after a send). */
   clear(): void;
   setDisabled(disabled: boolean): void;
+  /** Moves keyboard focus to the first param whose value is refused (or the template's list). */
+  focusProblem(): void;
 }
 
 /** `prefix` makes the ids unique on the page (`reply`, `start`); `onChange` runs on every choice and keystroke. */
@@ -109,6 +111,11 @@ export function templatePicker(prefix: string, onChange: () => void = () => unde
       values.clear();
       shownFields = '';
       renderFields();
+    },
+    focusProblem() {
+      const t = chosen();
+      const index = t === undefined ? -1 : t.params.findIndex((p) => paramProblem(p, valuesOf(t)[p.name] ?? '') !== undefined);
+      (index < 0 ? select : (fields.querySelector<HTMLInputElement>(`#${prefix}-param-${index}`) ?? select)).focus();
     },
     setDisabled(value) {
       disabled = value;

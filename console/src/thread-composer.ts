@@ -152,6 +152,7 @@ function templateForm(session: Session, conversationId: string): { el: HTMLEleme
     const read = picker.read();
     if ('problem' in read) {
       replace(error, notice('error', read.problem));
+      picker.focusProblem();
       return;
     }
     send.disabled = true;
