@@ -208,8 +208,10 @@ test('a template reply from the picker, inside the window and after it closed, i
 
 test('replies failed window_closed or template_invalid say so in words', async () => {
   const other = await setupConversation({ topic: setup.topic, integration: setup.integration });
-  const closed = await failedReply(other.conversationId, 'Are you still there?', 'window_closed');
+  // template_invalid first: a window_closed fail closes the conversation's window (the connector's
+  // word wins), after which the service fails a text reply itself, before any connector sees it.
   const invalid = await failedReply(other.conversationId, 'Here is the update.', 'template_invalid');
+  const closed = await failedReply(other.conversationId, 'Are you still there?', 'window_closed');
   await thread(operatorPage, other.conversationId);
   const closedCard = operatorPage.locator(`li.message.outbound[data-message="${closed}"]`);
   await closedCard.locator('.failure-reason', { hasText: "Not sent: the channel's reply window had closed. Send a template instead." }).waitFor();
