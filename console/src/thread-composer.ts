@@ -70,7 +70,7 @@ export function threadComposer(session: Session, conversationId: string): Thread
     text.disabled = !free;
     files.setDisabled(!free);
     note.hidden = free;
-    note.textContent = mode.kind === 'templates-only' ? `${mode.reason} Free text is off.` : mode.kind === 'waiting' ? 'Waiting for the channel: it has not sent the message that started this conversation yet. Replies can follow once it has.' : '';
+    note.textContent = mode.kind === 'templates-only' ? `${mode.reason} Free text is off; send a template below.` : mode.kind === 'waiting' ? 'Waiting for the channel: it has not sent the message that started this conversation yet. Replies can follow once it has.' : '';
     text.setAttribute('aria-describedby', free ? 'reply-counter reply-hint' : 'compose-note');
     templates.el.hidden = mode.kind === 'waiting' || (templateCount === 0 && free);
     templates.setOpen(mode.kind === 'templates-only');

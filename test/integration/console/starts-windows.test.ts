@@ -157,7 +157,7 @@ test("the window's time left ticks with the clock; once it passed, the composer 
   await line.filter({ hasText: 'Window closed: the channel takes only a template until the customer writes again.' }).waitFor();
   await expect(page.locator('#reply-text').isDisabled()).resolves.toBe(true);
   await expect(page.locator('#send-reply').isDisabled()).resolves.toBe(true);
-  await page.locator('#compose-note', { hasText: 'The reply window is closed. Free text is off.' }).waitFor();
+  await page.locator('#compose-note', { hasText: 'The reply window is closed. Free text is off; send a template below.' }).waitFor();
   await expect(page.locator('#template-compose').getAttribute('open')).resolves.toBe('');
   await page.close();
 });
@@ -198,7 +198,10 @@ test('a template reply from the picker, inside the window and after it closed, i
   await picker.getByLabel('order', { exact: true }).fill('#1234');
   await operatorPage.locator('#reply-template-preview', { hasText: 'Your order #1234 has shipped.' }).waitFor();
   await expectNoAxeViolations(operatorPage, 'thread with the window closed and the template picker');
+  // Tall enough for the whole thread pane (it scrolls within the viewport).
+  await operatorPage.setViewportSize({ width: 1280, height: 1200 });
   await shotOf(operatorPage.locator('.thread'), 'thread-window-closed');
+  await operatorPage.setViewportSize({ width: 1280, height: 860 });
   await picker.getByRole('button', { name: 'Send template' }).click();
   const order = await eventually(async () => (await repliesBy(setup.conversationId, operator.uid)).find((m) => (m.template as { name?: string } | undefined)?.name === 'order_update'), 'the order template reply');
   expect(order.template).toEqual({ name: 'order_update', language: 'en-US', params: { order: '#1234' } });
@@ -309,7 +312,9 @@ test('a started conversation waits for the channel (composer disabled), a failed
   await card.locator('.start-line', { hasText: 'Started the conversation to phone number +447700900999' }).waitFor();
   await card.locator('.failure-reason', { hasText: 'Not sent: the channel cannot reach this address.' }).waitFor();
   await expectNoAxeViolations(operatorPage, 'a started conversation waiting for the channel');
+  await operatorPage.setViewportSize({ width: 1280, height: 1200 });
   await shotOf(operatorPage.locator('.thread'), 'thread-started-waiting');
+  await operatorPage.setViewportSize({ width: 1280, height: 860 });
   await card.getByRole('button', { name: 'Resend' }).click();
   const resend = await eventually(async () => (await messagesOf(started.conversationId).doc(failedStart).get()).get('resend') as DocumentData | undefined, 'the resend request');
   expect(resend.uid).toBe(operator.uid);
