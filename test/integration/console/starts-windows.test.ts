@@ -5,9 +5,10 @@
  * templates (`PUT /v1/channel`, through the SDK), conversations created through the API, an admin
  * and an operator on the Auth emulator. The members' documents (the integration's start setting,
  * template replies, start requests, resends) are written through the UI under the real
- * firestore.rules; what the service writes (a conversation's `window`, a started conversation's
- * `waitingForChannel`, `mergedInto`, a start's answer) is seeded with the Admin SDK where noted,
- * on exactly the documented shapes; failed replies fail through the connector API:
+ * firestore.rules; the service answers starts itself (a new conversation waiting for the channel,
+ * a refusal); what it writes on other occasions (a conversation's `window` from the customer's
+ * messages, connector metadata, `mergedInto` after a merge) is seeded with the Admin SDK where
+ * noted, on exactly the documented shapes; failed replies and starts fail through the connector API:
  *
  *   admin: the address kinds of starts on the integration card (stored exactly; none chosen is
  *      refused in the form; removed again)
@@ -18,16 +19,17 @@
  *   -> replies failed `window_closed` / `template_invalid` say so in words
  *   -> New conversation: only integrations with starts, the address checked as the rules check
  *      it, a template required on a windowed channel, the start request written exactly, the
- *      answer followed (the conversation opened; a refusal in words)
- *   -> a started conversation waiting for the channel (composer disabled), its failed start with
- *      Resend, a merged conversation followed to its target
+ *      service's answer followed (the new conversation opened)
+ *   -> that conversation waiting for the channel (composer disabled), its start failed by the
+ *      connector with Resend, then merged and followed to its target
+ *   -> a start the service refuses (replies off), said in words
  *   -> axe on each of these views, and the Content-Security-Policy respected throughout.
  */
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { ConnectorClient } from '../../../sdk/src/index.js';
-import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
+import { adminDb, apiBaseUrl, closeStack, createTestIntegration } from '../helpers/stack';
 import { claimReady, closePubSub, eventually, expectOk, expectSent, op, setupConversation, waitForMirror, type ConversationSetup } from '../helpers/deliveries';
 import { consoleUrl, createUser, expectNoAxeViolations, expectUnderCsp, launchChromium, newPage, scrollTo, shot, shotOf, signIn, type TestUser } from './browser-helpers';
 
@@ -41,6 +43,8 @@ let setup: ConversationSetup;
 let workspaceId = '';
 let adminPage: Page;
 let operatorPage: Page;
+/** The conversation the New conversation test started (the next test follows it). */
+let startedConversationId = '';
 
 const TEMPLATES = [
   { name: 'order_update', language: 'en-US', params: [{ name: 'order', maxLength: 12 }], preview: 'Your order {{order}} has shipped.' },
@@ -222,14 +226,14 @@ test('replies failed window_closed or template_invalid say so in words', async (
   await operatorPage.locator(`li.message.outbound[data-message="${invalid}"] .failure-reason`, { hasText: 'Not sent: the channel does not declare this template' }).waitFor();
 });
 
-test('New conversation: only integrations with starts, the address checked as the rules do, a template on a windowed channel, the request written exactly and its answer followed', async () => {
+test('New conversation: only integrations with starts, the address checked as the rules do, a template on a windowed channel, the request written exactly; the service opens a conversation waiting for the channel', async () => {
   await operatorPage.goto(consoleUrl(workspaceId, '#/conversations'));
   await operatorPage.getByRole('link', { name: 'New conversation' }).click();
   await operatorPage.locator('#start-title', { hasText: 'New conversation' }).waitFor();
   const form = operatorPage.locator('form.start-form');
   // Shown once the integrations arrived (hidden while none allows starts).
   await form.waitFor();
-  await expect(form.getByLabel('Integration').locator('option').allTextContents()).resolves.toEqual([expect.any(String)]);
+  await expect(form.getByLabel('Integration').locator('option').count()).resolves.toBe(1);
   await expect(form.getByLabel('Address kind').locator('option').allTextContents()).resolves.toEqual(['phone number']);
   // The channel has a window: the customer has not written, so the first message is a template.
   await expect(operatorPage.locator('#start-mode-text').isDisabled()).resolves.toBe(true);
@@ -253,81 +257,82 @@ test('New conversation: only integrations with starts, the address checked as th
   await form.getByRole('button', { name: 'Start conversation' }).click();
 
   const start = await eventually(async () => (await ws().collection('conversationStarts').where('uid', '==', operator.uid).get()).docs[0], 'the start request');
-  const { requestedAt, ...request } = start.data();
+  const { requestedAt, result: _result, error: _error, updatedAt: _updatedAt, ...request } = start.data();
   expect(requestedAt).toBeInstanceOf(Timestamp);
   expect(request).toEqual({
     integrationId: setup.integration.integrationId,
     to: { kind: 'phone', value: '+447700900123' },
     template: { name: 'order_update', language: 'en-US', params: { order: '#42' } },
     uid: operator.uid,
-    // The service's answer, if it answered already.
-    ...(request.result === undefined ? {} : { result: request.result, updatedAt: request.updatedAt }),
-    ...(request.error === undefined ? {} : { error: request.error, updatedAt: request.updatedAt }),
   });
-  await form.getByRole('status').filter({ hasText: /Waiting for the service|Starting/ }).or(operatorPage.locator('#thread-title')).first().waitFor();
-  // The answer (seeded when the service has not answered yet): the console opens the conversation.
-  await adminDb().runTransaction(async (tx) => {
-    const snap = await tx.get(start.ref);
-    if (snap.get('result') === undefined && snap.get('error') === undefined) tx.update(start.ref, { result: { conversationId: setup.conversationId, reused: true }, updatedAt: FieldValue.serverTimestamp() });
-  });
-  const answered = (await start.ref.get()).get('result') as { conversationId: string };
-  await operatorPage.waitForURL((url) => url.hash === `#/conversations/${answered.conversationId}`);
-  await operatorPage.locator('#thread-title').waitFor();
-
-  // A refusal, in words (seeded on a second request).
-  await operatorPage.getByRole('link', { name: 'New conversation' }).click();
-  await form.getByLabel('Address', { exact: true }).fill('+15555550100');
-  await form.getByLabel('Template').selectOption({ label: 'welcome (en)' });
-  await form.getByLabel('name', { exact: true }).fill('Ada');
-  await form.getByLabel('agent', { exact: true }).fill('Sam');
-  await form.getByRole('button', { name: 'Start conversation' }).click();
-  const second = await eventually(async () => (await ws().collection('conversationStarts').where('to.value', '==', '+15555550100').get()).docs[0], 'the second start request');
-  await adminDb().runTransaction(async (tx) => {
-    const snap = await tx.get(second.ref);
-    if (snap.get('result') === undefined && snap.get('error') === undefined) tx.update(second.ref, { error: { code: 'replies_disabled', message: 'the integration has no replies topic' }, updatedAt: FieldValue.serverTimestamp() });
-  });
-  await form.getByRole('alert').filter({ hasText: "This integration's replies are turned off, so nothing can be sent on it. (replies_disabled: the integration has no replies topic)" }).waitFor();
-  await expect(form.getByRole('button', { name: 'Start conversation' }).isEnabled()).resolves.toBe(true);
+  // The service's answer: a new conversation (the address is not known yet), which the console opens.
+  const result = await eventually(async () => (await start.ref.get()).get('result') as { conversationId: string; reused: boolean } | undefined, 'the start result');
+  expect(result.reused).toBe(false);
+  const startedId = result.conversationId;
+  await operatorPage.waitForURL((url) => url.hash === `#/conversations/${startedId}`);
+  startedConversationId = startedId;
 });
 
-test('a started conversation waits for the channel (composer disabled), a failed start offers Resend, and a merged one opens its target', async () => {
-  const started = await setupConversation({ topic: setup.topic, integration: setup.integration });
-  const to = { kind: 'phone', value: '+447700900999' };
-  await conversationDoc(started.conversationId).update({ origin: 'desk', waitingForChannel: true, startId: 'start-1', to, metadata: { campaign: 'spring' } });
-  await thread(operatorPage, started.conversationId);
+test('a started conversation waits for the channel (composer disabled), its failed start says why and offers Resend, and a merged one opens its target', async () => {
+  const startedId = startedConversationId;
+  expect(startedId).not.toBe('');
   await operatorPage.locator('#reply-window', { hasText: 'Waiting for the channel: the message that starts this conversation has not been sent yet.' }).waitFor();
   await expect(operatorPage.locator('#reply-text').isDisabled()).resolves.toBe(true);
   await expect(operatorPage.locator('#send-reply').isDisabled()).resolves.toBe(true);
   await expect(operatorPage.locator('#template-compose').isHidden()).resolves.toBe(true);
   await operatorPage.locator('#compose-note', { hasText: 'Waiting for the channel' }).waitFor();
-  await operatorPage.getByText('started by the desk to phone number +447700900999').waitFor();
-  // Its connector metadata, read-only under Details.
+  await operatorPage.getByText('started by the desk to phone number +447700900123').waitFor();
+  // Connector metadata (seeded: the service keeps it from the connector's messages) shows read-only under Details.
+  await conversationDoc(startedId).update({ metadata: { campaign: 'spring' } });
   await operatorPage.getByText('Details: connector metadata (1)').click();
   await operatorPage.locator('dl.conversation-metadata dd', { hasText: 'spring' }).waitFor();
 
-  // Its start message failed on the channel: said in words, with Resend and without Cancel send.
-  const failedStart = await failedReply(started.conversationId, 'Your order #42 has shipped.', 'recipient_unreachable');
-  await messagesOf(started.conversationId).doc(failedStart).update({ start: { startId: 'start-1', to } });
-  const card = operatorPage.locator(`li.message.outbound[data-message="${failedStart}"]`);
-  await card.locator('.start-line', { hasText: 'Started the conversation to phone number +447700900999' }).waitFor();
+  // The connector cannot reach the address: the start fails, said in words, with Resend and no Cancel send.
+  const first = await eventually(async () => (await messagesOf(startedId).get()).docs.find((d) => d.get('start') !== undefined), 'the start message');
+  const { deliveryId } = (await waitForMirror({ ...setup, conversationId: startedId }, first.id, (m) => m.status === 'queued')) as { deliveryId: string };
+  const card = operatorPage.locator(`li.message.outbound[data-message="${first.id}"]`);
+  await card.locator('.start-line', { hasText: 'Started the conversation to phone number +447700900123' }).waitFor();
+  await card.locator('.text', { hasText: 'Your order #42 has shipped.' }).waitFor();
+  await expect(card.getByRole('button', { name: 'Cancel send' }).count()).resolves.toBe(0);
+  const { key } = setup.integration;
+  const claim = await claimReady(key, deliveryId);
+  expect(claim).toMatchObject({ kind: 'start', message: { recipient: { address: { kind: 'phone', value: '+447700900123' } } } });
+  expectOk(await op('start', key, { deliveryId, leaseId: claim.leaseId }), { status: 'sending' });
+  expectSent(await op('fail', key, { deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_unreachable' }), deliveryId, 'failed');
   await card.locator('.failure-reason', { hasText: 'Not sent: the channel cannot reach this address.' }).waitFor();
   await expectNoAxeViolations(operatorPage, 'a started conversation waiting for the channel');
   await operatorPage.setViewportSize({ width: 1280, height: 1200 });
   await shotOf(operatorPage.locator('.thread'), 'thread-started-waiting');
   await operatorPage.setViewportSize({ width: 1280, height: 860 });
   await card.getByRole('button', { name: 'Resend' }).click();
-  const resend = await eventually(async () => (await messagesOf(started.conversationId).doc(failedStart).get()).get('resend') as DocumentData | undefined, 'the resend request');
+  const resend = await eventually(async () => (await messagesOf(startedId).doc(first.id).get()).get('resend') as DocumentData | undefined, 'the resend request');
   expect(resend.uid).toBe(operator.uid);
 
-  // Sent: no longer waiting, the composer follows the window again.
-  await conversationDoc(started.conversationId).update({ waitingForChannel: FieldValue.delete(), window: { closesAt: Timestamp.fromMillis(Date.now() + 3_600_000) } });
-  await operatorPage.locator('#reply-window', { hasText: 'Reply window:' }).waitFor();
-  await expect(operatorPage.locator('#reply-text').isEnabled()).resolves.toBe(true);
-
-  // Merged into the conversation the channel already had: the console opens that one.
-  await conversationDoc(started.conversationId).update({ mergedInto: setup.conversationId });
+  // Merged into the conversation the channel already had (seeded: the service's merge on complete): the console opens that one.
+  await conversationDoc(startedId).update({ mergedInto: setup.conversationId });
   await operatorPage.waitForURL((url) => url.hash === `#/conversations/${setup.conversationId}`);
   await operatorPage.locator('#thread-title').waitFor();
+});
+
+test("New conversation: the service's refusal is said in words and the form stays", async () => {
+  // A second integration without a replies topic (its replies are off) that allows starts by email.
+  const quiet = await createTestIntegration({ workspaceId });
+  await ws().collection('integrations').doc(quiet.integrationId).update({ name: 'Quiet shop', conversations: { start: { addressKinds: ['email'] } } });
+  await operatorPage.getByRole('link', { name: 'New conversation' }).click();
+  const form = operatorPage.locator('form.start-form');
+  await form.getByLabel('Integration').locator('option', { hasText: 'Quiet shop' }).waitFor({ state: 'attached' });
+  await form.getByLabel('Integration').selectOption({ label: 'Quiet shop' });
+  await expect(form.getByLabel('Address kind').locator('option').allTextContents()).resolves.toEqual(['email address']);
+  // No window declared: a text may start it.
+  await expect(operatorPage.locator('#start-mode-text').isChecked()).resolves.toBe(true);
+  await form.getByLabel('Address', { exact: true }).fill('ada@example.com');
+  await form.getByLabel('Message').fill('Your parcel is ready for pickup.');
+  await form.getByRole('button', { name: 'Start conversation' }).click();
+  await form.getByRole('alert').filter({ hasText: "This integration's replies are turned off, so nothing can be sent on it. (replies_disabled" }).waitFor();
+  await expect(form.getByRole('button', { name: 'Start conversation' }).isEnabled()).resolves.toBe(true);
+  const refused = await eventually(async () => (await ws().collection('conversationStarts').where('integrationId', '==', quiet.integrationId).get()).docs[0], 'the refused start');
+  expect(refused.get('text')).toBe('Your parcel is ready for pickup.');
+  expect(refused.get('error')).toMatchObject({ code: 'replies_disabled' });
 });
 
 test('the suite ran under the console Content-Security-Policy', () => {
