@@ -66,7 +66,8 @@ export function addressProblem(kind: AddressKind, value: string): string | undef
     case 'email': {
       if (value.length > 254) return `An email address is at most 254 characters (this one has ${value.length}).`;
       const parts = value.split('@');
-      return parts.length === 2 && parts[0] !== '' && parts[1] !== '' ? undefined : 'An email address has one @ with something on each side.';
+      if (parts.length !== 2 || parts[0] === '' || parts[1] === '') return 'An email address has one @ with something on each side.';
+      return /\s/u.test(value) || CONTROLS.test(value) ? 'An email address has no spaces or control characters.' : undefined;
     }
     case 'handle': {
       const n = codePointLength(value);

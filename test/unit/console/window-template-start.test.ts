@@ -104,6 +104,7 @@ describe('starts', () => {
     expect(addressProblem('email', 'grace@example.com')).toBeUndefined();
     expect(addressProblem('email', 'grace@@example.com')).toMatch(/one @/);
     expect(addressProblem('email', 'grace.example.com')).toMatch(/one @/);
+    expect(addressProblem('email', 'grace hopper@example.com')).toMatch(/no spaces/);
     expect(addressProblem('email', `${'a'.repeat(250)}@b.co`)).toMatch(/at most 254/);
     expect(addressProblem('handle', '@grace_h')).toBeUndefined();
     expect(addressProblem('handle', 'a\u0007b')).toMatch(/control/);
