@@ -35,7 +35,7 @@ export function paramMaxLength(param: TemplateParamView): number {
 /** Why one param's value would be refused, or undefined when it is fine. */
 export function paramProblem(param: TemplateParamView, value: string): string | undefined {
   const n = codePointLength(value);
-  if (value.trim() === '') return `Fill in ${param.name}.`;
+  if (value === '') return `Fill in ${param.name}.`;
   const max = paramMaxLength(param);
   if (n > max) return `${param.name} is too long by ${n - max} characters (at most ${max}).`;
   return undefined;
