@@ -61,7 +61,23 @@ interface ClaimReadyTargetOnly {
   target: ClaimTarget;
 }
 
-export type ClaimResponse = ClaimSkip | ClaimReadyEdit | ClaimReadyTargetOnly | ClaimReadySend;
+/** A template message as a claim carries it (its filled-in text is `message.text`). */
+interface ClaimTemplate {
+  name: string;
+  language: string;
+  params: Record<string, string>;
+}
+
+/** A conversation the desk starts: to an address, not a thread (its `complete` names the thread). */
+interface ClaimReadyStart {
+  status: 'ready';
+  kind: 'start';
+  leaseId: string;
+  leaseExpiresAt: number;
+  message: { text: string; template?: ClaimTemplate | undefined; recipient: { address: { kind: 'phone' | 'email' | 'handle'; value: string } } };
+}
+
+export type ClaimResponse = ClaimSkip | ClaimReadyEdit | ClaimReadyTargetOnly | ClaimReadyStart | ClaimReadySend;
 export interface StartResponse {
   status: 'sending' | 'sent';
 }

@@ -9,6 +9,7 @@ import type { AttachmentContentType, LifecycleKind } from '../contract.generated
 import { LEASE_MAX_MS, LEASE_MS } from '../contract.generated.js';
 import { NotFoundError } from './errors.js';
 import { sha256Hex } from './sha256.js';
+import type { StartAddress, StartedThread, TemplateMessage } from './starts.js';
 
 // Lease duration (a claim grants LEASE_MS, and so does each extension) and the most a lease may
 // live after its claim (LEASE_MAX_MS): the contract's, which the SDK schedules extensions by.
@@ -130,6 +131,14 @@ export interface DeliveryRecord {
   kind?: LifecycleKind;
   /** With `kind`: what it acts on, the reply's sent delivery and the provider ids its connector reported. */
   target?: DeliveryTarget;
+  /**
+   * A conversation the desk starts (docs/contract.md#conversations-the-desk-starts): its claim is
+   * `kind: "start"` with the address instead of a thread, and its `complete` names the thread the
+   * channel made (`thread`, recorded here). Absent on every other delivery.
+   */
+  start?: { to: StartAddress; thread?: StartedThread };
+  /** A template message (its `text` is the preview filled in): the claim carries it as `message.template`. */
+  template?: TemplateMessage;
   /** With `kind`: the operator's request time (epoch ms; the request's server timestamp). */
   requestedAt?: number;
   /**
