@@ -28,6 +28,7 @@ import { catchUpPage } from './catch-up-list';
 import { DELIVERY_OPERATION_SCHEMAS, type PendingResponse } from './schemas';
 import { answerOf, decideAttachmentFetch, DELIVERY_TRANSITIONS, type RuleFacts, type TransitionFacts } from '../rules/state-machine';
 import { runTransition } from './transition';
+import { startCompletionHooks, type TransitionHooks } from './start-completion';
 
 /** Unguessable lease ids: holding one is what authorises start/complete/fail. */
 const newLeaseId = (): string => `l_${randomBytes(18).toString('base64url')}`;
@@ -43,18 +44,20 @@ async function transitionForCaller<R>(
   deliveryId: string,
   decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R>,
   reads: TransitionReads,
+  hooks?: TransitionHooks,
 ): Promise<R> {
   context.logFields.deliveryId = deliveryId;
   // An id Firestore cannot use as a document id ('a/b', '..', '__x__') names no delivery: the
   // same 404 as any unknown id, not a failed lookup (which would be a 503).
   if (!isStorableDocumentId(deliveryId)) visibleDelivery(null, context.auth);
-  const { before, decision, next } = await runTransition(db(), {
+  const { before, decision, next } = await runTransition<R>(db(), {
     workspaceId: context.auth.workspaceId,
     deliveryId,
     caller: context.auth,
     withConversation: reads.conversation,
     withQueue: reads.queue,
-    decide,
+    decide: hooks === undefined ? decide : (d, facts) => hooks.adjust(d, decide(d, facts)),
+    ...(hooks === undefined ? {} : { readAlso: (tx, d, decision) => hooks.readAlso(tx, d, decision) }),
     beforeWrite: () => context.deadline.assertTimeLeft(),
   });
   // `caller` makes a missing delivery a 404, and these decisions are never null.
@@ -100,6 +103,8 @@ interface TransitionOptions<Body> {
   readsConversation?: true;
   /** The body says the delivery will likely end: read the queue in the first wave. */
   readsQueue?: (body: Body) => boolean;
+  /** What the transition adds to its rule (a start's complete: ./start-completion.ts). */
+  hooks?: (body: Body) => TransitionHooks;
 }
 
 /**
@@ -118,7 +123,7 @@ function transition(id: TransitionId, rule: (d: DeliveryRecord, input: { deliver
     transitionForCaller(context, id, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), {
       conversation: options.readsConversation === true,
       queue: options.readsQueue?.(body) === true,
-    }),
+    }, options.hooks?.(body)),
   );
 }
 
@@ -198,7 +203,7 @@ assertTrue<AnswersMatch>();
  */
 const FIRST_WAVE: { [Id in TransitionOf]?: TransitionOptions<BodyOf<Id>> } = {
   claimDelivery: { readsConversation: true },
-  completeDelivery: { readsQueue: () => true },
+  completeDelivery: { readsQueue: () => true, hooks: (body) => startCompletionHooks(db(), body.conversation) },
   failDelivery: { readsQueue: (body) => body.outcome !== 'retry' },
 };
 

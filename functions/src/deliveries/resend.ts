@@ -84,6 +84,9 @@ export async function resendReply(db: Firestore, workspaceId: string, conversati
       text: verdict.text,
       ...(parts !== null && parts.attachments.length > 0 ? { attachments: parts.attachments } : {}),
       ...(parts?.textSent === true ? { textSent: true } : {}),
+      // A failed start is resent as a start (to its address, with its template), not as a reply.
+      ...(previousRecord?.start !== undefined ? { start: { to: previousRecord.start.to } } : {}),
+      ...(previousRecord?.template !== undefined ? { template: previousRecord.template } : {}),
       now,
       reason: 'resend',
       previous: previousRecord !== null ? previousOf(previousRecord) : previousFromMirror(mirror),

@@ -45,6 +45,11 @@ import { attentionDelta } from './attention';
 export interface Transition<R> extends TransitionReadRequest {
   /** Takes the decision on the current record, or null for nothing to do. */
   decide(d: DeliveryRecord, facts: TransitionFacts): Decision<R> | null;
+  /**
+   * After the decision and before any write: what else the transition reads, and the writes of its
+   * own it makes after the plan's (a start's complete joins the thread's conversation: ./start-completion.ts).
+   */
+  readAlso?(tx: Transaction, before: DeliveryRecord, decision: Decision<R> | null): Promise<((tx: Transaction) => void) | null>;
   /** Last step before the writes: e.g. give up when the request's deadline has passed. */
   beforeWrite?(): void;
   /** Further writes of the same transaction, knowing what was read and decided (the outbox deletes the entry it handled). */
@@ -100,6 +105,7 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
     const plan = planTransition(before, decision, released?.record ?? null, { now, unclaimedExpiryMs: config().unclaimedExpiryMs });
     // An edit's or unsend's entry in the reply's history needs the reply: read before any write.
     const history = plan?.decided?.mirror === 'history' ? await readReplyHistory(tx, db, before) : undefined;
+    const alsoWrite = transition.readAlso === undefined ? null : await transition.readAlso(tx, before, decision);
     transition.beforeWrite?.();
     if (plan) {
       // A record woken from its release facts was not read: the writer writes only what a wake changes.
@@ -107,6 +113,7 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
       attempt.wokeFromFacts ||= wokenFromFacts;
       applyPlan(tx, db, plan, { now, queue: read.queue, history, wokenFromFacts });
     }
+    alsoWrite?.(tx);
     return finish(tx, transition, { before, decision, next: plan?.next ?? null });
   });
 }
