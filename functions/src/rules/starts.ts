@@ -19,14 +19,14 @@ export interface StartAddress {
 }
 
 /** E.164: a plus, a country code that does not start with 0, at most 15 digits in all. */
-export const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
-export const ADDRESS_LIMITS = { emailMax: 254, handleMax: 256 } as const;
+const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
+const ADDRESS_LIMITS = { emailMax: 254, handleMax: 256 } as const;
 
-/** C0 and C1 controls and DEL: a handle is something a person types, never a control character. */
-const CONTROL = /[\u0000-\u001F\u007F-\u009F]/u;
+/** C0 and C1 controls and DEL (Unicode's Cc, as firestore.rules say it): a handle is something a person types, never a control character. */
+const CONTROL = /\p{Cc}/u;
 const PHONE = new RegExp(PHONE_PATTERN);
 
-export const isStartAddressKind = (value: unknown): value is StartAddressKind => (START_ADDRESS_KINDS as readonly unknown[]).includes(value);
+const isStartAddressKind = (value: unknown): value is StartAddressKind => (START_ADDRESS_KINDS as readonly unknown[]).includes(value);
 
 /**
  * Why `value` is not an address of `kind` (the 400-style message), or null when it is one:
@@ -123,7 +123,7 @@ export function templateText(templates: readonly ChannelTemplate[], template: un
 }
 
 /** The longest value of a template param, in code points. */
-export const TEMPLATE_PARAM_MAX = 1024;
+const TEMPLATE_PARAM_MAX = 1024;
 
 /**
  * Whether the service takes a start request (the document as the member wrote it), in this order:

@@ -89,7 +89,15 @@ export interface PartOutcome {
   code?: string;
 }
 
-/** Stored at `workspaces/{ws}/deliveries/{deliveryId}` (docs/data-model.md). Times: epoch ms. */
+/**
+ * What a notification's `kind` attribute says: an edit or unsend of a sent reply, or the first
+ * message of a conversation the desk starts; a plain reply's notification has none.
+ */
+export type NotificationKind = LifecycleKind | 'start';
+
+/** The notification kind of a delivery (none for a plain reply). */
+export const notificationKindOf = (d: Pick<DeliveryRecord, 'kind' | 'start'>): NotificationKind | undefined => d.kind ?? (d.start !== undefined ? 'start' : undefined);
+
 /**
  * A delivery's notification (docs/contract.md#notifications): its five identifiers and nothing
  * else. The topic's message, an item of the pending list and the `next` of a `complete` or `fail`
