@@ -14,6 +14,8 @@ import type { Message } from '@google-cloud/pubsub';
 import { takeStart } from '../../../functions/src/deliveries/starts';
 import { startedConversationId } from '../../../functions/src/rules/starts';
 import { adminDb, createTestIntegration, integrationRef, postJson, type TestIntegration } from '../helpers/stack';
+import { exportFilePath } from '../../../functions/src/privacy/export';
+import { localStore, requestErasure, waitForErasure } from '../privacy/helpers';
 import { claimReady, createTestTopic, eventually, expectApiError, expectOk, expectSent, fileFixture, op, pubsubClient, type TestTopic } from '../helpers/deliveries';
 
 interface Published {
@@ -276,4 +278,35 @@ describe('races', () => {
     expect(await conversationDoc(open, started)).toMatchObject({ mergedInto: joined });
     expect(await conversationDoc(open, joined)).toMatchObject({ mergedFrom: [started] });
   });
+});
+
+test('privacy: the address book entry and the start requests of a customer are exported and erased; another customer\'s stay', async () => {
+  const { open } = fixture();
+  const mine = `gil-${randomUUID().slice(0, 6)}@example.com`;
+  const theirs = `hal-${randomUUID().slice(0, 6)}@example.com`;
+  const started: Record<string, string> = {};
+  for (const address of [mine, theirs]) {
+    const startId = await writeStart(open, { to: { kind: 'email', value: address }, text: `Hello ${address}` });
+    started[address] = startId;
+    const conversationId = ((await answerOf(open, startId)).result as { conversationId: string }).conversationId;
+    const delivery = await startDelivery(open, conversationId);
+    await completeStart(open, delivery.deliveryId as string, { externalConversationId: `mail-${randomUUID()}`, externalCustomerId: address });
+  }
+  const book = ws(open).collection('startAddresses');
+  await eventually(async () => ((await book.where('externalCustomerId', 'in', [mine, theirs]).get()).size === 2 ? true : undefined), 'both addresses recorded');
+
+  const exportId = `ex-${randomUUID()}`;
+  await ws(open).collection('exports').doc(exportId).create({ integrationId: open.integrationId, externalCustomerId: mine, requestedAt: FieldValue.serverTimestamp(), requestedBy: 'admin-1' });
+  await eventually(async () => ((await ws(open).collection('exports').doc(exportId).get()).get('status') === 'done' ? true : undefined), 'the export');
+  const lines = ((await localStore().get(exportFilePath(open.workspaceId, exportId)))?.toString('utf8') ?? '').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(lines.filter((l) => l.type === 'start_address')).toEqual([expect.objectContaining({ kind: 'email', value: mine, externalCustomerId: mine })]);
+  expect(lines.filter((l) => l.type === 'conversation_start')).toEqual([expect.objectContaining({ startId: started[mine], text: `Hello ${mine}` })]);
+  expect(JSON.stringify(lines)).not.toContain(theirs);
+
+  const erasureId = await requestErasure(open, mine);
+  await waitForErasure(open.workspaceId, erasureId);
+  expect((await book.where('externalCustomerId', '==', mine).get()).size).toBe(0);
+  expect((await startRef(open, started[mine] as string).get()).exists).toBe(false);
+  expect((await book.where('externalCustomerId', '==', theirs).get()).size).toBe(1);
+  expect((await startRef(open, started[theirs] as string).get()).exists).toBe(true);
 });
