@@ -20,6 +20,7 @@ import { lifecycleTarget, lifecycleVerdict } from '../internal/rules/lifecycle.j
 import type { AttachmentRef } from '../internal/rules/record.js';
 import { decideCancel } from '../internal/rules/state-machine.js';
 import { eraseCustomer } from './erasures.js';
+import { startConversation } from './starts.js';
 import { digestId, randomId, sha256Hex } from './ids.js';
 import { appendDelivery, sweep } from './outbox.js';
 import { replyDeliveries, unsentAtOf } from './replies.js';
@@ -36,7 +37,7 @@ const LIFECYCLE_REFUSALS: Readonly<Record<LifecycleRefusal, string>> = {
   superseded: 'a later request of the same kind was already taken',
 };
 
-type OperatorCalls = Pick<TestService, 'createIntegration' | 'setCapabilities' | 'reply' | 'edit' | keyof TargetOnlyRequests | 'cancel' | 'resend' | 'erase'>;
+type OperatorCalls = Pick<TestService, 'createIntegration' | 'setCapabilities' | 'reply' | 'startConversation' | 'edit' | keyof TargetOnlyRequests | 'cancel' | 'resend' | 'erase'>;
 
 /** One call per kind without text (`unsend(messageId, options)`, ...): the same request as `edit`, without the text. */
 function targetOnlyRequests(state: ServiceState): TargetOnlyRequests {
@@ -64,6 +65,7 @@ export function operatorCalls(state: ServiceState): OperatorCalls {
     },
 
     reply: (input) => createReply(state, input),
+    startConversation: (input) => startConversation(state, input, (conversationId, text) => createReply(state, { conversationId, text })),
     edit: (messageId, text, options = {}) => requestLifecycle(state, 'edit', messageId, text, options.uid ?? 'operator'),
     ...targetOnlyRequests(state),
 

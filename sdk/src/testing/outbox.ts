@@ -3,6 +3,7 @@
  * applies due lease expiries and publishes the notifications due by the service clock, and a new
  * delivery's append, published at once as the service's creator does.
  */
+import type { StartAddress, TemplateMessage } from '../internal/rules/starts.js';
 import type { LifecycleKind } from '../internal/contract.generated.js';
 import { isTerminal, type AttachmentRef, type DeliveryRecord, type DeliveryTarget } from '../internal/rules/record.js';
 import { extrasOf, notifyWaiters, type Conversation, type ServiceState } from './state.js';
@@ -30,6 +31,8 @@ export interface AppendRequest {
   attachments?: AttachmentRef[];
   textSent?: boolean;
   lifecycle?: { kind: LifecycleKind; target: DeliveryTarget };
+  start?: { to: StartAddress };
+  template?: TemplateMessage;
   reason: 'created' | 'resend';
 }
 
