@@ -51,7 +51,7 @@ const rulesValue = (value) => (Array.isArray(value) ? `[${value.map(rulesValue).
  * `contract` is the contract module's exports.
  */
 export function rulesFacts(contract) {
-  const { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, CONSOLE_LIMITS, LIFECYCLE_LIMITS, REPLY_MAX_CODE_POINTS, RETENTION_DAYS, SHA256_HEX_PATTERN, TOPIC_NAME_PATTERN } = contract;
+  const { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, CONSOLE_LIMITS, LIFECYCLE_LIMITS, REPLY_MAX_CODE_POINTS, RETENTION_DAYS, SHA256_HEX_PATTERN, START_ADDRESS_KINDS, START_ADDRESS_LIMITS, TOPIC_NAME_PATTERN } = contract;
   return [
     { name: 'topicNamePattern', from: 'TOPIC_NAME_PATTERN (without anchors: matches() is a full match)', value: rulesPattern(TOPIC_NAME_PATTERN) },
     { name: 'replyMaxCodePoints', from: 'REPLY_MAX_CODE_POINTS', value: REPLY_MAX_CODE_POINTS },
@@ -69,6 +69,10 @@ export function rulesFacts(contract) {
     { name: 'retentionDaysMax', from: 'RETENTION_DAYS.max', value: RETENTION_DAYS.max },
     { name: 'lifecycleWindowSecondsMin', from: 'LIFECYCLE_LIMITS.windowSecondsMin', value: LIFECYCLE_LIMITS.windowSecondsMin },
     { name: 'lifecycleWindowSecondsMax', from: 'LIFECYCLE_LIMITS.windowSecondsMax', value: LIFECYCLE_LIMITS.windowSecondsMax },
+    { name: 'startAddressKinds', from: 'START_ADDRESS_KINDS', value: [...START_ADDRESS_KINDS] },
+    { name: 'startPhonePattern', from: 'START_ADDRESS_LIMITS.phonePattern (without anchors: matches() is a full match)', value: rulesPattern(START_ADDRESS_LIMITS.phonePattern) },
+    { name: 'startEmailMax', from: 'START_ADDRESS_LIMITS.emailMax', value: START_ADDRESS_LIMITS.emailMax },
+    { name: 'startHandlePattern', from: 'START_ADDRESS_LIMITS.handleMax code points without a control character (Unicode Cc), counted by RE2', value: `[^\\p{Cc}]{1,${START_ADDRESS_LIMITS.handleMax}}` },
   ];
 }
 

@@ -4,12 +4,11 @@
  * service's start trigger (functions/src/deliveries/starts.ts) and the SDK's test service run this
  * same module; firestore.rules state the same address patterns for the member's write.
  */
-import { codePointLength, REPLY_MAX_CODE_POINTS } from '../contract';
+import { codePointLength, REPLY_MAX_CODE_POINTS, START_ADDRESS_KINDS, START_ADDRESS_LIMITS } from '../contract';
 import type { ChannelTemplate } from './channel';
 import { sha256Hex } from './sha256';
 
-/** The kinds of address a start may go to, in the order the contract lists them. */
-export const START_ADDRESS_KINDS = ['phone', 'email', 'handle'] as const;
+export { START_ADDRESS_KINDS };
 export type StartAddressKind = (typeof START_ADDRESS_KINDS)[number];
 
 /** Who a start goes to: the channel's address of the customer, not a thread (there is none yet). */
@@ -18,13 +17,11 @@ export interface StartAddress {
   value: string;
 }
 
-/** E.164: a plus, a country code that does not start with 0, at most 15 digits in all. */
-const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
-const ADDRESS_LIMITS = { emailMax: 254, handleMax: 256 } as const;
+const ADDRESS_LIMITS = START_ADDRESS_LIMITS;
 
 /** C0 and C1 controls and DEL (Unicode's Cc, as firestore.rules say it): a handle is something a person types, never a control character. */
 const CONTROL = /\p{Cc}/u;
-const PHONE = new RegExp(PHONE_PATTERN);
+const PHONE = START_ADDRESS_LIMITS.phonePattern;
 
 const isStartAddressKind = (value: unknown): value is StartAddressKind => (START_ADDRESS_KINDS as readonly unknown[]).includes(value);
 

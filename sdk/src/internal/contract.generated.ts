@@ -111,6 +111,20 @@ export const CONSOLE_LIMITS = {
   externalCustomerId: MESSAGE_LIMITS.senderExternalId,
 } as const;
 
+/**
+ * Conversations the desk starts (docs/contract.md#conversations-the-desk-starts): the kinds of
+ * address a start may go to, and each kind's limits (shared by the service's rule, firestore.rules and the console).
+ */
+export const START_ADDRESS_KINDS = ['phone', 'email', 'handle'] as const;
+export const START_ADDRESS_LIMITS = {
+  /** E.164: a plus, a country code that does not start with 0, 7 to 15 digits in all. */
+  phonePattern: /^\+[1-9][0-9]{6,14}$/,
+  /** An email address: at most this many UTF-16 units. */
+  emailMax: 254,
+  /** A handle: 1 to this many code points, no control characters. */
+  handleMax: 256,
+} as const;
+
 /** The retention period of a workspace (`settings/retention` `{ days }`, docs/privacy.md#retention): whole days in this range. */
 export const RETENTION_DAYS = { min: 1, max: 3650 } as const;
 
