@@ -44,6 +44,10 @@ test('every fact of the block is the contract value, and the hand-written rules 
     retentionDaysMax: contract.RETENTION_DAYS.max,
     lifecycleWindowSecondsMin: contract.LIFECYCLE_LIMITS.windowSecondsMin,
     lifecycleWindowSecondsMax: contract.LIFECYCLE_LIMITS.windowSecondsMax,
+    startAddressKinds: [...contract.START_ADDRESS_KINDS],
+    startPhonePattern: '\\+[1-9][0-9]{6,14}',
+    startEmailMax: contract.START_ADDRESS_LIMITS.emailMax,
+    startHandlePattern: `[^\\p{Cc}]{1,${contract.START_ADDRESS_LIMITS.handleMax}}`,
   });
   const outside = handWritten(rules);
   for (const fact of facts) expect(outside).toContain(`${fact.name}()`);
