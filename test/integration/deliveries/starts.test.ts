@@ -18,6 +18,9 @@ import { exportFilePath } from '../../../functions/src/privacy/export';
 import { localStore, requestErasure, waitForErasure } from '../privacy/helpers';
 import { claimReady, createTestTopic, eventually, expectApiError, expectOk, expectSent, fileFixture, op, pubsubClient, type TestTopic } from '../helpers/deliveries';
 
+// The first start of a run meets a cold trigger in the emulator; a start end to end is several triggers and calls.
+jest.setTimeout(120_000);
+
 interface Published {
   body: Record<string, unknown>;
   attributes: Record<string, string>;
@@ -88,7 +91,7 @@ function answerOf(integration: TestIntegration, startId: string): Promise<Docume
   return eventually(async () => {
     const data = (await startRef(integration, startId).get()).data();
     return data?.result !== undefined || data?.error !== undefined ? data : undefined;
-  }, `the answer of start ${startId}`, 20_000);
+  }, `the answer of start ${startId}`, 60_000);
 }
 
 /** The start delivery of a conversation (waits for it). */
