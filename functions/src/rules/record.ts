@@ -4,6 +4,7 @@
  */
 import type { AttachmentContentType, LifecycleKind } from '../contract';
 import { LEASE_MAX_MS, LEASE_MS } from '../contract';
+import type { ReplyTemplate } from '../contract/templates';
 import { NotFoundError } from './errors';
 import { sha256Hex } from './sha256';
 
@@ -135,6 +136,12 @@ export interface DeliveryRecord {
    * before attachments existed): the claim then has exactly the shape it always had.
    */
   attachments?: AttachmentRef[];
+  /**
+   * A template reply (docs/contract.md#windows): the template with its params, checked against the
+   * channel's declared templates at creation; `text` is then its filled preview. Absent on a
+   * free-form reply: the claim keeps the shape it always had.
+   */
+  template?: ReplyTemplate;
   /**
    * A resend of a partly sent reply: the delivery carries only the parts not known to be sent;
    * `textSent` says its text was sent already (the claim then omits it: an empty `text`).

@@ -40,6 +40,7 @@ import {
   traceIdOfDelivery,
 } from './record';
 // The answers of the connector's operations are the types of their response schemas.
+import type { ReplyTemplate } from '../contract/templates';
 import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './answers';
 import { appendToQueue, type QueueTail } from './ordering';
 import { claimConversation, type Metadata } from './metadata';
@@ -292,7 +293,10 @@ function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recip
   // connector built before attachments knows (docs/contract.md#attachments).
   // Names are cleaned again on the way out: a delivery recorded before the rule keeps its name as written.
   const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a, name: shownFileName(a.name) })) } : { text: d.text, recipient: to };
-  return { status: 'ready', leaseId, leaseExpiresAt, message, ...conversation };
+  // `template` only on a template reply (its `text` is the filled preview): only a connector that
+  // declared templates ever sees the key (docs/contract.md#windows).
+  const template = d.template === undefined ? {} : { template: { name: d.template.name, language: d.template.language, params: { ...d.template.params } } };
+  return { status: 'ready', leaseId, leaseExpiresAt, message: { ...message, ...template }, ...conversation };
 }
 
 /** The claim's `target` of an edit or unsend (copies: the answer never shares arrays with the record). */
@@ -631,6 +635,8 @@ export interface AppendInput {
   text: string;
   /** The reply's checked files (none: absent). */
   attachments?: AttachmentRef[];
+  /** A template reply's checked template (`text` is its filled preview); absent on a free-form reply. */
+  template?: ReplyTemplate;
   /** A resend whose text was already sent: the new delivery carries files only. */
   textSent?: boolean;
   /** An operator's edit or unsend of the sent reply (docs/contract.md#edits-and-unsends): the kind, what it acts on, when it was asked (epoch ms). */
@@ -661,13 +667,14 @@ export interface Appended {
  *    right after the commit (`inline`: one trigger from the operator's reply to the connector).
  */
 export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
-  const { reason, previous, attachments, textSent, lifecycle, ...fields } = input;
+  const { reason, previous, attachments, template, textSent, lifecycle, ...fields } = input;
   const position = appendToQueue(queue, input.deliveryId);
   const record = newDelivery({ ...fields, seq: position.seq });
   const next: DeliveryRecord = {
     ...record,
     ...(lifecycle !== undefined ? { kind: lifecycle.kind, target: lifecycle.target, requestedAt: lifecycle.requestedAt } : {}),
     ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
+    ...(template !== undefined ? { template } : {}),
     ...(textSent === true ? { textSent } : {}),
     ...(previous !== undefined ? { previous } : {}),
     ...(position.head ? { head: true } : {}),

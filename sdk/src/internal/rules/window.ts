@@ -58,3 +58,11 @@ export function isWindowClosed(windowDeclared: boolean, closesAt: number | null,
 export function closesAtAfterConnectorClosed(closesAt: number | null, now: number): number {
   return closesAt !== null && closesAt < now ? closesAt : now;
 }
+
+/**
+ * Whether a decision on delivery `d` is the connector's word that the window has closed: a reply's
+ * delivery (not an edit's or unsend's, which are not windowed) ends `failed` with `window_closed`.
+ */
+export function failClosesWindow(d: { kind?: string | undefined }, next: { status: string; error: { code: string } | null } | null | undefined): boolean {
+  return d.kind === undefined && next?.status === 'failed' && next.error?.code === WINDOW_CLOSED;
+}
