@@ -182,6 +182,14 @@ export type DeliveryConversation = NonNullable<ClaimReadySend['conversation']>;
 export type ReplyMessage = ClaimReadySend['message'];
 
 /**
+ * A template reply's template (docs/contract.md#windows), as the claim carries it in
+ * `message.template`: the declared template's `name` and `language`, and each param's value. Only
+ * integrations that declared templates (`channel.update`) ever get one; the claim's `text` is then
+ * the template's preview with the params filled in, for a channel without real templates.
+ */
+export type ReplyTemplate = NonNullable<ReplyMessage['template']>;
+
+/**
  * The sent reply an edit or unsend delivery changes (the claim's `target`): the reply's delivery
  * and the provider ids its connector reported (`providerMessageIds`, and per part in `parts`).
  */

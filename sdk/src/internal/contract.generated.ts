@@ -102,6 +102,9 @@ export const REPLY_MAX_CODE_POINTS = 10_000;
  */
 export const TEMPLATE_PARAM_MAX_CODE_POINTS = 1024;
 
+/** A template declares at most this many params (docs/contract.md#channel); the rules check each value of a reply, one line per param. */
+export const TEMPLATE_MAX_PARAMS = 20;
+
 /**
  * What the console writes straight to Firestore under firestore.rules (docs/data-model.md); the
  * rules refuse anything beyond these.

@@ -14,7 +14,7 @@ import {
 } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
 import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, isLifecycleKind, LEASE_MS, LIFECYCLE_KINDS, UNSUPPORTED_KIND, type LifecycleKind } from './contract.generated.js';
-import type { AttachmentFile, CompleteResult, DeliveryAttachment, DeliveryConversation, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
+import type { AttachmentFile, CompleteResult, DeliveryAttachment, DeliveryConversation, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage, ReplyTemplate } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type NextDeliveryField, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
 import { clockOption, type Clock } from './clock.js';
@@ -69,6 +69,12 @@ export interface ProviderSendInput {
    * capability). `text` may be empty when there are files.
    */
   attachments: readonly ProviderAttachment[];
+  /**
+   * A template reply's template (only for integrations that declared templates with
+   * `channel.update`): send this template with these params where your channel has templates;
+   * `text` is its preview filled in, to send as is where it has none. Absent on a free-form reply.
+   */
+  template?: ReplyTemplate;
   /** Aborts when `providerTimeoutMs` passes; pass it to your provider client if it supports one. */
   signal: AbortSignal;
   /**
@@ -497,7 +503,9 @@ export async function processDelivery(
     const send = handlers.send;
     run = (signal) => {
       const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
-      return send({ ...base, text: reply.text, attachments: files, signal });
+      // `template` only on a template reply: a connector that declared none never sees the key.
+      const template = reply.template === undefined ? {} : { template: reply.template };
+      return send({ ...base, text: reply.text, attachments: files, ...template, signal });
     };
   } else if ('kind' in claim && claim.kind === 'edit' && handlers.edit !== undefined && target !== undefined) {
     const edit = handlers.edit;

@@ -8,7 +8,7 @@
  * what an update does to the stored channel. Pure: the service (functions/src/integrations/channel.ts)
  * and the SDK's test service run this same module (copied by scripts/sdk-generate.mjs).
  */
-import { TEMPLATE_PARAM_MAX_CODE_POINTS } from '../contract.generated.js';
+import { TEMPLATE_MAX_PARAMS, TEMPLATE_PARAM_MAX_CODE_POINTS } from '../contract.generated.js';
 import { placeholdersOf } from './templates.js';
 
 /** The limits of a channel update (docs/contract.md#channel). */
@@ -20,7 +20,7 @@ export const CHANNEL_LIMITS = {
   templateName: 512,
   /** A BCP 47 tag is at most 35 characters in practice (RFC 5646 §4.4.1 recommends supporting 35). */
   language: 35,
-  maxParams: 20,
+  maxParams: TEMPLATE_MAX_PARAMS,
   paramName: 64,
   /** A param's `maxLength`, in code points; a template's whole preview is at most 1024 too. */
   paramMaxLength: TEMPLATE_PARAM_MAX_CODE_POINTS,
