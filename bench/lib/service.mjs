@@ -22,6 +22,8 @@ export const { db } = lib('platform/firebase.js');
 const messagesHttp = lib('messages/http.js');
 export const { incomingMessages } = messagesHttp;
 const { messageEvents } = messagesHttp;
+/** `PUT /v1/channel` (operationId updateChannel). */
+const { updateChannel } = messagesHttp.endpoints;
 /** The delivery handlers, by operationId (functions/src/operations.ts). */
 const { claimDelivery, startDelivery, extendDeliveryLease, completeDelivery, failDelivery, reportDeliveryReceipt, getDeliveryAttachment, listPendingDeliveries } = lib('deliveries/http.js').endpoints;
 export { listPendingDeliveries };
@@ -47,6 +49,7 @@ const { FieldValue, Timestamp } = require(require.resolve('firebase-admin/firest
 export const HANDLERS = {
   message: incomingMessages,
   event: messageEvents,
+  channel: updateChannel,
   claim: claimDelivery,
   start: startDelivery,
   extend: extendDeliveryLease,
@@ -57,9 +60,9 @@ export const HANDLERS = {
 };
 
 /** Calls a handler in-process with a plain request; resolves to `{ status, headers, body }`. */
-export async function call(handler, { key, body, rawBody, contentType = 'application/json' }) {
+export async function call(handler, { key, body, rawBody, contentType = 'application/json', method = 'POST' }) {
   const req = {
-    method: 'POST',
+    method,
     headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
     rawBody: rawBody ?? Buffer.from(JSON.stringify(body)),
   };

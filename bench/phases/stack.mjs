@@ -47,7 +47,7 @@ const PROJECT = process.env.GCLOUD_PROJECT;
 const FUNCTIONS_URL = `http://${process.env.FUNCTIONS_EMULATOR_HOST ?? '127.0.0.1:5001'}/${PROJECT}/${REGION}`;
 const ACK_DEADLINE = Duration.from({ seconds: 600 });
 const pubsub = new PubSub({ projectId: PROJECT });
-const PATHS = { message: '/v1/messages', event: '/v1/messages/events', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
+const PATHS = { message: '/v1/messages', event: '/v1/messages/events', channel: '/v1/channel', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
 
 async function newTopic(withSubscription) {
   const name = `bench-${randomUUID().slice(0, 8)}`;
@@ -61,9 +61,12 @@ async function newTopic(withSubscription) {
   return { path: `projects/${PROJECT}/topics/${name}`, subscription };
 }
 
+/** The one operation that is not a POST: `PUT /v1/channel` replaces a resource. */
+const METHODS = { [PATHS.channel]: 'PUT' };
+
 async function post(path, key, body) {
   const res = await fetch(`${BASE_URL}${path}`, {
-    method: 'POST',
+    method: METHODS[path] ?? 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
@@ -105,6 +108,9 @@ async function recordPatterns(integration) {
   const m = await measure(() => callOk(HANDLERS.message, { key, body: first }));
   patterns.message = m.pattern;
   // A reaction on that message, applied at once (201): sendMessageEvent's transaction.
+  // A channel declaration that changes the stored channel (the measured requests alternate two, so
+  // every one reads the integration and writes it): updateChannel's transaction.
+  patterns.channel = (await measure(() => callOk(HANDLERS.channel, { key, body: channelBody(1), method: 'PUT' }))).pattern;
   patterns.event = (await measure(() => callOk(HANDLERS.event, { key, body: reactionBody(conversation.externalConversationId, first.eventId) }, [201]))).pattern;
   const [a, b] = await newDeliveries(integration, await newConversations(integration, 2), 2);
   const lease = async (deliveryId) => {
@@ -119,6 +125,17 @@ async function recordPatterns(integration) {
   const lb = await lease(b.deliveryIds[0]);
   patterns.fail = (await measure(() => callOk(HANDLERS.fail, { key, body: { deliveryId: b.deliveryIds[0], leaseId: lb.leaseId, outcome: 'failed', code: 'provider_rejected' } }))).pattern;
   return patterns;
+}
+
+/** A channel declaration (`PUT /v1/channel`): a 24 h window and two templates; `variant` changes one preview. */
+function channelBody(variant) {
+  return {
+    window: { seconds: 86_400 },
+    templates: [
+      { name: 'order_update', language: 'en', params: [{ name: 'order' }, { name: 'status', maxLength: 64 }], preview: `Order {{order}} is now {{status}}.${variant ? ' Thank you.' : ''}` },
+      { name: 'follow_up', language: 'en-GB', params: [{ name: 'name' }], preview: 'Hello {{name}}, may we help with anything else?' },
+    ],
+  };
 }
 
 async function overhead() {
@@ -147,10 +164,11 @@ async function overhead() {
   const reactionTarget = messageBody(messageConversation);
   await post(PATHS.message, key, reactionTarget);
   await post(PATHS.event, key, reactionBody(messageConversation, reactionTarget.eventId, true));
+  await post(PATHS.channel, key, channelBody(0));
   for (const op of ['claim', 'start', 'complete', 'fail']) await post(PATHS[op], key, { deliveryId: 'd_warmup', leaseId: 'l_warmup', requestId: 'r', providerMessageIds: ['p'], outcome: 'failed', code: 'x' });
   for (const op of Object.keys(patterns)) await replay(db(), patterns[op]);
 
-  const ops = ['message', 'event', 'claim', 'start', 'complete', 'fail'];
+  const ops = ['message', 'event', 'channel', 'claim', 'start', 'complete', 'fail'];
   const perRep = Object.fromEntries(ops.map((op) => [op, { op: [], noop: [], logged: [], tx: [], ratio: [], ratioLogged: [] }]));
   for (let rep = 0; rep < reps; rep++) {
     const leases = new Map();
@@ -165,6 +183,8 @@ async function overhead() {
       message: () => messageBody(messageConversation),
       // Alternating add / take back, so the target keeps at most one reaction.
       event: (i) => reactionBody(messageConversation, reactionTarget.eventId, i % 2 === 1),
+      // Alternating two declarations, so that each request changes the channel (the same body again writes nothing).
+      channel: (i) => channelBody(i % 2),
       claim: (i) => ({ deliveryId: setA[i].deliveryIds[rep], requestId: randomUUID() }),
       start: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]) }),
       complete: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]), providerMessageIds: [`p-${rep}-${i}`] }),
