@@ -181,9 +181,6 @@ export type Recipient = ReplyMessage['recipient'];
  */
 export type StartAddress = ClaimReadyStart['message']['recipient']['address'];
 
-/** A template message: the name, language and params the member chose (`text` is its preview filled in). */
-export type TemplateMessage = NonNullable<ClaimReadyStart['message']['template']>;
-
 /** What a start's `send` returns beside its ids: the thread the channel made, which `complete` carries. */
 export type StartedConversation = NonNullable<CompleteDeliveryRequest['conversation']>;
 
@@ -192,6 +189,14 @@ export type DeliveryConversation = NonNullable<ClaimReadySend['conversation']>;
 
 /** The reply to deliver: its text and recipient, and its files when it has some. */
 export type ReplyMessage = ClaimReadySend['message'];
+
+/**
+ * A template reply's (or start's) template (docs/contract.md#windows), as the claim carries it in
+ * `message.template`: the declared template's `name` and `language`, and each param's value. Only
+ * integrations that declared templates (`channel.update`) ever get one; the claim's `text` is then
+ * the template's preview with the params filled in, for a channel without real templates.
+ */
+export type ReplyTemplate = NonNullable<ReplyMessage['template']>;
 
 /**
  * The sent reply an edit or unsend delivery changes (the claim's `target`): the reply's delivery

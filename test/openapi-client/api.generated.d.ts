@@ -552,6 +552,17 @@ export interface components {
                     /** @description SHA-256 of the bytes, lowercase hex. */
                     sha256: string;
                 }[];
+                /** @description Only when the reply is a template reply (only for an integration that declared templates with PUT /v1/channel): send this template with these params; `text` is its preview filled in, for a channel that has no real templates. */
+                template?: {
+                    /** @description The template's name, as declared. */
+                    name: string;
+                    /** @description The template's language, as declared. */
+                    language: string;
+                    /** @description Each of the template's params to its value (1 to 1024 characters). */
+                    params: {
+                        [key: string]: string;
+                    };
+                };
             };
             /** @description Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
             conversation?: {

@@ -182,6 +182,13 @@ const ClaimSkipSchema = z.strictObject({
   // and a reader generated from this schema (the SDK's) must still accept it.
   reason: z.union([z.enum(SKIP_REASONS), z.string()]).describe('One of the listed reasons; later versions may add others: treat an unknown one like any skip (acknowledge).'),
 });
+/** A template reply's template, as the claim carries it (docs/contract.md#windows). */
+const ReplyTemplateSchema = z
+  .strictObject({
+    name: z.string().describe("The template's name, as declared."),
+    language: z.string().describe("The template's language, as declared."),
+    params: z.object({}).catchall(z.string()).describe("Each of the template's params to its value (1 to 1024 characters)."),
+  });
 /** A plain reply's `ready` claim: exactly the v1 shape (no `kind`, no `target`). */
 const ClaimReadySendSchema = z
   .strictObject({
@@ -196,6 +203,9 @@ const ClaimReadySendSchema = z
         .min(1)
         .optional()
         .describe('Only for an integration with the `replies.attachments` capability, and only when the reply has files: fetch each with POST /v1/deliveries/attachment.'),
+      template: ReplyTemplateSchema.optional().describe(
+        'Only when the reply is a template reply (only for an integration that declared templates with PUT /v1/channel): send this template with these params; `text` is its preview filled in, for a channel that has no real templates.',
+      ),
     }),
     conversation,
   })

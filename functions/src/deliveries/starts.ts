@@ -22,7 +22,8 @@ import { paths } from '../platform/paths';
 import { retryTransient } from '../platform/failures';
 import { parseChannel, repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
-import { allowedAddressKinds, startAddressId, startedConversationId, startMessageId, startVerdict, type StartAddress, type StartRefusal, type TemplateMessage } from '../rules/starts';
+import { allowedAddressKinds, startAddressId, startedConversationId, startMessageId, startVerdict, type StartAddress, type StartRefusal } from '../rules/starts';
+import type { ReplyTemplate } from '../contract/templates';
 import { publishCommitted, type CommittedNotification } from './outbox';
 import { appendDelivery, openQueue, runCreation } from './transition';
 
@@ -40,7 +41,7 @@ function namedAddress(data: Record<string, unknown> | undefined): StartAddress |
 }
 
 /** The start's first message as the console shows it: an operator's reply with `start`, and `text` or `template` as the member wrote it. */
-function startMessage(startId: string, to: StartAddress, uid: unknown, body: { text: string; template?: TemplateMessage }, createdAt: Timestamp): Record<string, unknown> {
+function startMessage(startId: string, to: StartAddress, uid: unknown, body: { text: string; template?: ReplyTemplate }, createdAt: Timestamp): Record<string, unknown> {
   return {
     direction: 'outbound',
     author: { type: 'operator', uid: typeof uid === 'string' ? uid : null },

@@ -33,7 +33,9 @@ import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply
 import type { ReplyHistory } from './lifecycle-history';
 import type { AppendInput, TransitionFacts } from '../rules/state-machine';
 import { readDeliveryQueue, readForTransition, readReleased, readReplyHistory, type TransitionReadRequest } from './reads';
-import { applyPlan, countAttention, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
+import { applyPlan, conversationRef, countAttention, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
+import { failClosesWindow } from '../rules/window';
+import { windowClosedUpdate } from './window';
 import { attentionDelta } from './attention';
 
 /**
@@ -114,6 +116,10 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
       applyPlan(tx, db, plan, { now, queue: read.queue, history, wokenFromFacts });
     }
     alsoWrite?.(tx);
+    // The connector's `window_closed` closes the conversation's window now (docs/contract.md#windows),
+    // on the conversation its first wave read (a fail asks for it with that code: ./http.ts).
+    const windowClosed = failClosesWindow(before, decision?.next) ? windowClosedUpdate(read.snapshots.conversation, now) : null;
+    if (windowClosed !== null) tx.update(conversationRef(db, before.workspaceId, before.conversationId), windowClosed);
     return finish(tx, transition, { before, decision, next: plan?.next ?? null });
   });
 }

@@ -5,6 +5,7 @@
  * without zod wherever they run (the SDK's test service compiles a copy of this folder).
  */
 import type { AttachmentContentType, SkipReason, TargetOnlyLifecycleKind } from '../contract';
+import type { ReplyTemplate } from '../contract/templates';
 import type { DeliveryNotification } from './record';
 
 /** Who the reply goes to. */
@@ -39,7 +40,7 @@ interface ClaimReadySend {
   status: 'ready';
   leaseId: string;
   leaseExpiresAt: number;
-  message: { text: string; recipient: ClaimRecipient; attachments?: ClaimAttachment[] | undefined };
+  message: { text: string; recipient: ClaimRecipient; attachments?: ClaimAttachment[] | undefined; template?: ReplyTemplate | undefined };
 }
 
 interface ClaimReadyEdit {

@@ -96,6 +96,16 @@ export const FAIL_CODE_PATTERN = /^[a-z][a-z0-9_]*$/;
 export const REPLY_MAX_CODE_POINTS = 10_000;
 
 /**
+ * A template reply's param value (docs/contract.md#channel): 1 to this many code points. The
+ * console counts it, the rules refuse a longer one, and the service fails one that got through
+ * anyway `template_invalid` (functions/src/contract/templates.ts).
+ */
+export const TEMPLATE_PARAM_MAX_CODE_POINTS = 1024;
+
+/** A template declares at most this many params (docs/contract.md#channel); the rules check each value of a reply, one line per param. */
+export const TEMPLATE_MAX_PARAMS = 20;
+
+/**
  * What the console writes straight to Firestore under firestore.rules (docs/data-model.md); the
  * rules refuse anything beyond these.
  */

@@ -28,7 +28,7 @@ import type {
   ReplyMessage,
   StartAddress,
   StartedConversation,
-  TemplateMessage,
+  ReplyTemplate,
 } from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type NextDeliveryField, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
@@ -81,10 +81,10 @@ export interface ProviderSendInput {
   /**
    * Set only for a conversation the desk starts (a claim with `kind: "start"`): send the first
    * message to `recipient.address` and return `conversation` (the thread the channel made) with
-   * the provider ids. `template` is set when the member chose one of the channel's templates
-   * (`text` is its preview with the params filled in).
+   * the provider ids. `template` is set when the member chose one of the channel's templates, as
+   * on a template reply (`text` is its preview with the params filled in).
    */
-  start?: { template?: TemplateMessage };
+  start?: true;
   /**
    * The conversation's connector metadata (the merge of the `metadata` its incoming messages
    * carried: `messages.send`), present only when it has some.
@@ -95,6 +95,12 @@ export interface ProviderSendInput {
    * capability). `text` may be empty when there are files.
    */
   attachments: readonly ProviderAttachment[];
+  /**
+   * A template reply's or start's template (only for integrations that declared templates with
+   * `channel.update`): send this template with these params where your channel has templates;
+   * `text` is its preview filled in, to send as is where it has none. Absent on a free-form reply.
+   */
+  template?: ReplyTemplate;
   /** Aborts when `providerTimeoutMs` passes; pass it to your provider client if it supports one. */
   signal: AbortSignal;
   /**
@@ -528,13 +534,15 @@ export async function processDelivery(
   const base = { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, recipient, ...conversation, ...trace };
   if (startMessage !== undefined) {
     const send = handlers.send;
-    const start = startMessage.template === undefined ? {} : { template: startMessage.template };
-    run = (signal) => send({ ...base, text: startMessage.text, attachments: [], start, signal });
+    const template = startMessage.template === undefined ? {} : { template: startMessage.template };
+    run = (signal) => send({ ...base, text: startMessage.text, attachments: [], start: true, ...template, signal });
   } else if (reply !== undefined && deliveryKind === undefined) {
     const send = handlers.send;
     run = (signal) => {
       const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
-      return send({ ...base, text: reply.text, attachments: files, signal });
+      // `template` only on a template reply: a connector that declared none never sees the key.
+      const template = reply.template === undefined ? {} : { template: reply.template };
+      return send({ ...base, text: reply.text, attachments: files, ...template, signal });
     };
   } else if ('kind' in claim && claim.kind === 'edit' && handlers.edit !== undefined && target !== undefined) {
     const edit = handlers.edit;

@@ -46,7 +46,7 @@ export function startConversation(state: ServiceState, input: StartConversationI
     return { startId, result: { conversationId: known, reused: true }, deliveryId };
   }
   const conversationId = startedConversationId(integration.integrationId, startId);
-  const conversation: Conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: '', lastSenderExternalId: '', lastCustomerExternalId: null, nextSeq: 1, metadata: {}, lastCustomerSentAt: null };
+  const conversation: Conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: '', lastSenderExternalId: '', lastCustomerExternalId: null, nextSeq: 1, metadata: {}, lastCustomerSentAt: null, windowClosesAt: null };
   state.conversations.set(conversationId, conversation);
   book.set(addressId, conversationId);
   const messageId = startMessageId(integration.integrationId, startId);
@@ -66,7 +66,7 @@ export function afterStartCompleted(state: ServiceState, before: DeliveryRecord,
   const started = state.conversations.get(before.conversationId);
   const targetId = digestId('c_', [before.integrationId, thread.externalConversationId]);
   const target: Conversation = state.conversations.get(targetId) ?? {
-    ...(started ?? { integrationId: before.integrationId, nextSeq: 1, metadata: {}, lastCustomerSentAt: null, lastCustomerExternalId: null }),
+    ...(started ?? { integrationId: before.integrationId, nextSeq: 1, metadata: {}, lastCustomerSentAt: null, lastCustomerExternalId: null, windowClosesAt: null }),
     conversationId: targetId,
     externalConversationId: thread.externalConversationId,
     lastSenderExternalId: thread.externalCustomerId,

@@ -79,6 +79,12 @@ export interface ReplyInput {
   conversationId: string;
   text?: string;
   files?: readonly ReplyFile[];
+  /**
+   * A template reply instead of text and files: one of the templates the connector declared
+   * (`PUT /v1/channel`) with exactly its params. Refused (an error with `code: 'template_invalid'`)
+   * otherwise, as the console's rules refuse it; allowed whether the window is open or not.
+   */
+  template?: { name: string; language: string; params: Readonly<Record<string, string>> };
 }
 
 export interface ReplyCreated {
@@ -333,6 +339,12 @@ export interface TestService extends TargetOnlyRequests {
   createIntegration(options?: CreateIntegrationOptions): Promise<CreatedIntegration>;
   /** Changes an integration's capabilities (as the console's admin does). */
   setCapabilities(integrationId: string, capabilities: IntegrationCapabilities): void;
+  /**
+   * The operator's reply (the console's write). A free-form reply (text, files) once the
+   * conversation's window has closed (the integration declared a `window` and the customer's latest
+   * `sentAt` + the window - 60 s has passed on this service's clock, or a connector failed a delivery
+   * `window_closed`) is refused with an error of `code: 'window_closed'`, as the console's rules refuse it.
+   */
   reply(input: ReplyInput): ReplyCreated;
   /**
    * A member starts a conversation (docs/contract.md#conversations-the-desk-starts), decided by the

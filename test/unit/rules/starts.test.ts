@@ -14,7 +14,6 @@ import {
   startedConversationId,
   startMessageId,
   startVerdict,
-  templateText,
   type StartChannelFacts,
 } from '../../../functions/src/rules/starts';
 
@@ -50,19 +49,29 @@ describe('allowedAddressKinds', () => {
   );
 });
 
-describe('templateText', () => {
-  test('fills the preview with the params', () => {
-    expect(templateText(TEMPLATES, { name: 'hello', language: 'en-us', params: { name: 'Ana' } })).toEqual({ template: { name: 'hello', language: 'en-us', params: { name: 'Ana' } }, text: 'Hi Ana, welcome back.' });
+describe("a template start: the replies' template rule (functions/src/contract/templates.ts)", () => {
+  const to = { kind: 'email', value: 'ana@example.com' };
+  test('a language in another case is the declared template: it goes out as declared', () => {
+    expect(startVerdict({ to, template: { name: 'hello', language: 'en-us', params: { name: 'Ana' } } }, OPEN)).toEqual({
+      accepted: true,
+      to,
+      text: 'Hi Ana, welcome back.',
+      template: { name: 'hello', language: 'en-US', params: { name: 'Ana' } },
+    });
   });
   test.each([
-    ['an unknown template', { name: 'bye', language: 'en-US', params: { name: 'Ana' } }],
-    ['another language', { name: 'hello', language: 'de', params: { name: 'Ana' } }],
-    ['a missing param', { name: 'hello', language: 'en-US', params: {} }],
-    ['an extra param', { name: 'hello', language: 'en-US', params: { name: 'Ana', x: 'y' } }],
-    ['an empty value', { name: 'hello', language: 'en-US', params: { name: '' } }],
-    ['a value over the param maxLength', { name: 'hello', language: 'en-US', params: { name: 'Anastasia Maria' } }],
-    ['not a map', 'hello'],
-  ])('%s: null', (_, template) => expect(templateText(TEMPLATES, template)).toBeNull());
+    ['an unknown template', { name: 'bye', language: 'en-US', params: { name: 'Ana' } }, /no template 'bye'/],
+    ['another language', { name: 'hello', language: 'de', params: { name: 'Ana' } }, /no template 'hello' in language 'de'/],
+    ['a missing param', { name: 'hello', language: 'en-US', params: {} }, /param 'name' is missing/],
+    ['an extra param', { name: 'hello', language: 'en-US', params: { name: 'Ana', x: 'y' } }, /param 'x' is not a param/],
+    ['an empty value', { name: 'hello', language: 'en-US', params: { name: '' } }, /param 'name' must be 1 to 10/],
+    ['a value over the param maxLength', { name: 'hello', language: 'en-US', params: { name: 'Anastasia Maria' } }, /param 'name' must be 1 to 10/],
+    ['not a map', 'hello', /name, language, params/],
+  ])('%s: template_invalid, saying why', (_, template, why) => {
+    const verdict = startVerdict({ to, template }, OPEN);
+    expect(verdict).toMatchObject({ accepted: false, code: 'template_invalid' });
+    expect(verdict.accepted ? '' : verdict.message).toMatch(why);
+  });
 });
 
 describe('startVerdict', () => {

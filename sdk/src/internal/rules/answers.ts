@@ -8,6 +8,7 @@
  * without zod wherever they run (the SDK's test service compiles a copy of this folder).
  */
 import type { AttachmentContentType, SkipReason, TargetOnlyLifecycleKind } from '../contract.generated.js';
+import type { ReplyTemplate } from './templates.js';
 import type { DeliveryNotification } from './record.js';
 
 /** Who the reply goes to. */
@@ -42,7 +43,7 @@ interface ClaimReadySend {
   status: 'ready';
   leaseId: string;
   leaseExpiresAt: number;
-  message: { text: string; recipient: ClaimRecipient; attachments?: ClaimAttachment[] | undefined };
+  message: { text: string; recipient: ClaimRecipient; attachments?: ClaimAttachment[] | undefined; template?: ReplyTemplate | undefined };
 }
 
 interface ClaimReadyEdit {

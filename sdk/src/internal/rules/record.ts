@@ -7,9 +7,10 @@
  */
 import type { AttachmentContentType, LifecycleKind } from '../contract.generated.js';
 import { LEASE_MAX_MS, LEASE_MS } from '../contract.generated.js';
+import type { ReplyTemplate } from './templates.js';
 import { NotFoundError } from './errors.js';
 import { sha256Hex } from './sha256.js';
-import type { StartAddress, StartedThread, TemplateMessage } from './starts.js';
+import type { StartAddress, StartedThread } from './starts.js';
 
 // Lease duration (a claim grants LEASE_MS, and so does each extension) and the most a lease may
 // live after its claim (LEASE_MAX_MS): the contract's, which the SDK schedules extensions by.
@@ -145,8 +146,6 @@ export interface DeliveryRecord {
    * channel made (`thread`, recorded here). Absent on every other delivery.
    */
   start?: { to: StartAddress; thread?: StartedThread };
-  /** A template message (its `text` is the preview filled in): the claim carries it as `message.template`. */
-  template?: TemplateMessage;
   /** With `kind`: the operator's request time (epoch ms; the request's server timestamp). */
   requestedAt?: number;
   /**
@@ -155,6 +154,12 @@ export interface DeliveryRecord {
    * before attachments existed): the claim then has exactly the shape it always had.
    */
   attachments?: AttachmentRef[];
+  /**
+   * A template reply or start (docs/contract.md#windows): the template with its params, checked
+   * against the channel's declared templates at creation; `text` is then its filled preview. Absent
+   * on a free-form message: the claim keeps the shape it always had.
+   */
+  template?: ReplyTemplate;
   /**
    * A resend of a partly sent reply: the delivery carries only the parts not known to be sent;
    * `textSent` says its text was sent already (the claim then omits it: an empty `text`).

@@ -9,6 +9,7 @@
  */
 import { codePointLength, REPLY_MAX_CODE_POINTS, START_ADDRESS_KINDS, START_ADDRESS_LIMITS } from '../contract.generated.js';
 import type { ChannelTemplate } from './channel.js';
+import { templateReplyVerdict, type ReplyTemplate } from './templates.js';
 import { sha256Hex } from './sha256.js';
 
 export { START_ADDRESS_KINDS };
@@ -65,13 +66,6 @@ export function allowedAddressKinds(conversations: unknown): StartAddressKind[] 
   return [...kinds];
 }
 
-/** A template message as a member writes it (a start's or a reply's `template`). */
-export interface TemplateMessage {
-  name: string;
-  language: string;
-  params: Record<string, string>;
-}
-
 /** Why a start is refused: written on the start document as `error.code`. */
 export type StartRefusal = 'starts_disabled' | 'address_kind_not_allowed' | 'invalid_address' | 'invalid_start' | 'template_required' | 'template_invalid' | 'replies_disabled';
 
@@ -88,42 +82,12 @@ export interface StartChannelFacts {
 }
 
 export type StartVerdict =
-  | { accepted: true; to: StartAddress; text: string; template?: TemplateMessage }
+  | { accepted: true; to: StartAddress; text: string; template?: ReplyTemplate }
   | { accepted: false; code: StartRefusal; message: string };
 
 const refused = (code: StartRefusal, message: string): StartVerdict => ({ accepted: false, code, message });
 
 const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * The template a message names, checked against the channel's templates, and its text (the
- * preview with the params filled in); null when the channel has no such template, a param is
- * missing or extra, or a value is not 1..1024 code points. The one template check of a start:
- * it stands for the template rule of replies (`template_invalid`) and is the only place a start
- * asks it.
- */
-export function templateText(templates: readonly ChannelTemplate[], template: unknown): { template: TemplateMessage; text: string } | null {
-  if (!isMap(template) || typeof template.name !== 'string' || typeof template.language !== 'string' || !isMap(template.params)) return null;
-  const { name, language } = template;
-  const declared = templates.find((t) => t.name === name && t.language.toLowerCase() === language.toLowerCase());
-  if (declared === undefined) return null;
-  const given = template.params;
-  const names = declared.params.map((p) => p.name);
-  if (Object.keys(given).length !== names.length || !names.every((n) => Object.hasOwn(given, n))) return null;
-  const params: Record<string, string> = {};
-  for (const p of declared.params) {
-    const value = given[p.name];
-    if (typeof value !== 'string') return null;
-    const length = codePointLength(value);
-    if (length < 1 || length > TEMPLATE_PARAM_MAX || (p.maxLength !== undefined && length > p.maxLength)) return null;
-    params[p.name] = value;
-  }
-  const text = declared.preview.replace(/\{\{\s*([^{}]*?)\s*\}\}/g, (whole: string, key: string) => (Object.hasOwn(params, key) ? String(params[key]) : whole));
-  return { template: { name, language, params }, text };
-}
-
-/** The longest value of a template param, in code points. */
-const TEMPLATE_PARAM_MAX = 1024;
 
 /**
  * Whether the service takes a start request (the document as the member wrote it), in this order:
@@ -157,8 +121,9 @@ export function startVerdict(doc: Record<string, unknown>, facts: StartChannelFa
     if (facts.windowDeclared) return refused('template_required', 'the channel has a reply window and the customer has not written: start with a template');
     return { accepted: true, to: address, text: doc.text as string };
   }
-  const filled = templateText(facts.templates, doc.template);
-  if (filled === null) return refused('template_invalid', 'template: not a template the channel declares, or its params do not fit it');
+  // The one template rule, the replies' (functions/src/contract/templates.ts).
+  const filled = templateReplyVerdict(doc.template, facts.templates);
+  if (!filled.accepted) return refused('template_invalid', `template: ${filled.problem}`);
   return { accepted: true, to: address, text: filled.text, template: filled.template };
 }
 

@@ -43,10 +43,11 @@ import {
   traceIdOfDelivery,
 } from './record.js';
 // The answers of the connector's operations are the types of their response schemas.
+import type { ReplyTemplate } from './templates.js';
 import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './answers.js';
 import { appendToQueue, type QueueTail } from './ordering.js';
 import { claimConversation, type Metadata } from './metadata.js';
-import type { StartAddress, StartedThread, TemplateMessage } from './starts.js';
+import type { StartAddress, StartedThread } from './starts.js';
 
 // Why a claim answers `skip`: the contract's list (SKIP_REASONS), shared with the response schema and the SDK.
 import type { LifecycleKind, SkipReason } from '../contract.generated.js';
@@ -303,11 +304,14 @@ function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recip
   // connector built before attachments knows (docs/contract.md#attachments).
   // Names are cleaned again on the way out: a delivery recorded before the rule keeps its name as written.
   const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a, name: shownFileName(a.name) })) } : { text: d.text, recipient: to };
-  return { status: 'ready', leaseId, leaseExpiresAt, message, ...conversation };
+  // `template` only on a template reply (its `text` is the filled preview): only a connector that
+  // declared templates ever sees the key (docs/contract.md#windows).
+  const template = d.template === undefined ? {} : { template: copyTemplate(d.template) };
+  return { status: 'ready', leaseId, leaseExpiresAt, message: { ...message, ...template }, ...conversation };
 }
 
 /** A template as the claim hands it on (a copy: the answer never shares objects with the record). */
-const copyTemplate = (t: TemplateMessage): TemplateMessage => ({ name: t.name, language: t.language, params: { ...t.params } });
+const copyTemplate = (t: ReplyTemplate): ReplyTemplate => ({ name: t.name, language: t.language, params: { ...t.params } });
 
 /** The claim's `target` of an edit or unsend (copies: the answer never shares arrays with the record). */
 function targetOf(d: DeliveryRecord): ClaimTarget {
@@ -654,14 +658,14 @@ export interface AppendInput {
   text: string;
   /** The reply's checked files (none: absent). */
   attachments?: AttachmentRef[];
+  /** A template reply's checked template (`text` is its filled preview); absent on a free-form reply. */
+  template?: ReplyTemplate;
   /** A resend whose text was already sent: the new delivery carries files only. */
   textSent?: boolean;
   /** An operator's edit or unsend of the sent reply (docs/contract.md#edits-and-unsends): the kind, what it acts on, when it was asked (epoch ms). */
   lifecycle?: { kind: LifecycleKind; target: DeliveryTarget; requestedAt: number };
   /** A conversation the desk starts: the address its first message goes to (the claim's `kind: "start"`). */
   start?: { to: StartAddress };
-  /** A template message: the claim carries it beside its filled-in `text`. */
-  template?: TemplateMessage;
   now: number;
   /** `created` for a new reply (functions/src/deliveries/sequencing.ts) or an edit/unsend (functions/src/deliveries/lifecycle.ts), `resend` for an operator's resend (functions/src/deliveries/resend.ts). */
   reason: 'created' | 'resend';
@@ -688,16 +692,16 @@ export interface Appended {
  *    right after the commit (`inline`: one trigger from the operator's reply to the connector).
  */
 export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
-  const { reason, previous, attachments, textSent, lifecycle, start, template, ...fields } = input;
+  const { reason, previous, attachments, template, textSent, lifecycle, start, ...fields } = input;
   const position = appendToQueue(queue, input.deliveryId);
   const record = newDelivery({ ...fields, seq: position.seq });
   const next: DeliveryRecord = {
     ...record,
     ...(lifecycle !== undefined ? { kind: lifecycle.kind, target: lifecycle.target, requestedAt: lifecycle.requestedAt } : {}),
     ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
+    ...(template !== undefined ? { template: copyTemplate(template) } : {}),
     ...(textSent === true ? { textSent } : {}),
     ...(start !== undefined ? { start: { to: { ...start.to } } } : {}),
-    ...(template !== undefined ? { template: copyTemplate(template) } : {}),
     ...(previous !== undefined ? { previous } : {}),
     ...(position.head ? { head: true } : {}),
     traceId: traceIdOfDelivery(input.deliveryId),
