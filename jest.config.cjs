@@ -46,6 +46,7 @@ module.exports = {
         '<rootDir>/sdk/test/e2e/example-connector.e2e.test.ts',
         '<rootDir>/sdk/test/e2e/lifecycle.e2e.test.ts',
         '<rootDir>/sdk/test/e2e/targets.e2e.test.ts',
+        '<rootDir>/sdk/test/e2e/windows.e2e.test.ts',
       ],
       setupFiles: ['<rootDir>/sdk/test/e2e/kit-target.cjs'],
       testTimeout: 60000,

@@ -20,7 +20,7 @@
  *
  * - sdk/src/internal/rules/*.ts: a copy of every module of functions/src/rules (the pure rules: the
  *   delivery state machine, ordering, message-event rules, image checks, fingerprints, rate-limit
- *   arithmetic, errors) and of functions/src/contract/file-names.ts, with only their import
+ *   arithmetic, errors) and of functions/src/contract/file-names.ts and functions/src/contract/templates.ts, with only their import
  *   specifiers adapted to the SDK's module resolution. The test service runs these, the service's
  *   own code, never a port. A rules module that imports anything but another rules module or the
  *   contract (a package, a `node:` module, a feature) makes the generation fail.
@@ -44,6 +44,7 @@ export const API_FILE = join(ROOT, 'sdk', 'src', 'internal', 'api.generated.ts')
 export const REQUESTS_FILE = join(ROOT, 'sdk', 'src', 'testing', 'requests.generated.ts');
 const RULES_SOURCE = join(ROOT, 'functions', 'src', 'rules');
 const FILE_NAMES_SOURCE = join(ROOT, 'functions', 'src', 'contract', 'file-names.ts');
+const TEMPLATES_SOURCE = join(ROOT, 'functions', 'src', 'contract', 'templates.ts');
 export const RULES_DIR = join(ROOT, 'sdk', 'src', 'internal', 'rules');
 
 const DO_NOT_EDIT = 'Do not edit: sdk/test/unit/surface.test.ts fails when this file differs from a fresh generation.';
@@ -68,6 +69,9 @@ export function generateContract(source = readFileSync(CONTRACT_SOURCE, 'utf8'))
 function sdkSpecifier(specifier, module) {
   if (specifier === '../contract') return '../contract.generated.js';
   if (specifier === '../contract/file-names') return './file-names.js';
+  if (specifier === '../contract/templates') return './templates.js';
+  // A contract module copied beside the rules (templates.ts) names the contract as its sibling.
+  if (specifier === './index' && module.startsWith('functions/src/contract/')) return '../contract.generated.js';
   if (/^\.\/[a-z0-9-]+$/.test(specifier)) return `${specifier}.js`;
   throw new Error(`sdk-generate: ${module} imports '${specifier}': a rules module may import only other rules modules and the contract (functions/src/contract)`);
 }
@@ -77,6 +81,7 @@ export function generateRules() {
   const sources = [
     ...readdirSync(RULES_SOURCE).filter((f) => f.endsWith('.ts')).map((f) => ({ name: f, from: `functions/src/rules/${f}`, text: readFileSync(join(RULES_SOURCE, f), 'utf8') })),
     { name: 'file-names.ts', from: 'functions/src/contract/file-names.ts', text: readFileSync(FILE_NAMES_SOURCE, 'utf8') },
+    { name: 'templates.ts', from: 'functions/src/contract/templates.ts', text: readFileSync(TEMPLATES_SOURCE, 'utf8') },
   ];
   const out = {};
   for (const { name, from, text } of sources) {

@@ -3,9 +3,10 @@
  * `conversations.start.addressKinds`, an address checked as the rules check it (phone E.164,
  * email, handle), and the service's refusals in words (docs/data-model.md, "Conversation starts").
  */
-import { codePointLength } from '../../functions/src/contract';
+import { codePointLength, START_ADDRESS_KINDS, START_ADDRESS_LIMITS } from '../../functions/src/contract';
 
-export const ADDRESS_KINDS = ['phone', 'email', 'handle'] as const;
+/** The contract's address kinds, in its order (phone, email, handle). */
+export const ADDRESS_KINDS = START_ADDRESS_KINDS;
 export type AddressKind = (typeof ADDRESS_KINDS)[number];
 
 const isKind = (value: unknown): value is AddressKind => typeof value === 'string' && (ADDRESS_KINDS as readonly string[]).includes(value);
@@ -40,19 +41,22 @@ export function addressKindLabel(kind: AddressKind): string {
   return kind === 'phone' ? 'phone number' : kind === 'email' ? 'email address' : 'handle';
 }
 
+const PHONE = START_ADDRESS_LIMITS.phonePattern;
+const EMAIL_MAX = START_ADDRESS_LIMITS.emailMax;
+const HANDLE_MAX = START_ADDRESS_LIMITS.handleMax;
+
 /** An example of each kind, for the address field's hint. */
 export function addressHint(kind: AddressKind): string {
   switch (kind) {
     case 'phone':
       return 'In international format: + and the country code, digits only (e.g. +447700900123).';
     case 'email':
-      return 'An email address, at most 254 characters (e.g. grace@example.com).';
+      return `An email address, at most ${EMAIL_MAX} characters (e.g. grace@example.com).`;
     case 'handle':
-      return "The channel's user name or id, 1 to 256 characters.";
+      return `The channel's user name or id, 1 to ${HANDLE_MAX} characters.`;
   }
 }
 
-const PHONE = /^\+[1-9][0-9]{6,14}$/;
 // Control characters (C0, DEL, C1) are refused in a handle.
 // eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/;
@@ -64,14 +68,14 @@ export function addressProblem(kind: AddressKind, value: string): string | undef
     case 'phone':
       return PHONE.test(value) ? undefined : 'A phone number is + then the country code and number, 7 to 15 digits, no spaces (e.g. +447700900123).';
     case 'email': {
-      if (value.length > 254) return `An email address is at most 254 characters (this one has ${value.length}).`;
+      if (value.length > EMAIL_MAX) return `An email address is at most ${EMAIL_MAX} characters (this one has ${value.length}).`;
       const parts = value.split('@');
       if (parts.length !== 2 || parts[0] === '' || parts[1] === '') return 'An email address has one @ with something on each side.';
       return /\s/u.test(value) || CONTROLS.test(value) ? 'An email address has no spaces or control characters.' : undefined;
     }
     case 'handle': {
       const n = codePointLength(value);
-      if (n > 256) return `A handle is at most 256 characters (this one has ${n}).`;
+      if (n > HANDLE_MAX) return `A handle is at most ${HANDLE_MAX} characters (this one has ${n}).`;
       return CONTROLS.test(value) ? 'A handle has no control characters.' : undefined;
     }
   }

@@ -5,21 +5,15 @@
  * text a channel without real templates sends (docs/contract.md#channel). Shared by the thread's
  * composer, the New conversation form and the reply cards.
  */
-import { codePointLength } from '../../functions/src/contract';
+import { codePointLength, TEMPLATE_PARAM_MAX_CODE_POINTS } from '../../functions/src/contract';
+import { fillTemplate, templateIndexKey, type ReplyTemplate } from '../../functions/src/contract/templates';
 import type { ChannelTemplateView, TemplateParamView } from './integration-channel-format';
 
-/** A param's value is at most this many code points, whatever the template declares. */
-const TEMPLATE_PARAM_MAX_CODE_POINTS = 1024;
+/** What a template reply (and a start by template) carries: `template: { name, language, params }`, the service's type. */
+export type TemplateChoice = ReplyTemplate;
 
-/** What a template reply (and a start by template) carries: `template: { name, language, params }`. */
-export interface TemplateChoice {
-  name: string;
-  language: string;
-  params: Record<string, string>;
-}
-
-/** The one key of a template in the picker and the index: its name and its language in lower case (BCP 47 tags ignore case). */
-export const templateKey = (t: Pick<ChannelTemplateView, 'name' | 'language'>): string => `${t.name}:${t.language.toLowerCase()}`;
+/** The one key of a template in the picker and the index (the service's `templateIndex` key: name and lower-case language). */
+export const templateKey = (t: Pick<ChannelTemplateView, 'name' | 'language'>): string => templateIndexKey(t.name, t.language);
 
 /** The template of `templates` a choice names, if the channel (still) declares it. */
 export function findTemplate(templates: readonly ChannelTemplateView[], choice: Pick<TemplateChoice, 'name' | 'language'>): ChannelTemplateView | undefined {
@@ -50,19 +44,13 @@ export function templateProblem(template: ChannelTemplateView, values: Readonly<
   return undefined;
 }
 
-/** `{{name}}` with optional spaces inside the braces, as the channel's rules read a preview. */
-const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
-
 /**
- * The preview with each `{{param}}` replaced by its value: what the customer reads (and what the
- * claim's `message.text` carries). A param without a value yet keeps its placeholder, so the live
- * preview shows what is still missing.
+ * The preview with each `{{param}}` replaced by its value (the service's fill: what the customer
+ * reads, and what the claim's `message.text` carries). A param without a value yet keeps its
+ * placeholder, so the live preview shows what is still missing.
  */
 export function fillPreview(preview: string, values: Readonly<Record<string, string>>): string {
-  return preview.replace(PLACEHOLDER, (placeholder, name: string) => {
-    const value = values[name];
-    return value === undefined || value === '' ? placeholder : value;
-  });
+  return fillTemplate(preview, Object.fromEntries(Object.entries(values).filter(([, value]) => value !== '')));
 }
 
 /** The choice the reply writes: exactly the template's params (no other key), each value as typed. */

@@ -9,6 +9,7 @@
  *   sendIncoming({ text, externalConversationId, externalCustomerId })
  *                                                            a customer message, posted as main.js posts its startup message
  *   lifecycle                                                the connector edits and unsends sent replies (its fake provider's send.edit / send.unsend)
+ *   windows                                                  the connector fails a reply outside the window `window_closed` (`#window`)
  *   channelMessage(providerMessageId)                        what the fake chat shows of a message: the checker sees the edit / deletion happened
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +22,9 @@ let chat;
 
 /** The fake provider implements both: the edit-reply and unsend-reply scenarios run. */
 export const lifecycle = { edit: true, unsend: true };
+
+/** The fake provider fails a reply starting with `#window` `window_closed`: the window-closed scenario runs. */
+export const windows = true;
 
 /** Starts the connector on the checker's service. `providerDelayMs`: each provider call takes that long (the long-call scenario). */
 export async function start({ baseUrl, key, subscription, providerDelayMs = 0 }) {

@@ -101,19 +101,39 @@ export function loadConfig(env = process.env, stack = localStack()) {
 }
 
 /**
+ * The fake channel as the connector declares it (`client.channel.update`, docs/contract.md#channel):
+ * a 24-hour reply window, as WhatsApp's, and two message templates the operator may send outside it.
+ */
+export const CHANNEL = Object.freeze({
+  window: { seconds: 86_400 },
+  templates: [
+    { name: 'order_update', language: 'en-US', params: [{ name: 'name' }, { name: 'order', maxLength: 32 }], preview: 'Hi {{name}}, your order {{order}} has shipped.' },
+    { name: 'follow_up', language: 'en-US', params: [], preview: 'Hello again! Do you still need help with your request?' },
+  ],
+});
+
+/**
  * A fake channel adapter: prints each reply (its text, then each file's name, type, size and
  * SHA-256, downloaded through the SDK's hash-checked `fetch()`) and returns a made-up provider
- * message id per part. To see
- * the failure paths, put `#temporary` (a definite temporary rejection: the service re-queues the
- * delivery) or `#blocked` (a permanent rejection) in the operator's reply.
+ * message id per part. A template reply is printed with its template and params (`template`), its
+ * `text` being the preview filled in. To see the failure paths, put `#temporary` (a definite
+ * temporary rejection: the service re-queues the delivery) or `#blocked` (a permanent rejection)
+ * in the operator's reply, or start it with `#window`: the channel refuses it as outside its reply
+ * window (WhatsApp's 131047), and the connector fails it `window_closed`, which closes the
+ * conversation's window on the desk (the operator is offered the templates).
  */
 export function createFakeProvider({ write = (line) => process.stdout.write(`${line}\n`) } = {}) {
   let sent = 0;
   // What the fake chat shows, by provider message id (what a real channel keeps on its side).
   const chat = new Map();
-  const send = async function send({ text, recipient, attachments, signal }) {
+  const send = async function send({ text, recipient, attachments, template, signal }) {
     signal.throwIfAborted();
     const to = `${recipient.externalConversationId} (customer ${recipient.externalCustomerId})`;
+    if (template === undefined && text.startsWith('#window')) {
+      write(`[fake-provider] to ${to}: rejected (outside the channel's 24-hour reply window)`);
+      throw new ProviderPermanentError('fake provider: outside the reply window', { code: 'window_closed' });
+    }
+    if (template !== undefined) write(`[fake-provider] to ${to}: template ${template.name} (${template.language}) ${JSON.stringify(template.params)}`);
     if (text.includes('#temporary')) {
       write(`[fake-provider] to ${to}: rejected for now (rate limited)`);
       throw new ProviderRetryableError('fake provider: rate limited', { code: 'rate_limited', retryAfterMs: 30_000 });
@@ -452,6 +472,8 @@ export async function runConnector(config, deps = {}) {
     const [exists] = await subscription.exists();
     if (!exists) throw new ConfigError(`subscription ${subscription.name} does not exist (SUBSCRIPTION, GCLOUD_PROJECT)`);
 
+    // What the connector knows of its channel: sent at every start-up (the same body again changes nothing).
+    await client.channel.update(CHANNEL);
     let incoming;
     if (config.startupText !== '') {
       // A customer writes in the external chat. Pass a stable eventId of your source event in a

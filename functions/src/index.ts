@@ -147,6 +147,11 @@ export const onReplyUpdated = onDocumentUpdated(
     };
   }),
 );
+/** A member's request to start a conversation -> the conversation, its first message and a `start` delivery (or the start's `error`). */
+export const onConversationStartCreated = onDocumentCreated(
+  { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/conversationStarts/{startId}', retry: true },
+  lazy(() => requireBundle('deliveries/triggers').onStartCreated),
+);
 /** A pending message event's document deleted by its TTL (24 hours, its target never came): one log line per dropped event. */
 export const onPendingEventsDeleted = onDocumentDeleted(
   { region: TRIGGER_REGION, document: 'workspaces/{workspaceId}/pendingEvents/{pendingId}' },

@@ -457,7 +457,7 @@ export const DELIVERY_OPERATIONS = {
     functionName: 'completeDelivery',
     ...DELIVERIES,
     options: DELIVERY_FUNCTION,
-    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'conflicting_completion', 'unknown_part'],
+    errorCodes: [...COMMON_ERRORS, 'delivery_not_found', 'lease_lost', 'conflicting_completion', 'unknown_part', 'conversation_required'],
     suites: DELIVERY_SUITES,
     summary: 'Report that the provider accepted the message',
     description:

@@ -51,7 +51,21 @@ const rulesValue = (value) => (Array.isArray(value) ? `[${value.map(rulesValue).
  * `contract` is the contract module's exports.
  */
 export function rulesFacts(contract) {
-  const { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, CONSOLE_LIMITS, LIFECYCLE_LIMITS, REPLY_MAX_CODE_POINTS, RETENTION_DAYS, SHA256_HEX_PATTERN, TOPIC_NAME_PATTERN } = contract;
+  const {
+    ATTACHMENT_CONTENT_TYPES,
+    ATTACHMENT_ID_PATTERN,
+    ATTACHMENT_LIMITS,
+    CONSOLE_LIMITS,
+    LIFECYCLE_LIMITS,
+    REPLY_MAX_CODE_POINTS,
+    RETENTION_DAYS,
+    SHA256_HEX_PATTERN,
+    START_ADDRESS_KINDS,
+    START_ADDRESS_LIMITS,
+    TEMPLATE_MAX_PARAMS,
+    TEMPLATE_PARAM_MAX_CODE_POINTS,
+    TOPIC_NAME_PATTERN,
+  } = contract;
   return [
     { name: 'topicNamePattern', from: 'TOPIC_NAME_PATTERN (without anchors: matches() is a full match)', value: rulesPattern(TOPIC_NAME_PATTERN) },
     { name: 'replyMaxCodePoints', from: 'REPLY_MAX_CODE_POINTS', value: REPLY_MAX_CODE_POINTS },
@@ -69,6 +83,21 @@ export function rulesFacts(contract) {
     { name: 'retentionDaysMax', from: 'RETENTION_DAYS.max', value: RETENTION_DAYS.max },
     { name: 'lifecycleWindowSecondsMin', from: 'LIFECYCLE_LIMITS.windowSecondsMin', value: LIFECYCLE_LIMITS.windowSecondsMin },
     { name: 'lifecycleWindowSecondsMax', from: 'LIFECYCLE_LIMITS.windowSecondsMax', value: LIFECYCLE_LIMITS.windowSecondsMax },
+    { name: 'startAddressKinds', from: 'START_ADDRESS_KINDS', value: [...START_ADDRESS_KINDS] },
+    { name: 'startPhonePattern', from: 'START_ADDRESS_LIMITS.phonePattern (without anchors: matches() is a full match)', value: rulesPattern(START_ADDRESS_LIMITS.phonePattern) },
+    { name: 'startEmailMax', from: 'START_ADDRESS_LIMITS.emailMax', value: START_ADDRESS_LIMITS.emailMax },
+    { name: 'startHandlePattern', from: 'START_ADDRESS_LIMITS.handleMax code points without a control character (Unicode Cc), counted by RE2', value: `[^\\p{Cc}]{1,${START_ADDRESS_LIMITS.handleMax}}` },
+    { name: 'templateParamMaxCodePoints', from: 'TEMPLATE_PARAM_MAX_CODE_POINTS', value: TEMPLATE_PARAM_MAX_CODE_POINTS },
+    { name: 'templateParamCodePointsPattern', from: 'TEMPLATE_PARAM_MAX_CODE_POINTS, counted in code points by RE2', value: codePointsPattern(TEMPLATE_PARAM_MAX_CODE_POINTS) },
+    {
+      name: 'validTemplateParamValues',
+      from: 'TEMPLATE_MAX_PARAMS: each value of a template reply\'s params (`names`: its template\'s), one line per param (rules cannot loop)',
+      params: 'p, names',
+      body: [
+        `names.size() <= ${TEMPLATE_MAX_PARAMS}`,
+        ...Array.from({ length: TEMPLATE_MAX_PARAMS }, (_, i) => `(names.size() < ${i + 1} || validTemplateParam(p[names[${i}]]))`),
+      ],
+    },
   ];
 }
 
@@ -80,7 +109,9 @@ function renderFactsBlock(contract) {
     `${INDENT}// the script; test/unit/contract/rules-facts.test.ts fails when this block is stale.`,
   ];
   for (const fact of rulesFacts(contract)) {
-    lines.push(`${INDENT}// ${fact.from}`, `${INDENT}function ${fact.name}() {`, `${INDENT}  return ${rulesValue(fact.value)};`, `${INDENT}}`);
+    // A fact is a value; a few are a function of arguments unrolled from a count (rules cannot loop).
+    const body = fact.body === undefined ? rulesValue(fact.value) : fact.body.join(`\n${INDENT}    && `);
+    lines.push(`${INDENT}// ${fact.from}`, `${INDENT}function ${fact.name}(${fact.params ?? ''}) {`, `${INDENT}  return ${body};`, `${INDENT}}`);
   }
   lines.push(END_MARKER);
   return lines.join('\n');
@@ -117,7 +148,7 @@ export function renderRules(rulesText, contract) {
 
   const code = codeOf(outside);
   for (const fact of facts) {
-    if (!new RegExp(`\\b${fact.name}\\(\\)`).test(code)) problems.push(`${fact.name}() is generated but never called: apply the fact, or remove it from scripts/lib/rules-facts.mjs`);
+    if (!new RegExp(`\\b${fact.name}\\(${fact.params === undefined ? '\\)' : ''}`).test(code)) problems.push(`${fact.name}() is generated but never called: apply the fact, or remove it from scripts/lib/rules-facts.mjs`);
   }
   // Numbers of 10 or more are facts (limits, lengths, bounds): each comes from the block. What is
   // left by hand is structure: `>= 1`, `2 *` (UTF-16 units per code point), list indices.

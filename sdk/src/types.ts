@@ -175,11 +175,28 @@ export interface ClaimInput extends Omit<ClaimDeliveryRequest, 'requestId'> {
 /** Where a reply goes: the external chat and the customer in it. */
 export type Recipient = ReplyMessage['recipient'];
 
+/**
+ * The address a conversation the desk starts goes to (a claim with `kind: "start"`): `send` gets it
+ * as `recipient.address` (the thread ids are empty: there is no thread yet).
+ */
+export type StartAddress = ClaimReadyStart['message']['recipient']['address'];
+
+/** What a start's `send` returns beside its ids: the thread the channel made, which `complete` carries. */
+export type StartedConversation = NonNullable<CompleteDeliveryRequest['conversation']>;
+
 /** What a `ready` claim says of its conversation: its connector metadata (present only when it has some). */
 export type DeliveryConversation = NonNullable<ClaimReadySend['conversation']>;
 
 /** The reply to deliver: its text and recipient, and its files when it has some. */
 export type ReplyMessage = ClaimReadySend['message'];
+
+/**
+ * A template reply's (or start's) template (docs/contract.md#windows), as the claim carries it in
+ * `message.template`: the declared template's `name` and `language`, and each param's value. Only
+ * integrations that declared templates (`channel.update`) ever get one; the claim's `text` is then
+ * the template's preview with the params filled in, for a channel without real templates.
+ */
+export type ReplyTemplate = NonNullable<ReplyMessage['template']>;
 
 /**
  * The sent reply an edit or unsend delivery changes (the claim's `target`): the reply's delivery
@@ -198,6 +215,9 @@ export type ClaimReady = Extract<ClaimDeliveryResponse, { status: 'ready' }>;
 
 /** A reply to send: its text, recipient and files (the v1 shape: no `kind`, no `target`). */
 export type ClaimReadySend = Exclude<ClaimReady, { kind: string }>;
+
+/** `kind: 'start'`: start a conversation with `message.recipient.address`, then complete with the thread the channel made. */
+export type ClaimReadyStart = Extract<ClaimReady, { kind: 'start' }>;
 
 /** `kind: 'edit'`: replace the text of the `target`'s messages with `message.text`. */
 export type ClaimReadyEdit = Extract<ClaimReady, { kind: 'edit' }>;

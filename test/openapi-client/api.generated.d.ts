@@ -416,7 +416,7 @@ export interface components {
              * @enum {string}
              */
             status: "ready";
-        } & (components["schemas"]["ClaimReadyEdit"] | components["schemas"]["ClaimReadyUnsend"] | components["schemas"]["ClaimReadySend"]);
+        } & (components["schemas"]["ClaimReadyEdit"] | components["schemas"]["ClaimReadyStart"] | components["schemas"]["ClaimReadyUnsend"] | components["schemas"]["ClaimReadySend"]);
         /** @description Edit a sent reply (only for an integration with `replies.lifecycle.edit`): replace the text of the messages in `target`. */
         ClaimReadyEdit: {
             /** @constant */
@@ -445,6 +445,43 @@ export interface components {
                     part: string;
                     providerMessageIds: string[];
                 }[];
+            };
+            /** @description Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
+            conversation?: {
+                /** @description The merge of the `metadata` of the conversation's incoming messages (the latest message wins per key). */
+                metadata: {
+                    [key: string]: string;
+                };
+            };
+        };
+        /** @description Start a conversation (only for an integration with `conversations.start`): send the first message to the address, then complete with the thread the channel made (`conversation`). */
+        ClaimReadyStart: {
+            /** @constant */
+            status: "ready";
+            /** @constant */
+            kind: "start";
+            leaseId: string;
+            /** @description Unix epoch milliseconds. */
+            leaseExpiresAt: number;
+            message: {
+                /** @description The message's text (for a template: its preview with the params filled in). */
+                text: string;
+                /** @description Only when the member started with one of the templates the channel declared. */
+                template?: {
+                    name: string;
+                    language: string;
+                    params: {
+                        [key: string]: string;
+                    };
+                };
+                recipient: {
+                    /** @description Who to start the conversation with: there is no thread yet. */
+                    address: {
+                        /** @enum {string} */
+                        kind: "phone" | "email" | "handle";
+                        value: string;
+                    };
+                };
             };
             /** @description Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
             conversation?: {
@@ -515,6 +552,17 @@ export interface components {
                     /** @description SHA-256 of the bytes, lowercase hex. */
                     sha256: string;
                 }[];
+                /** @description Only when the reply is a template reply (only for an integration that declared templates with PUT /v1/channel): send this template with these params; `text` is its preview filled in, for a channel that has no real templates. */
+                template?: {
+                    /** @description The template's name, as declared. */
+                    name: string;
+                    /** @description The template's language, as declared. */
+                    language: string;
+                    /** @description Each of the template's params to its value (1 to 1024 characters). */
+                    params: {
+                        [key: string]: string;
+                    };
+                };
             };
             /** @description Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
             conversation?: {
@@ -561,6 +609,17 @@ export interface components {
                 /** @description Why the part failed. */
                 code?: string;
             }[];
+            /** @description Required for a start (a claim with `kind: "start"`), 400 `conversation_required` without it (the lease stays): the thread the customer's answers will come from. Ignored for any other delivery. */
+            conversation?: {
+                /** @description The thread the channel made (or found) for the started conversation: what its incoming messages will carry. */
+                externalConversationId: string;
+                /** @description The customer's id on the channel: what their messages will carry as `sender.externalId`. */
+                externalCustomerId: string;
+                /** @description Connector metadata of the conversation, merged as the `metadata` of an incoming message (`null` removes a key). */
+                metadata?: {
+                    [key: string]: string | null;
+                };
+            };
         };
         CompleteResponse: {
             /** @constant */
@@ -1920,6 +1979,7 @@ export interface operations {
              *     - `invalid_json`: The JSON body (or the multipart `payload` field) is empty, not valid UTF-8, or not valid JSON (including a bare JSON value such as `123`).
              *     - `invalid_request`: The JSON does not match the request schema (the message names the offending field path), or the body cannot be read (it ends before its `Content-Length`, or does not match its `Content-Encoding`).
              *     - `unknown_part`: A `parts` entry of complete or fail names a part the delivery does not have (its text, when it has one, and its attachment ids are its parts). Nothing is written.
+             *     - `conversation_required`: complete of a start (a claim with `kind: "start"`) without `conversation`: the thread the channel made is what lets the customer's answer join the started conversation. Nothing is written and the lease stays: complete again with it.
              */
             400: {
                 headers: {
@@ -1930,7 +1990,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "invalid_json" | "invalid_request" | "unknown_part";
+                            code?: "invalid_json" | "invalid_request" | "unknown_part" | "conversation_required";
                             message?: string;
                         };
                     };

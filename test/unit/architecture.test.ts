@@ -128,7 +128,7 @@ const TYPE_ONLY_REFERENCES: Readonly<Record<string, readonly string[]>> = {
  * parts declared shared with the clients (pure, no Firebase). Nothing else of the service may
  * reach a client bundle.
  */
-const SHARED_WITH_CLIENTS: readonly string[] = ['functions/src/contract/index.ts', 'functions/src/contract/file-names.ts', 'functions/src/contract/conversation-search.ts'];
+const SHARED_WITH_CLIENTS: readonly string[] = ['functions/src/contract/index.ts', 'functions/src/contract/file-names.ts', 'functions/src/contract/conversation-search.ts', 'functions/src/contract/templates.ts'];
 
 /**
  * KNOWN EXCEPTIONS, to be emptied. Two seams the document promises are broken today: the request

@@ -93,6 +93,16 @@ export const FAIL_CODE_PATTERN = /^[a-z][a-z0-9_]*$/;
 export const REPLY_MAX_CODE_POINTS = 10_000;
 
 /**
+ * A template reply's param value (docs/contract.md#channel): 1 to this many code points. The
+ * console counts it, the rules refuse a longer one, and the service fails one that got through
+ * anyway `template_invalid` (functions/src/contract/templates.ts).
+ */
+export const TEMPLATE_PARAM_MAX_CODE_POINTS = 1024;
+
+/** A template declares at most this many params (docs/contract.md#channel); the rules check each value of a reply, one line per param. */
+export const TEMPLATE_MAX_PARAMS = 20;
+
+/**
  * What the console writes straight to Firestore under firestore.rules (docs/data-model.md); the
  * rules refuse anything beyond these.
  */
@@ -106,6 +116,20 @@ export const CONSOLE_LIMITS = {
   integrationName: 200,
   /** `externalCustomerId` of an erasure or export request: the connector's `sender.externalId`. */
   externalCustomerId: MESSAGE_LIMITS.senderExternalId,
+} as const;
+
+/**
+ * Conversations the desk starts (docs/contract.md#conversations-the-desk-starts): the kinds of
+ * address a start may go to, and each kind's limits (shared by the service's rule, firestore.rules and the console).
+ */
+export const START_ADDRESS_KINDS = ['phone', 'email', 'handle'] as const;
+export const START_ADDRESS_LIMITS = {
+  /** E.164: a plus, a country code that does not start with 0, 7 to 15 digits in all. */
+  phonePattern: /^\+[1-9][0-9]{6,14}$/,
+  /** An email address: at most this many UTF-16 units. */
+  emailMax: 254,
+  /** A handle: 1 to this many code points, no control characters. */
+  handleMax: 256,
 } as const;
 
 /** The retention period of a workspace (`settings/retention` `{ days }`, docs/privacy.md#retention): whole days in this range. */

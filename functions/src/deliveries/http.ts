@@ -28,6 +28,8 @@ import { catchUpPage } from './catch-up-list';
 import { DELIVERY_OPERATION_SCHEMAS, type PendingResponse } from './schemas';
 import { answerOf, decideAttachmentFetch, DELIVERY_TRANSITIONS, type RuleFacts, type TransitionFacts } from '../rules/state-machine';
 import { runTransition } from './transition';
+import { startCompletionHooks, type TransitionHooks } from './start-completion';
+import { WINDOW_CLOSED } from '../rules/window';
 
 /** Unguessable lease ids: holding one is what authorises start/complete/fail. */
 const newLeaseId = (): string => `l_${randomBytes(18).toString('base64url')}`;
@@ -43,18 +45,20 @@ async function transitionForCaller<R>(
   deliveryId: string,
   decide: (d: DeliveryRecord, facts: TransitionFacts) => Decision<R>,
   reads: TransitionReads,
+  hooks?: TransitionHooks,
 ): Promise<R> {
   context.logFields.deliveryId = deliveryId;
   // An id Firestore cannot use as a document id ('a/b', '..', '__x__') names no delivery: the
   // same 404 as any unknown id, not a failed lookup (which would be a 503).
   if (!isStorableDocumentId(deliveryId)) visibleDelivery(null, context.auth);
-  const { before, decision, next } = await runTransition(db(), {
+  const { before, decision, next } = await runTransition<R>(db(), {
     workspaceId: context.auth.workspaceId,
     deliveryId,
     caller: context.auth,
     withConversation: reads.conversation,
     withQueue: reads.queue,
-    decide,
+    decide: hooks === undefined ? decide : (d, facts) => hooks.adjust(d, decide(d, facts)),
+    ...(hooks === undefined ? {} : { readAlso: (tx, d, decision) => hooks.readAlso(tx, d, decision) }),
     beforeWrite: () => context.deadline.assertTimeLeft(),
   });
   // `caller` makes a missing delivery a 404, and these decisions are never null.
@@ -97,9 +101,12 @@ type RuleOf<Id extends TransitionId> = (d: DeliveryRecord, input: BodyOf<Id> & R
 
 /** What a transition endpoint reads besides the delivery (`TransitionReads`), from its body. */
 interface TransitionOptions<Body> {
-  readsConversation?: true;
+  /** The body needs the conversation too: a claim (its recipient), a fail that closes the window (docs/contract.md#windows). */
+  readsConversation?: (body: Body) => boolean;
   /** The body says the delivery will likely end: read the queue in the first wave. */
   readsQueue?: (body: Body) => boolean;
+  /** What the transition adds to its rule (a start's complete: ./start-completion.ts). */
+  hooks?: (body: Body) => TransitionHooks;
 }
 
 /**
@@ -116,9 +123,9 @@ function transition<Id extends TransitionId>(id: Id, rule: RuleOf<Id>, options?:
 function transition(id: TransitionId, rule: (d: DeliveryRecord, input: { deliveryId: string } & RuleFacts) => Decision<unknown>, options: TransitionOptions<{ deliveryId: string }> = {}): Endpoint {
   return deliveryEndpoint(`POST ${DELIVERY_OPERATIONS[id].path}`, DELIVERY_OPERATION_SCHEMAS[id].request, (body, context) =>
     transitionForCaller(context, id, body.deliveryId, (d, facts) => rule(d, { ...body, ...facts, newLeaseId: newLeaseId(), random: randomInt(0, 1_000_000) / 1_000_000 }), {
-      conversation: options.readsConversation === true,
+      conversation: options.readsConversation?.(body) === true,
       queue: options.readsQueue?.(body) === true,
-    }),
+    }, options.hooks?.(body)),
   );
 }
 
@@ -192,14 +199,17 @@ assertTrue<AnswersMatch>();
 
 /**
  * What a transition reads with the delivery in its first wave, where it is more than the delivery:
- * the claim reads the conversation (its answer names the recipient); complete and a final fail end
+ * the claim reads the conversation (its answer names the recipient), and so does a `window_closed`
+ * fail (it closes the conversation's window); complete and a final fail end
  * the delivery and release the next, so the queue comes in the first wave (a `retry` that finds the
  * retry budget spent fails it too, and reads the queue after deciding).
  */
 const FIRST_WAVE: { [Id in TransitionOf]?: TransitionOptions<BodyOf<Id>> } = {
-  claimDelivery: { readsConversation: true },
-  completeDelivery: { readsQueue: () => true },
-  failDelivery: { readsQueue: (body) => body.outcome !== 'retry' },
+  claimDelivery: { readsConversation: () => true },
+  // A start's complete joins the thread's conversation in the same transaction (./start-completion.ts).
+  completeDelivery: { readsQueue: () => true, hooks: (body) => startCompletionHooks(db(), body.conversation) },
+  // A `window_closed` fail closes the conversation's window in the same transaction: its first wave reads the conversation too.
+  failDelivery: { readsQueue: (body) => body.outcome !== 'retry', readsConversation: (body) => body.outcome === 'failed' && body.code === WINDOW_CLOSED },
 };
 
 /** One transition of the table as an endpoint, with its first-wave reads. */

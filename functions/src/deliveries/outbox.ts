@@ -14,8 +14,7 @@ import { readIntegration } from '../integrations/store';
 import { knownTopicProblem, recordPublishFailure } from '../integrations/topics';
 import { publishNotification, type PermanentPublishFailure, type PublishResult } from './publisher';
 import { decideUndeliverable } from '../rules/state-machine';
-import { notificationOf, type DeliveryNotification, type NotificationReason } from '../rules/record';
-import type { LifecycleKind } from '../contract';
+import { notificationOf, type DeliveryNotification, type NotificationKind, type NotificationReason } from '../rules/record';
 import { outboxRef, type OutboxEntry } from './store';
 import { runTransition } from './transition';
 
@@ -51,7 +50,7 @@ async function markUndeliverable(db: Firestore, outboxId: string, entry: OutboxE
  */
 export interface CommittedNotification {
   outboxId: string;
-  publish?: { topic: string; reason: NotificationReason; notification: DeliveryNotification; kind?: LifecycleKind };
+  publish?: { topic: string; reason: NotificationReason; notification: DeliveryNotification; kind?: NotificationKind };
 }
 
 /**

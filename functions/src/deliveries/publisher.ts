@@ -3,7 +3,7 @@ import { pubsub } from '../platform/pubsub';
 import { formatTraceparent, spanIdOf } from '../platform/trace';
 import { traceIdOfDelivery, type DeliveryNotification } from '../rules/record';
 import { isValidTopicName, TOPIC_NAME_FORMAT, type PermanentPublishFailure } from '../integrations/model';
-import type { LifecycleKind } from '../contract';
+import type { NotificationKind } from '../rules/record';
 
 // Defined with the integration (its topic), which must not import deliveries.
 export type { PermanentPublishFailure };
@@ -24,10 +24,11 @@ const PERMANENT: ReadonlyMap<unknown, PermanentPublishFailure> = new Map<unknown
  * topic or permission is permanent (recorded, not retried forever); anything else is transient.
  * Its `traceparent` attribute names the delivery's trace (docs/contract.md#notifications) and one
  * span per notification (`occurrence`: its outbox id), which the connector sends back. An edit or
- * unsend delivery's notification carries its `kind` as an attribute too (docs/contract.md#edits-and-unsends);
+ * unsend delivery's notification carries its `kind` as an attribute too (docs/contract.md#edits-and-unsends), and
+ * so does a start's (`start`, docs/contract.md#conversations-the-desk-starts);
  * a reply's has none, exactly as before, and the JSON body is the same five identifiers for all.
  */
-export async function publishNotification(topicName: string, notification: DeliveryNotification, occurrence: string, kind?: LifecycleKind): Promise<PublishResult> {
+export async function publishNotification(topicName: string, notification: DeliveryNotification, occurrence: string, kind?: NotificationKind): Promise<PublishResult> {
   if (!isValidTopicName(topicName)) return { ok: false, permanent: true, code: 'topic_invalid', detail: `topic must be ${TOPIC_NAME_FORMAT}` };
   try {
     const topic = (await pubsub()).topic(topicName, { batching: { maxMessages: 1, maxMilliseconds: 0 } });

@@ -11,6 +11,7 @@
 import { FieldValue, Timestamp } from 'firebase-admin/firestore';
 import { ATTACHMENT_LIMITS, codePointLength, REPLY_MAX_CODE_POINTS, TEXT_PART, type AttachmentCapability } from '../contract';
 import { shownFileName } from '../contract/file-names';
+import { templateReplyVerdict, type ReplyTemplate, type TemplateDeclaration } from '../contract/templates';
 import type { AttachmentRef, PartOutcome } from '../rules/record';
 import type { AttemptEntry, AttemptEvent, DeliveryRecord, DeliveryStatus, PreviousDelivery, ReceiptStatus } from '../rules/record';
 
@@ -20,9 +21,11 @@ export const MAX_REPLY_CHARACTERS = REPLY_MAX_CODE_POINTS;
 /**
  * Why a reply becomes no delivery: its integration takes no replies, its text is not a reply's, it
  * has files and its integration takes none, or a file is not one this conversation uploaded or
- * does not fit the capability (docs/contract.md#attachments).
+ * does not fit the capability (docs/contract.md#attachments), a free-form reply comes after the
+ * channel's window closed, or a template reply names no declared template or not exactly its
+ * params (docs/contract.md#windows).
  */
-export type ReplyRejection = 'replies_disabled' | 'invalid_reply' | 'attachments_unsupported' | 'attachment_rejected';
+export type ReplyRejection = 'replies_disabled' | 'invalid_reply' | 'attachments_unsupported' | 'attachment_rejected' | 'window_closed' | 'template_invalid';
 
 /** A console request on a reply (`resend`, `cancel`): its server time and who made it. */
 interface ReplyRequest {
@@ -49,6 +52,8 @@ export interface OperatorReply {
   messageId: string;
   /** As the console wrote it; `replyVerdict` decides whether it is a reply's text. */
   text: unknown;
+  /** A template reply's `template` as written (undefined: a free-form reply); `channelVerdict` checks it. */
+  template: unknown;
   /** Null until the service has sequenced the reply (sequencing writes the mirror in the same transaction). */
   mirror: StoredMirror | null;
   resend: ReplyRequest | null;
@@ -86,6 +91,7 @@ export function operatorReplyOf(messageId: string, data: Record<string, unknown>
   return {
     messageId,
     text: data.text,
+    template: data.template,
     mirror: data.delivery === undefined ? null : storedMirrorOf(data.delivery),
     resend: requestOf(data.resend),
     cancel: requestOf(data.cancel),
@@ -93,7 +99,7 @@ export function operatorReplyOf(messageId: string, data: Record<string, unknown>
 }
 
 /** What a reply becomes: a delivery of `text` to the integration's connector, or a rejection. */
-export type ReplyVerdict = { accepted: true; text: string; integrationId: string } | { accepted: false; code: ReplyRejection };
+export type ReplyVerdict = { accepted: true; text: string; integrationId: string; template?: ReplyTemplate } | { accepted: false; code: ReplyRejection };
 
 /**
  * Whether a reply becomes a delivery. `replies_disabled` when its conversation's integration takes
@@ -105,6 +111,28 @@ export function replyVerdict(text: unknown, integrationId: unknown, repliesEnabl
   const checked = replyTextVerdict(text, hasAttachments);
   if (checked === null) return { accepted: false, code: 'invalid_reply' };
   return { accepted: true, text: checked, integrationId };
+}
+
+/** What the channel says of a reply (docs/contract.md#windows): its declared templates, and whether its window is closed now. */
+export interface ChannelFacts {
+  templates: readonly TemplateDeclaration[];
+  windowClosed: boolean;
+}
+
+/**
+ * Whether a reply may go out on its channel, as `replyVerdict` plus the channel's word: a template
+ * reply (no text, no files) must be one of the declared templates with exactly its params
+ * (`template_invalid` otherwise) and goes out with its filled preview as the text; a free-form reply
+ * (text, files) is `window_closed` once the window has closed.
+ */
+export function channelVerdict(reply: { text: unknown; template: unknown; hasAttachments: boolean }, integrationId: unknown, repliesEnabled: boolean, channel: ChannelFacts): ReplyVerdict {
+  if (!repliesEnabled || typeof integrationId !== 'string') return { accepted: false, code: 'replies_disabled' };
+  if (reply.template !== undefined) {
+    const checked = reply.text === undefined && !reply.hasAttachments ? templateReplyVerdict(reply.template, channel.templates) : null;
+    return checked?.accepted === true ? { accepted: true, text: checked.text, template: checked.template, integrationId } : { accepted: false, code: 'template_invalid' };
+  }
+  const verdict = replyVerdict(reply.text, integrationId, repliesEnabled, reply.hasAttachments);
+  return verdict.accepted && channel.windowClosed ? { accepted: false, code: 'window_closed' } : verdict;
 }
 
 /** The upload record of a file (docs/data-model.md#attachment-uploads), as far as a reply's check needs it. */

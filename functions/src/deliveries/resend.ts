@@ -13,10 +13,11 @@
 import type { Firestore, Transaction } from 'firebase-admin/firestore';
 import { resendDeliveryIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
-import { repliesTopic } from '../integrations/model';
+import { repliesTopic, type Integration } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import type { DeliveryRecord, PreviousDelivery } from '../rules/record';
-import { operatorReplyOf, previousFromMirror, replyVerdict, resendParts, type ReplyRejection } from './reply';
+import { channelVerdict, operatorReplyOf, previousFromMirror, resendParts, type ReplyRejection } from './reply';
+import { channelFactsOf } from './window';
 import { readDelivery } from './reads';
 import { appendDelivery, openQueue, refuseReply, runCreation } from './transition';
 
@@ -40,10 +41,10 @@ function previousOf(record: DeliveryRecord): PreviousDelivery {
   };
 }
 
-/** Whether the integration of a conversation (read in the transaction) takes replies. */
-async function repliesEnabledFor(tx: Transaction, db: Firestore, workspaceId: string, integrationId: unknown): Promise<boolean> {
+/** The integration of a conversation (read in the transaction), or null. */
+async function integrationFor(tx: Transaction, db: Firestore, workspaceId: string, integrationId: unknown): Promise<Integration | null> {
   const snap = typeof integrationId === 'string' ? await tx.get(integrationRef(db, workspaceId, integrationId)) : null;
-  return repliesTopic(snap ? integrationOf(snap) : null) !== null;
+  return snap ? integrationOf(snap) : null;
 }
 
 export async function resendReply(db: Firestore, workspaceId: string, conversationId: string, messageId: string): Promise<ResendOutcome> {
@@ -68,7 +69,12 @@ export async function resendReply(db: Firestore, workspaceId: string, conversati
     await openQueue(tx, db, queue, queueSnap);
     // Only the parts not known to be sent (docs/contract.md#per-part-outcomes).
     const parts = previousRecord === null ? null : resendParts(previousRecord);
-    const verdict = replyVerdict(parts?.text ?? reply.text, integrationId, await repliesEnabledFor(tx, db, workspaceId, integrationId), (parts?.attachments.length ?? 0) > 0);
+    const integration = await integrationFor(tx, db, workspaceId, integrationId);
+    // Checked again against the channel as it is now (docs/contract.md#windows): a free-form resend
+    // after the window closed fails `window_closed`; a template reply is re-checked whole.
+    const text = reply.template !== undefined ? reply.text : (parts?.text ?? reply.text);
+    const hasAttachments = (parts?.attachments.length ?? 0) > 0;
+    const verdict = channelVerdict({ text, template: reply.template, hasAttachments }, integrationId, repliesTopic(integration) !== null, channelFactsOf(integration, conversationSnap, now));
     if (!verdict.accepted) {
       // One level of history, as for a created delivery: the mirror being replaced, without its own `previous`.
       refuseReply(tx, db, { workspaceId, conversationId, messageId }, verdict.code, now, mirror);
@@ -82,8 +88,12 @@ export async function resendReply(db: Firestore, workspaceId: string, conversati
       conversationId,
       messageId,
       text: verdict.text,
+      ...(verdict.template !== undefined ? { template: verdict.template } : {}),
       ...(parts !== null && parts.attachments.length > 0 ? { attachments: parts.attachments } : {}),
       ...(parts?.textSent === true ? { textSent: true } : {}),
+      // A failed start is resent as a start (to its address, with its template), not as a reply.
+      ...(previousRecord?.start !== undefined ? { start: { to: previousRecord.start.to } } : {}),
+      ...(previousRecord?.template !== undefined ? { template: previousRecord.template } : {}),
       now,
       reason: 'resend',
       previous: previousRecord !== null ? previousOf(previousRecord) : previousFromMirror(mirror),

@@ -7,6 +7,7 @@ import {
   FAIL_CODE_PATTERN,
   isTargetOnlyLifecycleKind,
   LIFECYCLE_KINDS,
+  MESSAGE_LIMITS,
   SHA256_HEX_PATTERN,
   SKIP_REASONS,
   TEXT_PART,
@@ -16,6 +17,8 @@ import { text } from '../platform/schema';
 import type { OperationSchemas, OperationsOf } from '../operations';
 import type { ClaimResponse, ClaimTarget } from '../rules/answers';
 import { receiptProblems } from '../rules/state-machine';
+import { metadataProblems } from '../rules/metadata';
+import { START_ADDRESS_KINDS } from '../rules/starts';
 
 /** Delivery operation limits (the contract's, shared with the SDK and the console). */
 export { DELIVERY_LIMITS };
@@ -76,6 +79,22 @@ const CompleteRequestSchema = z.strictObject({
     .max(DELIVERY_LIMITS.providerMessageIds)
     .describe("The provider's ids of the sent message (several when an adapter split the text)."),
   parts: partsSchema(),
+  conversation: z
+    .strictObject({
+      externalConversationId: text(1, MESSAGE_LIMITS.externalConversationId).describe('The thread the channel made (or found) for the started conversation: what its incoming messages will carry.'),
+      externalCustomerId: text(1, MESSAGE_LIMITS.senderExternalId).describe("The customer's id on the channel: what their messages will carry as `sender.externalId`."),
+      metadata: z
+        .object({})
+        .catchall(z.union([z.string(), z.null()]))
+        .optional()
+        .describe('Connector metadata of the conversation, merged as the `metadata` of an incoming message (`null` removes a key).'),
+    })
+    .superRefine((c, ctx) => {
+      if (c.metadata === undefined) return;
+      for (const problem of metadataProblems(c.metadata)) ctx.addIssue({ code: 'custom', path: ['metadata', ...problem.path], message: problem.message });
+    })
+    .optional()
+    .describe('Required for a start (a claim with `kind: "start"`), 400 `conversation_required` without it (the lease stays): the thread the customer\'s answers will come from. Ignored for any other delivery.'),
 });
 
 const FailRequestSchema = z.strictObject({
@@ -163,6 +182,13 @@ const ClaimSkipSchema = z.strictObject({
   // and a reader generated from this schema (the SDK's) must still accept it.
   reason: z.union([z.enum(SKIP_REASONS), z.string()]).describe('One of the listed reasons; later versions may add others: treat an unknown one like any skip (acknowledge).'),
 });
+/** A template reply's template, as the claim carries it (docs/contract.md#windows). */
+const ReplyTemplateSchema = z
+  .strictObject({
+    name: z.string().describe("The template's name, as declared."),
+    language: z.string().describe("The template's language, as declared."),
+    params: z.object({}).catchall(z.string()).describe("Each of the template's params to its value (1 to 1024 characters)."),
+  });
 /** A plain reply's `ready` claim: exactly the v1 shape (no `kind`, no `target`). */
 const ClaimReadySendSchema = z
   .strictObject({
@@ -177,6 +203,9 @@ const ClaimReadySendSchema = z
         .min(1)
         .optional()
         .describe('Only for an integration with the `replies.attachments` capability, and only when the reply has files: fetch each with POST /v1/deliveries/attachment.'),
+      template: ReplyTemplateSchema.optional().describe(
+        'Only when the reply is a template reply (only for an integration that declared templates with PUT /v1/channel): send this template with these params; `text` is its preview filled in, for a channel that has no real templates.',
+      ),
     }),
     conversation,
   })
@@ -227,7 +256,28 @@ const claimReadyTargetOnlySchema = (kind: TargetOnlyLifecycleKind) =>
  * Order matters: a reader that takes the first matching option and ignores unknown properties
  * (the SDK's) must try the kinds before the plain reply, or an edit would read as a reply to send.
  */
-const ClaimResponseSchema = z.union([ClaimSkipSchema, ClaimReadyEditSchema, ...LIFECYCLE_KINDS.filter(isTargetOnlyLifecycleKind).map(claimReadyTargetOnlySchema), ClaimReadySendSchema]);
+/** docs/contract.md#conversations-the-desk-starts: the first message of a conversation the desk starts, to an address. */
+const ClaimReadyStartSchema = z
+  .strictObject({
+    status: z.literal('ready'),
+    kind: z.literal('start'),
+    leaseId: z.string(),
+    leaseExpiresAt: z.number().int().describe('Unix epoch milliseconds.'),
+    message: z.strictObject({
+      text: z.string().describe("The message's text (for a template: its preview with the params filled in)."),
+      template: z
+        .strictObject({ name: z.string(), language: z.string(), params: z.object({}).catchall(z.string()) })
+        .optional()
+        .describe('Only when the member started with one of the templates the channel declared.'),
+      recipient: z.strictObject({
+        address: z.strictObject({ kind: z.enum(START_ADDRESS_KINDS), value: z.string() }).describe('Who to start the conversation with: there is no thread yet.'),
+      }),
+    }),
+    conversation,
+  })
+  .describe('Start a conversation (only for an integration with `conversations.start`): send the first message to the address, then complete with the thread the channel made (`conversation`).')
+  .meta({ title: 'Start' });
+const ClaimResponseSchema = z.union([ClaimSkipSchema, ClaimReadyEditSchema, ClaimReadyStartSchema, ...LIFECYCLE_KINDS.filter(isTargetOnlyLifecycleKind).map(claimReadyTargetOnlySchema), ClaimReadySendSchema]);
 const StartResponseSchema = z.strictObject({
   status: z.enum(['sending', 'sent']).describe('`sending`: call the provider now, once. `sent`: already sent, do not send again.'),
 });

@@ -13,7 +13,8 @@ import { LruMap } from '../platform/lru-map';
 import { repliesTopic } from '../integrations/model';
 import { integrationOf, integrationRef } from '../integrations/store';
 import { publishCommitted, type CommittedNotification } from './outbox';
-import { attachmentIdsOf, attachmentsVerdict, markUploadUsed, operatorReplyOf, replyVerdict, uploadRecordOf, type UploadRecord } from './reply';
+import { attachmentIdsOf, attachmentsVerdict, channelVerdict, markUploadUsed, operatorReplyOf, uploadRecordOf, type ChannelFacts, type UploadRecord } from './reply';
+import { channelFactsOf } from './window';
 import { appendDelivery, openQueue, refuseReply, runCreation } from './transition';
 
 /**
@@ -215,9 +216,12 @@ export async function sequenceReplies(
     // (docs/contract.md#attachments); a text-only reply reads nothing more than before.
     const uploads = await readUploads(tx, db, workspaceId, repliesEnabled && integration?.replies.attachments != null ? unsequenced.flatMap(({ snap }) => attachmentIdsOf(snap.get('attachments'))) : []);
 
+    // The channel's word on these replies (docs/contract.md#windows): its templates, and whether its
+    // window has closed by now, from the integration and the conversation this transaction read.
+    const channel: ChannelFacts = channelFactsOf(integration, conversationSnap, now);
     for (const { snap } of unsequenced) {
       const files = snap.get('attachments') as unknown;
-      const textVerdict = replyVerdict(snap.get('text'), integrationId, repliesEnabled, files !== undefined);
+      const textVerdict = channelVerdict({ text: snap.get('text'), template: snap.get('template'), hasAttachments: files !== undefined }, integrationId, repliesEnabled, channel);
       const filesVerdict = textVerdict.accepted ? attachmentsVerdict(files, integration?.replies.attachments ?? null, uploads, { workspaceId, conversationId, messageId: snap.id }) : null;
       const verdict = filesVerdict !== null && !filesVerdict.accepted ? filesVerdict : textVerdict;
       if (!verdict.accepted) {
@@ -232,6 +236,7 @@ export async function sequenceReplies(
         conversationId,
         messageId: snap.id,
         text: verdict.text,
+        ...(verdict.template !== undefined ? { template: verdict.template } : {}),
         ...(filesVerdict?.accepted === true && filesVerdict.attachments.length > 0 ? { attachments: filesVerdict.attachments } : {}),
         now,
         reason: 'created',

@@ -19,7 +19,7 @@ import {
 import { config } from '../platform/config';
 import { shardOf } from '../platform/shards';
 import { dueWorkOf, type DueWork, type QueueChange, type RecordWrite, type TransitionPlan } from '../rules/plan';
-import type { DeliveryRecord, NotificationReason } from '../rules/record';
+import { notificationKindOf, type DeliveryRecord, type NotificationKind, type NotificationReason } from '../rules/record';
 import { writeOperationalEvent } from '../platform/operational-events';
 import { exhaustedEvent } from './operational-events';
 import { deliveryMirror, type ReplyMirror } from './reply';
@@ -53,7 +53,7 @@ export interface OutboxEntry {
   /** Its writer publishes it right after the commit (./outbox.ts `publishCommitted`); the trigger leaves it. */
   inline?: true;
   /** An edit or unsend's kind: published as the notification's attribute `kind` (docs/contract.md#notifications). */
-  kind?: DeliveryRecord['kind'];
+  kind?: NotificationKind;
 }
 
 /**
@@ -263,6 +263,7 @@ export function writeRecord(tx: Transaction, db: Firestore, write: RecordWrite, 
   // docs/operations.md#operational-events: written with the transition like a notification.
   if (write.exhausted !== null) writeOperationalEvent(tx, db, exhaustedEvent(next, write.exhausted.code, now), now);
   if (notify === null) return null;
+  const kind = notificationKindOf(next);
   const entry: OutboxEntry = {
     deliveryId: next.deliveryId,
     workspaceId: next.workspaceId,
@@ -275,7 +276,7 @@ export function writeRecord(tx: Transaction, db: Firestore, write: RecordWrite, 
     createdAt: now,
     shard: shardOf(next.deliveryId, config().queueShards),
     ...(notify.inline === true ? { inline: true as const } : {}),
-    ...(next.kind !== undefined ? { kind: next.kind } : {}),
+    ...(kind !== undefined ? { kind } : {}),
   };
   const outboxId = outboxIdFor(entry);
   tx.set(outboxRef(db, outboxId), entry);

@@ -33,7 +33,9 @@ import { rejectionMirror, type ReplyRejection, type StoredMirror } from './reply
 import type { ReplyHistory } from './lifecycle-history';
 import type { AppendInput, TransitionFacts } from '../rules/state-machine';
 import { readDeliveryQueue, readForTransition, readReleased, readReplyHistory, type TransitionReadRequest } from './reads';
-import { applyPlan, countAttention, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
+import { applyPlan, conversationRef, countAttention, deliveryQueueRef, writeQueueAfterAppend, writeRecord, writeReplyMirror, type DeliveryQueueState, type ReplyAddress } from './store';
+import { failClosesWindow } from '../rules/window';
+import { windowClosedUpdate } from './window';
 import { attentionDelta } from './attention';
 
 /**
@@ -45,6 +47,11 @@ import { attentionDelta } from './attention';
 export interface Transition<R> extends TransitionReadRequest {
   /** Takes the decision on the current record, or null for nothing to do. */
   decide(d: DeliveryRecord, facts: TransitionFacts): Decision<R> | null;
+  /**
+   * After the decision and before any write: what else the transition reads, and the writes of its
+   * own it makes after the plan's (a start's complete joins the thread's conversation: ./start-completion.ts).
+   */
+  readAlso?(tx: Transaction, before: DeliveryRecord, decision: Decision<R> | null): Promise<((tx: Transaction) => void) | null>;
   /** Last step before the writes: e.g. give up when the request's deadline has passed. */
   beforeWrite?(): void;
   /** Further writes of the same transaction, knowing what was read and decided (the outbox deletes the entry it handled). */
@@ -100,6 +107,7 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
     const plan = planTransition(before, decision, released?.record ?? null, { now, unclaimedExpiryMs: config().unclaimedExpiryMs });
     // An edit's or unsend's entry in the reply's history needs the reply: read before any write.
     const history = plan?.decided?.mirror === 'history' ? await readReplyHistory(tx, db, before) : undefined;
+    const alsoWrite = transition.readAlso === undefined ? null : await transition.readAlso(tx, before, decision);
     transition.beforeWrite?.();
     if (plan) {
       // A record woken from its release facts was not read: the writer writes only what a wake changes.
@@ -107,6 +115,11 @@ function transitionOnce<R>(db: Firestore, transition: Transition<R>, trustReleas
       attempt.wokeFromFacts ||= wokenFromFacts;
       applyPlan(tx, db, plan, { now, queue: read.queue, history, wokenFromFacts });
     }
+    alsoWrite?.(tx);
+    // The connector's `window_closed` closes the conversation's window now (docs/contract.md#windows),
+    // on the conversation its first wave read (a fail asks for it with that code: ./http.ts).
+    const windowClosed = failClosesWindow(before, decision?.next) ? windowClosedUpdate(read.snapshots.conversation, now) : null;
+    if (windowClosed !== null) tx.update(conversationRef(db, before.workspaceId, before.conversationId), windowClosed);
     return finish(tx, transition, { before, decision, next: plan?.next ?? null });
   });
 }

@@ -12,6 +12,7 @@ import { rollUpHealth } from './health-rollup';
 import { outboxDueAt, processOutboxEntry, publishCommitted } from './outbox';
 import { resendReply } from './resend';
 import { sequenceAndPublish } from './sequencing';
+import { takeStart } from './starts';
 import type { OutboxEntry } from './store';
 import { sweep } from './sweep';
 
@@ -29,6 +30,19 @@ export async function onReplyCreated(event: DocEvent<{ workspaceId: string; conv
   if (data?.direction !== 'outbound') return;
   const result = await sequenceAndPublish(db(), workspaceId, conversationId, messageId, data.createdAt);
   logger.info('reply.sequenced', { workspaceId, conversationId, messageId, created: result.created, rejected: result.rejected });
+}
+
+/**
+ * A member asked to start a conversation (docs/contract.md#conversations-the-desk-starts): one
+ * conversation and one delivery, or the start's `error` (./starts.ts). A start without an
+ * integration id is refused by the rules; one the service cannot use is left as it is.
+ */
+export async function onStartCreated(event: DocEvent<{ workspaceId: string; startId: string }>): Promise<void> {
+  const { workspaceId, startId } = event.params;
+  const integrationId = event.data?.get('integrationId') as unknown;
+  if (typeof integrationId !== 'string' || integrationId.length === 0 || integrationId.includes('/')) return;
+  const outcome = await takeStart(db(), workspaceId, startId, integrationId);
+  logger.info('start.taken', { workspaceId, startId, integrationId, ...outcome });
 }
 
 type ReplyChange = FirestoreEvent<Change<QueryDocumentSnapshot> | undefined, { workspaceId: string; conversationId: string; messageId: string }>;

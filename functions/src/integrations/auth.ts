@@ -79,6 +79,15 @@ export class KeyResolver {
     return query;
   }
 
+  /**
+   * Drops the cached resolution of the integration's keys (current and previous), so that this instance's next request
+   * with it reads the integration again: after `PUT /v1/channel`, the connector's next message keeps
+   * the window it just declared instead of the one cached before.
+   */
+  forget(integration: Pick<Integration, 'keyHash' | 'previousKey'>): void {
+    for (const keyHash of [integration.keyHash, integration.previousKey?.hash]) if (typeof keyHash === 'string') this.cache.delete(keyHash);
+  }
+
   private remember(keyHash: string, entry: CacheEntry): void {
     this.cache.set(keyHash, entry);
   }
@@ -99,4 +108,9 @@ let keyResolver: KeyResolver | undefined;
 export function authenticate(authorization: string | undefined): Promise<AuthContext> {
   keyResolver ??= new KeyResolver(integrationAuthFor, config().keyCacheTtlMs, config().keyNegativeCacheTtlMs);
   return keyResolver.authenticate(authorization);
+}
+
+/** Drops this instance's cached resolution of the integration's keys (`KeyResolver.forget`). */
+export function forgetIntegrationKeys(integration: Pick<Integration, 'keyHash' | 'previousKey'>): void {
+  keyResolver?.forget(integration);
 }

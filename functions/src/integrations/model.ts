@@ -53,6 +53,12 @@ export interface Integration {
   replies: RepliesSettings;
   /** Incoming rate limit override, or null for the service default. */
   messagesPerMinute: number | null;
+  /**
+   * The channel the connector declared (`PUT /v1/channel`), or null. Carried with the key's
+   * resolution, so a customer message keeps the conversation's window without reading the
+   * integration again (docs/capacity.md).
+   */
+  channel: Channel | null;
 }
 
 const record = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
@@ -94,6 +100,7 @@ export function parseIntegration(workspaceId: string, integrationId: string, dat
     previousKey: typeof previous.hash === 'string' ? { hash: previous.hash, expiresAt: typeof previous.expiresAt === 'number' ? previous.expiresAt : null } : null,
     replies: parseReplies(data.replies),
     messagesPerMinute: typeof perMinute === 'number' && Number.isInteger(perMinute) && perMinute > 0 ? perMinute : null,
+    channel: parseChannel(data.channel),
   };
 }
 

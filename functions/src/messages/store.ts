@@ -9,6 +9,7 @@ import { conversationSearchKeys } from '../contract/conversation-search';
 import { inboundProviderMessageKeyFor, pendingEventsIdFor } from './event-ids';
 import { applyPending, logSkipped, storedChange, targetOf } from './event-store';
 import { latestSentAt, mergeMetadata, storedMetadata, type MetadataPatch } from '../rules/metadata';
+import { closesAtAfterMessage } from '../rules/window';
 
 export interface StoredImage {
   path: string;
@@ -38,6 +39,11 @@ export interface AcceptMessageInput {
   metadata: MetadataPatch | null;
   /** The channel's time of the message (epoch ms), already checked against `now` (rules/metadata.ts `sentAtOf`). */
   sentAt: number;
+  /**
+   * The integration's reply window in seconds (its declared channel, carried by the key's resolution:
+   * no extra read), or null: the conversation's `window` is then left as it is.
+   */
+  windowSeconds: number | null;
   now: number;
   retentionMs: number;
   /** The customer id of a sender of this integration (a pending reaction's sender: `reactionCustomerIds`). */
@@ -199,7 +205,14 @@ export async function acceptMessage(tx: Transaction, db: Firestore, input: Accep
     conversationUpdate.lastCustomerMessageAt = now;
     // The greatest customer `sentAt` so far: a late, older message never moves it back.
     const previous: unknown = convSnap?.get('lastCustomerSentAt');
-    conversationUpdate.lastCustomerSentAt = Timestamp.fromMillis(latestSentAt(previous instanceof Timestamp ? previous.toMillis() : null, input.sentAt));
+    const previousSentAt = previous instanceof Timestamp ? previous.toMillis() : null;
+    conversationUpdate.lastCustomerSentAt = Timestamp.fromMillis(latestSentAt(previousSentAt, input.sentAt));
+    if (input.windowSeconds !== null) {
+      // The reply window (../rules/window.ts), from the customer's clock, on the conversation this transaction already read.
+      const closesAt: unknown = convSnap?.get('window.closesAt');
+      const before = { closesAt: closesAt instanceof Timestamp ? closesAt.toMillis() : null, latestSentAt: previousSentAt };
+      conversationUpdate.window = { closesAt: Timestamp.fromMillis(closesAtAfterMessage(before, input.sentAt, input.windowSeconds)) };
+    }
   }
   if (input.metadata !== null && Object.keys(input.metadata).length > 0) {
     // Merged on the conversation this transaction already read (no extra read), in the order the

@@ -146,6 +146,11 @@ export const ERROR_CODES = {
     description: 'A `parts` entry of complete or fail names a part the delivery does not have (its text, when it has one, and its attachment ids are its parts). Nothing is written.',
     example: 'parts[0].part: "a_x" is not a part of this delivery (expected one of: text, a_y)',
   },
+  conversation_required: {
+    status: 400,
+    description: 'complete of a start (a claim with `kind: "start"`) without `conversation`: the thread the channel made is what lets the customer\'s answer join the started conversation. Nothing is written and the lease stays: complete again with it.',
+    example: 'conversation: a start is completed with the thread the channel made ({ externalConversationId, externalCustomerId })',
+  },
   lease_limit_reached: {
     status: 409,
     description: 'extend on a lease whose expiry already is 15 minutes after its claim, the most a lease may live: no time can be added. Finish the provider call and report the outcome (complete is accepted even after the lease expired).',

@@ -66,6 +66,10 @@ export const COLLECTIONS = {
   pendingEvents: { partition: 'workspace', monotonic: ['updatedAt', 'expireAt'] },
   typing: { partition: 'workspace', monotonic: ['at', 'expireAt'] },
   providerMessages: { partition: 'workspace', monotonic: ['createdAt'] },
+  // Conversations the desk starts (docs/contract.md#conversations-the-desk-starts): a member's request
+  // each (a person's rate), one address book entry per address; read by id (the privacy jobs query by address and customer).
+  conversationStarts: { partition: 'workspace', monotonic: ['requestedAt', 'updatedAt'] },
+  startAddresses: { partition: 'workspace', monotonic: ['updatedAt'] },
   /** workspaces/{ws}/settings/{retention,operations}: a document each per workspace, written by its admins (and, for operations, after a failed event publish). */
   settings: { partition: 'workspace', monotonic: [] },
 } as const satisfies Record<string, CollectionCapacity>;

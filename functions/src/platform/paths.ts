@@ -53,6 +53,12 @@ export const paths = {
   /** Which operator reply a provider message id names (messages/event-store.ts). */
   providerMessage: (workspaceId: string, key: string): string => `${workspace(workspaceId)}/providerMessages/${key}`,
   providerMessages: (workspaceId: string): string => `${workspace(workspaceId)}/providerMessages`,
+  /** A member's request to start a conversation, answered on the same document (deliveries/starts.ts). */
+  conversationStart: (workspaceId: string, startId: string): string => `${workspace(workspaceId)}/conversationStarts/${startId}`,
+  conversationStarts: (workspaceId: string): string => `${workspace(workspaceId)}/conversationStarts`,
+  /** The address book of starts: (integration, kind, value) -> customer and conversation (service only). */
+  startAddress: (workspaceId: string, addressId: string): string => `${workspace(workspaceId)}/startAddresses/${addressId}`,
+  startAddresses: (workspaceId: string): string => `${workspace(workspaceId)}/startAddresses`,
   /** Who is typing in a conversation (TTL: `expireAt`, one minute). */
   typing: (workspaceId: string, conversationId: string): string => `${workspace(workspaceId)}/typing/${conversationId}`,
   typingAll: (workspaceId: string): string => `${workspace(workspaceId)}/typing`,

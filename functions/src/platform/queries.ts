@@ -218,6 +218,20 @@ export const QUERIES = {
     where: [eq('integrationId'), eq('senderExternalId')],
     orderBy: [],
   },
+  /** privacy/message-events.ts, privacy/export.ts: the addresses the address book holds for one customer of one integration. */
+  startAddressesOfCustomer: {
+    collection: 'startAddresses',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), eq('externalCustomerId')],
+    orderBy: [],
+  },
+  /** privacy/message-events.ts, privacy/export.ts: the start requests that named one address. */
+  startsOfAddress: {
+    collection: 'conversationStarts',
+    scope: 'COLLECTION',
+    where: [eq('integrationId'), eq('to.kind'), eq('to.value')],
+    orderBy: [],
+  },
   /** privacy/erasure.ts: the upload records of a conversation (used by a reply or not), a page at a time. */
   uploadsOfConversation: {
     collection: 'attachmentUploads',

@@ -25,6 +25,7 @@ import { paths } from '../platform/paths';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import type { ImageStore } from '../messages/image-store';
 import { attachmentReferencesOf } from './stored-objects';
+import { startsOfAddress } from './message-events';
 
 /** How long the file can be downloaded. */
 const EXPORT_TTL_MS = 7 * 86_400_000;
@@ -116,6 +117,16 @@ async function buildExport(db: Firestore, workspaceId: string, integrationId: st
     for (const reaction of reactions.filter((r) => r.senderExternalId === externalCustomerId)) {
       lines.push(line('reaction', { conversationId, messageId: doc.id, ...reaction }));
     }
+  }
+  // The addresses the desk started conversations to (the address book) and the start requests naming them.
+  const addresses = await collectionQuery(db.collection(paths.startAddresses(workspaceId)), QUERIES.startAddressesOfCustomer, integrationId, externalCustomerId).limit(EXPORT_MESSAGE_LIMIT + 1).get();
+  read += addresses.size;
+  for (const address of addresses.docs.sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    lines.push(line('start_address', { addressId: address.id, ...address.data() }));
+    const starts = await startsOfAddress(db, workspaceId, integrationId, address.data(), EXPORT_MESSAGE_LIMIT + 1);
+    read += starts.size;
+    if (read > EXPORT_MESSAGE_LIMIT) return null;
+    for (const start of starts.docs.sort((a, b) => (a.id < b.id ? -1 : 1))) lines.push(line('conversation_start', { startId: start.id, ...start.data() }));
   }
   return { text: lines.map((l) => `${l}\n`).join(''), counts };
 }

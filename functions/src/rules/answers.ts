@@ -5,6 +5,7 @@
  * without zod wherever they run (the SDK's test service compiles a copy of this folder).
  */
 import type { AttachmentContentType, SkipReason, TargetOnlyLifecycleKind } from '../contract';
+import type { ReplyTemplate } from '../contract/templates';
 import type { DeliveryNotification } from './record';
 
 /** Who the reply goes to. */
@@ -39,7 +40,7 @@ interface ClaimReadySend {
   status: 'ready';
   leaseId: string;
   leaseExpiresAt: number;
-  message: { text: string; recipient: ClaimRecipient; attachments?: ClaimAttachment[] | undefined };
+  message: { text: string; recipient: ClaimRecipient; attachments?: ClaimAttachment[] | undefined; template?: ReplyTemplate | undefined };
 }
 
 interface ClaimReadyEdit {
@@ -61,7 +62,23 @@ interface ClaimReadyTargetOnly {
   target: ClaimTarget;
 }
 
-export type ClaimResponse = ClaimSkip | ClaimReadyEdit | ClaimReadyTargetOnly | ClaimReadySend;
+/** A template message as a claim carries it (its filled-in text is `message.text`). */
+interface ClaimTemplate {
+  name: string;
+  language: string;
+  params: Record<string, string>;
+}
+
+/** A conversation the desk starts: to an address, not a thread (its `complete` names the thread). */
+interface ClaimReadyStart {
+  status: 'ready';
+  kind: 'start';
+  leaseId: string;
+  leaseExpiresAt: number;
+  message: { text: string; template?: ClaimTemplate | undefined; recipient: { address: { kind: 'phone' | 'email' | 'handle'; value: string } } };
+}
+
+export type ClaimResponse = ClaimSkip | ClaimReadyEdit | ClaimReadyTargetOnly | ClaimReadyStart | ClaimReadySend;
 export interface StartResponse {
   status: 'sending' | 'sent';
 }

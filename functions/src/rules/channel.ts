@@ -5,6 +5,8 @@
  * what an update does to the stored channel. Pure: the service (functions/src/integrations/channel.ts)
  * and the SDK's test service run this same module (copied by scripts/sdk-generate.mjs).
  */
+import { TEMPLATE_MAX_PARAMS, TEMPLATE_PARAM_MAX_CODE_POINTS } from '../contract';
+import { placeholdersOf } from '../contract/templates';
 
 /** The limits of a channel update (docs/contract.md#channel). */
 export const CHANNEL_LIMITS = {
@@ -15,10 +17,10 @@ export const CHANNEL_LIMITS = {
   templateName: 512,
   /** A BCP 47 tag is at most 35 characters in practice (RFC 5646 §4.4.1 recommends supporting 35). */
   language: 35,
-  maxParams: 20,
+  maxParams: TEMPLATE_MAX_PARAMS,
   paramName: 64,
   /** A param's `maxLength`, in code points; a template's whole preview is at most 1024 too. */
-  paramMaxLength: 1024,
+  paramMaxLength: TEMPLATE_PARAM_MAX_CODE_POINTS,
   preview: 1024,
 } as const;
 
@@ -72,17 +74,6 @@ export interface Channel {
 export interface ChannelProblem {
   path: Array<string | number>;
   message: string;
-}
-
-/**
- * `{{name}}`, with optional spaces inside the braces (`{{ name }}` is the same placeholder: template
- * editors write both). Whatever else sits between the braces is a placeholder too, and names no param.
- */
-const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
-
-/** The names of the placeholders of a preview, in order, each once. */
-export function placeholdersOf(preview: string): string[] {
-  return [...new Set([...preview.matchAll(PLACEHOLDER)].map((m) => m[1] ?? ''))];
 }
 
 /** The pair that identifies a template; BCP 47 tags are case-insensitive, so `en-US` and `en-us` are one language. */

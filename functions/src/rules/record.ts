@@ -4,8 +4,10 @@
  */
 import type { AttachmentContentType, LifecycleKind } from '../contract';
 import { LEASE_MAX_MS, LEASE_MS } from '../contract';
+import type { ReplyTemplate } from '../contract/templates';
 import { NotFoundError } from './errors';
 import { sha256Hex } from './sha256';
+import type { StartAddress, StartedThread } from './starts';
 
 // Lease duration (a claim grants LEASE_MS, and so does each extension) and the most a lease may
 // live after its claim (LEASE_MAX_MS): the contract's, which the SDK schedules extensions by.
@@ -85,7 +87,15 @@ export interface PartOutcome {
   code?: string;
 }
 
-/** Stored at `workspaces/{ws}/deliveries/{deliveryId}` (docs/data-model.md). Times: epoch ms. */
+/**
+ * What a notification's `kind` attribute says: an edit or unsend of a sent reply, or the first
+ * message of a conversation the desk starts; a plain reply's notification has none.
+ */
+export type NotificationKind = LifecycleKind | 'start';
+
+/** The notification kind of a delivery (none for a plain reply). */
+export const notificationKindOf = (d: Pick<DeliveryRecord, 'kind' | 'start'>): NotificationKind | undefined => d.kind ?? (d.start !== undefined ? 'start' : undefined);
+
 /**
  * A delivery's notification (docs/contract.md#notifications): its five identifiers and nothing
  * else. The topic's message, an item of the pending list and the `next` of a `complete` or `fail`
@@ -127,6 +137,12 @@ export interface DeliveryRecord {
   kind?: LifecycleKind;
   /** With `kind`: what it acts on, the reply's sent delivery and the provider ids its connector reported. */
   target?: DeliveryTarget;
+  /**
+   * A conversation the desk starts (docs/contract.md#conversations-the-desk-starts): its claim is
+   * `kind: "start"` with the address instead of a thread, and its `complete` names the thread the
+   * channel made (`thread`, recorded here). Absent on every other delivery.
+   */
+  start?: { to: StartAddress; thread?: StartedThread };
   /** With `kind`: the operator's request time (epoch ms; the request's server timestamp). */
   requestedAt?: number;
   /**
@@ -135,6 +151,12 @@ export interface DeliveryRecord {
    * before attachments existed): the claim then has exactly the shape it always had.
    */
   attachments?: AttachmentRef[];
+  /**
+   * A template reply or start (docs/contract.md#windows): the template with its params, checked
+   * against the channel's declared templates at creation; `text` is then its filled preview. Absent
+   * on a free-form message: the claim keeps the shape it always had.
+   */
+  template?: ReplyTemplate;
   /**
    * A resend of a partly sent reply: the delivery carries only the parts not known to be sent;
    * `textSent` says its text was sent already (the claim then omits it: an empty `text`).

@@ -13,18 +13,19 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isLifecycleKind, LIFECYCLE_KINDS } from '../internal/contract.generated.js';
 import type { ConformanceModule, ConnectorTarget, LifecycleDeclaration } from './connector.js';
-import { DEFAULT_SCENARIO_TIMEOUT_MS, formatResult, formatRulesBroken, formatSummary, LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES } from './runner.js';
+import { DEFAULT_SCENARIO_TIMEOUT_MS, formatResult, formatRulesBroken, formatSummary, LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES, WINDOW_SCENARIO_NAMES } from './runner.js';
 
 const USAGE = `usage:
   support-desk-connector-check <module> [--scenario name ...] [--timeout ms]
       an in-process connector: a module exporting start({ baseUrl, key, subscription, providerDelayMs }),
       stop() and, optionally, sendIncoming({ text, externalConversationId, externalCustomerId }),
       lifecycle = { ${LIFECYCLE_KINDS.join(', ')} } and channelMessage(providerMessageId)
-  support-desk-connector-check --push <url> --command "<cmd>" [--incoming <url>] [--lifecycle ${LIFECYCLE_KINDS.join(',')}] [--scenario name ...] [--timeout ms] [--verbose]
+  support-desk-connector-check --push <url> --command "<cmd>" [--incoming <url>] [--lifecycle ${LIFECYCLE_KINDS.join(',')}] [--windows] [--scenario name ...] [--timeout ms] [--verbose]
       a connector process started per scenario with SUPPORT_DESK_API_BASE_URL, SUPPORT_DESK_INTEGRATION_KEY,
       SUPPORT_DESK_CHECK_SCENARIO and SUPPORT_DESK_CHECK_PROVIDER_DELAY_MS; notifications are pushed to <url>
 scenarios: ${SCENARIO_NAMES.join(', ')}
 after the send (run for the kinds the connector declares): ${LIFECYCLE_SCENARIO_NAMES.join(', ')}
+the reply window (run when the connector declares windows / --windows): ${WINDOW_SCENARIO_NAMES.join(', ')}
 default timeout per scenario: ${DEFAULT_SCENARIO_TIMEOUT_MS} ms`;
 
 class UsageError extends Error {}
@@ -55,7 +56,7 @@ function lifecycleFlag(value: string | undefined): LifecycleDeclaration | undefi
 }
 
 async function target(
-  values: { push?: string | undefined; command?: string | undefined; incoming?: string | undefined; lifecycle?: string | undefined; verbose?: boolean | undefined },
+  values: { push?: string | undefined; command?: string | undefined; incoming?: string | undefined; lifecycle?: string | undefined; windows?: boolean | undefined; verbose?: boolean | undefined },
   positionals: string[],
 ): Promise<ConnectorTarget> {
   if (values.push !== undefined || values.command !== undefined) {
@@ -68,10 +69,12 @@ async function target(
       command: values.command,
       ...(values.incoming === undefined ? {} : { incomingUrl: values.incoming }),
       ...(lifecycle === undefined ? {} : { lifecycle }),
+      ...(values.windows === true ? { windows: true } : {}),
       ...(values.verbose === true ? { output: (chunk: string) => process.stderr.write(chunk) } : {}),
     };
   }
   if (values.lifecycle !== undefined) throw new UsageError('--lifecycle is for a process (--push/--command); a module exports lifecycle');
+  if (values.windows !== undefined) throw new UsageError('--windows is for a process (--push/--command); a module exports windows');
   const [path, ...extra] = positionals;
   if (path === undefined || extra.length > 0) throw new UsageError('give exactly one module path');
   return { kind: 'module', module: await loadModule(path) };
@@ -90,6 +93,7 @@ async function main(argv: string[]): Promise<number> {
         command: { type: 'string' },
         incoming: { type: 'string' },
         lifecycle: { type: 'string' },
+        windows: { type: 'boolean' },
         verbose: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -106,7 +110,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
     if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new UsageError('--timeout must be a positive integer (ms)');
-    const unknown = (values.scenario ?? []).filter((n) => !SCENARIO_NAMES.includes(n) && !LIFECYCLE_SCENARIO_NAMES.includes(n));
+    const unknown = (values.scenario ?? []).filter((n) => !SCENARIO_NAMES.includes(n) && !LIFECYCLE_SCENARIO_NAMES.includes(n) && !WINDOW_SCENARIO_NAMES.includes(n));
     if (unknown.length > 0) throw new UsageError(`unknown scenario ${unknown.join(', ')}`);
     const connector = await target(values, positionals);
     const report = await runConformance({

@@ -59,6 +59,12 @@ export interface ConformanceModule {
    */
   lifecycle?: LifecycleDeclaration;
   /**
+   * Optional: the connector handles a channel's reply window. It fails a reply whose text starts
+   * with `#window` with `{ outcome: "failed", code: "window_closed" }` (as its channel's refusal
+   * outside the window would be: WhatsApp 131047), so the scenario `window-closed` runs.
+   */
+  windows?: boolean;
+  /**
    * Optional, with `lifecycle`: what the connector's channel shows of a provider message id it
    * reported (its fake provider's state), so that the lifecycle scenarios check that the provider
    * really edited or deleted the sent message (not only what was reported to the service).
@@ -84,6 +90,8 @@ export type ConnectorTarget =
       output?: (chunk: string) => void;
       /** The delivery kinds after the send the process implements (`--lifecycle edit,unsend`). */
       lifecycle?: LifecycleDeclaration;
+      /** The process handles a reply window (`--windows`): see `ConformanceModule.windows`. */
+      windows?: boolean;
     };
 
 /** A started connector, whatever its kind. */
@@ -167,6 +175,11 @@ export async function startTarget(target: ConnectorTarget, context: ConformanceS
       await stopProcess(child, 5_000);
     },
   };
+}
+
+/** Whether the connector under test declares it handles a reply window (`windows`, `--windows`). */
+export function windowsOf(target: ConnectorTarget): boolean {
+  return (target.kind === 'module' ? target.module.windows : target.windows) === true;
 }
 
 /** What the connector under test declares it implements after the send. */

@@ -7,7 +7,7 @@ import { ConnectorClient } from '../client.js';
 import { startTestService } from '../testing/index.js';
 import { VIOLATION_RULES } from '../testing/violations.js';
 import type { TestService, Violation } from '../testing/types.js';
-import { lifecycleOf, startTarget, type ConnectorTarget, type RunningTarget } from './connector.js';
+import { lifecycleOf, startTarget, windowsOf, type ConnectorTarget, type RunningTarget } from './connector.js';
 import { CONFORMANCE_CUSTOMER, SCENARIOS, type Scenario, type ScenarioState } from './scenarios.js';
 
 /** Default time a scenario may take to reach its outcome. */
@@ -44,13 +44,16 @@ export interface ConformanceReport {
   durationMs: number;
 }
 
-/** The names of the scenarios every connector runs (all but the ones after the send). */
-export const SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.lifecycle === undefined).map((s) => s.name));
+/** The names of the scenarios every connector runs (all but the ones after the send and the reply window's). */
+export const SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.lifecycle === undefined && s.windows !== true).map((s) => s.name));
 
 /** The scenarios after the send (`edit-reply`, `unsend-reply`): run by default for a connector that declares the kind (`lifecycle`). */
 export const LIFECYCLE_SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.lifecycle !== undefined).map((s) => s.name));
 
-const ALL_NAMES: readonly string[] = [...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES];
+/** The reply window's scenario (`window-closed`): run by default for a connector that declares `windows` (`--windows`). */
+export const WINDOW_SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.windows === true).map((s) => s.name));
+
+const ALL_NAMES: readonly string[] = [...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES, ...WINDOW_SCENARIO_NAMES];
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -102,6 +105,9 @@ async function runScenario(scenario: Scenario, target: ConnectorTarget, timeoutM
       if (scenario.needsIncoming === true && running.sendIncoming === undefined) {
         return { ...base, status: 'skip', durationMs: Math.round(performance.now() - begun), violations: [], failures: [], reason: 'the connector has no sendIncoming (module) / --incoming URL (process)' };
       }
+      if (scenario.windows === true && !windowsOf(target)) {
+        return { ...base, status: 'skip', durationMs: Math.round(performance.now() - begun), violations: [], failures: [], reason: 'the connector declares no reply window (windows: true / --windows)' };
+      }
       if (scenario.lifecycle !== undefined && lifecycleOf(target)[scenario.lifecycle] !== true) {
         return { ...base, status: 'skip', durationMs: Math.round(performance.now() - begun), violations: [], failures: [], reason: `the connector declares no ${scenario.lifecycle} (lifecycle: { ${scenario.lifecycle}: true })` };
       }
@@ -143,7 +149,8 @@ async function runScenario(scenario: Scenario, target: ConnectorTarget, timeoutM
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   // By default: every scenario, and those after the send for the kinds the connector declares.
   const declared = lifecycleOf(options.connector);
-  const names = options.scenarios ?? SCENARIOS.filter((s) => s.lifecycle === undefined || declared[s.lifecycle] === true).map((s) => s.name);
+  const windows = windowsOf(options.connector);
+  const names = options.scenarios ?? SCENARIOS.filter((s) => (s.lifecycle === undefined || declared[s.lifecycle] === true) && (s.windows !== true || windows)).map((s) => s.name);
   const unknown = names.filter((n) => !ALL_NAMES.includes(n));
   if (unknown.length > 0) throw new RangeError(`unknown scenario ${unknown.join(', ')} (scenarios: ${ALL_NAMES.join(', ')})`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;

@@ -42,6 +42,8 @@ export interface Scenario {
   needsIncoming?: boolean;
   /** A scenario of a delivery kind after the send: runs only for a connector that declares it (`lifecycle`). */
   lifecycle?: LifecycleKind;
+  /** Runs only for a connector that declares it handles a reply window (`windows`, `--windows`). */
+  windows?: true;
   /** Before the connector starts (the runner's customer has written already). */
   before?(ctx: ScenarioContext): void | Promise<void>;
   /** After the connector started: provoke and wait. */
@@ -377,6 +379,42 @@ const unsendReply: Scenario = {
   },
 };
 
+/** The reply the `window-closed` scenario writes: a connector that declares `windows` fails it `window_closed`. */
+const WINDOW_REPLY = '#window the channel refuses this one';
+
+const windowClosed: Scenario = {
+  name: 'window-closed',
+  title: "the channel refuses a reply outside its window: the connector fails it { outcome: failed, code: window_closed } once (no retry, no complete), and the window closes",
+  windows: true,
+  async before(ctx) {
+    // A 24 h window, then a customer message that opens it (the runner's first message came before the window was declared).
+    await ctx.client.channel.update({ window: { seconds: 86_400 } });
+    await ctx.client.messages.send({ eventId: `window-${ctx.conversationId}`, externalConversationId: ctx.externalConversationId, sender: { externalId: ctx.customerId }, text: 'Are you there?' });
+  },
+  async run(ctx) {
+    const created = ctx.service.reply({ conversationId: ctx.conversationId, text: WINDOW_REPLY });
+    Object.assign(ctx, { deliveryId: created.deliveryId });
+    await ctx.waitFor(() => isOver(statusOf(ctx, created.deliveryId)), 'the reply to be failed');
+    await ctx.settle(200);
+  },
+  check(ctx) {
+    const deliveryId = idOf(ctx);
+    const problems: string[] = [];
+    const d = delivery(ctx, deliveryId);
+    if (d.status !== 'failed' || d.failure?.code !== 'window_closed') problems.push(`the delivery ended ${d.status}${d.failure ? ` (${d.failure.code})` : ''}, not failed with window_closed`);
+    const fails = callsOf(ctx, 'failDelivery', deliveryId).map(body);
+    if (fails.some((f) => f.outcome !== 'failed')) problems.push('the connector reported window_closed with another outcome than failed (a closed window does not open by retrying)');
+    if (completes(ctx, deliveryId).length > 0) problems.push('the connector completed the reply its channel refused');
+    try {
+      ctx.service.reply({ conversationId: ctx.conversationId, text: 'Still there?' });
+      problems.push("the conversation's window is still open after the connector's window_closed");
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'window_closed') throw err;
+    }
+    return problems;
+  },
+};
+
 // An email address: the email connector mails replies to the customer's id.
 const ERASED_CUSTOMER = 'customer-1@conformance.test';
 
@@ -422,4 +460,5 @@ export const SCENARIOS: readonly Scenario[] = Object.freeze([
   erasure,
   editReply,
   unsendReply,
+  windowClosed,
 ]);

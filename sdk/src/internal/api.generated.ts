@@ -141,7 +141,7 @@ export interface ClaimSkip {
 }
 
 /** `components.schemas.ClaimReady`. */
-export type ClaimReady = ClaimReadyEdit | ClaimReadyUnsend | ClaimReadySend;
+export type ClaimReady = ClaimReadyEdit | ClaimReadyStart | ClaimReadyUnsend | ClaimReadySend;
 
 /** Edit a sent reply (only for an integration with `replies.lifecycle.edit`): replace the text of the messages in `target`. */
 export interface ClaimReadyEdit {
@@ -169,6 +169,37 @@ export interface ClaimReadyEdit {
       part: string;
       providerMessageIds: string[];
     }[];
+  };
+  /** Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
+  conversation?: {
+    /** The merge of the `metadata` of the conversation's incoming messages (the latest message wins per key). */
+    metadata: Record<string, string>;
+  };
+}
+
+/** Start a conversation (only for an integration with `conversations.start`): send the first message to the address, then complete with the thread the channel made (`conversation`). */
+export interface ClaimReadyStart {
+  status: 'ready';
+  kind: 'start';
+  leaseId: string;
+  /** Unix epoch milliseconds. */
+  leaseExpiresAt: number;
+  message: {
+    /** The message's text (for a template: its preview with the params filled in). */
+    text: string;
+    /** Only when the member started with one of the templates the channel declared. */
+    template?: {
+      name: string;
+      language: string;
+      params: Record<string, string>;
+    };
+    recipient: {
+      /** Who to start the conversation with: there is no thread yet. */
+      address: {
+        kind: 'phone' | 'email' | 'handle';
+        value: string;
+      };
+    };
   };
   /** Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
   conversation?: {
@@ -233,6 +264,15 @@ export interface ClaimReadySend {
       /** SHA-256 of the bytes, lowercase hex. */
       sha256: string;
     }[];
+    /** Only when the reply is a template reply (only for an integration that declared templates with PUT /v1/channel): send this template with these params; `text` is its preview filled in, for a channel that has no real templates. */
+    template?: {
+      /** The template's name, as declared. */
+      name: string;
+      /** The template's language, as declared. */
+      language: string;
+      /** Each of the template's params to its value (1 to 1024 characters). */
+      params: Record<string, string>;
+    };
   };
   /** Only when the conversation has connector metadata (sent with its incoming messages): absent otherwise. */
   conversation?: {
@@ -283,6 +323,15 @@ export interface CompleteRequest {
     /** Why the part failed. */
     code?: string;
   }[];
+  /** Required for a start (a claim with `kind: "start"`), 400 `conversation_required` without it (the lease stays): the thread the customer's answers will come from. Ignored for any other delivery. */
+  conversation?: {
+    /** The thread the channel made (or found) for the started conversation: what its incoming messages will carry. */
+    externalConversationId: string;
+    /** The customer's id on the channel: what their messages will carry as `sender.externalId`. */
+    externalCustomerId: string;
+    /** Connector metadata of the conversation, merged as the `metadata` of an incoming message (`null` removes a key). */
+    metadata?: Record<string, string | null>;
+  };
 }
 
 /** `components.schemas.CompleteResponse`. */
@@ -635,15 +684,16 @@ const SCHEMAS = {
   ClaimRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"requestId":{"type":["string"]}},"required":["deliveryId","requestId"]},
   ClaimResponse: {"oneOf":[{"ref":"ClaimSkip"},{"ref":"ClaimReady"}]},
   ClaimSkip: {"type":["object"],"properties":{"status":{"type":["string"],"const":"skip"},"reason":{"oneOf":[{"type":["string"],"enum":["waiting_for_previous","already_sent","already_failed","outcome_unknown"]},{"type":["string"]}]}},"required":["status","reason"]},
-  ClaimReady: {"oneOf":[{"ref":"ClaimReadyEdit"},{"ref":"ClaimReadyUnsend"},{"ref":"ClaimReadySend"}],"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"}},"required":["status"]},
+  ClaimReady: {"oneOf":[{"ref":"ClaimReadyEdit"},{"ref":"ClaimReadyStart"},{"ref":"ClaimReadyUnsend"},{"ref":"ClaimReadySend"}],"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"}},"required":["status"]},
   ClaimReadyEdit: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"edit"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["text","recipient"]},"target":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["part","providerMessageIds"]}}},"required":["deliveryId","providerMessageIds"]},"conversation":{"type":["object"],"properties":{"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["metadata"]}},"required":["status","kind","leaseId","leaseExpiresAt","message","target"]},
+  ClaimReadyStart: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"start"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"template":{"type":["object"],"properties":{"name":{"type":["string"]},"language":{"type":["string"]},"params":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["name","language","params"]},"recipient":{"type":["object"],"properties":{"address":{"type":["object"],"properties":{"kind":{"type":["string"],"enum":["phone","email","handle"]},"value":{"type":["string"]}},"required":["kind","value"]}},"required":["address"]}},"required":["text","recipient"]},"conversation":{"type":["object"],"properties":{"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["metadata"]}},"required":["status","kind","leaseId","leaseExpiresAt","message"]},
   ClaimReadyUnsend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"kind":{"type":["string"],"const":"unsend"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]}},"required":["recipient"]},"target":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}}},"required":["part","providerMessageIds"]}}},"required":["deliveryId","providerMessageIds"]},"conversation":{"type":["object"],"properties":{"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["metadata"]}},"required":["status","kind","leaseId","leaseExpiresAt","message","target"]},
-  ClaimReadySend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]},"attachments":{"type":["array"],"items":{"type":["object"],"properties":{"attachmentId":{"type":["string"]},"name":{"type":["string"]},"contentType":{"type":["string"],"enum":["image/png","image/jpeg","image/webp","image/gif","application/pdf","text/plain"]},"size":{"type":["integer"]},"sha256":{"type":["string"]}},"required":["attachmentId","name","contentType","size","sha256"]}}},"required":["text","recipient"]},"conversation":{"type":["object"],"properties":{"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["metadata"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
+  ClaimReadySend: {"type":["object"],"properties":{"status":{"type":["string"],"const":"ready"},"leaseId":{"type":["string"]},"leaseExpiresAt":{"type":["integer"]},"message":{"type":["object"],"properties":{"text":{"type":["string"]},"recipient":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]}},"required":["externalConversationId","externalCustomerId"]},"attachments":{"type":["array"],"items":{"type":["object"],"properties":{"attachmentId":{"type":["string"]},"name":{"type":["string"]},"contentType":{"type":["string"],"enum":["image/png","image/jpeg","image/webp","image/gif","application/pdf","text/plain"]},"size":{"type":["integer"]},"sha256":{"type":["string"]}},"required":["attachmentId","name","contentType","size","sha256"]}},"template":{"type":["object"],"properties":{"name":{"type":["string"]},"language":{"type":["string"]},"params":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["name","language","params"]}},"required":["text","recipient"]},"conversation":{"type":["object"],"properties":{"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string"]}}},"required":["metadata"]}},"required":["status","leaseId","leaseExpiresAt","message"]},
   StartRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},
   StartResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["sending","sent"]}},"required":["status"]},
   ExtendRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]}},"required":["deliveryId","leaseId"]},
   ExtendResponse: {"type":["object"],"properties":{"leaseExpiresAt":{"type":["integer"]}},"required":["leaseExpiresAt"]},
-  CompleteRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"status":{"type":["string"],"enum":["sent","failed"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"code":{"type":["string"]}},"required":["part","status"]}}},"required":["deliveryId","leaseId","providerMessageIds"]},
+  CompleteRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"status":{"type":["string"],"enum":["sent","failed"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"code":{"type":["string"]}},"required":["part","status"]}},"conversation":{"type":["object"],"properties":{"externalConversationId":{"type":["string"]},"externalCustomerId":{"type":["string"]},"metadata":{"type":["object"],"properties":{},"additionalProperties":{"type":["string","null"]}}},"required":["externalConversationId","externalCustomerId"]}},"required":["deliveryId","leaseId","providerMessageIds"]},
   CompleteResponse: {"type":["object"],"properties":{"status":{"type":["string"],"const":"sent"},"next":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"workspaceId":{"type":["string"]},"integrationId":{"type":["string"]},"conversationId":{"type":["string"]},"messageId":{"type":["string"]}},"required":["deliveryId","workspaceId","integrationId","conversationId","messageId"]}},"required":["status"]},
   FailRequest: {"type":["object"],"properties":{"deliveryId":{"type":["string"]},"leaseId":{"type":["string"]},"outcome":{"type":["string"],"enum":["retry","failed","unknown"]},"code":{"type":["string"]},"retryAfterMs":{"type":["integer"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"parts":{"type":["array"],"items":{"type":["object"],"properties":{"part":{"type":["string"]},"status":{"type":["string"],"enum":["sent","failed"]},"providerMessageIds":{"type":["array"],"items":{"type":["string"]}},"code":{"type":["string"]}},"required":["part","status"]}}},"required":["deliveryId","leaseId","outcome","code"]},
   FailResponse: {"type":["object"],"properties":{"status":{"type":["string"],"enum":["queued","failed","unknown","sent"]},"next":{"type":["object"],"properties":{"deliveryId":{"type":["string"]},"workspaceId":{"type":["string"]},"integrationId":{"type":["string"]},"conversationId":{"type":["string"]},"messageId":{"type":["string"]}},"required":["deliveryId","workspaceId","integrationId","conversationId","messageId"]}},"required":["status"]},

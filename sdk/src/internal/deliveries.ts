@@ -39,8 +39,8 @@ import { LIFECYCLE_KINDS } from './contract.generated.js';
 import { readNotification } from './notification.js';
 import { isObject, readOperation } from './response.js';
 
-/** The delivery kinds this SDK version reads (the claim's `kind`; absent for a reply). */
-const KNOWN_KINDS: ReadonlySet<string> = new Set(LIFECYCLE_KINDS);
+/** The delivery kinds this SDK version reads (the claim's `kind`; absent for a reply): edits, unsends and starts. */
+const KNOWN_KINDS: ReadonlySet<string> = new Set([...LIFECYCLE_KINDS, 'start']);
 import type { CallOptions, Transport } from './transport.js';
 
 /**
@@ -164,6 +164,11 @@ export class DeliveriesApi {
   async complete(input: CompleteInput, options: CallOptions = {}): Promise<CompleteResult> {
     const json: CompleteDeliveryRequest = { deliveryId: input.deliveryId, leaseId: input.leaseId, providerMessageIds: [...input.providerMessageIds] };
     if (input.parts !== undefined) json.parts = partsJson(input.parts);
+    // A start's thread (docs/contract.md#conversations-the-desk-starts), copied: the caller's object is not sent as it is.
+    if (input.conversation !== undefined) {
+      const { externalConversationId, externalCustomerId, metadata } = input.conversation;
+      json.conversation = { externalConversationId, externalCustomerId, ...(metadata !== undefined ? { metadata: { ...metadata } } : {}) };
+    }
     const answer = await this.#transport.post(completeDelivery.path, { json }, options);
     return readOperation(answer, completeDelivery);
   }

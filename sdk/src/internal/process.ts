@@ -14,7 +14,22 @@ import {
 } from '../errors.js';
 import type { DeliveriesApi } from './deliveries.js';
 import { codePointLength, DELIVERY_LIMITS, FAIL_CODE_PATTERN, isLifecycleKind, LEASE_MS, LIFECYCLE_KINDS, UNSUPPORTED_KIND, type LifecycleKind } from './contract.generated.js';
-import type { AttachmentFile, CompleteResult, DeliveryAttachment, DeliveryConversation, DeliveryNotification, DeliveryPart, DeliveryTarget, FailOutcome, FailResult, Recipient, ReplyMessage } from '../types.js';
+import type {
+  AttachmentFile,
+  CompleteResult,
+  DeliveryAttachment,
+  DeliveryConversation,
+  DeliveryNotification,
+  DeliveryPart,
+  DeliveryTarget,
+  FailOutcome,
+  FailResult,
+  Recipient,
+  ReplyMessage,
+  StartAddress,
+  StartedConversation,
+  ReplyTemplate,
+} from '../types.js';
 import { FINISHED_SKIP_REASONS, type DeliveryEvent, type FinishedReason, type NextDeliveryField, type ProcessDeliveryResult } from './results.js';
 import { traceIdOf } from './notification.js';
 import { clockOption, type Clock } from './clock.js';
@@ -58,7 +73,18 @@ export interface ProviderSendInput {
   leaseExpiresAt: number;
   /** Reply text, up to the contract's reply limit in code points (split it into parts if your channel needs to). */
   text: string;
-  recipient: Recipient;
+  /**
+   * Where the reply goes. For a conversation the desk starts (`start` is set) there is no thread
+   * yet: `address` says who to write to and the two ids are empty.
+   */
+  recipient: Recipient & { address?: StartAddress };
+  /**
+   * Set only for a conversation the desk starts (a claim with `kind: "start"`): send the first
+   * message to `recipient.address` and return `conversation` (the thread the channel made) with
+   * the provider ids. `template` is set when the member chose one of the channel's templates, as
+   * on a template reply (`text` is its preview with the params filled in).
+   */
+  start?: true;
   /**
    * The conversation's connector metadata (the merge of the `metadata` its incoming messages
    * carried: `messages.send`), present only when it has some.
@@ -69,6 +95,12 @@ export interface ProviderSendInput {
    * capability). `text` may be empty when there are files.
    */
   attachments: readonly ProviderAttachment[];
+  /**
+   * A template reply's or start's template (only for integrations that declared templates with
+   * `channel.update`): send this template with these params where your channel has templates;
+   * `text` is its preview filled in, to send as is where it has none. Absent on a free-form reply.
+   */
+  template?: ReplyTemplate;
   /** Aborts when `providerTimeoutMs` passes; pass it to your provider client if it supports one. */
   signal: AbortSignal;
   /**
@@ -86,7 +118,10 @@ export interface ProviderSendInput {
  * What your provider `send` returns on success: the ids the provider assigned (1 to 20), and
  * optionally each part's outcome (`text` and each `attachmentId`, reported with `complete`).
  */
-export type ProviderSendResult = { providerMessageIds: readonly string[]; parts?: readonly DeliveryPart[] } | readonly string[];
+export type ProviderSendResult = { providerMessageIds: readonly string[]; parts?: readonly DeliveryPart[]; conversation?: StartedConversation } | readonly string[];
+
+/** A start's `send` returned no thread: the message probably went out, but nobody can answer into it. */
+const START_WITHOUT_CONVERSATION = 'start_without_conversation';
 
 /**
  * Sends one reply through your channel. Return the provider ids when the provider ACCEPTED the
@@ -492,12 +527,22 @@ export async function processDelivery(
   const trace = call.traceparent === undefined || traceId === undefined ? {} : { traceparent: call.traceparent, traceId };
   // `conversation` only when the claim has it, so a connector that never sends metadata never sees the key.
   const conversation = claim.conversation === undefined ? {} : { conversation: claim.conversation };
-  const base = { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, recipient: claim.message.recipient, ...conversation, ...trace };
-  if (reply !== undefined && deliveryKind === undefined) {
+  // A start goes to an address: `send` gets it as `recipient.address`, with empty thread ids.
+  const startMessage = 'kind' in claim && claim.kind === 'start' ? claim.message : undefined;
+  const claimed = claim.message.recipient;
+  const recipient: Recipient & { address?: StartAddress } = 'address' in claimed ? { externalConversationId: '', externalCustomerId: '', address: claimed.address } : claimed;
+  const base = { deliveryId, leaseId, leaseExpiresAt: claim.leaseExpiresAt, recipient, ...conversation, ...trace };
+  if (startMessage !== undefined) {
+    const send = handlers.send;
+    const template = startMessage.template === undefined ? {} : { template: startMessage.template };
+    run = (signal) => send({ ...base, text: startMessage.text, attachments: [], start: true, ...template, signal });
+  } else if (reply !== undefined && deliveryKind === undefined) {
     const send = handlers.send;
     run = (signal) => {
       const files = attachments.map((a) => lazyAttachment(deliveries, deliveryId, leaseId, a));
-      return send({ ...base, text: reply.text, attachments: files, signal });
+      // `template` only on a template reply: a connector that declared none never sees the key.
+      const template = reply.template === undefined ? {} : { template: reply.template };
+      return send({ ...base, text: reply.text, attachments: files, ...template, signal });
     };
   } else if ('kind' in claim && claim.kind === 'edit' && handlers.edit !== undefined && target !== undefined) {
     const edit = handlers.edit;
@@ -560,11 +605,19 @@ export async function processDelivery(
   }
 
   const providerMessageIds = ids as string[];
+  // A start completes with the thread its `send` returned; without one it cannot complete (the
+  // service answers 400 conversation_required), though the message probably went out: unknown.
+  const startedThread = startMessage === undefined || Array.isArray(result) ? undefined : (result as { conversation?: StartedConversation }).conversation;
+  if (startMessage !== undefined && startedThread === undefined) {
+    const error = new ProviderUnknownOutcomeError('the send of a start returned no conversation ({ externalConversationId, externalCustomerId })', { code: START_WITHOUT_CONVERSATION, providerMessageIds });
+    return await reportFailure(classifyProviderError(error), error);
+  }
   // Parts are the parts of a reply (its text and files); an edit or unsend reports none.
   const parts = Array.isArray(result) || deliveryKind !== undefined ? undefined : usableParts((result as { parts?: unknown }).parts, attachmentIds);
   let completed: CompleteResult;
   try {
-    completed = await deliveries.complete(parts === undefined ? { deliveryId, leaseId, providerMessageIds } : { deliveryId, leaseId, providerMessageIds, parts }, call);
+    const thread = startedThread === undefined ? {} : { conversation: startedThread };
+    completed = await deliveries.complete(parts === undefined ? { deliveryId, leaseId, providerMessageIds, ...thread } : { deliveryId, leaseId, providerMessageIds, parts, ...thread }, call);
   } catch (cause) {
     emit({ type: 'report_failed', leaseId, step: 'complete', providerMs: providerMs(), error: cause });
     throw new DeliveryReportError({ step: 'complete', deliveryId, leaseId, providerMessageIds, cause });

@@ -16,6 +16,7 @@
 import { decideLivenessCheck, decideLeaseExpiry, type AppendInput, type TransitionFacts } from '../internal/rules/state-machine.js';
 import { planAppend, planTransition, releasedBy, type QueueChange, type RecordWrite } from '../internal/rules/plan.js';
 import { hasUnfinishedBefore, type QueueTail } from '../internal/rules/ordering.js';
+import { failClosesWindow } from '../internal/rules/window.js';
 import { DEFAULT_UNCLAIMED_EXPIRY_MS, isTerminal, type Decision, type DeliveryNotification, type DeliveryRecord, type NotificationReason } from '../internal/rules/record.js';
 
 
@@ -36,6 +37,8 @@ export class MemoryDeliveries {
     /** What a claim reads of the conversation (the service's `readConversation`): its recipient and its connector metadata. */
     private readonly conversationOf: (conversationId: string) => Pick<TransitionFacts, 'recipient' | 'metadata'>,
     private readonly unclaimedExpiryMs = DEFAULT_UNCLAIMED_EXPIRY_MS,
+    /** The conversation's window closes at `now` (a reply's delivery failed `window_closed`: ../internal/rules/window.ts `failClosesWindow`). */
+    private readonly windowClosed: (conversationId: string, now: number) => void = () => undefined,
   ) {}
 
   private queue(conversationId: string): QueueTail & { unfinished: Map<number, string> } {
@@ -57,6 +60,7 @@ export class MemoryDeliveries {
     const released = releasedBy(before, decision, queue.unfinished);
     const plan = planTransition(before, decision, released === null ? null : (this.records.get(released.deliveryId) ?? null), { now, unclaimedExpiryMs: this.unclaimedExpiryMs });
     if (plan !== null) this.apply([plan.decided, plan.woken], plan.queue, queue);
+    if (failClosesWindow(before, decision?.next)) this.windowClosed(before.conversationId, now);
     return { before, decision, next: plan?.next ?? null };
   }
 

@@ -3,6 +3,7 @@
  * store on the service's own rule (read -> decide -> write, ./deliveries.ts); the catch-up list of
  * claimable deliveries; and the attachment download, with the service's headers.
  */
+import { afterStartCompleted } from './starts.js';
 import { randomBytes, randomInt } from 'node:crypto';
 import { attachmentDownloadHeaders } from '../internal/rules/file-headers.js';
 import { notificationOf, type Decision, type DeliveryRecord, type ReceiptStatus } from '../internal/rules/record.js';
@@ -63,7 +64,10 @@ export function deliveryHandlers(state: ServiceState) {
  */
 function afterTransition(state: ServiceState, operationId: OperationId, parsed: Record<string, unknown>, before: DeliveryRecord): void {
   const now = state.deliveries.get(before.deliveryId) ?? before;
-  if (operationId === 'completeDelivery') recordProviderIds(state, now);
+  if (operationId === 'completeDelivery') {
+    recordProviderIds(state, now);
+    afterStartCompleted(state, before, now, (parsed.conversation as { metadata?: Record<string, string | null> } | undefined)?.metadata);
+  }
   if (operationId === 'reportDeliveryReceipt') {
     const key = typeof parsed.providerMessageId === 'string' ? parsed.providerMessageId : (now.providerMessageIds[0] ?? '');
     const at = typeof parsed.at === 'number' ? parsed.at : now.updatedAt;

@@ -13,6 +13,7 @@ import type { DeliveryRecord } from '../internal/rules/record.js';
 import { ambiguousTarget, eventConflict, messageTextOf, providerMessageIdConflict, targetNotFound } from '../internal/rules/intake.js';
 import { resolveProviderTarget } from '../internal/rules/targets.js';
 import { latestSentAt, mergeMetadata, metadataProblems, sentAtOf } from '../internal/rules/metadata.js';
+import { closesAtAfterMessage } from '../internal/rules/window.js';
 import type { ApiError } from './errors.js';
 import { parseJson } from './http.js';
 import { digestId, sha256Hex } from './ids.js';
@@ -73,12 +74,15 @@ function sendMessage(state: ServiceState, request: OperationRequest): Answer {
   if (providerKey !== undefined) state.inboundProviderMessages.set(providerKey, { messageId, conversationId });
   let conversation = state.conversations.get(conversationId);
   if (conversation === undefined) {
-    conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: message.externalConversationId, lastSenderExternalId: sender.externalId, lastCustomerExternalId: null, nextSeq: 1, metadata: {}, lastCustomerSentAt: null };
+    conversation = { conversationId, integrationId: integration.integrationId, externalConversationId: message.externalConversationId, lastSenderExternalId: sender.externalId, lastCustomerExternalId: null, nextSeq: 1, metadata: {}, lastCustomerSentAt: null, windowClosesAt: null };
     state.conversations.set(conversationId, conversation);
   }
   conversation.lastSenderExternalId = sender.externalId;
   if (sender.kind === 'customer') {
     conversation.lastCustomerExternalId = sender.externalId;
+    const window = integration.channel?.window ?? null;
+    // The reply window from the customer's clock, as the service's message transaction keeps it.
+    if (window !== null) conversation.windowClosesAt = closesAtAfterMessage({ closesAt: conversation.windowClosesAt, latestSentAt: conversation.lastCustomerSentAt }, sentAt, window.seconds);
     conversation.lastCustomerSentAt = latestSentAt(conversation.lastCustomerSentAt, sentAt);
   }
   if (merged !== null) conversation.metadata = merged;

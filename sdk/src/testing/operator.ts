@@ -17,13 +17,16 @@ import {
   type LifecycleKind,
 } from '../internal/contract.generated.js';
 import { lifecycleTarget, lifecycleVerdict } from '../internal/rules/lifecycle.js';
+import { templateReplyVerdict } from '../internal/rules/templates.js';
+import { isWindowClosed } from '../internal/rules/window.js';
 import type { AttachmentRef } from '../internal/rules/record.js';
 import { decideCancel } from '../internal/rules/state-machine.js';
 import { eraseCustomer } from './erasures.js';
+import { startConversation } from './starts.js';
 import { digestId, randomId, sha256Hex } from './ids.js';
 import { appendDelivery, sweep } from './outbox.js';
 import { replyDeliveries, unsentAtOf } from './replies.js';
-import { decideOn, deliveryOrThrow, extrasOf, notifyWaiters, type Integration, type ServiceState } from './state.js';
+import { decideOn, deliveryOrThrow, extrasOf, notifyWaiters, type Conversation, type Integration, type ServiceState } from './state.js';
 import type { CreatedIntegration, LifecycleRefusal, ReplyCreated, ReplyInput, TargetOnlyRequests, TestService } from './types.js';
 
 /** What each refusal of a request means, for the test service's error message (KIND: the request's kind). */
@@ -36,7 +39,7 @@ const LIFECYCLE_REFUSALS: Readonly<Record<LifecycleRefusal, string>> = {
   superseded: 'a later request of the same kind was already taken',
 };
 
-type OperatorCalls = Pick<TestService, 'createIntegration' | 'setCapabilities' | 'reply' | 'edit' | keyof TargetOnlyRequests | 'cancel' | 'resend' | 'erase'>;
+type OperatorCalls = Pick<TestService, 'createIntegration' | 'setCapabilities' | 'reply' | 'startConversation' | 'edit' | keyof TargetOnlyRequests | 'cancel' | 'resend' | 'erase'>;
 
 /** One call per kind without text (`unsend(messageId, options)`, ...): the same request as `edit`, without the text. */
 function targetOnlyRequests(state: ServiceState): TargetOnlyRequests {
@@ -64,6 +67,7 @@ export function operatorCalls(state: ServiceState): OperatorCalls {
     },
 
     reply: (input) => createReply(state, input),
+    startConversation: (input) => startConversation(state, input, (conversationId, text) => createReply(state, { conversationId, text })),
     edit: (messageId, text, options = {}) => requestLifecycle(state, 'edit', messageId, text, options.uid ?? 'operator'),
     ...targetOnlyRequests(state),
 
@@ -86,6 +90,11 @@ export function operatorCalls(state: ServiceState): OperatorCalls {
 function createReply(state: ServiceState, input: ReplyInput): ReplyCreated {
   const conversation = state.conversations.get(input.conversationId);
   if (conversation === undefined) throw new Error(`test service: no conversation ${input.conversationId} (start one with POST /v1/messages)`);
+  if (input.template !== undefined) return createTemplateReply(state, conversation, input);
+  const channel = state.integrations.get(conversation.integrationId)?.channel;
+  if (isWindowClosed(channel?.window != null, conversation.windowClosesAt, state.now())) {
+    throw Object.assign(new Error("test service: the conversation's reply window has closed: reply with a template ({ template: { name, language, params } })"), { code: 'window_closed' });
+  }
   const text = input.text ?? '';
   const replyFiles = input.files ?? [];
   if (text === '' && replyFiles.length === 0) throw new Error('test service: a reply needs text or files');
@@ -106,6 +115,23 @@ function createReply(state: ServiceState, input: ReplyInput): ReplyCreated {
   const deliveryId = digestId('d_', [conversation.conversationId, messageId]);
   state.replies.set(messageId, { messageId, integrationId: conversation.integrationId, conversationId: conversation.conversationId, text, requests: byLifecycleKind(() => []), reactions: [] });
   appendDelivery(state, { conversation, messageId, deliveryId, text, ...(attachments.length > 0 ? { attachments } : {}), reason: 'created' });
+  return { messageId, deliveryId };
+}
+
+/**
+ * A template reply (the console's write, checked as the rules and the service check it: the
+ * shared ../internal/rules/templates.ts): a delivery whose text is the filled preview and whose
+ * claim carries the template. Allowed whether the window is open or not.
+ */
+function createTemplateReply(state: ServiceState, conversation: Conversation, input: ReplyInput): ReplyCreated {
+  if (input.text !== undefined || (input.files ?? []).length > 0) throw Object.assign(new Error('test service: a template reply has no text and no files'), { code: 'template_invalid' });
+  const templates = state.integrations.get(conversation.integrationId)?.channel?.templates ?? [];
+  const verdict = templateReplyVerdict(input.template, templates);
+  if (!verdict.accepted) throw Object.assign(new Error(`test service: template reply refused (template_invalid): ${verdict.problem}`), { code: 'template_invalid' });
+  const messageId = randomId('m_');
+  const deliveryId = digestId('d_', [conversation.conversationId, messageId]);
+  state.replies.set(messageId, { messageId, integrationId: conversation.integrationId, conversationId: conversation.conversationId, text: verdict.text, requests: byLifecycleKind(() => []), reactions: [] });
+  appendDelivery(state, { conversation, messageId, deliveryId, text: verdict.text, template: verdict.template, reason: 'created' });
   return { messageId, deliveryId };
 }
 
@@ -169,12 +195,18 @@ function resend(state: ServiceState, deliveryId: string): ReplyCreated {
   const sent = new Set((d.parts ?? []).filter((p) => p.status === 'sent').map((p) => p.part));
   const attachments = (d.attachments ?? []).filter((a) => !sent.has(a.attachmentId));
   const textSent = d.textSent === true || sent.has('text');
+  // A free-form resend is checked against the window again, as the service's resend is; a template reply is not windowed.
+  const channel = state.integrations.get(conversation.integrationId)?.channel;
+  if (d.template === undefined && isWindowClosed(channel?.window != null, conversation.windowClosesAt, state.now())) {
+    throw Object.assign(new Error("test service: the conversation's reply window has closed: the resend would fail window_closed"), { code: 'window_closed' });
+  }
   const next = appendDelivery(state, {
     conversation,
     messageId: d.messageId,
     deliveryId: digestId('d_', [d.conversationId, d.messageId, 'resend', d.deliveryId]),
     text: textSent ? '' : d.text,
     ...(attachments.length > 0 ? { attachments } : {}),
+    ...(d.template === undefined ? {} : { template: d.template }),
     ...(textSent ? { textSent } : {}),
     reason: 'resend',
   });

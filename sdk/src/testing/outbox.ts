@@ -3,6 +3,8 @@
  * applies due lease expiries and publishes the notifications due by the service clock, and a new
  * delivery's append, published at once as the service's creator does.
  */
+import type { StartAddress } from '../internal/rules/starts.js';
+import type { ReplyTemplate } from '../internal/rules/templates.js';
 import type { LifecycleKind } from '../internal/contract.generated.js';
 import { isTerminal, type AttachmentRef, type DeliveryRecord, type DeliveryTarget } from '../internal/rules/record.js';
 import { extrasOf, notifyWaiters, type Conversation, type ServiceState } from './state.js';
@@ -28,8 +30,11 @@ export interface AppendRequest {
   deliveryId: string;
   text: string;
   attachments?: AttachmentRef[];
+  /** A template reply's or start's checked template (`text` is its filled preview). */
+  template?: ReplyTemplate;
   textSent?: boolean;
   lifecycle?: { kind: LifecycleKind; target: DeliveryTarget };
+  start?: { to: StartAddress };
   reason: 'created' | 'resend';
 }
 

@@ -4,6 +4,7 @@
  * erasures, faults, the recorded calls, the waiters, the notifications). The deliveries themselves
  * live in MemoryDeliveries (./deliveries.ts) and change only through the service's rules.
  */
+import { closesAtAfterConnectorClosed } from '../internal/rules/window.js';
 import type { LifecycleKind } from '../internal/contract.generated.js';
 import type { Metadata } from '../internal/rules/metadata.js';
 import type { Channel } from '../internal/rules/channel.js';
@@ -38,6 +39,8 @@ export interface Conversation {
   metadata: Metadata;
   /** The greatest `sentAt` of its customer messages (epoch ms), null before the first. */
   lastCustomerSentAt: number | null;
+  /** When its reply window closes (epoch ms: ../internal/rules/window.ts), null until a customer writes while a window is declared. */
+  windowClosesAt: number | null;
 }
 
 /** One operator request of a kind on a reply (an edit's carries its new `text`); `deliveryId` null when refused. */
@@ -140,10 +143,18 @@ export interface ServiceState {
 
 export function createState(options: StartTestServiceOptions): ServiceState {
   const conversations = new Map<string, Conversation>();
-  const store = new MemoryDeliveries((conversationId) => {
-    const c = conversations.get(conversationId);
-    return { recipient: { externalConversationId: c?.externalConversationId ?? '', externalCustomerId: c?.lastCustomerExternalId ?? c?.lastSenderExternalId ?? '' }, metadata: c?.metadata ?? {} };
-  });
+  const store = new MemoryDeliveries(
+    (conversationId) => {
+      const c = conversations.get(conversationId);
+      return { recipient: { externalConversationId: c?.externalConversationId ?? '', externalCustomerId: c?.lastCustomerExternalId ?? c?.lastSenderExternalId ?? '' }, metadata: c?.metadata ?? {} };
+    },
+    undefined,
+    // The connector's `window_closed` fail closes the conversation's window (the service's transition does the same).
+    (conversationId, now) => {
+      const c = conversations.get(conversationId);
+      if (c !== undefined) c.windowClosesAt = closesAtAfterConnectorClosed(c.windowClosesAt, now);
+    },
+  );
   const state: ServiceState = {
     now: options.now ?? Date.now,
     messagesPerMinute: options.messagesPerMinute ?? DEFAULT_MESSAGES_PER_MINUTE,

@@ -28,6 +28,28 @@ export interface IntegrationCapabilities {
   attachments?: boolean;
   /** Edits and unsends of sent replies (`replies.lifecycle`); absent: neither, as for a v1 integration. */
   lifecycle?: LifecycleCapability;
+  /** Conversations the desk starts (`conversations.start.addressKinds`); absent: none, as for a v1 integration. */
+  conversations?: { start: { addressKinds: Array<'phone' | 'email' | 'handle'> } };
+}
+
+/** A member's start request (the console's `conversationStarts` document): exactly one of `text` and `template`. */
+export interface StartConversationInput {
+  integrationId: string;
+  to: { kind: 'phone' | 'email' | 'handle'; value: string };
+  text?: string;
+  template?: { name: string; language: string; params: Record<string, string> };
+}
+
+/**
+ * The service's answer on the start: `result` (a new conversation with its `start` delivery, or a
+ * reply in the known address's conversation: `reused`) or `error` (the refusal code and why).
+ */
+export interface StartConversationResult {
+  startId: string;
+  result?: { conversationId: string; reused: boolean };
+  error?: { code: string; message: string };
+  /** The delivery the start became (absent when refused). */
+  deliveryId?: string;
 }
 
 /** `createIntegration`'s options: the capabilities, and where the integration lives. */
@@ -57,6 +79,12 @@ export interface ReplyInput {
   conversationId: string;
   text?: string;
   files?: readonly ReplyFile[];
+  /**
+   * A template reply instead of text and files: one of the templates the connector declared
+   * (`PUT /v1/channel`) with exactly its params. Refused (an error with `code: 'template_invalid'`)
+   * otherwise, as the console's rules refuse it; allowed whether the window is open or not.
+   */
+  template?: { name: string; language: string; params: Readonly<Record<string, string>> };
 }
 
 export interface ReplyCreated {
@@ -311,7 +339,19 @@ export interface TestService extends TargetOnlyRequests {
   createIntegration(options?: CreateIntegrationOptions): Promise<CreatedIntegration>;
   /** Changes an integration's capabilities (as the console's admin does). */
   setCapabilities(integrationId: string, capabilities: IntegrationCapabilities): void;
+  /**
+   * The operator's reply (the console's write). A free-form reply (text, files) once the
+   * conversation's window has closed (the integration declared a `window` and the customer's latest
+   * `sentAt` + the window - 60 s has passed on this service's clock, or a connector failed a delivery
+   * `window_closed`) is refused with an error of `code: 'window_closed'`, as the console's rules refuse it.
+   */
   reply(input: ReplyInput): ReplyCreated;
+  /**
+   * A member starts a conversation (docs/contract.md#conversations-the-desk-starts), decided by the
+   * service's own rule (rules/starts.ts): a `start` delivery in a new conversation, a reply when the
+   * address is known, or the refusal. Its `complete` must carry `conversation` (the thread).
+   */
+  startConversation(input: StartConversationInput): StartConversationResult;
   /**
    * The operator edits a sent reply (`messageId` of `reply()`): a delivery of kind `edit` at the end
    * of the conversation's queue. Throws an Error whose `code` is the `LifecycleRefusal` when the

@@ -204,7 +204,7 @@ test('a reply notified while no subscription existed is delivered by the catch-u
   const lateTopic = await createLateTopic();
   const late = await createTestIntegration({ topic: lateTopic.topicPath });
   try {
-    const { conversationId } = await startConversation(sdkClient(late.key), late);
+    const { conversationId, externalConversationId, customerId } = await startConversation(sdkClient(late.key), late);
     const conversation = { integration: late, conversationId };
     const lost = await writeReply(conversation, 'You missed this one.');
     const queued = await waitForMirror(conversation, lost, (m) => m.status === 'queued');
@@ -222,6 +222,9 @@ test('a reply notified while no subscription existed is delivered by the catch-u
       const caughtUp = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === lost), 'the catch-up delivery', 30_000);
       expect(caughtUp).toMatchObject({ via: 'catch_up', action: 'none', result: { kind: 'sent' } });
       await waitForMirror(conversation, lost, (m) => m.status === 'sent');
+      // The connector declared a 24 h window at start-up (after the customer wrote): the customer
+      // writes again, which opens it (docs/contract.md#windows).
+      await sdkClient(late.key).messages.send({ externalConversationId, sender: { externalId: customerId }, text: 'Thanks!' });
       // The next reply of the conversation is notified to the new subscription and delivered.
       const next = await writeReply(conversation, 'And this one arrives normally.');
       const delivered = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === next), 'the next delivery', 30_000);

@@ -288,3 +288,11 @@ export async function storedForChat(integration: TestIntegration, conversationId
   const typing = testService().typing({ integrationId: integration.integrationId }).some((t) => t.conversationId === conversationId);
   return { conversation: messages > 0, typing, messages };
 }
+
+/** A template reply of the operator (on the emulators: written as the console writes it); its message id. */
+export async function writeTemplateReply(setup: { integration: TestIntegration; conversationId: string }, template: { name: string; language: string; params: Record<string, string> }): Promise<string> {
+  if (onTestService) return testService().reply({ conversationId: setup.conversationId, template }).messageId;
+  const ref = adminDb().collection('workspaces').doc(setup.integration.workspaceId).collection('conversations').doc(setup.conversationId).collection('messages').doc();
+  await ref.create({ direction: 'outbound', author: { type: 'operator', uid: 'operator-e2e' }, template, createdAt: FieldValue.serverTimestamp() });
+  return ref.id;
+}

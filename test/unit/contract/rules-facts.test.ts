@@ -27,7 +27,7 @@ test('firestore.rules is a fresh rendering of the contract (run `node scripts/ru
 
 test('every fact of the block is the contract value, and the hand-written rules call it', () => {
   const facts = rulesFacts(contract);
-  expect(Object.fromEntries(facts.map((f) => [f.name, f.value]))).toEqual({
+  expect(Object.fromEntries(facts.filter((f) => f.body === undefined).map((f) => [f.name, f.value]))).toEqual({
     topicNamePattern: 'projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/topics/[A-Za-z][A-Za-z0-9._~%+-]{2,254}',
     replyMaxCodePoints: contract.REPLY_MAX_CODE_POINTS,
     replyCodePointsPattern: '(?s)(.{1000}){0,9}.{0,1000}',
@@ -44,9 +44,23 @@ test('every fact of the block is the contract value, and the hand-written rules 
     retentionDaysMax: contract.RETENTION_DAYS.max,
     lifecycleWindowSecondsMin: contract.LIFECYCLE_LIMITS.windowSecondsMin,
     lifecycleWindowSecondsMax: contract.LIFECYCLE_LIMITS.windowSecondsMax,
+    startAddressKinds: [...contract.START_ADDRESS_KINDS],
+    startPhonePattern: '\\+[1-9][0-9]{6,14}',
+    startEmailMax: contract.START_ADDRESS_LIMITS.emailMax,
+    startHandlePattern: `[^\\p{Cc}]{1,${contract.START_ADDRESS_LIMITS.handleMax}}`,
+    templateParamMaxCodePoints: contract.TEMPLATE_PARAM_MAX_CODE_POINTS,
+    templateParamCodePointsPattern: '(?s)(.{1000}){0,1}.{0,24}',
   });
   const outside = handWritten(rules);
-  for (const fact of facts) expect(outside).toContain(`${fact.name}()`);
+  for (const fact of facts) expect(outside).toContain(fact.params === undefined ? `${fact.name}()` : `${fact.name}(`);
+});
+
+test("a template reply's params are checked one line per param, TEMPLATE_MAX_PARAMS of them", () => {
+  const unrolled = rulesFacts({ ...contract, TEMPLATE_MAX_PARAMS: 3 }).find((f) => f.name === 'validTemplateParamValues');
+  expect(unrolled?.body).toEqual(['names.size() <= 3', '(names.size() < 1 || validTemplateParam(p[names[0]]))', '(names.size() < 2 || validTemplateParam(p[names[1]]))', '(names.size() < 3 || validTemplateParam(p[names[2]]))']);
+  const block = renderRules(rules, contract);
+  expect(block).toContain(`(names.size() < ${contract.TEMPLATE_MAX_PARAMS} || validTemplateParam(p[names[${contract.TEMPLATE_MAX_PARAMS - 1}]]))`);
+  expect(block).not.toContain(`validTemplateParam(p[names[${contract.TEMPLATE_MAX_PARAMS}]])`);
 });
 
 test.each([

@@ -29,7 +29,7 @@ test('the zod schema: each answer parses as itself, nothing mixes', () => {
   for (const answer of refused) expect(claim.safeParse(answer).success).toBe(false);
 });
 
-test('the document: ClaimResponse discriminated on status; ClaimReady the three ready answers, kinds first', () => {
+test('the document: ClaimResponse discriminated on status; ClaimReady the four ready answers, kinds first', () => {
   const schemas = (buildOpenApiDocument() as { components: { schemas: Record<string, Record<string, unknown>> } }).components.schemas;
   expect(schemas.ClaimResponse).toEqual({
     oneOf: [{ $ref: '#/components/schemas/ClaimSkip' }, { $ref: '#/components/schemas/ClaimReady' }],
@@ -39,17 +39,20 @@ test('the document: ClaimResponse discriminated on status; ClaimReady the three 
     type: 'object',
     properties: { status: { type: 'string', const: 'ready' } },
     required: ['status'],
-    oneOf: [{ $ref: '#/components/schemas/ClaimReadyEdit' }, { $ref: '#/components/schemas/ClaimReadyUnsend' }, { $ref: '#/components/schemas/ClaimReadySend' }],
+    oneOf: [{ $ref: '#/components/schemas/ClaimReadyEdit' }, { $ref: '#/components/schemas/ClaimReadyStart' }, { $ref: '#/components/schemas/ClaimReadyUnsend' }, { $ref: '#/components/schemas/ClaimReadySend' }],
   });
   expect(schemas.ClaimReadySend?.required).toEqual(['status', 'leaseId', 'leaseExpiresAt', 'message']);
   // No `kind`; `conversation` (the connector metadata) is optional: a connector that never sends metadata never sees it.
   expect(Object.keys(schemas.ClaimReadySend?.properties as object)).toEqual(['status', 'leaseId', 'leaseExpiresAt', 'message', 'conversation']);
-  for (const name of ['ClaimReadyEdit', 'ClaimReadyUnsend', 'ClaimReadySend']) {
+  for (const name of ['ClaimReadyEdit', 'ClaimReadyStart', 'ClaimReadyUnsend', 'ClaimReadySend']) {
     expect(schemas[name]?.properties).toMatchObject({ conversation: { properties: { metadata: { type: 'object', additionalProperties: { type: 'string' } } }, required: ['metadata'] } });
     expect(schemas[name]?.required).not.toContain('conversation');
   }
   expect(schemas.ClaimReadyEdit?.required).toEqual(['status', 'kind', 'leaseId', 'leaseExpiresAt', 'message', 'target']);
   expect(schemas.ClaimReadyUnsend?.properties).toMatchObject({ kind: { const: 'unsend' }, message: { required: ['recipient'] } });
+  // A start goes to an address (docs/contract.md#conversations-the-desk-starts): no thread, no target.
+  expect(schemas.ClaimReadyStart?.required).toEqual(['status', 'kind', 'leaseId', 'leaseExpiresAt', 'message']);
+  expect(schemas.ClaimReadyStart?.properties).toMatchObject({ kind: { const: 'start' }, message: { required: ['text', 'recipient'], properties: { recipient: { required: ['address'] } } } });
   // The title only names the component; it is not kept in it.
   for (const name of ['ClaimReadyEdit', 'ClaimReadyUnsend', 'ClaimReadySend']) expect(schemas[name]).not.toHaveProperty('title');
 });

@@ -52,6 +52,6 @@ test('creation appends through one function: only transition.ts asks for the app
   // `planAppend` (rules/plan.ts, over `decideAppend`); its only other caller is the SDK's in-memory store (sdk/src/testing/deliveries.ts).
   expect(filesMatching(/\bdecideAppend\(/)).toEqual([]);
   expect(filesMatching(/\bplanAppend\(/)).toEqual(['transition.ts']);
-  expect(filesMatching(/\bappendDelivery\(/).sort()).toEqual(['lifecycle.ts', 'resend.ts', 'sequencing.ts', 'transition.ts']);
+  expect(filesMatching(/\bappendDelivery\(/).sort()).toEqual(['lifecycle.ts', 'resend.ts', 'sequencing.ts', 'starts.ts', 'transition.ts']);
   expect(filesMatching(/\bwriteQueueAfterAppend\(/).sort()).toEqual(['store.ts', 'transition.ts']);
 });

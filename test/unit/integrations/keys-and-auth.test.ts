@@ -51,6 +51,7 @@ function integration(overrides: Partial<IntegrationAuth> = {}): IntegrationAuth 
     sourceEnabled: true,
     replies: { enabled: false, topic: null, topicStatus: null, topicMessage: null, topicCheckedAt: null, attachments: null, lifecycle: { edit: null, unsend: null } },
     messagesPerMinute: null,
+    channel: null,
     previousKeyExpiresAt: null,
     ...overrides,
   };

@@ -4,7 +4,8 @@
  * (replaces what it names, the same body again changes nothing). The field formats are the
  * schema's: test/unit/integrations/channel-schemas.test.ts.
  */
-import { applyChannelUpdate, channelUpdateProblems, placeholdersOf, type ChannelTemplate } from '../../../functions/src/rules/channel';
+import { applyChannelUpdate, channelUpdateProblems, type ChannelTemplate } from '../../../functions/src/rules/channel';
+import { placeholdersOf } from '../../../functions/src/contract/templates';
 
 const template = (overrides: Partial<ChannelTemplate> = {}): ChannelTemplate => ({
   name: 'order_update',

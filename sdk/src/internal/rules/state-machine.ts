@@ -43,9 +43,11 @@ import {
   traceIdOfDelivery,
 } from './record.js';
 // The answers of the connector's operations are the types of their response schemas.
+import type { ReplyTemplate } from './templates.js';
 import type { ClaimResponse, ClaimTarget, CompleteResponse, ExtendResponse, FailResponse, ReceiptResponse, StartResponse } from './answers.js';
 import { appendToQueue, type QueueTail } from './ordering.js';
 import { claimConversation, type Metadata } from './metadata.js';
+import type { StartAddress, StartedThread } from './starts.js';
 
 // Why a claim answers `skip`: the contract's list (SKIP_REASONS), shared with the response schema and the SDK.
 import type { LifecycleKind, SkipReason } from '../contract.generated.js';
@@ -79,6 +81,8 @@ export interface CompleteInput {
   leaseId: string;
   providerMessageIds: readonly string[];
   parts?: readonly PartReport[] | undefined;
+  /** A start's thread, as the channel made it (required for a start, ignored otherwise). */
+  conversation?: StartedThread | undefined;
 }
 
 /** One entry of a `parts` report as the schema validated it. */
@@ -282,6 +286,11 @@ function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recip
   // Every `ready` answer of the conversation carries its metadata, and none when it has none: a
   // connector that never sends metadata never sees the key (docs/contract.md#claim).
   const conversation = claimConversation(metadata);
+  // A start goes to an address: there is no thread yet (its `complete` names the one the channel made).
+  if (d.start !== undefined) {
+    const message = { text: d.text, ...(d.template !== undefined ? { template: copyTemplate(d.template) } : {}), recipient: { address: { kind: d.start.to.kind, value: d.start.to.value } } };
+    return { status: 'ready', kind: 'start', leaseId, leaseExpiresAt, message, ...conversation };
+  }
   // An edit or unsend (docs/contract.md#edits-and-unsends) says so, with what it acts on; a reply's
   // claim keeps its exact v1 shape (no `kind`, no `target`).
   if (d.kind !== undefined) {
@@ -295,8 +304,14 @@ function ready(d: DeliveryRecord, leaseId: string, leaseExpiresAt: number, recip
   // connector built before attachments knows (docs/contract.md#attachments).
   // Names are cleaned again on the way out: a delivery recorded before the rule keeps its name as written.
   const message = d.attachments !== undefined && d.attachments.length > 0 ? { text: d.text, recipient: to, attachments: d.attachments.map((a) => ({ ...a, name: shownFileName(a.name) })) } : { text: d.text, recipient: to };
-  return { status: 'ready', leaseId, leaseExpiresAt, message, ...conversation };
+  // `template` only on a template reply (its `text` is the filled preview): only a connector that
+  // declared templates ever sees the key (docs/contract.md#windows).
+  const template = d.template === undefined ? {} : { template: copyTemplate(d.template) };
+  return { status: 'ready', leaseId, leaseExpiresAt, message: { ...message, ...template }, ...conversation };
 }
+
+/** A template as the claim hands it on (a copy: the answer never shares objects with the record). */
+const copyTemplate = (t: ReplyTemplate): ReplyTemplate => ({ name: t.name, language: t.language, params: { ...t.params } });
 
 /** The claim's `target` of an edit or unsend (copies: the answer never shares arrays with the record). */
 function targetOf(d: DeliveryRecord): ClaimTarget {
@@ -381,6 +396,11 @@ export function decideExtend(d: DeliveryRecord, input: ExtendInput): Decision<Ex
 export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decision<CompleteResponse> {
   const { now, leaseId } = input;
   checkParts(d, input.parts);
+  // A start's thread is what makes the customer's answer join the conversation: without it the
+  // completion is refused before anything is decided, and the lease stays for the retry with it.
+  if (d.start !== undefined && input.conversation === undefined) {
+    throw new BadRequestError('conversation_required', 'conversation: a start is completed with the thread the channel made ({ externalConversationId, externalCustomerId })');
+  }
   if (!everHeld(d, leaseId)) throw leaseLost();
   if (d.status === 'sent') {
     if (d.completion?.leaseId === leaseId && sameIds(d.completion.providerMessageIds, input.providerMessageIds)) return unchanged({ status: 'sent' });
@@ -402,9 +422,13 @@ export function decideComplete(d: DeliveryRecord, input: CompleteInput): Decisio
     providerMessageIds: [...ids],
     error: null,
     updatedAt: now,
+    ...(d.start !== undefined && input.conversation !== undefined ? { start: { to: d.start.to, thread: threadOf(input.conversation) } } : {}),
   };
   return decided(d, { status: 'sent' }, withAttempt(withParts(next, input.parts), now, 'sent'));
 }
+
+/** The thread a start's `complete` named, as the record keeps it (metadata goes to the conversation, not the record). */
+const threadOf = (c: StartedThread): StartedThread => ({ externalConversationId: c.externalConversationId, externalCustomerId: c.externalCustomerId });
 
 /** The parts of a delivery: its text (unless a resend carries files only) and each attachment id. */
 function partsOf(d: Pick<DeliveryRecord, 'attachments' | 'textSent'>): string[] {
@@ -634,10 +658,14 @@ export interface AppendInput {
   text: string;
   /** The reply's checked files (none: absent). */
   attachments?: AttachmentRef[];
+  /** A template reply's checked template (`text` is its filled preview); absent on a free-form reply. */
+  template?: ReplyTemplate;
   /** A resend whose text was already sent: the new delivery carries files only. */
   textSent?: boolean;
   /** An operator's edit or unsend of the sent reply (docs/contract.md#edits-and-unsends): the kind, what it acts on, when it was asked (epoch ms). */
   lifecycle?: { kind: LifecycleKind; target: DeliveryTarget; requestedAt: number };
+  /** A conversation the desk starts: the address its first message goes to (the claim's `kind: "start"`). */
+  start?: { to: StartAddress };
   now: number;
   /** `created` for a new reply (functions/src/deliveries/sequencing.ts) or an edit/unsend (functions/src/deliveries/lifecycle.ts), `resend` for an operator's resend (functions/src/deliveries/resend.ts). */
   reason: 'created' | 'resend';
@@ -664,14 +692,16 @@ export interface Appended {
  *    right after the commit (`inline`: one trigger from the operator's reply to the connector).
  */
 export function decideAppend(queue: QueueTail, input: AppendInput): Appended {
-  const { reason, previous, attachments, textSent, lifecycle, ...fields } = input;
+  const { reason, previous, attachments, template, textSent, lifecycle, start, ...fields } = input;
   const position = appendToQueue(queue, input.deliveryId);
   const record = newDelivery({ ...fields, seq: position.seq });
   const next: DeliveryRecord = {
     ...record,
     ...(lifecycle !== undefined ? { kind: lifecycle.kind, target: lifecycle.target, requestedAt: lifecycle.requestedAt } : {}),
     ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
+    ...(template !== undefined ? { template: copyTemplate(template) } : {}),
     ...(textSent === true ? { textSent } : {}),
+    ...(start !== undefined ? { start: { to: { ...start.to } } } : {}),
     ...(previous !== undefined ? { previous } : {}),
     ...(position.head ? { head: true } : {}),
     traceId: traceIdOfDelivery(input.deliveryId),

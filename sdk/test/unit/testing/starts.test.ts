@@ -1,0 +1,56 @@
+/**
+ * Conversations the desk starts in the test service and the SDK (docs/contract.md#conversations-the-desk-starts):
+ * `startConversation()` decided by the service's own rule (refusals included), the SDK's `send` of
+ * a start (the address, `input.start`, the thread it returns passed to `complete`), the thread's
+ * messages then joining the conversation, a second start to the address reused, and a start whose
+ * `send` returns no thread failed `unknown`. Through real HTTP with the SDK's client.
+ */
+import { ConnectorClient, type ProviderSendInput } from '../../../src/index.js';
+import { startTestService, type CreatedIntegration, type TestService } from '../../../src/testing/index.js';
+
+let service: TestService;
+let integration: CreatedIntegration;
+let client: ConnectorClient;
+
+beforeEach(async () => {
+  service = await startTestService();
+  integration = await service.createIntegration({ conversations: { start: { addressKinds: ['email'] } } });
+  client = new ConnectorClient({ integrationKey: integration.key, baseUrl: service.baseUrl, retry: 0 });
+});
+afterEach(() => service.close());
+
+test('a start: send gets the address, returns the thread; the answer joins it; the next start to the address is a reply', async () => {
+  const started = service.startConversation({ integrationId: integration.integrationId, to: { kind: 'email', value: 'ana@example.com' }, text: 'Your order is ready' });
+  expect(started.result).toEqual({ conversationId: expect.stringMatching(/^c_/) as string, reused: false });
+  const calls: ProviderSendInput[] = [];
+  const result = await client.processDelivery(started.deliveryId as string, (input) => {
+    calls.push(input);
+    return { providerMessageIds: ['mail-1'], conversation: { externalConversationId: 'thread-1', externalCustomerId: 'ana@example.com' } };
+  });
+  expect(result.kind).toBe('sent');
+  expect(calls[0]).toMatchObject({ text: 'Your order is ready', start: {}, recipient: { externalConversationId: '', externalCustomerId: '', address: { kind: 'email', value: 'ana@example.com' } }, attachments: [] });
+
+  const answer = await client.messages.send({ eventId: 'm-1', externalConversationId: 'thread-1', sender: { externalId: 'ana@example.com' }, text: 'Thanks' });
+  const again = service.startConversation({ integrationId: integration.integrationId, to: { kind: 'email', value: 'ana@example.com' }, text: 'One more thing' });
+  expect(again.result).toEqual({ conversationId: answer.conversationId, reused: true });
+  const replyCalls: ProviderSendInput[] = [];
+  await client.processDelivery(again.deliveryId as string, (input) => {
+    replyCalls.push(input);
+    return ['mail-2'];
+  });
+  expect(replyCalls[0]).toMatchObject({ text: 'One more thing', recipient: { externalConversationId: 'thread-1', externalCustomerId: 'ana@example.com' } });
+  expect(replyCalls[0]).not.toHaveProperty('start');
+});
+
+test('refused by the service rule: kind not allowed, bad address, starts off', async () => {
+  expect(service.startConversation({ integrationId: integration.integrationId, to: { kind: 'phone', value: '+4915112345678' }, text: 'x' }).error?.code).toBe('address_kind_not_allowed');
+  expect(service.startConversation({ integrationId: integration.integrationId, to: { kind: 'email', value: 'nobody' }, text: 'x' }).error?.code).toBe('invalid_address');
+  const plain = await service.createIntegration();
+  expect(service.startConversation({ integrationId: plain.integrationId, to: { kind: 'email', value: 'a@example.com' }, text: 'x' }).error?.code).toBe('starts_disabled');
+});
+
+test('a send that returns no thread: unknown start_without_conversation, never completed', async () => {
+  const started = service.startConversation({ integrationId: integration.integrationId, to: { kind: 'email', value: 'bo@example.com' }, text: 'Hi' });
+  const result = await client.processDelivery(started.deliveryId as string, () => ['mail-3']);
+  expect(result).toMatchObject({ kind: 'unknown', code: 'start_without_conversation' });
+});
