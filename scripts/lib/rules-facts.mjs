@@ -51,7 +51,7 @@ const rulesValue = (value) => (Array.isArray(value) ? `[${value.map(rulesValue).
  * `contract` is the contract module's exports.
  */
 export function rulesFacts(contract) {
-  const { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, CONSOLE_LIMITS, LIFECYCLE_LIMITS, REPLY_MAX_CODE_POINTS, RETENTION_DAYS, SHA256_HEX_PATTERN, TEMPLATE_MAX_PARAMS, TEMPLATE_PARAM_MAX_CODE_POINTS, TOPIC_NAME_PATTERN } = contract;
+  const { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_ID_PATTERN, ATTACHMENT_LIMITS, CONSOLE_LIMITS, LIFECYCLE_LIMITS, REPLY_MAX_CODE_POINTS, RETENTION_DAYS, SHA256_HEX_PATTERN, TEMPLATE_MAX_PARAMS, TEMPLATE_PARAM_MAX_CODE_POINTS, TOPIC_NAME_PATTERN, WINDOW_MARGIN_MS } = contract;
   return [
     { name: 'topicNamePattern', from: 'TOPIC_NAME_PATTERN (without anchors: matches() is a full match)', value: rulesPattern(TOPIC_NAME_PATTERN) },
     { name: 'replyMaxCodePoints', from: 'REPLY_MAX_CODE_POINTS', value: REPLY_MAX_CODE_POINTS },
@@ -69,6 +69,7 @@ export function rulesFacts(contract) {
     { name: 'retentionDaysMax', from: 'RETENTION_DAYS.max', value: RETENTION_DAYS.max },
     { name: 'lifecycleWindowSecondsMin', from: 'LIFECYCLE_LIMITS.windowSecondsMin', value: LIFECYCLE_LIMITS.windowSecondsMin },
     { name: 'lifecycleWindowSecondsMax', from: 'LIFECYCLE_LIMITS.windowSecondsMax', value: LIFECYCLE_LIMITS.windowSecondsMax },
+    { name: 'windowMarginSeconds', from: 'WINDOW_MARGIN_MS / 1000', value: WINDOW_MARGIN_MS / 1000 },
     { name: 'templateParamMaxCodePoints', from: 'TEMPLATE_PARAM_MAX_CODE_POINTS', value: TEMPLATE_PARAM_MAX_CODE_POINTS },
     { name: 'templateParamCodePointsPattern', from: 'TEMPLATE_PARAM_MAX_CODE_POINTS, counted in code points by RE2', value: codePointsPattern(TEMPLATE_PARAM_MAX_CODE_POINTS) },
     {

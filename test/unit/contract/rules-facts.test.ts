@@ -44,6 +44,7 @@ test('every fact of the block is the contract value, and the hand-written rules 
     retentionDaysMax: contract.RETENTION_DAYS.max,
     lifecycleWindowSecondsMin: contract.LIFECYCLE_LIMITS.windowSecondsMin,
     lifecycleWindowSecondsMax: contract.LIFECYCLE_LIMITS.windowSecondsMax,
+    windowMarginSeconds: 60,
     templateParamMaxCodePoints: contract.TEMPLATE_PARAM_MAX_CODE_POINTS,
     templateParamCodePointsPattern: '(?s)(.{1000}){0,1}.{0,24}',
   });
