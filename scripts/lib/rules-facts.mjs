@@ -65,6 +65,7 @@ export function rulesFacts(contract) {
     TEMPLATE_MAX_PARAMS,
     TEMPLATE_PARAM_MAX_CODE_POINTS,
     TOPIC_NAME_PATTERN,
+    WINDOW_MARGIN_MS,
   } = contract;
   return [
     { name: 'topicNamePattern', from: 'TOPIC_NAME_PATTERN (without anchors: matches() is a full match)', value: rulesPattern(TOPIC_NAME_PATTERN) },
@@ -87,6 +88,7 @@ export function rulesFacts(contract) {
     { name: 'startPhonePattern', from: 'START_ADDRESS_LIMITS.phonePattern (without anchors: matches() is a full match)', value: rulesPattern(START_ADDRESS_LIMITS.phonePattern) },
     { name: 'startEmailMax', from: 'START_ADDRESS_LIMITS.emailMax', value: START_ADDRESS_LIMITS.emailMax },
     { name: 'startHandlePattern', from: 'START_ADDRESS_LIMITS.handleMax code points without a control character (Unicode Cc), counted by RE2', value: `[^\\p{Cc}]{1,${START_ADDRESS_LIMITS.handleMax}}` },
+    { name: 'windowMarginSeconds', from: 'WINDOW_MARGIN_MS / 1000', value: WINDOW_MARGIN_MS / 1000 },
     { name: 'templateParamMaxCodePoints', from: 'TEMPLATE_PARAM_MAX_CODE_POINTS', value: TEMPLATE_PARAM_MAX_CODE_POINTS },
     { name: 'templateParamCodePointsPattern', from: 'TEMPLATE_PARAM_MAX_CODE_POINTS, counted in code points by RE2', value: codePointsPattern(TEMPLATE_PARAM_MAX_CODE_POINTS) },
     {

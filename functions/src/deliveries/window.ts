@@ -15,10 +15,17 @@ function closesAtOf(conversation: DocumentSnapshot | undefined): number | null {
   return closesAt instanceof Timestamp ? closesAt.toMillis() : null;
 }
 
+/** The conversation's `lastCustomerSentAt` (epoch ms), or null when no customer has written. */
+function lastCustomerSentAtOf(conversation: DocumentSnapshot | undefined): number | null {
+  const sentAt: unknown = conversation?.exists === true ? conversation.get('lastCustomerSentAt') : undefined;
+  return sentAt instanceof Timestamp ? sentAt.toMillis() : null;
+}
+
 /** What a reply of the conversation is checked against at `now`: the declared templates, and whether the declared window has closed. */
 export function channelFactsOf(integration: Pick<Integration, 'channel'> | null, conversation: DocumentSnapshot | undefined, now: number): ChannelFacts {
   const channel = integration?.channel ?? null;
-  return { templates: channel?.templates ?? [], windowClosed: isWindowClosed(channel?.window != null, closesAtOf(conversation), now) };
+  const windowClosed = isWindowClosed(channel?.window?.seconds ?? null, { closesAt: closesAtOf(conversation), lastCustomerSentAt: lastCustomerSentAtOf(conversation) }, now);
+  return { templates: channel?.templates ?? [], windowClosed };
 }
 
 /**

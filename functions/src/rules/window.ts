@@ -6,11 +6,9 @@
  * service (a generated copy) all run these.
  */
 
-/**
- * The window closes this long before the channel's own end: a reply sequenced just in time still
- * has a minute to be claimed and sent, and a customer's clock a little ahead does not make us late.
- */
-export const WINDOW_MARGIN_MS = 60_000;
+import { WINDOW_MARGIN_MS } from '../contract';
+
+export { WINDOW_MARGIN_MS };
 
 /** The code a reply too late for its window fails with, and the connector's `fail` code that closes the window. */
 export const WINDOW_CLOSED = 'window_closed';
@@ -39,13 +37,35 @@ export function closesAtAfterMessage(before: WindowBefore, sentAt: number, secon
   return windowClosesAt(Math.max(sentAt, before.latestSentAt ?? sentAt), seconds);
 }
 
+/** What a conversation keeps that its window is read from. */
+export interface ConversationWindow {
+  /** The stored `window.closesAt` (epoch ms), or null when it has none. */
+  closesAt: number | null;
+  /** The greatest customer `sentAt` (epoch ms; kept whatever the channel declares), or null when no customer wrote. */
+  lastCustomerSentAt: number | null;
+}
+
 /**
- * Whether the window is closed at `at`: the integration declares a window and the conversation's
- * `closesAt` has passed, or it has none (no customer message since the window was declared, e.g. a
- * conversation the desk started). Without a declared window nothing is ever closed.
+ * When the conversation's window closes on a channel whose window is `seconds` long: its stored
+ * `closesAt`, else one opened by its customer's latest `sentAt`. The fallback covers a conversation
+ * whose customer wrote before the window was declared, or whose message an instance took with a
+ * channel it had cached from before the declaration (the key cache's 30 s): the customer's clock is
+ * known either way. Null when no customer has written (a conversation the desk started).
  */
-export function isWindowClosed(windowDeclared: boolean, closesAt: number | null, at: number): boolean {
-  return windowDeclared && (closesAt === null || closesAt <= at);
+export function effectiveClosesAt(conversation: ConversationWindow, seconds: number): number | null {
+  if (conversation.closesAt !== null) return conversation.closesAt;
+  return conversation.lastCustomerSentAt === null ? null : windowClosesAt(conversation.lastCustomerSentAt, seconds);
+}
+
+/**
+ * Whether the window is closed at `at`: the integration declares a window (`windowSeconds`, null
+ * when it declares none: nothing is ever closed) and the conversation's window (`effectiveClosesAt`)
+ * has passed, or it has none because no customer has written.
+ */
+export function isWindowClosed(windowSeconds: number | null, conversation: ConversationWindow, at: number): boolean {
+  if (windowSeconds === null) return false;
+  const closesAt = effectiveClosesAt(conversation, windowSeconds);
+  return closesAt === null || closesAt <= at;
 }
 
 /**

@@ -102,6 +102,13 @@ export const REPLY_MAX_CODE_POINTS = 10_000;
  */
 export const TEMPLATE_PARAM_MAX_CODE_POINTS = 1024;
 
+/**
+ * A conversation's reply window closes this long before the channel's own end (docs/contract.md#windows):
+ * a reply sequenced just in time still has a minute to be claimed and sent, and a customer's clock a
+ * little ahead does not make us late. The service, the SDK's test service and the rules apply it.
+ */
+export const WINDOW_MARGIN_MS = 60_000;
+
 /** A template declares at most this many params (docs/contract.md#channel); the rules check each value of a reply, one line per param. */
 export const TEMPLATE_MAX_PARAMS = 20;
 

@@ -92,7 +92,7 @@ function createReply(state: ServiceState, input: ReplyInput): ReplyCreated {
   if (conversation === undefined) throw new Error(`test service: no conversation ${input.conversationId} (start one with POST /v1/messages)`);
   if (input.template !== undefined) return createTemplateReply(state, conversation, input);
   const channel = state.integrations.get(conversation.integrationId)?.channel;
-  if (isWindowClosed(channel?.window != null, conversation.windowClosesAt, state.now())) {
+  if (isWindowClosed(channel?.window?.seconds ?? null, { closesAt: conversation.windowClosesAt, lastCustomerSentAt: conversation.lastCustomerSentAt }, state.now())) {
     throw Object.assign(new Error("test service: the conversation's reply window has closed: reply with a template ({ template: { name, language, params } })"), { code: 'window_closed' });
   }
   const text = input.text ?? '';
@@ -197,7 +197,7 @@ function resend(state: ServiceState, deliveryId: string): ReplyCreated {
   const textSent = d.textSent === true || sent.has('text');
   // A free-form resend is checked against the window again, as the service's resend is; a template reply is not windowed.
   const channel = state.integrations.get(conversation.integrationId)?.channel;
-  if (d.template === undefined && isWindowClosed(channel?.window != null, conversation.windowClosesAt, state.now())) {
+  if (d.template === undefined && isWindowClosed(channel?.window?.seconds ?? null, { closesAt: conversation.windowClosesAt, lastCustomerSentAt: conversation.lastCustomerSentAt }, state.now())) {
     throw Object.assign(new Error("test service: the conversation's reply window has closed: the resend would fail window_closed"), { code: 'window_closed' });
   }
   const next = appendDelivery(state, {

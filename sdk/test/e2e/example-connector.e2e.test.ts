@@ -55,7 +55,12 @@ interface ExampleModule {
 }
 
 // The first calls of a run meet cold functions in the emulator; triggers and Pub/Sub add seconds.
-jest.setTimeout(120_000);
+jest.setTimeout(180_000);
+/**
+ * How long a delivery may take here: the first claim, start and complete of a file each wake a cold
+ * functions-emulator worker (5 s each was seen with three suites running), so 20 s was too tight.
+ */
+const DELIVERY_WAIT_MS = 45_000;
 
 let topic: RawTopic;
 let integration: TestIntegration;
@@ -133,7 +138,7 @@ test('the processing loop (imported): startup message, replies delivered through
     // created, so the two race). The other path then gets `skipped` or a busy lease: harmless.
     const worked = (e: ExampleEvent, replyId: string) => e.type === 'handled' && e.notification?.messageId === replyId && (e.result?.kind === 'sent' || e.result?.kind === 'failed');
     const deliveryOf = async (replyId: string) => {
-      const found = await eventually(async () => events.find((e) => worked(e, replyId)), `the example's delivery of ${replyId}`, 20_000);
+      const found = await eventually(async () => events.find((e) => worked(e, replyId)), `the example's delivery of ${replyId}`, DELIVERY_WAIT_MS);
       expect(events.filter((e) => worked(e, replyId))).toHaveLength(1);
       return found;
     };
@@ -219,7 +224,7 @@ test('a reply notified while no subscription existed is delivered by the catch-u
       { ...exampleDeps(subscribed), send: example.createFakeProvider({ write: () => undefined }), onEvent: (event) => events.push(event) },
     );
     try {
-      const caughtUp = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === lost), 'the catch-up delivery', 30_000);
+      const caughtUp = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === lost), 'the catch-up delivery', DELIVERY_WAIT_MS);
       expect(caughtUp).toMatchObject({ via: 'catch_up', action: 'none', result: { kind: 'sent' } });
       await waitForMirror(conversation, lost, (m) => m.status === 'sent');
       // The connector declared a 24 h window at start-up (after the customer wrote): the customer
@@ -227,7 +232,7 @@ test('a reply notified while no subscription existed is delivered by the catch-u
       await sdkClient(late.key).messages.send({ externalConversationId, sender: { externalId: customerId }, text: 'Thanks!' });
       // The next reply of the conversation is notified to the new subscription and delivered.
       const next = await writeReply(conversation, 'And this one arrives normally.');
-      const delivered = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === next), 'the next delivery', 30_000);
+      const delivered = await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === next), 'the next delivery', DELIVERY_WAIT_MS);
       expect(delivered).toMatchObject({ via: 'notification', action: 'ack', result: { kind: 'sent' } });
     } finally {
       await connector.stop();

@@ -1,7 +1,8 @@
 /**
  * firestore.rules for reply windows and template replies (docs/contract.md#windows,
  * docs/data-model.md) against the official Firestore emulator: a free-form reply is refused once the
- * conversation's `window.closesAt` has passed (or when it has none) when its integration declares a
+ * conversation's `window.closesAt` has passed (without one: its customer's latest `sentAt` + the
+ * window - the margin; when no customer wrote, always) when its integration declares a
  * window, and allowed when it declares none; a template reply must name a template of the
  * integration's `templateIndex` with exactly its params, each 1..TEMPLATE_PARAM_MAX_CODE_POINTS code
  * points, no text, no files; admins never write `channel` nor `templateIndex`.
@@ -53,6 +54,8 @@ beforeAll(async () => {
   const now = Timestamp.now();
   const hourAhead = Timestamp.fromMillis(Date.now() + 3_600_000);
   const minuteAgo = Timestamp.fromMillis(Date.now() - 60_000);
+  const hourAgo = Timestamp.fromMillis(Date.now() - 3_600_000);
+  const twoDaysAgo = Timestamp.fromMillis(Date.now() - 2 * 86_400_000);
   // Seeded once: every test writes a new reply id, and nothing here changes what was seeded.
   await env.withSecurityRulesDisabled(async (ctx) => {
     const db = ctx.firestore() as unknown as Firestore;
@@ -67,6 +70,10 @@ beforeAll(async () => {
       ['conv-open', 'int-wa', { window: { closesAt: hourAhead } }],
       ['conv-closed', 'int-wa', { window: { closesAt: minuteAgo } }],
       ['conv-no-window', 'int-wa', {}],
+      // No stored window (the customer wrote before the declaration, or an instance took the message with a channel cached from before it).
+      ['conv-wrote-an-hour-ago', 'int-wa', { lastCustomerSentAt: hourAgo }],
+      ['conv-wrote-two-days-ago', 'int-wa', { lastCustomerSentAt: twoDaysAgo }],
+      ['conv-closed-by-connector', 'int-wa', { window: { closesAt: minuteAgo }, lastCustomerSentAt: hourAgo }],
       ['conv-templates-only', 'int-templates-only', { window: { closesAt: minuteAgo } }],
       ['conv-v1', 'int-v1', {}],
     ];
@@ -90,6 +97,12 @@ describe('a free-form reply and the window', () => {
   test('is refused once closesAt has passed, and when the conversation has no window yet', async () => {
     await assertFails(setDoc(replyDoc(operator(), 'conv-closed', nextId()), textReply()));
     await assertFails(setDoc(replyDoc(operator(), 'conv-no-window', nextId()), textReply()));
+  });
+
+  test("without a stored window, goes until the customer's latest sentAt + the window - the margin; a stored closesAt wins", async () => {
+    await assertSucceeds(setDoc(replyDoc(operator(), 'conv-wrote-an-hour-ago', nextId()), textReply()));
+    await assertFails(setDoc(replyDoc(operator(), 'conv-wrote-two-days-ago', nextId()), textReply()));
+    await assertFails(setDoc(replyDoc(operator(), 'conv-closed-by-connector', nextId()), textReply()));
   });
 
   test('is never windowed when the integration declares no window (a v1 integration, or templates only)', async () => {

@@ -154,3 +154,18 @@ test('an integration without a channel sees no change: no window, a late reply g
   // A template reply on it names no declared template.
   await expectRefused(c, await writeReplyDoc(c, { template: { name: 'hello', language: 'pl', params: {} } }), 'template_invalid');
 });
+
+test("a conversation whose customer wrote before the window was declared counts from that sentAt: an hour ago goes, two days ago fails window_closed", async () => {
+  const { topic } = fixture();
+  const late = await createTestIntegration({ topic: topic.topicPath });
+  // The customers write while the integration declares no channel: no `window` is stored, `lastCustomerSentAt` is.
+  const recent = await customerWrites(late, Date.now() - 3_600_000);
+  const old = await customerWrites(late, Date.now() - 2 * DAY_S * 1000);
+  expect(await closesAtOf(recent)).toBeUndefined();
+  expectHttp(await postJson('/v1/channel', { window: { seconds: DAY_S }, templates: [ORDER] }, { key: late.key, method: 'PUT' }), 200);
+  // Sequencing reads the integration as it is now: the window applies, from the customer's sentAt.
+  const goes = await waitForMirror(recent, await writeReply(recent, 'Still within the day'));
+  expect(goes.status).toBe('queued');
+  await waitForNotifications(topic, goes.deliveryId as string, 1);
+  await expectRefused(old, await writeReply(old, 'Two days later'), 'window_closed');
+});

@@ -176,19 +176,39 @@ test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full de
     writtenAt: number;
   }
   const replies: Reply[] = [];
+  /**
+   * Paced like the producers: reply i is due at startedAt + i * REPLY_EVERY_MS, so a run writes
+   * PLANNED_REPLIES whatever the machine's load. Replies to one conversation are written one after
+   * the other (the order the reconciliation checks); different conversations do not wait for each
+   * other. Writing them strictly in turn made the count follow the emulator's write latency: on a
+   * loaded CI machine a create took about a second and 30 s produced 19 replies instead of ~50.
+   */
   async function operatorConsole(stopAt: number): Promise<void> {
-    let n = 0;
-    while (Date.now() < stopAt) {
-      await sleep(REPLY_EVERY_MS);
-      const known = [...conversationIds.entries()];
-      if (known.length === 0) continue;
-      const [externalConversationId, conversationId] = known[Math.floor(random() * known.length)] as [string, string];
-      const text = `reply ${++n} in ${externalConversationId}`;
+    const perConversation = new Map<string, Promise<void>>();
+    const write = async (conversationId: string, externalConversationId: string, text: string) => {
       const ref = adminDb().collection('workspaces').doc(integration.workspaceId).collection('conversations').doc(conversationId).collection('messages').doc();
       await ref.create({ direction: 'outbound', author: { type: 'operator', uid: 'soak-operator' }, text, createdAt: FieldValue.serverTimestamp() });
       replies.push({ conversationId, externalConversationId, messageId: ref.id, text, writtenAt: Date.now() });
+    };
+    for (let n = 1; ; n++) {
+      const at = startedAt + n * REPLY_EVERY_MS;
+      if (at >= stopAt) break;
+      await sleep(Math.max(0, at - Date.now()));
+      // The first conversation exists once the first incoming message is answered.
+      while (conversationIds.size === 0) await sleep(50);
+      const known = [...conversationIds.entries()];
+      const [externalConversationId, conversationId] = known[Math.floor(random() * known.length)] as [string, string];
+      const text = `reply ${n} in ${externalConversationId}`;
+      const previous = perConversation.get(conversationId) ?? Promise.resolve();
+      perConversation.set(
+        conversationId,
+        previous.then(() => write(conversationId, externalConversationId, text)),
+      );
     }
+    await Promise.all(perConversation.values());
   }
+  /** Replies the console writes in a run (one per REPLY_EVERY_MS slot before the load ends). */
+  const PLANNED_REPLIES = Math.ceil((SOAK_SECONDS * 1000) / REPLY_EVERY_MS) - 1;
 
   // ---------------------------------------------------------------- connectors
   const recordingFetch: FetchLike = async (input, init) => {
@@ -459,7 +479,7 @@ test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full de
   expect(exchanges.every((e) => e.status < 400 || e.code === undefined || !e.code.startsWith('non-envelope'))).toBe(true);
   expect(counts.created).toBeGreaterThan(50);
   expect(counts.duplicates).toBeGreaterThan(5);
-  expect(replies.length).toBeGreaterThan(20);
+  expect(replies.length).toBe(PLANNED_REPLIES);
   // Incoming: stored exactly once each.
   expect({ inbound, events: events.data().count, missingMessages }).toEqual({ inbound: counts.created, events: counts.created, missingMessages: 0 });
   expect(customers.data().count).toBe(new Set(accepted.filter((m) => m.kind === 'customer').map((m) => m.senderId)).size);

@@ -48,6 +48,7 @@ test('every fact of the block is the contract value, and the hand-written rules 
     startPhonePattern: '\\+[1-9][0-9]{6,14}',
     startEmailMax: contract.START_ADDRESS_LIMITS.emailMax,
     startHandlePattern: `[^\\p{Cc}]{1,${contract.START_ADDRESS_LIMITS.handleMax}}`,
+    windowMarginSeconds: 60,
     templateParamMaxCodePoints: contract.TEMPLATE_PARAM_MAX_CODE_POINTS,
     templateParamCodePointsPattern: '(?s)(.{1000}){0,1}.{0,24}',
   });

@@ -1,4 +1,4 @@
-import { closesAtAfterConnectorClosed, closesAtAfterMessage, isWindowClosed, WINDOW_MARGIN_MS, windowClosesAt } from '../../../functions/src/rules/window';
+import { closesAtAfterConnectorClosed, closesAtAfterMessage, effectiveClosesAt, isWindowClosed, WINDOW_MARGIN_MS, windowClosesAt } from '../../../functions/src/rules/window';
 
 const T0 = 1_767_225_600_000;
 const DAY = 86_400;
@@ -37,19 +37,32 @@ describe('closesAtAfterMessage', () => {
 });
 
 describe('isWindowClosed', () => {
+  const stored = (closesAt: number | null) => ({ closesAt, lastCustomerSentAt: null });
   test('never closed when the integration declares no window', () => {
-    expect(isWindowClosed(false, null, T0)).toBe(false);
-    expect(isWindowClosed(false, T0 - 1, T0)).toBe(false);
+    expect(isWindowClosed(null, stored(null), T0)).toBe(false);
+    expect(isWindowClosed(null, stored(T0 - 1), T0)).toBe(false);
   });
 
   test('closed at closesAt and after, open before', () => {
-    expect(isWindowClosed(true, T0 + 1, T0)).toBe(false);
-    expect(isWindowClosed(true, T0, T0)).toBe(true);
-    expect(isWindowClosed(true, T0 - 1, T0)).toBe(true);
+    expect(isWindowClosed(DAY, stored(T0 + 1), T0)).toBe(false);
+    expect(isWindowClosed(DAY, stored(T0), T0)).toBe(true);
+    expect(isWindowClosed(DAY, stored(T0 - 1), T0)).toBe(true);
   });
 
-  test('closed when a window is declared and the conversation has none (the customer has not written since)', () => {
-    expect(isWindowClosed(true, null, T0)).toBe(true);
+  test('closed when a window is declared and no customer has written (a conversation the desk started)', () => {
+    expect(isWindowClosed(DAY, stored(null), T0)).toBe(true);
+  });
+
+  test("without a stored window, the customer's latest sentAt opens it (written before the declaration, or taken with a channel cached from before it)", () => {
+    const wroteAnHourAgo = { closesAt: null, lastCustomerSentAt: T0 - 3_600_000 };
+    expect(effectiveClosesAt(wroteAnHourAgo, DAY)).toBe(windowClosesAt(T0 - 3_600_000, DAY));
+    expect(isWindowClosed(DAY, wroteAnHourAgo, T0)).toBe(false);
+    expect(isWindowClosed(3_600, wroteAnHourAgo, T0)).toBe(true);
+  });
+
+  test('a stored window wins over the fallback (the connector closed it, or an older message arrived late)', () => {
+    expect(isWindowClosed(DAY, { closesAt: T0 - 1, lastCustomerSentAt: T0 - 1000 }, T0)).toBe(true);
+    expect(effectiveClosesAt({ closesAt: T0 + 5, lastCustomerSentAt: T0 }, DAY)).toBe(T0 + 5);
   });
 });
 
