@@ -32,6 +32,8 @@ export interface ConversationHeader {
   metadata: ReadonlyArray<readonly [key: string, value: string]>;
   /** `window.closesAt` (epoch ms): free text may go out until then; absent when the service keeps no window for it. */
   windowClosesAtMs: number | undefined;
+  /** The customer's latest `sentAt`: the window counts from it when the conversation stores none. */
+  lastCustomerSentAtMs: number | undefined;
   /** A desk-started conversation whose first message the channel has not sent yet: no other reply may go out. */
   waitingForChannel: boolean;
   /** The conversation this one was merged into (a started one whose thread the channel already knew). */
@@ -178,6 +180,7 @@ export function subscribeConversation(session: Session, conversationId: string, 
         lastMessageAtMs: timestampMillis(snap.get('lastMessageAt', { serverTimestamps: 'estimate' })),
         metadata: metadataEntries(snap.get('metadata')),
         windowClosesAtMs: timestampMillis(asObject(snap.get('window'))?.closesAt),
+        lastCustomerSentAtMs: timestampMillis(snap.get('lastCustomerSentAt')),
         waitingForChannel: snap.get('waitingForChannel') === true,
         mergedInto: asString(snap.get('mergedInto')) || undefined,
         to: readAddress(snap.get('to')),

@@ -100,7 +100,7 @@ export function threadView(session: Session, conversationId: string): View {
    * run on every snapshot of either and every second (the time left ticks; the window closes).
    */
   function updateWindow(): void {
-    const state = windowState(channel?.windowSeconds != null, conversation?.windowClosesAtMs, ctx.now());
+    const state = windowState(channel?.windowSeconds ?? null, { closesAtMs: conversation?.windowClosesAtMs, lastCustomerSentAtMs: conversation?.lastCustomerSentAtMs }, ctx.now());
     const waiting = conversation?.waitingForChannel === true;
     const line = waiting ? 'Waiting for the channel: the message that starts this conversation has not been sent yet.' : windowText(state);
     if (windowLine.dataset.window === state.kind && windowLine.textContent === line) return;

@@ -4,6 +4,7 @@
  * failed. The conversation keeps `window.closesAt` (the customer's latest message's own time plus
  * the channel's window, less a minute of margin: docs/data-model.md); time is a parameter (`now`).
  */
+import { effectiveClosesAt } from '../../functions/src/contract';
 
 /** What the composer offers: free text (no window, or an open one) or only templates. */
 export type WindowState =
@@ -13,12 +14,15 @@ export type WindowState =
   | { kind: 'closed'; closesAtMs: number | undefined };
 
 /**
- * The window at `now`: none when the integration declares no window and the conversation has no
- * `window`; closed once `closesAt <= now`, or when the integration declares a window and the
- * conversation has none yet (the customer never wrote in it).
+ * The window at `now`, as the service decides it (functions/src/contract/index.ts
+ * `effectiveClosesAt`): none when the integration declares no window (`windowSeconds` null); else
+ * open until the stored `closesAt` or, without one, until the customer's latest `sentAt` + the window
+ * - the margin; closed after, and when no customer has written (a desk-started conversation).
  */
-export function windowState(declared: boolean, closesAtMs: number | undefined, now: number): WindowState {
-  if (closesAtMs === undefined) return declared ? { kind: 'closed', closesAtMs: undefined } : { kind: 'none' };
+export function windowState(windowSeconds: number | null, conversation: { closesAtMs: number | undefined; lastCustomerSentAtMs: number | undefined }, now: number): WindowState {
+  if (windowSeconds === null) return { kind: 'none' };
+  const closesAtMs = effectiveClosesAt({ closesAt: conversation.closesAtMs ?? null, lastCustomerSentAt: conversation.lastCustomerSentAtMs ?? null }, windowSeconds) ?? undefined;
+  if (closesAtMs === undefined) return { kind: 'closed', closesAtMs: undefined };
   return closesAtMs <= now ? { kind: 'closed', closesAtMs } : { kind: 'open', closesAtMs, leftMs: closesAtMs - now };
 }
 

@@ -106,6 +106,31 @@ export const TEMPLATE_PARAM_MAX_CODE_POINTS = 1024;
  */
 export const WINDOW_MARGIN_MS = 60_000;
 
+/** When a window opened by a customer message sent at `sentAt` (epoch ms, the channel's clock) closes, on a channel whose window is `seconds` long. */
+export function windowClosesAt(sentAt: number, seconds: number): number {
+  return sentAt + seconds * 1000 - WINDOW_MARGIN_MS;
+}
+
+/** What a conversation keeps that its window is read from. */
+export interface ConversationWindow {
+  /** The stored `window.closesAt` (epoch ms), or null when it has none. */
+  closesAt: number | null;
+  /** The greatest customer `sentAt` (epoch ms; kept whatever the channel declares), or null when no customer wrote. */
+  lastCustomerSentAt: number | null;
+}
+
+/**
+ * When the conversation's window closes on a channel whose window is `seconds` long: its stored
+ * `closesAt`, else one opened by its customer's latest `sentAt`. The fallback covers a conversation
+ * whose customer wrote before the window was declared, or whose message an instance took with a
+ * channel it had cached from before the declaration (the key cache's 30 s): the customer's clock is
+ * known either way. Null when no customer has written (a conversation the desk started).
+ */
+export function effectiveClosesAt(conversation: ConversationWindow, seconds: number): number | null {
+  if (conversation.closesAt !== null) return conversation.closesAt;
+  return conversation.lastCustomerSentAt === null ? null : windowClosesAt(conversation.lastCustomerSentAt, seconds);
+}
+
 /** A template declares at most this many params (docs/contract.md#channel); the rules check each value of a reply, one line per param. */
 export const TEMPLATE_MAX_PARAMS = 20;
 

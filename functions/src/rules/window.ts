@@ -6,17 +6,13 @@
  * service (a generated copy) all run these.
  */
 
-import { WINDOW_MARGIN_MS } from '../contract';
+import { effectiveClosesAt, windowClosesAt, WINDOW_MARGIN_MS, type ConversationWindow } from '../contract';
 
-export { WINDOW_MARGIN_MS };
+// The window's arithmetic is the contract's (shared with the console, which shows the time left).
+export { effectiveClosesAt, windowClosesAt, WINDOW_MARGIN_MS, type ConversationWindow };
 
 /** The code a reply too late for its window fails with, and the connector's `fail` code that closes the window. */
 export const WINDOW_CLOSED = 'window_closed';
-
-/** When a window opened by a customer message sent at `sentAt` (epoch ms, the channel's clock) closes. */
-export function windowClosesAt(sentAt: number, seconds: number): number {
-  return sentAt + seconds * 1000 - WINDOW_MARGIN_MS;
-}
 
 /** What the conversation knows of its window when a customer message arrives. */
 export interface WindowBefore {
@@ -35,26 +31,6 @@ export interface WindowBefore {
 export function closesAtAfterMessage(before: WindowBefore, sentAt: number, seconds: number): number {
   if (before.closesAt !== null && before.latestSentAt !== null && sentAt <= before.latestSentAt) return before.closesAt;
   return windowClosesAt(Math.max(sentAt, before.latestSentAt ?? sentAt), seconds);
-}
-
-/** What a conversation keeps that its window is read from. */
-export interface ConversationWindow {
-  /** The stored `window.closesAt` (epoch ms), or null when it has none. */
-  closesAt: number | null;
-  /** The greatest customer `sentAt` (epoch ms; kept whatever the channel declares), or null when no customer wrote. */
-  lastCustomerSentAt: number | null;
-}
-
-/**
- * When the conversation's window closes on a channel whose window is `seconds` long: its stored
- * `closesAt`, else one opened by its customer's latest `sentAt`. The fallback covers a conversation
- * whose customer wrote before the window was declared, or whose message an instance took with a
- * channel it had cached from before the declaration (the key cache's 30 s): the customer's clock is
- * known either way. Null when no customer has written (a conversation the desk started).
- */
-export function effectiveClosesAt(conversation: ConversationWindow, seconds: number): number | null {
-  if (conversation.closesAt !== null) return conversation.closesAt;
-  return conversation.lastCustomerSentAt === null ? null : windowClosesAt(conversation.lastCustomerSentAt, seconds);
 }
 
 /**

@@ -11,16 +11,22 @@ import type { ChannelTemplateView } from '../../../console/src/integration-chann
 const ORDER: ChannelTemplateView = { name: 'order_update', language: 'en-US', params: [{ name: 'order', maxLength: 20 }, { name: 'day' }], preview: 'Your order {{order}} ships {{ day }}.' };
 
 describe('window', () => {
-  test('none without a declared window and without closesAt; closed when declared and the customer never wrote', () => {
-    expect(windowState(false, undefined, 1000)).toEqual({ kind: 'none' });
-    expect(windowState(true, undefined, 1000)).toEqual({ kind: 'closed', closesAtMs: undefined });
+  const stored = (closesAtMs: number | undefined) => ({ closesAtMs, lastCustomerSentAtMs: undefined });
+  test('none without a declared window (a stored one then means nothing); closed when declared and no customer wrote', () => {
+    expect(windowState(null, stored(undefined), 1000)).toEqual({ kind: 'none' });
+    expect(windowState(null, stored(5000), 1000)).toEqual({ kind: 'none' });
+    expect(windowState(86_400, stored(undefined), 1000)).toEqual({ kind: 'closed', closesAtMs: undefined });
   });
   test('open until closesAt, closed at closesAt exactly (closesAt <= now)', () => {
-    expect(windowState(true, 5000, 1000)).toEqual({ kind: 'open', closesAtMs: 5000, leftMs: 4000 });
-    expect(windowState(true, 5000, 5000)).toEqual({ kind: 'closed', closesAtMs: 5000 });
-    expect(windowState(true, 5000, 5001)).toEqual({ kind: 'closed', closesAtMs: 5000 });
-    // A conversation that keeps a window counts it even if the integration no longer declares one.
-    expect(windowState(false, 5000, 1000).kind).toBe('open');
+    expect(windowState(86_400, stored(5000), 1000)).toEqual({ kind: 'open', closesAtMs: 5000, leftMs: 4000 });
+    expect(windowState(86_400, stored(5000), 5000)).toEqual({ kind: 'closed', closesAtMs: 5000 });
+    expect(windowState(86_400, stored(5000), 5001)).toEqual({ kind: 'closed', closesAtMs: 5000 });
+  });
+  test("without a stored closesAt, from the customer's latest sentAt + the window - the minute of margin", () => {
+    expect(windowState(3600, { closesAtMs: undefined, lastCustomerSentAtMs: 0 }, 1000)).toEqual({ kind: 'open', closesAtMs: 3_540_000, leftMs: 3_539_000 });
+    expect(windowState(3600, { closesAtMs: undefined, lastCustomerSentAtMs: 0 }, 3_540_000).kind).toBe('closed');
+    // A stored closesAt (the connector closed it) wins.
+    expect(windowState(3600, { closesAtMs: 10, lastCustomerSentAtMs: 0 }, 1000)).toEqual({ kind: 'closed', closesAtMs: 10 });
   });
   test('time left, rounded down, two units at most', () => {
     expect(formatTimeLeft(90_061_000)).toBe('1 d 1 h');
