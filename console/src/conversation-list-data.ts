@@ -30,13 +30,22 @@ export interface ConversationRow {
 
 const conversationsOf = (session: Session) => collection(session.services.db, 'workspaces', session.workspaceId, 'conversations');
 
+/** The row's thread name: the channel's id, or for a conversation the desk started before the channel named its thread, the address it went to. */
+function startedRowName(id: string, data: DocumentData): string {
+  const external: unknown = data.externalConversationId;
+  if (typeof external === 'string' && external !== '') return external;
+  const to: unknown = data.to;
+  const value = typeof to === 'object' && to !== null ? (to as { value?: unknown }).value : undefined;
+  return typeof value === 'string' && value !== '' ? value : id;
+}
+
 /** A conversation document as a row (estimates for server times still pending). */
 function rowOf(id: string, data: DocumentData): ConversationRow {
   const failed: unknown = data.failedReplies;
   return {
     id,
     lastMessageAtMs: timestampMillis(data.lastMessageAt) ?? 0,
-    externalConversationId: String(data.externalConversationId ?? id),
+    externalConversationId: startedRowName(id, data),
     integrationId: String(data.integrationId ?? ''),
     person: conversationPerson(data) ?? NO_CUSTOMER_YET,
     customerExternalId: conversationPerson(data),

@@ -67,7 +67,8 @@ export function threadHeader(session: Session, conversationId: string, onHeader:
         return;
       }
       replace(details, metadataDetails(header.metadata, details.querySelector('details')?.open === true));
-      title.textContent = header.externalConversationId;
+      // A started conversation has no thread yet (its external id is empty): its address names it.
+      title.textContent = header.externalConversationId !== '' ? header.externalConversationId : (header.to?.value ?? conversationId);
       // A started conversation has no customer until the channel answers: it is named by its address.
       const started = header.to === undefined ? '' : ` · started by the desk to ${addressKindLabel(header.to.kind)} ${header.to.value}`;
       const externalId = header.customerExternalId;

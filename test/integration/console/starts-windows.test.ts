@@ -244,7 +244,7 @@ test('New conversation: only integrations with starts, the address checked as th
   await form.getByRole('button', { name: 'Start conversation' }).click();
   await form.getByRole('alert').filter({ hasText: 'A phone number is + then the country code and number' }).waitFor();
   await form.getByLabel('Address', { exact: true }).fill('+447700900123');
-  await form.getByLabel('Template').selectOption({ label: 'order_update (en-US)' });
+  await form.getByRole('combobox', { name: 'Template' }).selectOption({ label: 'order_update (en-US)' });
   await form.getByLabel('order', { exact: true }).fill('#42');
   await operatorPage.locator('#start-template-preview', { hasText: 'Your order #42 has shipped.' }).waitFor();
   await expectNoAxeViolations(operatorPage, 'new conversation');
