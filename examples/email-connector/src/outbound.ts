@@ -9,6 +9,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { createTransport } from 'nodemailer';
+import type { SendMailOptions } from 'nodemailer/lib/mailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import {
   ProviderPermanentError,
@@ -200,6 +201,22 @@ export type OutboundEvent =
   | { type: 'reply_sent'; kind: 'reply' | 'start'; deliveryId: string; messageId: string; to: string; response: string }
   | { type: 'reply_failed'; kind: 'reply' | 'start'; deliveryId: string; messageId: string; to: string; outcome: string; code: string; response?: string | undefined };
 
+/** A mail as nodemailer's message options (pure): what `transmit` sends, and what a test renders with nodemailer's stream transport. */
+export function mailOptions(mail: ReplyMail): SendMailOptions {
+  return {
+    messageId: `<${mail.messageId}>`,
+    envelope: mail.envelope,
+    from: mail.from,
+    to: mail.to,
+    subject: mail.subject,
+    text: mail.text,
+    headers: mail.headers,
+    ...(mail.inReplyTo === undefined ? {} : { inReplyTo: `<${mail.inReplyTo}>` }),
+    ...(mail.references === undefined ? {} : { references: mail.references.map((id) => `<${id}>`) }),
+    ...(mail.attachments === undefined ? {} : { attachments: mail.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength) })) }),
+  };
+}
+
 /**
  * One SMTP transaction for `mail`: resolves with the relay's answer when it accepted the mail,
  * else throws the SDK's provider error for its outcome (smtp-status.ts), after reporting it.
@@ -224,18 +241,7 @@ async function transmit(mail: ReplyMail, settings: OutboundSettings, signal: Abo
   };
   const transport = createTransport(options);
   try {
-    return await transport.sendMail({
-      messageId: `<${mail.messageId}>`,
-      envelope: mail.envelope,
-      from: mail.from,
-      to: mail.to,
-      subject: mail.subject,
-      text: mail.text,
-      headers: mail.headers,
-      ...(mail.inReplyTo === undefined ? {} : { inReplyTo: `<${mail.inReplyTo}>` }),
-      ...(mail.references === undefined ? {} : { references: mail.references.map((id) => `<${id}>`) }),
-      ...(mail.attachments === undefined ? {} : { attachments: mail.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength) })) }),
-    });
+    return await transport.sendMail(mailOptions(mail));
   } catch (caught) {
     const err = caught as SmtpError;
     const failure = classifySendFailure({ response: err.response, dataSent: wire.dataSent, timedOut: err.code === 'ETIMEDOUT' });
