@@ -23,6 +23,7 @@ import {
 } from '../../../examples/email-connector/src/ids';
 import { buildReplyMail, buildStartMail, createEmailSender, mailOptions, startSubject, type OutboundEvent } from '../../../examples/email-connector/src/outbound';
 import { ThreadStore } from '../../../examples/email-connector/src/store';
+import { parseBounce } from '../../../examples/email-connector/src/dsn';
 
 const DOMAIN = 'support-desk.test';
 const SETTINGS = { supportAddress: `support@${DOMAIN}`, supportName: 'Support desk', domain: DOMAIN, bounceLocalPart: 'bounces' };
@@ -66,6 +67,16 @@ describe('the thread a start makes', () => {
   test('each start delivery makes its own thread; a retried send of the same delivery makes the same one', () => {
     expect(startedThread('d_8', 'ana@example.com', DOMAIN).externalConversationId).not.toBe(startedThread('d_7', 'ana@example.com', DOMAIN).externalConversationId);
     expect(startedThread('d_7', 'ana@example.com', DOMAIN)).toEqual(startedThread('d_7', 'ana@example.com', DOMAIN));
+  });
+});
+
+describe('a bounce of the first mail', () => {
+  const settings = { domain: DOMAIN, bounceLocalPart: 'bounces', supportAddress: `support@${DOMAIN}` };
+  const ours = startMessageId('d_9', DOMAIN);
+  const dsn = { envelopeFrom: '', recipients: [`support@${DOMAIN}`], contentType: 'multipart/report', reportType: 'delivery-status', deliveryStatus: 'Action: failed\r\nStatus: 5.1.1', relatedMessageIds: [] };
+  test('a DSN to the support address finds the start delivery by the quoted Message-ID, or by the Message-ID anywhere in its text', () => {
+    expect(parseBounce({ ...dsn, returnedMessage: `Message-ID: <${ours}>\r\n`, text: '' }, settings)).toEqual({ deliveryId: 'd_9', providerMessageId: ours, status: 'failed', code: 'smtp_5_1_1' });
+    expect(parseBounce({ ...dsn, text: `Your message <${ours}> could not be delivered.` }, settings)).toEqual({ deliveryId: 'd_9', providerMessageId: ours, status: 'failed', code: 'smtp_5_1_1' });
   });
 });
 
