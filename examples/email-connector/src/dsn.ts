@@ -100,7 +100,7 @@ export function parseBounce(candidate: BounceCandidate, settings: BounceSettings
   for (const r of candidate.recipients) deliveryId ??= deliveryIdFromBounceAddress(r, settings.bounceLocalPart, settings.domain);
   let providerMessageId: string | undefined;
   const quoted = candidate.returnedMessage === undefined ? undefined : parseFieldBlocks(candidate.returnedMessage)[0]?.get('message-id');
-  const anywhere = [candidate.returnedMessage, candidate.text].join('\n').match(/<reply\.[^<>\s]+>/g) ?? [];
+  const anywhere = [candidate.returnedMessage, candidate.text].join('\n').match(/<(?:reply|start)\.[^<>\s]+>/g) ?? [];
   for (const raw of [quoted, ...candidate.relatedMessageIds, ...anywhere]) {
     const id = normalizeMessageId(raw);
     if (id === undefined) continue;

@@ -2,8 +2,11 @@
  * Identifiers of the email channel, all pure and deterministic:
  * - the `eventId` of an incoming mail (from its Message-ID, so a mail delivered twice is one message);
  * - the external conversation of a mail (its thread);
- * - the Message-ID of an outgoing reply and its bounce address, both derived from the deliveryId,
- *   so that the provider id is known before sending and a bounce leads back to the delivery.
+ * - the Message-ID of an outgoing reply (or of the first mail of a conversation the desk starts)
+ *   and its bounce address, both derived from the deliveryId, so that the provider id is known
+ *   before sending and a bounce leads back to the delivery;
+ * - the thread a started conversation makes (`startedThread`): the one the connector derives for
+ *   the customer's answer to that first mail.
  */
 import { createHash } from 'node:crypto';
 
@@ -115,14 +118,55 @@ export function replyMessageId(deliveryId: string, domain: string): string {
   return `reply.${deliveryToken(deliveryId)}@${domain}`;
 }
 
-/** The deliveryId of one of our reply Message-IDs (with or without brackets), or undefined. */
+/**
+ * The Message-ID of the first mail of a conversation the desk starts (without angle brackets):
+ * `start.<deliveryId>@<domain>`. Like a reply's: known before sending, the same on a retried send
+ * of the delivery, and a bounce quoting it leads back to the delivery.
+ */
+export function startMessageId(deliveryId: string, domain: string): string {
+  return `start.${deliveryToken(deliveryId)}@${domain}`;
+}
+
+/** The prefixes of our own Message-IDs: a reply's, a start's. */
+const OUR_PREFIXES = ['reply.', 'start.'] as const;
+
+/** The deliveryId of one of our Message-IDs, a reply's or a start's (with or without brackets), or undefined. */
 export function deliveryIdFromMessageId(messageId: string, domain: string): string | undefined {
   const id = normalizeMessageId(messageId);
   if (id === undefined) return undefined;
   const at = id.lastIndexOf('@');
   if (at < 0 || id.slice(at + 1).toLowerCase() !== domain.toLowerCase()) return undefined;
   const local = id.slice(0, at);
-  return local.startsWith('reply.') ? deliveryIdFromToken(local.slice('reply.'.length)) : undefined;
+  const prefix = OUR_PREFIXES.find((p) => local.startsWith(p));
+  return prefix === undefined ? undefined : deliveryIdFromToken(local.slice(prefix.length));
+}
+
+/** The thread a started conversation makes: what a start's `send` returns as `conversation`. */
+export interface StartedThread {
+  /** The first mail's Message-ID (no brackets). */
+  messageId: string;
+  /** The thread: what `threadIdFor` derives for the customer's answer to the first mail. */
+  externalConversationId: string;
+  /** The customer's address as inbound mail from them names its sender (`normalizeAddress`). */
+  externalCustomerId: string;
+}
+
+/**
+ * The thread of a conversation the desk starts by mailing `address` (pure). The customer's answer
+ * to the first mail carries its Message-ID in `In-Reply-To` (and, from most clients, as the root of
+ * `References`), and `threadIdFor` files such a mail under the root of its thread, even when the
+ * connector's store has forgotten the first mail. So the thread is exactly that derivation, run on
+ * the answer's headers (no second rule), and the customer is the sender id inbound mail from the
+ * address gets: the service files the answer in the started conversation.
+ */
+export function startedThread(deliveryId: string, address: string, domain: string): StartedThread {
+  const messageId = startMessageId(deliveryId, domain);
+  const customer = normalizeAddress(address);
+  return {
+    messageId,
+    externalConversationId: threadIdFor({ references: [messageId], inReplyTo: [messageId], senderAddress: customer }),
+    externalCustomerId: customer,
+  };
 }
 
 /**

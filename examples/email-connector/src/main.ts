@@ -27,9 +27,9 @@ function print(event: ConnectorEvent): void {
     case 'bounce':
       return out(`bounce for delivery ${event.report.deliveryId ?? '(unknown)'}: ${event.report.status} ${event.report.code}; receipt ${event.receipt}${event.error === undefined ? '' : ` (${describeError(event.error)})`}`);
     case 'reply_sent':
-      return out(`reply ${event.deliveryId} to ${event.to}: relay answered ${event.response} (Message-ID <${event.messageId}>)`);
+      return out(`${event.kind} ${event.deliveryId} to ${event.to}: relay answered ${event.response} (Message-ID <${event.messageId}>)`);
     case 'reply_failed':
-      return out(`reply ${event.deliveryId} to ${event.to}: ${event.outcome} ${event.code}${event.response ? ` (relay: ${event.response})` : ''}`);
+      return out(`${event.kind} ${event.deliveryId} to ${event.to || '(no address)'}: ${event.outcome} ${event.code}${event.response ? ` (relay: ${event.response})` : ''}`);
     case 'sink_mail':
       return out(`mailbox sink stored ${event.file}`);
     case 'handled': {

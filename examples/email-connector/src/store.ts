@@ -21,7 +21,7 @@ import { join } from 'node:path';
 
 /** What the connector remembers of one conversation. */
 export interface ThreadState {
-  /** The customer's last Message-ID (no brackets): the reply's In-Reply-To. */
+  /** The customer's last Message-ID (no brackets): the reply's In-Reply-To; in a thread the desk started, our first mail's until the customer answers. */
   lastMessageId: string;
   /** The thread's Message-IDs up to and including `lastMessageId`, oldest first (at most MAX_REFERENCES). */
   references: string[];
@@ -91,6 +91,20 @@ export class ThreadStore {
   /** Records one of our replies, so that the customer's answer to it joins the conversation. */
   async recordOutbound(externalConversationId: string, messageId: string): Promise<void> {
     this.#remember(messageId, externalConversationId);
+    await this.#save();
+  }
+
+  /**
+   * Records the first mail of a conversation the desk starts: the thread begins with it (later
+   * replies answer it: In-Reply-To and References its Message-ID, `Re: <its subject>`), and the
+   * customer's answer to it joins the thread. A thread already known (a retried send that was
+   * recorded before) is left as it is.
+   */
+  async recordStart(externalConversationId: string, mail: { messageId: string; subject: string; customer: string }): Promise<void> {
+    if (!Object.hasOwn(this.#data.conversations, externalConversationId)) {
+      this.#data.conversations[externalConversationId] = { lastMessageId: mail.messageId, references: [mail.messageId], subject: mail.subject, customer: mail.customer };
+    }
+    this.#remember(mail.messageId, externalConversationId);
     await this.#save();
   }
 
