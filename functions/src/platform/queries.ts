@@ -218,6 +218,16 @@ export const QUERIES = {
     where: [eq('integrationId'), eq('senderExternalId')],
     orderBy: [],
   },
+  /**
+   * privacy/erasure.ts, privacy/export.ts: the conversations that list one customer (`customerIds`),
+   * including those they never wrote in (a conversation the desk started, joined by its `complete`).
+   */
+  conversationsListingCustomer: {
+    collection: 'conversations',
+    scope: 'COLLECTION',
+    where: [{ field: 'customerIds', op: 'array-contains' }],
+    orderBy: [],
+  },
   /** privacy/message-events.ts, privacy/export.ts: the addresses the address book holds for one customer of one integration. */
   startAddressesOfCustomer: {
     collection: 'startAddresses',
