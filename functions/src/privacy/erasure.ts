@@ -32,7 +32,8 @@
  */
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type QueryDocumentSnapshot, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
-import { customerIdFor } from '../platform/ids';
+import { customerIdFor, deliveryIdFor } from '../platform/ids';
+import { startMessageId } from '../rules/starts';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import { UNFINISHED_STATUSES } from '../rules/record';
 import { decideErase } from '../rules/state-machine';
@@ -277,7 +278,17 @@ async function linkedStep(db: Firestore, workspaceId: string, ref: DocumentRefer
   const stubIds = [...new Set(page.docs.flatMap((doc) => mergedFromOf(doc.data())))].filter((id) => !met.has(id) && state.conversations?.[id] === undefined);
   const stubs = stubIds.length > 0 ? await db.getAll(...stubIds.map((id) => conversations.doc(id))) : [];
   reads += stubs.length;
-  for (const stub of stubs) if (stub.exists && stub.get('lastSenderExternalId') === state.externalCustomerId) met.set(stub.id, stub.data());
+  /** A shared thread keeps its operator messages: the erased customer's start address goes from them (docs/privacy.md#addresses-of-conversations-the-desk-starts). */
+  const shared: Array<{ conversation: QueryDocumentSnapshot; stub: DocumentData & { id: string } }> = [];
+  for (const stub of stubs) {
+    if (!stub.exists || stub.get('lastSenderExternalId') !== state.externalCustomerId) continue;
+    met.set(stub.id, stub.data());
+    for (const target of page.docs) {
+      const ids: unknown = target.get('customerIds');
+      const soleTarget = Array.isArray(ids) && ids.every((id) => id === customerId);
+      if (!soleTarget && mergedFromOf(target.data()).includes(stub.id)) shared.push({ conversation: target, stub: { ...stub.data(), id: stub.id } });
+    }
+  }
   const last = page.size < ERASURE_PAGE;
   if (last) {
     const pending = await pendingAddressesOf(db, workspaceId, state.integrationId, state.externalCustomerId);
@@ -291,10 +302,39 @@ async function linkedStep(db: Firestore, workspaceId: string, ref: DocumentRefer
   await db.runTransaction(async (tx) => {
     // Read first (a transaction reads before it writes): a concurrent step may have classified some already; classifying again is harmless.
     await tx.get(ref);
+    const forget = await startAddressInSharedThreads(db, tx, workspaceId, state.integrationId, shared);
     classified.write(tx, ref);
+    forget(tx);
     tx.update(ref, last ? { phase: 'conversations', linkedCursor: FieldValue.delete() } : { linkedCursor: page.docs.at(-1)?.id ?? '' });
   });
   return { done: false, deleted: 0, reads: reads + classified.reads + 1, kind: 'phase' };
+}
+
+/**
+ * In a shared thread (other customers wrote there too) the operator messages stay, the start's
+ * included, and so do their delivery records; the erased customer's address goes from them: the
+ * conversation's `to` (when it is the start's), the start message's `start.to`, the start delivery's
+ * `start.to` and the customer id its `start.thread` names. The start message and its delivery have
+ * ids derived from the start (../rules/starts.ts, ../platform/ids.ts), so no query finds them.
+ * Returns the writes, to run after the transaction's other reads.
+ */
+async function startAddressInSharedThreads(db: Firestore, tx: Transaction, workspaceId: string, integrationId: string, shared: ReadonlyArray<{ conversation: QueryDocumentSnapshot; stub: DocumentData & { id: string } }>): Promise<(tx: Transaction) => void> {
+  if (shared.length === 0) return () => undefined;
+  const refs = shared.flatMap(({ conversation, stub }) => {
+    const messageId = startMessageId(integrationId, String(stub.startId ?? ''));
+    return [db.doc(paths.message(workspaceId, conversation.id, messageId)), db.doc(paths.delivery(workspaceId, deliveryIdFor(stub.id, messageId)))];
+  });
+  const snaps = await tx.getAll(...refs);
+  return (write) => {
+    shared.forEach(({ conversation, stub }, i) => {
+      const to = conversation.get('to') as { kind?: unknown; value?: unknown } | undefined;
+      const stubTo = stub.to as { kind?: unknown; value?: unknown } | undefined;
+      if (to !== undefined && to !== null && to.kind === stubTo?.kind && to.value === stubTo?.value) write.update(conversation.ref, { to: FieldValue.delete() });
+      const [message, delivery] = [snaps[2 * i], snaps[2 * i + 1]];
+      if (message?.exists === true && message.get('start.to') !== undefined) write.update(message.ref, { 'start.to': FieldValue.delete() });
+      if (delivery?.exists === true && delivery.get('start') !== undefined) write.update(delivery.ref, { 'start.to': FieldValue.delete(), 'start.thread.externalCustomerId': FieldValue.delete() });
+    });
+  };
 }
 
 /** The conversations a started conversation was merged into names it in `mergedFrom`. */

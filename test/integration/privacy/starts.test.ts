@@ -178,6 +178,36 @@ test('a completed start the customer never answered: exported and erased with it
   expect(await exists(startRef(open, startId))).toBe(false);
 });
 
+test('a shared thread keeps its operator messages, but the erased customer\'s start address goes from them; the started conversation and the address book entry go', async () => {
+  const { open } = fixture();
+  const handle = `@fin-${randomUUID().slice(0, 6)}`;
+  const address: StartAddress = { kind: 'handle', value: handle };
+  const { startId, answer } = await start(open, address, 'Welcome to the group');
+  const started = conversationOf(answer);
+  const delivery = await startDelivery(open, started);
+  const threadId = `group-${randomUUID()}`;
+  const joined = await complete(open, delivery.deliveryId as string, { externalConversationId: threadId, externalCustomerId: handle });
+  await customerWrites(open, threadId, handle, 'Hi all');
+  await customerWrites(open, threadId, `@gus-${randomUUID().slice(0, 6)}`, 'Hello from Gus');
+  expect((await conversationRef(open, joined).get()).get('customerIds')).toHaveLength(2);
+
+  const audit = await erase(open, handle);
+  expect(audit.counts).toMatchObject({ conversations: 1, messages: 1 });
+  const kept = (await conversationRef(open, joined).get()).data();
+  expect(kept).toBeDefined();
+  expect(kept).not.toHaveProperty('to');
+  const texts = (await messagesOf(open, joined)).map((m) => m.data());
+  expect(texts.map((m) => m.text).sort()).toEqual(['Hello from Gus', 'Welcome to the group']);
+  expect(texts.find((m) => m.text === 'Welcome to the group')?.start).toEqual({ startId });
+  const record = (await base(open).collection('deliveries').doc(delivery.deliveryId as string).get()).data();
+  expect(record?.status).toBe('sent');
+  expect(record?.start).toEqual({ thread: { externalConversationId: threadId } });
+  expect(JSON.stringify(kept) + JSON.stringify(texts) + JSON.stringify(record)).not.toContain(handle);
+  expect(await exists(conversationRef(open, started))).toBe(false);
+  expect(await exists(bookRef(open, address))).toBe(false);
+  expect(await exists(startRef(open, startId))).toBe(false);
+});
+
 test('starts that never completed (failed by the connector, still queued, refused): exported and erased by a request naming the address', async () => {
   const { open } = fixture();
   const failedTo = `dee-${randomUUID().slice(0, 6)}@example.com`;
