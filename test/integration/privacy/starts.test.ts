@@ -155,7 +155,10 @@ test('a completed start the customer never answered: exported and erased with it
   const joined = await complete(open, delivery.deliveryId as string, { externalConversationId: threadId, externalCustomerId: customer });
 
   const lines = await exportOf(open, customer);
-  expect(ofType(lines, 'conversation')).toEqual([expect.objectContaining({ conversationId: joined, soleCustomer: true, to: address, externalConversationId: threadId })]);
+  // The thread's conversation (which lists the customer) and the started one merged into it.
+  expect(ofType(lines, 'conversation').map((l) => l.conversationId).sort()).toEqual([joined, started].sort());
+  expect(ofType(lines, 'conversation').find((l) => l.conversationId === joined)).toMatchObject({ soleCustomer: true, to: address, externalConversationId: threadId, mergedFrom: [started] });
+  expect(ofType(lines, 'conversation').find((l) => l.conversationId === started)).toMatchObject({ to: address, mergedInto: joined });
   expect(ofType(lines, 'message')).toEqual([expect.objectContaining({ conversationId: joined, text: 'Are you still interested?', start: { startId, to: address } })]);
   expect(ofType(lines, 'delivery')).toEqual([expect.objectContaining({ deliveryId: delivery.deliveryId, status: 'sent', start: expect.objectContaining({ to: address }) })]);
   expect(ofType(lines, 'start_address')).toEqual([expect.objectContaining({ value: handle, externalCustomerId: customer })]);
