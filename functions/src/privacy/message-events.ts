@@ -13,7 +13,7 @@ import { START_ADDRESS_KINDS, startAddressId, type StartAddress } from '../rules
 
 /** A page of one kind of the customer's event data, cleaned: how many documents were changed or deleted, and read. */
 export interface EventCleanup {
-  /** What the page held: `reactions`, `pending` or `typing`; null when nothing of the customer is left. */
+  /** What the page held: `reactions`, `pending`, `starts` or `typing`; null when nothing of the customer is left. */
   kind: 'reactions' | 'pending' | 'typing' | 'starts' | null;
   changed: number;
   reads: number;
@@ -27,7 +27,8 @@ interface StoredReaction {
 
 /**
  * Removes one page of the customer's event data, the first kind that still has any: reactions on
- * messages that stay, then pending entries, then the typing documents. `kind: null` when none is left.
+ * messages that stay, then pending entries, then their start data (`removeStartData`), then the
+ * typing documents. `kind: null` when none is left.
  */
 export async function removeCustomerEventData(
   db: Firestore,
