@@ -218,6 +218,16 @@ export const QUERIES = {
     where: [eq('integrationId'), eq('senderExternalId')],
     orderBy: [],
   },
+  /**
+   * privacy/erasure.ts, privacy/export.ts: the conversations that list one customer (`customerIds`),
+   * including those they never wrote in (a conversation the desk started, joined by its `complete`).
+   */
+  conversationsListingCustomer: {
+    collection: 'conversations',
+    scope: 'COLLECTION',
+    where: [{ field: 'customerIds', op: 'array-contains' }],
+    orderBy: [],
+  },
   /** privacy/message-events.ts, privacy/export.ts: the addresses the address book holds for one customer of one integration. */
   startAddressesOfCustomer: {
     collection: 'startAddresses',
@@ -269,6 +279,10 @@ export const QUERIES = {
   messagesById: { collection: 'messages', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
   /** privacy/retention.ts: a workspace's customers, a page at a time in id order. */
   customersById: { collection: 'customers', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
+  /** privacy/retention.ts: a workspace's address book of starts in id order (the retention pass). */
+  startAddressesById: { collection: 'startAddresses', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
+  /** privacy/retention.ts: a workspace's start requests in id order (the retention pass). */
+  conversationStartsById: { collection: 'conversationStarts', scope: 'COLLECTION', where: [], orderBy: [asc('__name__')] },
   /**
    * privacy/export.ts: every workspace's exports (each lives 7 days, so this is a week of admin
    * requests), read whole by the retention job to find the expired ones: no index on a time field.

@@ -32,7 +32,8 @@
  */
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type QueryDocumentSnapshot, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
-import { customerIdFor } from '../platform/ids';
+import { customerIdFor, deliveryIdFor } from '../platform/ids';
+import { startMessageId } from '../rules/starts';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import { UNFINISHED_STATUSES } from '../rules/record';
 import { decideErase } from '../rules/state-machine';
@@ -42,7 +43,7 @@ import { isValidTopicName } from '../contract';
 import { conversationSearchKeys } from '../contract/conversation-search';
 import { iso, writeOperationalEvent, type OperationalEvent } from '../platform/operational-events';
 import { imageEntriesOf, removeAttachmentObjects, removeImages } from './stored-objects';
-import { removeCustomerEventData } from './message-events';
+import { pendingAddressesOf, removeCustomerEventData } from './message-events';
 
 /** Documents read and deleted per step (one transaction: a page plus at most two writes per delivery). */
 const ERASURE_PAGE = 100;
@@ -64,7 +65,7 @@ interface ConversationPlan {
   done: boolean;
 }
 
-type Phase = 'messages' | 'conversations' | 'events' | 'customer' | 'done';
+type Phase = 'messages' | 'linked' | 'conversations' | 'events' | 'customer' | 'done';
 
 /** The erasure document as the service reads it (the admin's request plus the service's state). */
 export interface ErasureDoc {
@@ -76,6 +77,8 @@ export interface ErasureDoc {
   finishedAt?: number;
   counts?: ErasureCounts;
   conversations?: Record<string, ConversationPlan>;
+  /** Phase `linked`: the last conversation listing the customer that was classified (a page at a time). */
+  linkedCursor?: string;
   /** The cost so far (docs/privacy.md#cost-per-erased-conversation): steps run, documents read. */
   cost?: { steps: number; reads: number };
 }
@@ -179,49 +182,163 @@ async function customerMessagesStep(db: Firestore, store: ImageStore, workspaceI
   // the prefix check keeps that an invariant rather than an assumption.
   const mine = page.docs.filter((doc) => doc.ref.path.startsWith(`${paths.conversations(workspaceId)}/`));
   if (mine.length === 0) {
-    await ref.update({ phase: 'conversations' });
+    await ref.update({ phase: 'linked' });
     return { done: false, deleted: 0, reads };
   }
-  const plans: Record<string, ConversationPlan> = { ...(state.conversations ?? {}) };
-  const added: Record<string, ConversationPlan> = {};
-  /** Shared conversations whose search keys are the customer's (they wrote there last): found by their channel id only from now on. */
-  const forgetSearch = new Map<string, string>();
-  /**
-   * Shared conversations with connector metadata: it goes (docs/privacy.md#erasure). The merge does
-   * not record which customer's message set a key, so any of it may be the erased customer's.
-   */
-  const forgetMetadata = new Set<string>();
+  const met = new Map<string, DocumentData | undefined>();
   for (const conversationId of new Set(mine.map((doc) => conversationOf(doc)))) {
-    if (plans[conversationId] !== undefined) continue;
-    const conversation = (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data();
-    const { sole, reads: scanned } = await isSoleCustomer(db, workspaceId, conversationId, conversation, customerId);
-    reads += 1 + scanned;
-    // Nothing of a conversation that goes entirely may be sent any more: its unfinished deliveries fail first.
-    if (sole) reads += await eraseUnfinished(db, workspaceId, conversationId);
-    const plan = { externalConversationId: String(conversation?.externalConversationId ?? ''), sole, done: false };
-    // The console's search keys name the latest customer (../contract/conversation-search.ts): a
-    // conversation that stays must not be found by the erased customer's name or id any more.
-    if (!sole && conversation?.lastCustomerExternalId === state.externalCustomerId) forgetSearch.set(conversationId, plan.externalConversationId);
-    if (!sole && conversation?.metadata !== undefined) forgetMetadata.add(conversationId);
-    plans[conversationId] = plan;
-    added[conversationId] = plan;
+    if (state.conversations?.[conversationId] !== undefined) continue;
+    met.set(conversationId, (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data());
+    reads += 1;
   }
+  const classified = await classify(db, workspaceId, state, met);
+  reads += classified.reads;
   reads += (await removeImages(db, store, mine)).reads;
-  const result = await deleteCounted(db, ref, mine.map((doc) => doc.ref), messageTally, (tx) => {
-    const update: Record<string, unknown> = {};
-    for (const [id, plan] of Object.entries(added)) update[`conversations.${id}`] = plan;
-    if (Object.keys(update).length > 0) tx.update(ref, update);
-    // One update per conversation: its search keys, its metadata, or both.
-    for (const id of new Set([...forgetSearch.keys(), ...forgetMetadata])) {
-      const externalConversationId = forgetSearch.get(id);
-      tx.update(db.doc(paths.conversation(workspaceId, id)), {
-        ...(externalConversationId === undefined ? {} : { searchKeys: conversationSearchKeys({ externalConversationId }) }),
-        ...(forgetMetadata.has(id) ? { metadata: FieldValue.delete() } : {}),
-      });
-    }
-  });
+  const result = await deleteCounted(db, ref, mine.map((doc) => doc.ref), messageTally, (tx) => classified.write(tx, ref));
   return { done: false, deleted: result.deleted, reads: reads + result.reads, kind: 'messages' };
 }
+
+/** What classifying conversations decided: the plans to add, and the writes on the conversations that stay. */
+interface Classified {
+  reads: number;
+  /** Records the new plans on the erasure document and forgets the customer in the shared conversations (in the caller's transaction). */
+  write(tx: Transaction, ref: DocumentReference): void;
+}
+
+/**
+ * Classifies conversations the erasure meets for the first time (`met`: id -> document): the
+ * customer is their only customer, or not. A sole-customer conversation's unfinished deliveries
+ * fail `erased` at once (nothing of it may be sent any more). A shared one forgets the customer:
+ * its search keys when they name them (the console's search keys name the latest customer,
+ * ../contract/conversation-search.ts) and its connector metadata (docs/privacy.md#erasure: the
+ * merge does not record which customer's message set a key, so any of it may be theirs). The plans
+ * and those writes are committed by the caller, with the page that met the conversations.
+ */
+async function classify(db: Firestore, workspaceId: string, state: ErasureDoc, met: ReadonlyMap<string, DocumentData | undefined>): Promise<Classified> {
+  const customerId = customerIdFor(state.integrationId, state.externalCustomerId);
+  let reads = 0;
+  const added: Record<string, ConversationPlan> = {};
+  const forgetSearch = new Map<string, string>();
+  const forgetMetadata = new Set<string>();
+  for (const [conversationId, conversation] of met) {
+    if (state.conversations?.[conversationId] !== undefined) continue;
+    const { sole, reads: scanned } = await isSoleCustomer(db, workspaceId, conversationId, conversation, customerId);
+    reads += scanned;
+    if (sole) reads += await eraseUnfinished(db, workspaceId, conversationId);
+    const plan = { externalConversationId: String(conversation?.externalConversationId ?? ''), sole, done: false };
+    if (!sole && conversation?.lastCustomerExternalId === state.externalCustomerId) forgetSearch.set(conversationId, plan.externalConversationId);
+    if (!sole && conversation?.metadata !== undefined) forgetMetadata.add(conversationId);
+    added[conversationId] = plan;
+  }
+  return {
+    reads,
+    write(tx, ref) {
+      const update: Record<string, unknown> = {};
+      for (const [id, plan] of Object.entries(added)) update[`conversations.${id}`] = plan;
+      if (Object.keys(update).length > 0) tx.update(ref, update);
+      // One update per conversation: its search keys, its metadata, or both.
+      for (const id of new Set([...forgetSearch.keys(), ...forgetMetadata])) {
+        const externalConversationId = forgetSearch.get(id);
+        tx.update(db.doc(paths.conversation(workspaceId, id)), {
+          ...(externalConversationId === undefined ? {} : { searchKeys: conversationSearchKeys({ externalConversationId }) }),
+          ...(forgetMetadata.has(id) ? { metadata: FieldValue.delete() } : {}),
+        });
+      }
+    },
+  };
+}
+
+/**
+ * Step 1b (`linked`): the conversations of the customer that hold none of their messages, a page at
+ * a time (docs/privacy.md#addresses-of-conversations-the-desk-starts):
+ *   - every conversation listing them (`customerIds`): a conversation the desk started whose
+ *     customer never wrote back lists them from the start's `complete`;
+ *   - the started conversations a start to them left behind (`mergedFrom` of those, the ones whose
+ *     thread the customer was: `lastSenderExternalId`): they hold the start's `to` and any start to
+ *     the address taken before the `complete`; always the customer's alone;
+ *   - on the last page, the conversations of starts that never completed to an address whose value
+ *     is the requested `externalCustomerId` (an address book entry naming no customer yet).
+ * All are classified like the conversations step 1 met (`classify`).
+ */
+async function linkedStep(db: Firestore, workspaceId: string, ref: DocumentReference, state: ErasureDoc): Promise<StepResult> {
+  const customerId = customerIdFor(state.integrationId, state.externalCustomerId);
+  const conversations = db.collection(paths.conversations(workspaceId));
+  let query = collectionQuery(conversations, QUERIES.conversationsListingCustomer, customerId).limit(ERASURE_PAGE);
+  let reads = 0;
+  if (state.linkedCursor !== undefined) {
+    const cursor = await conversations.doc(state.linkedCursor).get();
+    reads += 1;
+    // A cursor deleted meanwhile starts the listing again: classifying is idempotent.
+    if (cursor.exists) query = query.startAfter(cursor);
+  }
+  const page = await query.get();
+  reads += page.size;
+  const met = new Map<string, DocumentData | undefined>();
+  for (const doc of page.docs) met.set(doc.id, doc.data());
+  const stubIds = [...new Set(page.docs.flatMap((doc) => mergedFromOf(doc.data())))].filter((id) => !met.has(id) && state.conversations?.[id] === undefined);
+  const stubs = stubIds.length > 0 ? await db.getAll(...stubIds.map((id) => conversations.doc(id))) : [];
+  reads += stubs.length;
+  /** A shared thread keeps its operator messages: the erased customer's start address goes from them (docs/privacy.md#addresses-of-conversations-the-desk-starts). */
+  const shared: Array<{ conversation: QueryDocumentSnapshot; stub: DocumentData & { id: string } }> = [];
+  for (const stub of stubs) {
+    if (!stub.exists || stub.get('lastSenderExternalId') !== state.externalCustomerId) continue;
+    met.set(stub.id, stub.data());
+    for (const target of page.docs) {
+      const ids: unknown = target.get('customerIds');
+      const soleTarget = Array.isArray(ids) && ids.every((id) => id === customerId);
+      if (!soleTarget && mergedFromOf(target.data()).includes(stub.id)) shared.push({ conversation: target, stub: { ...stub.data(), id: stub.id } });
+    }
+  }
+  const last = page.size < ERASURE_PAGE;
+  if (last) {
+    const pending = await pendingAddressesOf(db, workspaceId, state.integrationId, state.externalCustomerId);
+    reads += pending.reads;
+    const ids = pending.entries.map((entry) => String(entry.get('conversationId') ?? '')).filter((id) => id !== '' && !met.has(id));
+    const started = ids.length > 0 ? await db.getAll(...ids.map((id) => conversations.doc(id))) : [];
+    reads += started.length;
+    for (const conversation of started) if (conversation.exists) met.set(conversation.id, conversation.data());
+  }
+  const classified = await classify(db, workspaceId, state, met);
+  await db.runTransaction(async (tx) => {
+    // Read first (a transaction reads before it writes): a concurrent step may have classified some already; classifying again is harmless.
+    await tx.get(ref);
+    const forget = await startAddressInSharedThreads(db, tx, workspaceId, state.integrationId, shared);
+    classified.write(tx, ref);
+    forget(tx);
+    tx.update(ref, last ? { phase: 'conversations', linkedCursor: FieldValue.delete() } : { linkedCursor: page.docs.at(-1)?.id ?? '' });
+  });
+  return { done: false, deleted: 0, reads: reads + classified.reads + 1, kind: 'phase' };
+}
+
+/**
+ * In a shared thread (other customers wrote there too) the operator messages stay, the start's
+ * included, and so do their delivery records; the erased customer's address goes from them: the
+ * conversation's `to` (when it is the start's), the start message's `start.to`, the start delivery's
+ * `start.to` and the customer id its `start.thread` names. The start message and its delivery have
+ * ids derived from the start (../rules/starts.ts, ../platform/ids.ts), so no query finds them.
+ * Returns the writes, to run after the transaction's other reads.
+ */
+async function startAddressInSharedThreads(db: Firestore, tx: Transaction, workspaceId: string, integrationId: string, shared: ReadonlyArray<{ conversation: QueryDocumentSnapshot; stub: DocumentData & { id: string } }>): Promise<(tx: Transaction) => void> {
+  if (shared.length === 0) return () => undefined;
+  const refs = shared.flatMap(({ conversation, stub }) => {
+    const messageId = startMessageId(integrationId, String(stub.startId ?? ''));
+    return [db.doc(paths.message(workspaceId, conversation.id, messageId)), db.doc(paths.delivery(workspaceId, deliveryIdFor(stub.id, messageId)))];
+  });
+  const snaps = await tx.getAll(...refs);
+  return (write) => {
+    shared.forEach(({ conversation, stub }, i) => {
+      const to = conversation.get('to') as { kind?: unknown; value?: unknown } | undefined;
+      const stubTo = stub.to as { kind?: unknown; value?: unknown } | undefined;
+      if (to !== undefined && to !== null && to.kind === stubTo?.kind && to.value === stubTo?.value) write.update(conversation.ref, { to: FieldValue.delete() });
+      const [message, delivery] = [snaps[2 * i], snaps[2 * i + 1]];
+      if (message?.exists === true && message.get('start.to') !== undefined) write.update(message.ref, { 'start.to': FieldValue.delete() });
+      if (delivery?.exists === true && delivery.get('start') !== undefined) write.update(delivery.ref, { 'start.to': FieldValue.delete(), 'start.thread.externalCustomerId': FieldValue.delete() });
+    });
+  };
+}
+
+/** The conversations a started conversation was merged into names it in `mergedFrom`. */
+const mergedFromOf = (conversation: DocumentData): string[] => (Array.isArray(conversation.mergedFrom) ? conversation.mergedFrom.filter((id): id is string => typeof id === 'string' && id !== '') : []);
 
 const conversationOf = (doc: QueryDocumentSnapshot): string => doc.ref.parent.parent?.id ?? '';
 
@@ -368,7 +485,9 @@ async function runErasureStep(db: Firestore, store: ImageStore, workspaceId: str
   const result =
     phase === 'messages'
       ? await customerMessagesStep(db, store, workspaceId, ref, started)
-      : phase === 'conversations'
+      : phase === 'linked'
+        ? await linkedStep(db, workspaceId, ref, started)
+        : phase === 'conversations'
         ? await conversationStep(db, store, workspaceId, ref, started)
         : phase === 'events'
           ? await eventsStep(db, workspaceId, ref, started)

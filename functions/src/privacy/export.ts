@@ -11,7 +11,11 @@
  *   `message` (the customer's own messages everywhere; in a sole-customer conversation also the
  *   operator replies), with image and attachment references (store path, sha256, type, size: the
  *   bytes stay in the store; an attachment's path comes from its upload record), and `delivery`
- *   (of those replies: status, attempts, receipt).
+ *   (of those replies: status, attempts, receipt); `reaction`; `start_address` and
+ *   `conversation_start` (the addresses the desk started conversations to and the requests naming
+ *   them). The conversations include those the customer never wrote in: a conversation the desk
+ *   started that lists them, and those of starts that never completed to an address whose value is
+ *   the customer id (docs/privacy.md#addresses-of-conversations-the-desk-starts).
  * In a conversation shared with other customers, their messages and the replies are not the
  * customer's data, so they are left out.
  *
@@ -19,13 +23,13 @@
  * at most `EXPORT_MESSAGE_LIMIT` messages, beyond which the export ends `failed` / `too_large`.
  */
 import { createHash } from 'node:crypto';
-import { Timestamp, type DocumentData, type Firestore } from 'firebase-admin/firestore';
+import { Timestamp, type DocumentData, type Firestore, type QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { customerIdFor } from '../platform/ids';
 import { paths } from '../platform/paths';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import type { ImageStore } from '../messages/image-store';
 import { attachmentReferencesOf } from './stored-objects';
-import { startsOfAddress } from './message-events';
+import { pendingAddressesOf, startsNamedBy, startsOfAddress } from './message-events';
 
 /** How long the file can be downloaded. */
 const EXPORT_TTL_MS = 7 * 86_400_000;
@@ -68,9 +72,28 @@ async function buildExport(db: Firestore, workspaceId: string, integrationId: st
     byConversation.set(conversationId, [...(byConversation.get(conversationId) ?? []), { messageId: doc.id, ...doc.data() }]);
   }
   let read = mine.length;
+  // The conversations of the customer that hold none of their messages, as the erasure finds them
+  // (./erasure.ts `linkedStep`): those listing them (a conversation the desk started that they
+  // never answered), the started conversations merged into those that were theirs, and those of
+  // starts that never completed to an address whose value is the customer id.
+  const conversations = db.collection(paths.conversations(workspaceId));
+  const linked = await collectionQuery(conversations, QUERIES.conversationsListingCustomer, customerId).limit(EXPORT_MESSAGE_LIMIT + 1).get();
+  read += linked.size;
+  const extra = new Set(linked.docs.map((doc) => doc.id));
+  const stubIds = [...new Set(linked.docs.flatMap((doc) => (Array.isArray(doc.get('mergedFrom')) ? (doc.get('mergedFrom') as unknown[]) : [])))].filter((id): id is string => typeof id === 'string' && id !== '');
+  const stubs = stubIds.length > 0 ? await db.getAll(...stubIds.map((id) => conversations.doc(id))) : [];
+  for (const stub of stubs) if (stub.exists && stub.get('lastSenderExternalId') === externalCustomerId) extra.add(stub.id);
+  const pending = await pendingAddressesOf(db, workspaceId, integrationId, externalCustomerId);
+  for (const entry of pending.entries) if (typeof entry.get('conversationId') === 'string') extra.add(entry.get('conversationId') as string);
+  read += stubs.length + pending.reads;
+  if (read > EXPORT_MESSAGE_LIMIT) return null;
+  for (const id of extra) if (!byConversation.has(id)) byConversation.set(id, []);
   const exported = new Set<string>();
   for (const conversationId of [...byConversation.keys()].sort()) {
-    const conversation = (await db.doc(paths.conversation(workspaceId, conversationId)).get()).data() ?? {};
+    const snap = await db.doc(paths.conversation(workspaceId, conversationId)).get();
+    // A linked conversation deleted since it was listed has nothing to export.
+    if (!snap.exists && (byConversation.get(conversationId) ?? []).length === 0) continue;
+    const conversation = snap.data() ?? {};
     const ids: unknown = conversation.customerIds;
     const sole = Array.isArray(ids) && ids.every((id) => id === customerId);
     // Not exported: the other customers' ids, the search index (prefixes of the latest customer's
@@ -121,13 +144,26 @@ async function buildExport(db: Firestore, workspaceId: string, integrationId: st
   // The addresses the desk started conversations to (the address book) and the start requests naming them.
   const addresses = await collectionQuery(db.collection(paths.startAddresses(workspaceId)), QUERIES.startAddressesOfCustomer, integrationId, externalCustomerId).limit(EXPORT_MESSAGE_LIMIT + 1).get();
   read += addresses.size;
+  const startLines = new Set<string>();
+  const startLine = (start: QueryDocumentSnapshot): void => {
+    if (startLines.has(start.id)) return;
+    startLines.add(start.id);
+    lines.push(line('conversation_start', { startId: start.id, ...start.data() }));
+  };
   for (const address of addresses.docs.sort((a, b) => (a.id < b.id ? -1 : 1))) {
     lines.push(line('start_address', { addressId: address.id, ...address.data() }));
     const starts = await startsOfAddress(db, workspaceId, integrationId, address.data(), EXPORT_MESSAGE_LIMIT + 1);
     read += starts.size;
     if (read > EXPORT_MESSAGE_LIMIT) return null;
-    for (const start of starts.docs.sort((a, b) => (a.id < b.id ? -1 : 1))) lines.push(line('conversation_start', { startId: start.id, ...start.data() }));
+    for (const start of starts.docs.sort((a, b) => (a.id < b.id ? -1 : 1))) startLine(start);
   }
+  // Starts that never completed to an address whose value is the customer id (their entry names no
+  // customer yet), and refused starts to such an address (docs/privacy.md#addresses-of-conversations-the-desk-starts).
+  for (const entry of pending.entries.sort((a, b) => (a.id < b.id ? -1 : 1))) lines.push(line('start_address', { addressId: entry.id, ...entry.data() }));
+  const byValue = await startsNamedBy(db, workspaceId, integrationId, externalCustomerId, EXPORT_MESSAGE_LIMIT + 1);
+  read += byValue.length;
+  if (read > EXPORT_MESSAGE_LIMIT) return null;
+  for (const start of byValue.sort((a, b) => (a.id < b.id ? -1 : 1))) startLine(start);
   return { text: lines.map((l) => `${l}\n`).join(''), counts };
 }
 

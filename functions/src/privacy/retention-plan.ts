@@ -59,12 +59,27 @@ export function conversationPlan(conversation: { newest: number; keep: boolean; 
   return !conversation.keep && conversation.objectMessagesLeft === 0 && expireAt !== null && expireAt <= now ? { kind: 'delete' } : { kind: 'keep' };
 }
 
+/**
+ * The `expireAt` of an address book entry of starts (`startAddresses`): it follows the conversation
+ * it names. While that conversation exists (the customer may still be written to, a start may still
+ * be unsent) the entry has none, so the next start to the address still finds it; once the pass
+ * deleted the conversation (its newest message past the period) the entry's own time (`updatedAt`,
+ * the start or its `complete`) plus the period applies, which is past by then as well.
+ */
+export function startAddressExpiry(entry: { updatedAt: number; conversationExists: boolean }, days: number | null): number | null {
+  return entry.conversationExists ? null : expiryOf(entry.updatedAt, days);
+}
+
 /** `settings/retentionState`: where the pass is, and the period it applied last. */
 export interface RetentionState {
   appliedDays: number | null;
-  /** The next conversation id to look at (a pass is in progress), or null. */
+  /** The next document id to look at in `phase` (a pass is in progress), or null. */
   cursor: string | null;
-  phase: 'conversations' | 'customers';
+  /**
+   * What the pass walks: the conversations, then the customers, then the address book of starts,
+   * then the start requests (states written before the last two existed end after the customers).
+   */
+  phase: 'conversations' | 'customers' | 'startAddresses' | 'conversationStarts';
   lastPassFinishedAt: number;
   /** When the current (or last) pass started; absent in states written before it was kept. */
   lastPassStartedAt?: number;

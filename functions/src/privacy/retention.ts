@@ -5,7 +5,8 @@
  * delete most documents; this job decides every `expireAt` and deletes the rest itself
  * (the decisions are pure, in ./retention-plan.ts):
  *
- * - a pass walks each workspace's conversations (then its customers), a page at a time with its
+ * - a pass walks each workspace's conversations (then its customers, its address book of starts and
+ *   its start requests: docs/privacy.md#retention), a page at a time with its
  *   cursor on `settings/retentionState`, and sets each document's `expireAt` to its time plus the
  *   period (removes it when there is no period), writing only what differs. A pass runs when the
  *   period changed (so a change applies to existing data) and otherwise `PASS_INTERVAL_MS` after
@@ -38,7 +39,7 @@ import type { ImageStore } from '../messages/image-store';
 import { UNFINISHED_STATUSES, type DeliveryStatus } from '../rules/record';
 import { attachmentIdsOf } from '../deliveries/reply';
 import { imageEntriesOf, removeAttachmentObjects, removeImages, uploadRecordsOf } from './stored-objects';
-import { conversationPlan, expiryOf, messagePlan, passDue, type RetentionState } from './retention-plan';
+import { conversationPlan, expiryOf, messagePlan, passDue, startAddressExpiry, type RetentionState } from './retention-plan';
 /** Documents one run reads per workspace at most (then it continues at its cursor). */
 const RUN_BUDGET = 2_000;
 const PAGE = 100;
@@ -266,6 +267,42 @@ async function workspacePass(db: Firestore, store: ImageStore, workspaceId: stri
     for (const customer of page.docs) {
       await writer.apply(customer, expiryOf(millis(customer.get('lastSeenAt')) ?? now, days), now, deleteDue);
       cursor = customer.id;
+    }
+    await writer.flush();
+    if (page.size < PAGE) {
+      phase = 'startAddresses';
+      cursor = '';
+    }
+  }
+  // The address book of starts: each entry follows the conversation it names (./retention-plan.ts `startAddressExpiry`).
+  while (reads < RUN_BUDGET && phase === 'startAddresses') {
+    let query = collectionQuery(db.collection(paths.startAddresses(workspaceId)), QUERIES.startAddressesById).limit(PAGE);
+    if (cursor !== null && cursor !== '') query = query.startAfter(cursor);
+    const page = await query.get();
+    const named = [...new Set(page.docs.map((entry) => entry.get('conversationId') as unknown).filter((id): id is string => typeof id === 'string' && id !== ''))];
+    const conversations = named.length > 0 ? await db.getAll(...named.map((id) => db.doc(paths.conversation(workspaceId, id)))) : [];
+    const existing = new Set(conversations.filter((c) => c.exists).map((c) => c.id));
+    reads += page.size + conversations.length;
+    for (const entry of page.docs) {
+      const conversationExists = existing.has(entry.get('conversationId') as string);
+      await writer.apply(entry, startAddressExpiry({ updatedAt: millis(entry.get('updatedAt')) ?? now, conversationExists }, days), now, deleteDue);
+      cursor = entry.id;
+    }
+    await writer.flush();
+    if (page.size < PAGE) {
+      phase = 'conversationStarts';
+      cursor = '';
+    }
+  }
+  // The start requests: their own time (`requestedAt`), like a message.
+  while (reads < RUN_BUDGET && phase === 'conversationStarts') {
+    let query = collectionQuery(db.collection(paths.conversationStarts(workspaceId)), QUERIES.conversationStartsById).limit(PAGE);
+    if (cursor !== null && cursor !== '') query = query.startAfter(cursor);
+    const page = await query.get();
+    reads += page.size;
+    for (const start of page.docs) {
+      await writer.apply(start, expiryOf(millis(start.get('requestedAt')) ?? millis(start.get('updatedAt')) ?? now, days), now, deleteDue);
+      cursor = start.id;
     }
     await writer.flush();
     if (page.size < PAGE) {

@@ -3,7 +3,7 @@
  * stored objects is deleted by the pass when its period is over, never before, and never stamped
  * for TTL; conversations are deleted by the pass; a pass is due a day after the previous one started.
  */
-import { conversationPlan, messagePlan, passDue, DAY_MS, PASS_INTERVAL_MS } from '../../../functions/src/privacy/retention-plan';
+import { conversationPlan, messagePlan, passDue, startAddressExpiry, DAY_MS, PASS_INTERVAL_MS } from '../../../functions/src/privacy/retention-plan';
 
 const HOUR = 3_600_000;
 const NOW = 1_800_000_000_000;
@@ -59,5 +59,18 @@ describe('passDue', () => {
     const { lastPassStartedAt: _started, ...old } = state;
     expect(passDue(old, 30, PASS_INTERVAL_MS)).toBe(false);
     expect(passDue(old, 30, 10 * HOUR + PASS_INTERVAL_MS)).toBe(true);
+  });
+});
+
+describe('startAddressExpiry', () => {
+  test('an address book entry has no stamp while the conversation it names exists, however old', () => {
+    expect(startAddressExpiry({ updatedAt: NOW - 400 * DAY_MS, conversationExists: true }, 1)).toBeNull();
+    expect(startAddressExpiry({ updatedAt: NOW, conversationExists: true }, 30)).toBeNull();
+  });
+
+  test('once its conversation is gone it expires at its own time plus the period (none without a period)', () => {
+    expect(startAddressExpiry({ updatedAt: NOW - 3 * DAY_MS, conversationExists: false }, 2)).toBe(NOW - DAY_MS);
+    expect(startAddressExpiry({ updatedAt: NOW - HOUR, conversationExists: false }, 1)).toBe(NOW - HOUR + DAY_MS);
+    expect(startAddressExpiry({ updatedAt: NOW - 3 * DAY_MS, conversationExists: false }, null)).toBeNull();
   });
 });
