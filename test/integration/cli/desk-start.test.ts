@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { startedConversationId } from '../../../functions/src/rules/starts';
+import { closePubSub, createTestTopic, eventually, type TestTopic } from '../helpers/deliveries';
 import { adminDb, createTestIntegration, integrationRef, type TestIntegration } from '../helpers/stack';
 import { account, desk, expectExit, json } from './desk-helpers';
 
@@ -22,6 +23,8 @@ jest.setTimeout(120_000);
 const TEMPLATE = { name: 'hello', language: 'en-US', params: [{ name: 'name', maxLength: 20 }], preview: 'Hi {{name}}, we have news.' };
 
 const workspaceId = `ws_${randomUUID()}`;
+/** The integrations' replies topic: a start becomes a delivery notified there (without a topic the service refuses it `replies_disabled`). */
+let topic: TestTopic;
 /** Starts by email and handle, no window. */
 let open: TestIntegration;
 /** Starts by handle, a reply window and one template. */
@@ -35,7 +38,8 @@ const starts = () => adminDb().collection('workspaces').doc(workspaceId).collect
 const startCount = async (): Promise<number> => (await starts().get()).size;
 
 beforeAll(async () => {
-  const make = () => createTestIntegration({ workspaceId });
+  topic = await createTestTopic();
+  const make = () => createTestIntegration({ workspaceId, topic: topic.topicPath });
   [open, windowed, silent] = await Promise.all([make(), make(), make()]);
   await integrationRef(workspaceId, open.integrationId).update({ conversations: { start: { addressKinds: ['email', 'handle'] } } });
   await integrationRef(workspaceId, windowed.integrationId).update({
@@ -47,6 +51,10 @@ beforeAll(async () => {
   member.uid = await account(member.email, member.password);
   await adminDb().doc(`workspaces/${workspaceId}/members/${member.uid}`).set({ role: 'operator' });
   asMember = { DESK_WORKSPACE: workspaceId, DESK_EMAIL: member.email, DESK_PASSWORD: member.password };
+});
+afterAll(async () => {
+  await topic?.close();
+  await closePubSub();
 });
 
 test('a start by email with a text: the service answers with the conversation (exit 0); the same address again is reused', async () => {
@@ -61,6 +69,8 @@ test('a start by email with a text: the service answers with the conversation (e
   expect(stored).not.toHaveProperty('template');
   const conversation = (await adminDb().doc(`workspaces/${workspaceId}/conversations/${started.conversationId}`).get()).data();
   expect(conversation).toMatchObject({ origin: 'desk', integrationId: open.integrationId, to: { kind: 'email', value: address } });
+  // The start became a delivery of the conversation, notified to the integration's connector.
+  await eventually(async () => topic.received.find((n) => n.conversationId === started.conversationId), `the notification of the start of ${started.conversationId}`, 30_000);
 
   // A second start to the same address: the service adds the message to the customer's conversation.
   const again = await desk(['start', '--integration', open.integrationId, '--to', `email:${address}`, '--text', 'One more thing.'], asMember);
@@ -84,7 +94,7 @@ test('a start the service refuses: its code and words on stderr (and in --json),
   expectExit(run, 1);
   expect(run.stderr).toContain("desk: This integration's replies are turned off, so nothing can be sent on it. (replies_disabled");
   expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'replies_disabled', message: expect.stringContaining('replies_disabled') } });
-  // The request was written (the service decides this one) and carries the refusal.
+  // The request was written (the service decides this one: the integration's replies are off) and carries the refusal.
   const written = (await starts().where('integrationId', '==', silent.integrationId).get()).docs.map((d) => d.data());
   expect(written).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: 'replies_disabled' }) })]);
   expect(await startCount()).toBe(before + 1);
