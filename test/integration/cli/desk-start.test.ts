@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { startedConversationId } from '../../../functions/src/rules/starts';
 import { closePubSub, createTestTopic, eventually, type TestTopic } from '../helpers/deliveries';
-import { adminDb, createTestIntegration, integrationRef, type TestIntegration } from '../helpers/stack';
+import { adminDb, createTestIntegration, integrationRef, postJson, type TestIntegration } from '../helpers/stack';
 import { account, desk, expectExit, json } from './desk-helpers';
 
 // The first start of a run meets a cold trigger in the emulator; each CLI run bundles and signs in.
@@ -42,10 +42,10 @@ beforeAll(async () => {
   const make = () => createTestIntegration({ workspaceId, topic: topic.topicPath });
   [open, windowed, silent] = await Promise.all([make(), make(), make()]);
   await integrationRef(workspaceId, open.integrationId).update({ conversations: { start: { addressKinds: ['email', 'handle'] } } });
-  await integrationRef(workspaceId, windowed.integrationId).update({
-    conversations: { start: { addressKinds: ['handle'] } },
-    channel: { window: { seconds: 86_400 }, templates: [TEMPLATE], updatedAt: Date.now() },
-  });
+  await integrationRef(workspaceId, windowed.integrationId).update({ conversations: { start: { addressKinds: ['handle'] } } });
+  // The connector declares its channel through the API: the service stores it and the template index the rules check a start's template against.
+  const declared = await postJson('/v1/channel', { window: { seconds: 86_400 }, templates: [TEMPLATE] }, { key: windowed.key, method: 'PUT' });
+  if (declared.status !== 200) throw new Error(`PUT /v1/channel answered ${declared.status}: ${declared.text}`);
   await integrationRef(workspaceId, silent.integrationId).update({ conversations: { start: { addressKinds: ['email'] } }, 'replies.enabled': false });
   // Provisioning (Admin SDK), as `npm start` seeds the demo workspace: the account and its membership.
   member.uid = await account(member.email, member.password);

@@ -87,7 +87,7 @@ describe('usage and the stack', () => {
   test('an unknown command or a missing argument: the reason and the usage, exit 2; help: exit 0', async () => {
     const [unknown, missing, noText, help] = await Promise.all([desk(['bogus']), desk(['cancel', 'c_1']), desk(['reply', 'c_1']), desk(['help'])]);
     expectExit(unknown, 2);
-    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help\)\n/);
+    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, start, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help\)\n/);
     expect(unknown.stderr).toContain('Usage: npm run desk -- <command>');
     expectExit(missing, 2);
     expect(missing.stderr).toMatch(/^desk: cancel needs <conversationId> <replyId>\n/);
