@@ -4,12 +4,21 @@
  * test/unit/console/desk-args.test.ts. What the values mean is decided where they are used (the
  * capability's limits by the console's own check, attachments.ts `capabilityProblem`).
  */
+import { replyProblem } from '../src/format';
+import { ADDRESS_KINDS, addressProblem, type AddressKind } from '../src/start-format';
+import type { TemplateChoice } from '../src/template-format';
 
 /** The demo accounts `npm start` seeds (scripts/lib/seed.mjs): who `--as` signs in as. */
 export type DemoRole = 'admin' | 'operator';
 
 /** How long a command waits by default for the service's answer (a delivery's status, an erasure). */
 export const DEFAULT_WAIT_SECONDS = 15;
+
+/**
+ * How long `start` waits by default for the service's answer on the start document: longer than
+ * the others, since a start is the first write of its kind a cold start trigger may see.
+ */
+export const START_WAIT_SECONDS = 30;
 
 /** The `--types` names and the content types they stand for (the contract's six). */
 const TYPE_NAMES: Readonly<Record<string, string>> = {
@@ -23,7 +32,7 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   txt: 'text/plain',
 };
 
-export type CommandName = 'help' | 'conversations' | 'reply' | 'status' | 'cancel' | 'resend' | 'edit' | 'unsend' | 'capabilities' | 'erase' | 'erasures';
+export type CommandName = 'help' | 'conversations' | 'start' | 'reply' | 'status' | 'cancel' | 'resend' | 'edit' | 'unsend' | 'capabilities' | 'erase' | 'erasures';
 
 /** `--lifecycle edit=900,unsend=3600`: the kinds asked for, each with its window in seconds (checked where it is used). */
 interface LifecycleRequest {
@@ -34,6 +43,18 @@ interface LifecycleRequest {
 export type Command =
   | { name: 'help'; topic: CommandName | undefined }
   | { name: 'conversations'; limit: number }
+  | {
+      name: 'start';
+      integrationId: string;
+      /** `--to kind:value`, the address checked as the rules check it (console/src/start-format.ts). */
+      to: { kind: AddressKind; value: string };
+      /**
+       * `--text`, or `--template name:language` with its `--param name=value`s as given: whether the
+       * channel declares that template with exactly those params is checked against the integration.
+       */
+      first: { text: string } | { template: TemplateChoice };
+      waitSeconds: number;
+    }
   | { name: 'reply'; conversationId: string; text: string; files: string[]; waitSeconds: number }
   | { name: 'status'; conversationId: string; replyId: string | undefined }
   | { name: 'cancel'; conversationId: string; replyId: string; waitSeconds: number }
@@ -83,15 +104,18 @@ const VALUE_OPTION_TABLE = {
   '--password': 'all',
   '--workspace': 'all',
   '--limit': ['conversations'],
-  '--text': ['reply', 'edit'],
+  '--text': ['reply', 'edit', 'start'],
+  '--to': ['start'],
+  '--template': ['start'],
+  '--param': ['start'],
   '--file': ['reply'],
-  '--wait-seconds': ['reply', 'cancel', 'resend', 'edit', 'unsend', 'erase'],
+  '--wait-seconds': ['start', 'reply', 'cancel', 'resend', 'edit', 'unsend', 'erase'],
   '--attachments': ['capabilities'],
   '--types': ['capabilities'],
   '--max-mb': ['capabilities'],
   '--max-files': ['capabilities'],
   '--lifecycle': ['capabilities'],
-  '--integration': ['erase'],
+  '--integration': ['erase', 'start'],
 } as const satisfies Readonly<Record<string, readonly CommandName[] | 'all'>>;
 const FLAG_OPTION_TABLE = {
   '--json': 'all',
@@ -105,6 +129,7 @@ export const FLAG_OPTIONS: Readonly<Record<string, readonly string[] | 'all'>> =
 /** Positional arguments of each command: names for the messages; `?` marks an optional one. */
 const POSITIONALS: Readonly<Record<CommandName, readonly string[]>> = {
   conversations: [],
+  start: [],
   reply: ['conversationId'],
   status: ['conversationId', 'replyId?'],
   cancel: ['conversationId', 'replyId'],
@@ -156,6 +181,50 @@ function lifecycleValue(value: string): { value: 'off' | LifecycleRequest } | { 
   return { value: request };
 }
 
+const START_USAGE = 'start needs --integration <id>, --to kind:address, and --text "..." or --template name:language';
+
+/**
+ * `start`'s options into its command, or the usage error: the address checked as the rules check
+ * it (the console's addressProblem), the text as the console's form checks it (replyProblem), a
+ * template named `name:language` with each `--param name=value` once. The channel's own terms
+ * (whether it declares the template with those params, whether it needs one) are the integration's,
+ * checked by the command before it writes.
+ */
+function startCommand(one: (option: string) => string | undefined, params: readonly string[], waitSeconds: number): { command: Extract<Command, { name: 'start' }> } | { error: string } {
+  const integrationId = one('--integration');
+  const to = one('--to');
+  const text = one('--text');
+  const template = one('--template');
+  if (integrationId === undefined || to === undefined || (text === undefined && template === undefined)) return { error: START_USAGE };
+  if (integrationId === '') return { error: '--integration may not be empty' };
+  const colon = to.indexOf(':');
+  const kind = to.slice(0, colon);
+  if (colon === -1 || !(ADDRESS_KINDS as readonly string[]).includes(kind)) return { error: `--to takes kind:address with a kind of ${ADDRESS_KINDS.join(', ')} (e.g. email:ana@example.com), not "${to}"` };
+  const value = to.slice(colon + 1).trim();
+  const addressKind = kind as AddressKind;
+  const bad = addressProblem(addressKind, value);
+  if (bad !== undefined) return { error: `--to ${kind}: ${bad}` };
+  const base = { name: 'start' as const, integrationId, to: { kind: addressKind, value }, waitSeconds };
+  if (text !== undefined) {
+    if (template !== undefined) return { error: 'start takes --text or --template, not both' };
+    if (params.length > 0) return { error: '--param goes with --template' };
+    const problem = replyProblem(text);
+    if (problem !== undefined) return { error: `--text: ${problem}` };
+    return { command: { ...base, first: { text } } };
+  }
+  const match = /^([^:]+):([^:]+)$/.exec(template ?? '');
+  if (match === null) return { error: `--template takes name:language (e.g. order_update:en-US), not "${template ?? ''}"` };
+  const values: Record<string, string> = {};
+  for (const param of params) {
+    const eq = param.indexOf('=');
+    if (eq < 1) return { error: `--param takes name=value, not "${param}"` };
+    const name = param.slice(0, eq);
+    if (Object.hasOwn(values, name)) return { error: `--param names ${name} twice` };
+    values[name] = param.slice(eq + 1);
+  }
+  return { command: { ...base, first: { template: { name: match[1] as string, language: match[2] as string, params: values } } } };
+}
+
 /**
  * Parses the arguments after `npm run desk --`. `env` supplies `DESK_WORKSPACE`, `DESK_EMAIL` and
  * `DESK_PASSWORD` (a password kept out of the command line).
@@ -200,7 +269,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       if (value === undefined || (value.startsWith('--') && value.length > 2)) return fail(`${option} needs a value`);
       i++;
     }
-    if (option !== '--file' && values.has(option)) return fail(`${option} is given twice`);
+    if (option !== '--file' && option !== '--param' && values.has(option)) return fail(`${option} is given twice`);
     values.set(option, [...(values.get(option) ?? []), value]);
   }
   const one = (option: string): string | undefined => values.get(option)?.[0];
@@ -251,6 +320,12 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       const limit = positiveInteger(one('--limit') ?? '20', '--limit', 200);
       if (typeof limit === 'string') return fail(limit);
       command = { name, limit };
+      break;
+    }
+    case 'start': {
+      const parsed = startCommand(one, values.get('--param') ?? [], values.has('--wait-seconds') ? waitSeconds : START_WAIT_SECONDS);
+      if ('error' in parsed) return fail(parsed.error);
+      command = parsed.command;
       break;
     }
     case 'reply': {
@@ -330,6 +405,10 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
 /** Each command's synopsis and what it does (its options are listed from the tables, `OPTION_HELP`). */
 const COMMAND_USAGE: Readonly<Record<CommandName, { synopsis: string; does: string }>> = {
   conversations: { synopsis: 'conversations [--limit N]', does: "the workspace's conversations, most recent first" },
+  start: {
+    synopsis: 'start --integration <id> --to kind:address (--text "..." | --template name:language [--param name=value]...) [--wait-seconds N]',
+    does: "start a conversation as the console's New conversation form does, and wait for the service's answer",
+  },
   reply: { synopsis: 'reply <conversationId> [--text "..."] [--file <path>]... [--no-wait | --wait-seconds N]', does: 'write an operator reply, with files uploaded as the console does' },
   status: { synopsis: 'status <conversationId> [replyId]', does: "each reply's delivery (status, attempts, parts, receipt) and who is typing" },
   cancel: { synopsis: 'cancel <conversationId> <replyId> [--no-wait | --wait-seconds N]', does: 'recall a reply before the connector sends it' },
@@ -353,16 +432,19 @@ const OPTION_HELP: Readonly<Record<OptionName, { value?: string; does: string }>
   '--workspace': { value: '<id>', does: `the workspace (or DESK_WORKSPACE; default ${DEMO_WORKSPACE})` },
   '--json': { does: 'machine-readable output on stdout' },
   '--limit': { value: 'N', does: 'how many, 1 to 200 (default 20)' },
-  '--text': { value: '"..."', does: "the reply's text (edit: its new text)" },
+  '--text': { value: '"..."', does: "the reply's text (edit: its new text; start: the first message)" },
+  '--to': { value: 'kind:address', does: 'the customer to start with: phone:+447700900123, email:ana@example.com or handle:<name>' },
+  '--template': { value: 'name:language', does: 'start with a template the channel declared (needed on a channel with a reply window)' },
+  '--param': { value: 'name=value', does: "a value of the template's params; repeat it for each" },
   '--file': { value: '<path>', does: 'a file to send with the reply; repeat it for more (up to the integration\'s maxCount)' },
-  '--wait-seconds': { value: 'N', does: `how long to wait for the service's answer, 1 to 600 (default ${DEFAULT_WAIT_SECONDS})` },
+  '--wait-seconds': { value: 'N', does: `how long to wait for the service's answer, 1 to 600 (default ${DEFAULT_WAIT_SECONDS}; start: ${START_WAIT_SECONDS})` },
   '--no-wait': { does: "do not wait for the service's answer" },
   '--attachments': { value: 'on|off', does: '(admin) let replies carry files, or not' },
   '--types': { value: 'png,pdf,...', does: `with --attachments on: the file types, of ${Object.keys(TYPE_NAMES).join(', ')} (default all)` },
   '--max-mb': { value: 'N', does: 'with --attachments on: megabytes per file, at most 10 (default 10)' },
   '--max-files': { value: 'N', does: 'with --attachments on: files per reply, at most 5 (default 5)' },
   '--lifecycle': { value: 'off|edit=S,unsend=S', does: '(admin) the edit and unsend windows in seconds (60 to 604800), or off' },
-  '--integration': { value: '<id>', does: "the customer's integration (needed with an external id when the workspace has several)" },
+  '--integration': { value: '<id>', does: "the customer's integration (erase: needed with an external id when the workspace has several; start: the integration to start on)" },
   '--pending': { does: 'only those the connector has not acknowledged (still erasing, or done and waiting)' },
 };
 

@@ -10,6 +10,7 @@ import type { Unsubscribe } from 'firebase/firestore';
 import { doc, getDoc } from 'firebase/firestore';
 import { allShards, CONVERSATION_LIST_SHARDS, REPLY_MAX_CODE_POINTS } from '../../functions/src/contract';
 import { ATTACHMENT_CONTENT_TYPES, ATTACHMENT_MAX_BYTES, ATTACHMENT_MAX_COUNT, capabilityProblem, fileProblem, uploadErrorText, type AttachmentCapability, type UploadedAttachment } from '../src/attachments';
+import { requestStart, subscribeStartAnswer, type StartAnswer, type StartRequest } from '../src/conversation-start-data';
 import { CustomerNames } from '../src/customers';
 import { describeError, errorCode } from '../src/errors';
 import { replyProblem } from '../src/format';
@@ -17,6 +18,8 @@ import { setReplyAttachments, setReplyLifecycle, subscribeIntegrations, type Int
 import { editProblem, entryFor, lifecycleProblem, shownText, typingShown, type LifecycleCapability, type LifecycleEntry } from '../src/lifecycle';
 import { requestErasure, subscribeErasures, subscribeIntegrationNames, type Erasure } from '../src/privacy-data';
 import type { Session } from '../src/session';
+import { addressKindLabel, startErrorText } from '../src/start-format';
+import { findTemplate, templateChoice, templateLabel, templateProblem } from '../src/template-format';
 import { requestCancel, requestEdit, requestResend, requestUnsend, sendReply, subscribeConversation, subscribeMessages, subscribeReplyCapability, subscribeTyping, type InboundMessage, type OutboundMessage, type ThreadMessage, type Typing } from '../src/thread-data';
 import type { Command } from './args';
 import { listConversations } from './conversations';
@@ -52,6 +55,7 @@ const RESEND_RULE = 'a resend may be requested only once per failed or unknown d
 const EDIT_RULE = `a member may edit only a sent operator reply of an integration that allows edits, within its window, with 1 to ${REPLY_MAX_CODE_POINTS} characters, and not once it was unsent`;
 const UNSEND_RULE = 'a member may unsend only a sent operator reply of an integration that allows unsends, within its window, once';
 const INTEGRATIONS_ADMINS_ONLY = 'only workspace admins may create or change integrations, and only the fields the contract lists';
+const START_RULE = `a start names an integration that allows it, an address of an allowed kind, and a text of 1 to ${REPLY_MAX_CODE_POINTS} characters or a template the channel declared (a template when the channel has a reply window)`;
 const PRIVACY_ADMINS_ONLY = 'only workspace admins may change retention or request erasures and exports, with exactly the fields the contract lists';
 
 /** A write (or read), with the rules' reason when they refuse it. */
@@ -433,6 +437,79 @@ async function erasures(command: Extract<Command, { name: 'erasures' }>, session
   io.out(context.json ? JSON.stringify(list, null, 2) : renderErasures(list, { workspaceId: session.workspaceId, pendingOnly: command.pending, selfUid: session.user.uid }, Date.now()));
 }
 
+const INTEGRATIONS_READ = 'only members of the workspace may read its integrations';
+
+/**
+ * The start request `command` describes on `integration`, or why it cannot be written: the New
+ * conversation form's checks (console/src/conversation-start.ts: only an active integration with
+ * address kinds is offered, only its kinds, a template on a windowed channel, the template's params
+ * as its picker checks them), so that nothing is written the rules or the service would refuse for them.
+ */
+function startRequest(command: Extract<Command, { name: 'start' }>, integration: Integration): StartRequest {
+  const kinds = integration.startKinds;
+  if (!integration.active || kinds === undefined) {
+    throw new DeskError(`integration ${integration.id} does not let members start conversations${integration.active ? '' : ' (it is inactive)'}: an admin allows it on the integration (Integrations, "Conversations the desk starts"). Nothing was written.`, 'starts_disabled');
+  }
+  const { kind, value } = command.to;
+  if (!kinds.includes(kind)) throw new DeskError(`integration ${integration.id} starts conversations by ${kinds.map(addressKindLabel).join(' or ')}, not by ${addressKindLabel(kind)}. Nothing was written.`, 'address_kind_not_allowed');
+  const templates = integration.channel?.templates ?? [];
+  const declared = templates.length === 0 ? 'it declares none' : `it declares ${templates.map(templateLabel).join(', ')}`;
+  if ('text' in command.first) {
+    if (integration.channel?.windowSeconds != null) {
+      throw new DeskError(`this channel has a reply window and the customer has not written yet: the first message is a template (--template name:language; ${declared}). Nothing was written.`, 'template_required');
+    }
+    return { integrationId: integration.id, to: { kind, value }, first: { text: command.first.text } };
+  }
+  const asked = command.first.template;
+  const template = findTemplate(templates, asked);
+  if (template === undefined) throw new DeskError(`the channel declares no template ${templateLabel(asked)} (${declared}). Nothing was written.`, 'template_invalid');
+  const known = new Set(template.params.map((p) => p.name));
+  const unknown = Object.keys(asked.params).filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    const takes = template.params.length === 0 ? 'no params' : `the params ${template.params.map((p) => p.name).join(', ')}`;
+    throw new DeskError(`template ${templateLabel(template)} takes ${takes}, not ${unknown.join(', ')}. Nothing was written.`, 'template_invalid');
+  }
+  const problem = templateProblem(template, asked.params);
+  if (problem !== undefined) throw new DeskError(`template ${templateLabel(template)}: ${problem} (--param name=value) Nothing was written.`, 'template_invalid');
+  return { integrationId: integration.id, to: { kind, value }, first: { template: templateChoice(template, asked.params) } };
+}
+
+/**
+ * Starts a conversation as New conversation does: the form's checks against the integration, the
+ * console's write (conversation-start-data.ts `requestStart`), then the service's answer on the
+ * start document (`subscribeStartAnswer`), waited for up to `waitSeconds`.
+ */
+async function start(command: Extract<Command, { name: 'start' }>, session: Session, context: Context, io: Io): Promise<void> {
+  const rows = await once<Integration[]>((on, onError) => subscribeIntegrations(session, on, onError), INTEGRATIONS_READ);
+  const integration = rows.find((r) => r.id === command.integrationId);
+  if (integration === undefined) {
+    const startable = rows.filter((r) => r.active && r.startKinds !== undefined).map((r) => r.id);
+    throw new DeskError(`no integration ${command.integrationId} in workspace ${session.workspaceId} (${startable.length === 0 ? 'none of its integrations lets members start conversations' : `those that let members start conversations: ${startable.join(', ')}`})`, 'integration_not_found');
+  }
+  const request = startRequest(command, integration);
+  const startId = await write(requestStart(session, request), START_RULE);
+  if (!context.json) io.out(`Start ${startId} requested: ${addressKindLabel(request.to.kind)} ${request.to.value} on integration ${integration.id}.`);
+  const { value: answer, done } = await listen<StartAnswer | undefined>(
+    (on, onError) => subscribeStartAnswer(session, startId, on, onError),
+    (a) => a !== undefined,
+    command.waitSeconds * 1000,
+    'only members of the workspace may read conversation starts',
+  );
+  if (!done || answer === undefined) {
+    throw new DeskError(`no answer from the service within ${command.waitSeconds} s on start ${startId} (the request is written: the service answers on workspaces/${session.workspaceId}/conversationStarts/${startId}; is the local stack's start trigger running?)`, 'start_unanswered');
+  }
+  if (answer.kind === 'error') throw new DeskError(startErrorText(answer.code, answer.message), answer.code);
+  if (context.json) {
+    io.out(JSON.stringify({ startId, conversationId: answer.conversationId, reused: answer.reused }, null, 2));
+    return;
+  }
+  io.out(
+    answer.reused
+      ? `Conversation ${answer.conversationId}: this customer already has it, and the message was added to it (reused).`
+      : `Conversation ${answer.conversationId} started; its connector delivers the first message (\`npm run desk -- status ${answer.conversationId}\` follows it).`,
+  );
+}
+
 async function conversations(command: Extract<Command, { name: 'conversations' }>, session: Session, context: Context, io: Io): Promise<void> {
   const rows = await write(
     listConversations(session, command.limit, allShards(CONVERSATION_LIST_SHARDS), new CustomerNames(session.services.db, session.workspaceId), (conversationId) => once(threadOf(session, conversationId), MESSAGES_READ)),
@@ -446,6 +523,8 @@ export async function runCommand(command: Exclude<Command, { name: 'help' }>, se
   switch (command.name) {
     case 'conversations':
       return conversations(command, session, context, io);
+    case 'start':
+      return start(command, session, context, io);
     case 'reply':
       return reply(command, session, context, io);
     case 'status':

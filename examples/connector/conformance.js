@@ -10,6 +10,7 @@
  *                                                            a customer message, posted as main.js posts its startup message
  *   lifecycle                                                the connector edits and unsends sent replies (its fake provider's send.edit / send.unsend)
  *   windows                                                  the connector fails a reply outside the window `window_closed` (`#window`)
+ *   starts                                                   the connector starts conversations by handle (its fake provider opens a direct chat)
  *   channelMessage(providerMessageId)                        what the fake chat shows of a message: the checker sees the edit / deletion happened
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,6 +26,12 @@ export const lifecycle = { edit: true, unsend: true };
 
 /** The fake provider fails a reply starting with `#window` `window_closed`: the window-closed scenario runs. */
 export const windows = true;
+
+/**
+ * The fake provider reaches a new customer by handle (`input.start` with `recipient.address`): it
+ * opens a direct chat and returns it as `conversation`, so the start-conversation scenario runs.
+ */
+export const starts = ['handle'];
 
 /** Starts the connector on the checker's service. `providerDelayMs`: each provider call takes that long (the long-call scenario). */
 export async function start({ baseUrl, key, subscription, providerDelayMs = 0 }) {

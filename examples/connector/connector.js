@@ -113,6 +113,13 @@ export const CHANNEL = Object.freeze({
 });
 
 /**
+ * The thread the fake channel opens when the desk starts a conversation with a user by handle (a
+ * direct chat with that user): its id derived from the handle, so a second start to the same
+ * handle, and the user's answers, are in the same chat.
+ */
+export const startedThreadOf = (handle) => ({ externalConversationId: `dm-${handle}`, externalCustomerId: handle });
+
+/**
  * A fake channel adapter: prints each reply (its text, then each file's name, type, size and
  * SHA-256, downloaded through the SDK's hash-checked `fetch()`) and returns a made-up provider
  * message id per part. A template reply is printed with its template and params (`template`), its
@@ -126,9 +133,21 @@ export function createFakeProvider({ write = (line) => process.stdout.write(`${l
   let sent = 0;
   // What the fake chat shows, by provider message id (what a real channel keeps on its side).
   const chat = new Map();
-  const send = async function send({ text, recipient, attachments, template, signal }) {
+  const send = async function send({ text, recipient, attachments, template, start, signal }) {
     signal.throwIfAborted();
-    const to = `${recipient.externalConversationId} (customer ${recipient.externalCustomerId})`;
+    // A conversation the desk starts (`start: true`): there is no chat yet, only the address. The
+    // fake channel reaches a new customer by handle; it opens the direct chat and names it in the
+    // result (`conversation`), which the SDK passes to `complete` so the start joins that thread.
+    let thread;
+    if (start === true) {
+      const address = recipient.address;
+      if (address?.kind !== 'handle') {
+        write(`[fake-provider] start to ${address?.kind} ${address?.value}: rejected (this channel reaches new customers by handle only)`);
+        throw new ProviderPermanentError('fake provider: new customers are reached by handle only', { code: 'recipient_unreachable' });
+      }
+      thread = startedThreadOf(address.value);
+    }
+    const to = thread === undefined ? `${recipient.externalConversationId} (customer ${recipient.externalCustomerId})` : `${thread.externalConversationId} (new customer ${thread.externalCustomerId})`;
     if (template === undefined && text.startsWith('#window')) {
       write(`[fake-provider] to ${to}: rejected (outside the channel's 24-hour reply window)`);
       throw new ProviderPermanentError('fake provider: outside the reply window', { code: 'window_closed' });
@@ -166,7 +185,7 @@ export function createFakeProvider({ write = (line) => process.stdout.write(`${l
     }
     for (const id of ids) chat.set(id, { text });
     // Per-part results only when there were files: a text reply reports exactly what it always did.
-    return files.length === 0 ? { providerMessageIds: ids } : { providerMessageIds: ids, parts };
+    return { providerMessageIds: ids, ...(files.length === 0 ? {} : { parts }), ...(thread === undefined ? {} : { conversation: thread }) };
   };
   /**
    * The operator edited a sent reply (`replies.lifecycle.edit`): change the text of the messages
@@ -402,9 +421,11 @@ export function startConnector({
   const sendAndLog = async (input) => {
     const result = await send(input);
     const ids = Array.isArray(result) ? result : result.providerMessageIds;
-    const { externalConversationId, externalCustomerId } = input.recipient;
+    // A start has no chat in its recipient yet: the one the provider opened (`conversation`) is where it went.
+    const thread = Array.isArray(result) || result.conversation === undefined ? input.recipient : result.conversation;
+    const { externalConversationId, externalCustomerId } = thread;
     log.add({ direction: 'out', externalConversationId, externalCustomerId, text: input.text, id: input.deliveryId });
-    store.remember(input.deliveryId, ids, input.recipient);
+    store.remember(input.deliveryId, ids, { externalConversationId, externalCustomerId });
     return result;
   };
   const erasures = startErasures({ client, purge: (erasure) => purgeErasure({ log, receipts: store }, erasure), onEvent, intervalMs: erasureIntervalMs });

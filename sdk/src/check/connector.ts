@@ -5,7 +5,7 @@
  * in its environment). docs/conformance.md documents both.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { byLifecycleKind, type LifecycleKind } from '../internal/contract.generated.js';
+import { byLifecycleKind, START_ADDRESS_KINDS, type LifecycleKind } from '../internal/contract.generated.js';
 import type { ConnectorStartContext } from '../testing/types.js';
 
 /** One incoming customer message the runner asks the connector to post through its own inbound path. */
@@ -30,6 +30,9 @@ export interface ConformanceStartContext extends ConnectorStartContext {
 
 /** The kinds of delivery after the send a connector implements (`edit`, `unsend`, ...: the contract's kinds): their scenarios run only for those. */
 export type LifecycleDeclaration = { [K in LifecycleKind]?: boolean };
+
+/** A kind of address a conversation the desk starts goes to (`phone`, `email`, `handle`: the contract's). */
+export type StartAddressKind = (typeof START_ADDRESS_KINDS)[number];
 
 /** What the connector's (fake) channel shows of one provider message: its current text, and whether it was deleted. */
 export interface ChannelMessage {
@@ -65,6 +68,13 @@ export interface ConformanceModule {
    */
   windows?: boolean;
   /**
+   * Optional: the kinds of address the connector starts conversations by (docs/contract.md,
+   * "Conversations the desk starts"): its `send` handles `input.start` (the claim's
+   * `recipient.address`) and returns `{ providerMessageIds, conversation: { externalConversationId,
+   * externalCustomerId } }`, so the scenario `start-conversation` runs, one start per kind.
+   */
+  starts?: readonly StartAddressKind[];
+  /**
    * Optional, with `lifecycle`: what the connector's channel shows of a provider message id it
    * reported (its fake provider's state), so that the lifecycle scenarios check that the provider
    * really edited or deleted the sent message (not only what was reported to the service).
@@ -92,6 +102,8 @@ export type ConnectorTarget =
       lifecycle?: LifecycleDeclaration;
       /** The process handles a reply window (`--windows`): see `ConformanceModule.windows`. */
       windows?: boolean;
+      /** The kinds of address the process starts conversations by (`--starts handle,email`): see `ConformanceModule.starts`. */
+      starts?: readonly StartAddressKind[];
     };
 
 /** A started connector, whatever its kind. */
@@ -180,6 +192,12 @@ export async function startTarget(target: ConnectorTarget, context: ConformanceS
 /** Whether the connector under test declares it handles a reply window (`windows`, `--windows`). */
 export function windowsOf(target: ConnectorTarget): boolean {
   return (target.kind === 'module' ? target.module.windows : target.windows) === true;
+}
+
+/** The kinds of address the connector under test declares it starts conversations by (`starts`, `--starts`), in the contract's order; empty: none. */
+export function startsOf(target: ConnectorTarget): StartAddressKind[] {
+  const declared: readonly unknown[] = (target.kind === 'module' ? target.module.starts : target.starts) ?? [];
+  return START_ADDRESS_KINDS.filter((kind) => Array.isArray(declared) && declared.includes(kind));
 }
 
 /** What the connector under test declares it implements after the send. */

@@ -7,7 +7,7 @@ import { ConnectorClient } from '../client.js';
 import { startTestService } from '../testing/index.js';
 import { VIOLATION_RULES } from '../testing/violations.js';
 import type { TestService, Violation } from '../testing/types.js';
-import { lifecycleOf, startTarget, windowsOf, type ConnectorTarget, type RunningTarget } from './connector.js';
+import { lifecycleOf, startsOf, startTarget, windowsOf, type ConnectorTarget, type RunningTarget } from './connector.js';
 import { CONFORMANCE_CUSTOMER, SCENARIOS, type Scenario, type ScenarioState } from './scenarios.js';
 
 /** Default time a scenario may take to reach its outcome. */
@@ -28,7 +28,7 @@ export interface ScenarioResult {
 
 export interface ConformanceOptions {
   connector: ConnectorTarget;
-  /** Names of the scenarios to run (default: `SCENARIO_NAMES`, and `LIFECYCLE_SCENARIO_NAMES` of the kinds the connector declares). */
+  /** Names of the scenarios to run (default: `SCENARIO_NAMES`, and those of `LIFECYCLE_SCENARIO_NAMES`, `WINDOW_SCENARIO_NAMES` and `START_SCENARIO_NAMES` the connector declares). */
   scenarios?: readonly string[];
   /** Time each scenario may take to reach its outcome (default `DEFAULT_SCENARIO_TIMEOUT_MS`). */
   timeoutMs?: number;
@@ -44,8 +44,8 @@ export interface ConformanceReport {
   durationMs: number;
 }
 
-/** The names of the scenarios every connector runs (all but the ones after the send and the reply window's). */
-export const SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.lifecycle === undefined && s.windows !== true).map((s) => s.name));
+/** The names of the scenarios every connector runs (all but the ones after the send, the reply window's and the start's). */
+export const SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.lifecycle === undefined && s.windows !== true && s.starts !== true).map((s) => s.name));
 
 /** The scenarios after the send (`edit-reply`, `unsend-reply`): run by default for a connector that declares the kind (`lifecycle`). */
 export const LIFECYCLE_SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.lifecycle !== undefined).map((s) => s.name));
@@ -53,7 +53,10 @@ export const LIFECYCLE_SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARI
 /** The reply window's scenario (`window-closed`): run by default for a connector that declares `windows` (`--windows`). */
 export const WINDOW_SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.windows === true).map((s) => s.name));
 
-const ALL_NAMES: readonly string[] = [...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES, ...WINDOW_SCENARIO_NAMES];
+/** The scenario of a conversation the desk starts (`start-conversation`): run by default for a connector that declares `starts` (`--starts`). */
+export const START_SCENARIO_NAMES: readonly string[] = Object.freeze(SCENARIOS.filter((s) => s.starts === true).map((s) => s.name));
+
+const ALL_NAMES: readonly string[] = [...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES, ...WINDOW_SCENARIO_NAMES, ...START_SCENARIO_NAMES];
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -83,6 +86,7 @@ async function runScenario(scenario: Scenario, target: ConnectorTarget, timeoutM
       conversationId: opened.conversationId,
       externalConversationId: CONFORMANCE_CUSTOMER.externalConversationId,
       customerId: CONFORMANCE_CUSTOMER.customerId,
+      startKinds: startsOf(target),
       client,
       sendIncoming: undefined,
       channelMessage: undefined,
@@ -107,6 +111,9 @@ async function runScenario(scenario: Scenario, target: ConnectorTarget, timeoutM
       }
       if (scenario.windows === true && !windowsOf(target)) {
         return { ...base, status: 'skip', durationMs: Math.round(performance.now() - begun), violations: [], failures: [], reason: 'the connector declares no reply window (windows: true / --windows)' };
+      }
+      if (scenario.starts === true && ctx.startKinds.length === 0) {
+        return { ...base, status: 'skip', durationMs: Math.round(performance.now() - begun), violations: [], failures: [], reason: 'the connector declares no address kinds it starts conversations by (starts: [...] / --starts)' };
       }
       if (scenario.lifecycle !== undefined && lifecycleOf(target)[scenario.lifecycle] !== true) {
         return { ...base, status: 'skip', durationMs: Math.round(performance.now() - begun), violations: [], failures: [], reason: `the connector declares no ${scenario.lifecycle} (lifecycle: { ${scenario.lifecycle}: true })` };
@@ -150,7 +157,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   // By default: every scenario, and those after the send for the kinds the connector declares.
   const declared = lifecycleOf(options.connector);
   const windows = windowsOf(options.connector);
-  const names = options.scenarios ?? SCENARIOS.filter((s) => (s.lifecycle === undefined || declared[s.lifecycle] === true) && (s.windows !== true || windows)).map((s) => s.name);
+  const starts = startsOf(options.connector).length > 0;
+  const names = options.scenarios ?? SCENARIOS.filter((s) => (s.lifecycle === undefined || declared[s.lifecycle] === true) && (s.windows !== true || windows) && (s.starts !== true || starts)).map((s) => s.name);
   const unknown = names.filter((n) => !ALL_NAMES.includes(n));
   if (unknown.length > 0) throw new RangeError(`unknown scenario ${unknown.join(', ')} (scenarios: ${ALL_NAMES.join(', ')})`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;

@@ -6,7 +6,7 @@
  */
 import { LEASE_MS, type LifecycleKind } from '../internal/contract.generated.js';
 import type { ConnectorClient } from '../client.js';
-import type { ChannelMessage, IncomingInput } from './connector.js';
+import type { ChannelMessage, IncomingInput, StartAddressKind } from './connector.js';
 import type { CreatedIntegration, IntegrationCapabilities, OperationId, RecordedCall, TestService } from '../testing/types.js';
 
 /** What a scenario works with (one fresh service and integration per scenario). */
@@ -17,6 +17,8 @@ interface ScenarioContext {
   conversationId: string;
   externalConversationId: string;
   customerId: string;
+  /** The kinds of address the connector declares it starts conversations by (`starts`); empty: none. */
+  startKinds: readonly StartAddressKind[];
   /** A client with the integration's key: the runner plays another connector instance with it (`start-answers-sent`). */
   client: ConnectorClient;
   /** The connector's inbound hook (`sendIncoming`), when it has one. */
@@ -44,6 +46,8 @@ export interface Scenario {
   lifecycle?: LifecycleKind;
   /** Runs only for a connector that declares it handles a reply window (`windows`, `--windows`). */
   windows?: true;
+  /** Runs only for a connector that declares the address kinds it starts conversations by (`starts`, `--starts`). */
+  starts?: true;
   /** Before the connector starts (the runner's customer has written already). */
   before?(ctx: ScenarioContext): void | Promise<void>;
   /** After the connector started: provoke and wait. */
@@ -415,6 +419,107 @@ const windowClosed: Scenario = {
   },
 };
 
+// ------------------------------------------------------------------ conversations the desk starts
+
+/** The new customer the `start-conversation` scenario starts a conversation with, by each kind of address. */
+export const START_ADDRESSES: Readonly<Record<StartAddressKind, string>> = Object.freeze({ phone: '+447700900123', email: 'new-customer@conformance.test', handle: 'conformance_new_customer' });
+const START_TEXT = 'Hello from the support desk: your order #1234 has shipped (conformance check).';
+const START_ANSWER = 'Thanks, that was quick! (conformance check)';
+const AFTER_START = 'You are welcome (conformance check).';
+
+interface DeclaredTemplate {
+  name: string;
+  language: string;
+  params: { name: string }[];
+}
+
+/** The channel as the connector declared it in this scenario: its accepted `PUT /v1/channel` calls in order, each replacing the fields it names. */
+function declaredChannel(ctx: ScenarioContext): { windowed: boolean; templates: DeclaredTemplate[] } {
+  let windowed = false;
+  let templates: DeclaredTemplate[] = [];
+  for (const call of ctx.service.calls({ integrationId: ctx.integration.integrationId, operationId: 'updateChannel' }).filter((c) => c.response.status === 200)) {
+    const update = body(call);
+    if ('window' in update) windowed = update.window !== null;
+    if (Array.isArray(update.templates)) templates = update.templates as DeclaredTemplate[];
+  }
+  return { windowed, templates };
+}
+
+/** One start of the scenario: its address, the started conversation and its delivery; after it was sent, the customer's answer and the operator's next reply. */
+interface StartRun {
+  kind: StartAddressKind;
+  startedConversationId: string;
+  deliveryId: string;
+  answerConversationId?: string;
+  followUpId?: string;
+}
+
+const startsOf = (ctx: ScenarioContext): StartRun[] => (ctx as ScenarioState).starts ?? [];
+
+const NO_CONVERSATION =
+  "a start's send must return { providerMessageIds, conversation: { externalConversationId, externalCustomerId } }: the thread the channel made (or found) for the address and the customer's id in it";
+
+/** Why a start did not end `sent` with its thread, in the connector's terms. */
+function startProblems(ctx: ScenarioContext, run: StartRun): string[] {
+  const address = `${run.kind} ${START_ADDRESSES[run.kind]}`;
+  const d = delivery(ctx, run.deliveryId);
+  const claimed = callsOf(ctx, 'claimDelivery', run.deliveryId).some((c) => answer(c).status === 'ready' && answer(c).kind === 'start');
+  if (!claimed) return [`the start to ${address} was never claimed (delivery ${run.deliveryId} ended ${d.status})`];
+  const refusedComplete = callsOf(ctx, 'completeDelivery', run.deliveryId).some((c) => c.response.status === 400 && code(c) === 'conversation_required');
+  if (d.status === 'unknown' && d.failure?.code === 'start_without_conversation') {
+    return [`the connector's send returned no conversation for the start to ${address} (the SDK failed it unknown, start_without_conversation): ${NO_CONVERSATION}`];
+  }
+  if (d.status !== 'sent') {
+    return [`the start to ${address} ended ${d.status}${d.failure ? ` (${d.failure.code})` : ''}, not sent${refusedComplete ? ` after a complete without conversation (400 conversation_required): ${NO_CONVERSATION}` : ''}`];
+  }
+  const problems = deliveredOnce(ctx, run.deliveryId);
+  if (d.start?.thread === undefined) problems.push(`the start to ${address} was completed without the thread it joins: ${NO_CONVERSATION}`);
+  if (run.answerConversationId !== undefined && run.followUpId !== undefined) {
+    const followUp = delivery(ctx, run.followUpId);
+    if (followUp.conversationId !== run.answerConversationId) problems.push(`the customer's answer from the thread landed in ${run.answerConversationId}, the operator's next reply in ${followUp.conversationId}: the start did not join the thread's conversation`);
+    if (followUp.status !== 'sent') problems.push(`the operator's reply after the start to ${address} ended ${followUp.status}${followUp.failure ? ` (${followUp.failure.code})` : ''}, not sent`);
+  }
+  return problems;
+}
+
+const startConversation: Scenario = {
+  name: 'start-conversation',
+  title:
+    "the desk starts a conversation to a new customer by each kind of address the connector declares: its send gets input.start with recipient.address and returns the thread (conversation); the start is sent, the customer's answer and the operator's next reply land in the conversation it joined",
+  starts: true,
+  async run(ctx) {
+    const { integrationId } = ctx.integration;
+    ctx.service.setCapabilities(integrationId, { conversations: { start: { addressKinds: [...ctx.startKinds] } } });
+    // On a channel with a reply window (declared by the connector at start-up), a start needs a template: the first one declared, each param filled.
+    const channel = declaredChannel(ctx);
+    const template = channel.templates[0];
+    if (channel.windowed && template === undefined) throw new ScenarioError('the connector declared a reply window and no template: a conversation the desk starts on its channel must begin with a template (PUT /v1/channel templates)');
+    const first = channel.windowed && template !== undefined ? { template: { name: template.name, language: template.language, params: Object.fromEntries(template.params.map((p) => [p.name, 'Conformance'])) } } : { text: START_TEXT };
+    const runs: StartRun[] = ctx.startKinds.map((kind) => {
+      const started = ctx.service.startConversation({ integrationId, to: { kind, value: START_ADDRESSES[kind] }, ...first });
+      if (started.result === undefined || started.deliveryId === undefined) throw new ScenarioError(`the test service refused the start by ${kind}: ${started.error?.code ?? '?'} (${started.error?.message ?? ''})`);
+      return { kind, startedConversationId: started.result.conversationId, deliveryId: started.deliveryId };
+    });
+    (ctx as ScenarioState).starts = runs;
+    await ctx.waitFor(() => runs.every((r) => isOver(statusOf(ctx, r.deliveryId))), 'each start to be delivered');
+    // Joined: the customer answers from the thread the connector named, and the operator replies in the started conversation (the console follows mergedInto).
+    for (const r of runs) {
+      const thread = delivery(ctx, r.deliveryId).start?.thread;
+      if (statusOf(ctx, r.deliveryId) !== 'sent' || thread === undefined) continue;
+      const answered = await ctx.client.messages.send({ eventId: `start-answer-${r.deliveryId}`, externalConversationId: thread.externalConversationId, sender: { externalId: thread.externalCustomerId }, text: START_ANSWER });
+      r.answerConversationId = answered.conversationId;
+      r.followUpId = ctx.service.reply({ conversationId: r.startedConversationId, text: AFTER_START }).deliveryId;
+    }
+    await ctx.waitFor(() => runs.every((r) => r.followUpId === undefined || isOver(statusOf(ctx, r.followUpId))), 'the replies after the starts to be delivered');
+    await ctx.settle(200);
+  },
+  check(ctx) {
+    const runs = startsOf(ctx);
+    if (runs.length === 0) return ['the scenario started no conversation'];
+    return runs.flatMap((r) => startProblems(ctx, r));
+  },
+};
+
 // An email address: the email connector mails replies to the customer's id.
 const ERASED_CUSTOMER = 'customer-1@conformance.test';
 
@@ -435,7 +540,7 @@ const erasure: Scenario = {
 };
 
 /** Per-scenario values kept on the context between `run` and `check`. */
-export type ScenarioState = ScenarioContext & { deliveryId?: string; secondId?: string; connectorLease?: string; erasureId?: string; subscriptionIdle?: () => boolean };
+export type ScenarioState = ScenarioContext & { deliveryId?: string; secondId?: string; connectorLease?: string; erasureId?: string; starts?: StartRun[]; subscriptionIdle?: () => boolean };
 
 function idOf(ctx: ScenarioContext): string {
   const id = (ctx as ScenarioState).deliveryId;
@@ -461,4 +566,5 @@ export const SCENARIOS: readonly Scenario[] = Object.freeze([
   editReply,
   unsendReply,
   windowClosed,
+  startConversation,
 ]);

@@ -67,6 +67,7 @@ function deliveryView(state: ServiceState, d: DeliveryRecord): DeliveryView {
     conversationId: d.conversationId,
     messageId: d.messageId,
     ...(d.kind === undefined || d.target === undefined ? {} : { kind: d.kind, target: { ...d.target, providerMessageIds: [...d.target.providerMessageIds] } }),
+    ...(d.start === undefined ? {} : { start: { to: { ...d.start.to }, ...(d.start.thread === undefined ? {} : { thread: { externalConversationId: d.start.thread.externalConversationId, externalCustomerId: d.start.thread.externalCustomerId } }) } }),
     status: d.status,
     cancelled: extras.cancelled || d.error?.code === 'erased',
     attempts: attemptsOf(d),

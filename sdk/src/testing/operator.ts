@@ -22,7 +22,7 @@ import { isWindowClosed } from '../internal/rules/window.js';
 import type { AttachmentRef } from '../internal/rules/record.js';
 import { decideCancel } from '../internal/rules/state-machine.js';
 import { eraseCustomer } from './erasures.js';
-import { startConversation } from './starts.js';
+import { followMerged, startConversation } from './starts.js';
 import { digestId, randomId, sha256Hex } from './ids.js';
 import { appendDelivery, sweep } from './outbox.js';
 import { replyDeliveries, unsentAtOf } from './replies.js';
@@ -88,7 +88,8 @@ export function operatorCalls(state: ServiceState): OperatorCalls {
 
 /** A new reply of the operator (the console's write), with its files stored for the download. */
 function createReply(state: ServiceState, input: ReplyInput): ReplyCreated {
-  const conversation = state.conversations.get(input.conversationId);
+  // A started conversation that joined its thread: the reply goes to the thread's conversation (`mergedInto`).
+  const conversation = followMerged(state, input.conversationId);
   if (conversation === undefined) throw new Error(`test service: no conversation ${input.conversationId} (start one with POST /v1/messages)`);
   if (input.template !== undefined) return createTemplateReply(state, conversation, input);
   const channel = state.integrations.get(conversation.integrationId)?.channel;
@@ -208,6 +209,8 @@ function resend(state: ServiceState, deliveryId: string): ReplyCreated {
     ...(attachments.length > 0 ? { attachments } : {}),
     ...(d.template === undefined ? {} : { template: d.template }),
     ...(textSent ? { textSent } : {}),
+    // A failed start is resent as a start (docs/contract.md#conversations-the-desk-starts): the claim names the address again.
+    ...(d.start === undefined ? {} : { start: { to: d.start.to } }),
     reason: 'resend',
   });
   return { messageId: next.messageId, deliveryId: next.deliveryId };

@@ -23,6 +23,18 @@ const bookOf = (state: ServiceState): Map<string, string> => {
   return book;
 };
 
+/**
+ * The conversation an operator's call on `conversationId` acts on: the thread's conversation a
+ * started one joined (`mergedInto`, followed as the console follows it), else itself; undefined
+ * when there is none.
+ */
+export function followMerged(state: ServiceState, conversationId: string): Conversation | undefined {
+  let conversation = state.conversations.get(conversationId);
+  // Bounded: a merge points from a started conversation to a thread's, which is never merged itself.
+  for (let hops = 0; conversation?.mergedInto !== undefined && hops < 4; hops++) conversation = state.conversations.get(conversation.mergedInto);
+  return conversation;
+}
+
 /** A member's start: the verdict, then a reply in the known address's conversation or a new conversation with a `start` delivery. */
 export function startConversation(state: ServiceState, input: StartConversationInput, createReply: (conversationId: string, text: string) => { deliveryId: string }): StartConversationResult {
   const startId = randomId('st_');
@@ -74,6 +86,10 @@ export function afterStartCompleted(state: ServiceState, before: DeliveryRecord,
   if (metadata !== undefined) target.metadata = mergeMetadata(target.metadata, metadata).merged;
   state.conversations.set(targetId, target);
   // The started conversation now names the thread too: replies queued behind the start are claimed to it.
-  if (started !== undefined) Object.assign(started, { externalConversationId: thread.externalConversationId, lastSenderExternalId: thread.externalCustomerId });
+  if (started !== undefined) {
+    Object.assign(started, { externalConversationId: thread.externalConversationId, lastSenderExternalId: thread.externalCustomerId });
+    // The service's `mergedInto`: what the operator does in the started conversation from now on goes to the thread's.
+    if (started.conversationId !== targetId) started.mergedInto = targetId;
+  }
   bookOf(state).set(startAddressId(before.integrationId, before.start.to), targetId);
 }

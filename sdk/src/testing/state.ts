@@ -41,6 +41,12 @@ export interface Conversation {
   lastCustomerSentAt: number | null;
   /** When its reply window closes (epoch ms: ../internal/rules/window.ts), null until a customer writes while a window is declared. */
   windowClosesAt: number | null;
+  /**
+   * A started conversation whose start completed: the thread's conversation it joined (the
+   * service's `mergedInto`). The operator's calls on it (a reply, a resend) follow it there, as the
+   * console does.
+   */
+  mergedInto?: string;
 }
 
 /** One operator request of a kind on a reply (an edit's carries its new `text`); `deliveryId` null when refused. */

@@ -219,6 +219,11 @@ export interface DeliveryView {
   kind?: LifecycleKind;
   /** What an edit / unsend changes: the reply's sent delivery and its provider ids (the claim's `target`). */
   target?: { deliveryId: string; providerMessageIds: readonly string[]; parts?: readonly { part: string; providerMessageIds: readonly string[] }[] };
+  /**
+   * A start's delivery (a conversation the desk starts, or its resend): the address, and the thread
+   * its `complete` named (absent before).
+   */
+  start?: { to: { kind: 'phone' | 'email' | 'handle'; value: string }; thread?: { externalConversationId: string; externalCustomerId: string } };
   /** The delivery state of docs/contract.md (`queued` -> `leased` -> `sending` -> `sent` / `failed` / `unknown`). */
   status: 'queued' | 'leased' | 'sending' | 'sent' | 'failed' | 'unknown';
   /** Set when the operator recalled it (`cancel`) or the customer was erased: such a delivery is `failed` with that code. */

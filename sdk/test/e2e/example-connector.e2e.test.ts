@@ -11,19 +11,23 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import {
+  allowStarts,
   apiBaseUrl,
   closePubSub,
   closeStack,
   createLateTopic,
   createRawTopic,
   createTestIntegration,
+  deskStart,
   eventually,
   exampleConnectionEnv,
   exampleDeps,
+  followMergedInto,
   notificationPublished,
   onTestService,
   sdkClient,
   startConversation,
+  startDeliveryDoc,
   waitForMirror,
   writeReply,
   type RawTopic,
@@ -172,6 +176,56 @@ test('the processing loop (imported): startup message, replies delivered through
     await connector.stop();
   }
   expect(events.at(-1)?.type).toBe('stopped');
+});
+
+test('a conversation the desk starts by handle: delivered as a template through the fake provider, it joins the direct chat the provider opened; the customer\'s answer and the next reply land in that conversation', async () => {
+  const example = await importExample();
+  const events: ExampleEvent[] = [];
+  const printed: string[] = [];
+  // The example declares its channel at start-up (a 24 h window and its templates); an admin lets members start conversations by handle.
+  const connector = await example.runConnector(example.loadConfig(exampleEnv({ STARTUP_TEXT: '' })), {
+    ...exampleDeps(topic),
+    send: example.createFakeProvider({ write: (line) => printed.push(line) }),
+    onEvent: (event) => events.push(event),
+  });
+  try {
+    await allowStarts(integration, ['handle']);
+    const handle = `grace_${randomUUID().slice(0, 8)}`;
+    const chat = `dm-${handle}`;
+    // On the windowed channel nobody has written in this conversation yet: the start is a template.
+    const started = await deskStart(integration, { to: { kind: 'handle', value: handle }, template: { name: 'order_update', language: 'en-US', params: { name: 'Grace', order: 'A-1001' } } });
+    expect(started.reused).toBe(false);
+
+    const sent = await startDeliveryDoc(integration, started, (d) => d.status === 'sent', DELIVERY_WAIT_MS);
+    // The SDK gave the provider `start` and the address; the provider opened the direct chat and named it.
+    expect(printed).toEqual(
+      expect.arrayContaining([
+        `[fake-provider] to ${chat} (new customer ${handle}): template order_update (en-US) {"name":"Grace","order":"A-1001"}`,
+        expect.stringContaining(`to ${chat} (new customer ${handle}): "Hi Grace, your order A-1001 has shipped." -> fake-`),
+      ]),
+    );
+    expect(events.find((e) => e.type === 'handled' && e.notification?.messageId === started.messageId && e.result?.kind === 'sent')).toBeDefined();
+    expect(sent.start).toMatchObject({ to: { kind: 'handle', value: handle }, thread: { externalConversationId: chat, externalCustomerId: handle } });
+
+    // The customer answers in the direct chat (the connector relays the channel's webhook): the conversation the start joined.
+    const answer = await sdkClient(integration.key).messages.send({ externalConversationId: chat, sender: { externalId: handle, displayName: 'Grace' }, text: 'Thanks! When does it arrive?' });
+    const target = await followMergedInto(integration, started.conversationId);
+    if (!onTestService) {
+      // On the emulators: the start's delivery moved to the thread's conversation, and the started one points there.
+      expect(target).toBe(answer.conversationId);
+      expect(sent.conversationId).toBe(answer.conversationId);
+    }
+    // The operator replies where the console takes them (the window is open now: the customer wrote): it goes to the same chat, in the same conversation.
+    const replyId = await writeReply({ integration, conversationId: target }, 'Tomorrow before noon.');
+    await waitForMirror({ integration, conversationId: answer.conversationId }, replyId, (m) => m.status === 'sent');
+    expect(printed).toEqual(expect.arrayContaining([expect.stringContaining(`to ${chat} (customer ${handle}): "Tomorrow before noon." -> fake-`)]));
+
+    // A start to the same handle again is a reply in that conversation (reused), delivered to the same chat.
+    const again = await deskStart(integration, { to: { kind: 'handle', value: handle }, template: { name: 'follow_up', language: 'en-US', params: {} } });
+    expect(again).toMatchObject({ reused: true, conversationId: answer.conversationId });
+  } finally {
+    await connector.stop();
+  }
 });
 
 /** Collects a child's stdout/stderr lines and lets a test wait for one. */

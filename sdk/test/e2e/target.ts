@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { startTestService, type DeliveryView, type MessageView, type TestService } from '../../src/testing/index.js';
 import { sweep } from '../../../functions/src/deliveries/sweep';
+import { startMessageId } from '../../../functions/src/rules/starts';
 import { eventually } from '../../../test/integration/helpers/deliveries';
 import { listMessageDocs, readMessageDoc } from '../../../test/integration/helpers/messages';
 import { allowAttachments as allowUploads, newMember, seedUpload, writeReplyWithAttachments, type Member } from '../../../test/integration/helpers/console-uploads';
@@ -295,4 +296,72 @@ export async function writeTemplateReply(setup: { integration: TestIntegration; 
   const ref = adminDb().collection('workspaces').doc(setup.integration.workspaceId).collection('conversations').doc(setup.conversationId).collection('messages').doc();
   await ref.create({ direction: 'outbound', author: { type: 'operator', uid: 'operator-e2e' }, template, createdAt: FieldValue.serverTimestamp() });
   return ref.id;
+}
+
+// ------------------------------------------------------------------ conversations the desk starts
+
+/** The integration's `conversations.start.addressKinds` (on the emulators: written on its document, as the console's admin does). */
+export async function allowStarts(integration: TestIntegration, addressKinds: Array<'phone' | 'email' | 'handle'>): Promise<void> {
+  if (!onTestService) {
+    await integrationRef(integration.workspaceId, integration.integrationId).update({ conversations: { start: { addressKinds } } });
+    return;
+  }
+  testService().setCapabilities(integration.integrationId, { conversations: { start: { addressKinds } } });
+}
+
+/** A member's start request and the service's answer on it. */
+export interface DeskStart {
+  startId: string;
+  /** The started conversation (`reused`: the known address's). */
+  conversationId: string;
+  reused: boolean;
+  /** The start's message (the start delivery's `messageId`). */
+  messageId: string;
+}
+
+/**
+ * A member starts a conversation (on the emulators: the start document the console writes, then the
+ * service's answer on it); throws with the refusal's code when the service refuses it.
+ */
+export async function deskStart(integration: TestIntegration, request: { to: { kind: 'phone' | 'email' | 'handle'; value: string }; text?: string; template?: { name: string; language: string; params: Record<string, string> } }): Promise<DeskStart> {
+  const first = request.template === undefined ? { text: request.text ?? '' } : { template: request.template };
+  if (onTestService) {
+    const started = testService().startConversation({ integrationId: integration.integrationId, to: request.to, ...first });
+    if (started.result === undefined) throw new Error(`the start was refused: ${started.error?.code ?? '?'} ${started.error?.message ?? ''}`);
+    return { startId: started.startId, ...started.result, messageId: startMessageId(integration.integrationId, started.startId) };
+  }
+  const ref = adminDb().collection('workspaces').doc(integration.workspaceId).collection('conversationStarts').doc();
+  await ref.create({ integrationId: integration.integrationId, to: request.to, ...first, uid: 'operator-e2e', requestedAt: FieldValue.serverTimestamp() });
+  const answer = await eventually(async () => {
+    const data = (await ref.get()).data();
+    return data?.result !== undefined || data?.error !== undefined ? data : undefined;
+  }, `the answer of start ${ref.id}`, 60_000);
+  if (answer.result === undefined) throw new Error(`the start was refused: ${String(answer.error?.code)} ${String(answer.error?.message ?? '')}`);
+  return { startId: ref.id, conversationId: String(answer.result.conversationId), reused: answer.result.reused === true, messageId: startMessageId(integration.integrationId, ref.id) };
+}
+
+/** The start's delivery record (the fields both targets show) once `predicate` holds. */
+export function startDeliveryDoc(integration: TestIntegration, start: DeskStart, predicate: (doc: DocumentData) => boolean, timeoutMs: number): Promise<DocumentData> {
+  return eventually(async () => {
+    let doc: DocumentData | undefined;
+    if (onTestService) {
+      const view = testService().deliveries({ integrationId: integration.integrationId }).find((d) => d.messageId === start.messageId && d.start !== undefined);
+      doc = view === undefined ? undefined : { ...deliveryDocOf(view), conversationId: view.conversationId, start: view.start };
+    } else {
+      const found = await adminDb().collection('workspaces').doc(integration.workspaceId).collection('deliveries').where('messageId', '==', start.messageId).get();
+      doc = found.docs.map((d) => d.data()).find((d) => d.start !== undefined);
+    }
+    return doc !== undefined && predicate(doc) ? doc : undefined;
+  }, `the delivery of start ${start.startId}`, timeoutMs);
+}
+
+/**
+ * The conversation a member's next reply in a started conversation goes to: on the emulators the
+ * started conversation's `mergedInto` once the start joined its thread (the console follows it);
+ * the test service follows it itself, so there it is the started conversation.
+ */
+export async function followMergedInto(integration: TestIntegration, conversationId: string): Promise<string> {
+  if (onTestService) return conversationId;
+  const data = (await adminDb().collection('workspaces').doc(integration.workspaceId).collection('conversations').doc(conversationId).get()).data();
+  return typeof data?.mergedInto === 'string' ? data.mergedInto : conversationId;
 }

@@ -16,7 +16,8 @@
  *   -> `erase` (by the customer's id) as the admin; refused to the operator
  *   -> `erasures`: pending until the connector acknowledges it through the API, then acknowledged; refused to the operator
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { account, desk, expectExit, json, ROOT } from './desk-helpers';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -29,60 +30,6 @@ import { Timestamp } from 'firebase-admin/firestore';
 import { adminDb, apiBaseUrl, postJson } from '../helpers/stack';
 
 jest.setTimeout(120_000);
-
-const ROOT = join(__dirname, '..', '..', '..');
-const DESK = join(ROOT, 'scripts', 'desk.mjs');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI as a child process with the stack's environment plus `env`. */
-function desk(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DESK, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-/** Asserts the exit status, with the output in the failure message. */
-function expectExit(run: Run, status: number): void {
-  expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status, stdout: expect.any(String), stderr: expect.any(String) });
-}
-
-function json<T>(run: Run): T {
-  expectExit(run, 0);
-  return JSON.parse(run.stdout) as T;
-}
-
-function authHost(): string {
-  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
-  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run');
-  return host;
-}
-
-/** An account on the Auth emulator (created, or signed in when it exists, as scripts/lib/seed.mjs does); its uid. */
-async function account(email: string, password: string): Promise<string> {
-  const call = async (op: string) => {
-    const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:${op}?key=fake-api-key`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email, password, returnSecureToken: true }),
-    });
-    return { ok: res.ok, body: (await res.json()) as { localId?: string; error?: { message?: string } } };
-  };
-  let result = await call('signUp');
-  if (!result.ok && result.body.error?.message === 'EMAIL_EXISTS') result = await call('signInWithPassword');
-  if (!result.ok || result.body.localId === undefined) throw new Error(`cannot provision ${email}: ${JSON.stringify(result.body)}`);
-  return result.body.localId;
-}
 
 /** The demo accounts the stack seeds (scripts/lib/seed.mjs `DEMO.users`), read from the script itself. */
 function demoUsers(): Array<{ email: string; password: string; role: string }> {
@@ -140,7 +87,7 @@ describe('usage and the stack', () => {
   test('an unknown command or a missing argument: the reason and the usage, exit 2; help: exit 0', async () => {
     const [unknown, missing, noText, help] = await Promise.all([desk(['bogus']), desk(['cancel', 'c_1']), desk(['reply', 'c_1']), desk(['help'])]);
     expectExit(unknown, 2);
-    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help\)\n/);
+    expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, start, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help\)\n/);
     expect(unknown.stderr).toContain('Usage: npm run desk -- <command>');
     expectExit(missing, 2);
     expect(missing.stderr).toMatch(/^desk: cancel needs <conversationId> <replyId>\n/);

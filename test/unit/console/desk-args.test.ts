@@ -2,7 +2,8 @@
  * The desk CLI's command line (console/cli/args.ts, docs/cli.md): each command's arguments and
  * options, the identity and workspace defaults, and the usage errors (exit 2 in the CLI).
  */
-import { DEFAULT_WAIT_SECONDS, DEMO_WORKSPACE, FLAG_OPTIONS, parseArgs, usage, VALUE_OPTIONS, type CommandName, type Invocation } from '../../../console/cli/args';
+import { DEFAULT_WAIT_SECONDS, DEMO_WORKSPACE, START_WAIT_SECONDS, FLAG_OPTIONS, parseArgs, usage, VALUE_OPTIONS, type CommandName, type Invocation } from '../../../console/cli/args';
+import { REPLY_MAX_CODE_POINTS } from '../../../functions/src/contract';
 
 function ok(argv: string[], env: Record<string, string> = {}): Invocation {
   const result = parseArgs(argv, env);
@@ -114,8 +115,57 @@ describe('commands', () => {
     expect(usageError(['conversations', '--pending'])).toBe('conversations does not take --pending');
   });
 
+  test('start: an integration, an address, and a text or a template with its params; the longer wait', () => {
+    expect(ok(['start', '--integration', 'int-1', '--to', 'email:ana@example.com', '--text', 'Hello']).command).toEqual({
+      name: 'start',
+      integrationId: 'int-1',
+      to: { kind: 'email', value: 'ana@example.com' },
+      first: { text: 'Hello' },
+      waitSeconds: START_WAIT_SECONDS,
+    });
+    expect(ok(['start', '--integration=int-1', '--to', 'handle:grace:42', '--template', 'order_update:en-US', '--param', 'name=Grace', '--param=order=A-1=2', '--wait-seconds', '5']).command).toEqual({
+      name: 'start',
+      integrationId: 'int-1',
+      // A handle may hold a colon; a param's value may hold `=` (only the first one splits).
+      to: { kind: 'handle', value: 'grace:42' },
+      first: { template: { name: 'order_update', language: 'en-US', params: { name: 'Grace', order: 'A-1=2' } } },
+      waitSeconds: 5,
+    });
+    expect(ok(['start', '--integration', 'int-1', '--to', 'phone: +447700900123 ', '--template', 'hello:en']).command).toMatchObject({ to: { kind: 'phone', value: '+447700900123' }, first: { template: { name: 'hello', language: 'en', params: {} } } });
+    // A member's command: the operator by default.
+    expect(ok(['start', '--integration', 'int-1', '--to', 'email:a@b.test', '--text', 'x']).identity).toEqual({ kind: 'demo', role: 'operator' });
+  });
+
+  test('start: usage errors, before anything is written', () => {
+    const START = ['start', '--integration', 'int-1'];
+    const usageLine = 'start needs --integration <id>, --to kind:address, and --text "..." or --template name:language';
+    expect(usageError(['start'])).toBe(usageLine);
+    expect(usageError([...START, '--text', 'Hi'])).toBe(usageLine);
+    expect(usageError(['start', '--to', 'email:a@b.test', '--text', 'Hi'])).toBe(usageLine);
+    expect(usageError([...START, '--to', 'email:a@b.test'])).toBe(usageLine);
+    expect(usageError(['start', '--integration=', '--to', 'email:a@b.test', '--text', 'Hi'])).toBe('--integration may not be empty');
+    expect(usageError([...START, '--to', 'ana@example.com', '--text', 'Hi'])).toBe('--to takes kind:address with a kind of phone, email, handle (e.g. email:ana@example.com), not "ana@example.com"');
+    expect(usageError([...START, '--to', 'fax:123', '--text', 'Hi'])).toBe('--to takes kind:address with a kind of phone, email, handle (e.g. email:ana@example.com), not "fax:123"');
+    // The address as the rules check it (the console's addressProblem).
+    expect(usageError([...START, '--to', 'phone:07700 900123', '--text', 'Hi'])).toBe('--to phone: A phone number is + then the country code and number, 7 to 15 digits, no spaces (e.g. +447700900123).');
+    expect(usageError([...START, '--to', 'email:ana', '--text', 'Hi'])).toBe('--to email: An email address has one @ with something on each side.');
+    expect(usageError([...START, '--to', 'handle:', '--text', 'Hi'])).toBe("--to handle: Enter the customer's handle.");
+    // The text as the form checks it.
+    expect(usageError([...START, '--to', 'email:a@b.test', '--text', '  '])).toBe('--text: Write a reply first.');
+    expect(usageError([...START, '--to', 'email:a@b.test', '--text', 'x'.repeat(REPLY_MAX_CODE_POINTS + 2)])).toBe(`--text: Too long by 2 characters (at most ${REPLY_MAX_CODE_POINTS}).`);
+    expect(usageError([...START, '--to', 'email:a@b.test', '--text', 'Hi', '--template', 'hello:en'])).toBe('start takes --text or --template, not both');
+    expect(usageError([...START, '--to', 'email:a@b.test', '--text', 'Hi', '--param', 'name=Ana'])).toBe('--param goes with --template');
+    expect(usageError([...START, '--to', 'email:a@b.test', '--template', 'hello'])).toBe('--template takes name:language (e.g. order_update:en-US), not "hello"');
+    expect(usageError([...START, '--to', 'email:a@b.test', '--template', 'hello:en', '--param', 'name'])).toBe('--param takes name=value, not "name"');
+    expect(usageError([...START, '--to', 'email:a@b.test', '--template', 'hello:en', '--param', '=Ana'])).toBe('--param takes name=value, not "=Ana"');
+    expect(usageError([...START, '--to', 'email:a@b.test', '--template', 'hello:en', '--param', 'name=A', '--param', 'name=B'])).toBe('--param names name twice');
+    expect(usageError([...START, '--to', 'email:a@b.test', '--text', 'Hi', '--no-wait'])).toBe('start does not take --no-wait');
+    expect(usageError([...START, '--to', 'email:a@b.test', '--text', 'Hi', 'c_1'])).toBe('start takes no arguments, not "c_1"');
+    expect(parseArgs(['start'])).toMatchObject({ ok: false, command: 'start' });
+  });
+
   test('an unknown command, or an option first, is refused', () => {
-    expect(parseArgs(['send', 'x'])).toEqual({ ok: false, error: 'unknown command "send" (one of conversations, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help)', command: undefined });
+    expect(parseArgs(['send', 'x'])).toEqual({ ok: false, error: 'unknown command "send" (one of conversations, start, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help)', command: undefined });
     expect(parseArgs(['--json', 'conversations'])).toMatchObject({ ok: false, command: undefined });
     expect(parseArgs(['help', 'send'])).toMatchObject({ ok: false, command: 'help' });
     // The refusal names the command, so that only its usage is printed.
@@ -151,7 +201,7 @@ describe('identity and workspace', () => {
 
 test('the usage names every command, or only the one asked about', () => {
   const all = usage();
-  for (const name of ['conversations', 'reply', 'status', 'cancel', 'resend', 'edit', 'unsend', 'capabilities', 'erase', 'erasures', 'help']) expect(all).toContain(`\n  ${name} `);
+  for (const name of ['conversations', 'start', 'reply', 'status', 'cancel', 'resend', 'edit', 'unsend', 'capabilities', 'erase', 'erasures', 'help']) expect(all).toContain(`\n  ${name} `);
   expect(usage('cancel')).toContain('cancel <conversationId> <replyId>');
   expect(usage('cancel')).not.toContain('reply <conversationId>');
 });

@@ -88,6 +88,22 @@ test('--lifecycle: only for a process, only edit and unsend (exit 2 with the usa
   expect(unknownKind.status).toBe(2);
 });
 
+test('the example connector declares starts by handle: start-conversation runs by name and passes', async () => {
+  const result = await run(process.execPath, [cli, 'conformance.js', '--scenario', 'start-conversation'], app);
+  expect(result.stderr).toBe('');
+  expect(result.stdout).toMatch(/^PASS start-conversation \(\d+ ms\)\nOK: 1 scenario, 1 passed, 0 failed, 0 skipped/);
+  expect(result.status).toBe(0);
+});
+
+test('--starts: only for a process, only the contract\'s address kinds (exit 2 with the usage)', async () => {
+  const onModule = await run(process.execPath, [cli, 'conformance.js', '--starts', 'handle'], app);
+  expect(onModule.stderr).toMatch(/--starts is for a process.*\nusage:/);
+  expect(onModule.status).toBe(2);
+  const unknownKind = await run(process.execPath, [cli, '--push', 'http://127.0.0.1:9/', '--command', 'true', '--starts', 'handle,fax'], app);
+  expect(unknownKind.stderr).toMatch(/--starts takes phone, email, handle \(one or more, separated by commas\), not fax\nusage:/);
+  expect(unknownKind.status).toBe(2);
+});
+
 test('usage errors exit 2 with the usage', async () => {
   const result = await run(process.execPath, [cli, 'conformance.js', '--scenario', 'no-such-scenario'], app);
   expect(result.stderr).toMatch(/unknown scenario no-such-scenario\nusage:/);

@@ -4,7 +4,7 @@
  * (TypeScript, real SMTP on loopback to a mailbox sink).
  */
 import { join, resolve } from 'node:path';
-import { LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES, WINDOW_SCENARIO_NAMES, formatResult, type ScenarioResult } from '../../../src/check/runner.js';
+import { LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES, START_SCENARIO_NAMES, WINDOW_SCENARIO_NAMES, formatResult, type ScenarioResult } from '../../../src/check/runner.js';
 import type { ConformanceModule } from '../../../src/check/connector.js';
 
 // The examples import the SDK by its package name: here, its sources (no build needed).
@@ -19,12 +19,13 @@ async function check(module: ConformanceModule): Promise<ScenarioResult[]> {
   return report.results;
 }
 
-test('examples/connector passes every scenario, edits, unsends and the reply window included (it declares them)', async () => {
+test('examples/connector passes every scenario, edits, unsends, the reply window and starts by handle included (it declares them)', async () => {
   const module = (await import(join(EXAMPLES, 'connector', 'conformance.js'))) as ConformanceModule;
   expect(module.lifecycle).toEqual({ edit: true, unsend: true });
+  expect(module.starts).toEqual(['handle']);
   const results = await check(module);
   expect(results.map(formatResult).join('\n')).not.toMatch(/^(FAIL|SKIP)/m);
-  expect(results.map((r) => [r.name, r.status])).toEqual([...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES, ...WINDOW_SCENARIO_NAMES].map((n) => [n, 'pass']));
+  expect(results.map((r) => [r.name, r.status])).toEqual([...SCENARIO_NAMES, ...LIFECYCLE_SCENARIO_NAMES, ...WINDOW_SCENARIO_NAMES, ...START_SCENARIO_NAMES].map((n) => [n, 'pass']));
 });
 
 test('examples/email-connector passes every scenario (real SMTP on loopback); it declares no edit or unsend, so runs none of theirs', async () => {
