@@ -23,6 +23,20 @@ import { renderMarkdown } from './lib/report.mjs';
 import { BENCH_DIR, writeBenchConfig } from './lib/stack-config.mjs';
 
 const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(`Usage: npm run bench [-- options]   (bench/README.md)
+
+  --quick            smoke run: smaller sizes, fewer repetitions (writes bench/results/quick.{json,md})
+  --only a,b         only these phases: coldstart images sdk store framework privacy stack
+  --no-build         reuse the previous bench build
+  --full-drain       let the throughput drain run up to 30 min
+
+Environment:
+  BENCH_SECTIONS=a,b        only these sections of each phase (e.g. overhead,startSequencing of stack)
+  BENCH_EMULATOR_LOCK=file  the lock the emulator sessions take (default /tmp/emulators.lock); run the bench bare, never inside flock
+  BENCH_COMPARE_REV=rev     compare the Firestore counts with bench/results/latest.json of rev (default HEAD)`);
+  process.exit(0);
+}
 const quick = args.includes('--quick');
 const fullDrain = args.includes('--full-drain');
 const onlyArg = args.find((a) => a.startsWith('--only'));

@@ -29,6 +29,12 @@ function summaryRows(r) {
       add('1', `Overhead: ${op} / (logged no-op function + direct transaction)`, r, '<= 1.2', r.median <= 1.2, `${fmt(o.opMs.median, 1)} ms vs ${fmt(o.loggedNoopMs.median, 1)} + ${fmt(o.directTxMs.median, 1)} ms; against the unlogged no-op ${fmt(o.ratio.median)}`);
     }
   }
+  if (r.stack?.startSequencing) {
+    // A start's sequencing (the start trigger's takeStart) against a reply's (the reply trigger's sequenceAndPublish).
+    const q = r.stack.startSequencing;
+    const rwr = (x) => `${x.counts.docsRead.median} / ${x.counts.docsWritten.median} / ${x.counts.roundTrips.median}`;
+    add('1', `Sequencing: taking a start (takeStart, then its publish) / sequencing an operator reply (sequenceAndPublish), in-process, paired by round (${q.pairedRounds} rounds)`, q.ratio, '<= 1', q.ratio.median <= 1, `${fmt(q.start.ms.median, 1)} vs ${fmt(q.reply.ms.median, 1)} ms; their transactions replayed directly: ${fmt(q.directRatio.median)} (${spread(q.directRatio)}); reads / writes / round trips ${rwr(q.start)} vs ${rwr(q.reply)}`);
+  }
   if (r.store?.counts) {
     const ops = Object.entries(r.store.counts).filter(([name]) => !name.includes('cold'));
     const oneTx = ops.every(([, c]) => c.counts.transactions.max <= 1 && c.counts.attempts.max <= 1);
@@ -282,6 +288,19 @@ export function renderMarkdown(r) {
   if (r.stack?.overhead) {
     lines.push('', '## Overhead detail (HTTP through Hosting, medians of the repetitions)', '');
     lines.push(overheadTable(r.stack.overhead, r.store?.counts));
+  }
+  if (r.stack?.startSequencing) {
+    const q = r.stack.startSequencing;
+    lines.push('', '## Taking a start vs sequencing a reply (in-process, stack session)', '');
+    const k = (c, f) => (c[f].min === c[f].max ? `${c[f].median}` : `${c[f].median} (${c[f].min}–${c[f].max})`);
+    const row = (name, x, ms = '–', tx = '–') => [name, k(x.counts, 'transactions'), k(x.counts, 'attempts'), k(x.counts, 'roundTrips'), k(x.counts, 'rpcs'), k(x.counts, 'docsRead'), k(x.counts, 'docsWritten'), ms, tx, `\`${x.directTx}\``];
+    const rows = [
+      row('start taken (`takeStart`, then its publish)', q.start, `${fmt(q.start.ms.median, 1)} (${spread(q.start.ms, 1)})`, fmt(q.start.directTxMs.median, 1)),
+      row('reply sequenced (`sequenceAndPublish`)', q.reply, `${fmt(q.reply.ms.median, 1)} (${spread(q.reply.ms, 1)})`, fmt(q.reply.directTxMs.median, 1)),
+      ...['claim', 'start', 'complete'].flatMap((op) => ['start', 'reply'].filter((kind) => q.deliveryOps[kind]?.[op]).map((kind) => row(`${op} of a ${kind === 'start' ? 'start' : 'reply'}${op === 'complete' && kind === 'start' ? ' (joins the thread)' : ''}`, q.deliveryOps[kind][op]))),
+    ];
+    lines.push(table(['Operation', 'Transactions', 'Attempts', 'Round trips (sequential)', 'RPCs', 'Docs read (billed)', 'Docs written', 'ms (p25–p75 (min–max))', 'its transaction replayed directly, ms', 'Transaction (reads by wave -> commit)'], rows));
+    lines.push('', `${q.pairedRounds} of ${q.rounds} rounds measured both (${q.lostToTrigger} calls found their document already taken by its emulated trigger and were left out). Counts include the publish's outbox delete (one RPC, one write) after the commit. Ratio start / reply, paired by round: ${fmt(q.ratio.median)} (${spread(q.ratio)}); of their transactions replayed directly: ${fmt(q.directRatio.median)} (${spread(q.directRatio)}).`);
   }
   if (r.store?.counts) {
     lines.push('', '## Firestore per operation (counted at the Admin SDK, handlers in-process, warm unless noted)', '');

@@ -29,7 +29,7 @@ import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { cpuBetween, cpuSnapshot } from '../lib/cpu.mjs';
 import { analyzeTrace, tracingFetch } from '../lib/drain-trace.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
-import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
+import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, enableStarts, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, newStartDeliveries, retrying, sequenceAndPublish, takeWrittenStart, writeReplies, writeStart } from '../lib/service.mjs';
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
 import { NOOP_FILE_PATH, NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
 import { startStoreServer } from '../lib/store-http.mjs';
@@ -48,6 +48,13 @@ const FUNCTIONS_URL = `http://${process.env.FUNCTIONS_EMULATOR_HOST ?? '127.0.0.
 const ACK_DEADLINE = Duration.from({ seconds: 600 });
 const pubsub = new PubSub({ projectId: PROJECT });
 const PATHS = { message: '/v1/messages', event: '/v1/messages/events', channel: '/v1/channel', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
+/** The overhead's operations that are another kind of request to one of PATHS: the claim of a start delivery. */
+const OP_PATHS = { ...PATHS, 'claim (start)': PATHS.claim };
+/**
+ * The body of a start in the overhead's integration: its channel declares a window (the overhead
+ * measures `PUT /v1/channel`), so a start there needs one of its templates (docs/contract.md#windows).
+ */
+const START_BODY = { template: { name: 'order_update', language: 'en', params: { order: 'A-1001', status: 'shipped' } } };
 
 async function newTopic(withSubscription) {
   const name = `bench-${randomUUID().slice(0, 8)}`;
@@ -147,11 +154,19 @@ async function overhead() {
   const integration = await newIntegration(topic.path);
   const key = integration.key;
   const patterns = await recordPatterns(integration);
+  // The claim of a start delivery (`kind: "start"`), made through the service's own start path
+  // (written as a member writes it, taken by `takeStart`): its transaction, recorded like the others'.
+  await enableStarts(integration);
+  const [recordedStart] = await newStartDeliveries(integration, 1, START_BODY);
+  patterns['claim (start)'] = (await measure(() => callOk(HANDLERS.claim, { key, body: { deliveryId: recordedStart.deliveryId, requestId: randomUUID() } }))).pattern;
 
   // Fixtures: `perOp` conversations with `reps` deliveries each (rep r works on seq r, so every
   // delivery is claimable when its turn comes), for claim/start/complete and again for fail.
   const setA = await bulkDeliveries(integration, perOp, reps);
   const setB = await bulkDeliveries(integration, perOp, reps);
+  // perOp start deliveries per repetition, each the head of a new conversation (claimable at once).
+  // One more for the warm-up (a start's claim answers with another shape: its code path warms too).
+  const starts = await newStartDeliveries(integration, perOp * reps + 1, START_BODY);
   const messageConversation = `chat-overhead-${randomUUID().slice(0, 8)}`;
   // The bulk-written replies fire the reply trigger (it finds them sequenced and stops): let it finish.
   await quiesce('overhead fixtures');
@@ -166,9 +181,10 @@ async function overhead() {
   await post(PATHS.event, key, reactionBody(messageConversation, reactionTarget.eventId, true));
   await post(PATHS.channel, key, channelBody(0));
   for (const op of ['claim', 'start', 'complete', 'fail']) await post(PATHS[op], key, { deliveryId: 'd_warmup', leaseId: 'l_warmup', requestId: 'r', providerMessageIds: ['p'], outcome: 'failed', code: 'x' });
+  await post(PATHS.claim, key, { deliveryId: starts[perOp * reps].deliveryId, requestId: randomUUID() });
   for (const op of Object.keys(patterns)) await replay(db(), patterns[op]);
 
-  const ops = ['message', 'event', 'channel', 'claim', 'start', 'complete', 'fail'];
+  const ops = ['message', 'event', 'channel', 'claim', 'claim (start)', 'start', 'complete', 'fail'];
   const perRep = Object.fromEntries(ops.map((op) => [op, { op: [], noop: [], logged: [], tx: [], ratio: [], ratioLogged: [] }]));
   for (let rep = 0; rep < reps; rep++) {
     const leases = new Map();
@@ -186,6 +202,7 @@ async function overhead() {
       // Alternating two declarations, so that each request changes the channel (the same body again writes nothing).
       channel: (i) => channelBody(i % 2),
       claim: (i) => ({ deliveryId: setA[i].deliveryIds[rep], requestId: randomUUID() }),
+      'claim (start)': (i) => ({ deliveryId: starts[rep * perOp + i].deliveryId, requestId: randomUUID() }),
       start: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]) }),
       complete: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]), providerMessageIds: [`p-${rep}-${i}`] }),
       fail: (i) => ({ deliveryId: setB[i].deliveryIds[rep], leaseId: leases.get(setB[i].deliveryIds[rep]), outcome: 'failed', code: 'provider_rejected' }),
@@ -196,19 +213,20 @@ async function overhead() {
         const body = requests[op](i);
         const steps = {
           op: async () => {
-            let r = await timed(() => post(PATHS[op], key, body));
+            let r = await timed(() => post(OP_PATHS[op], key, body));
             // A 503 (the emulator's lock timeout, e.g. against a trigger's transaction) is retried
             // as the SDK would; only the successful attempt is timed, the retries are counted.
             for (let attempt = 1; r.value.status === 503 && attempt < 5; attempt++) {
               retried503++;
               await sleep(1000);
-              r = await timed(() => post(PATHS[op], key, body));
+              r = await timed(() => post(OP_PATHS[op], key, body));
             }
             if (r.value.status !== 200 && r.value.status !== 201) throw new Error(`${op}: HTTP ${r.value.status} ${JSON.stringify(r.value.body)}`);
             if (op === 'claim') {
               if (r.value.body.status !== 'ready') throw new Error(`claim: ${JSON.stringify(r.value.body)}`);
               leases.set(body.deliveryId, r.value.body.leaseId);
             }
+            if (op === 'claim (start)' && (r.value.body.status !== 'ready' || r.value.body.kind !== 'start')) throw new Error(`claim (start): ${JSON.stringify(r.value.body)}`);
             samples.op.push(r.ms);
           },
           noop: async () => samples.noop.push((await timed(() => post(NOOP_PATH, key, body))).ms),
@@ -248,6 +266,115 @@ async function overhead() {
           directTx: describePattern(patterns[op]),
         },
       ]),
+    ),
+  };
+}
+
+
+// ------------------------------------------------------------------------------ startSequencing
+
+const COUNTED = ['transactions', 'attempts', 'roundTrips', 'rpcs', 'docsRead', 'docsWritten'];
+const countsOf = (list) => Object.fromEntries(COUNTED.map((f) => [f, summarize(list.map((m) => m.counts[f]))]));
+
+/**
+ * Taking a start (the start trigger's work: functions/src/deliveries/starts.ts `takeStart`, one
+ * transaction, then the publish of its notification) against sequencing an operator reply (the
+ * reply trigger's work: `sequenceAndPublish`, one transaction, then the publish), both called
+ * in-process from the built module on the emulators of this session, in rounds that alternate
+ * which goes first. Each round writes a start to a new address and a reply in a conversation of
+ * its own (a customer message, one earlier reply sequenced in this process, so the reply takes the
+ * trigger's usual one-wave path, and delivered, so the measured reply is claimable at once and
+ * notified, like the start). Each measured call is followed by its recorded transaction replayed
+ * directly (instrument.mjs): start / reply of those replays is what the Firestore work alone costs.
+ * Both documents also fire their emulated trigger, which finds them taken; a round the trigger won
+ * (it committed first) is left out and counted. Then a few starts and replies are delivered
+ * in-process, counted: claim, start and complete of each (a start's complete joins the thread).
+ */
+async function startSequencing() {
+  const rounds = pick(30, 10);
+  const integration = await newIntegration((await newTopic(false)).path);
+  const key = integration.key;
+  await enableStarts(integration);
+  const deliver = async (deliveryId, complete = {}) => {
+    const claim = await callOk(HANDLERS.claim, { key, body: { deliveryId, requestId: randomUUID() } });
+    if (claim.status !== 'ready') throw new Error(`claim: ${JSON.stringify(claim)}`);
+    await callOk(HANDLERS.start, { key, body: { deliveryId, leaseId: claim.leaseId } });
+    await callOk(HANDLERS.complete, { key, body: { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-1'], ...complete } });
+  };
+  // A round's reply conversation, with one earlier reply sequenced here and delivered. Two more for the warm-up.
+  const conversations = await newDeliveries(integration, await newConversations(integration, rounds + 2), 1);
+  for (const c of conversations) await retrying(() => deliver(c.deliveryIds[0]));
+  await quiesce('start sequencing fixtures');
+  await sleep(pick(8_000, 5_000));
+
+  let lostToTrigger = 0;
+  const steps = {
+    start: async () => {
+      const start = await writeStart(integration, { text: 'Hello, this is the support desk about your order.' });
+      const m = await retrying(() => measure(() => takeWrittenStart(integration, start)));
+      return m.value.kind === 'created' ? { ...m, id: start.deliveryId, start } : null;
+    },
+    reply: async (c) => {
+      const [replyId] = await writeReplies(integration, c.conversationId, 1);
+      const m = await retrying(() => measure(() => sequenceAndPublish(db(), integration.workspaceId, c.conversationId, replyId)));
+      return m.value.created.length === 1 ? { ...m, id: m.value.created[0] } : null;
+    },
+  };
+  const direct = async (pattern) => (await timed(() => retrying(() => replay(db(), pattern)))).ms;
+  // Warm-up: the code paths (JIT) and the replays.
+  for (const c of conversations.slice(rounds)) {
+    for (const step of [steps.start, () => steps.reply(c)]) {
+      const m = await step();
+      if (m !== null) await direct(m.pattern);
+    }
+  }
+  const taken = { start: [], reply: [] };
+  const paired = [];
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? ['start', 'reply'] : ['reply', 'start'];
+    const round = {};
+    for (const kind of order) {
+      const m = await steps[kind](conversations[i]);
+      if (m === null) {
+        lostToTrigger++;
+      } else {
+        round[kind] = { ...m, directMs: await direct(m.pattern) };
+        taken[kind].push(round[kind]);
+      }
+      // The emulated trigger of that document runs now (and finds it taken), not during the next measurement.
+      await sleep(300);
+    }
+    if (round.start && round.reply) paired.push(round);
+  }
+  if (paired.length === 0) throw new Error(`no round measured both (${lostToTrigger} lost to the emulated triggers)`);
+  log(`startSequencing: start / reply ${median(paired.map((p) => p.start.ms / p.reply.ms)).toFixed(2)} (${paired.length} rounds, ${lostToTrigger} lost to the triggers)`);
+
+  // Claim, start and complete of a few of each, counted: what a start costs per delivery beyond a reply.
+  const counted = pick(5, 3);
+  const opsOf = { start: { claim: [], start: [], complete: [] }, reply: { claim: [], start: [], complete: [] } };
+  for (let i = 0; i < counted; i++) {
+    for (const kind of ['start', 'reply']) {
+      const t = taken[kind][i];
+      if (!t) continue;
+      const ops = opsOf[kind];
+      const claim = await measure(() => callOk(HANDLERS.claim, { key, body: { deliveryId: t.id, requestId: randomUUID() } }));
+      ops.claim.push(claim);
+      ops.start.push(await measure(() => callOk(HANDLERS.start, { key, body: { deliveryId: t.id, leaseId: claim.value.leaseId } })));
+      const thread = kind === 'start' ? { conversation: { externalConversationId: `thread-${randomUUID().slice(0, 8)}`, externalCustomerId: t.start.to.value } } : {};
+      ops.complete.push(await measure(() => callOk(HANDLERS.complete, { key, body: { deliveryId: t.id, leaseId: claim.value.leaseId, providerMessageIds: ['p-2'], ...thread } })));
+    }
+  }
+  const summary = (list) => ({ ms: summarize(list.map((m) => m.ms), 2), directTxMs: summarize(list.map((m) => m.directMs), 2), counts: countsOf(list), directTx: describePattern(list[list.length - 1].pattern) });
+  return {
+    rounds,
+    pairedRounds: paired.length,
+    lostToTrigger,
+    ratio: summarize(paired.map((p) => p.start.ms / p.reply.ms)),
+    directRatio: summarize(paired.map((p) => p.start.directMs / p.reply.directMs)),
+    start: summary(taken.start),
+    reply: summary(taken.reply),
+    deliveryOps: Object.fromEntries(
+      Object.entries(opsOf).map(([kind, ops]) => [kind, Object.fromEntries(Object.entries(ops).filter(([, list]) => list.length > 0).map(([op, list]) => [op, { counts: countsOf(list), directTx: describePattern(list[list.length - 1].pattern) }]))]),
     ),
   };
 }
@@ -837,4 +964,4 @@ async function attachmentFetch() {
 
 // ------------------------------------------------------------------------------------ main
 
-await runSections('stack', { overhead, replyLatency, attachmentFetch, throughput, recovery }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });
+await runSections('stack', { overhead, startSequencing, replyLatency, attachmentFetch, throughput, recovery }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });
