@@ -29,7 +29,7 @@ import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { cpuBetween, cpuSnapshot } from '../lib/cpu.mjs';
 import { analyzeTrace, tracingFetch } from '../lib/drain-trace.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
-import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, enableStarts, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, newStartDeliveries, retrying, sequenceAndPublish, takeWrittenStart, writeReplies, writeStart } from '../lib/service.mjs';
+import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, enableStarts, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, newStartDeliveries, retrying, writeReplies } from '../lib/service.mjs';
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
 import { NOOP_FILE_PATH, NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
 import { startStoreServer } from '../lib/store-http.mjs';
@@ -270,114 +270,6 @@ async function overhead() {
   };
 }
 
-
-// ------------------------------------------------------------------------------ startSequencing
-
-const COUNTED = ['transactions', 'attempts', 'roundTrips', 'rpcs', 'docsRead', 'docsWritten'];
-const countsOf = (list) => Object.fromEntries(COUNTED.map((f) => [f, summarize(list.map((m) => m.counts[f]))]));
-
-/**
- * Taking a start (the start trigger's work: functions/src/deliveries/starts.ts `takeStart`, one
- * transaction, then the publish of its notification) against sequencing an operator reply (the
- * reply trigger's work: `sequenceAndPublish`, one transaction, then the publish), both called
- * in-process from the built module on the emulators of this session, in rounds that alternate
- * which goes first. Each round writes a start to a new address and a reply in a conversation of
- * its own (a customer message, one earlier reply sequenced in this process, so the reply takes the
- * trigger's usual one-wave path, and delivered, so the measured reply is claimable at once and
- * notified, like the start). Each measured call is followed by its recorded transaction replayed
- * directly (instrument.mjs): start / reply of those replays is what the Firestore work alone costs.
- * Both documents also fire their emulated trigger, which finds them taken; a round the trigger won
- * (it committed first) is left out and counted. Then a few starts and replies are delivered
- * in-process, counted: claim, start and complete of each (a start's complete joins the thread).
- */
-async function startSequencing() {
-  const rounds = pick(30, 10);
-  const integration = await newIntegration((await newTopic(false)).path);
-  const key = integration.key;
-  await enableStarts(integration);
-  const deliver = async (deliveryId, complete = {}) => {
-    const claim = await callOk(HANDLERS.claim, { key, body: { deliveryId, requestId: randomUUID() } });
-    if (claim.status !== 'ready') throw new Error(`claim: ${JSON.stringify(claim)}`);
-    await callOk(HANDLERS.start, { key, body: { deliveryId, leaseId: claim.leaseId } });
-    await callOk(HANDLERS.complete, { key, body: { deliveryId, leaseId: claim.leaseId, providerMessageIds: ['p-1'], ...complete } });
-  };
-  // A round's reply conversation, with one earlier reply sequenced here and delivered. Two more for the warm-up.
-  const conversations = await newDeliveries(integration, await newConversations(integration, rounds + 2), 1);
-  for (const c of conversations) await retrying(() => deliver(c.deliveryIds[0]));
-  await quiesce('start sequencing fixtures');
-  await sleep(pick(8_000, 5_000));
-
-  let lostToTrigger = 0;
-  const steps = {
-    start: async () => {
-      const start = await writeStart(integration, { text: 'Hello, this is the support desk about your order.' });
-      const m = await retrying(() => measure(() => takeWrittenStart(integration, start)));
-      return m.value.kind === 'created' ? { ...m, id: start.deliveryId, start } : null;
-    },
-    reply: async (c) => {
-      const [replyId] = await writeReplies(integration, c.conversationId, 1);
-      const m = await retrying(() => measure(() => sequenceAndPublish(db(), integration.workspaceId, c.conversationId, replyId)));
-      return m.value.created.length === 1 ? { ...m, id: m.value.created[0] } : null;
-    },
-  };
-  const direct = async (pattern) => (await timed(() => retrying(() => replay(db(), pattern)))).ms;
-  // Warm-up: the code paths (JIT) and the replays.
-  for (const c of conversations.slice(rounds)) {
-    for (const step of [steps.start, () => steps.reply(c)]) {
-      const m = await step();
-      if (m !== null) await direct(m.pattern);
-    }
-  }
-  const taken = { start: [], reply: [] };
-  const paired = [];
-  for (let i = 0; i < rounds; i++) {
-    const order = i % 2 === 0 ? ['start', 'reply'] : ['reply', 'start'];
-    const round = {};
-    for (const kind of order) {
-      const m = await steps[kind](conversations[i]);
-      if (m === null) {
-        lostToTrigger++;
-      } else {
-        round[kind] = { ...m, directMs: await direct(m.pattern) };
-        taken[kind].push(round[kind]);
-      }
-      // The emulated trigger of that document runs now (and finds it taken), not during the next measurement.
-      await sleep(300);
-    }
-    if (round.start && round.reply) paired.push(round);
-  }
-  if (paired.length === 0) throw new Error(`no round measured both (${lostToTrigger} lost to the emulated triggers)`);
-  log(`startSequencing: start / reply ${median(paired.map((p) => p.start.ms / p.reply.ms)).toFixed(2)} (${paired.length} rounds, ${lostToTrigger} lost to the triggers)`);
-
-  // Claim, start and complete of a few of each, counted: what a start costs per delivery beyond a reply.
-  const counted = pick(5, 3);
-  const opsOf = { start: { claim: [], start: [], complete: [] }, reply: { claim: [], start: [], complete: [] } };
-  for (let i = 0; i < counted; i++) {
-    for (const kind of ['start', 'reply']) {
-      const t = taken[kind][i];
-      if (!t) continue;
-      const ops = opsOf[kind];
-      const claim = await measure(() => callOk(HANDLERS.claim, { key, body: { deliveryId: t.id, requestId: randomUUID() } }));
-      ops.claim.push(claim);
-      ops.start.push(await measure(() => callOk(HANDLERS.start, { key, body: { deliveryId: t.id, leaseId: claim.value.leaseId } })));
-      const thread = kind === 'start' ? { conversation: { externalConversationId: `thread-${randomUUID().slice(0, 8)}`, externalCustomerId: t.start.to.value } } : {};
-      ops.complete.push(await measure(() => callOk(HANDLERS.complete, { key, body: { deliveryId: t.id, leaseId: claim.value.leaseId, providerMessageIds: ['p-2'], ...thread } })));
-    }
-  }
-  const summary = (list) => ({ ms: summarize(list.map((m) => m.ms), 2), directTxMs: summarize(list.map((m) => m.directMs), 2), counts: countsOf(list), directTx: describePattern(list[list.length - 1].pattern) });
-  return {
-    rounds,
-    pairedRounds: paired.length,
-    lostToTrigger,
-    ratio: summarize(paired.map((p) => p.start.ms / p.reply.ms)),
-    directRatio: summarize(paired.map((p) => p.start.directMs / p.reply.directMs)),
-    start: summary(taken.start),
-    reply: summary(taken.reply),
-    deliveryOps: Object.fromEntries(
-      Object.entries(opsOf).map(([kind, ops]) => [kind, Object.fromEntries(Object.entries(ops).filter(([, list]) => list.length > 0).map(([op, list]) => [op, { counts: countsOf(list), directTx: describePattern(list[list.length - 1].pattern) }]))]),
-    ),
-  };
-}
 
 // ------------------------------------------------------------------------------------ throughput
 
@@ -964,4 +856,4 @@ async function attachmentFetch() {
 
 // ------------------------------------------------------------------------------------ main
 
-await runSections('stack', { overhead, startSequencing, replyLatency, attachmentFetch, throughput, recovery }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });
+await runSections('stack', { overhead, replyLatency, attachmentFetch, throughput, recovery }, { close: () => Promise.all([pubsub.close(), db().terminate()]) });
