@@ -78,7 +78,11 @@ async function startSequencing() {
     },
     reply: async (c) => {
       const [replyId] = await writeReplies(integration, c.conversationId, 1);
-      const m = await retrying(() => measure(() => sequenceAndPublish(db(), integration.workspaceId, c.conversationId, replyId)));
+      // The reply's `createdAt`, which the trigger has from its event: with it the recent replies are
+      // read beside the transaction's first wave (one read wave); without it the exact query runs in
+      // the transaction after that wave (two), which is not the trigger's usual path.
+      const createdAt = (await db().doc(`workspaces/${integration.workspaceId}/conversations/${c.conversationId}/messages/${replyId}`).get()).get('createdAt');
+      const m = await retrying(() => measure(() => sequenceAndPublish(db(), integration.workspaceId, c.conversationId, replyId, createdAt)));
       if (m.value.created.length !== 1) throw new Error(`sequenceAndPublish: ${JSON.stringify(m.value)}`);
       return { ...m, id: m.value.created[0] };
     },
