@@ -4,7 +4,9 @@
  *
  * - overhead: median latency of each operation through Hosting -> function, divided by
  *   (the no-op function through the same path) + (the same reads and writes as one direct Admin
- *   SDK transaction, replayed from what the handler did in-process). Target <= 1.3.
+ *   SDK transaction, replayed from what the handler did in-process). Target <= 1.3. The claim of
+ *   a start delivery (`claim (start)`) is one of the operations: its deliveries are start requests
+ *   taken by the start trigger's own `takeStart` (bench/lib/service.mjs `newStartDeliveries`).
  * - replyLatency: an operator reply written -> its notification pulled from a real subscription,
  *   against a floor in the same run: a document written -> a no-op Firestore trigger that publishes
  *   one message (bench-noop `benchFloorPublish`) -> pulled. Target p50 ratio <= 1.3; p95 reported.
