@@ -8,7 +8,7 @@
  * Phases without emulators run first; then two emulator sessions back to back under one hold of
  * the shared lock (`flock /tmp/emulators.lock`: the emulators use fixed ports), released at once:
  * `store` (Firestore emulator only) and `stack` (the whole stack plus the bench's no-op function).
- * `--only coldstart,images,sdk,store,framework,stack,privacy` runs a subset (the report then has only those);
+ * `--only coldstart,images,sdk,store,framework,starts,stack,privacy` runs a subset (the report then has only those);
  * `--no-build` reuses the previous bench build; `--full-drain` lets the throughput drain run until
  * every reply is delivered instead of stopping at its time limit (see README: Throughput).
  */
@@ -23,6 +23,20 @@ import { renderMarkdown } from './lib/report.mjs';
 import { BENCH_DIR, writeBenchConfig } from './lib/stack-config.mjs';
 
 const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(`Usage: npm run bench [-- options]   (bench/README.md)
+
+  --quick            smoke run: smaller sizes, fewer repetitions (writes bench/results/quick.{json,md})
+  --only a,b         only these phases: coldstart images sdk store framework privacy starts stack
+  --no-build         reuse the previous bench build
+  --full-drain       let the throughput drain run up to 30 min
+
+Environment:
+  BENCH_SECTIONS=a,b        only these sections of each phase (e.g. overhead of stack)
+  BENCH_EMULATOR_LOCK=file  the lock the emulator sessions take (default /tmp/emulators.lock); run the bench bare, never inside flock
+  BENCH_COMPARE_REV=rev     compare the Firestore counts with bench/results/latest.json of rev (default HEAD)`);
+  process.exit(0);
+}
 const quick = args.includes('--quick');
 const fullDrain = args.includes('--full-drain');
 const onlyArg = args.find((a) => a.startsWith('--only'));
@@ -128,11 +142,13 @@ if (wanted('store')) sessions.push({ name: 'store', nodeFlags: '--expose-gc', fi
 if (wanted('framework')) sessions.push({ name: 'framework', firebaseArgs: ['--only', 'firestore'] });
 // Privacy (docs/privacy.md): erasure cost vs workspace size, retention job throughput.
 if (wanted('privacy')) sessions.push({ name: 'privacy', firebaseArgs: ['--only', 'firestore'] });
+// Taking a start vs sequencing a reply, in-process: Firestore and Pub/Sub, no Functions emulator (no trigger takes the documents first).
+if (wanted('starts')) sessions.push({ name: 'starts', firebaseArgs: ['--only', 'firestore,pubsub'] });
 if (wanted('stack')) sessions.push({ name: 'stack', firebaseArgs: ['--config', writeBenchConfig(), '--only', SERVICE_EMULATORS] });
 if (sessions.length > 0) await emulatorSessions(sessions, (quick ? 420_000 : 1_200_000) + (fullDrain ? 1_800_000 : 0));
 
 const parts = {};
-for (const name of ['coldstart', 'images', 'sdk', 'store', 'framework', 'stack', 'privacy']) {
+for (const name of ['coldstart', 'images', 'sdk', 'store', 'framework', 'starts', 'stack', 'privacy']) {
   const file = join(PARTS, `${name}.json`);
   if (existsSync(file)) parts[name] = JSON.parse(readFileSync(file, 'utf8'));
 }

@@ -29,6 +29,12 @@ function summaryRows(r) {
       add('1', `Overhead: ${op} / (logged no-op function + direct transaction)`, r, '<= 1.2', r.median <= 1.2, `${fmt(o.opMs.median, 1)} ms vs ${fmt(o.loggedNoopMs.median, 1)} + ${fmt(o.directTxMs.median, 1)} ms; against the unlogged no-op ${fmt(o.ratio.median)}`);
     }
   }
+  if (r.starts?.startSequencing) {
+    // A start's sequencing (the start trigger's takeStart) against a reply's (the reply trigger's sequenceAndPublish).
+    const q = r.starts.startSequencing;
+    const rwr = (x) => `${x.counts.docsRead.median} / ${x.counts.docsWritten.median} / ${x.counts.roundTrips.median}`;
+    add('1', `Sequencing: taking a start (takeStart, then its publish) / sequencing an operator reply (sequenceAndPublish), in-process, paired by round (${q.rounds} rounds)`, q.ratio, '<= 1', q.ratio.median <= 1, `${fmt(q.start.ms.median, 1)} vs ${fmt(q.reply.ms.median, 1)} ms; their transactions replayed directly: ${fmt(q.directRatio.median)} (${spread(q.directRatio)}); reads / writes / round trips ${rwr(q.start)} vs ${rwr(q.reply)}`);
+  }
   if (r.store?.counts) {
     const ops = Object.entries(r.store.counts).filter(([name]) => !name.includes('cold'));
     const oneTx = ops.every(([, c]) => c.counts.transactions.max <= 1 && c.counts.attempts.max <= 1);
@@ -283,6 +289,19 @@ export function renderMarkdown(r) {
     lines.push('', '## Overhead detail (HTTP through Hosting, medians of the repetitions)', '');
     lines.push(overheadTable(r.stack.overhead, r.store?.counts));
   }
+  if (r.starts?.startSequencing) {
+    const q = r.starts.startSequencing;
+    lines.push('', '## Taking a start vs sequencing a reply (in-process, starts session: Firestore and Pub/Sub, no triggers)', '');
+    const k = (c, f) => (c[f].min === c[f].max ? `${c[f].median}` : `${c[f].median} (${c[f].min}–${c[f].max})`);
+    const row = (name, x, ms = '–', tx = '–') => [name, k(x.counts, 'transactions'), k(x.counts, 'attempts'), k(x.counts, 'roundTrips'), k(x.counts, 'rpcs'), k(x.counts, 'docsRead'), k(x.counts, 'docsWritten'), ms, tx, `\`${x.directTx}\``];
+    const rows = [
+      row('start taken (`takeStart`, then its publish)', q.start, `${fmt(q.start.ms.median, 1)} (${spread(q.start.ms, 1)})`, fmt(q.start.directTxMs.median, 1)),
+      row('reply sequenced (`sequenceAndPublish`)', q.reply, `${fmt(q.reply.ms.median, 1)} (${spread(q.reply.ms, 1)})`, fmt(q.reply.directTxMs.median, 1)),
+      ...['claim', 'start', 'complete'].flatMap((op) => ['start', 'reply'].filter((kind) => q.deliveryOps[kind]?.[op]).map((kind) => row(`${op} of a ${kind === 'start' ? 'start' : 'reply'}${op === 'complete' && kind === 'start' ? ' (joins the thread)' : ''}`, q.deliveryOps[kind][op]))),
+    ];
+    lines.push(table(['Operation', 'Transactions', 'Attempts', 'Round trips (sequential)', 'RPCs', 'Docs read (billed)', 'Docs written', 'ms (p25–p75 (min–max))', 'its transaction replayed directly, ms', 'Transaction (reads by wave -> commit)'], rows));
+    lines.push('', `${q.rounds} rounds, alternating which goes first. Counts include the publish's outbox delete (one RPC, one write) after the commit. Ratio start / reply, paired by round: ${fmt(q.ratio.median)} (${spread(q.ratio)}); of their transactions replayed directly: ${fmt(q.directRatio.median)} (${spread(q.directRatio)}).`);
+  }
   if (r.store?.counts) {
     lines.push('', '## Firestore per operation (counted at the Admin SDK, handlers in-process, warm unless noted)', '');
     lines.push(countsTable(r.store.counts));
@@ -339,7 +358,7 @@ export function renderMarkdown(r) {
       if (t.workerWarmUpSeconds !== undefined) lines.push('', `Before the drain, ${t.connectors * t.concurrencyPerConnector} Functions emulator workers of each delivery function were started (${fmt(t.workerWarmUpSeconds, 1)} s; bench/README.md, Throughput).`);
     }
   }
-  const errors = [...(r.failures ?? []), ...Object.entries({ ...r.store?.errors, ...r.stack?.errors, ...r.framework?.errors, ...r.privacy?.errors }).map(([k, v]) => `${k}: ${v}`)];
+  const errors = [...(r.failures ?? []), ...Object.entries({ ...r.store?.errors, ...r.starts?.errors, ...r.stack?.errors, ...r.framework?.errors, ...r.privacy?.errors }).map(([k, v]) => `${k}: ${v}`)];
   if (errors.length > 0) lines.push('', '## Failures', '', ...errors.map((e) => `- ${e}`));
   const retried = (r.store?.retried503 ?? 0) + (r.stack?.overhead?.retried503 ?? 0);
   if (retried > 0) lines.push('', `${retried} measured request(s) got a 503 (the emulator's "Transaction lock timeout") and were retried; only successful attempts are in the figures.`);

@@ -39,6 +39,11 @@ export { deliveryIdFor };
 const { catchUpPage } = lib('deliveries/catch-up-list.js');
 const { shardOf } = lib('platform/shards.js');
 const { config } = lib('platform/config.js');
+/** The start trigger's work (functions/src/deliveries/starts.ts) and the ids it derives (functions/src/rules/starts.ts). */
+const { takeStart } = lib('deliveries/starts.js');
+const { startedConversationId, startMessageId } = lib('rules/starts.js');
+/** The reply trigger's work: sequencing, then the publish of what it committed. */
+export { sequenceAndPublish };
 
 /** The catch-up list's own Firestore reads (one query per list shard, merged), run directly: no handler, no auth. */
 export function pendingQuery(integration, limit, now = Date.now()) {
@@ -342,4 +347,59 @@ export async function attachmentDeliveries(integration, count, { size, storeDir,
   }
   const deliveries = await newDeliveries(integration, conversations, 1, 4, (c) => ({ text: 'Your invoice is attached.', fields: { attachments: [files.get(c.conversationId).file] } }));
   return deliveries.map((d) => ({ deliveryId: d.deliveryIds[0], conversationId: d.conversationId, ...files.get(d.conversationId) }));
+}
+
+// ------------------------------------------------------------------------------------ starts
+
+/**
+ * Lets the integration start conversations by phone, as an admin does (`conversations.start.addressKinds`
+ * on the integration document: docs/contract.md#conversations-the-desk-starts).
+ */
+export async function enableStarts(integration) {
+  await db().doc(`workspaces/${integration.workspaceId}/integrations/${integration.integrationId}`).update({ 'conversations.start.addressKinds': ['phone'] });
+}
+
+/** A fresh E.164 phone number (+49 151 and 8 random digits): every start goes to a new address. */
+const newPhone = () => `+49151${String(randomBytes(4).readUInt32BE(0) % 100_000_000).padStart(8, '0')}`;
+
+/**
+ * A start request written as a member writes it (`conversationStarts/{startId}`, `body`: `{ text }`
+ * or `{ template }`) to a new phone number. Returns its ids and the ids the service derives from
+ * them (functions/src/rules/starts.ts): the started conversation and its start delivery.
+ */
+export async function writeStart(integration, body) {
+  const { workspaceId, integrationId } = integration;
+  const ref = db().collection('workspaces').doc(workspaceId).collection('conversationStarts').doc();
+  const to = { kind: 'phone', value: newPhone() };
+  await retrying(() =>
+    ref.create({ integrationId, to, ...body, uid: 'bench-operator', requestedAt: FieldValue.serverTimestamp() }).catch((err) => {
+      if (err?.code !== ALREADY_EXISTS) throw err; // an earlier attempt did write it
+    }),
+  );
+  const conversationId = startedConversationId(integrationId, ref.id);
+  return { startId: ref.id, to, conversationId, deliveryId: deliveryIdFor(conversationId, startMessageId(integrationId, ref.id)) };
+}
+
+/**
+ * Takes a written start as its trigger does (`takeStart`). With the Functions emulator running,
+ * the emulated trigger takes it too: whichever commits second finds it answered (`ignored`).
+ */
+export function takeWrittenStart(integration, start) {
+  return takeStart(db(), integration.workspaceId, start.startId, integration.integrationId);
+}
+
+/**
+ * `count` start deliveries, each the head of a new conversation of its own (so each is claimable
+ * at once): written as a member writes them and taken by `takeStart`. Returns `writeStart`'s ids.
+ */
+export async function newStartDeliveries(integration, count, body, concurrency = 4) {
+  return mapLimit(Array.from({ length: count }, (_, i) => i), concurrency, async () => {
+    const start = await writeStart(integration, body);
+    const outcome = await retrying(() => takeWrittenStart(integration, start));
+    // `ignored`: the emulated trigger took it first (same ids); anything else is a fixture error.
+    if (outcome.kind !== 'created' && outcome.kind !== 'ignored') throw new Error(`start not taken: ${JSON.stringify(outcome)}`);
+    const delivery = await deliveryRef(db(), integration.workspaceId, start.deliveryId).get();
+    if (!delivery.exists) throw new Error(`start ${start.startId}: no delivery ${start.deliveryId} (${JSON.stringify((await db().doc(`workspaces/${integration.workspaceId}/conversationStarts/${start.startId}`).get()).data())})`);
+    return start;
+  });
 }

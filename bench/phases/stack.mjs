@@ -4,7 +4,9 @@
  *
  * - overhead: median latency of each operation through Hosting -> function, divided by
  *   (the no-op function through the same path) + (the same reads and writes as one direct Admin
- *   SDK transaction, replayed from what the handler did in-process). Target <= 1.3.
+ *   SDK transaction, replayed from what the handler did in-process). Target <= 1.3. The claim of
+ *   a start delivery (`claim (start)`) is one of the operations: its deliveries are start requests
+ *   taken by the start trigger's own `takeStart` (bench/lib/service.mjs `newStartDeliveries`).
  * - replyLatency: an operator reply written -> its notification pulled from a real subscription,
  *   against a floor in the same run: a document written -> a no-op Firestore trigger that publishes
  *   one message (bench-noop `benchFloorPublish`) -> pulled. Target p50 ratio <= 1.3; p95 reported.
@@ -29,7 +31,7 @@ import { FUNCTIONS_LIB, SDK_ENTRY } from '../lib/build.mjs';
 import { cpuBetween, cpuSnapshot } from '../lib/cpu.mjs';
 import { analyzeTrace, tracingFetch } from '../lib/drain-trace.mjs';
 import { describePattern, measure, replay } from '../lib/instrument.mjs';
-import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, retrying, writeReplies } from '../lib/service.mjs';
+import { attachmentDeliveries, bulkDeliveries, callOk, db, deliveryIdFor, enableStarts, HANDLERS, messageBody, reactionBody, newConversations, newDeliveries, newIntegration, newStartDeliveries, retrying, writeReplies } from '../lib/service.mjs';
 import { FULL_DRAIN, log, pick, QUICK, runSections } from '../lib/session.mjs';
 import { NOOP_FILE_PATH, NOOP_LOGGED_PATH, NOOP_PATH } from '../lib/stack-config.mjs';
 import { startStoreServer } from '../lib/store-http.mjs';
@@ -48,6 +50,13 @@ const FUNCTIONS_URL = `http://${process.env.FUNCTIONS_EMULATOR_HOST ?? '127.0.0.
 const ACK_DEADLINE = Duration.from({ seconds: 600 });
 const pubsub = new PubSub({ projectId: PROJECT });
 const PATHS = { message: '/v1/messages', event: '/v1/messages/events', channel: '/v1/channel', claim: '/v1/deliveries/claim', start: '/v1/deliveries/start', complete: '/v1/deliveries/complete', fail: '/v1/deliveries/fail' };
+/** The overhead's operations that are another kind of request to one of PATHS: the claim of a start delivery. */
+const OP_PATHS = { ...PATHS, 'claim (start)': PATHS.claim };
+/**
+ * The body of a start in the overhead's integration: its channel declares a window (the overhead
+ * measures `PUT /v1/channel`), so a start there needs one of its templates (docs/contract.md#windows).
+ */
+const START_BODY = { template: { name: 'order_update', language: 'en', params: { order: 'A-1001', status: 'shipped' } } };
 
 async function newTopic(withSubscription) {
   const name = `bench-${randomUUID().slice(0, 8)}`;
@@ -147,11 +156,19 @@ async function overhead() {
   const integration = await newIntegration(topic.path);
   const key = integration.key;
   const patterns = await recordPatterns(integration);
+  // The claim of a start delivery (`kind: "start"`), made through the service's own start path
+  // (written as a member writes it, taken by `takeStart`): its transaction, recorded like the others'.
+  await enableStarts(integration);
+  const [recordedStart] = await newStartDeliveries(integration, 1, START_BODY);
+  patterns['claim (start)'] = (await measure(() => callOk(HANDLERS.claim, { key, body: { deliveryId: recordedStart.deliveryId, requestId: randomUUID() } }))).pattern;
 
   // Fixtures: `perOp` conversations with `reps` deliveries each (rep r works on seq r, so every
   // delivery is claimable when its turn comes), for claim/start/complete and again for fail.
   const setA = await bulkDeliveries(integration, perOp, reps);
   const setB = await bulkDeliveries(integration, perOp, reps);
+  // perOp start deliveries per repetition, each the head of a new conversation (claimable at once).
+  // One more for the warm-up (a start's claim answers with another shape: its code path warms too).
+  const starts = await newStartDeliveries(integration, perOp * reps + 1, START_BODY);
   const messageConversation = `chat-overhead-${randomUUID().slice(0, 8)}`;
   // The bulk-written replies fire the reply trigger (it finds them sequenced and stops): let it finish.
   await quiesce('overhead fixtures');
@@ -166,9 +183,10 @@ async function overhead() {
   await post(PATHS.event, key, reactionBody(messageConversation, reactionTarget.eventId, true));
   await post(PATHS.channel, key, channelBody(0));
   for (const op of ['claim', 'start', 'complete', 'fail']) await post(PATHS[op], key, { deliveryId: 'd_warmup', leaseId: 'l_warmup', requestId: 'r', providerMessageIds: ['p'], outcome: 'failed', code: 'x' });
+  await post(PATHS.claim, key, { deliveryId: starts[perOp * reps].deliveryId, requestId: randomUUID() });
   for (const op of Object.keys(patterns)) await replay(db(), patterns[op]);
 
-  const ops = ['message', 'event', 'channel', 'claim', 'start', 'complete', 'fail'];
+  const ops = ['message', 'event', 'channel', 'claim', 'claim (start)', 'start', 'complete', 'fail'];
   const perRep = Object.fromEntries(ops.map((op) => [op, { op: [], noop: [], logged: [], tx: [], ratio: [], ratioLogged: [] }]));
   for (let rep = 0; rep < reps; rep++) {
     const leases = new Map();
@@ -186,6 +204,7 @@ async function overhead() {
       // Alternating two declarations, so that each request changes the channel (the same body again writes nothing).
       channel: (i) => channelBody(i % 2),
       claim: (i) => ({ deliveryId: setA[i].deliveryIds[rep], requestId: randomUUID() }),
+      'claim (start)': (i) => ({ deliveryId: starts[rep * perOp + i].deliveryId, requestId: randomUUID() }),
       start: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]) }),
       complete: (i) => ({ deliveryId: setA[i].deliveryIds[rep], leaseId: leases.get(setA[i].deliveryIds[rep]), providerMessageIds: [`p-${rep}-${i}`] }),
       fail: (i) => ({ deliveryId: setB[i].deliveryIds[rep], leaseId: leases.get(setB[i].deliveryIds[rep]), outcome: 'failed', code: 'provider_rejected' }),
@@ -196,19 +215,20 @@ async function overhead() {
         const body = requests[op](i);
         const steps = {
           op: async () => {
-            let r = await timed(() => post(PATHS[op], key, body));
+            let r = await timed(() => post(OP_PATHS[op], key, body));
             // A 503 (the emulator's lock timeout, e.g. against a trigger's transaction) is retried
             // as the SDK would; only the successful attempt is timed, the retries are counted.
             for (let attempt = 1; r.value.status === 503 && attempt < 5; attempt++) {
               retried503++;
               await sleep(1000);
-              r = await timed(() => post(PATHS[op], key, body));
+              r = await timed(() => post(OP_PATHS[op], key, body));
             }
             if (r.value.status !== 200 && r.value.status !== 201) throw new Error(`${op}: HTTP ${r.value.status} ${JSON.stringify(r.value.body)}`);
             if (op === 'claim') {
               if (r.value.body.status !== 'ready') throw new Error(`claim: ${JSON.stringify(r.value.body)}`);
               leases.set(body.deliveryId, r.value.body.leaseId);
             }
+            if (op === 'claim (start)' && (r.value.body.status !== 'ready' || r.value.body.kind !== 'start')) throw new Error(`claim (start): ${JSON.stringify(r.value.body)}`);
             samples.op.push(r.ms);
           },
           noop: async () => samples.noop.push((await timed(() => post(NOOP_PATH, key, body))).ms),
@@ -251,6 +271,7 @@ async function overhead() {
     ),
   };
 }
+
 
 // ------------------------------------------------------------------------------------ throughput
 
