@@ -381,11 +381,11 @@ export async function writeStart(integration, body) {
 }
 
 /**
- * Takes a written start as its trigger does (`takeStart`). With the Functions emulator running,
+ * Takes a written start as its trigger does (`takeStart`, with the address its event carries). With the Functions emulator running,
  * the emulated trigger takes it too: whichever commits second finds it answered (`ignored`).
  */
 export function takeWrittenStart(integration, start) {
-  return takeStart(db(), integration.workspaceId, start.startId, integration.integrationId);
+  return takeStart(db(), integration.workspaceId, start.startId, integration.integrationId, start.to);
 }
 
 /**

@@ -96,7 +96,7 @@ export function startSubject(text: string, supportName: string): string {
 }
 
 /** A syntactically usable address for SMTP (one `@`, a dotted domain, no spaces or specials). */
-export function isMailAddress(value: string): boolean {
+function isMailAddress(value: string): boolean {
   return ADDRESS.test(value);
 }
 

@@ -41,7 +41,7 @@ export async function onStartCreated(event: DocEvent<{ workspaceId: string; star
   const { workspaceId, startId } = event.params;
   const integrationId = event.data?.get('integrationId') as unknown;
   if (typeof integrationId !== 'string' || integrationId.length === 0 || integrationId.includes('/')) return;
-  const outcome = await takeStart(db(), workspaceId, startId, integrationId);
+  const outcome = await takeStart(db(), workspaceId, startId, integrationId, event.data?.get('to'));
   logger.info('start.taken', { workspaceId, startId, integrationId, ...outcome });
 }
 
