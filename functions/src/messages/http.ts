@@ -5,7 +5,7 @@ import { endpoint, parseJsonBody, type ParsedRequest, type RequestContext } from
 import type { HttpResult } from '../platform/http/types';
 import { conversationIdFor, customerIdFor, eventDocIdFor, messageIdFor } from '../platform/ids';
 import { parseOrThrow } from '../platform/schema';
-import { authenticate, forgetIntegrationKeys } from '../integrations/auth';
+import { authenticate, rememberIntegrationChannel } from '../integrations/auth';
 import type { OperationsOf } from '../operations';
 import { eventFingerprint, fingerprint } from '../rules/fingerprint';
 import { acceptEvent, type EventInput } from './event-store';
@@ -276,7 +276,7 @@ async function handleUpdateChannel(request: ParsedRequest, context: RequestConte
   });
   // This instance's next message of the connector keeps the window just declared (the key's cached
   // resolution carries the channel); another instance's cache may keep the older one up to its TTL.
-  forgetIntegrationKeys(context.auth);
+  rememberIntegrationChannel(context.auth, channel);
   context.logFields.templateCount = channel.templates.length;
   return { status: 200, body: channel };
 }

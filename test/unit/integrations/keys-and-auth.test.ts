@@ -90,6 +90,23 @@ describe('KeyResolver (per-instance key cache)', () => {
     expect(lookups).toEqual([hashKey(key)]);
   });
 
+  test("a stored channel goes into the cached resolution in place: no new lookup, the same expiry; an uncached key stays uncached", async () => {
+    const { resolver, lookups, advance } = setup(integration({ keyHash: hashKey(key) }));
+    const resolved = await resolver.authenticate(header);
+    const channel = { window: { seconds: 86_400 }, templates: [], updatedAt: 5 };
+    resolver.rememberChannel(resolved, channel);
+    await expect(resolver.authenticate(header)).resolves.toMatchObject({ channel });
+    expect(lookups).toHaveLength(1);
+    // The entry keeps its expiry: the TTL still bounds how long a deactivation can go unseen.
+    advance(20_000);
+    await resolver.authenticate(header);
+    expect(lookups).toHaveLength(2);
+    const other = setup(integration());
+    other.resolver.rememberChannel({ keyHash: hashKey(key), previousKey: null }, channel);
+    await other.resolver.authenticate(header);
+    expect(other.lookups).toHaveLength(1);
+  });
+
   test('a deactivation is seen once the TTL has passed (<= 30 s, decisions 2)', async () => {
     const { resolver, lookups, advance, set } = setup(integration());
     await resolver.authenticate(header);
