@@ -5,8 +5,8 @@
  * text a channel without real templates sends (docs/contract.md#channel). Shared by the thread's
  * composer, the New conversation form and the reply cards.
  */
-import { codePointLength, TEMPLATE_PARAM_MAX_CODE_POINTS } from '../../functions/src/contract';
-import { fillTemplate, templateIndexKey, type ReplyTemplate } from '../../functions/src/contract/templates';
+import { codePointLength } from '../../functions/src/contract';
+import { fillTemplate, paramMaxCodePoints, templateIndexKey, type ReplyTemplate } from '../../functions/src/contract/templates';
 import type { ChannelTemplateView, TemplateParamView } from './integration-channel-format';
 
 /** What a template reply (and a start by template) carries: `template: { name, language, params }`, the service's type. */
@@ -21,9 +21,9 @@ export function findTemplate(templates: readonly ChannelTemplateView[], choice: 
   return templates.find((t) => templateKey(t) === key);
 }
 
-/** The most code points a param takes: its own `maxLength` when smaller than the contract's 1024. */
+/** The most code points a param takes (the service's rule); a stored `maxLength` that is not positive counts as none. */
 export function paramMaxLength(param: TemplateParamView): number {
-  return param.maxLength !== undefined && param.maxLength > 0 ? Math.min(param.maxLength, TEMPLATE_PARAM_MAX_CODE_POINTS) : TEMPLATE_PARAM_MAX_CODE_POINTS;
+  return paramMaxCodePoints(param.maxLength !== undefined && param.maxLength > 0 ? param.maxLength : undefined);
 }
 
 /** Why one param's value would be refused, or undefined when it is fine. */

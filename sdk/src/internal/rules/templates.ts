@@ -56,6 +56,11 @@ export function templateIndexOf(templates: readonly TemplateDeclaration[]): Reco
   return Object.fromEntries(templates.map((t) => [templateIndexKey(t.name, t.language), t.params.map((p) => p.name)]));
 }
 
+/** The most code points a param's value takes: its own `maxLength` when under the contract's TEMPLATE_PARAM_MAX_CODE_POINTS (the console's picker counts against the same). */
+export function paramMaxCodePoints(maxLength: number | undefined): number {
+  return Math.min(maxLength ?? TEMPLATE_PARAM_MAX_CODE_POINTS, TEMPLATE_PARAM_MAX_CODE_POINTS);
+}
+
 const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 // A lone surrogate (which Firestore would silently replace): in `u` mode a paired one is one code point and does not match.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -83,7 +88,7 @@ export function templateReplyVerdict(value: unknown, templates: readonly Templat
   for (const param of declared.params) {
     const v = given[param.name];
     if (typeof v !== 'string') return { accepted: false, problem: `param '${param.name}' is missing` };
-    const max = Math.min(param.maxLength ?? TEMPLATE_PARAM_MAX_CODE_POINTS, TEMPLATE_PARAM_MAX_CODE_POINTS);
+    const max = paramMaxCodePoints(param.maxLength);
     const length = codePointLength(v);
     if (length === 0 || length > max || LONE_SURROGATE.test(v)) return { accepted: false, problem: `param '${param.name}' must be 1 to ${max} characters` };
     params[param.name] = v;
