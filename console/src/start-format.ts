@@ -3,7 +3,7 @@
  * `conversations.start.addressKinds`, an address checked as the rules check it (phone E.164,
  * email, handle), and the service's refusals in words (docs/data-model.md, "Conversation starts").
  */
-import { codePointLength, START_ADDRESS_KINDS, START_ADDRESS_LIMITS } from '../../functions/src/contract';
+import { codePointLength, START_ADDRESS_KINDS, START_ADDRESS_LIMITS, startAddressFault } from '../../functions/src/contract';
 
 /** The contract's address kinds, in its order (phone, email, handle). */
 export const ADDRESS_KINDS = START_ADDRESS_KINDS;
@@ -41,7 +41,6 @@ export function addressKindLabel(kind: AddressKind): string {
   return kind === 'phone' ? 'phone number' : kind === 'email' ? 'email address' : 'handle';
 }
 
-const PHONE = START_ADDRESS_LIMITS.phonePattern;
 const EMAIL_MAX = START_ADDRESS_LIMITS.emailMax;
 const HANDLE_MAX = START_ADDRESS_LIMITS.handleMax;
 
@@ -57,27 +56,23 @@ export function addressHint(kind: AddressKind): string {
   }
 }
 
-// Control characters (C0, DEL, C1) are refused in a handle.
-// eslint-disable-next-line no-control-regex
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/;
-
-/** Why an address would be refused by the rules, or undefined when it is valid. The value is taken as given (the form trims it first). */
+/** Why an address would be refused by the rules (the contract's `startAddressFault`, in the form's words), or undefined when it is valid. The value is taken as given (the form trims it first). */
 export function addressProblem(kind: AddressKind, value: string): string | undefined {
-  if (value === '') return `Enter the customer's ${addressKindLabel(kind)}.`;
-  switch (kind) {
-    case 'phone':
-      return PHONE.test(value) ? undefined : 'A phone number is + then the country code and number, 7 to 15 digits, no spaces (e.g. +447700900123).';
-    case 'email': {
-      if (value.length > EMAIL_MAX) return `An email address is at most ${EMAIL_MAX} characters (this one has ${value.length}).`;
-      const parts = value.split('@');
-      if (parts.length !== 2 || parts[0] === '' || parts[1] === '') return 'An email address has one @ with something on each side.';
-      return /\s/u.test(value) || CONTROLS.test(value) ? 'An email address has no spaces or control characters.' : undefined;
-    }
-    case 'handle': {
-      const n = codePointLength(value);
-      if (n > HANDLE_MAX) return `A handle is at most ${HANDLE_MAX} characters (this one has ${n}).`;
-      return CONTROLS.test(value) ? 'A handle has no control characters.' : undefined;
-    }
+  switch (startAddressFault(kind, value)) {
+    case null:
+      return undefined;
+    case 'empty':
+      return `Enter the customer's ${addressKindLabel(kind)}.`;
+    case 'not_e164':
+      return 'A phone number is + then the country code and number, 7 to 15 digits, no spaces (e.g. +447700900123).';
+    case 'too_long':
+      return kind === 'email' ? `An email address is at most ${EMAIL_MAX} characters (this one has ${value.length}).` : `A handle is at most ${HANDLE_MAX} characters (this one has ${codePointLength(value)}).`;
+    case 'not_one_at':
+      return 'An email address has one @ with something on each side.';
+    case 'space_or_control':
+      return 'An email address has no spaces or control characters.';
+    case 'control_character':
+      return 'A handle has no control characters.';
   }
 }
 

@@ -167,6 +167,35 @@ export const START_ADDRESS_LIMITS = {
   handleMax: 256,
 } as const;
 
+/** Why a value is not an address of its kind (`startAddressFault`): each client says it in its own words. */
+export type StartAddressFault = 'empty' | 'not_e164' | 'too_long' | 'not_one_at' | 'space_or_control' | 'control_character';
+
+/**
+ * The one address check of a start (docs/contract.md#conversations-the-desk-starts), or null when
+ * `value` is an address of `kind`: `phone` E.164; `email` at most START_ADDRESS_LIMITS.emailMax
+ * characters with exactly one `@` that has something on both sides, no whitespace and no control
+ * character (the channel checks deliverability; only what cannot be an address is refused);
+ * `handle` 1 to START_ADDRESS_LIMITS.handleMax code points without a control character (Unicode
+ * Cc). The service's start verdict and the console's form both ask it; firestore.rules state the
+ * same facts for the member's write.
+ */
+export function startAddressFault(kind: (typeof START_ADDRESS_KINDS)[number], value: string): StartAddressFault | null {
+  if (value === '') return 'empty';
+  switch (kind) {
+    case 'phone':
+      return START_ADDRESS_LIMITS.phonePattern.test(value) ? null : 'not_e164';
+    case 'email': {
+      if (value.length > START_ADDRESS_LIMITS.emailMax) return 'too_long';
+      const at = value.indexOf('@');
+      if (at <= 0 || at !== value.lastIndexOf('@') || at === value.length - 1) return 'not_one_at';
+      return /\s|\p{Cc}/u.test(value) ? 'space_or_control' : null;
+    }
+    case 'handle':
+      if (codePointLength(value) > START_ADDRESS_LIMITS.handleMax) return 'too_long';
+      return /\p{Cc}/u.test(value) ? 'control_character' : null;
+  }
+}
+
 /** The retention period of a workspace (`settings/retention` `{ days }`, docs/privacy.md#retention): whole days in this range. */
 export const RETENTION_DAYS = { min: 1, max: 3650 } as const;
 

@@ -7,7 +7,7 @@
  * service's start trigger (functions/src/deliveries/starts.ts) and the SDK's test service run this
  * same module; firestore.rules state the same address patterns for the member's write.
  */
-import { codePointLength, REPLY_MAX_CODE_POINTS, START_ADDRESS_KINDS, START_ADDRESS_LIMITS } from '../contract.generated.js';
+import { codePointLength, REPLY_MAX_CODE_POINTS, START_ADDRESS_KINDS, START_ADDRESS_LIMITS, startAddressFault } from '../contract.generated.js';
 import type { ChannelTemplate } from './channel.js';
 import { templateReplyVerdict, type ReplyTemplate } from './templates.js';
 import { sha256Hex } from './sha256.js';
@@ -21,36 +21,19 @@ export interface StartAddress {
   value: string;
 }
 
-const ADDRESS_LIMITS = START_ADDRESS_LIMITS;
-
-/** C0 and C1 controls and DEL (Unicode's Cc, as firestore.rules say it): a handle is something a person types, never a control character. */
-const CONTROL = /\p{Cc}/u;
-const PHONE = START_ADDRESS_LIMITS.phonePattern;
-
 const isStartAddressKind = (value: unknown): value is StartAddressKind => (START_ADDRESS_KINDS as readonly unknown[]).includes(value);
 
-/**
- * Why `value` is not an address of `kind` (the 400-style message), or null when it is one:
- *  - `phone`: E.164 (`+` and 7..15 digits, no leading 0);
- *  - `email`: at most 254 characters with exactly one `@` that has something on both sides (the
- *    channel checks deliverability; we only refuse what cannot be an address);
- *  - `handle`: 1..256 code points, no control characters.
- */
+/** The service's words for an address of each kind that `startAddressFault` refuses (the start's `error.message`). */
+const ADDRESS_MESSAGES: Record<StartAddressKind, string> = {
+  phone: 'to.value: a phone address is E.164 (+ then 7 to 15 digits, e.g. +4915112345678)',
+  email: `to.value: an email address has one @ and at most ${START_ADDRESS_LIMITS.emailMax} characters`,
+  handle: `to.value: a handle is 1 to ${START_ADDRESS_LIMITS.handleMax} characters without control characters`,
+};
+
+/** Why `value` is not an address of `kind` (the 400-style message), or null when it is one: the contract's `startAddressFault`. */
 export function addressProblem(kind: StartAddressKind, value: unknown): string | null {
   if (typeof value !== 'string') return 'to.value: must be a string';
-  switch (kind) {
-    case 'phone':
-      return PHONE.test(value) ? null : 'to.value: a phone address is E.164 (+ then 7 to 15 digits, e.g. +4915112345678)';
-    case 'email': {
-      const at = value.indexOf('@');
-      const one = at > 0 && at === value.lastIndexOf('@') && at < value.length - 1;
-      return one && value.length <= ADDRESS_LIMITS.emailMax && !CONTROL.test(value) && !/\s/u.test(value) ? null : `to.value: an email address has one @ and at most ${ADDRESS_LIMITS.emailMax} characters`;
-    }
-    case 'handle': {
-      const length = codePointLength(value);
-      return length >= 1 && length <= ADDRESS_LIMITS.handleMax && !CONTROL.test(value) ? null : `to.value: a handle is 1 to ${ADDRESS_LIMITS.handleMax} characters without control characters`;
-    }
-  }
+  return startAddressFault(kind, value) === null ? null : ADDRESS_MESSAGES[kind];
 }
 
 /**
