@@ -204,7 +204,8 @@ test('a conversation the desk starts by handle: delivered as a template through 
         expect.stringContaining(`to ${chat} (new customer ${handle}): "Hi Grace, your order A-1001 has shipped." -> fake-`),
       ]),
     );
-    expect(events.find((e) => e.type === 'handled' && e.notification?.messageId === started.messageId && e.result?.kind === 'sent')).toBeDefined();
+    // The connector reports `handled` once processDelivery returns, just after the complete the record shows: waited for, not raced.
+    await eventually(async () => events.find((e) => e.type === 'handled' && e.notification?.messageId === started.messageId && e.result?.kind === 'sent'), 'the start handled by the connector', DELIVERY_WAIT_MS);
     expect(sent.start).toMatchObject({ to: { kind: 'handle', value: handle }, thread: { externalConversationId: chat, externalCustomerId: handle } });
 
     // The customer answers in the direct chat (the connector relays the channel's webhook): the conversation the start joined.
