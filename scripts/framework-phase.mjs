@@ -25,6 +25,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { frameworkSuites, hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
+import { jestResultArgs } from './lib/test-results.mjs';
 import { STACK_WORKERS, parseTestArgs, splitSerial, waitForFile } from './lib/test-suites.mjs';
 
 const FRAMEWORK_SUITES = frameworkSuites();
@@ -86,10 +87,10 @@ try {
   // As in the integration phase (scripts/lib/test-suites.mjs): parallel workers, then the @serial suites alone.
   const { parallel, serial } = splitSerial(suites);
   await waitFor(process.env.FRAMEWORK_RUN_GATE, "the integration phase's @serial suites");
-  status = parallel.length > 0 ? await jest([`--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel]) : 0;
+  status = parallel.length > 0 ? await jest([`--maxWorkers=${STACK_WORKERS}`, ...jestResultArgs('framework'), '--runTestsByPath', ...parallel]) : 0;
   if (status === 0 && serial.length > 0) {
     await waitFor(process.env.FRAMEWORK_SERIAL_GATE, 'the integration phase to end');
-    status = await jest(['--runInBand', '--runTestsByPath', ...serial]);
+    status = await jest(['--runInBand', ...jestResultArgs('framework-serial'), '--runTestsByPath', ...serial]);
   }
   const unserved = [...requested].filter(([, count]) => count === 0).map(([path]) => path);
   if (filters.length === 0 && status === 0 && unserved.length > 0) {

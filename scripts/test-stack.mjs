@@ -19,6 +19,7 @@ import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
+import { jestResultArgs } from './lib/test-results.mjs';
 import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSerial, waitForFile } from './lib/test-suites.mjs';
 
 const { flags, selects } = parseTestArgs(process.argv.slice(2));
@@ -67,7 +68,7 @@ try {
   // jobs that scan every workspace (the health roll-up) have little to scan. They share nothing with
   // the checks, which only read the tree.
   if (serial.length > 0) {
-    await phase(`integration: ${serial.length} @serial suites, one at a time`, () => run(jest, ['--selectProjects', 'integration', '--runInBand', '--runTestsByPath', ...serial, ...flags]));
+    await phase(`integration: ${serial.length} @serial suites, one at a time`, () => run(jest, ['--selectProjects', 'integration', '--runInBand', ...jestResultArgs('integration-serial'), '--runTestsByPath', ...serial, ...flags]));
   }
   await phase('waiting for the static checks and unit tests', () => checks);
   // The framework phase's parallel suites run beside the integration phase's: both kinds share the
@@ -75,7 +76,7 @@ try {
   writeFileSync(frameworkGate, '');
   if (parallel.length > 0) {
     await phase(`integration: ${parallel.length} suites, ${STACK_WORKERS} workers`, () =>
-      run(jest, ['--selectProjects', 'integration', `--maxWorkers=${STACK_WORKERS}`, '--runTestsByPath', ...parallel, ...flags]),
+      run(jest, ['--selectProjects', 'integration', `--maxWorkers=${STACK_WORKERS}`, ...jestResultArgs('integration'), '--runTestsByPath', ...parallel, ...flags]),
     );
   }
   writeFileSync(frameworkSerialGate, '');

@@ -2,7 +2,8 @@
 /**
  * `npm test`: every check of the project, in the order that finishes soonest on two cores.
  *
- *   build ─┬─ type check ∥ lint (eslint, import cycles, unused code) ─ unit tests ─┬─ sdk on node 24 ──────┐
+ *   build ─┬─ type check ─ unit tests ───────────────────────────────────────────┬─ sdk on node 24 ──────┐
+ *          ├─ lint (eslint, import cycles, unused code) ───────────────────────────┤                        │
  *          └─ emulators start ─ @serial integration suites, one at a time ────────┴─ other integration ───┴─ monitoring
  *                                                                                    suites (workers)         filters
  *                                                                                    ∥ framework phase
@@ -25,6 +26,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rm
 import { dirname, join } from 'node:path';
 import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin, localConfigArgs } from './lib/emulators.mjs';
 import { NODE_24_VERSION, node24Binary } from './lib/node24.mjs';
+import { jestResultArgs, printFailures, resetTestResults } from './lib/test-results.mjs';
 import { phaseTimer, waitForFile } from './lib/test-suites.mjs';
 
 const extra = process.argv.slice(2);
@@ -106,10 +108,12 @@ function fail(err) {
   // The emulators (and every process they started) included.
   for (const child of children) stopProcessTree(child.pid);
   printTimeline();
+  printFailures();
   process.exit(1);
 }
 
 const needsStack = phases.includes('integration') || phases.includes('framework');
+resetTestResults();
 
 await phase('build', async () => {
   // Emit only: the one type check of every TypeScript file is the static phase's (tsconfig.json
@@ -126,31 +130,36 @@ const lintArgs = ['.', '--cache', '--cache-location', join('.local', 'eslint-cac
 // Node 24 for the SDK's second pass, fetched (once, into .local/) while the other phases run.
 const node24Fetch = phases.includes('unit') ? node24Binary(join(ROOT, '.local', 'node24')) : Promise.resolve(null);
 node24Fetch.catch(() => undefined); // awaited (and its failure reported) by the phase
-const checks = (async () => {
-  if (phases.includes('static')) {
-    await Promise.all([
-      phase('type check', async () => {
-        await run(bin('tsc'), ['-p', 'tsconfig.json']);
-        // The console (console/src) is browser code: its own tsconfig with the DOM library; the
-        // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
-        await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
-        await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
-      }),
-      phase('lint (eslint, import cycles, unused code)', async () => {
-        await run(bin('eslint'), lintArgs);
-        await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
-        await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
-        await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')]);
-        await run(bin('knip'), ['--no-progress']);
-      }),
-    ]);
-  }
-  // `kit`: the SDK end-to-end scenarios on the SDK's test service (parity, jest.config.cjs); no emulators needed.
-  // Two workers, not Jest's default of one on two cores: the kit's suites mostly wait on their
-  // connectors' timers, so a second worker halves the phase (121 s -> 61 s measured alone) and
-  // takes it off the critical path. A --maxWorkers given to npm test comes later and wins.
-  if (phases.includes('unit')) await phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', 'rules-sdk', `--maxWorkers=${UNIT_WORKERS}`, ...extra]));
-})();
+const typeCheck = phases.includes('static')
+  ? phase('type check', async () => {
+      await run(bin('tsc'), ['-p', 'tsconfig.json']);
+      // The console (console/src) is browser code: its own tsconfig with the DOM library; the
+      // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
+      await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
+      await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
+    })
+  : Promise.resolve();
+const lint = phases.includes('static')
+  ? phase('lint (eslint, import cycles, unused code)', async () => {
+      await run(bin('eslint'), lintArgs);
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')]);
+      await run(bin('knip'), ['--no-progress']);
+    })
+  : Promise.resolve();
+// The unit tests start once the type check passed, beside the rest of the lint (which takes about
+// 50 s longer): on two cores the type check and ESLint's own type-aware pass each hold one, and
+// when the type check ends its core would otherwise idle until the lint is over.
+// `kit`: the SDK end-to-end scenarios on the SDK's test service (parity, jest.config.cjs); no emulators needed.
+// Two workers, not Jest's default of one on two cores: the kit's suites mostly wait on their
+// connectors' timers, so a second worker halves the phase (121 s -> 61 s measured alone) and
+// takes it off the critical path. A --maxWorkers given to npm test comes later and wins.
+const unit = typeCheck.then(() =>
+  phases.includes('unit') ? phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', 'rules-sdk', `--maxWorkers=${UNIT_WORKERS}`, ...jestResultArgs('unit'), ...extra])) : undefined,
+);
+/** The static checks and the unit tests: the parallel integration suites wait for them. */
+const checks = Promise.all([typeCheck, lint, unit]);
 // The SDK's own tests (its unit tests and the kit scenarios) again on Node 24: its engines say
 // >=22.12, and everything above ran on the repository's Node 22 (scripts/lib/node24.mjs). Once the
 // unit tests passed, beside the integration phase rather than before it: nothing there waits on
@@ -174,7 +183,7 @@ async function sdkOnNode24() {
   // Three workers: the slow suites (the conformance runner's, the packed tarball's) mostly wait on
   // child processes and timers; the same 31 s of CPU took 62 s of wall time on two workers, 47 s on
   // three (measured alone on two busy cores).
-  const jestArgs = [join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--selectProjects', 'unit', 'kit', '--testPathPatterns', '/sdk/test/', '--maxWorkers=3', ...extra];
+  const jestArgs = [join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--selectProjects', 'unit', 'kit', '--testPathPatterns', '/sdk/test/', '--maxWorkers=3', ...jestResultArgs('sdk-node24'), ...extra];
   await run(node24, jestArgs, { env, label: `jest on Node ${NODE_24_VERSION} (sdk/test)` });
 }
 
@@ -265,6 +274,6 @@ await node24Pass;
 // here. Only after a full integration phase: a run limited to some suites (extra arguments)
 // captures only some of the lines the filters must match.
 if (phases.includes('integration') && extra.length === 0) {
-  await phase('monitoring filters', () => run(bin('jest'), ['--selectProjects', 'monitoring'], { env: { ...process.env, EMULATOR_LOG_FILE: env.EMULATOR_LOG_FILE } })).catch(fail);
+  await phase('monitoring filters', () => run(bin('jest'), ['--selectProjects', 'monitoring', ...jestResultArgs('monitoring')], { env: { ...process.env, EMULATOR_LOG_FILE: env.EMULATOR_LOG_FILE } })).catch(fail);
 }
 printTimeline();

@@ -35,6 +35,13 @@ async function timed(call: () => Promise<ApiResponse>): Promise<{ res: ApiRespon
   return { res, ms: performance.now() - started };
 }
 
+/**
+ * Against a 2.5 s budget: well past it, since a loaded CI machine delays the answer's delivery (the
+ * function shares two cores with the whole stack), and far below both the hang (forever) and
+ * Hosting's 60 s, so a budget that did not work still fails it.
+ */
+const SHORT_BUDGET_ANSWER_BOUND_MS = 20_000;
+
 function expectDeadlineExceeded(res: ApiResponse): void {
   expectError(res, 503, 'deadline_exceeded');
   expect(res.headers.get('retry-after')).toBe('5');
@@ -72,7 +79,7 @@ describe('a short budget (REQUEST_DEADLINE_MS=2500)', () => {
       postMultipart('/', messageParts(newMessage(), [{ data: png(64, 64), contentType: 'image/png', filename: 'a.png' }]), { key: integ.key, baseUrl: fn.url, skipContractCheck: true }),
     );
     expectDeadlineExceeded(res);
-    expect(ms).toBeLessThan(10_000);
+    expect(ms).toBeLessThan(SHORT_BUDGET_ANSWER_BOUND_MS);
     expect(storage.connections()).toBeGreaterThan(0);
     // The upload still hangs; nothing may be recorded meanwhile.
     await sleep(3_000);
@@ -86,7 +93,7 @@ describe('a short budget (REQUEST_DEADLINE_MS=2500)', () => {
     const check = await guardNoWrites(integ);
     const { res, ms } = await timed(() => postJson('/', newMessage(), { key: integ.key, baseUrl: fn.url, skipContractCheck: true }));
     expectDeadlineExceeded(res);
-    expect(ms).toBeLessThan(10_000);
+    expect(ms).toBeLessThan(SHORT_BUDGET_ANSWER_BOUND_MS);
     // The abandoned work reaches its commit point after the budget and gives up there.
     expect(await lateOutcome(fn)).toContain('"outcome":"deadline_exceeded"');
     await check();
@@ -100,7 +107,7 @@ describe('a short budget (REQUEST_DEADLINE_MS=2500)', () => {
     const fn = track(await startFunction('claimDelivery', { REQUEST_DEADLINE_MS: '2500', FIRESTORE_EMULATOR_HOST: slow.host }));
     const { res, ms } = await timed(() => postJson('/', { deliveryId, requestId: randomUUID() }, { key: setup.integration.key, baseUrl: fn.url, skipContractCheck: true }));
     expectDeadlineExceeded(res);
-    expect(ms).toBeLessThan(10_000);
+    expect(ms).toBeLessThan(SHORT_BUDGET_ANSWER_BOUND_MS);
     expect(await lateOutcome(fn)).toContain('"outcome":"deadline_exceeded"');
     expect(await deliveryDoc(setup, deliveryId)).toEqual(before);
   });

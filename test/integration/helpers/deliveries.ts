@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
 import { PubSub, type Subscription } from '@google-cloud/pubsub';
 import { adminDb, closeStack, createTestIntegration, postJson, projectId, type ApiResponse, type TestIntegration } from './stack';
+import { retryAfterSecondsFromMs } from '../../../functions/src/rules/errors';
 
 export interface Notification {
   deliveryId: string;
@@ -267,6 +268,27 @@ export function retryAfterSeconds(res: ApiResponse): number {
   const header = res.headers.get('retry-after');
   expect(header).toMatch(/^[1-9][0-9]*$/);
   return Number(header);
+}
+
+/**
+ * `call`, with the wall-clock moments just before it was sent and just after it was answered: the
+ * service ran it at some moment in between (the emulators share this host's clock).
+ */
+export async function timedCall<T>(call: () => Promise<T>): Promise<{ result: T; sentAt: number; answeredAt: number }> {
+  const sentAt = Date.now();
+  const result = await call();
+  return { result, sentAt, answeredAt: Date.now() };
+}
+
+/**
+ * Asserts that the 503's `Retry-After` counts the seconds to `dueAt` from a moment of the call
+ * (`retryAfterSecondsFromMs`): bounds from the call's own timing, so that a slow answer on a busy
+ * machine cannot fail it, and a wrong count still does.
+ */
+export function expectRetryAfterUntil(timed: { result: ApiResponse; sentAt: number; answeredAt: number }, dueAt: number): void {
+  const seconds = retryAfterSeconds(timed.result);
+  expect(seconds).toBeGreaterThanOrEqual(retryAfterSecondsFromMs(dueAt - timed.answeredAt));
+  expect(seconds).toBeLessThanOrEqual(retryAfterSecondsFromMs(dueAt - timed.sentAt));
 }
 
 /** Claims and asserts `ready`; returns the claim body. */

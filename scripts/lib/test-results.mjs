@@ -1,0 +1,67 @@
+/**
+ * The failures of a whole `npm test`, printed once at its very end.
+ *
+ * Each Jest run of the runner (scripts/test.mjs, test-stack.mjs, framework-phase.mjs) writes its
+ * results as JSON (`jestResultArgs`); `printFailures` lists every failed test and every suite that
+ * failed to run, from all of them, after the phase times. A CI log is often read from its tail
+ * only, and the phases interleave their output (the framework phase's suites run beside the
+ * integration phase's): without this summary, "framework phase failed" may be the only line that
+ * says which phase failed, and nothing says which test.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './emulators.mjs';
+
+const RESULTS_DIR = join(ROOT, '.local', 'test-logs', 'jest-results');
+/** Lines of each failure message printed in the summary: the assertion and where it failed. */
+const MESSAGE_LINES = 12;
+
+/** Empties the results of an earlier run: called once, when `npm test` starts. */
+export function resetTestResults() {
+  rmSync(RESULTS_DIR, { recursive: true, force: true });
+  mkdirSync(RESULTS_DIR, { recursive: true });
+}
+
+/** Jest arguments that write a run's results where `printFailures` reads them; `name` says which run. */
+export function jestResultArgs(name) {
+  // Here too, not only at the start: the stack phases may run without the runner (TEST_PHASES).
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  return ['--json', `--outputFile=${join(RESULTS_DIR, `${name}.json`)}`];
+}
+
+// eslint-disable-next-line no-control-regex -- ANSI colour codes are control characters by definition
+const ANSI = /\u001b\[[0-9;]*m/g;
+/** Stack frames of Jest, Node and libraries: they say nothing about which check failed. */
+const NOISE = /^\s*at .*(node_modules|node:internal|<anonymous>)/;
+const clip = (message) => message.replace(ANSI, '').split('\n').filter((line) => line.trim() !== '' && !NOISE.test(line)).slice(0, MESSAGE_LINES).map((line) => `      ${line}`).join('\n');
+
+/** The failures recorded by every Jest run so far, as printable blocks (empty when none failed). */
+function collectFailures() {
+  if (!existsSync(RESULTS_DIR)) return [];
+  const blocks = [];
+  for (const file of readdirSync(RESULTS_DIR).filter((f) => f.endsWith('.json')).sort()) {
+    let results;
+    try {
+      results = JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8'));
+    } catch {
+      continue; // a run stopped before it wrote its results: its own output says why
+    }
+    const run = file.replace(/\.json$/, '');
+    for (const suite of results.testResults ?? []) {
+      const path = suite.name.replace(ROOT + '/', '');
+      const failed = (suite.assertionResults ?? []).filter((a) => a.status === 'failed');
+      for (const assertion of failed) blocks.push(`  ✕ [${run}] ${path} › ${assertion.fullName}\n${clip(assertion.failureMessages.join('\n'))}`);
+      // A suite that failed without a failed test: it did not load, or an afterAll threw.
+      if (failed.length === 0 && suite.status === 'failed') blocks.push(`  ✕ [${run}] ${path} (the suite itself)\n${clip(suite.message ?? '')}`);
+    }
+  }
+  return blocks;
+}
+
+/** Prints every recorded failure under one heading; prints nothing when none failed. */
+export function printFailures() {
+  const blocks = collectFailures();
+  if (blocks.length === 0) return;
+  console.log(`\nFailed (${blocks.length}):`);
+  for (const block of blocks) console.log(block);
+}
