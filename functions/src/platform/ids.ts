@@ -50,6 +50,23 @@ export const deliveryIdFor = (conversationId: string, replyMessageId: string): s
 export const resendDeliveryIdFor = (conversationId: string, replyMessageId: string, previousDeliveryId: string | null): string =>
   withConversation(digestId('d_', [conversationId, replyMessageId, 'resend', previousDeliveryId ?? '']), conversationId);
 
+/** Resends of one reply that `resendChain` follows: an operator resends a failed reply by hand, a few times at most. */
+const MAX_RESENDS_FOLLOWED = 20;
+
+/**
+ * The delivery ids of a start (or any reply), first to last: `firstDeliveryId`, then each resend's
+ * (`resendDeliveryIdFor` of the one before), until `currentDeliveryId` (the message's mirror). A
+ * mirror beyond `MAX_RESENDS_FOLLOWED` is still included, so the delivery that was sent is never missed.
+ */
+export function resendChain(conversationId: string, messageId: string, firstDeliveryId: string, currentDeliveryId: string | null): string[] {
+  const chain = [firstDeliveryId];
+  while (currentDeliveryId !== null && chain.at(-1) !== currentDeliveryId && chain.length <= MAX_RESENDS_FOLLOWED) {
+    chain.push(resendDeliveryIdFor(conversationId, messageId, chain.at(-1) ?? null));
+  }
+  if (currentDeliveryId !== null && !chain.includes(currentDeliveryId)) chain.push(currentDeliveryId);
+  return chain;
+}
+
 /**
  * The delivery that carries an operator's edit or unsend request of a sent reply to its channel
  * (docs/contract.md#edits-and-unsends): one per request, identified by the reply, the kind, the

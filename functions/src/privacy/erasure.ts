@@ -32,7 +32,8 @@
  */
 import { FieldValue, Timestamp, type DocumentData, type DocumentReference, type Firestore, type QueryDocumentSnapshot, type Transaction } from 'firebase-admin/firestore';
 import { paths } from '../platform/paths';
-import { customerIdFor, deliveryIdFor } from '../platform/ids';
+import { customerIdFor, deliveryIdFor, resendChain } from '../platform/ids';
+import { storedMirrorOf } from '../deliveries/reply';
 import { startMessageId } from '../rules/starts';
 import { collectionQuery, groupQuery, QUERIES } from '../platform/queries';
 import { UNFINISHED_STATUSES } from '../rules/record';
@@ -313,27 +314,35 @@ async function linkedStep(db: Firestore, workspaceId: string, ref: DocumentRefer
 /**
  * In a shared thread (other customers wrote there too) the operator messages stay, the start's
  * included, and so do their delivery records; the erased customer's address goes from them: the
- * conversation's `to` (when it is the start's), the start message's `start.to`, the start delivery's
- * `start.to` and the customer id its `start.thread` names. The start message and its delivery have
- * ids derived from the start (../rules/starts.ts, ../platform/ids.ts), so no query finds them.
- * Returns the writes, to run after the transaction's other reads.
+ * conversation's `to` (when it is the start's), the start message's `start.to`, the start
+ * deliveries' `start.to` and the customer id their `start.thread` names. The start message and its
+ * first delivery have ids derived from the start (../rules/starts.ts, ../platform/ids.ts), and so
+ * does each resend of a failed start (`resendDeliveryIdFor`, from the delivery it replaces), up to
+ * the one the message's mirror names: no query finds any of them. Returns the writes, to run after
+ * the transaction's other reads.
  */
 async function startAddressInSharedThreads(db: Firestore, tx: Transaction, workspaceId: string, integrationId: string, shared: ReadonlyArray<{ conversation: QueryDocumentSnapshot; stub: DocumentData & { id: string } }>): Promise<(tx: Transaction) => void> {
   if (shared.length === 0) return () => undefined;
-  const refs = shared.flatMap(({ conversation, stub }) => {
+  const starts = shared.map(({ conversation, stub }) => {
     const messageId = startMessageId(integrationId, String(stub.startId ?? ''));
-    return [db.doc(paths.message(workspaceId, conversation.id, messageId)), db.doc(paths.delivery(workspaceId, deliveryIdFor(stub.id, messageId)))];
+    return { conversation, stub, messageRef: db.doc(paths.message(workspaceId, conversation.id, messageId)), firstDeliveryId: deliveryIdFor(stub.id, messageId), messageId };
   });
-  const snaps = await tx.getAll(...refs);
+  const messages = await tx.getAll(...starts.map((s) => s.messageRef));
+  // Every delivery of each start: the first, then its resends in order (resends happen in the
+  // started conversation, before a `complete` merged it), up to the one the mirror names.
+  const deliveryIds = starts.map((s, i) => resendChain(s.stub.id, s.messageId, s.firstDeliveryId, storedMirrorOf(messages[i]?.get('delivery')).deliveryId));
+  const deliveries = await tx.getAll(...deliveryIds.flat().map((id) => db.doc(paths.delivery(workspaceId, id))));
   return (write) => {
-    shared.forEach(({ conversation, stub }, i) => {
+    starts.forEach(({ conversation, stub }, i) => {
       const to = conversation.get('to') as { kind?: unknown; value?: unknown } | undefined;
       const stubTo = stub.to as { kind?: unknown; value?: unknown } | undefined;
       if (to !== undefined && to !== null && to.kind === stubTo?.kind && to.value === stubTo?.value) write.update(conversation.ref, { to: FieldValue.delete() });
-      const [message, delivery] = [snaps[2 * i], snaps[2 * i + 1]];
+      const message = messages[i];
       if (message?.exists === true && message.get('start.to') !== undefined) write.update(message.ref, { 'start.to': FieldValue.delete() });
-      if (delivery?.exists === true && delivery.get('start') !== undefined) write.update(delivery.ref, { 'start.to': FieldValue.delete(), 'start.thread.externalCustomerId': FieldValue.delete() });
     });
+    for (const delivery of deliveries) {
+      if (delivery.exists && delivery.get('start') !== undefined) write.update(delivery.ref, { 'start.to': FieldValue.delete(), 'start.thread.externalCustomerId': FieldValue.delete() });
+    }
   };
 }
 

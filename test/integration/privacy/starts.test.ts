@@ -7,6 +7,8 @@
  *     before the `complete`), the thread's conversation, its messages and the delivery records
  *     naming the address; the export holds all of it first;
  *   - a completed start the customer never answered: exported and erased with the customer;
+ *   - a shared thread keeps its operator messages and delivery records without the address: those
+ *     of a start that failed, was resent and then completed included;
  *   - starts that never completed (failed by the connector, still queued, refused): exported and
  *     erased by a request naming the address as `externalCustomerId`; an address the book records
  *     for another customer is left to that customer's erasure;
@@ -209,6 +211,39 @@ test('a shared thread keeps its operator messages, but the erased customer\'s st
   expect(await exists(conversationRef(open, started))).toBe(false);
   expect(await exists(bookRef(open, address))).toBe(false);
   expect(await exists(startRef(open, startId))).toBe(false);
+});
+
+test('a shared thread, a start failed, resent, then completed: the sent resend keeps no address; the failed first delivery goes with the started conversation', async () => {
+  const { open } = fixture();
+  const handle = `@hal-${randomUUID().slice(0, 6)}`;
+  const address: StartAddress = { kind: 'handle', value: handle };
+  const { answer } = await start(open, address, 'Second try');
+  const started = conversationOf(answer);
+  const first = await startDelivery(open, started);
+  const claim = await claimReady(open.key, first.deliveryId as string);
+  expectOk(await op('fail', open.key, { deliveryId: first.deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_unreachable' }), { status: 'failed' });
+  const [message] = await messagesOf(open, started);
+  await eventually(async () => ((await message?.ref.get())?.get('delivery.status') === 'failed' ? true : undefined), 'the failed mirror');
+  await message?.ref.update({ resend: { requestedAt: FieldValue.serverTimestamp(), uid: 'operator-1' } });
+  const resent = await eventually(async () => (await deliveriesOf(open, started)).map((d) => d.data()).find((d) => d.deliveryId !== first.deliveryId), 'the resent start', 30_000);
+  const threadId = `group-${randomUUID()}`;
+  const joined = await complete(open, resent.deliveryId as string, { externalConversationId: threadId, externalCustomerId: handle });
+  await customerWrites(open, threadId, handle, 'Got it this time');
+  await customerWrites(open, threadId, `@ivy-${randomUUID().slice(0, 6)}`, 'Me too');
+  const recordOf = async (deliveryId: unknown) => (await base(open).collection('deliveries').doc(String(deliveryId)).get()).data();
+  // Before: both records hold the address (the failed first one and the sent resend).
+  expect((await recordOf(first.deliveryId))?.start).toEqual({ to: address });
+  expect((await recordOf(resent.deliveryId))?.start).toMatchObject({ to: address, thread: { externalConversationId: threadId, externalCustomerId: handle } });
+
+  await erase(open, handle);
+  const [failedRecord, sentRecord] = [await recordOf(first.deliveryId), await recordOf(resent.deliveryId)];
+  // The failed first delivery stayed in the started conversation, which goes whole with the customer.
+  expect(failedRecord).toBeUndefined();
+  expect(await exists(conversationRef(open, started))).toBe(false);
+  expect(sentRecord).toMatchObject({ status: 'sent', start: { thread: { externalConversationId: threadId } } });
+  const kept = (await messagesOf(open, joined)).map((m) => m.data());
+  expect(kept.map((m) => m.text).sort()).toEqual(['Me too', 'Second try']);
+  expect(JSON.stringify(failedRecord) + JSON.stringify(sentRecord) + JSON.stringify(kept)).not.toContain(handle);
 });
 
 test('starts that never completed (failed by the connector, still queued, refused): exported and erased by a request naming the address', async () => {
