@@ -22,6 +22,7 @@ import {
   type DocumentData,
   type Unsubscribe,
 } from 'firebase/firestore';
+import { START_ADDRESS_KINDS } from '../../functions/src/contract';
 import { customerDocId, timestampMillis } from './format';
 import { exportDownloadUrl, type ErasureAudit, type ErasurePreview, type ExportState } from './privacy-format';
 import type { Session } from './session';
@@ -135,14 +136,22 @@ const PREVIEW_CONVERSATIONS = 100;
  * listed 1 count, and per sole one a second (a count query costs 1 read per up to 1,000 index
  * entries it matches, at least 1). Conversations stored before `customerIds` existed are not
  * listed, so not counted (the job still finds them through the messages).
+ *
+ * The id is also an address (docs/privacy.md, a start that never completed): the start requests of
+ * the integration to that value, of every address kind (one query per kind, the job's own query
+ * shape; members read start requests), and the conversations they started that never completed (no
+ * customer, not merged into a thread: each read, and its messages counted) are the request's too.
+ * Reads: + one query per address kind (1 when it finds nothing) + per such conversation 1 read
+ * and 1 count.
  */
 export async function previewErasure(session: Session, request: CustomerRequest): Promise<ErasurePreview> {
   const { db } = session.services;
   const customerId = await customerDocId(request.integrationId, request.externalCustomerId);
   const conversationsCol = collection(db, 'workspaces', session.workspaceId, 'conversations');
-  const [customer, listed] = await Promise.all([
+  const [customer, listed, starts] = await Promise.all([
     getDoc(doc(db, 'workspaces', session.workspaceId, 'customers', customerId)),
     getDocs(query(conversationsCol, where('customerIds', 'array-contains', customerId), limit(PREVIEW_CONVERSATIONS + 1))),
+    previewStartsToAddress(session, request),
   ]);
   const conversations = listed.docs.slice(0, PREVIEW_CONVERSATIONS);
   const counted = await Promise.all(
@@ -163,10 +172,44 @@ export async function previewErasure(session: Session, request: CustomerRequest)
   return {
     customerExists: customer.exists(),
     displayName: typeof name === 'string' && name !== '' ? name : undefined,
-    soleConversations: met.filter((c) => c.sole).length,
+    soleConversations: met.filter((c) => c.sole).length + starts.conversations,
     sharedConversations: met.filter((c) => !c.sole).length,
-    messages: met.reduce((sum, c) => sum + c.deleted, 0),
-    more: listed.docs.length > PREVIEW_CONVERSATIONS,
+    messages: met.reduce((sum, c) => sum + c.deleted, 0) + starts.messages,
+    addressStarts: starts.requests,
+    more: listed.docs.length > PREVIEW_CONVERSATIONS || starts.more,
+  };
+}
+
+/**
+ * The start requests to `request.externalCustomerId` as an address (any kind) in the integration,
+ * and the conversations they started that never completed, with their messages: what an erasure
+ * naming that address takes besides the customer's own data.
+ */
+async function previewStartsToAddress(session: Session, request: CustomerRequest): Promise<{ requests: number; conversations: number; messages: number; more: boolean }> {
+  const { db } = session.services;
+  const startsCol = collection(db, 'workspaces', session.workspaceId, 'conversationStarts');
+  const byKind = await Promise.all(
+    START_ADDRESS_KINDS.map((kind) =>
+      getDocs(query(startsCol, where('integrationId', '==', request.integrationId), where('to.kind', '==', kind), where('to.value', '==', request.externalCustomerId), limit(PREVIEW_CONVERSATIONS + 1))),
+    ),
+  );
+  const requests = byKind.flatMap((snap) => snap.docs);
+  const startedIds = [...new Set(requests.map((start) => (start.get('result') as { conversationId?: unknown } | undefined)?.conversationId).filter((id): id is string => typeof id === 'string' && id !== ''))];
+  const started = await Promise.all(
+    startedIds.slice(0, PREVIEW_CONVERSATIONS).map(async (conversationId) => {
+      const conversation = await getDoc(doc(db, 'workspaces', session.workspaceId, 'conversations', conversationId));
+      const customers: unknown = conversation.get('customerIds');
+      // A start that completed names its customer (and its conversation was merged into the thread): that customer's erasure takes it.
+      const neverCompleted = conversation.exists() && conversation.get('mergedInto') === undefined && (!Array.isArray(customers) || customers.length === 0);
+      return neverCompleted ? (await getCountFromServer(collection(conversation.ref, 'messages'))).data().count : null;
+    }),
+  );
+  const counted = started.filter((messages): messages is number => messages !== null);
+  return {
+    requests: requests.length,
+    conversations: counted.length,
+    messages: counted.reduce((sum, n) => sum + n, 0),
+    more: byKind.some((snap) => snap.docs.length > PREVIEW_CONVERSATIONS) || startedIds.length > PREVIEW_CONVERSATIONS,
   };
 }
 

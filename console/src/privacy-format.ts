@@ -96,6 +96,12 @@ export interface ErasurePreview {
   sharedConversations: number;
   /** Messages deleted: the customer's own everywhere, and every message of a sole conversation. */
   messages: number;
+  /**
+   * Requests to start a conversation with the id as an address (docs/privacy.md: a start that never
+   * completed names no customer, so its address is the id an erasure names); their conversations
+   * that never completed are counted in `soleConversations` and `messages`.
+   */
+  addressStarts: number;
   /** More conversations list the customer than the preview counts: the numbers are lower bounds. */
   more: boolean;
 }
@@ -106,17 +112,19 @@ export type ErasurePreviewText = { kind: 'nothing'; text: string } | { kind: 'er
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 /**
- * Whether an id matches nothing: no customer record, no conversation and no message. The customer
- * record is written by the customer's first message and kept until an erasure (or until retention
- * deletes it after their last message), so a mistyped id is exactly this case.
+ * Whether an id matches nothing: no customer record, no conversation, no message and no start to it
+ * as an address. The customer record is written by the customer's first message and kept until an
+ * erasure (or until retention deletes it after their last message), so a mistyped id is exactly this case.
  */
 export function matchesNothing(preview: ErasurePreview): boolean {
-  return !preview.customerExists && preview.soleConversations === 0 && preview.sharedConversations === 0 && preview.messages === 0;
+  return !preview.customerExists && preview.soleConversations === 0 && preview.sharedConversations === 0 && preview.messages === 0 && preview.addressStarts === 0;
 }
 
 /**
  * The sentence the confirmation shows, e.g. "This deletes 2 conversations and 14 messages of Grace
- * Hopper (grace-1) on Example chat; 1 shared conversation keeps the other customers' messages.", or,
+ * Hopper (grace-1) on Example chat; 1 shared conversation keeps the other customers' messages.",
+ * "This deletes 1 conversation and 1 message of dee@example.com on Example chat, and 1 request to
+ * start a conversation with that address." (a start that never completed), or,
  * when the id matches nothing, "No customer grace-2 on Example chat: nothing would be erased. Check the id."
  */
 export function erasurePreviewText(preview: ErasurePreview, externalCustomerId: string, integrationName: string): ErasurePreviewText {
@@ -126,7 +134,13 @@ export function erasurePreviewText(preview: ErasurePreview, externalCustomerId: 
   const deleted: string[] = [];
   if (preview.soleConversations > 0) deleted.push(plural(preview.soleConversations, 'conversation', 'conversations'));
   if (preview.messages > 0) deleted.push(plural(preview.messages, 'message', 'messages'));
-  const what = deleted.length === 0 ? `only the customer record of ${who}: no conversation or message of theirs is stored` : `${atLeast}${deleted.join(' and ')} of ${who}`;
+  const starts = plural(preview.addressStarts, 'request', 'requests');
+  const what =
+    deleted.length > 0
+      ? `${atLeast}${deleted.join(' and ')} of ${who}${preview.addressStarts === 0 ? '' : `, and ${atLeast}${starts} to start a conversation with that address`}`
+      : !preview.customerExists
+        ? `${atLeast}${starts} to start a conversation with ${who}`
+        : `only the customer record of ${who}${preview.addressStarts === 0 ? '' : ` and ${atLeast}${starts} to start a conversation with that address`}: no conversation or message of theirs is stored`;
   const shared =
     preview.sharedConversations === 0
       ? ''

@@ -12,6 +12,9 @@
  *      pre-filled, the preview counts the sole and shared conversations and the messages (the same
  *      numbers the job then reports), and the erasure runs to done
  *   -> a mistyped id is said to match nothing before anything runs, and no erasure document is written
+ *   -> an address the desk started a conversation with and never reached (a second integration,
+ *      with starts by email): the preview counts the start request and its conversation, and the
+ *      erasure takes both
  *   -> the erase action is an admin's: an operator's thread of the same conversation has none
  *   -> exports another customer: done, with a download offered until the file expires; the admin
  *      downloads the JSON Lines file through the console and its lines are that customer's
@@ -21,10 +24,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { FieldValue } from 'firebase-admin/firestore';
 import type { Browser, Page } from 'playwright-core';
 import { ConnectorClient } from '../../../sdk/src/index.js';
-import { adminDb, apiBaseUrl, closeStack, createTestIntegration, functionsUrl, type TestIntegration } from '../helpers/stack';
-import { closePubSub, eventually } from '../helpers/deliveries';
+import { adminDb, apiBaseUrl, closeStack, createTestIntegration, functionsUrl, integrationRef, type TestIntegration } from '../helpers/stack';
+import { closePubSub, createTestTopic, eventually } from '../helpers/deliveries';
 import { authHost, consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
@@ -35,6 +39,8 @@ const browserLog: string[] = [];
 const customer = `customer-${randomUUID().slice(0, 8)}@example.test`;
 let browser: Browser;
 let integration: TestIntegration;
+/** A second integration of the workspace, with replies and starts by email: its connector never sends them. */
+let starting: TestIntegration;
 let workspaceId = '';
 let adminPage: Page;
 /** The export the admin downloaded (the operator's refusal asks for the same file). */
@@ -86,6 +92,8 @@ beforeAll(async () => {
   await ws().set({ name: 'Privacy test workspace' }, { merge: true });
   await ws().collection('members').doc(admin.uid).set({ role: 'admin' });
   await ws().collection('members').doc(operator.uid).set({ role: 'operator' });
+  starting = await createTestIntegration({ workspaceId, topic: (await createTestTopic()).topicPath });
+  await integrationRef(workspaceId, starting.integrationId).update({ conversations: { start: { addressKinds: ['email'] } } });
   browser = await launchChromium();
 });
 
@@ -235,6 +243,30 @@ test('a mistyped customer id is said to match nothing before anything runs, and 
   await expect(adminPage.evaluate<string | undefined>('document.activeElement?.id')).resolves.toBe('privacy-customer');
   await shot(adminPage, 'privacy-erase-nothing', { fullPage: true });
   expect(await erasuresOf(mistyped)).toEqual([]);
+});
+
+test('an address the desk started a conversation with, never reached: the preview counts the start and its conversation, and the erasure takes them', async () => {
+  const address = `dee-${randomUUID().slice(0, 8)}@example.test`;
+  const startId = `st_${randomUUID()}`;
+  // What the console's New conversation writes; the service answers with the started conversation.
+  await ws().collection('conversationStarts').doc(startId).set({ integrationId: starting.integrationId, uid: admin.uid, requestedAt: FieldValue.serverTimestamp(), to: { kind: 'email', value: address }, text: 'We tried to reach you' });
+  const started = await eventually(async () => (await ws().collection('conversationStarts').doc(startId).get()).get('result.conversationId') as string | undefined, 'the start answered', 30_000);
+  const startingName = String((await ws().collection('integrations').doc(starting.integrationId).get()).get('name'));
+
+  await openHash(adminPage, '#/privacy');
+  await adminPage.locator('#customer-request').waitFor();
+  await adminPage.getByLabel('Integration').selectOption(starting.integrationId);
+  await adminPage.getByLabel('External customer id').fill(address);
+  await adminPage.getByRole('button', { name: 'Erase customer…' }).click();
+  const dialog = adminPage.getByRole('alertdialog', { name: 'Erase this customer?' });
+  await dialog.waitFor();
+  await expect(dialog.locator('#erase-preview').textContent()).resolves.toBe(`This deletes 1 conversation and 1 message of ${address} on ${startingName}, and 1 request to start a conversation with that address.`);
+  await dialog.getByRole('button', { name: 'Erase permanently' }).click();
+
+  await adminPage.locator('article.erasure[data-status="done"]', { hasText: address }).waitFor({ timeout: 60_000 });
+  expect((await erasuresOf(address)).map((e) => e.get('counts'))).toEqual([expect.objectContaining({ conversations: 1, messages: 1 })]);
+  expect((await ws().collection('conversationStarts').doc(startId).get()).exists).toBe(false);
+  expect((await ws().collection('conversations').doc(started).get()).exists).toBe(false);
 });
 
 test("the erase action is an admin's: an operator's thread of a conversation has none, and the erasure address shows them nothing to use", async () => {

@@ -55,7 +55,7 @@ test('the download address names the workspace and the export, encoded', () => {
   );
 });
 
-const nothing: ErasurePreview = { customerExists: false, displayName: undefined, soleConversations: 0, sharedConversations: 0, messages: 0, more: false };
+const nothing: ErasurePreview = { customerExists: false, displayName: undefined, soleConversations: 0, sharedConversations: 0, messages: 0, addressStarts: 0, more: false };
 
 test('an id that matches nothing (no customer record, no conversation, no message) is said so, and no erasure is offered', () => {
   expect(matchesNothing(nothing)).toBe(true);
@@ -65,10 +65,27 @@ test('an id that matches nothing (no customer record, no conversation, no messag
   expect(matchesNothing({ ...nothing, messages: 1 })).toBe(false);
   expect(matchesNothing({ ...nothing, sharedConversations: 1 })).toBe(false);
   expect(matchesNothing({ ...nothing, soleConversations: 1 })).toBe(false);
+  // A start to the id as an address (one that never reached anybody) is something to erase too.
+  expect(matchesNothing({ ...nothing, addressStarts: 1 })).toBe(false);
+});
+
+test('the preview of an address the desk started conversations with: the start requests, with the conversations that never completed', () => {
+  // A start queued or failed: its conversation (the start message in it) and the request.
+  expect(erasurePreviewText({ ...nothing, soleConversations: 1, messages: 1, addressStarts: 1 }, 'dee@example.com', 'Example chat')).toEqual({
+    kind: 'erase',
+    text: 'This deletes 1 conversation and 1 message of dee@example.com on Example chat, and 1 request to start a conversation with that address.',
+  });
+  // Refused starts only (they never made a conversation).
+  expect(erasurePreviewText({ ...nothing, addressStarts: 2 }, 'dee@example.com', 'Example chat').text).toBe('This deletes 2 requests to start a conversation with dee@example.com on Example chat.');
+  // A customer with that id and nothing else of theirs stored, plus a refused start to it.
+  expect(erasurePreviewText({ ...nothing, customerExists: true, addressStarts: 1 }, 'dee@example.com', 'Example chat').text).toBe(
+    'This deletes only the customer record of dee@example.com on Example chat and 1 request to start a conversation with that address: no conversation or message of theirs is stored.',
+  );
+  expect(erasurePreviewText({ ...nothing, addressStarts: 2, more: true }, 'dee@example.com', 'Example chat').text).toBe('This deletes at least 2 requests to start a conversation with dee@example.com on Example chat.');
 });
 
 test('the preview in words: the sole conversations and the messages deleted, by name, and the shared ones that stay', () => {
-  const grace: ErasurePreview = { customerExists: true, displayName: 'Grace Hopper', soleConversations: 2, sharedConversations: 1, messages: 14, more: false };
+  const grace: ErasurePreview = { customerExists: true, displayName: 'Grace Hopper', soleConversations: 2, sharedConversations: 1, messages: 14, addressStarts: 0, more: false };
   expect(erasurePreviewText(grace, 'grace-1', 'Example chat')).toEqual({
     kind: 'erase',
     text: 'This deletes 2 conversations and 14 messages of Grace Hopper (grace-1) on Example chat; 1 shared conversation keeps the other customers’ messages.',
