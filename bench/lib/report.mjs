@@ -220,7 +220,13 @@ function summaryRows(r) {
   }
   if (r.privacy?.retention) {
     const t = r.privacy.retention;
-    add('7', `Retention job: documents deleted per second / raw batched deletes per second (${t.documents} documents, 500 per batch)`, t.ratio, 'report', null, `${fmt(t.jobDeletesPerSecond.median, 0)} vs ${fmt(t.rawDeletesPerSecond.median, 0)} per second; the job read ${t.runs[0].jobReads} documents in ${t.runs[0].jobRuns} run(s)`);
+    add('7', `Retention job: documents deleted per second / raw batched deletes per second (${t.documents} documents, 500 per batch)`, t.ratio, '>= 0.5', t.ratio.median >= 0.5, `${fmt(t.jobDeletesPerSecond.median, 0)} vs ${fmt(t.rawDeletesPerSecond.median, 0)} per second; the job read ${t.runs[0].jobReads} documents in ${t.runs[0].jobRuns} run(s)`);
+    if (t.readThenDeleteToRaw) add('7', 'Retention: the same documents found by the same queries, then deleted blind / raw batched deletes (what reading costs on the emulator)', t.readThenDeleteToRaw, 'report', null, `${fmt(t.readThenDeletePerSecond.median, 0)} vs ${fmt(t.rawDeletesPerSecond.median, 0)} per second; the job / read-then-delete: ${fmt(t.ratioToReadThenDelete.median)}`);
+    if (t.withFiles) {
+      const f = t.withFiles;
+      add('7', `Retention job with files (${f.documents} documents, ${f.objects} messages naming one stored image each): documents deleted per second / raw batched deletes of the same documents`, f.ratio, 'report', null, `${fmt(f.jobDocumentsPerSecond.median, 0)} vs ${fmt(f.rawDeletesPerSecond.median, 0)} per second`);
+      add('7', 'Retention job with files / the same documents deleted in batches and their objects removed blind, 16 at a time', f.ratioToRawWithObjects, 'report', null, `${fmt(f.jobDocumentsPerSecond.median, 0)} vs ${fmt(f.rawWithObjectsPerSecond.median, 0)} documents per second`);
+    }
   }
   if (r.sdk) {
     add('6', 'SDK: deliveries.start / hand-written fetch, per call', r.sdk.ratio, '<= 1.1', r.sdk.ratio.median <= 1.1, `${fmt(r.sdk.sdkStartMicros.median, 0)} vs ${fmt(r.sdk.fetchMicros.median, 0)} µs`);

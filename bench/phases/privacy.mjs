@@ -21,6 +21,7 @@
  *
  * Quick: 200 messages per target, 1,000 other messages, fewer repetitions.
  */
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -38,12 +39,14 @@ const lib = (path) => require(join(FUNCTIONS_LIB, path));
 const { db } = lib('platform/firebase.js');
 const { runErasure } = lib('privacy/erasure.js');
 const { runRetention } = lib('privacy/retention.js');
-const { createImageStore } = lib('platform/object-store.js');
+const { createImageStore, imagePath } = lib('platform/object-store.js');
 const { customerIdFor, conversationIdFor } = lib('platform/ids.js');
 const { groupQuery, QUERIES } = lib('platform/queries.js');
 const { Timestamp } = require(require.resolve('firebase-admin/firestore', { paths: [FUNCTIONS_LIB] }));
 
 const store = createImageStore({ kind: 'local', dir: join(BENCH_DIR, 'privacy-objects') });
+/** Stored objects written or removed at once by the bench's own fixtures and blind baseline. */
+const OBJECT_REMOVALS_AT_ONCE = 16;
 /** Each workspace has its own integration (customer ids hash the integration id, as in production). */
 const integrationOf = (ws) => `int-${ws}`;
 const DAY = 86_400_000;
@@ -54,6 +57,12 @@ const OTHER_MESSAGES_EACH = 10;
 const REPS = pick(6, 2);
 /** After writing a repetition's fixtures, before timing: the emulator is still busy with the writes for a while. */
 const SETTLE_MS = pick(3_000, 1_000);
+
+/** The bytes of each stored image of the retention with files (a small PNG's size), and their hash. */
+const IMAGE_BYTES = Buffer.alloc(2048, 7);
+const IMAGE_SHA256 = createHash('sha256').update(IMAGE_BYTES).digest('hex');
+/** The stored objects the messages of `docs` name. */
+const objectPathsOf = (docs) => docs.flatMap(([, data]) => (data.images ?? []).map((image) => image.path));
 
 /** Writes `docs` ([path, data]) in batches of 500, 4 batches at a time. */
 async function writeAll(docs) {
@@ -74,7 +83,7 @@ async function writeAll(docs) {
  * Customers, their conversations (the customer the only one, as the messages handler records it in
  * `customerIds`) and their inbound messages, shaped as messages/store.ts writes them.
  */
-function customerDocs(ws, externalIds, perCustomer, conversationsEach, createdAt) {
+function customerDocs(ws, externalIds, perCustomer, conversationsEach, createdAt, { withImages = false } = {}) {
   const docs = [];
   const integrationId = integrationOf(ws);
   for (const externalId of externalIds) {
@@ -86,8 +95,10 @@ function customerDocs(ws, externalIds, perCustomer, conversationsEach, createdAt
       const conversationId = conversationIdFor(integrationId, external);
       docs.push([`workspaces/${ws}/conversations/${conversationId}`, { integrationId, externalConversationId: external, customerIds: [customerId], lastMessageAt: Timestamp.fromMillis(createdAt), createdAt: Timestamp.fromMillis(createdAt), listShard: 0 }]);
       for (let m = 0; m < inEach; m++) {
+        // With images: one stored object each, as an incoming image is stored (one object per message).
+        const images = withImages ? [{ path: imagePath(ws, conversationId, `m_${c}_${m}`, IMAGE_SHA256, 'png'), sha256: IMAGE_SHA256, contentType: 'image/png', size: IMAGE_BYTES.length, width: 1, height: 1 }] : [];
         docs.push([`workspaces/${ws}/conversations/${conversationId}/messages/m_${c}_${m}`, {
-          direction: 'inbound', integrationId, kind: 'message', text: 'x'.repeat(200), images: [],
+          direction: 'inbound', integrationId, kind: 'message', text: 'x'.repeat(200), images,
           sender: { externalId, displayName: null, kind: 'customer', customerId }, createdAt: Timestamp.fromMillis(createdAt + m),
         }]);
       }
@@ -180,6 +191,10 @@ async function retention() {
   const jobRates = [];
   const rawRates = [];
   const readRates = [];
+  const filesJobRates = [];
+  const filesRawRates = [];
+  const filesBlindRates = [];
+  const filesCustomers = pick(10, 4);
   const details = [];
   for (let rep = 0; rep < reps; rep++) {
     const externalIds = Array.from({ length: customers }, (_, i) => `ret-${rep}-${i}`);
@@ -236,19 +251,65 @@ async function retention() {
       if (refs.length !== readable.length) throw new Error(`read-then-delete found ${refs.length} of ${readable.length}`);
       return { ms: performance.now() - t0 };
     };
-    // Rotating order: job, raw, read (then raw, read, job; read, job, raw).
+    // Messages with files: each names one stored image, which the job removes before the message
+    // (TTL cannot remove objects, so deployed too this is the job's own work). Against the raw
+    // batched deletes of the same documents, and against those plus removing the same objects
+    // blind (OBJECT_REMOVALS_AT_ONCE at a time).
+    const filesIds = Array.from({ length: filesCustomers }, (_, i) => `retf-${rep}-${i}`);
+    const wsFilesJob = `ws-retention-files-job-${rep}-${Date.now().toString(36)}`;
+    const wsFilesRaw = `ws-retention-files-raw-${rep}-${Date.now().toString(36)}`;
+    const filesDocs = customerDocs(wsFilesJob, filesIds, 100, 1, old, { withImages: true });
+    const filesRaw = customerDocs(wsFilesRaw, filesIds, 100, 1, old, { withImages: true });
+    await writeAll(filesDocs);
+    await writeAll(filesRaw);
+    await mapLimit([...objectPathsOf(filesDocs), ...objectPathsOf(filesRaw)], OBJECT_REMOVALS_AT_ONCE, (path) => store.put(path, IMAGE_BYTES, 'image/png'));
+    await db().doc(`workspaces/${wsFilesJob}/settings/retention`).set({ days: 1 });
+    const filesJob = async () => {
+      const t0 = performance.now();
+      let deleted = 0;
+      let objects = 0;
+      for (;;) {
+        const stats = await runRetention(db(), store, { deleteDue: true, workspaceIds: [wsFilesJob] });
+        deleted += stats.deleted;
+        objects += stats.objectsDeleted;
+        const state = (await db().doc(`workspaces/${wsFilesJob}/settings/retentionState`).get()).data();
+        if (state.cursor === null) break;
+      }
+      const ms = performance.now() - t0;
+      const expectedObjects = objectPathsOf(filesDocs).length;
+      if (deleted !== filesDocs.length || objects !== expectedObjects) throw new Error(`retention job with files deleted ${deleted} of ${filesDocs.length} documents, ${objects} of ${expectedObjects} objects`);
+      return { ms, deleted, objects };
+    };
+    const filesBlind = async () => {
+      const t0 = performance.now();
+      for (let i = 0; i < filesRaw.length; i += 500) {
+        const batch = db().batch();
+        for (const [path] of filesRaw.slice(i, i + 500)) batch.delete(db().doc(path));
+        await batch.commit();
+      }
+      const docsMs = performance.now() - t0;
+      await mapLimit(objectPathsOf(filesRaw), OBJECT_REMOVALS_AT_ONCE, (path) => store.remove(path));
+      return { docsMs, ms: performance.now() - t0 };
+    };
+
+    // Rotating order: job, raw, read (then raw, read, job; read, job, raw), then the two with files.
     const runners = [job, batched, readThenDelete];
     const results = new Map();
     for (let k = 0; k < runners.length; k++) {
       const runner = runners[(k + rep) % runners.length];
       results.set(runner, await runner());
     }
-    const [a, b, c] = [results.get(job), results.get(batched), results.get(readThenDelete)];
+    const filesRunners = rep % 2 === 0 ? [filesJob, filesBlind] : [filesBlind, filesJob];
+    for (const runner of filesRunners) results.set(runner, await runner());
+    const [a, b, c, f, g] = [results.get(job), results.get(batched), results.get(readThenDelete), results.get(filesJob), results.get(filesBlind)];
     jobRates.push(a.deleted / (a.ms / 1000));
     rawRates.push(raw.length / (b.ms / 1000));
     readRates.push(readable.length / (c.ms / 1000));
-    details.push({ documents: docs.length, jobMs: Math.round(a.ms), jobReads: a.reads, jobRuns: a.runs, rawMs: Math.round(b.ms), readThenDeleteMs: Math.round(c.ms) });
-    log(`privacy: retention ${rep + 1}/${reps}: job ${jobRates.at(-1).toFixed(0)} deleted/s, raw ${rawRates.at(-1).toFixed(0)} deletes/s, read then delete ${readRates.at(-1).toFixed(0)}/s`);
+    filesJobRates.push(f.deleted / (f.ms / 1000));
+    filesRawRates.push(filesRaw.length / (g.docsMs / 1000));
+    filesBlindRates.push(filesRaw.length / (g.ms / 1000));
+    details.push({ documents: docs.length, jobMs: Math.round(a.ms), jobReads: a.reads, jobRuns: a.runs, rawMs: Math.round(b.ms), readThenDeleteMs: Math.round(c.ms), filesDocuments: filesDocs.length, filesObjects: f.objects, filesJobMs: Math.round(f.ms), filesRawDocsMs: Math.round(g.docsMs), filesRawWithObjectsMs: Math.round(g.ms) });
+    log(`privacy: retention ${rep + 1}/${reps}: job ${jobRates.at(-1).toFixed(0)} deleted/s, raw ${rawRates.at(-1).toFixed(0)} deletes/s, read then delete ${readRates.at(-1).toFixed(0)}/s; with files: job ${filesJobRates.at(-1).toFixed(0)} documents/s, raw ${filesRawRates.at(-1).toFixed(0)}/s, raw with the objects ${filesBlindRates.at(-1).toFixed(0)}/s`);
   }
   return {
     documents: details[0].documents,
@@ -259,6 +320,17 @@ async function retention() {
     // What reading costs on this emulator: read-then-delete against the raw deletes.
     readThenDeleteToRaw: summarize(zipWith((r, w) => r / w, readRates, rawRates)),
     readThenDeletePerSecond: summarize(readRates, 0),
+    // Messages with files (one stored image each): the job's documents per second against the raw
+    // batched deletes of the same documents, and against those plus the objects removed blind.
+    withFiles: {
+      documents: details[0].filesDocuments,
+      objects: details[0].filesObjects,
+      ratio: summarize(zipWith((j, r) => j / r, filesJobRates, filesRawRates)),
+      ratioToRawWithObjects: summarize(zipWith((j, r) => j / r, filesJobRates, filesBlindRates)),
+      jobDocumentsPerSecond: summarize(filesJobRates, 0),
+      rawDeletesPerSecond: summarize(filesRawRates, 0),
+      rawWithObjectsPerSecond: summarize(filesBlindRates, 0),
+    },
     jobDeletesPerSecond: summarize(jobRates, 0),
     rawDeletesPerSecond: summarize(rawRates, 0),
     runs: details,

@@ -99,9 +99,10 @@ class Writer {
     await this.added();
   }
 
-  async deleteRef(ref: DocumentReference): Promise<void> {
+  /** Deletes `ref`; `counted: false` for a document the stats do not count (a reply's upload record). */
+  async deleteRef(ref: DocumentReference, { counted = true }: { counted?: boolean } = {}): Promise<void> {
     this.batch.delete(ref);
-    this.deleted += 1;
+    if (counted) this.deleted += 1;
     await this.added();
   }
 
@@ -125,26 +126,49 @@ class Writer {
 
 const isUnfinished = (status: unknown): boolean => UNFINISHED_STATUSES.includes(status as DeliveryStatus);
 
+/** Messages whose stored objects are removed at once (each removal is a request to the store). */
+const OBJECT_MESSAGES_AT_ONCE = 16;
+
 /**
- * Deletes a message that names stored objects, its period being over: the objects first, then (in
- * one batch) a reply's upload records and the message. A crash in between leaves the message, so
- * the next pass finds it again, removes what is left (a missing object is no error) and the rest.
+ * Deletes messages that name stored objects, their period being over: the objects of all of them
+ * first (`OBJECT_MESSAGES_AT_ONCE` messages at a time), then a reply's upload records and the
+ * messages themselves, in the visit's batches (`writer`). A crash in between leaves the messages,
+ * so the next pass finds them again, removes what is left (a missing object is no error) and the
+ * rest; and the conversation's own deletion is still the visit's last write. Returns documents read.
  */
-async function deleteWithObjects(db: Firestore, store: ImageStore, workspaceId: string, m: QueryDocumentSnapshot, days: number | null, now: number, stats: RunStats): Promise<number> {
+async function deleteWithObjects(db: Firestore, store: ImageStore, workspaceId: string, messages: readonly QueryDocumentSnapshot[], days: number | null, now: number, writer: Writer, stats: RunStats): Promise<number> {
   // A shared image (stored before images had one object per message) stays while a message naming
-  // it has not reached the end of its period too.
-  const due = (other: QueryDocumentSnapshot): boolean => (expiryOf(millis(other.get('createdAt')) ?? now, days) ?? Infinity) <= now;
-  const images = await removeImages(db, store, [m], (other) => other.ref.path !== m.ref.path && !due(other));
-  const uploads = await uploadRecordsOf(db, workspaceId, m.data());
-  const attachments = uploads.length > 0 ? await removeAttachmentObjects(db, store, workspaceId, uploads) : { reads: 0, removed: 0 };
-  stats.objectsDeleted += images.removed + attachments.removed;
-  // Its own batch: a page of messages with up to five upload records each would not fit in one.
-  const batch = db.batch();
-  for (const upload of uploads) batch.delete(upload.ref);
-  batch.delete(m.ref);
-  await batch.commit();
-  stats.deleted += 1;
-  return images.reads + uploads.length + attachments.reads;
+  // it has not reached the end of its period too, or is not one of these.
+  const going = new Set(messages.map((m) => m.ref.path));
+  const due = (other: QueryDocumentSnapshot): boolean => going.has(other.ref.path) || (expiryOf(millis(other.get('createdAt')) ?? now, days) ?? Infinity) <= now;
+  const removed = await mapAtMost(messages, OBJECT_MESSAGES_AT_ONCE, async (m) => {
+    const images = await removeImages(db, store, [m], (other) => other.ref.path !== m.ref.path && !due(other));
+    const uploads = await uploadRecordsOf(db, workspaceId, m.data());
+    const attachments = uploads.length > 0 ? await removeAttachmentObjects(db, store, workspaceId, uploads) : { reads: 0, removed: 0 };
+    return { m, uploads, objects: images.removed + attachments.removed, reads: images.reads + uploads.length + attachments.reads };
+  });
+  let reads = 0;
+  for (const { m, uploads, objects, reads: read } of removed) {
+    stats.objectsDeleted += objects;
+    reads += read;
+    for (const upload of uploads) await writer.deleteRef(upload.ref, { counted: false });
+    await writer.deleteRef(m.ref);
+  }
+  return reads;
+}
+
+/** `fn` over `items`, at most `limit` at once; results in the items' order. */
+async function mapAtMost<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 /** Whether a message names stored objects: images, or a reply's attachments (by `attachmentId`). */
@@ -179,6 +203,8 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
     await writer.apply(d, unfinished ? null : expiryOf(Number(d.get('createdAt')), days), now, deleteDue);
   }
 
+  // A page's messages that name stored objects and are due: deleted together once the page is read.
+  const withObjectsDue: QueryDocumentSnapshot[] = [];
   for (let page = firstPage; ; page = await messagesPage(page.docs.at(-1))) {
     reads += page.size;
     for (const m of page.docs) {
@@ -189,13 +215,13 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
       keep ||= pendingReply;
       const withObjects = namesObjects(m.data());
       const plan = messagePlan({ createdAt, pendingReply, namesObjects: withObjects }, days, now);
-      if (plan.kind === 'deleteWithObjects') {
-        reads += await deleteWithObjects(db, store, workspaceId, m, days, now, stats);
-      } else {
+      if (plan.kind === 'deleteWithObjects') withObjectsDue.push(m);
+      else {
         if (withObjects) objectMessagesLeft += 1;
         await writer.apply(m, plan.expireAt, now, deleteDue);
       }
     }
+    if (withObjectsDue.length > 0) reads += await deleteWithObjects(db, store, workspaceId, withObjectsDue.splice(0), days, now, writer, stats);
     if (page.size < PAGE) break;
   }
 
