@@ -15,12 +15,15 @@
  * `skipContractCheck: true`. Schemas are compiled with ajv (JSON Schema 2020-12, the dialect of
  * OpenAPI 3.1; `minLength` / `maxLength` count code points, like the service).
  */
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { parse } from 'yaml';
 
 export const OPENAPI_FILE = join(__dirname, '..', '..', '..', 'openapi', 'openapi.yaml');
+/** The parsed document as JSON, named by the YAML's hash (see `openApiDocument`). */
+const PARSED_CACHE_DIR = join(__dirname, '..', '..', '..', '.local', 'openapi-parsed');
 
 type Obj = Record<string, unknown>;
 
@@ -175,9 +178,32 @@ export class Contract {
 
 let shared: Contract | undefined;
 
-/** The contract of the committed document (parsed and compiled once per test file). */
+/**
+ * The committed document, parsed. Parsing its YAML (about 230 KB) costs about 0.4 s of CPU, and
+ * every test file parses it again (each has its own module registry under Jest): the first to
+ * parse a version of the file keeps the result as JSON, named by the YAML's hash, and the others
+ * read that (a few ms). A changed document has another hash, so nothing stale is ever read.
+ */
+function openApiDocument(): Obj {
+  const text = readFileSync(OPENAPI_FILE, 'utf8');
+  const cached = join(PARSED_CACHE_DIR, `${createHash('sha256').update(text).digest('hex')}.json`);
+  try {
+    return JSON.parse(readFileSync(cached, 'utf8')) as Obj;
+  } catch {
+    // Not parsed yet (or written by nobody yet): parse it, and keep it for the next files.
+  }
+  const document = parse(text) as Obj;
+  mkdirSync(PARSED_CACHE_DIR, { recursive: true });
+  // Written whole, then renamed: a parallel worker reads either nothing or all of it.
+  const partial = `${cached}.${process.pid}.tmp`;
+  writeFileSync(partial, JSON.stringify(document));
+  renameSync(partial, cached);
+  return document;
+}
+
+/** The contract of the committed document (compiled once per test file). */
 export function contract(): Contract {
-  shared ??= new Contract(parse(readFileSync(OPENAPI_FILE, 'utf8')) as Obj);
+  shared ??= new Contract(openApiDocument());
   return shared;
 }
 
