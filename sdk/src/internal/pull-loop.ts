@@ -370,7 +370,12 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
     );
   };
 
-  const onError = (error: unknown): void => emit({ type: 'subscription_error', error });
+  // After stop(), a closed subscription may still report an error (a stream retry the Pub/Sub client
+  // scheduled before the close). The listener stays so that such an error never becomes an
+  // unhandled 'error' event, which would end the connector's process; it is no longer reported.
+  const onError = (error: unknown): void => {
+    if (!closed) emit({ type: 'subscription_error', error });
+  };
 
   // The pending list: deliveries this connector may claim now, notified or not.
   const catchUpAbort = new AbortController();
@@ -452,7 +457,6 @@ export function runPullLoop(client: PullLoopClient, subscription: PullSubscripti
         try {
           await subscription.close();
         } finally {
-          subscription.removeListener('error', onError);
           emit({ type: 'stopped', abandoned });
         }
       })();
