@@ -184,6 +184,22 @@ async function erasure() {
   };
 }
 
+/** The retention job over workspace `ws`, run after run until its pass is done (as the schedule would), timed. */
+async function passToEnd(ws) {
+  const t0 = performance.now();
+  const total = { deleted: 0, objects: 0, reads: 0, runs: 0 };
+  for (;;) {
+    const stats = await runRetention(db(), store, { deleteDue: true, workspaceIds: [ws] });
+    total.deleted += stats.deleted;
+    total.objects += stats.objectsDeleted;
+    total.reads += stats.reads;
+    total.runs += 1;
+    const state = (await db().doc(`workspaces/${ws}/settings/retentionState`).get()).data();
+    if (state.cursor === null) break;
+  }
+  return { ms: performance.now() - t0, ...total };
+}
+
 async function retention() {
   const customers = pick(30, 10);
   const old = Date.now() - 2 * DAY;
@@ -209,21 +225,9 @@ async function retention() {
     await writeAll(readable);
     await db().doc(`workspaces/${wsJob}/settings/retention`).set({ days: 1 });
     const job = async () => {
-      const t0 = performance.now();
-      let deleted = 0;
-      let reads = 0;
-      let runs = 0;
-      for (;;) {
-        const stats = await runRetention(db(), store, { deleteDue: true, workspaceIds: [wsJob] });
-        deleted += stats.deleted;
-        reads += stats.reads;
-        runs += 1;
-        const state = (await db().doc(`workspaces/${wsJob}/settings/retentionState`).get()).data();
-        if (state.cursor === null) break;
-      }
-      const ms = performance.now() - t0;
-      if (deleted !== docs.length) throw new Error(`retention job deleted ${deleted} of ${docs.length}`);
-      return { ms, deleted, reads, runs };
+      const pass = await passToEnd(wsJob);
+      if (pass.deleted !== docs.length) throw new Error(`retention job deleted ${pass.deleted} of ${docs.length}`);
+      return pass;
     };
     const batched = async () => {
       const t0 = performance.now();
@@ -265,20 +269,10 @@ async function retention() {
     await mapLimit([...objectPathsOf(filesDocs), ...objectPathsOf(filesRaw)], OBJECT_REMOVALS_AT_ONCE, (path) => store.put(path, IMAGE_BYTES, 'image/png'));
     await db().doc(`workspaces/${wsFilesJob}/settings/retention`).set({ days: 1 });
     const filesJob = async () => {
-      const t0 = performance.now();
-      let deleted = 0;
-      let objects = 0;
-      for (;;) {
-        const stats = await runRetention(db(), store, { deleteDue: true, workspaceIds: [wsFilesJob] });
-        deleted += stats.deleted;
-        objects += stats.objectsDeleted;
-        const state = (await db().doc(`workspaces/${wsFilesJob}/settings/retentionState`).get()).data();
-        if (state.cursor === null) break;
-      }
-      const ms = performance.now() - t0;
+      const pass = await passToEnd(wsFilesJob);
       const expectedObjects = objectPathsOf(filesDocs).length;
-      if (deleted !== filesDocs.length || objects !== expectedObjects) throw new Error(`retention job with files deleted ${deleted} of ${filesDocs.length} documents, ${objects} of ${expectedObjects} objects`);
-      return { ms, deleted, objects };
+      if (pass.deleted !== filesDocs.length || pass.objects !== expectedObjects) throw new Error(`retention job with files deleted ${pass.deleted} of ${filesDocs.length} documents, ${pass.objects} of ${expectedObjects} objects`);
+      return pass;
     };
     const filesBlind = async () => {
       const t0 = performance.now();

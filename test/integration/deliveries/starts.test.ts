@@ -16,7 +16,7 @@ import { startedConversationId } from '../../../functions/src/rules/starts';
 import { adminDb, createTestIntegration, integrationRef, postJson, type TestIntegration } from '../helpers/stack';
 import { exportFilePath } from '../../../functions/src/privacy/export';
 import { localStore, requestErasure, waitForErasure } from '../privacy/helpers';
-import { claimReady, createTestTopic, eventually, expectApiError, expectOk, expectSent, fileFixture, op, pubsubClient, type TestTopic } from '../helpers/deliveries';
+import { claimReady, createTestTopic, eventually, expectApiError, expectOk, expectSent, failAndRequestResend, fileFixture, op, pubsubClient, type TestTopic } from '../helpers/deliveries';
 
 // The first start of a run meets a cold trigger in the emulator; a start end to end is several triggers and calls.
 jest.setTimeout(120_000);
@@ -196,11 +196,8 @@ test('a start fails like a reply and is resent as a start', async () => {
   const startId = await writeStart(open, { to: { kind: 'handle', value: `@cy-${randomUUID().slice(0, 6)}` }, text: 'Hi' });
   const started = ((await answerOf(open, startId)).result as { conversationId: string }).conversationId;
   const first = await startDelivery(open, started);
-  const claim = await claimReady(open.key, first.deliveryId as string);
-  expectOk(await op('fail', open.key, { deliveryId: first.deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_unreachable' }), { status: 'failed' });
   const [message] = await messagesOf(open, started);
-  await eventually(async () => ((await message?.ref.get())?.get('delivery.status') === 'failed' ? true : undefined), 'the failed mirror');
-  await message?.ref.update({ resend: { requestedAt: FieldValue.serverTimestamp(), uid: 'operator-1' } });
+  await failAndRequestResend(open.key, first.deliveryId as string, message!.ref);
   const second = await eventually(async () => (await deliveriesOf(open)).find((d) => d.conversationId === started && d.deliveryId !== first.deliveryId), 'the resent start', 20_000);
   expect(second).toMatchObject({ start: first.start, text: 'Hi', status: 'queued' });
   const again = await claimReady(open.key, second.deliveryId as string);

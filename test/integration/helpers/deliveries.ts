@@ -4,7 +4,7 @@
  * them, and polling for what the triggers do.
  */
 import { randomUUID } from 'node:crypto';
-import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
+import { FieldValue, type DocumentData, type DocumentReference } from 'firebase-admin/firestore';
 import { PubSub, type Subscription } from '@google-cloud/pubsub';
 import { adminDb, closeStack, createTestIntegration, postJson, projectId, type ApiResponse, type TestIntegration } from './stack';
 import { retryAfterSecondsFromMs } from '../../../functions/src/rules/errors';
@@ -297,6 +297,17 @@ export async function claimReady(key: string, deliveryId: string, requestId: str
   expectHttp(res, 200);
   expect(res.body).toMatchObject({ status: 'ready' });
   return res.body as ReadyClaim;
+}
+
+/**
+ * The connector fails `deliveryId` for good (`recipient_unreachable`), then, once `reply`'s mirror
+ * shows it, an operator asks for a resend as the console writes it (`resend: { requestedAt, uid }`).
+ */
+export async function failAndRequestResend(key: string, deliveryId: string, reply: DocumentReference): Promise<void> {
+  const claim = await claimReady(key, deliveryId);
+  expectOk(await op('fail', key, { deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_unreachable' }), { status: 'failed' });
+  await eventually(async () => ((await reply.get()).get('delivery.status') === 'failed' ? true : undefined), 'the failed mirror');
+  await reply.update({ resend: { requestedAt: FieldValue.serverTimestamp(), uid: 'operator-1' } });
 }
 
 /** Claims and asserts a `skip` with `reason`. */

@@ -21,7 +21,7 @@ import { exportFilePath } from '../../../functions/src/privacy/export';
 import { runRetention } from '../../../functions/src/privacy/retention';
 import { startAddressId, type StartAddress } from '../../../functions/src/rules/starts';
 import { adminDb, createTestIntegration, integrationRef, postJson, type TestIntegration } from '../helpers/stack';
-import { claimReady, createTestTopic, eventually, expectOk, expectSent, fileFixture, op, type TestTopic } from '../helpers/deliveries';
+import { claimReady, createTestTopic, eventually, expectOk, expectSent, failAndRequestResend, fileFixture, op, type TestTopic } from '../helpers/deliveries';
 import { age, localStore, requestErasure, waitForErasure, ws } from './helpers';
 
 // A start end to end is several triggers and calls; the first meets a cold trigger.
@@ -220,11 +220,8 @@ test('a shared thread, a start failed, resent, then completed: the sent resend k
   const { answer } = await start(open, address, 'Second try');
   const started = conversationOf(answer);
   const first = await startDelivery(open, started);
-  const claim = await claimReady(open.key, first.deliveryId as string);
-  expectOk(await op('fail', open.key, { deliveryId: first.deliveryId, leaseId: claim.leaseId, outcome: 'failed', code: 'recipient_unreachable' }), { status: 'failed' });
   const [message] = await messagesOf(open, started);
-  await eventually(async () => ((await message?.ref.get())?.get('delivery.status') === 'failed' ? true : undefined), 'the failed mirror');
-  await message?.ref.update({ resend: { requestedAt: FieldValue.serverTimestamp(), uid: 'operator-1' } });
+  await failAndRequestResend(open.key, first.deliveryId as string, message!.ref);
   const resent = await eventually(async () => (await deliveriesOf(open, started)).map((d) => d.data()).find((d) => d.deliveryId !== first.deliveryId), 'the resent start', 30_000);
   const threadId = `group-${randomUUID()}`;
   const joined = await complete(open, resent.deliveryId as string, { externalConversationId: threadId, externalCustomerId: handle });
