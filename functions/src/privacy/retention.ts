@@ -240,20 +240,13 @@ async function conversationPass(db: Firestore, store: ImageStore, workspaceId: s
  * documents read.
  */
 async function passConversations(db: Firestore, store: ImageStore, workspaceId: string, conversations: readonly QueryDocumentSnapshot[], days: number | null, now: number, deleteDue: boolean, writer: Writer, stats: RunStats): Promise<number> {
-  let reads = 0;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < conversations.length) {
-      const conversation = conversations[next++] as QueryDocumentSnapshot;
-      const own = new Writer(db);
-      // Not `reads += await ...`: that reads `reads` before the await, and the other workers add meanwhile.
-      const read = await conversationPass(db, store, workspaceId, conversation, days, now, deleteDue, own, stats);
-      reads += read;
-      writer.count(own);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONVERSATIONS_AT_ONCE, conversations.length) }, worker));
-  return reads;
+  const reads = await mapAtMost(conversations, CONVERSATIONS_AT_ONCE, async (conversation) => {
+    const own = new Writer(db);
+    const read = await conversationPass(db, store, workspaceId, conversation, days, now, deleteDue, own, stats);
+    writer.count(own);
+    return read;
+  });
+  return reads.reduce((sum, read) => sum + read, 0);
 }
 
 /**
