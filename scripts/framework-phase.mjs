@@ -25,7 +25,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { frameworkSuites, hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
-import { jestResultArgs } from './lib/test-results.mjs';
+import { jestResultArgs, stopJestIfItHangs } from './lib/test-results.mjs';
 import { STACK_WORKERS, parseTestArgs, splitSerial, waitForFile } from './lib/test-suites.mjs';
 
 const FRAMEWORK_SUITES = frameworkSuites();
@@ -82,6 +82,7 @@ try {
   const jest = (args) =>
     new Promise((resolve) => {
       const child = spawn(join(ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', 'integration', 'framework', ...args, ...flags], { cwd: ROOT, stdio: 'inherit', env });
+      stopJestIfItHangs(child, args);
       child.on('close', (code) => resolve(code ?? 1));
     });
   // As in the integration phase (scripts/lib/test-suites.mjs): parallel workers, then the @serial suites alone.

@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
-import { jestResultArgs } from './lib/test-results.mjs';
+import { jestResultArgs, stopJestIfItHangs } from './lib/test-results.mjs';
 import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSerial, waitForFile } from './lib/test-suites.mjs';
 
 const { flags, selects } = parseTestArgs(process.argv.slice(2));
@@ -34,6 +34,7 @@ const { phase } = phaseTimer(origin, (timeline) => writeFileSync(timesFile, JSON
 function run(cmd, args) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, stdio: 'inherit', env: process.env });
+    stopJestIfItHangs(child, args);
     child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${args.slice(0, 4).join(' ')} ... failed (exit ${code ?? signal})`))));
   });
 }

@@ -19,14 +19,17 @@
  * Positional arguments select integration and framework suites by path (regular expressions);
  * arguments that start with '-' go to every Jest run (e.g. `npm test -- -t duplicate`).
  * TEST_PHASES=integration (or framework, or integration,framework) skips the static checks and unit
- * tests; the default, and CI, runs everything. TEST_WORKERS sets the integration workers.
+ * tests; the default, and CI, runs everything. TEST_WORKERS sets the integration workers;
+ * TEST_RUN_LIMIT_S bounds the whole run (default 3600 s), and a Jest run that does not exit after
+ * its tests is stopped (scripts/lib/test-results.mjs `stopJestIfItHangs`).
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin, localConfigArgs } from './lib/emulators.mjs';
 import { NODE_24_VERSION, node24Binary } from './lib/node24.mjs';
-import { jestResultArgs, printFailures, resetTestResults } from './lib/test-results.mjs';
+import { stopProcessTree } from './lib/process-tree.mjs';
+import { jestResultArgs, printFailures, resetTestResults, stopJestIfItHangs } from './lib/test-results.mjs';
 import { phaseTimer, waitForFile } from './lib/test-suites.mjs';
 
 const extra = process.argv.slice(2);
@@ -47,6 +50,7 @@ function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' 
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, stdio: 'inherit', env });
     children.add(child);
+    stopJestIfItHangs(child, args);
     child.on('close', (code, signal) => {
       children.delete(child);
       if (code === 0) resolve();
@@ -63,46 +67,6 @@ function printTimeline() {
   console.log(`  ${'total'.padEnd(34)} ${since(startedAt).padStart(6)} s`);
 }
 
-/**
- * The pids below `pid` (Linux /proc): the emulators' JVMs run in process groups of their own, so
- * killing firebase-tools' group leaves them listening.
- */
-function descendants(pid) {
-  const children = new Map();
-  for (const entry of existsSync('/proc') ? readdirSync('/proc') : []) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    try {
-      // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so read after the last ')'.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  const found = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    for (const child of children.get(queue.shift()) ?? []) {
-      found.push(child);
-      queue.push(child);
-    }
-  }
-  return found;
-}
-
-/** SIGKILL for `pid`, its process group and every process below it. */
-function stopProcessTree(pid) {
-  const below = descendants(pid);
-  for (const target of [-pid, pid, ...below]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-}
-
 function fail(err) {
   console.error(`\n✗ ${err instanceof Error ? err.message : String(err)}`);
   // The emulators (and every process they started) included.
@@ -111,6 +75,14 @@ function fail(err) {
   printFailures();
   process.exit(1);
 }
+
+/**
+ * The whole run's limit (TEST_RUN_LIMIT_S, seconds). Past it, every process is stopped and the
+ * failures recorded so far are printed: a CI job stopped at its own limit prints nothing more, and
+ * a hung phase must say which it was. The slowest whole run on record took about 18 minutes.
+ */
+const RUN_LIMIT_S = Number(process.env.TEST_RUN_LIMIT_S ?? 3600);
+setTimeout(() => fail(new Error(`npm test did not finish within ${RUN_LIMIT_S} s (TEST_RUN_LIMIT_S): stopped`)), RUN_LIMIT_S * 1000).unref();
 
 const needsStack = phases.includes('integration') || phases.includes('framework');
 resetTestResults();

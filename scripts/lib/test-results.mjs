@@ -8,13 +8,22 @@
  * integration phase's): without this summary, "framework phase failed" may be the only line that
  * says which phase failed, and nothing says which test.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './emulators.mjs';
+import { stopProcessTree } from './process-tree.mjs';
 
 const RESULTS_DIR = join(ROOT, '.local', 'test-logs', 'jest-results');
 /** Lines of each failure message printed in the summary: the assertion and where it failed. */
 const MESSAGE_LINES = 12;
+
+/**
+ * How long a Jest run may go on once it wrote its results. Jest exits by itself when its tests
+ * leave nothing open, within a second; ten times the usual (a few seconds) covers a loaded machine.
+ */
+const EXIT_GRACE_MS = 30_000;
+/** A run stopped by `stopJestIfItHangs` leaves this file beside its results, for the summary. */
+const hungMarker = (outputFile) => outputFile.replace(/\.json$/, '.hung');
 
 /** Empties the results of an earlier run: called once, when `npm test` starts. */
 export function resetTestResults() {
@@ -26,7 +35,45 @@ export function resetTestResults() {
 export function jestResultArgs(name) {
   // Here too, not only at the start: the stack phases may run without the runner (TEST_PHASES).
   mkdirSync(RESULTS_DIR, { recursive: true });
-  return ['--json', `--outputFile=${join(RESULTS_DIR, `${name}.json`)}`];
+  const outputFile = join(RESULTS_DIR, `${name}.json`);
+  rmSync(hungMarker(outputFile), { force: true });
+  return ['--json', `--outputFile=${outputFile}`];
+}
+
+/**
+ * Stops `child`, a Jest run started with `jestResultArgs` among its `args`, when it is still
+ * running EXIT_GRACE_MS after it wrote its results: a handle a test left open (a server, a timer,
+ * a child process, a Pub/Sub subscription's retry) keeps Jest alive after "Jest did not exit one
+ * second after the test run has completed", forever, and the run would then end at CI's time
+ * limit with no summary at all (seen once after two failed tests). The run then fails, even if
+ * every test passed: a leaked handle is a defect of the suite. Does nothing for other commands.
+ */
+export function stopJestIfItHangs(child, args) {
+  const outputFile = args.find((a) => a.startsWith('--outputFile='))?.slice('--outputFile='.length);
+  if (outputFile === undefined) return;
+  const startedAt = Date.now();
+  let stopTimer;
+  const poll = setInterval(() => {
+    let written = false;
+    try {
+      // Written by this run, not left by an earlier one (a stack phase may run without the runner's reset).
+      written = statSync(outputFile).mtimeMs >= startedAt - 1000;
+    } catch {
+      /* not yet */
+    }
+    if (!written) return;
+    clearInterval(poll);
+    stopTimer = setTimeout(() => {
+      const run = outputFile.slice(RESULTS_DIR.length + 1).replace(/\.json$/, '');
+      console.error(`✖ [${run}] Jest did not exit ${EXIT_GRACE_MS / 1000} s after its tests ended: a handle a test left open keeps it alive; stopped`);
+      writeFileSync(hungMarker(outputFile), `${new Date().toISOString()}\n`);
+      stopProcessTree(child.pid);
+    }, EXIT_GRACE_MS);
+  }, 1000);
+  child.on('close', () => {
+    clearInterval(poll);
+    clearTimeout(stopTimer);
+  });
 }
 
 // eslint-disable-next-line no-control-regex -- ANSI colour codes are control characters by definition
@@ -53,6 +100,9 @@ function collectFailures() {
       for (const assertion of failed) blocks.push(`  ✕ [${run}] ${path} › ${assertion.fullName}\n${clip(assertion.failureMessages.join('\n'))}`);
       // A suite that failed without a failed test: it did not load, or an afterAll threw.
       if (failed.length === 0 && suite.status === 'failed') blocks.push(`  ✕ [${run}] ${path} (the suite itself)\n${clip(suite.message ?? '')}`);
+    }
+    if (existsSync(join(RESULTS_DIR, `${run}.hung`))) {
+      blocks.push(`  ✕ [${run}] Jest did not exit ${EXIT_GRACE_MS / 1000} s after its tests ended (a handle a test left open); stopped. Run its suites with --detectOpenHandles to find it.`);
     }
   }
   return blocks;

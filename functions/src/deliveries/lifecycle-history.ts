@@ -59,12 +59,17 @@ export function hasRequest(entries: readonly StoredEntry[], request: { requested
   return entries.some((entry) => entry.uid === request.uid && entry.requestedAt instanceof Timestamp && entry.requestedAt.isEqual(request.requestedAt));
 }
 
-/** The latest request time among the entries that became a delivery (null: none). */
-export function latestTakenRequest(entries: readonly StoredEntry[]): number | null {
+/**
+ * The latest request time among the entries that became a delivery (null: none), leaving out the
+ * requests in `writtenBefore`: those known to have been written before the one being judged (the
+ * trigger's `before` value), whatever their times say.
+ */
+export function latestTakenRequest(entries: readonly StoredEntry[], writtenBefore: readonly { requestedAt: Timestamp; uid: string }[] = []): number | null {
   let latest: number | null = null;
   for (const entry of entries) {
     const at = requestedAtOf(entry);
-    if (typeof entry.deliveryId === 'string' && at !== null && (latest === null || at > latest)) latest = at;
+    if (typeof entry.deliveryId !== 'string' || at === null || writtenBefore.some((request) => hasRequest([entry], request))) continue;
+    if (latest === null || at > latest) latest = at;
   }
   return latest;
 }

@@ -15,9 +15,15 @@
  *    members at once) are still two;
  *  - the trigger hands over the request before the write too (`before`), not only the new one: two
  *    requests written in quick succession whose triggers arrive in the wrong order are still both
- *    taken, in the order they were made (the later trigger takes both, the earlier finds them done);
+ *    taken, in the order they were written (the later trigger takes both, the earlier finds them done);
+ *  - the order is the write order the trigger gives (`before`, then `after`), not the request
+ *    times: Firestore's server times follow the commits of one document, but the emulator stamps
+ *    a write when it arrives, and of two writes racing for the document the second to commit may
+ *    carry the earlier time (seen: the later edit refused `superseded` while the reply showed its
+ *    text);
  *  - a request older than one already taken is refused `superseded` (it would undo the newer one
- *    on the channel): only possible when three or more writes race their triggers.
+ *    on the channel), unless the taken one is known to be an earlier write (this trigger's
+ *    `before`): only possible when three or more writes race their triggers.
  */
 import { Timestamp, type Firestore } from 'firebase-admin/firestore';
 import type { LifecycleKind, LifecycleRefusal } from '../contract';
@@ -113,11 +119,10 @@ export async function requestLifecycle(
     const sentSnap = sentDoc !== null ? byPath.get(sentDoc.path) : undefined;
     const existing = ids.map((id) => byPath.get(deliveryRef(db, workspaceId, id).path));
     const history = await readReplyHistory(tx, db, { workspaceId, conversationId, messageId }, replySnap);
+    // In write order (the trigger's: before, then after), each with the requests written before it.
     const fresh = requests
-      .map((request, i) => ({ request, deliveryId: ids[i] as string, taken: existing[i]?.exists === true }))
-      .filter(({ request, taken }) => !taken && !hasRequest(history.entries(kind), request))
-      // Oldest first; requests of the same time keep the trigger's order (before, then after: the later write last).
-      .sort((a, b) => a.request.requestedAt.seconds - b.request.requestedAt.seconds || a.request.requestedAt.nanoseconds - b.request.requestedAt.nanoseconds);
+      .map((request, i) => ({ request, deliveryId: ids[i] as string, taken: existing[i]?.exists === true, writtenBefore: requests.slice(0, i) }))
+      .filter(({ request, taken }) => !taken && !hasRequest(history.entries(kind), request));
     if (fresh.length === 0) return outcome;
 
     const integration = integrationSnap?.exists === true ? integrationOf(integrationSnap) : null;
@@ -126,7 +131,7 @@ export async function requestLifecycle(
     const mirror = reply.mirror;
     await openQueue(tx, db, queue, queueSnap);
 
-    for (const { request, deliveryId } of fresh) {
+    for (const { request, deliveryId, writtenBefore } of fresh) {
       const requestedAt = request.requestedAt.toMillis();
       const facts: LifecycleFacts = {
         kind,
@@ -136,7 +141,7 @@ export async function requestLifecycle(
         replyText: reply.text,
         unsent: history.unsent,
         unsendTaken: unsendTaken(history.entries('unsend')),
-        latestTaken: latestTakenRequest(history.entries(kind)),
+        latestTaken: latestTakenRequest(history.entries(kind), writtenBefore),
       };
       const verdict = lifecycleVerdict(facts, { requestedAt, text: request.text });
       if (!verdict.accepted || mirror === null || sentDeliveryId === null || typeof integrationId !== 'string') {

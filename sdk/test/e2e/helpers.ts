@@ -13,7 +13,7 @@ import type { DocumentData } from 'firebase-admin/firestore';
 import * as stack from '../../../test/integration/helpers/stack';
 import { projectId, type TestIntegration, type TestIntegrationOptions } from '../../../test/integration/helpers/stack';
 import * as emulator from '../../../test/integration/helpers/deliveries';
-import { eventually, fileFixture, pubsubClient } from '../../../test/integration/helpers/deliveries';
+import { eventually, fileFixture, listenTo, pubsubClient } from '../../../test/integration/helpers/deliveries';
 import { deliveryDocOf, mirrorOf, onTestService, testService } from './target';
 
 export { closePubSub, eventually, sleep } from '../../../test/integration/helpers/deliveries';
@@ -215,12 +215,13 @@ function serviceRawTopic(name: string, listen: boolean): ServiceTopic {
 
 function emulatorRawTopic(topic: Topic, subscription: Subscription, name: string, listen: boolean): RawTopic {
   const messages: Message[] = [];
-  if (listen) {
-    subscription.on('message', (message: Message) => {
-      messages.push(message);
-      message.ack();
-    });
-  }
+  // Not listened to: the scenario's consumer (the SDK's pull loop) opens it, with its own 'error' listener.
+  const listening = listen
+    ? listenTo(subscription, (message) => {
+        messages.push(message);
+        message.ack();
+      })
+    : undefined;
   const about = (messageId: string) => messages.filter((m) => replyIdOf(m) === messageId);
   return {
     topicPath: `projects/${projectId()}/topics/${name}`,
@@ -234,8 +235,11 @@ function emulatorRawTopic(topic: Topic, subscription: Subscription, name: string
       return eventually(async () => about(messageId)[nth - 1], `notification #${nth} of reply ${messageId}`, timeoutMs);
     },
     async close() {
-      subscription.removeAllListeners('message');
-      await subscription.close();
+      if (listening !== undefined) await listening.close();
+      else {
+        subscription.removeAllListeners('message');
+        await subscription.close();
+      }
     },
   };
 }

@@ -22,6 +22,7 @@ import {
   waitForMirror,
   writeReply,
   type ConversationSetup,
+  listenTo,
 } from '../helpers/deliveries';
 
 const { ownConversation: conversation } = deliveryTestFile();
@@ -261,15 +262,18 @@ test('a missing topic is recorded (failed / topic_not_found) on the delivery and
     }
     const [subscription] = await created.createSubscription(`${topicName}-sub`);
     const received: string[] = [];
-    subscription.on('message', (m: { data: Buffer; ack(): void }) => {
+    const listening = listenTo(subscription, (m) => {
       received.push(JSON.parse(m.data.toString('utf8')).deliveryId as string);
       m.ack();
     });
-    const second = await writeReply(setup, 'now with a topic');
-    const secondId = deliveryIdFor(setup.conversationId, second);
-    await eventually(async () => (received.includes(secondId) ? true : undefined), 'the notification of the second reply');
-    await deliverFully(key, secondId);
-    await subscription.close();
+    try {
+      const second = await writeReply(setup, 'now with a topic');
+      const secondId = deliveryIdFor(setup.conversationId, second);
+      await eventually(async () => (received.includes(secondId) ? true : undefined), 'the notification of the second reply');
+      await deliverFully(key, secondId);
+    } finally {
+      await listening.close();
+    }
   } finally {
     await pubsub.close();
   }

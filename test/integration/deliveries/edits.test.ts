@@ -9,38 +9,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, Timestamp, type DocumentData } from 'firebase-admin/firestore';
-import type { Message } from '@google-cloud/pubsub';
 import { requestLifecycle } from '../../../functions/src/deliveries/lifecycle';
 import { adminDb, integrationRef } from '../helpers/stack';
-import { claimReady, conversationDeliveries, type ConversationSetup, deliverFully, deliveryDoc, deliveryDocRef, eventually, expectOk, expectSent, expectSkip, fileFixture, op, pubsubClient, readReply, type Reply, replyAndNotify, setupConversation, waitForMirror, waitForNotifications } from '../helpers/deliveries';
+import { attributeLog, claimReady, conversationDeliveries, type ConversationSetup, deliverFully, deliveryDoc, deliveryDocRef, eventually, expectOk, expectSent, expectSkip, fileFixture, op, type Published, readReply, type Reply, replyAndNotify, setupConversation, waitForMirror, waitForNotifications } from '../helpers/deliveries';
 
 const EDIT_WINDOW_S = 900;
 const UNSEND_WINDOW_S = 3600;
-
-/** What each notification carried, by delivery id: its JSON body and its attributes. */
-interface Published {
-  body: Record<string, unknown>;
-  attributes: Record<string, string>;
-}
-
-/** A second subscription on a topic that keeps the attributes too (the shared helper keeps bodies only). */
-async function attributeLog(topicPath: string): Promise<{ seen: Map<string, Published[]>; close(): Promise<void> }> {
-  const [subscription] = await pubsubClient().topic(topicPath).createSubscription(`attrs-${randomUUID()}`, { ackDeadlineSeconds: 10 });
-  const seen = new Map<string, Published[]>();
-  subscription.on('message', (message: Message) => {
-    const body = JSON.parse(message.data.toString('utf8')) as Record<string, unknown>;
-    const id = String(body.deliveryId);
-    seen.set(id, [...(seen.get(id) ?? []), { body, attributes: { ...message.attributes } }]);
-    message.ack();
-  });
-  return {
-    seen,
-    async close() {
-      subscription.removeAllListeners('message');
-      await subscription.close();
-    },
-  };
-}
 
 const fixture = fileFixture(async (file) => {
   // One integration with the capability (its topic is tracked by ownConversation) ...
@@ -243,8 +217,9 @@ test('concurrency: two edits of one reply requested together become two deliveri
   const entries = await waitForHistory(setup, reply.messageId, 'edits', (e) => e.length >= 2 && e.every((x) => typeof x.deliveryId === 'string'), 'two edits taken');
   expect(entries).toHaveLength(2);
   const [older, newer] = entries as [DocumentData, DocumentData];
-  // Latest last, by request time; the final text on the reply's `edit` is the later write's.
-  expect((older.requestedAt as Timestamp).toMillis()).toBeLessThanOrEqual((newer.requestedAt as Timestamp).toMillis());
+  // In write order, the later write last: its text is the reply's `edit` now. Not by request time:
+  // the emulator stamps a write when it arrives, and the second of two racing writes to commit may
+  // carry the earlier time (functions/src/deliveries/lifecycle.ts); neither is refused for it.
   expect(new Set([older.text, newer.text])).toEqual(new Set(['Edit A', 'Edit B']));
   expect(new Set([older.uid, newer.uid])).toEqual(new Set(['operator-1', 'operator-2']));
   expect((await readReply(setup, reply.messageId))?.edit?.text).toBe(newer.text);
@@ -349,4 +324,27 @@ test('requests taken out of order (their triggers raced): an older one after a n
     { text: 'Older', requestedAt: older.requestedAt, uid: 'operator-1', deliveryId: null, status: 'failed', at: expect.any(Timestamp), error: { outcome: 'failed', code: 'superseded' } },
   ]);
   expect((await conversationDeliveries(setup)).filter((d) => d.kind === 'edit').map((d) => d.text)).toEqual(['Newer']);
+});
+
+test('the write order decides, not the request times: a later write stamped earlier than the one it replaced (the emulator stamps writes as they arrive) is taken after it', async () => {
+  const setup = await conversation();
+  const reply = await sentReply(setup, 'Original', ['p-orig']);
+  const other = await sentReply(setup, 'Another', ['p-other']);
+  const { workspaceId } = setup.integration;
+  const now = Date.now();
+  // Written first, stamped later; written second (the trigger's `after`, its `before` the first), stamped earlier.
+  const first = { requestedAt: Timestamp.fromMillis(now - 1000), uid: 'operator-1', text: 'Written first' };
+  const second = { requestedAt: Timestamp.fromMillis(now - 2000), uid: 'operator-2', text: 'Written second' };
+  // The first write's trigger ran first and took it ...
+  const taken = await requestLifecycle(adminDb(), workspaceId, setup.conversationId, reply.messageId, 'edit', [first]);
+  expect(taken).toMatchObject({ created: [expect.any(String)], refused: [] });
+  // ... then the second's, which hands over both: the second is newer by write order.
+  const next = await requestLifecycle(adminDb(), workspaceId, setup.conversationId, reply.messageId, 'edit', [first, second]);
+  expect(next).toMatchObject({ created: [expect.any(String)], refused: [] });
+  expect((await conversationDeliveries(setup)).filter((d) => d.kind === 'edit').map((d) => d.text)).toEqual(['Written first', 'Written second']);
+
+  // Both triggers' values in one run (the second's trigger first): both taken, in write order.
+  const both = await requestLifecycle(adminDb(), workspaceId, setup.conversationId, other.messageId, 'edit', [first, second]);
+  expect(both).toMatchObject({ created: [expect.any(String), expect.any(String)], refused: [] });
+  expect(((await readReply(setup, other.messageId))?.edits as DocumentData[]).map((e) => e.text)).toEqual(['Written first', 'Written second']);
 });

@@ -33,6 +33,7 @@ import {
   waitForNotifications,
   type ConversationSetup,
   type TestTopic,
+  listenTo,
 } from '../helpers/deliveries';
 
 const MIN = 60_000;
@@ -80,7 +81,7 @@ async function topicWithoutSubscription(): Promise<{ topicPath: string; subscrib
     async subscribe() {
       const [subscription] = await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
       const received: TestTopic['received'] = [];
-      subscription.on('message', (m: { data: Buffer; ack(): void }) => {
+      const listening = listenTo(subscription, (m) => {
         received.push(JSON.parse(m.data.toString('utf8')) as TestTopic['received'][number]);
         m.ack();
       });
@@ -89,10 +90,7 @@ async function topicWithoutSubscription(): Promise<{ topicPath: string; subscrib
         subscription,
         received,
         pull: () => Promise.resolve([]),
-        close: async () => {
-          subscription.removeAllListeners('message');
-          await subscription.close();
-        },
+        close: () => listening.close(),
       });
     },
   };

@@ -10,40 +10,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, type DocumentData } from 'firebase-admin/firestore';
-import type { Message } from '@google-cloud/pubsub';
 import { takeStart } from '../../../functions/src/deliveries/starts';
 import { startedConversationId } from '../../../functions/src/rules/starts';
 import { adminDb, createTestIntegration, integrationRef, postJson, type TestIntegration } from '../helpers/stack';
 import { exportFilePath } from '../../../functions/src/privacy/export';
 import { localStore, requestErasure, waitForErasure } from '../privacy/helpers';
-import { claimReady, createTestTopic, eventually, expectApiError, expectOk, expectSent, failAndRequestResend, fileFixture, op, pubsubClient, type TestTopic } from '../helpers/deliveries';
+import { attributeLog, claimReady, createTestTopic, eventually, expectApiError, expectOk, expectSent, failAndRequestResend, fileFixture, op, type Published, type TestTopic } from '../helpers/deliveries';
 
 // The first start of a run meets a cold trigger in the emulator; a start end to end is several triggers and calls.
 jest.setTimeout(120_000);
-
-interface Published {
-  body: Record<string, unknown>;
-  attributes: Record<string, string>;
-}
-
-/** A subscription that keeps every notification's attributes, by delivery id. */
-async function attributeLog(topicPath: string): Promise<{ seen: Map<string, Published[]>; close(): Promise<void> }> {
-  const [subscription] = await pubsubClient().topic(topicPath).createSubscription(`starts-${randomUUID()}`, { ackDeadlineSeconds: 10 });
-  const seen = new Map<string, Published[]>();
-  subscription.on('message', (message: Message) => {
-    const body = JSON.parse(message.data.toString('utf8')) as Record<string, unknown>;
-    const id = String(body.deliveryId);
-    seen.set(id, [...(seen.get(id) ?? []), { body, attributes: { ...message.attributes } }]);
-    message.ack();
-  });
-  return {
-    seen,
-    async close() {
-      subscription.removeAllListeners('message');
-      await subscription.close();
-    },
-  };
-}
 
 interface Fixture {
   topic: TestTopic;

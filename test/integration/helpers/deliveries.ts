@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FieldValue, type DocumentData, type DocumentReference } from 'firebase-admin/firestore';
-import { PubSub, type Subscription } from '@google-cloud/pubsub';
+import { PubSub, type Message, type Subscription } from '@google-cloud/pubsub';
 import { adminDb, closeStack, createTestIntegration, postJson, projectId, type ApiResponse, type TestIntegration } from './stack';
 import { retryAfterSecondsFromMs } from '../../../functions/src/rules/errors';
 
@@ -39,6 +39,56 @@ export interface TestTopic {
   close(): Promise<void>;
 }
 
+/** A streaming pull opened by `listenTo`: `close()` stops it and waits for the acknowledgements. */
+export interface Listening {
+  close(): Promise<void>;
+}
+
+/**
+ * Streams `subscription`'s messages to `onMessage` (which acknowledges them) until `close()`.
+ *
+ * Every streaming pull of the tests opens here, for its 'error' listener: it stays for the
+ * subscription's whole life, after `close()` too. The client library emits a stream's failed
+ * reconnection as 'error', and an 'error' with no listener throws out of the event loop, failing
+ * whichever suite that Jest worker runs at that moment ("Unhandled error. (TypeError: Cannot read
+ * properties of undefined (reading 'GrpcClient'))": a reconnection timer of an earlier suite's
+ * subscription, firing after its modules were torn down, seen in CI). An error while listening is
+ * printed (the test then times out waiting, and this says why); after `close()` it is expected.
+ */
+export function listenTo(subscription: Subscription, onMessage: (message: Message) => void): Listening {
+  let closed = false;
+  subscription.on('error', (err: unknown) => {
+    if (!closed) console.error(`subscription ${subscription.name}: ${err instanceof Error ? err.message : String(err)}`);
+  });
+  subscription.on('message', onMessage);
+  return {
+    async close() {
+      closed = true;
+      subscription.removeAllListeners('message');
+      await subscription.close();
+    },
+  };
+}
+
+/** What each notification carried, by delivery id: its JSON body and its attributes. */
+export interface Published {
+  body: Record<string, unknown>;
+  attributes: Record<string, string>;
+}
+
+/** A second subscription on `topicPath` that keeps each notification's attributes too, by delivery id (`createTestTopic` keeps bodies only). */
+export async function attributeLog(topicPath: string): Promise<{ seen: Map<string, Published[]>; close(): Promise<void> }> {
+  const [subscription] = await pubsubClient().topic(topicPath).createSubscription(`attrs-${randomUUID()}`, { ackDeadlineSeconds: 10 });
+  const seen = new Map<string, Published[]>();
+  const listening = listenTo(subscription, (message) => {
+    const body = JSON.parse(message.data.toString('utf8')) as Record<string, unknown>;
+    const id = String(body.deliveryId);
+    seen.set(id, [...(seen.get(id) ?? []), { body, attributes: { ...message.attributes } }]);
+    message.ack();
+  });
+  return { seen, close: () => listening.close() };
+}
+
 /** A fresh topic with one streaming-pull subscription on the Pub/Sub emulator. */
 export async function createTestTopic(): Promise<TestTopic> {
   const name = `t-${randomUUID()}`;
@@ -46,7 +96,7 @@ export async function createTestTopic(): Promise<TestTopic> {
   const [subscription] = await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
   const received: Notification[] = [];
   let consumed = 0;
-  subscription.on('message', (message: { data: Buffer; ack(): void }) => {
+  const listening = listenTo(subscription, (message) => {
     received.push(JSON.parse(message.data.toString('utf8')) as Notification);
     message.ack();
   });
@@ -61,10 +111,7 @@ export async function createTestTopic(): Promise<TestTopic> {
       consumed = received.length;
       return fresh;
     },
-    async close() {
-      subscription.removeAllListeners('message');
-      await subscription.close();
-    },
+    close: () => listening.close(),
   };
 }
 

@@ -16,12 +16,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Message } from '@google-cloud/pubsub';
 import { ConnectorClient, parsePulledNotification, type DeliveryEvent } from '../../../sdk/src/index';
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { integrationHealthRef, rollUpIntegration } from '../../../functions/src/deliveries/health-rollup';
 import { adminDb, apiBaseUrl, createTestIntegration, postJson, projectId } from '../helpers/stack';
-import { claimReady, type ConversationSetup, deliveryDocRef, deliveryTestFile, eventually, expectOk, expectSent, op, pubsubClient, sleep, waitForMirror, writeReply } from '../helpers/deliveries';
+import { claimReady, type ConversationSetup, deliveryDocRef, deliveryTestFile, eventually, expectOk, expectSent, listenTo, op, pubsubClient, sleep, waitForMirror, writeReply } from '../helpers/deliveries';
 
 const MIN = 60_000;
 const file = deliveryTestFile();
@@ -38,17 +37,14 @@ async function attributeTopic(): Promise<{ topicPath: string; received: Received
   const [topic] = await pubsubClient().createTopic(name);
   const [subscription] = await topic.createSubscription(`${name}-sub`, { ackDeadlineSeconds: 10 });
   const received: Received[] = [];
-  subscription.on('message', (message: Message) => {
+  const listening = listenTo(subscription, (message) => {
     received.push({ data: JSON.parse(message.data.toString('utf8')) as Record<string, unknown>, attributes: { ...message.attributes } });
     message.ack();
   });
   return {
     topicPath: `projects/${projectId()}/topics/${name}`,
     received,
-    async close() {
-      subscription.removeAllListeners('message');
-      await subscription.close();
-    },
+    close: () => listening.close(),
   };
 }
 

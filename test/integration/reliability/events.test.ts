@@ -41,6 +41,7 @@ import {
   waitForMirror,
   waitForNotifications,
   type ConversationSetup,
+  listenTo,
 } from '../helpers/deliveries';
 
 /**
@@ -208,7 +209,7 @@ test('a topic deleted between two publishes: reply 1 (notified) is still deliver
   const [recreated] = await pubsub.createTopic(topic.topicPath.split('/').pop() as string);
   const [subscription] = await recreated.createSubscription(`resub-${randomUUID()}`);
   const received: Array<{ deliveryId: string }> = [];
-  subscription.on('message', (m: { data: Buffer; ack(): void }) => {
+  const listening = listenTo(subscription, (m) => {
     received.push(JSON.parse(m.data.toString('utf8')) as { deliveryId: string });
     m.ack();
   });
@@ -228,8 +229,7 @@ test('a topic deleted between two publishes: reply 1 (notified) is still deliver
     expect(await connector(setup.integration.key).processDelivery(notified, provider.send)).toMatchObject({ kind: 'sent' });
     expect(provider.calls.map((c) => c.text)).toEqual(['first, notified before the topic vanished', 'third, after the topic is back']);
   } finally {
-    subscription.removeAllListeners('message');
-    await subscription.close();
+    await listening.close();
   }
 });
 

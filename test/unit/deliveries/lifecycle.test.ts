@@ -267,6 +267,11 @@ describe('the reply history entries', () => {
     expect(hasRequest(entries, { requestedAt: at(T0 - 1000), uid: 'alice' })).toBe(false);
     expect(latestTakenRequest(entries)).toBe(T0 - 2000);
     expect(latestTakenRequest([])).toBeNull();
+    // A taken request known to be written before the one judged (the trigger's `before`) does not
+    // count, whatever its time: on the emulator a later write may carry an earlier time.
+    expect(latestTakenRequest(entries, [{ requestedAt: at(T0 - 2000), uid: 'alice' }])).toBe(T0 - 3000);
+    // Same time, another member: another request, still counted.
+    expect(latestTakenRequest(entries, [{ requestedAt: at(T0 - 2000), uid: 'oscar' }])).toBe(T0 - 2000);
     expect(unsendTaken(entries)).toBe(true);
     expect(unsendTaken([{ requestedAt: at(T0), deliveryId: 'd_3', status: 'failed' }, { requestedAt: at(T0), deliveryId: 'd_4', status: 'unknown' }, entries[1] as Record<string, unknown>])).toBe(false);
   });
