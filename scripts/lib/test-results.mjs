@@ -9,7 +9,7 @@
  * says which phase failed, and nothing says which test.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ROOT } from './emulators.mjs';
 import { stopProcessTree } from './process-tree.mjs';
 
@@ -23,7 +23,7 @@ const MESSAGE_LINES = 12;
  */
 const EXIT_GRACE_MS = 30_000;
 /** A run stopped by `stopJestIfItHangs` leaves this file beside its results, for the summary. */
-const hungMarker = (outputFile) => outputFile.replace(/\.json$/, '.hung');
+export const hungMarker = (outputFile) => outputFile.replace(/\.json$/, '.hung');
 
 /** Empties the results of an earlier run: called once, when `npm test` starts. */
 export function resetTestResults() {
@@ -48,7 +48,7 @@ export function jestResultArgs(name) {
  * limit with no summary at all (seen once after two failed tests). The run then fails, even if
  * every test passed: a leaked handle is a defect of the suite. Does nothing for other commands.
  */
-export function stopJestIfItHangs(child, args) {
+export function stopJestIfItHangs(child, args, { graceMs = EXIT_GRACE_MS } = {}) {
   const outputFile = args.find((a) => a.startsWith('--outputFile='))?.slice('--outputFile='.length);
   if (outputFile === undefined) return;
   const startedAt = Date.now();
@@ -64,11 +64,11 @@ export function stopJestIfItHangs(child, args) {
     if (!written) return;
     clearInterval(poll);
     stopTimer = setTimeout(() => {
-      const run = outputFile.slice(RESULTS_DIR.length + 1).replace(/\.json$/, '');
-      console.error(`✖ [${run}] Jest did not exit ${EXIT_GRACE_MS / 1000} s after its tests ended: a handle a test left open keeps it alive; stopped`);
+      const run = basename(outputFile).replace(/\.json$/, '');
+      console.error(`✖ [${run}] Jest did not exit ${graceMs / 1000} s after its tests ended: a handle a test left open keeps it alive; stopped`);
       writeFileSync(hungMarker(outputFile), `${new Date().toISOString()}\n`);
       stopProcessTree(child.pid);
-    }, EXIT_GRACE_MS);
+    }, graceMs);
   }, 1000);
   child.on('close', () => {
     clearInterval(poll);
