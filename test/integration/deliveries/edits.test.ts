@@ -208,7 +208,7 @@ test('ordering: an edit behind an unfinished later reply waits for it; a reply b
   ]);
 });
 
-test('concurrency: two edits of one reply requested together become two deliveries in request order, none lost', async () => {
+test('concurrency: two edits of one reply requested together become two deliveries in write order, none lost', async () => {
   const setup = await conversation();
   const key = setup.integration.key;
   const reply = await sentReply(setup, 'Original', ['p-orig']);

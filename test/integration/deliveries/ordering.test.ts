@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { claimReady, conversationDeliveries, deliveryDoc, deliveryTestFile, eventually, expectApiError, expectOk, expectSent, expectSkip, type Notification, notificationsFor, op, type ReadyClaim, replyAndNotify, sleep, waitForNotifications, writeReply } from '../helpers/deliveries';
+import { warmWorkers } from '../helpers/stack';
 
 // Each test has an integration and topic of its own: its subscription carries only its notifications.
 const { ownConversation: conversation } = deliveryTestFile();
@@ -44,6 +45,7 @@ test('20 concurrent claims of one delivery with different requestIds: exactly on
   const key = setup.integration.key;
   const { deliveryId } = await replyAndNotify(setup, 'contended');
   const requestIds = Array.from({ length: 20 }, () => randomUUID());
+  await warmWorkers('/v1/deliveries/claim', requestIds.length, key);
   const results = await Promise.all(requestIds.map((requestId) => op('claim', key, { deliveryId, requestId })));
   const ready = results.flatMap((res, i) => (res.status === 200 && (res.body as { status: string }).status === 'ready' ? [{ res, requestId: requestIds[i] }] : []));
   expect(ready).toHaveLength(1);
@@ -64,7 +66,7 @@ test('20 concurrent claims of one delivery with different requestIds: exactly on
   // Each loser retrying (new requestIds) is still busy; the winner's retried claim gets its lease.
   expectApiError(await op('claim', key, { deliveryId, requestId: randomUUID() }), 503, 'lease_busy');
   expectOk(await op('claim', key, { deliveryId, requestId: winner.requestId }), winner.res.body);
-  // (20 requests in flight start up to 20 emulator worker processes: allow for their cold starts.)
+  // (20 requests in flight start up to 20 emulator worker processes, warmed above: allow for their cold starts.)
 }, 150_000);
 
 test('5 replies, 4 concurrent connectors sharing the subscription: sent in reply order, never two live leases, each started once, all terminal', async () => {
