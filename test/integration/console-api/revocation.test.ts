@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { getAuth } from 'firebase-admin/auth';
 import { adminDb, apiBaseUrl, closeStack, createTestIntegration, functionsUrl, postJson, type TestIntegration } from '../helpers/stack';
 import { allowAttachments, newMember, uploaded, type Member, type Uploaded } from '../helpers/console-uploads';
+import { identity, signedUpUser } from '../helpers/auth-emulator';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n');
 
@@ -23,26 +24,14 @@ let workspaceId: string;
 let conversationId: string;
 let file: Uploaded;
 
-function authHost(): string {
-  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
-  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run');
-  return host;
-}
-
-async function identity(path: string, body: object): Promise<{ localId: string; idToken: string }> {
-  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/${path}?key=fake-api-key`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  const answer = (await res.json()) as { localId?: string; idToken?: string };
-  if (!res.ok || !answer.localId || !answer.idToken) throw new Error(`${path}: ${res.status} ${JSON.stringify(answer)}`);
-  return { localId: answer.localId, idToken: answer.idToken };
-}
 
 /** A new admin of the workspace, signed in (email and password kept to sign in again). */
 async function newAdmin(): Promise<User> {
   const email = `revoke-${randomUUID().slice(0, 8)}@uploads.test`;
   const password = `pw-${randomUUID()}`;
-  const { localId, idToken } = await identity('accounts:signUp', { email, password, returnSecureToken: true });
-  await adminDb().doc(`workspaces/${workspaceId}/members/${localId}`).set({ role: 'admin' });
-  return { uid: localId, idToken, email, password };
+  const { uid, idToken } = await signedUpUser(email, password);
+  await adminDb().doc(`workspaces/${workspaceId}/members/${uid}`).set({ role: 'admin' });
+  return { uid, idToken, email, password };
 }
 
 const signInAgain = async (user: User): Promise<string> => (await identity('accounts:signInWithPassword', { email: user.email, password: user.password, returnSecureToken: true })).idToken;

@@ -11,6 +11,7 @@ import { FieldValue } from 'firebase-admin/firestore';
 import { SHARD_COUNTS, type AttachmentContentType } from '../../../functions/src/contract';
 import { newAttachmentId, uploadRecord } from '../../../functions/src/console-api/store';
 import { adminDb, apiBaseUrl, testImageDir } from './stack';
+import { signedUpUser } from './auth-emulator';
 
 export interface Member {
   uid: string;
@@ -26,23 +27,11 @@ export interface Uploaded {
   sha256: string;
 }
 
-function authHost(): string {
-  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
-  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run');
-  return host;
-}
-
 /** A new user on the Auth emulator, made a member of `workspaceId` with `role`, and their ID token. */
 export async function newMember(workspaceId: string, role: 'admin' | 'operator' = 'operator'): Promise<Member> {
-  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email: `member-${randomUUID().slice(0, 8)}@uploads.test`, password: `pw-${randomUUID()}`, returnSecureToken: true }),
-  });
-  const body = (await res.json()) as { localId?: string; idToken?: string };
-  if (!res.ok || !body.localId || !body.idToken) throw new Error(`cannot create a user: ${JSON.stringify(body)}`);
-  await adminDb().doc(`workspaces/${workspaceId}/members/${body.localId}`).set({ role });
-  return { uid: body.localId, idToken: body.idToken };
+  const user = await signedUpUser(`member-${randomUUID().slice(0, 8)}@uploads.test`, `pw-${randomUUID()}`);
+  await adminDb().doc(`workspaces/${workspaceId}/members/${user.uid}`).set({ role });
+  return user;
 }
 
 /** Sets `replies.attachments` on an integration (what an admin does in the console). */

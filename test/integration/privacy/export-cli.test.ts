@@ -12,23 +12,17 @@ import { FieldValue } from 'firebase-admin/firestore';
 import { adminDb, functionsUrl, projectId } from '../helpers/stack';
 import { deliverFully, deliveryTestFile, eventually, replyAndNotify } from '../helpers/deliveries';
 import { localStore, send, ws } from './helpers';
+import { signedUpUser } from '../helpers/auth-emulator';
 import { deleteExpiredExports, exportFilePath } from '../../../functions/src/privacy/export';
 
 const file = deliveryTestFile();
 const run = promisify(execFile);
 const CLI = join(__dirname, '..', '..', '..', 'functions', 'lib', 'cli', 'integrations.js');
 
-/** An ID token of the Auth emulator for `uid` (a signed-in console user). */
+/** A new user of the Auth emulator (a signed-in console user): `uid|idToken`. */
 async function idToken(uid: string): Promise<string> {
-  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST ?? '127.0.0.1:9099';
-  const email = `${uid}-${randomUUID().slice(0, 6)}@example.test`;
-  const res = await fetch(`http://${host}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-key`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password: 'secret-123', returnSecureToken: true }),
-  });
-  const body = (await res.json()) as { idToken: string; localId: string };
-  return `${body.localId}|${body.idToken}`;
+  const user = await signedUpUser(`${uid}-${randomUUID().slice(0, 6)}@example.test`, 'secret-123');
+  return `${user.uid}|${user.idToken}`;
 }
 
 const download = (workspaceId: string, exportId: string, token?: string) =>
