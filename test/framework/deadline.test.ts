@@ -75,11 +75,16 @@ describe('a short budget (REQUEST_DEADLINE_MS=2500)', () => {
     );
     const integ = await createTestIntegration();
     const check = await guardNoWrites(integ);
-    const { res, ms } = await timed(() =>
-      postMultipart('/', messageParts(newMessage(), [{ data: png(64, 64), contentType: 'image/png', filename: 'a.png' }]), { key: integ.key, baseUrl: fn.url, skipContractCheck: true }),
-    );
-    expectDeadlineExceeded(res);
-    expect(ms).toBeLessThan(SHORT_BUDGET_ANSWER_BOUND_MS);
+    // The first request of the fresh process also loads the storage client inside its budget, and
+    // on a loaded machine that alone used up the 2.5 s before the upload began (a right 503, but
+    // not the hang this test is about): then it asks again, with the modules loaded.
+    for (let attempt = 1; attempt <= 2 && storage.connections() === 0; attempt++) {
+      const { res, ms } = await timed(() =>
+        postMultipart('/', messageParts(newMessage(), [{ data: png(64, 64), contentType: 'image/png', filename: 'a.png' }]), { key: integ.key, baseUrl: fn.url, skipContractCheck: true }),
+      );
+      expectDeadlineExceeded(res);
+      expect(ms).toBeLessThan(SHORT_BUDGET_ANSWER_BOUND_MS);
+    }
     expect(storage.connections()).toBeGreaterThan(0);
     // The upload still hangs; nothing may be recorded meanwhile.
     await sleep(3_000);

@@ -339,7 +339,9 @@ test('a thread with images stays at its newest message as they load; scrolled up
   await adminPage.goto(`${apiBaseUrl()}/console/#/conversations/${encodeURIComponent(id)}`);
   const thread = adminPage.locator('#messages');
   await thread.getByText('That is all the photos.').waitFor();
-  await eventually(async () => ((await thread.locator('figure.media[data-loaded="true"] img').count()) === 5 ? true : undefined), 'the 5 thumbnails loaded');
+  // Five requests at once to the media endpoint: the emulator may start a worker process for each
+  // (one request per process), which took over 15 s on a loaded machine.
+  await eventually(async () => ((await thread.locator('figure.media[data-loaded="true"] img').count()) === 5 ? true : undefined), 'the 5 thumbnails loaded', 45_000);
   // Evaluated in the page (strings: this file is type-checked without the DOM library).
   const gap = 'const m = document.getElementById("messages"); m.scrollHeight - m.scrollTop - m.clientHeight';
   await expect(adminPage.evaluate<number>('document.getElementById("messages").scrollHeight > document.getElementById("messages").clientHeight')).resolves.toBe(true);
