@@ -101,7 +101,7 @@ function collectFailures() {
       // A suite that failed without a failed test: it did not load, or an afterAll threw.
       if (failed.length === 0 && suite.status === 'failed') blocks.push(`  ✕ [${run}] ${path} (the suite itself)\n${clip(suite.message ?? '')}`);
     }
-    if (existsSync(join(RESULTS_DIR, `${run}.hung`))) {
+    if (existsSync(hungMarker(join(RESULTS_DIR, file)))) {
       blocks.push(`  ✕ [${run}] Jest did not exit ${EXIT_GRACE_MS / 1000} s after its tests ended (a handle a test left open); stopped. Run its suites with --detectOpenHandles to find it.`);
     }
   }

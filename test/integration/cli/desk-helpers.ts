@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { authHost } from '../helpers/auth-emulator';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 const DESK = join(ROOT, 'scripts', 'desk.mjs');
@@ -37,12 +38,6 @@ export function expectExit(run: Run, status: number): void {
 export function json<T>(run: Run): T {
   expectExit(run, 0);
   return JSON.parse(run.stdout) as T;
-}
-
-function authHost(): string {
-  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
-  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run');
-  return host;
 }
 
 /** An account on the Auth emulator (created, or signed in when it exists, as scripts/lib/seed.mjs does); its uid. */

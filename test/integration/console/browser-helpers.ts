@@ -8,6 +8,9 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { apiBaseUrl } from '../helpers/stack';
+import { authHost, identity } from '../helpers/auth-emulator';
+
+export { authHost };
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** CONSOLE_SCREENSHOTS=<dir> saves the screenshots docs/screenshots/ holds. */
@@ -19,22 +22,9 @@ export interface TestUser {
   uid: string;
 }
 
-export function authHost(): string {
-  const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
-  if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run (firebase.json emulators.auth, EMULATORS)');
-  return host;
-}
-
 /** An email/password account on the Auth emulator (as scripts/lib/seed.mjs creates the demo logins). */
 export async function createUser(email: string, password: string): Promise<string> {
-  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password, returnSecureToken: true }),
-  });
-  const body = (await res.json()) as { localId?: string };
-  if (!res.ok || !body.localId) throw new Error(`cannot create ${email}: ${JSON.stringify(body)}`);
-  return body.localId;
+  return (await identity('accounts:signUp', { email, password, returnSecureToken: true })).localId;
 }
 
 export async function launchChromium(): Promise<Browser> {

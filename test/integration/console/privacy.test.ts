@@ -29,7 +29,8 @@ import type { Browser, Page } from 'playwright-core';
 import { ConnectorClient } from '../../../sdk/src/index.js';
 import { adminDb, apiBaseUrl, closeStack, createTestIntegration, functionsUrl, integrationRef, type TestIntegration } from '../helpers/stack';
 import { closePubSub, createTestTopic, eventually } from '../helpers/deliveries';
-import { authHost, consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { identity } from '../helpers/auth-emulator';
+import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -48,14 +49,7 @@ let exportId = '';
 
 /** A user's Firebase ID token from the Auth emulator (what the console holds after signing in). */
 async function idTokenOf(user: TestUser): Promise<string> {
-  const res = await fetch(`http://${authHost()}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=fake-api-key`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email: user.email, password: user.password, returnSecureToken: true }),
-  });
-  const body = (await res.json()) as { idToken?: string };
-  if (!res.ok || body.idToken === undefined) throw new Error(`cannot sign in ${user.email}: ${JSON.stringify(body)}`);
-  return body.idToken;
+  return (await identity('accounts:signInWithPassword', { email: user.email, password: user.password, returnSecureToken: true })).idToken;
 }
 
 /** The parts of examples/connector/connector.js this test uses (the example is plain JS). */

@@ -2,7 +2,8 @@
  * Users of the Auth emulator for the suites that call the console's functions with an ID token.
  */
 
-function authHost(): string {
+/** The Auth emulator's host:port (firebase.json emulators.auth, EMULATORS). */
+export function authHost(): string {
   const host = process.env.FIREBASE_AUTH_EMULATOR_HOST;
   if (!host) throw new Error('FIREBASE_AUTH_EMULATOR_HOST is not set: the Auth emulator must run');
   return host;
