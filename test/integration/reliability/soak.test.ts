@@ -90,8 +90,10 @@ test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full de
   // Start the emulator's worker processes first (one per concurrent request, refused at once:
   // nothing written), so the load meets warm workers as production's meets warm instances.
   // Under CI's load a cold start here took longer than the connectors' 20 s timeout.
-  for (const path of ['/v1/deliveries/claim', '/v1/deliveries/start', '/v1/deliveries/complete', '/v1/deliveries/fail']) await warmWorkers(path, CONNECTORS, integration.key);
-  await warmWorkers('/v1/messages', PRODUCERS, integration.key);
+  await Promise.all([
+    ...['/v1/deliveries/claim', '/v1/deliveries/start', '/v1/deliveries/complete', '/v1/deliveries/fail'].map((path) => warmWorkers(path, CONNECTORS, integration.key)),
+    warmWorkers('/v1/messages', PRODUCERS, integration.key),
+  ]);
   const random = prng(FC_SEED);
   const exchanges: Exchange[] = [];
   const anomalies: string[] = [];
