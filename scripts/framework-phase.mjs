@@ -25,7 +25,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { frameworkSuites, hostingRewrites, startFunction, startRouter } from './lib/framework.mjs';
-import { jestResultArgs, stopJestIfItHangs } from './lib/test-results.mjs';
+import { jestResultArgs, recordFailure, stopJestIfItHangs } from './lib/test-results.mjs';
 import { STACK_WORKERS, parseTestArgs, splitSerial, waitForFile } from './lib/test-suites.mjs';
 
 const FRAMEWORK_SUITES = frameworkSuites();
@@ -95,9 +95,18 @@ try {
   }
   const unserved = [...requested].filter(([, count]) => count === 0).map(([path]) => path);
   if (filters.length === 0 && status === 0 && unserved.length > 0) {
-    console.error(`✖ framework phase: no suite requested ${unserved.join(', ')}: list a suite that calls it in the operation's catalogue entry (functions/src/operations.ts)`);
+    const message = `no suite requested ${unserved.join(', ')} on the framework: list a suite that calls it in the operation's catalogue entry (functions/src/operations.ts)`;
+    console.error(`✖ framework phase: ${message}`);
+    recordFailure('framework', message);
     status = 1;
   }
+} catch (err) {
+  // Before or between its Jest runs (a function process that did not start, the router): no
+  // Jest result says so, hence the record for the final summary.
+  const message = `could not run its suites: ${err instanceof Error ? err.message : String(err)}`;
+  console.error(`✖ framework phase: ${message}`);
+  recordFailure('framework', message);
+  status = 1;
 } finally {
   await router?.close();
   await Promise.all(functions.map((f) => f.stop()));

@@ -82,14 +82,31 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 const NOISE = /^\s*at .*(node_modules|node:internal|<anonymous>)/;
 const clip = (message) => message.replace(ANSI, '').split('\n').filter((line) => line.trim() !== '' && !NOISE.test(line)).slice(0, MESSAGE_LINES).map((line) => `      ${line}`).join('\n');
 
-/** The failures recorded by every Jest run so far, as printable blocks (empty when none failed). */
-function collectFailures() {
-  if (!existsSync(RESULTS_DIR)) return [];
+/** A failure recorded by `recordFailure`: `<run>.failure.txt` beside the Jest runs' results. */
+const FAILURE_SUFFIX = '.failure.txt';
+
+/**
+ * Records a failure that no Jest run reports: a phase that could not start its suites (the
+ * framework phase's function processes), or a check made after them (a path no suite requested).
+ * The final summary lists it with the failed tests; without it, the summary of such a run named
+ * nothing and only "framework phase failed" said which phase it was.
+ */
+export function recordFailure(run, message, dir = RESULTS_DIR) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${run}${FAILURE_SUFFIX}`), `${message}\n`);
+}
+
+/** The failures recorded in `dir` so far (Jest runs' and `recordFailure`'s), as printable blocks (empty when none failed). */
+export function collectFailures(dir = RESULTS_DIR) {
+  if (!existsSync(dir)) return [];
   const blocks = [];
-  for (const file of readdirSync(RESULTS_DIR).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(FAILURE_SUFFIX)).sort()) {
+    blocks.push(`  ✕ [${file.slice(0, -FAILURE_SUFFIX.length)}] ${clip(readFileSync(join(dir, file), 'utf8')).trimStart()}`);
+  }
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
     let results;
     try {
-      results = JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8'));
+      results = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     } catch {
       continue; // a run stopped before it wrote its results: its own output says why
     }
@@ -101,7 +118,7 @@ function collectFailures() {
       // A suite that failed without a failed test: it did not load, or an afterAll threw.
       if (failed.length === 0 && suite.status === 'failed') blocks.push(`  ✕ [${run}] ${path} (the suite itself)\n${clip(suite.message ?? '')}`);
     }
-    if (existsSync(hungMarker(join(RESULTS_DIR, file)))) {
+    if (existsSync(hungMarker(join(dir, file)))) {
       blocks.push(`  ✕ [${run}] Jest did not exit ${EXIT_GRACE_MS / 1000} s after its tests ended (a handle a test left open); stopped. Run its suites with --detectOpenHandles to find it.`);
     }
   }

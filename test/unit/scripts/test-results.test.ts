@@ -2,13 +2,15 @@
  * The test runner's guard against a Jest run that never exits (scripts/lib/test-results.mjs
  * `stopJestIfItHangs`): once the run wrote its results, it has a grace period to exit; past it,
  * it is stopped and marked, so that `npm test` fails naming it instead of running into CI's limit.
- * Stand-ins for Jest: Node processes that write the results file, then exit or hang.
+ * Stand-ins for Jest: Node processes that write the results file, then exit or hang. And the
+ * final summary (`collectFailures`): failed tests from the runs' results, hung runs, and failures
+ * no Jest run reports (`recordFailure`).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hungMarker, stopJestIfItHangs } from '../../../scripts/lib/test-results.mjs';
+import { collectFailures, hungMarker, recordFailure, stopJestIfItHangs } from '../../../scripts/lib/test-results.mjs';
 
 let dir: string;
 let reported: jest.SpiedFunction<typeof console.error>;
@@ -58,4 +60,25 @@ test('results left by an earlier run do not start the clock', async () => {
   const ended = await standIn(outputFile, { writeAfterMs: 2_500, hang: true });
   expect(ended.signal).toBe('SIGKILL');
   expect(ended.ms).toBeGreaterThanOrEqual(4_000);
+});
+
+test('the summary names failed tests, a hung run, and a failure recorded outside Jest; nothing when all passed', () => {
+  expect(collectFailures(dir)).toEqual([]);
+  const passed = { testResults: [{ name: '/repo/test/a.test.ts', status: 'passed', assertionResults: [{ status: 'passed', fullName: 'a works', failureMessages: [] }] }] };
+  writeFileSync(join(dir, 'unit.json'), JSON.stringify(passed));
+  expect(collectFailures(dir)).toEqual([]);
+
+  const failed = { testResults: [{ name: '/repo/test/b.test.ts', status: 'failed', assertionResults: [{ status: 'failed', fullName: 'b answers 201', failureMessages: ['Error: expected 201, got 503\n    at Object.<anonymous> (/repo/node_modules/x.js:1:1)'] }] }] };
+  writeFileSync(join(dir, 'integration.json'), JSON.stringify(failed));
+  writeFileSync(hungMarker(join(dir, 'integration.json')), 'now\n');
+  recordFailure('framework', 'could not run its suites: functions-framework --target=failDelivery did not answer within 90 s', dir);
+
+  const blocks = collectFailures(dir);
+  expect(blocks).toHaveLength(3);
+  expect(blocks[0]).toBe('  ✕ [framework] could not run its suites: functions-framework --target=failDelivery did not answer within 90 s');
+  expect(blocks[1]).toContain('✕ [integration] /repo/test/b.test.ts › b answers 201');
+  expect(blocks[1]).toContain('expected 201, got 503');
+  // Library stack frames say nothing about which check failed.
+  expect(blocks[1]).not.toContain('node_modules');
+  expect(blocks[2]).toContain('[integration] Jest did not exit');
 });
