@@ -196,6 +196,11 @@ function summaryRows(r) {
       add('5', `Cold start: ${name} / firebase-functions + firebase-admin, CPU time`, c.cpuRatio, target, met(c.cpuRatio), `${fmt(c.loadCpuMs.median, 0)} vs ${fmt(base.loadCpuMs.median, 0)} ms CPU`);
       add('5', `Cold start: ${name} / firebase-functions + firebase-admin, RSS`, c.rssRatio, target, met(c.rssRatio), `+${mb(c.rssBytes.median)} vs +${mb(base.rssBytes.median)}`);
     }
+    const cache = r.coldstart.compileCache;
+    if (cache !== undefined) {
+      add('5', "npm test's compile cache (NODE_COMPILE_CACHE): a delivery function's module loading, primed / none, CPU time", cache.cpuRatio, 'report', null, `${fmt(cache.loadCpuMs.median, 0)} vs ${fmt(cache.plainLoadCpuMs.median, 0)} ms CPU`);
+      add('5', "npm test's compile cache (NODE_COMPILE_CACHE): a delivery function's module loading, primed / none, wall time", cache.timeRatio, 'report', null, '');
+    }
     const http = targets.filter(([, c]) => c.http);
     add('5', '@google-cloud/pubsub loaded by the HTTP functions (require.cache)', null, 'no', http.every(([, c]) => !c.pubsubLoaded), http.map(([n, c]) => `${n.replace(/ \(.*/, '')}: ${c.pubsubLoaded ? 'yes' : 'no'}`).join('; '));
     // Per-function loading (functions/src/platform/lazy.ts): which of the service's own modules each target loaded.

@@ -11,9 +11,15 @@
  * probe also lists which of the service's own modules each target loaded (require.cache, plus the
  * sources each loaded bundle inlines, from its source map), to check that loading is per function,
  * and that @google-cloud/pubsub is not loaded by the HTTP functions.
+ *
+ * Then the compile cache `npm test` gives every process it starts (NODE_COMPILE_CACHE, Node's
+ * on-disk V8 code cache; scripts/test.mjs): the delivery functions' loading with a primed cache
+ * against the same loading without, in the same repetition. The emulator starts a process per
+ * concurrent request of a function, about 75 in a full test run, and each loads the same modules.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ROOT } from '../../scripts/lib/emulators.mjs';
@@ -78,9 +84,12 @@ process.stdout.write(JSON.stringify({
 }));
 `;
 
-function probe(modules) {
+function probe(modules, env = {}) {
   const t0 = performance.now();
-  const out = execFileSync(process.execPath, ['-e', PROBE, JSON.stringify(modules)], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  // Without a cache unless `env` gives one (the bench may itself run under npm test's).
+  const inherited = { ...process.env };
+  delete inherited.NODE_COMPILE_CACHE;
+  const out = execFileSync(process.execPath, ['-e', PROBE, JSON.stringify(modules)], { cwd: ROOT, encoding: 'utf8', env: { ...inherited, NODE_OPTIONS: '', ...env } });
   return { ...JSON.parse(out), processMs: performance.now() - t0 };
 }
 
@@ -123,4 +132,29 @@ for (const name of names) {
     pubsubLoaded: r.some((x) => x.pubsubLoaded),
   };
 }
-output({ reps, targets: result });
+// The compile cache: primed by one load, as the first of npm test's function processes primes it.
+const cacheDir = mkdtempSync(join(tmpdir(), 'bench-compile-cache-'));
+const withCache = { NODE_COMPILE_CACHE: cacheDir };
+const cachedTarget = TARGETS['claim/start/complete/failDelivery (index.js + bundles/deliveries/http.js)'].load;
+const pairs = [];
+try {
+  probe(cachedTarget, withCache);
+  for (let rep = 0; rep < reps; rep++) {
+    // Alternate which goes first.
+    const [first, second] = rep % 2 === 0 ? [{}, withCache] : [withCache, {}];
+    const a = probe(cachedTarget, first);
+    const b = probe(cachedTarget, second);
+    pairs.push(rep % 2 === 0 ? { plain: a, cached: b } : { plain: b, cached: a });
+  }
+} finally {
+  rmSync(cacheDir, { recursive: true, force: true });
+}
+log(`coldstart: ${reps} pairs with and without the compile cache`);
+const compileCache = {
+  modules: cachedTarget,
+  loadCpuMs: summarize(pairs.map((p) => p.cached.cpuMs)),
+  plainLoadCpuMs: summarize(pairs.map((p) => p.plain.cpuMs)),
+  cpuRatio: summarize(pairs.map((p) => p.cached.cpuMs / p.plain.cpuMs)),
+  timeRatio: summarize(pairs.map((p) => p.cached.ms / p.plain.ms)),
+};
+output({ reps, targets: result, compileCache });
