@@ -25,7 +25,6 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin, localConfigArgs } from './lib/emulators.mjs';
 import { NODE_24_VERSION, node24Binary } from './lib/node24.mjs';
@@ -57,28 +56,10 @@ const since = (t) => ((Date.now() - t) / 1000).toFixed(1);
 const { timeline, phase } = phaseTimer(startedAt);
 const children = new Set();
 
-/**
- * The static checks and the unit tests (and the SDK's pass on Node 24) run at this lower CPU
- * priority (a nice value; their child processes, Jest's workers among them, inherit it). They are
- * throughput work that nothing waits on until they end. Beside them run the emulators and the
- * @serial integration suites, which mostly wait on timers and on the emulators and need the CPU
- * in short bursts (a request, a function process starting): at equal priority those bursts queue
- * behind the checks, and the @serial suites, not the checks, were the longer leg before the
- * parallel suites could start (CI: checks done at 245 s, @serial suites at 483 s).
- */
-const BACKGROUND_PRIORITY = 10;
-
 /** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. */
-function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' '), background = false } = {}) {
+function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' ') } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, stdio: 'inherit', env });
-    if (background && child.pid !== undefined) {
-      try {
-        setPriority(child.pid, BACKGROUND_PRIORITY);
-      } catch {
-        // Only an optimisation: where the system refuses, the run is as before.
-      }
-    }
     children.add(child);
     stopJestIfItHangs(child, args);
     child.on('close', (code, signal) => {
@@ -134,20 +115,20 @@ const node24Fetch = phases.includes('unit') ? node24Binary(join(ROOT, '.local', 
 node24Fetch.catch(() => undefined); // awaited (and its failure reported) by the phase
 const typeCheck = phases.includes('static')
   ? phase('type check', async () => {
-      await run(bin('tsc'), ['-p', 'tsconfig.json'], { background: true });
+      await run(bin('tsc'), ['-p', 'tsconfig.json']);
       // The console (console/src) is browser code: its own tsconfig with the DOM library; the
       // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
-      await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')], { background: true });
-      await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')], { background: true });
+      await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
+      await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
     })
   : Promise.resolve();
 const lint = phases.includes('static')
   ? phase('lint (eslint, import cycles, unused code)', async () => {
-      await run(bin('eslint'), lintArgs, { background: true });
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')], { background: true });
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')], { background: true });
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')], { background: true });
-      await run(bin('knip'), ['--no-progress'], { background: true });
+      await run(bin('eslint'), lintArgs);
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')]);
+      await run(bin('knip'), ['--no-progress']);
     })
   : Promise.resolve();
 // The unit tests start once the type check passed, beside the rest of the lint (which takes about
@@ -158,7 +139,7 @@ const lint = phases.includes('static')
 // connectors' timers, so a second worker halves the phase (121 s -> 61 s measured alone) and
 // takes it off the critical path. A --maxWorkers given to npm test comes later and wins.
 const unit = typeCheck.then(() =>
-  phases.includes('unit') ? phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', 'rules-sdk', `--maxWorkers=${UNIT_WORKERS}`, ...jestResultArgs('unit'), ...extra], { background: true })) : undefined,
+  phases.includes('unit') ? phase('unit tests', () => run(bin('jest'), ['--selectProjects', 'unit', 'kit', 'rules-sdk', `--maxWorkers=${UNIT_WORKERS}`, ...jestResultArgs('unit'), ...extra])) : undefined,
 );
 /** The static checks and the unit tests: the parallel integration suites wait for them. */
 const checks = Promise.all([typeCheck, lint, unit]);
@@ -186,7 +167,7 @@ async function sdkOnNode24() {
   // child processes and timers; the same 31 s of CPU took 62 s of wall time on two workers, 47 s on
   // three (measured alone on two busy cores).
   const jestArgs = [join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--selectProjects', 'unit', 'kit', '--testPathPatterns', '/sdk/test/', '--maxWorkers=3', ...jestResultArgs('sdk-node24'), ...extra];
-  await run(node24, jestArgs, { env, label: `jest on Node ${NODE_24_VERSION} (sdk/test)`, background: true });
+  await run(node24, jestArgs, { env, label: `jest on Node ${NODE_24_VERSION} (sdk/test)` });
 }
 
 if (!needsStack) {
