@@ -84,12 +84,13 @@ process.stdout.write(JSON.stringify({
 }));
 `;
 
+/** The probes' environment: without a compile cache unless a probe asks for one (the bench may itself run under npm test's). */
+const probeEnv = { ...process.env, NODE_OPTIONS: '' };
+delete probeEnv.NODE_COMPILE_CACHE;
+
 function probe(modules, env = {}) {
   const t0 = performance.now();
-  // Without a cache unless `env` gives one (the bench may itself run under npm test's).
-  const inherited = { ...process.env };
-  delete inherited.NODE_COMPILE_CACHE;
-  const out = execFileSync(process.execPath, ['-e', PROBE, JSON.stringify(modules)], { cwd: ROOT, encoding: 'utf8', env: { ...inherited, NODE_OPTIONS: '', ...env } });
+  const out = execFileSync(process.execPath, ['-e', PROBE, JSON.stringify(modules)], { cwd: ROOT, encoding: 'utf8', env: { ...probeEnv, ...env } });
   return { ...JSON.parse(out), processMs: performance.now() - t0 };
 }
 
