@@ -492,12 +492,15 @@ test('more conversations than a page, spread over the shards so that none is ful
   const shown = new Set<string | null>();
   for (let i = 0; i < total; i++) shown.add(await rows.nth(i).getAttribute('data-conversation'));
   expect(shown).toEqual(new Set(ids));
-  await expect(older.isHidden()).resolves.toBe(true);
+  // Waited for, not read once: the rows can render a moment before the button is hidden.
+  await older.waitFor({ state: 'hidden', timeout: 20_000 });
 
   // The oldest, at the bottom of the long list: its thread opens in view with its composer (the
   // thread pane used to sit at the top of the page, thousands of pixels above the row clicked).
-  const oldest = rows.nth(total - 1);
-  await oldest.scrollIntoViewIfNeeded();
+  // Found by its id, and clicked (which scrolls it into view) with Playwright's retries: a live
+  // update re-renders the list, and a row found by position was once detached mid-scroll.
+  const oldestId = await rows.nth(total - 1).getAttribute('data-conversation');
+  const oldest = adminPage.locator(`#conversation-list [data-conversation="${oldestId}"]`);
   await oldest.click();
   const composer = adminPage.getByLabel('Reply', { exact: true });
   await composer.waitFor();
