@@ -117,8 +117,13 @@ export async function createTestTopic(): Promise<TestTopic> {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `probe` until it returns a value other than undefined (or fails after `timeoutMs`). */
-export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
+/**
+ * Polls `probe` until it returns a value other than undefined (or fails after `timeoutMs`). The
+ * default is for a trigger's work: the emulator runs a trigger's first invocation in a new worker
+ * process and queues events behind the ones before them, so on a loaded machine (the @serial lane
+ * beside the static checks) the wait reached 15 s; a passing wait costs only its own time.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
