@@ -10,7 +10,16 @@ export default tseslint.config(
     files: ['**/*.ts'],
     extends: [...tseslint.configs.recommended],
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      // The programs to lint with, named rather than found per file (`projectService`): a file is
+      // linted with the first program that contains it, so the console's browser code gets the DOM
+      // library, the desk CLI its own, and everything else (functions/src, sdk, test, bench) the
+      // root program the type check uses, instead of a program of its own per nearest tsconfig.
+      // The same findings in 0.74 of the CPU (68 s against 92 s for the whole tree, one run each).
+      // A TypeScript file none of these include is refused by the parser: add it to one of them.
+      parserOptions: {
+        project: ['./console/tsconfig.json', './console/cli/tsconfig.json', './tsconfig.json', './examples/email-connector/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
