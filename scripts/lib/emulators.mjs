@@ -43,7 +43,7 @@ export const CONSOLE_URL = `${BASE_URL}/console/`;
  * of 71 and the Pub/Sub emulator 10 instead of 17, and ended in 189 s instead of 222 (sampled from
  * /proc, docs/toolchain.md#emulator-jvm). A JAVA_TOOL_OPTIONS of your own replaces these.
  */
-export const EMULATOR_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+const EMULATOR_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
 
 /**
  * Everything the emulators and the functions they run need, offline or not. `lightJvm: false`
