@@ -99,8 +99,7 @@ async function emulatorSessions(sessions, timeoutMs) {
   script.push('exit $status');
   const scriptFile = join(BENCH_DIR, 'sessions.sh');
   writeFileSync(scriptFile, `${script.join('\n')}\n`);
-  // The emulators' JVMs at their defaults: the bench measures them under load (scripts/lib/emulators.mjs).
-  const env = emulatorEnv(phaseEnv('sessions', { IMAGE_STORE: 'local', LOCAL_IMAGE_DIR: join(BENCH_DIR, 'images'), MESSAGES_PER_MINUTE_DEFAULT: '1000000' }), { lightJvm: false });
+  const env = emulatorEnv(phaseEnv('sessions', { IMAGE_STORE: 'local', LOCAL_IMAGE_DIR: join(BENCH_DIR, 'images'), MESSAGES_PER_MINUTE_DEFAULT: '1000000' }));
   const child = spawn('flock', [LOCK, 'sh', scriptFile], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
   // The time limit counts from the moment the lock is taken: waiting for other runs is not ours.
   let timer;

@@ -35,24 +35,10 @@ export const EMULATORS = `${SERVICE_EMULATORS},auth`;
 /** The workspace console, served by Hosting next to the API. */
 export const CONSOLE_URL = `${BASE_URL}/console/`;
 
-/**
- * The JVM options the Firestore and Pub/Sub emulators (both Java) get through JAVA_TOOL_OPTIONS,
- * which every JVM reads: the client compiler only (no C2) and the serial collector. In a test run
- * the emulators' code never gets hot enough for C2's optimised code to repay its compiling, and
- * their heaps are small: the same 21 delivery suites took the Firestore emulator 30 CPU-s instead
- * of 71 and the Pub/Sub emulator 10 instead of 17, and ended in 189 s instead of 222 (sampled from
- * /proc, docs/toolchain.md#emulator-jvm). A JAVA_TOOL_OPTIONS of your own replaces these.
- */
-const EMULATOR_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
-
-/**
- * Everything the emulators and the functions they run need, offline or not. `lightJvm: false`
- * leaves the emulators' JVMs at their defaults (the bench measures the emulators under load).
- */
-export function emulatorEnv(extra = {}, { lightJvm = true } = {}) {
+/** Everything the emulators and the functions they run need, offline or not. */
+export function emulatorEnv(extra = {}) {
   return {
     ...process.env,
-    ...(lightJvm && process.env.JAVA_TOOL_OPTIONS === undefined ? { JAVA_TOOL_OPTIONS: EMULATOR_JVM_OPTIONS } : {}),
     ...offlineEmulatorEnv(join(ROOT, '.emulators')),
     // Make sure every child (firebase-tools, the functions runtime, jest) runs on the Node 22 we install.
     METADATA_SERVER_DETECTION: 'none',
