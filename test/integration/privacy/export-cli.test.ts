@@ -44,11 +44,11 @@ test('the export file: the customer, their conversations, messages with image re
 
   const exportId = `ex-${randomUUID()}`;
   await ws(integration.workspaceId).collection('exports').doc(exportId).create({ integrationId: integration.integrationId, externalCustomerId: setup.customerId, requestedAt: FieldValue.serverTimestamp(), requestedBy: adminUid });
+  // The export trigger's first run starts its worker process: in the @serial lane, beside the
+  // static checks, it once began more than 15 s after the request (the export itself took 1.9 s).
   const done = await eventually(async () => {
     const d = (await ws(integration.workspaceId).collection('exports').doc(exportId).get()).data();
     return d?.status === 'done' ? d : undefined;
-    // The export trigger's first run starts its worker process: in the @serial lane, beside the
-    // static checks, it once began more than 15 s after the request (the export itself took 1.9 s).
   }, 'the export', 45_000);
   expect(done).toMatchObject({ counts: { conversations: 1, messages: 3, deliveries: 1 }, file: { bytes: expect.any(Number) as number, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as string } });
   expect(done.fileExpiresAt - done.finishedAt).toBe(7 * 86_400_000);
