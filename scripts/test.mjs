@@ -56,10 +56,21 @@ const since = (t) => ((Date.now() - t) / 1000).toFixed(1);
 const { timeline, phase } = phaseTimer(startedAt);
 const children = new Set();
 
-/** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. */
-function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' ') } = {}) {
+/**
+ * The niceness of the static checks (tsc, ESLint, madge, knip). They run beside the emulators and
+ * the @serial suites, whose waits are on the clock (a trigger's delay, Hosting's 60 s proxy
+ * timeout, a browser's wait), while nothing in a check is timed: when both want the two cores,
+ * the stack goes first and the checks take what it leaves. Before, a worker the Functions
+ * emulator started under that load once took so long that Hosting answered 504 (the soak, in CI).
+ * `nice` execs the command in place (same pid, every thread niced); not on Windows.
+ */
+const CHECK_NICENESS = 10;
+
+/** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. `niced`: at CHECK_NICENESS. */
+function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' '), niced = false } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, stdio: 'inherit', env });
+    const [file, argv] = niced && process.platform !== 'win32' ? ['nice', ['-n', String(CHECK_NICENESS), cmd, ...args]] : [cmd, args];
+    const child = spawn(file, argv, { cwd: ROOT, stdio: 'inherit', env });
     children.add(child);
     stopJestIfItHangs(child, args);
     child.on('close', (code, signal) => {
@@ -115,20 +126,20 @@ const node24Fetch = phases.includes('unit') ? node24Binary(join(ROOT, '.local', 
 node24Fetch.catch(() => undefined); // awaited (and its failure reported) by the phase
 const typeCheck = phases.includes('static')
   ? phase('type check', async () => {
-      await run(bin('tsc'), ['-p', 'tsconfig.json']);
+      await run(bin('tsc'), ['-p', 'tsconfig.json'], { niced: true });
       // The console (console/src) is browser code: its own tsconfig with the DOM library; the
       // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
-      await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
-      await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
+      await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')], { niced: true });
+      await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')], { niced: true });
     })
   : Promise.resolve();
 const lint = phases.includes('static')
   ? phase('lint (eslint, import cycles, unused code)', async () => {
-      await run(bin('eslint'), lintArgs);
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')]);
-      await run(bin('knip'), ['--no-progress']);
+      await run(bin('eslint'), lintArgs, { niced: true });
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')], { niced: true });
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')], { niced: true });
+      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')], { niced: true });
+      await run(bin('knip'), ['--no-progress'], { niced: true });
     })
   : Promise.resolve();
 // The unit tests start once the type check passed, beside the rest of the lint (which takes about

@@ -328,7 +328,15 @@ test("New conversation: the service's refusal is said in words and the form stay
   await form.getByLabel('Address', { exact: true }).fill('ada@example.com');
   await form.getByLabel('Message').fill('Your parcel is ready for pickup.');
   await form.getByRole('button', { name: 'Start conversation' }).click();
-  await form.getByRole('alert').filter({ hasText: "This integration's replies are turned off, so nothing can be sent on it. (replies_disabled" }).waitFor();
+  try {
+    await form.getByRole('alert').filter({ hasText: "This integration's replies are turned off, so nothing can be sent on it. (replies_disabled" }).waitFor();
+  } catch (err) {
+    // This wait failed now and then in CI while the service had refused the start promptly: the
+    // failure carries what the page showed instead, and the start document as stored.
+    const shown = await operatorPage.evaluate<unknown>("({ hash: location.hash, formAttached: document.querySelector('form.start-form') !== null, status: document.getElementById('start-status')?.textContent ?? null })");
+    const stored = (await ws().collection('conversationStarts').where('integrationId', '==', quiet.integrationId).get()).docs.map((d) => d.data());
+    throw new Error(`the refusal did not show: ${String(err)}\npage: ${JSON.stringify(shown)}\nstart documents: ${JSON.stringify(stored)}`);
+  }
   await expect(form.getByRole('button', { name: 'Start conversation' }).isEnabled()).resolves.toBe(true);
   const refused = await eventually(async () => (await ws().collection('conversationStarts').where('integrationId', '==', quiet.integrationId).get()).docs[0], 'the refused start');
   expect(refused.get('text')).toBe('Your parcel is ready for pickup.');
