@@ -20,6 +20,7 @@
  * arguments that start with '-' go to every Jest run (e.g. `npm test -- -t duplicate`).
  * TEST_PHASES=integration (or framework, or integration,framework) skips the static checks and unit
  * tests; the default, and CI, runs everything. TEST_WORKERS sets the integration workers;
+ * TEST_CHECK_NICENESS sets the static checks' niceness (default 10, see CHECK_NICENESS);
  * TEST_RUN_LIMIT_S bounds the whole run (default 3600 s), and a Jest run that does not exit after
  * its tests is stopped (scripts/lib/test-results.mjs `stopJestIfItHangs`).
  */
@@ -63,13 +64,14 @@ const children = new Set();
  * the stack goes first and the checks take what it leaves. Before, a worker the Functions
  * emulator started under that load once took so long that Hosting answered 504 (the soak, in CI).
  * `nice` execs the command in place (same pid, every thread niced); not on Windows.
+ * TEST_CHECK_NICENESS overrides it (0: the checks run at the stack's priority, as before).
  */
-const CHECK_NICENESS = 10;
+const CHECK_NICENESS = Number(process.env.TEST_CHECK_NICENESS ?? 10);
 
 /** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. `niced`: at CHECK_NICENESS. */
 function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' '), niced = false } = {}) {
   return new Promise((resolve, reject) => {
-    const [file, argv] = niced && process.platform !== 'win32' ? ['nice', ['-n', String(CHECK_NICENESS), cmd, ...args]] : [cmd, args];
+    const [file, argv] = niced && CHECK_NICENESS !== 0 && process.platform !== 'win32' ? ['nice', ['-n', String(CHECK_NICENESS), cmd, ...args]] : [cmd, args];
     const child = spawn(file, argv, { cwd: ROOT, stdio: 'inherit', env });
     children.add(child);
     stopJestIfItHangs(child, args);
