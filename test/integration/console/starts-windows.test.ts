@@ -335,7 +335,7 @@ test("New conversation: the service's refusal is said in words and the form stay
     // failure carries what the page showed instead, and the start document as stored.
     const shown = await operatorPage.evaluate<unknown>("({ hash: location.hash, formAttached: document.querySelector('form.start-form') !== null, status: document.getElementById('start-status')?.textContent ?? null })");
     const stored = (await ws().collection('conversationStarts').where('integrationId', '==', quiet.integrationId).get()).docs.map((d) => d.data());
-    throw new Error(`the refusal did not show: ${String(err)}\npage: ${JSON.stringify(shown)}\nstart documents: ${JSON.stringify(stored)}`);
+    throw new Error(`the refusal did not show: ${String(err)}\npage: ${JSON.stringify(shown)}\nstart documents (now ${Date.now()} ms): ${JSON.stringify(stored)}`);
   }
   await expect(form.getByRole('button', { name: 'Start conversation' }).isEnabled()).resolves.toBe(true);
   const refused = await eventually(async () => (await ws().collection('conversationStarts').where('integrationId', '==', quiet.integrationId).get()).docs[0], 'the refused start');
