@@ -67,6 +67,10 @@ const children = new Set();
  * TEST_CHECK_NICENESS overrides it (0: the checks run at the stack's priority, as before).
  */
 const CHECK_NICENESS = Number(process.env.TEST_CHECK_NICENESS ?? 10);
+if (!Number.isInteger(CHECK_NICENESS) || CHECK_NICENESS < 0 || CHECK_NICENESS > 19) {
+  console.error(`TEST_CHECK_NICENESS must be an integer from 0 to 19, not ${JSON.stringify(process.env.TEST_CHECK_NICENESS)}`);
+  process.exit(1);
+}
 
 /** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. `niced`: at CHECK_NICENESS. */
 function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' '), niced = false } = {}) {
@@ -82,6 +86,9 @@ function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' 
     });
   });
 }
+
+/** Runs one of the static checks: at CHECK_NICENESS. */
+const runCheck = (cmd, args) => run(cmd, args, { niced: true });
 
 function printTimeline() {
   console.log('\nPhase times (wall clock; overlapping phases ran at the same time):');
@@ -128,20 +135,20 @@ const node24Fetch = phases.includes('unit') ? node24Binary(join(ROOT, '.local', 
 node24Fetch.catch(() => undefined); // awaited (and its failure reported) by the phase
 const typeCheck = phases.includes('static')
   ? phase('type check', async () => {
-      await run(bin('tsc'), ['-p', 'tsconfig.json'], { niced: true });
+      await runCheck(bin('tsc'), ['-p', 'tsconfig.json']);
       // The console (console/src) is browser code: its own tsconfig with the DOM library; the
       // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
-      await run(bin('tsc'), ['-p', join('console', 'tsconfig.json')], { niced: true });
-      await run(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')], { niced: true });
+      await runCheck(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
+      await runCheck(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
     })
   : Promise.resolve();
 const lint = phases.includes('static')
   ? phase('lint (eslint, import cycles, unused code)', async () => {
-      await run(bin('eslint'), lintArgs, { niced: true });
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')], { niced: true });
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')], { niced: true });
-      await run(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')], { niced: true });
-      await run(bin('knip'), ['--no-progress'], { niced: true });
+      await runCheck(bin('eslint'), lintArgs);
+      await runCheck(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
+      await runCheck(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
+      await runCheck(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')]);
+      await runCheck(bin('knip'), ['--no-progress']);
     })
   : Promise.resolve();
 // The unit tests start once the type check passed, beside the rest of the lint (which takes about

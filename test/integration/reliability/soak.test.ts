@@ -70,9 +70,10 @@ const RETRYABLE_503 = new Set(['lease_busy', 'retry_delayed', 'temporarily_unava
  * proxy timeout: a 504 whose body is the Hosting emulator's sentence, not the service's envelope.
  * Every request the service receives is answered within its 50 s budget (docs/contract.md#time-budget),
  * so this is the Functions emulator starting a worker process for a request under CPU load for
- * more than the remaining seconds (once in CI, beside the static checks; docs/toolchain.md#emulators-under-load), not the service. A
- * connector retries it (the SDK's RETRY_STATUSES; docs/contract.md#errors), and so do the
- * producers here; they are counted in the report. Any other 5xx without the envelope fails.
+ * more than the remaining seconds (once in CI, beside the static checks;
+ * docs/toolchain.md#emulators-under-load), not the service. A connector retries it (the SDK's
+ * RETRY_STATUSES; docs/contract.md#errors), and so do the producers here; they are counted in the
+ * report. Any other 5xx without the envelope fails.
  */
 const FRONT_END_TIMEOUT = 'front_end_timeout';
 const frontEndTimeout = (status: number, text: string): boolean => status === 504 && text.trim() === 'Timed out waiting for function to respond.';
