@@ -1,7 +1,8 @@
 /**
- * Three projects: `unit` (pure logic, no emulators), `integration` (real HTTP against the
- * official emulators started by scripts/test.mjs) and `framework` (the production runtime, see
- * scripts/framework-phase.mjs). @swc/jest transpiles TypeScript; `jose`, pulled in by
+ * Projects: `unit` (pure logic, no emulators), `integration` (real HTTP against the HTTP functions
+ * on the production runtime and the official emulators, started by scripts/test.mjs and
+ * scripts/test-stack.mjs) and `framework` (faults injected into functions-framework processes of
+ * its own), plus `kit`, `rules-sdk` and `monitoring` below. @swc/jest transpiles TypeScript; `jose`, pulled in by
  * firebase-admin 14, is ESM-only and must be transformed too.
  */
 const transform = {
@@ -59,7 +60,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/unit/rules/**/*.test.ts'],
       moduleNameMapper: { '^(?:\\.\\./)+functions/src/rules/(.*)$': '<rootDir>/sdk/src/internal/rules/$1' },
     },
-    // Only in the framework phase (scripts/framework-phase.mjs): tests that start their own
+    // With the integration suites (scripts/test-stack.mjs): tests that start their own
     // functions-framework processes (injected hangs, a missing image bucket).
     { ...common, displayName: 'framework', testMatch: ['<rootDir>/test/framework/**/*.test.ts'], testTimeout: 120000 },
     // After the integration phase (scripts/test.mjs): the monitoring's log filters against the

@@ -2,24 +2,24 @@
 /**
  * `npm test`: every check of the project, in the order that finishes soonest on two cores.
  *
- *   build ─┬─ type check ─ unit tests ───────────────────────────────────────────┬─ sdk on node 24 ──────┐
- *          ├─ lint (eslint, import cycles, unused code) ───────────────────────────┤                        │
- *          └─ emulators start ─ @serial integration suites, one at a time ────────┴─ other integration ───┴─ monitoring
- *                                                                                    suites (workers)         filters
- *                                                                                    ∥ framework phase
+ *   build ─┬─ type check ─ unit tests ───────────────────────────────────────────┬─ sdk on node 24
+ *          ├─ lint (eslint, import cycles, unused code) ───────────────────────────┤
+ *          └─ emulators and production runtime start ─ @serial integration ────────┴─ other integration ─── monitoring
+ *                                                      suites, one at a time          suites (workers)       filters
  *
- * The build comes first (the emulators load the built functions and the console bundle). The
- * emulators then start while the static checks and unit tests run, and the few integration suites
- * that cannot share the stack (`@serial`, scripts/lib/test-suites.mjs) run on it meanwhile: they
- * mostly wait, the checks mostly compute. The other integration suites, each in a workspace of its
- * own, then run in parallel Jest workers, once the checks passed (a type error stops everything at
- * once); then the HTTP contract suites again on the production runtime (scripts/framework-phase.mjs).
- * Fails on any failure and prints each phase's wall time at the end.
+ * The build comes first (the emulators and the production runtime load the built functions, Hosting
+ * the console bundle). The emulators, then the HTTP functions on the production runtime
+ * (scripts/test-stack.mjs), start while the static checks and unit tests run, and the few
+ * integration suites that cannot share the stack (`@serial`, scripts/lib/test-suites.mjs) run on it
+ * meanwhile: they mostly wait, the checks mostly compute. The other integration suites (and the
+ * runtime's own, test/framework), each in a workspace of its own, then run in parallel Jest
+ * workers, once the checks passed (a type error stops everything at once). Fails on any failure
+ * and prints each phase's wall time at the end.
  *
- * Positional arguments select integration and framework suites by path (regular expressions);
+ * Positional arguments select integration suites by path (regular expressions);
  * arguments that start with '-' go to every Jest run (e.g. `npm test -- -t duplicate`).
- * TEST_PHASES=integration (or framework, or integration,framework) skips the static checks and unit
- * tests; the default, and CI, runs everything. TEST_WORKERS sets the integration workers;
+ * TEST_PHASES=integration skips the static checks and unit tests (static, or static,unit, skips the
+ * stack); the default, and CI, runs everything. TEST_WORKERS sets the integration workers;
  * TEST_CHECK_NICENESS sets the static checks' niceness (default 10, see CHECK_NICENESS);
  * TEST_RUN_LIMIT_S bounds the whole run (default 3600 s), and a Jest run that does not exit after
  * its tests is stopped (scripts/lib/test-results.mjs `stopJestIfItHangs`).
@@ -36,7 +36,7 @@ import { phaseTimer, waitForFile } from './lib/test-suites.mjs';
 /**
  * Node's on-disk code cache for every process this run starts (inherited through the
  * environment): the emulator starts a process per concurrent request of each function (about 75
- * in a full run), the framework phase twelve, the desk CLI suites dozens, and each compiles the
+ * in a full run), the production runtime twelve, the desk CLI suites dozens, and each compiles the
  * same modules. With the cache primed, a delivery function's module loading takes 0.78 of the CPU
  * (bench: `npm run bench -- --quick --only coldstart`, the compile-cache row). A quiet optimisation:
  * Node falls back to compiling when the cache is missing or stale. Set NODE_COMPILE_CACHE yourself
@@ -45,7 +45,7 @@ import { phaseTimer, waitForFile } from './lib/test-suites.mjs';
 process.env.NODE_COMPILE_CACHE ??= join(ROOT, '.local', 'node-compile-cache');
 
 const extra = process.argv.slice(2);
-const phases = (process.env.TEST_PHASES ?? 'static,unit,integration,framework').split(',');
+const phases = (process.env.TEST_PHASES ?? 'static,unit,integration').split(',');
 const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
 const rel = (path) => path.replace(ROOT + '/', '');
 /** Jest workers of the unit phase (see where it runs). */
@@ -115,7 +115,7 @@ function fail(err) {
 const RUN_LIMIT_S = Number(process.env.TEST_RUN_LIMIT_S ?? 3600);
 setTimeout(() => fail(new Error(`npm test did not finish within ${RUN_LIMIT_S} s (TEST_RUN_LIMIT_S): stopped`)), RUN_LIMIT_S * 1000).unref();
 
-const needsStack = phases.includes('integration') || phases.includes('framework');
+const needsStack = phases.includes('integration');
 resetTestResults();
 
 await phase('build', async () => {

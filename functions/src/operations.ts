@@ -10,8 +10,7 @@
  * - the OpenAPI paths (functions/src/openapi/document.ts: summary, description, `openapi` tag,
  *   component names and examples from the entry; the request and response schemas from the
  *   feature's `*_OPERATION_SCHEMAS` table) and each operation's error codes;
- * - the handler bundles (scripts/bundle-functions.mjs) and the framework phase's suites
- *   (scripts/framework-phase.mjs).
+ * - the handler bundles (scripts/bundle-functions.mjs).
  *
  * Who serves an entry is the feature's handler module (its `bundle`): its exported `endpoints` hold
  * one handler per operation of the feature, each referencing its rule or handler function
@@ -64,7 +63,7 @@ export const CONSOLE_API = {
    * idle ~170 MiB ≈ 0.63 of 1 GiB, below 0.8. A media read holds the object and the response (2x).
    */
   options: { memory: '1GiB', cpu: 1, concurrency: 16 },
-  /** Its HTTP suites, which the framework phase runs on the production runtime too (multipart parsing there). */
+  /** Its HTTP suites (each calls a `/console/v1/` path; test/unit/operations.test.ts). */
   suites: ['test/integration/console-api/uploads.test.ts', 'test/integration/console-api/media.test.ts'],
 } as const satisfies { functionName: string; path: `/console/v1/${string}`; bundle: HttpBundle; options: HttpOperation['options']; suites: readonly string[] };
 
@@ -134,11 +133,11 @@ export interface HttpOperation {
   /** Every `error.code` the operation can answer with (the OpenAPI document lists them per status). */
   errorCodes: readonly ErrorCode[];
   /**
-   * The HTTP suites that exercise the operation, at least one; each names the operation's path.
-   * The FIRST is the one the framework phase runs on the production runtime too
-   * (scripts/framework-phase.mjs): the suite of its request and answer as they cross the runtime
-   * (body parsing, limits, the envelope, a binary answer). The others test what the handler does
-   * after parsing, which is the same code on both runtimes, and run on the emulator stack only.
+   * The HTTP suites that exercise the operation, at least one; each names the operation's path
+   * (test/unit/completeness.test.ts). The first is the suite of its request and answer as they
+   * cross the runtime (body parsing, limits, the envelope, a binary answer). Every suite calls the
+   * service on the production runtime (scripts/test-stack.mjs), where a full run fails when an
+   * operation's path got no request.
    */
   suites: readonly [string, ...string[]];
   /** For the OpenAPI document: one line, and the rules a connector must know. */

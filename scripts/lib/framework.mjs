@@ -4,12 +4,11 @@
  * per function as in production, with NODE_ENV=production, against whatever Firestore/Pub/Sub the
  * environment names (the emulators, in tests and the bench).
  *
- * `startRouter` stands in for Firebase Hosting: it forwards the `/v1/...` paths of firebase.json's
- * rewrites to the function processes, so the same HTTP tests can run against either runtime by
- * changing only their base URL.
+ * `startRouter` stands in for Firebase Hosting: it forwards the paths of firebase.json's rewrites
+ * to the function processes (and, given a fallback, every other path to the Hosting emulator).
  *
- * Used by the framework phase of `npm test` (scripts/framework-phase.mjs), the deadline tests and
- * the bench's multipart memory section.
+ * Used by `npm test`'s integration phase (scripts/test-stack.mjs: every suite calls the service
+ * here), the tests that inject faults (test/framework) and the bench's framework section.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
@@ -18,7 +17,6 @@ import net from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadCatalogue } from './catalogue.mjs';
 import { ROOT } from './emulators.mjs';
 
 const FUNCTIONS_DIR = join(ROOT, 'functions');
@@ -27,30 +25,8 @@ const requireFromFunctions = createRequire(join(FUNCTIONS_DIR, 'package.json'));
 /** The framework's CLI, resolved the way the deployed function resolves the package. */
 const FRAMEWORK_MAIN = join(dirname(requireFromFunctions.resolve('@google-cloud/functions-framework')), 'main.js');
 
-/** Suites about the runtime itself rather than one operation: body parsing and the envelope, the smoke run, injected faults. */
-export const RUNTIME_SUITES = [
-  'test/integration/platform/runtime-envelope.test.ts',
-  'test/integration/platform/smoke.test.ts',
-  // Multipart bodies: the runtime's raw body under busboy, its limits (the console's are CONSOLE_API.suites).
-  'test/integration/messages/images.test.ts',
-  'test/framework/deadline.test.ts',
-  'test/framework/image-store.test.ts',
-];
-
-/**
- * The framework phase's suites: each operation's first (functions/src/operations.ts `suites`: the
- * suite of its request and answer across the runtime, in catalogue order), the console function's
- * (`CONSOLE_API.suites`), then the runtime's own. What a handler does once the body is parsed is
- * the same code on both runtimes, tested on the emulator stack; running every suite again here
- * cost about a third of the integration phase's two cores (docs/architecture.md#runtimes-emulator-and-production).
- */
-export function frameworkSuites() {
-  const catalogue = loadCatalogue();
-  return [...new Set([...catalogue.httpOperations().map((op) => op.suites[0]), ...catalogue.CONSOLE_API.suites, ...RUNTIME_SUITES])];
-}
-
 /** Hosting's rewrites from firebase.json: `/v1/messages` -> `messages`, ... */
-export function hostingRewrites() {
+function hostingRewrites() {
   const firebaseJson = JSON.parse(readFileSync(join(ROOT, 'firebase.json'), 'utf8'));
   return firebaseJson.hosting.rewrites.map((r) => ({ path: r.source, target: r.function.functionId }));
 }
@@ -80,17 +56,18 @@ function frameworkEnv(target, extra = {}) {
 }
 
 /**
- * How long a function process may take to answer its first request. The framework phase starts
- * twelve at once beside three Jest workers and the SDK's Node 24 pass: on a loaded fresh-clone run
- * one took over 30 s (the bound until then). A process that never starts still fails here.
+ * How long a function process may take to answer its first request. npm test starts twelve at once
+ * beside the static checks and the unit tests; in the framework phase of earlier runs, beside three
+ * Jest workers and the SDK's Node 24 pass, one took over 30 s (the bound until then). A process that never starts still fails here.
  */
 const START_LIMIT_MS = 90_000;
 
 /**
  * Starts `functions-framework --target=<target> --port=<port>` in functions/ (the built lib/), and
- * resolves once it answers HTTP. Its output goes to `logFile` (and is kept for `output()`).
+ * resolves once it answers HTTP. Its output goes to `logFile` (and is kept for `output()`); with
+ * `echo`, each complete line is also passed to it (npm test prints them into the stack's log).
  */
-export async function startFunction({ target, port, env = {}, logFile }) {
+export async function startFunction({ target, port, env = {}, logFile, echo }) {
   // A leftover process on the port would answer the readiness probe in this one's place.
   await assertPortFree(port);
   const child = spawn(process.execPath, [FRAMEWORK_MAIN, `--target=${target}`, `--port=${port}`, '--signature-type=http'], {
@@ -105,9 +82,15 @@ export async function startFunction({ target, port, env = {}, logFile }) {
     log = createWriteStream(logFile, { flags: 'w' });
   }
   for (const stream of [child.stdout, child.stderr]) {
+    let partial = '';
     stream.on('data', (chunk) => {
       output += chunk;
       log?.write(chunk);
+      if (echo === undefined) return;
+      // Whole lines only: the two streams of twelve processes share one log.
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) echo(line);
     });
   }
   let exited = null;
@@ -177,14 +160,15 @@ export function rewriteMatches(source, path) {
  * A stand-in for Hosting's rewrites: forwards each route's path to its function's URL, streaming
  * both ways (the body is not buffered here, as Hosting does not hand the function a parsed body).
  * `routes`: [{ path: '/v1/messages', url: 'http://127.0.0.1:5101' }, { path: '/console/v1/**', ... }, ...],
- * first match wins.
+ * first match wins. Any other path goes to `fallback` (the Hosting emulator: the console's page,
+ * `/__/firebase/init.json`), or is answered 404 without one.
  */
-export function startRouter({ port, routes }) {
+function startRouter({ port, routes, fallback }) {
   const listeners = [];
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const route = routes.find((r) => rewriteMatches(r.path, path));
-    const target = route === undefined ? undefined : new URL(route.url);
+    const target = route !== undefined ? new URL(route.url) : fallback !== undefined ? new URL(fallback) : undefined;
     for (const listener of listeners) listener(route?.path ?? path);
     if (!target) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('no rewrite for this path');
@@ -214,4 +198,39 @@ export function startRouter({ port, routes }) {
       }),
     );
   });
+}
+
+/**
+ * The HTTP half of the service on the production runtime: one functions-framework process per
+ * rewrite of firebase.json (started together: each spends its start-up loading modules) behind
+ * the router, from `port` + 1 on. `fallback` receives every other path (the Hosting emulator).
+ * `requested` counts the requests each rewrite received, so that a run can show every operation
+ * was served. `env`: the processes' extra environment; `echo`: as `startFunction`'s.
+ */
+export async function startProductionRuntime({ port, env = {}, logDir, echo, fallback }) {
+  const rewrites = hostingRewrites();
+  const started = await Promise.allSettled(
+    rewrites.map(({ target }, i) => startFunction({ target, port: port + 1 + i, env, echo, logFile: logDir === undefined ? undefined : join(logDir, `framework-${target}.log`) })),
+  );
+  const functions = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const stopFunctions = () => Promise.all(functions.map((f) => f.stop()));
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed !== undefined) {
+    await stopFunctions();
+    throw failed.reason;
+  }
+  const router = await startRouter({ port, routes: rewrites.map((r, i) => ({ path: r.path, url: functions[i].url })), fallback });
+  const requested = new Map(rewrites.map((r) => [r.path, 0]));
+  router.onRequest((path) => {
+    if (requested.has(path)) requested.set(path, requested.get(path) + 1);
+  });
+  return {
+    url: router.url,
+    /** The rewrites' paths that no request reached. */
+    unserved: () => [...requested].filter(([, count]) => count === 0).map(([path]) => path),
+    async stop() {
+      await router.close();
+      await stopFunctions();
+    },
+  };
 }

@@ -1,12 +1,12 @@
 /**
  * The failures of a whole `npm test`, printed once at its very end.
  *
- * Each Jest run of the runner (scripts/test.mjs, test-stack.mjs, framework-phase.mjs) writes its
+ * Each Jest run of the runner (scripts/test.mjs, test-stack.mjs) writes its
  * results as JSON (`jestResultArgs`); `printFailures` lists every failed test and every suite that
  * failed to run, from all of them, after the phase times. A CI log is often read from its tail
- * only, and the phases interleave their output (the framework phase's suites run beside the
- * integration phase's): without this summary, "framework phase failed" may be the only line that
- * says which phase failed, and nothing says which test.
+ * only, and the phases interleave their output (the unit tests and the SDK's Node 24 pass run beside
+ * the integration suites): without this summary, a phase's "failed" may be the only line that says
+ * which phase failed, and nothing says which test.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';

@@ -1,7 +1,6 @@
 /**
- * Which suites a test phase runs, and how: the runner (scripts/test.mjs) and the framework phase
- * (scripts/framework-phase.mjs) run the suites that may share the one emulator stack in parallel
- * Jest workers, then the few that may not, one at a time.
+ * Which suites the integration phase runs, and how (scripts/test-stack.mjs): the few that may not
+ * share the one stack, one at a time, then the others in parallel Jest workers.
  *
  * A suite that cannot run beside others says so in its first doc comment, with the reason:
  *
@@ -17,9 +16,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { ROOT } from './emulators.mjs';
 
-/** The integration project's suites (jest.config.cjs `integration`), relative to the root, sorted. */
+/** The stack's suites (jest.config.cjs `integration` and `framework`), relative to the root, sorted. */
 export function integrationSuites() {
-  return globSync(['test/integration/**/*.test.ts', 'sdk/test/e2e/**/*.test.ts'], { cwd: ROOT }).sort();
+  return globSync(['test/integration/**/*.test.ts', 'test/framework/**/*.test.ts', 'sdk/test/e2e/**/*.test.ts'], { cwd: ROOT }).sort();
 }
 
 /** The `@serial` reason a suite gives in its first doc comment, or null. */

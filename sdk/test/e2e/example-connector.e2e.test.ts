@@ -12,7 +12,6 @@ import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import {
   allowStarts,
-  apiBaseUrl,
   closePubSub,
   closeStack,
   createLateTopic,
@@ -33,7 +32,7 @@ import {
   type RawTopic,
   type TestIntegration,
 } from './helpers';
-import { projectId } from '../../../test/integration/helpers/stack';
+import { hostingUrl, projectId } from '../../../test/integration/helpers/stack';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const EXAMPLE_DIR = join(ROOT, 'examples', 'connector');
@@ -105,9 +104,10 @@ const importExample = async (): Promise<ExampleModule> => {
 emulatorOnly('loadConfig: INTEGRATION_KEY is required; the rest defaults to where this stack listens (demo-* projects use the emulator)', async () => {
   const example = await importExample();
   expect(() => example.loadConfig({})).toThrow(expect.objectContaining({ name: 'ConfigError', message: expect.stringContaining('INTEGRATION_KEY') }));
-  // The stack the tests run on is the one `npm start` runs: its API and Pub/Sub emulator are the defaults.
+  // The stack the tests run on is the one `npm start` runs: its API (Hosting, which `npm start`
+  // serves; the suites call the same functions through the router) and Pub/Sub emulator are the defaults.
   expect(example.loadConfig({ INTEGRATION_KEY: 'k' })).toMatchObject({
-    apiBaseUrl: apiBaseUrl(),
+    apiBaseUrl: hostingUrl(),
     integrationKey: 'k',
     projectId: projectId(),
     subscription: 'connector-notifications-pull',

@@ -26,9 +26,14 @@ function requiredEnv(name: string, hint: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** Hosting emulator base address, with the `/v1/*` rewrites (the public API host). */
-export const apiBaseUrl = (): string => requiredEnv('API_BASE_URL', 'the Hosting emulator address');
-/** Functions emulator base address for direct calls, e.g. `${functionsUrl()}/messages`. */
+/**
+ * The public API host: firebase.json's rewrites to the HTTP functions on the production runtime,
+ * every other path (the console's page) to the Hosting emulator (scripts/lib/framework.mjs `startRouter`).
+ */
+export const apiBaseUrl = (): string => requiredEnv('API_BASE_URL', 'the router in front of the production runtime (scripts/test-stack.mjs)');
+/** The Hosting emulator's address: its rewrites to the Functions emulator's HTTP functions (the smoke suite's second pass). */
+export const hostingUrl = (): string => requiredEnv('HOSTING_URL', 'the Hosting emulator address');
+/** Functions emulator base address for direct calls, e.g. `${functionsUrl()}/messages` (and the functions no rewrite serves). */
 export const functionsUrl = (): string => requiredEnv('FUNCTIONS_URL', 'the Functions emulator base address');
 /** Directory where the functions store images under the emulators. */
 export const testImageDir = (): string => requiredEnv('TEST_IMAGE_DIR', 'the local image store of the functions');

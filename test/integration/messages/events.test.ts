@@ -12,7 +12,6 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { eventDocIdFor } from '../../../functions/src/platform/ids';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { Timestamp, type DocumentData } from 'firebase-admin/firestore';
 import { pendingEventsIdFor } from '../../../functions/src/messages/event-ids';
 import { expectError, guardNoWrites } from '../helpers/assertions';
@@ -28,16 +27,13 @@ const file = deliveryTestFile();
 const EVENTS_PATH = '/v1/messages/events';
 
 /**
- * The service's log lines so far: what the functions emulator printed (EMULATOR_LOG_FILE, written
- * by scripts/test.mjs) and, in the framework phase, what the production runtime's processes printed
- * beside it (`framework-<function>.log`, scripts/framework-phase.mjs).
+ * The service's log lines so far: what the functions printed, on the production runtime and in the
+ * Functions emulator (EMULATOR_LOG_FILE, written by scripts/test.mjs).
  */
 function emulatorLog(): string {
   const path = process.env.EMULATOR_LOG_FILE;
   if (path === undefined) throw new Error('EMULATOR_LOG_FILE is not set (run through scripts/test.mjs)');
-  const dir = dirname(path);
-  const framework = readdirSync(dir).filter((name) => /^framework-.*\.log$/.test(name));
-  return [readFileSync(path, 'utf8'), ...framework.map((name) => readFileSync(join(dir, name), 'utf8'))].join('\n');
+  return readFileSync(path, 'utf8');
 }
 
 interface Sent {

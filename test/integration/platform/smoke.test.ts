@@ -1,13 +1,14 @@
 /**
  * `npm run smoke` (scripts/smoke.mjs) against the local stack, so the deploy workflow's
- * conformance pass never rots: on the emulator stack in the integration phase, on the functions
- * framework in the framework phase (its base URL is then the framework's router). The fallback
- * host is the same stack under another name (`localhost` instead of `127.0.0.1`).
+ * conformance pass never rots: through the router to the production runtime, where every suite
+ * calls the service, and through the Hosting emulator to the Functions emulator's HTTP functions
+ * (the deployed shape: Hosting's rewrites in front; HOSTING_URL, scripts/test-stack.mjs). The
+ * fallback host is the same stack under another name (`localhost` instead of `127.0.0.1`).
  * @serial its maximum-size upload (21 MB through Hosting or the router) was cut off once (transport error, no answer) beside the other suites' load on two cores; alone it passes
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { apiBaseUrl, closeStack, createTestIntegration } from '../helpers/stack';
+import { apiBaseUrl, closeStack, createTestIntegration, hostingUrl } from '../helpers/stack';
 
 jest.setTimeout(180_000);
 afterAll(closeStack);
@@ -24,9 +25,12 @@ function smoke(args: string[], key: string) {
   return { code: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-test('every check passes on the base and the fallback host, and the key is never printed', async () => {
+test.each([
+  ['the production runtime', apiBaseUrl],
+  ['Hosting and the Functions emulator', hostingUrl],
+])('every check passes on the base and the fallback host, and the key is never printed (%s)', async (_, baseUrl) => {
   const { key } = await createTestIntegration();
-  const base = apiBaseUrl();
+  const base = baseUrl();
   const fallback = base.replace('127.0.0.1', 'localhost');
   const { code, output } = smoke(['--base', base, '--fallback', fallback], key);
   expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('smoke: 8 passed, 0 failed') });

@@ -28,7 +28,7 @@ import { FieldValue } from 'firebase-admin/firestore';
 import { LEASE_MS } from '../../../functions/src/rules/record';
 import { sweep } from '../../../functions/src/deliveries/sweep';
 import { ackActionFor, ConnectorApiError, ConnectorClient, ProviderRetryableError, type FetchLike, type ProviderSendInput } from '../../../sdk/src/index';
-import { adminDb, apiBaseUrl, createTestIntegration, warmWorkers, type TestIntegration } from '../helpers/stack';
+import { adminDb, apiBaseUrl, createTestIntegration, type TestIntegration } from '../helpers/stack';
 import { createTestTopic, fileFixture, sleep, type Notification, type TestTopic } from '../helpers/deliveries';
 import { FC_SEED, SOAK_SECONDS, envelopeCode, expectNoKeyMaterialInLogs, percentile, rawRequest, readEmulatorLog, sortedCounts, tally } from './support';
 import { prng } from '../../support/prng';
@@ -103,13 +103,10 @@ interface Exchange {
 }
 
 test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full delivery cycles by ${CONNECTORS} concurrent connectors; nothing lost, nothing doubled, order kept`, async () => {
-  // Start the emulator's worker processes first (one per concurrent request, refused at once:
-  // nothing written), so the load meets warm workers as production's meets warm instances.
-  // Under CI's load a cold start here took longer than the connectors' 20 s timeout.
-  await Promise.all([
-    ...['/v1/deliveries/claim', '/v1/deliveries/start', '/v1/deliveries/complete', '/v1/deliveries/fail'].map((path) => warmWorkers(path, CONNECTORS, integration.key)),
-    warmWorkers('/v1/messages', PRODUCERS, integration.key),
-  ]);
+  // The HTTP functions run on the production runtime, one process per function started before the
+  // suites (scripts/test-stack.mjs), as production's load meets warm instances. (Until 2026-12 they
+  // ran in the Functions emulator, which starts a process per concurrent request: the soak first
+  // started 20 of them, which took about 65 s beside the static checks.)
   const random = prng(FC_SEED);
   const exchanges: Exchange[] = [];
   const anomalies: string[] = [];
