@@ -20,6 +20,8 @@ const common = { resolver: '<rootDir>/sdk/test/jest-resolver.cjs', transform, tr
 module.exports = {
   // Jest 30 reads the timeout globally; integration tests wait for triggers and Pub/Sub.
   testTimeout: 60000,
+  // Suites that say `@long` start first (see the file).
+  testSequencer: '<rootDir>/scripts/lib/test-sequencer.cjs',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/sdk/test/unit/**/*.test.ts'] },
     {

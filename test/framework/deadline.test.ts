@@ -7,6 +7,7 @@
  * a TCP black hole as the Firestore host (every call hangs), a black hole as the Cloud Storage
  * endpoint (an upload hangs), and a proxy to the real Firestore emulator that slows every round
  * trip (the transaction is still running when the budget ends).
+ * @long waits out the production budget of 50 s on a Firestore that never answers (about 70 s, nearly all on the clock)
  */
 import { randomUUID } from 'node:crypto';
 import { generateKey } from '../../functions/src/integrations/keys';

@@ -15,6 +15,7 @@
  *   -> who is typing in `status` (a typing event through the API; quiet once 8 s passed)
  *   -> `erase` (by the customer's id) as the admin; refused to the operator
  *   -> `erasures`: pending until the connector acknowledges it through the API, then acknowledged; refused to the operator
+ * @long dozens of CLI processes (about 85 s)
  */
 import { spawnSync } from 'node:child_process';
 import { account, desk, expectExit, json, ROOT } from './desk-helpers';

@@ -11,6 +11,7 @@
  *   -> keyboard: j/k move through the list, Enter opens, r focuses the composer, Esc leaves it
  *      and then closes the thread (focus back on its row), ? opens the shortcuts dialog (Esc closes
  *      it, focus returns), the single-key shortcuts can be turned off there.
+ * @long axe-core on every view, for two roles at two sizes (about 35 s)
  */
 import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';

@@ -17,6 +17,7 @@
  *
  * CONSOLE_SCREENSHOTS=<dir> also saves the screenshots docs/screenshots/ holds. Recall before send
  * and integration health are recall-health.test.ts.
+ * @long the console end to end in a browser (about 70 s)
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -5,6 +5,7 @@
  * tab is hidden, and search over 1,000 conversations, with the reads of a list page and of a
  * search measured by the console's read meter. Messages come through the real API (the SDK), so
  * the queue fields are the service's own.
+ * @long a browser over seeded conversations (about 45 s)
  */
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
