@@ -87,9 +87,9 @@ const FAILURE_SUFFIX = '.failure.txt';
 
 /**
  * Records a failure that no Jest run reports: a phase that could not start its suites (the
- * framework phase's function processes), or a check made after them (a path no suite requested).
+ * production runtime's function processes), or a check made after them (a path no suite requested).
  * The final summary lists it with the failed tests; without it, the summary of such a run named
- * nothing and only "framework phase failed" said which phase it was.
+ * nothing and only a phase's "failed" said which phase it was.
  */
 export function recordFailure(run, message, dir = RESULTS_DIR) {
   mkdirSync(dir, { recursive: true });

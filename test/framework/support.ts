@@ -8,8 +8,8 @@ import { startFunction as startFrameworkFunction, type FrameworkFunction } from 
 export type { FrameworkFunction };
 
 /**
- * Ports from FRAMEWORK_TEST_PORT, 20 per Jest worker: the framework phase runs these suites in
- * parallel workers (scripts/lib/test-suites.mjs), each starting its own processes.
+ * Ports from FRAMEWORK_TEST_PORT, 20 per Jest worker: npm test runs these suites in parallel
+ * workers (scripts/test-stack.mjs), each starting its own processes.
  */
 const PORTS_PER_WORKER = 20;
 let nextPort = Number(process.env.FRAMEWORK_TEST_PORT ?? 5260) + (Number(process.env.JEST_WORKER_ID ?? 1) - 1) * PORTS_PER_WORKER;

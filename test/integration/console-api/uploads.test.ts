@@ -1,6 +1,6 @@
 /**
- * `POST /console/v1/attachments` through real HTTP (Hosting -> the console function; in the
- * framework phase the production functions framework, whose body parsing differs), with ID tokens
+ * `POST /console/v1/attachments` through real HTTP (the test router -> the console function on
+ * the production functions framework, scripts/test-stack.mjs), with ID tokens
  * of the Auth emulator (docs/console.md#console-endpoints): what is stored for an accepted file,
  * and for every refusal its own 4xx envelope and nothing stored (no upload record, no object).
  */

@@ -1,7 +1,8 @@
 /**
- * Bodies the functions runtime parses before our code runs (docs/contract.md#errors, docs/contract.md#time-budget). Both runtimes
- * (the Functions emulator in the integration phase, Google's functions framework in the framework
- * phase, `TEST_RUNTIME=framework`) run body-parser first; whatever it refuses must still get our
+ * Bodies the functions runtime parses before our code runs (docs/contract.md#errors, docs/contract.md#time-budget). Google's
+ * functions framework, which production runs and the suites call (scripts/test-stack.mjs,
+ * `TEST_RUNTIME=framework`), runs body-parser first, as the Functions emulator of `npm start`
+ * does; whatever it refuses must still get our
  * envelope with the right status and `X-Request-Id`, never an HTML page, a stack trace or a local
  * path. Every endpoint, because each is its own function (its own runtime process in production):
  * the message and the four transitions with every case, the other operations with three.
@@ -69,7 +70,7 @@ describe.each(ENDPOINTS)('%s', (path) => {
  * The other operations (each its own function as well): what the parser refuses, and another
  * method, answered with the envelope. Fewer cases than above, which already show every refusal
  * on a message and on the delivery transitions; these show each function's runtime answers at all.
- * (The framework phase runs this suite first for these operations: functions/src/operations.ts.)
+ * (This suite is the first the catalogue lists for these operations: functions/src/operations.ts.)
  */
 const OTHER_ENDPOINTS = [
   '/v1/messages/events',

@@ -84,7 +84,7 @@ describe('parseMediaQuery', () => {
   });
 });
 
-describe("the framework phase's router matches rewrites as Hosting does", () => {
+describe("the test router matches rewrites as Hosting does", () => {
   test.each([
     ['/v1/messages', '/v1/messages', true],
     ['/v1/messages', '/v1/messages/x', false],

@@ -53,7 +53,7 @@ test('every edge resolves to the version the tested root install resolves for it
   expect(Object.values(functionsLock.packages).some((e) => e.dev === true)).toBe(false);
 });
 
-test('it pins the functions framework production runs, at the version the framework phase tests', () => {
+test('it pins the functions framework production runs, at the version npm test serves', () => {
   const pinned = functionsPackage.dependencies['@google-cloud/functions-framework'];
   expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
   expect(functionsLock.packages['node_modules/@google-cloud/functions-framework']?.version).toBe(pinned);
