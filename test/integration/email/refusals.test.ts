@@ -2,7 +2,8 @@
  * Email connector, inbound refusals: what the sending MTA hears when the API refuses for now (429
  * after the retries, or the key refused: 451) or for good (a disabled source, mail for someone
  * else: 550).
- * @serial meets the incoming rate limit, which is enforced per function instance: with other suites' requests in flight the Functions emulator serves it from more than one instance, each with a full budget
+ * It meets the incoming rate limit, kept per function instance: npm test serves the messages
+ * function from one process (scripts/test-stack.mjs), so it runs beside other suites.
  */
 import { randomUUID } from 'node:crypto';
 import { closePubSub } from '../helpers/deliveries';

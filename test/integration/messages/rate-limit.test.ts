@@ -2,7 +2,11 @@
  * POST /v1/messages: the per-integration incoming rate (docs/contract.md#rate-limit): 429 with
  * Retry-After once the budget is spent, per integration, and the RateLimit-* headers on every
  * answer after the key.
- * @serial the budget is enforced per function instance: with other suites' requests in flight the Functions emulator serves this suite from more than one instance, each with a full budget
+ *
+ * The budget is kept per function instance. npm test serves the messages function from one process
+ * (the production runtime, scripts/test-stack.mjs), so other suites' requests beside this one do
+ * not split it; through the Functions emulator, which starts an instance per concurrent request,
+ * this suite had to run alone.
  */
 import { generateKey } from '../../../functions/src/integrations/keys';
 import { expectAccepted, expectError } from '../helpers/assertions';
