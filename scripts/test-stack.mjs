@@ -68,6 +68,10 @@ try {
         // service's log lines look: marked as the Functions emulator marks its functions' lines.
         echo: (line) => process.stdout.write(`>  ${line}\n`),
         fallback: process.env.API_BASE_URL,
+      }).catch((err) => {
+        // Before any Jest run: no Jest result would name it in the final summary.
+        recordFailure('production-runtime', `could not start: ${err instanceof Error ? err.message : String(err)}`);
+        throw err;
       }),
     );
     env = {
