@@ -5,7 +5,6 @@
  * Pub/Sub emulator subscription, so the tests parse them with the SDK exactly as a connector does.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import type { Message, Subscription, Topic } from '@google-cloud/pubsub';
 import { ConnectorClient, parsePulledNotification, type Clock, type ConnectorClientOptions, type DeliveryNotification, type PullSubscription } from '../../src/index.js';
 import type { TestSubscription } from '../../src/testing/index.js';
@@ -366,15 +365,8 @@ export function expectedNotification(conversation: Conversation, replyId: string
   };
 }
 
-/** `http://127.0.0.1:<port>` where nothing listens (a port just released by the OS). */
-export async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${address.port}`;
-}
+/** A URL on which nothing listens (connection refused): see the unit helpers' `closedPortUrl`. */
+export { closedPortUrl } from '../unit/helpers/server.js';
 
 /**
  * The ids of messages `received` on `topic` that came back after they were acknowledged: none, if

@@ -3,7 +3,7 @@
  * its headers and raw body, and answered by a scripted handler.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 
 export interface RecordedRequest {
   method: string;
@@ -78,14 +78,28 @@ export async function startServer(handler: Handler = (_req, res) => reply(res, 4
   };
 }
 
-/** A URL on which nothing listens (connection refused). */
+/**
+ * A URL on which nothing listens (connection refused): port 2 of the loopback. A port the system
+ * handed out and took back (listen on 0, then close) may be handed to another suite's server before
+ * the request arrives: in a fresh-clone npm test the "closed" default host of the fallback scenario
+ * once got an answer that was not a refusal, and the SDK tried it twice. Ports below 1024 are never
+ * handed out for listen(0), and nothing here listens on port 2: checked once per test file. (Not
+ * port 1: fetch refuses the ports on the Fetch standard's blocked list, 1 among them.)
+ */
 export async function closedPortUrl(): Promise<string> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  refusalChecked ??= new Promise<void>((resolve, reject) => {
+    const socket = net.connect(REFUSING_PORT, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      reject(new Error(`something listens on 127.0.0.1:${REFUSING_PORT}; the tests need a port that refuses connections`));
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' ? resolve() : reject(err)));
+  });
+  await refusalChecked;
+  return `http://127.0.0.1:${REFUSING_PORT}`;
 }
+const REFUSING_PORT = 2;
+let refusalChecked: Promise<void> | undefined;
 
 /** A fake `sleep` that records the requested delays and returns at once. */
 export function fakeSleep(): { sleep: (ms: number) => Promise<void>; delays: number[] } {
