@@ -11,11 +11,11 @@
  */
 const { readFileSync } = require('node:fs');
 const Sequencer = require('@jest/test-sequencer').default;
+const { firstDocTag } = require('./doc-tags.cjs');
 
 /** Whether the suite's first doc comment has a line starting with `@long`. */
 function saysLong(path) {
-  const firstDoc = /\/\*\*([\s\S]*?)\*\//.exec(readFileSync(path, 'utf8'))?.[1] ?? '';
-  return /^\s*\*\s*@long\b/m.test(firstDoc);
+  return firstDocTag(readFileSync(path, 'utf8'), 'long') !== null;
 }
 
 /** `ordered` with the tests `isLong` accepts first, each group in its given order. */

@@ -14,6 +14,7 @@
 import { existsSync, globSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
+import { firstDocTag } from './doc-tags.cjs';
 import { ROOT } from './emulators.mjs';
 
 /** The stack's suites (jest.config.cjs `integration` and `framework`), relative to the root, sorted. */
@@ -23,10 +24,8 @@ export function integrationSuites() {
 
 /** The `@serial` reason a suite gives in its first doc comment, or null. */
 function serialReason(suite) {
-  const text = readFileSync(join(ROOT, suite), 'utf8');
-  const firstDoc = /\/\*\*([\s\S]*?)\*\//.exec(text)?.[1] ?? '';
-  const match = /^\s*\*\s*@serial\b[ \t]*(.*)$/m.exec(firstDoc);
-  return match ? match[1].trim() || 'no reason given' : null;
+  const reason = firstDocTag(readFileSync(join(ROOT, suite), 'utf8'), 'serial');
+  return reason === null ? null : reason || 'no reason given';
 }
 
 /** `suites` split into those that run in parallel workers and those that run alone, in order. */
