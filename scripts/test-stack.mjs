@@ -63,7 +63,6 @@ try {
       startProductionRuntime({
         port: ROUTER_PORT,
         env: { IMAGE_STORE: 'local', ...(process.env.TEST_IMAGE_DIR ? { LOCAL_IMAGE_DIR: process.env.TEST_IMAGE_DIR } : {}) },
-        logDir,
         // Into the stack's output, so into EMULATOR_LOG_FILE, where the suites that read the
         // service's log lines look: marked as the Functions emulator marks its functions' lines.
         echo: (line) => process.stdout.write(`>  ${line}\n`),
@@ -79,7 +78,6 @@ try {
       API_BASE_URL: runtime.url,
       // The Hosting emulator (and behind it the Functions emulator's HTTP functions): the smoke suite's second pass.
       HOSTING_URL: process.env.API_BASE_URL,
-      TEST_RUNTIME: 'framework',
     };
   }
   // The @serial suites first, while the static checks and unit tests still run beside them: they

@@ -35,9 +35,9 @@ import { phaseTimer, waitForFile } from './lib/test-suites.mjs';
 
 /**
  * Node's on-disk code cache for every process this run starts (inherited through the
- * environment): the emulator starts a process per concurrent request of each function (about 75
- * in a full run), the production runtime twelve, the desk CLI suites dozens, and each compiles the
- * same modules. With the cache primed, a delivery function's module loading takes 0.78 of the CPU
+ * environment): the Functions emulator starts a process per concurrent event of each trigger
+ * (about 15 in a full run), the production runtime twelve, the desk CLI suites dozens, and each
+ * compiles the same modules. With the cache primed, a delivery function's module loading takes 0.78 of the CPU
  * (bench: `npm run bench -- --quick --only coldstart`, the compile-cache row). A quiet optimisation:
  * Node falls back to compiling when the cache is missing or stale. Set NODE_COMPILE_CACHE yourself
  * to use another directory, or NODE_DISABLE_COMPILE_CACHE=1 to turn it off.

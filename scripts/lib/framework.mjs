@@ -58,7 +58,8 @@ function frameworkEnv(target, extra = {}) {
 /**
  * How long a function process may take to answer its first request. npm test starts twelve at once
  * beside the static checks and the unit tests; in the framework phase of earlier runs, beside three
- * Jest workers and the SDK's Node 24 pass, one took over 30 s (the bound until then). A process that never starts still fails here.
+ * Jest workers and the SDK's Node 24 pass, one took over 30 s (the bound until then). A process
+ * that never starts still fails here.
  */
 const START_LIMIT_MS = 90_000;
 
@@ -205,13 +206,11 @@ function startRouter({ port, routes, fallback }) {
  * rewrite of firebase.json (started together: each spends its start-up loading modules) behind
  * the router, from `port` + 1 on. `fallback` receives every other path (the Hosting emulator).
  * `requested` counts the requests each rewrite received, so that a run can show every operation
- * was served. `env`: the processes' extra environment; `echo`: as `startFunction`'s.
+ * was served. `env`: the processes' extra environment; `echo`: as `startFunction`'s (their one log).
  */
-export async function startProductionRuntime({ port, env = {}, logDir, echo, fallback }) {
+export async function startProductionRuntime({ port, env = {}, echo, fallback }) {
   const rewrites = hostingRewrites();
-  const started = await Promise.allSettled(
-    rewrites.map(({ target }, i) => startFunction({ target, port: port + 1 + i, env, echo, logFile: logDir === undefined ? undefined : join(logDir, `framework-${target}.log`) })),
-  );
+  const started = await Promise.allSettled(rewrites.map(({ target }, i) => startFunction({ target, port: port + 1 + i, env, echo })));
   const functions = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const stopFunctions = () => Promise.all(functions.map((f) => f.stop()));
   const failed = started.find((result) => result.status === 'rejected');

@@ -1,11 +1,11 @@
 /**
- * Bodies the functions runtime parses before our code runs (docs/contract.md#errors, docs/contract.md#time-budget). Google's
- * functions framework, which production runs and the suites call (scripts/test-stack.mjs,
- * `TEST_RUNTIME=framework`), runs body-parser first, as the Functions emulator of `npm start`
- * does; whatever it refuses must still get our
- * envelope with the right status and `X-Request-Id`, never an HTML page, a stack trace or a local
- * path. Every endpoint, because each is its own function (its own runtime process in production):
- * the message and the four transitions with every case, the other operations with three.
+ * Bodies the functions runtime parses before our code runs (docs/contract.md#errors,
+ * docs/contract.md#time-budget). Google's functions framework, which production runs and the
+ * suites call (scripts/test-stack.mjs), runs body-parser first, as the Functions emulator of
+ * `npm start` does; whatever it refuses must still get our envelope with the right status and
+ * `X-Request-Id`, never an HTML page, a stack trace or a local path. Every endpoint, because each
+ * is its own function (its own runtime process in production): the message and the four
+ * transitions with every case, the other operations with three.
  */
 import { gzipSync } from 'node:zlib';
 import { expectAccepted, expectError, guardNoWrites } from '../helpers/assertions';
