@@ -13,9 +13,9 @@
  *
  * Afterwards: every accepted message is stored exactly once, every reply is terminal and sent,
  * once, in reply order per conversation; no 5xx other than the documented, retryable 503s (see
- * RETRYABLE_503), and no unexpected error
- * in the functions' logs. Requests, errors by code and p50/p99 latencies are printed and
- * written to .local/test-logs/soak-report.json (SOAK_REPORT overrides the path).
+ * RETRYABLE_503), and no unexpected error in the functions' logs. Requests, errors by code and
+ * p50/p99 latencies are printed and written to .local/test-logs/soak-report.json (SOAK_REPORT
+ * overrides the path).
  *
  * The pseudo-random choices are seeded by FC_SEED, so a run's mix is reproducible.
  *
@@ -30,7 +30,7 @@ import { sweep } from '../../../functions/src/deliveries/sweep';
 import { ackActionFor, ConnectorApiError, ConnectorClient, ProviderRetryableError, type FetchLike, type ProviderSendInput } from '../../../sdk/src/index';
 import { adminDb, apiBaseUrl, createTestIntegration, type TestIntegration } from '../helpers/stack';
 import { createTestTopic, fileFixture, sleep, type Notification, type TestTopic } from '../helpers/deliveries';
-import { FC_SEED, SOAK_SECONDS, envelopeCode, expectNoKeyMaterialInLogs, percentile, rawRequest, readEmulatorLog, sortedCounts, tally } from './support';
+import { FC_SEED, SOAK_SECONDS, envelopeCode, expectNoKeyMaterialInLogs, percentile, rawRequest, rawResponseOf, readEmulatorLog, sortedCounts, tally } from './support';
 import { prng } from '../../support/prng';
 
 const CONVERSATIONS = 24;
@@ -234,17 +234,10 @@ test(`soak: ${SOAK_SECONDS} s of incoming messages (with duplicates) and full de
       record(new URL(input).pathname, 0, init.signal?.aborted ? 'client_timeout' : 'network_error', performance.now() - started);
       throw err;
     }
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    const ms = performance.now() - started;
-    // The same reading of the envelope as the producers' (its exact shape and a request id).
-    record(new URL(input).pathname, res.status, codeOf(res.status, envelopeCode({ status: res.status, headers: res.headers, text, json, ms })), ms);
-    return new Response(text, { status: res.status, headers: res.headers });
+    // Read as the producers' answers are, and the envelope with the same check (its exact shape and a request id).
+    const raw = await rawResponseOf(res, started);
+    record(new URL(input).pathname, raw.status, codeOf(raw.status, envelopeCode(raw)), raw.ms);
+    return new Response(raw.text, { status: raw.status, headers: raw.headers });
   };
   const clients = Array.from(
     { length: CONNECTORS },

@@ -61,7 +61,11 @@ export async function rawRequest(path: string, request: RawRequest = {}): Promis
     init.body = typeof request.body === 'string' ? request.body : new Uint8Array(request.body.buffer, request.body.byteOffset, request.body.byteLength);
   }
   const started = performance.now();
-  const res = await fetch(`${request.baseUrl ?? apiBaseUrl()}${path}`, init);
+  return rawResponseOf(await fetch(`${request.baseUrl ?? apiBaseUrl()}${path}`, init), started);
+}
+
+/** `res` read whole, as a RawResponse of an exchange that began at `started` (performance.now()). */
+export async function rawResponseOf(res: Response, started: number): Promise<RawResponse> {
   const text = await res.text();
   const ms = performance.now() - started;
   let json: unknown;
