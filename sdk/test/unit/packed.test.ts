@@ -4,7 +4,6 @@
  * directory (offline: the package has no dependencies) and a tiny connector run from there,
  * importing the package by name, against a real local HTTP server playing the service. Its types
  * are checked from the installed package too.
- * @long npm pack, an install of the tarball and a type check (25-45 s)
  */
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,6 @@
  * exactly the scenarios its one breakage touches, with the violation (or the end state) named;
  * the same connector without the breakage passes everything. The runs go side by side (each on
  * services of its own), so the whole file takes about one run's time.
- * @long a conformance run per broken connector (about 25 s)
  */
 import { LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES, formatResult, type ConformanceReport } from '../../../src/check/runner.js';
 import { brokenConnector, type Breakage } from './fixtures/broken.js';

@@ -2,7 +2,6 @@
  * Both reference connectors pass every conformance scenario, in-process on the test service:
  * examples/connector (plain JS, the SDK's pull loop, a fake provider) and examples/email-connector
  * (TypeScript, real SMTP on loopback to a mailbox sink).
- * @long every conformance scenario for both reference connectors (about 30 s)
  */
 import { join, resolve } from 'node:path';
 import { LIFECYCLE_SCENARIO_NAMES, runConformance, SCENARIO_NAMES, START_SCENARIO_NAMES, WINDOW_SCENARIO_NAMES, formatResult, type ScenarioResult } from '../../../src/check/runner.js';
