@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { startProductionRuntime } from './lib/framework.mjs';
 import { jestResultArgs, recordFailure, stopJestIfItHangs } from './lib/test-results.mjs';
-import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSerial, waitForFile } from './lib/test-suites.mjs';
+import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
 
 /** The router's port; the function processes take the ports above it. */
 const ROUTER_PORT = Number(process.env.FRAMEWORK_ROUTER_PORT ?? 5200);
@@ -54,7 +54,8 @@ let runtime;
 let status = 1;
 try {
   const suites = phases.includes('integration') ? integrationSuites().filter(selects) : [];
-  const { parallel, serial } = splitSerial(suites);
+  // The `@standalone` suites ran from the start of the run, beside the static checks (scripts/test.mjs).
+  const { parallel, serial } = splitSuites(suites);
   const checksFile = process.env.TEST_CHECKS_PASSED_FILE;
   const checks = checksFile === undefined ? Promise.resolve() : waitForFile(checksFile);
   let env = process.env;
@@ -89,7 +90,7 @@ try {
       run(jest, ['--selectProjects', 'integration', 'framework', '--runInBand', ...jestResultArgs('integration-serial'), '--runTestsByPath', ...serial, ...flags], env),
     );
   }
-  await phase('waiting for the static checks and unit tests', () => checks);
+  await phase('waiting for the static checks, unit tests and @standalone suites', () => checks);
   if (parallel.length > 0) {
     await phase(`integration: ${parallel.length} suites, ${STACK_WORKERS} workers`, () =>
       run(jest, ['--selectProjects', 'integration', 'framework', `--maxWorkers=${STACK_WORKERS}`, ...jestResultArgs('integration'), '--runTestsByPath', ...parallel, ...flags], env),

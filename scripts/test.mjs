@@ -2,8 +2,8 @@
 /**
  * `npm test`: every check of the project, in the order that finishes soonest on two cores.
  *
- *   build ─┬─ type check ─ unit tests ───────────────────────────────────────────┬─ sdk on node 24
- *          ├─ lint (eslint, import cycles, unused code) ───────────────────────────┤
+ *   build ─┬─ type check ─┬─ unit tests ────────────────────────────────────────┬─ sdk on node 24
+ *          │              └─ eslint on the same programs, import cycles, unused code ┤
  *          └─ emulators and production runtime start ─ @serial integration ────────┴─ other integration ─── monitoring
  *                                                      suites, one at a time          suites (workers)       filters
  *
@@ -31,7 +31,7 @@ import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, e
 import { NODE_24_VERSION, node24Binary } from './lib/node24.mjs';
 import { stopProcessTree } from './lib/process-tree.mjs';
 import { jestResultArgs, printFailures, resetTestResults, stopJestIfItHangs } from './lib/test-results.mjs';
-import { phaseTimer, waitForFile } from './lib/test-suites.mjs';
+import { integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
 
 /**
  * Node's on-disk code cache for every process this run starts (inherited through the
@@ -128,32 +128,49 @@ await phase('build', async () => {
 
 // ------------------------------------------------------------------------ static checks and units
 
-/** ESLint's cache (.local/eslint-cache) makes a local rerun lint only changed files; CI starts clean. */
-const lintArgs = ['.', '--cache', '--cache-location', join('.local', 'eslint-cache'), '--cache-strategy', 'content'];
 // Node 24 for the SDK's second pass, fetched (once, into .local/) while the other phases run.
 const node24Fetch = phases.includes('unit') ? node24Binary(join(ROOT, '.local', 'node24')) : Promise.resolve(null);
 node24Fetch.catch(() => undefined); // awaited (and its failure reported) by the phase
-const typeCheck = phases.includes('static')
-  ? phase('type check', async () => {
-      await runCheck(bin('tsc'), ['-p', 'tsconfig.json']);
-      // The console (console/src) is browser code: its own tsconfig with the DOM library; the
-      // desk CLI (console/cli) is Node code on the console's modules: DOM and Node.
-      await runCheck(bin('tsc'), ['-p', join('console', 'tsconfig.json')]);
-      await runCheck(bin('tsc'), ['-p', join('console', 'cli', 'tsconfig.json')]);
-    })
-  : Promise.resolve();
-const lint = phases.includes('static')
+/**
+ * The type check and ESLint: one process on the same TypeScript programs (scripts/check-static.mjs),
+ * at CHECK_NICENESS. `typeChecked` settles when its type check passed (it says so over IPC), `done`
+ * when it exits: ESLint's type-aware rules then find the checker's work done instead of building
+ * and checking the same programs again (0.72 of the CPU of tsc and ESLint apart, measured in
+ * docs/toolchain.md#static-checks).
+ */
+function startStaticCheck() {
+  const script = [process.execPath, join(ROOT, 'scripts', 'check-static.mjs')];
+  const [file, argv] = CHECK_NICENESS !== 0 && process.platform !== 'win32' ? ['nice', ['-n', String(CHECK_NICENESS), ...script]] : [script[0], script.slice(1)];
+  const child = spawn(file, argv, { cwd: ROOT, stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
+  children.add(child);
+  let passed = () => {};
+  const typeChecked = new Promise((resolve) => (passed = resolve));
+  child.on('message', (message) => {
+    if (message?.typeCheck === 'passed') passed();
+  });
+  const done = new Promise((resolve, reject) =>
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      if (code === 0) resolve();
+      else reject(new Error(`scripts/check-static.mjs failed (exit ${code ?? signal}: ${code === 2 ? 'type errors' : 'ESLint errors'})`));
+    }),
+  );
+  // A process that ends before its type check passed failed it.
+  return { typeChecked: Promise.race([typeChecked, done.then(() => { throw new Error('scripts/check-static.mjs ended without a type check'); })]), done };
+}
+const staticCheck = phases.includes('static') ? startStaticCheck() : null;
+const typeCheck = staticCheck ? phase('type check', () => staticCheck.typeChecked) : Promise.resolve();
+const lint = staticCheck
   ? phase('lint (eslint, import cycles, unused code)', async () => {
-      await runCheck(bin('eslint'), lintArgs);
+      await staticCheck.done;
       await runCheck(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('functions', 'tsconfig.json'), join('functions', 'src')]);
       await runCheck(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('console', 'tsconfig.json'), join('console', 'src')]);
       await runCheck(bin('madge'), ['--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', join('sdk', 'tsconfig.build.json'), join('sdk', 'src')]);
       await runCheck(bin('knip'), ['--no-progress']);
     })
   : Promise.resolve();
-// The unit tests start once the type check passed, beside the rest of the lint (which takes about
-// 50 s longer): on two cores the type check and ESLint's own type-aware pass each hold one, and
-// when the type check ends its core would otherwise idle until the lint is over.
+// The unit tests start once the type check passed, beside ESLint's rules and the rest of the lint:
+// the type check holds one core, and the other would otherwise idle until the lint is over.
 // `kit`: the SDK end-to-end scenarios on the SDK's test service (parity, jest.config.cjs); no emulators needed.
 // Two workers, not Jest's default of one on two cores: the kit's suites mostly wait on their
 // connectors' timers, so a second worker halves the phase (121 s -> 61 s measured alone) and
@@ -204,10 +221,12 @@ rmSync(imageDir, { recursive: true, force: true });
 mkdirSync(imageDir, { recursive: true });
 const logDir = join(ROOT, '.local', 'test-logs');
 mkdirSync(logDir, { recursive: true });
-/** Written once the static checks and unit tests passed: the parallel stack phases wait for it (scripts/test-stack.mjs). */
+/** Written once the static checks, the unit tests and the @standalone suites passed: the parallel stack phases wait for it (scripts/test-stack.mjs). */
 const checksPassed = join(logDir, 'checks-passed');
 rmSync(checksPassed, { force: true });
 const stackDoneFile = join(logDir, 'stack-done');
+/** The first port of the `@standalone` suites' function processes (the parallel lane's start at 5260, 20 per worker). */
+const STANDALONE_FRAMEWORK_PORT = 5340;
 rmSync(stackDoneFile, { force: true });
 
 const env = emulatorEnv({
@@ -247,7 +266,22 @@ for (const [from, to] of [[stack.stdout, process.stdout], [stack.stderr, process
 }
 const stackDone = new Promise((resolve) => stack.on('close', (code, signal) => resolve([code, signal])));
 
-await checks.catch(fail);
+// The `@standalone` suites (scripts/lib/test-suites.mjs): no emulator, mostly the clock. From now,
+// beside the checks and the stack's start, instead of holding one of the parallel lane's workers
+// while they wait. Their own framework ports (test/framework/support.ts), apart from that lane's.
+const { flags: jestFlags, selects } = parseTestArgs(extra);
+const standaloneSuites = splitSuites(integrationSuites().filter(selects)).standalone;
+const standalone =
+  standaloneSuites.length === 0
+    ? Promise.resolve()
+    : phase(`integration: ${standaloneSuites.length} @standalone suite${standaloneSuites.length === 1 ? '' : 's'}`, () =>
+        run(bin('jest'), ['--selectProjects', 'integration', 'framework', '--runInBand', ...jestResultArgs('integration-standalone'), '--runTestsByPath', ...standaloneSuites, ...jestFlags], {
+          // The project emulators:exec sets for the stack's suites (the stack's helpers read it).
+          env: { ...env, GCLOUD_PROJECT: PROJECT_ID, FRAMEWORK_TEST_PORT: String(STANDALONE_FRAMEWORK_PORT) },
+        }),
+      );
+
+await Promise.all([checks, standalone]).catch(fail);
 writeFileSync(checksPassed, `${new Date().toISOString()}\n`);
 
 // scripts/test-stack.mjs writes its status here when it is done: the emulators are then stopped at

@@ -9,7 +9,9 @@
  *    * @serial reads the whole emulator log, which every other suite writes to
  *    *\/
  *
- * Everything else runs in parallel: each suite works in a workspace of its own.
+ * Everything else runs in parallel: each suite works in a workspace of its own. A suite that needs
+ * no emulator at all and mostly waits says `@standalone <reason>` and runs from the start of the run
+ * (`splitSuites`).
  */
 import { existsSync, globSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,16 +24,23 @@ export function integrationSuites() {
   return globSync(['test/integration/**/*.test.ts', 'test/framework/**/*.test.ts', 'sdk/test/e2e/**/*.test.ts'], { cwd: ROOT }).sort();
 }
 
-/** The `@serial` reason a suite gives in its first doc comment, or null. */
-function serialReason(suite) {
-  const reason = firstDocTag(readFileSync(join(ROOT, suite), 'utf8'), 'serial');
-  return reason === null ? null : reason || 'no reason given';
+/** Whether the suite's first doc comment gives `@<tag>` (with its reason). */
+function says(suite, tag) {
+  return firstDocTag(readFileSync(join(ROOT, suite), 'utf8'), tag) !== null;
 }
 
-/** `suites` split into those that run in parallel workers and those that run alone, in order. */
-export function splitSerial(suites) {
-  const serial = suites.filter((s) => serialReason(s) !== null);
-  return { parallel: suites.filter((s) => !serial.includes(s)), serial };
+/**
+ * `suites` split by how they run, each group in order:
+ * - `standalone`: they say `@standalone <reason>`: they talk to no emulator and mostly wait on the
+ *   clock, so they run from the start of the run, beside the static checks and the stack's start
+ *   (scripts/test.mjs), instead of holding a worker of the parallel lane while they wait;
+ * - `serial`: they say `@serial <reason>`: one at a time on the stack, before the others;
+ * - `parallel`: the rest, in parallel workers.
+ */
+export function splitSuites(suites) {
+  const standalone = suites.filter((s) => says(s, 'standalone'));
+  const serial = suites.filter((s) => !standalone.includes(s) && says(s, 'serial'));
+  return { standalone, serial, parallel: suites.filter((s) => !standalone.includes(s) && !serial.includes(s)) };
 }
 
 /**

@@ -4,6 +4,8 @@
  */
 import net from 'node:net';
 import { startFunction as startFrameworkFunction, type FrameworkFunction } from '../../scripts/lib/framework.mjs';
+import { expectError } from '../integration/helpers/assertions';
+import type { ApiResponse } from '../integration/helpers/stack';
 
 export type { FrameworkFunction };
 
@@ -85,4 +87,32 @@ function listening(server: net.Server, sockets: Set<net.Socket>, accepted: () =>
       });
     });
   });
+}
+
+/**
+ * `track(r)` returns `r` and stops it after the suite's tests (an `afterAll` registered here),
+ * processes and hangs alike, the last started first.
+ */
+export function stopsAfterAll(): <T extends FrameworkFunction | Hang>(r: T) => T {
+  const running: Array<FrameworkFunction | Hang> = [];
+  afterAll(async () => {
+    for (const r of running.reverse()) await ('stop' in r ? r.stop() : r.close());
+  });
+  return (r) => {
+    running.push(r);
+    return r;
+  };
+}
+
+/** `call`'s answer and how long it took, in milliseconds. */
+export async function timed(call: () => Promise<ApiResponse>): Promise<{ res: ApiResponse; ms: number }> {
+  const started = performance.now();
+  const res = await call();
+  return { res, ms: performance.now() - started };
+}
+
+/** The answer of a request whose budget ran out (docs/contract.md#time-budget). */
+export function expectDeadlineExceeded(res: ApiResponse): void {
+  expectError(res, 503, 'deadline_exceeded');
+  expect(res.headers.get('retry-after')).toBe('5');
 }
