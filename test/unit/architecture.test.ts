@@ -388,7 +388,7 @@ function locate(from: string, path: string): string | undefined {
     (REPO_FILES.some((file) => file.includes(`/${path}`)) ? path : undefined);
 }
 
-/** GitHub's anchors of a Markdown file's headings. */
+/** GitHub's anchors of a Markdown file's headings, and its explicit `<a id="...">` anchors. */
 function anchorsOf(markdownFile: string): Set<string> {
   const text = readFileSync(join(ROOT, markdownFile), 'utf8').replace(/```[\s\S]*?```/g, '');
   const anchors = new Set<string>();
@@ -400,6 +400,7 @@ function anchorsOf(markdownFile: string): Set<string> {
       .replace(/\s/g, '-');
     anchors.add(slug);
   }
+  for (const explicit of text.matchAll(/<a id="([^"]+)"><\/a>/g)) anchors.add(explicit[1] ?? '');
   return anchors;
 }
 
