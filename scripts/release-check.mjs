@@ -104,7 +104,7 @@ export function releaseProblems({ tag, pkg, versionSource, changelog, packedFile
   return problems;
 }
 
-/** The tarball's file list, from `npm pack --dry-run --json` in sdk/ (builds first: `prepack`). */
+/** The tarball's file list, from `npm pack --dry-run --json` in sdk/ (`--ignore-scripts`: the list only). */
 function packedFilesOfSdk() {
   const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: SDK, encoding: 'utf8' });
   const [report] = JSON.parse(out);

@@ -29,7 +29,7 @@ test('sources import only node: built-ins and relative .js modules inside src', 
   }
 });
 
-test('name, version, module type, engines, exports with types, files, built on prepare and prepack; not private', () => {
+test('name, version, module type, engines, exports with types, files, built on prepare (once, also when packed); not private', () => {
   expect(pkg.name).toBe('@support-desk/connector-sdk');
   expect(pkg.version).toBe('0.2.0');
   expect(SDK_VERSION).toBe(pkg.version);
@@ -38,9 +38,11 @@ test('name, version, module type, engines, exports with types, files, built on p
   expect(pkg.exports).toMatchObject({ '.': { types: './dist/index.d.ts', default: './dist/index.js' }, './testing': { types: './dist/testing/index.d.ts', default: './dist/testing/index.js' } });
   expect(pkg.files).toEqual(['bin', 'dist', 'src', 'README.md', 'CHANGELOG.md']);
   expect(pkg.private).toBeUndefined();
-  // dist/ is built from nothing whenever npm installs the package from a checkout or packs it.
+  // dist/ is built from nothing whenever npm installs the package from a checkout or packs it:
+  // `prepare` runs for both (npm pack and publish run prepack and then prepare, so a prepack
+  // build too would build it twice).
   const scripts = pkg.scripts as Record<string, string>;
   expect(scripts.build).toBe('npm run clean --silent && tsc -p tsconfig.build.json');
   expect(scripts.prepare).toBe('npm run build --silent');
-  expect(scripts.prepack).toBe('npm run build --silent');
+  expect(scripts.prepack).toBeUndefined();
 });

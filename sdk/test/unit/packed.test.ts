@@ -1,6 +1,6 @@
 /**
  * The SDK as a stranger gets it: `npm pack` of a copy of sdk/ (which builds dist/ through the
- * package's own prepare/prepack scripts), the tarball's content, then an install of that tarball into an empty
+ * package's own `prepare` script), the tarball's content, then an install of that tarball into an empty
  * directory (offline: the package has no dependencies) and a tiny connector run from there,
  * importing the package by name, against a real local HTTP server playing the service. Its types
  * are checked from the installed package too.
