@@ -27,7 +27,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { jestResultArgs, recordFailure, stopJestIfItHangs } from './lib/test-results.mjs';
-import { STACK_WORKERS, envDigest, integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
+import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
 
 const { flags, selects } = parseTestArgs(process.argv.slice(2));
 const phases = (process.env.TEST_PHASES ?? 'integration').split(',');
@@ -50,13 +50,15 @@ const jest = join(ROOT, 'node_modules', '.bin', 'jest');
 
 /**
  * The router of the production runtime scripts/test.mjs started beside the emulators, once it
- * answers (TEST_RUNTIME_READY_FILE holds its URL). Its processes got their environment before the
- * emulators were up: it must be the one `emulators:exec` gave this process (and the suites).
+ * answers (TEST_RUNTIME_READY_FILE holds its URL). Its processes were given the emulators'
+ * addresses before the emulators were up (RUNTIME_EMULATOR_ENV): they must be the ones
+ * `emulators:exec` gave this process.
  */
 async function productionRuntime() {
-  const differ = environmentDifferences();
+  const given = JSON.parse(process.env.RUNTIME_EMULATOR_ENV ?? '{}');
+  const differ = Object.entries(given).filter(([name, value]) => process.env[name] !== value);
   if (differ.length > 0) {
-    const message = `the production runtime's environment is not the one emulators:exec gave the suites: ${differ.join(', ')} (scripts/test.mjs runtimeEnv)`;
+    const message = `the production runtime was given other emulator addresses than emulators:exec set: ${differ.map(([name, value]) => `${name}=${value} (exec: ${process.env[name] ?? 'unset'})`).join(', ')}`;
     recordFailure('production-runtime', message);
     throw new Error(message);
   }
@@ -66,23 +68,6 @@ async function productionRuntime() {
   const url = readFileSync(readyFile, 'utf8').trim();
   if (url === 'failed') throw new Error('the production runtime did not start (scripts/test.mjs says why)');
   return url;
-}
-
-/**
- * What `emulators:exec` sets for its command and the runtime need not share: the shell's own
- * variables, the config firebase-tools writes (functions-framework's launcher sets its own,
- * scripts/lib/framework.mjs), and firebase-tools' mark on its own process and everything it starts
- * (`IS_FIREBASE_CLI`: production has none, and nothing the functions load reads it).
- */
-const NOT_COMPARED = new Set(['_', 'PWD', 'OLDPWD', 'SHLVL', 'FIREBASE_CONFIG', 'FIREBASE_GA_SESSION', 'IS_FIREBASE_CLI']);
-
-/** The variables of this process whose value the runtime's processes did not get (names only). */
-function environmentDifferences() {
-  const file = process.env.TEST_RUNTIME_ENV_FILE;
-  if (file === undefined) return ['TEST_RUNTIME_ENV_FILE (run the stack phases with npm test)'];
-  const given = JSON.parse(readFileSync(file, 'utf8'));
-  const own = envDigest(process.env);
-  return Object.keys(own).filter((name) => !NOT_COMPARED.has(name) && given[name] !== own[name]).sort();
 }
 
 let status = 1;

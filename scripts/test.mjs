@@ -33,7 +33,7 @@ import { startProductionRuntime } from './lib/framework.mjs';
 import { NODE_24_VERSION, node24Binary } from './lib/node24.mjs';
 import { stopProcessTree } from './lib/process-tree.mjs';
 import { jestResultArgs, printFailures, recordFailure, resetTestResults, stopJestIfItHangs } from './lib/test-results.mjs';
-import { envDigest, integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
+import { integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
 
 /**
  * Node's on-disk code cache for every process this run starts (inherited through the
@@ -232,8 +232,6 @@ const stackDoneFile = join(logDir, 'stack-done');
 /** Written once the production runtime answers (its router's URL), or `failed`: scripts/test-stack.mjs waits for it. */
 const runtimeReadyFile = join(logDir, 'runtime-ready');
 rmSync(runtimeReadyFile, { force: true });
-/** The production runtime's environment, a hash per variable (`envDigest`), for scripts/test-stack.mjs. */
-const runtimeEnvFile = join(logDir, 'runtime-env.json');
 /** The runtime's router; the function processes take the ports above it. */
 const ROUTER_PORT = Number(process.env.FRAMEWORK_ROUTER_PORT ?? 5200);
 /** The first port of the `@standalone` suites' function processes (the parallel lane's start at 5260, 20 per worker). */
@@ -260,7 +258,6 @@ const env = emulatorEnv({
   EMULATOR_LOG_FILE: join(logDir, 'emulators.log'),
   TEST_CHECKS_PASSED_FILE: checksPassed,
   TEST_RUNTIME_READY_FILE: runtimeReadyFile,
-  TEST_RUNTIME_ENV_FILE: runtimeEnvFile,
   TEST_PHASES: phases.join(','),
   TEST_STARTED_AT: String(startedAt),
 });
@@ -270,7 +267,7 @@ const suites = splitSuites(integrationSuites().filter(selects));
 /**
  * The emulators' addresses as `emulators:exec` gives them to its command (firebase-tools'
  * setEnvVarsForEmulators), for the production runtime's processes, which start before the
- * emulators are up (below).
+ * emulators are up (below); scripts/test-stack.mjs checks them against its own.
  */
 const runtimeEmulatorEnv = {
   GCLOUD_PROJECT: PROJECT_ID,
@@ -288,7 +285,7 @@ const stackCommand = [process.execPath, join(ROOT, 'scripts', 'test-stack.mjs'),
 // detached: its own process group, so that a failed check stops firebase-tools and every emulator.
 const stack = spawn(firebaseBin(), ['emulators:exec', ...localConfigArgs(), '--project', PROJECT_ID, '--only', EMULATORS, stackCommand], {
   cwd: ROOT,
-  env,
+  env: { ...env, RUNTIME_EMULATOR_ENV: JSON.stringify(runtimeEmulatorEnv) },
   stdio: ['ignore', 'pipe', 'pipe'],
   detached: true,
 });
@@ -306,23 +303,15 @@ const stackDone = new Promise((resolve) => stack.on('close', (code, signal) => r
 // scripts/lib/framework.mjs), started now, while the emulators start, rather than once they are up:
 // a process connects to an emulator only when a request needs it, and the @serial suites begin as
 // soon as both are ready (about 10 s sooner). They get the emulators' addresses as `emulators:exec`
-// gives them to its command; scripts/test-stack.mjs checks that their environment equals the one it
-// was given (`runtimeEnv`), so a firebase-tools that sets another variable fails the run by name.
-/**
- * The runtime's environment: the stack's (the test settings: short key caches, the raised rate
- * limit, ...), which emulators:exec passes on to the suites, plus the addresses it adds. Recorded
- * as a hash per variable (no value is written anywhere) for scripts/test-stack.mjs, which checks
- * that its own environment, what emulators:exec gave it, agrees.
- */
-const runtimeEnv = { ...env, ...runtimeEmulatorEnv, IMAGE_STORE: 'local', LOCAL_IMAGE_DIR: imageDir };
-writeFileSync(runtimeEnvFile, JSON.stringify(envDigest(runtimeEnv)));
+// gives them to its command (`RUNTIME_EMULATOR_ENV`); scripts/test-stack.mjs checks that they equal
+// the ones it was given, so a firebase-tools that sets another one fails the run by name.
 const runtime =
   suites.serial.length + suites.parallel.length === 0
     ? null
     : phase('production runtime starting (functions-framework)', () =>
         startProductionRuntime({
           port: ROUTER_PORT,
-          env: runtimeEnv,
+          env: { ...runtimeEmulatorEnv, IMAGE_STORE: 'local', LOCAL_IMAGE_DIR: imageDir },
           // Into the run's output and the stack's log, where the suites that read the service's log
           // lines look: marked as the Functions emulator marks its functions' lines.
           echo: (line) => {

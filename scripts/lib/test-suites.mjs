@@ -13,7 +13,6 @@
  * no emulator at all and mostly waits says `@standalone <reason>` and runs from the start of the run
  * (`splitSuites`).
  */
-import { createHash } from 'node:crypto';
 import { existsSync, globSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
@@ -95,9 +94,4 @@ export function phaseTimer(origin, onRecord = () => {}) {
  */
 export async function waitForFile(path) {
   while (!existsSync(path)) await sleep(200);
-}
-
-/** `env` with each value replaced by its SHA-256 (hex): environments compared without writing a value anywhere. */
-export function envDigest(env) {
-  return Object.fromEntries(Object.entries(env).flatMap(([name, value]) => (value === undefined ? [] : [[name, createHash('sha256').update(value).digest('hex')]])));
 }
