@@ -3,11 +3,9 @@
  * The phases of `npm test` that need the emulator stack, run by scripts/test.mjs inside
  * `firebase emulators:exec` (which sets the emulators' hosts in the environment):
  *
- * 1. waits for the HTTP functions on the production runtime, which scripts/test.mjs started while the
- *    emulators started (@google-cloud/functions-framework, one process per function, behind a
- *    router that applies firebase.json's rewrites and hands every other path to the Hosting
- *    emulator: scripts/lib/framework.mjs), and checks that they were given the emulator addresses
- *    `emulators:exec` gave this process. The suites call the service
+ * 1. the HTTP functions start on the production runtime (@google-cloud/functions-framework, one
+ *    process per function, behind a router that applies firebase.json's rewrites and hands every
+ *    other path to the Hosting emulator: scripts/lib/framework.mjs). The suites call the service
  *    there: what production runs (its body parsing, one instance serving concurrent requests), and
  *    a process per function instead of the Functions emulator's process per concurrent request.
  *    The Functions emulator runs the triggers, and the HTTP functions behind Hosting for the
@@ -16,20 +14,24 @@
  *    checks and unit tests still run beside the stack;
  * 3. waits until those checks passed (scripts/test.mjs writes TEST_CHECKS_PASSED_FILE; it stops
  *    this process group if they fail);
- * 4. the other integration suites and the runtime's own (test/framework), in parallel Jest workers
- *    (a full run then fails in scripts/test.mjs if an operation's path got no request).
+ * 4. the other integration suites and the runtime's own (test/framework), in parallel Jest workers;
+ *    a full run then fails if an operation's path got no request.
  *
  * Writes each phase's times to .local/test-logs/stack-phases.json for the runner's summary.
  * Arguments: as scripts/test.mjs (positional ones select suites, flags go to Jest).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
+import { startProductionRuntime } from './lib/framework.mjs';
 import { jestResultArgs, recordFailure, stopJestIfItHangs } from './lib/test-results.mjs';
 import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
 
-const { flags, selects } = parseTestArgs(process.argv.slice(2));
+/** The router's port; the function processes take the ports above it. */
+const ROUTER_PORT = Number(process.env.FRAMEWORK_ROUTER_PORT ?? 5200);
+
+const { flags, filters, selects } = parseTestArgs(process.argv.slice(2));
 const phases = (process.env.TEST_PHASES ?? 'integration').split(',');
 /** The run's start (scripts/test.mjs), so that these phases line up with the runner's. */
 const origin = Number(process.env.TEST_STARTED_AT ?? Date.now());
@@ -48,28 +50,7 @@ function run(cmd, args, env) {
 
 const jest = join(ROOT, 'node_modules', '.bin', 'jest');
 
-/**
- * The router of the production runtime scripts/test.mjs started beside the emulators, once it
- * answers (TEST_RUNTIME_READY_FILE holds its URL). Its processes were given the emulators'
- * addresses before the emulators were up (RUNTIME_EMULATOR_ENV): they must be the ones
- * `emulators:exec` gave this process.
- */
-async function productionRuntime() {
-  const given = JSON.parse(process.env.RUNTIME_EMULATOR_ENV ?? '{}');
-  const differ = Object.entries(given).filter(([name, value]) => process.env[name] !== value);
-  if (differ.length > 0) {
-    const message = `the production runtime was given other emulator addresses than emulators:exec set: ${differ.map(([name, value]) => `${name}=${value} (exec: ${process.env[name] ?? 'unset'})`).join(', ')}`;
-    recordFailure('production-runtime', message);
-    throw new Error(message);
-  }
-  const readyFile = process.env.TEST_RUNTIME_READY_FILE;
-  if (readyFile === undefined) throw new Error('TEST_RUNTIME_READY_FILE is not set: run the stack phases with npm test');
-  await waitForFile(readyFile);
-  const url = readFileSync(readyFile, 'utf8').trim();
-  if (url === 'failed') throw new Error('the production runtime did not start (scripts/test.mjs says why)');
-  return url;
-}
-
+let runtime;
 let status = 1;
 try {
   const suites = phases.includes('integration') ? integrationSuites().filter(selects) : [];
@@ -79,10 +60,23 @@ try {
   const checks = checksFile === undefined ? Promise.resolve() : waitForFile(checksFile);
   let env = process.env;
   if (suites.length > 0) {
-    const url = await phase('waiting for the production runtime', () => productionRuntime());
+    runtime = await phase('production runtime starting (functions-framework)', () =>
+      startProductionRuntime({
+        port: ROUTER_PORT,
+        env: { IMAGE_STORE: 'local', ...(process.env.TEST_IMAGE_DIR ? { LOCAL_IMAGE_DIR: process.env.TEST_IMAGE_DIR } : {}) },
+        // Into the stack's output, so into EMULATOR_LOG_FILE, where the suites that read the
+        // service's log lines look: marked as the Functions emulator marks its functions' lines.
+        echo: (line) => process.stdout.write(`>  ${line}\n`),
+        fallback: process.env.API_BASE_URL,
+      }).catch((err) => {
+        // Before any Jest run: no Jest result would name it in the final summary.
+        recordFailure('production-runtime', `could not start: ${err instanceof Error ? err.message : String(err)}`);
+        throw err;
+      }),
+    );
     env = {
       ...process.env,
-      API_BASE_URL: url,
+      API_BASE_URL: runtime.url,
       // The Hosting emulator (and behind it the Functions emulator's HTTP functions): the smoke suite's second pass.
       HOSTING_URL: process.env.API_BASE_URL,
     };
@@ -102,10 +96,19 @@ try {
       run(jest, ['--selectProjects', 'integration', 'framework', `--maxWorkers=${STACK_WORKERS}`, ...jestResultArgs('integration'), '--runTestsByPath', ...parallel, ...flags], env),
     );
   }
+  // Every operation is served on the production runtime: a full run in which one of firebase.json's
+  // rewrites got no request has lost the suite that calls it.
+  const unserved = runtime?.unserved() ?? [];
+  if (filters.length === 0 && unserved.length > 0) {
+    const message = `no suite requested ${unserved.join(', ')}: the operation's suites (functions/src/operations.ts) no longer call it`;
+    recordFailure('integration', message);
+    throw new Error(message);
+  }
   status = 0;
 } catch (err) {
   console.error(`✗ ${err instanceof Error ? err.message : String(err)}`);
 } finally {
+  await runtime?.stop();
   // The runner (scripts/test.mjs) stops the emulators as soon as this file says we are done: their
   // own orderly shutdown takes half a minute and checks nothing.
   writeFileSync(join(logDir, 'stack-done'), `${status}\n`);

@@ -5,12 +5,12 @@
  *   build ─┬─ type check ─┬─ unit tests ─────────────────────────────────────┐
  *          │              └─ ESLint (the same programs), madge, knip ─┬─ sdk on node 24 ───────────────────────┐
  *          ├─ @standalone integration suites (no emulator) ───────────┼─────┤                                   │
- *          └─ emulators and production runtime ─ @serial integration ─┴─────┴─ other integration suites ─ monitoring filters
+ *          └─ emulators, production runtime ─ @serial integration ────┴─────┴─ other integration suites ─ monitoring filters
  *                                             suites, one at a time           (parallel workers)
  *
  * The build comes first (the emulators and the production runtime load the built functions, Hosting
- * the console bundle). The emulators and the HTTP functions on the production runtime start
- * together while the static checks and unit tests run, and the few
+ * the console bundle). The emulators, then the HTTP functions on the production runtime
+ * (scripts/test-stack.mjs), start while the static checks and unit tests run, and the few
  * integration suites that cannot share the stack (`@serial`, scripts/lib/test-suites.mjs) run on it
  * meanwhile: they mostly wait, the checks mostly compute. The other integration suites (and the
  * runtime's own, test/framework), each in a workspace of its own, then run in parallel Jest
@@ -28,11 +28,10 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { BASE_URL, EMULATORS, FUNCTIONS_URL, HOSTS, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin, localConfigArgs } from './lib/emulators.mjs';
-import { startProductionRuntime } from './lib/framework.mjs';
+import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, emulatorEnv, firebaseBin, localConfigArgs } from './lib/emulators.mjs';
 import { NODE_24_VERSION, node24Binary } from './lib/node24.mjs';
 import { stopProcessTree } from './lib/process-tree.mjs';
-import { jestResultArgs, printFailures, recordFailure, resetTestResults, stopJestIfItHangs } from './lib/test-results.mjs';
+import { jestResultArgs, printFailures, resetTestResults, stopJestIfItHangs } from './lib/test-results.mjs';
 import { integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
 
 /**
@@ -229,11 +228,6 @@ mkdirSync(logDir, { recursive: true });
 const checksPassed = join(logDir, 'checks-passed');
 rmSync(checksPassed, { force: true });
 const stackDoneFile = join(logDir, 'stack-done');
-/** Written once the production runtime answers (its router's URL), or `failed`: scripts/test-stack.mjs waits for it. */
-const runtimeReadyFile = join(logDir, 'runtime-ready');
-rmSync(runtimeReadyFile, { force: true });
-/** The runtime's router; the function processes take the ports above it. */
-const ROUTER_PORT = Number(process.env.FRAMEWORK_ROUTER_PORT ?? 5200);
 /** The first port of the `@standalone` suites' function processes (the parallel lane's start at 5260, 20 per worker). */
 const STANDALONE_FRAMEWORK_PORT = 5340;
 rmSync(stackDoneFile, { force: true });
@@ -257,38 +251,15 @@ const env = emulatorEnv({
   // (test/integration/reliability/security.test.ts reads it while it runs).
   EMULATOR_LOG_FILE: join(logDir, 'emulators.log'),
   TEST_CHECKS_PASSED_FILE: checksPassed,
-  TEST_RUNTIME_READY_FILE: runtimeReadyFile,
   TEST_PHASES: phases.join(','),
   TEST_STARTED_AT: String(startedAt),
 });
 
-const { flags: jestFlags, filters, selects } = parseTestArgs(extra);
-const suites = splitSuites(integrationSuites().filter(selects));
-/**
- * The emulators' addresses as `emulators:exec` gives them to its command (firebase-tools'
- * setEnvVarsForEmulators), for the production runtime's processes, which start before the
- * emulators are up (below); scripts/test-stack.mjs checks them against its own.
- */
-const runtimeEmulatorEnv = {
-  GCLOUD_PROJECT: PROJECT_ID,
-  FIRESTORE_EMULATOR_HOST: HOSTS.firestore,
-  FIREBASE_FIRESTORE_EMULATOR_ADDRESS: HOSTS.firestore,
-  FIREBASE_AUTH_EMULATOR_HOST: HOSTS.auth,
-  FIREBASE_EMULATOR_HUB: HOSTS.hub,
-  PUBSUB_EMULATOR_HOST: HOSTS.pubsub,
-  CLOUD_EVENTARC_EMULATOR_HOST: `http://${HOSTS.eventarc}`,
-  CLOUD_TASKS_EMULATOR_HOST: HOSTS.tasks,
-};
 const log = createWriteStream(env.EMULATOR_LOG_FILE, { flags: 'w' });
 const stackSpawnedAt = (Date.now() - startedAt) / 1000;
 const stackCommand = [process.execPath, join(ROOT, 'scripts', 'test-stack.mjs'), ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
 // detached: its own process group, so that a failed check stops firebase-tools and every emulator.
-const stack = spawn(firebaseBin(), ['emulators:exec', ...localConfigArgs(), '--project', PROJECT_ID, '--only', EMULATORS, stackCommand], {
-  cwd: ROOT,
-  env: { ...env, RUNTIME_EMULATOR_ENV: JSON.stringify(runtimeEmulatorEnv) },
-  stdio: ['ignore', 'pipe', 'pipe'],
-  detached: true,
-});
+const stack = spawn(firebaseBin(), ['emulators:exec', ...localConfigArgs(), '--project', PROJECT_ID, '--only', EMULATORS, stackCommand], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 children.add(stack);
 for (const [from, to] of [[stack.stdout, process.stdout], [stack.stderr, process.stderr]]) {
   from.on('data', (chunk) => {
@@ -298,50 +269,11 @@ for (const [from, to] of [[stack.stdout, process.stdout], [stack.stderr, process
 }
 const stackDone = new Promise((resolve) => stack.on('close', (code, signal) => resolve([code, signal])));
 
-// The HTTP functions on the production runtime (functions-framework, one process per function,
-// behind a router that applies firebase.json's rewrites and hands every other path to Hosting:
-// scripts/lib/framework.mjs), started now, while the emulators start, rather than once they are up:
-// a process connects to an emulator only when a request needs it, and the @serial suites begin as
-// soon as both are ready (about 10 s sooner). They get the emulators' addresses as `emulators:exec`
-// gives them to its command (`RUNTIME_EMULATOR_ENV`); scripts/test-stack.mjs checks that they equal
-// the ones it was given, so a firebase-tools that sets another one fails the run by name.
-const runtime =
-  suites.serial.length + suites.parallel.length === 0
-    ? null
-    : phase('production runtime starting (functions-framework)', () =>
-        startProductionRuntime({
-          port: ROUTER_PORT,
-          env: { ...runtimeEmulatorEnv, IMAGE_STORE: 'local', LOCAL_IMAGE_DIR: imageDir },
-          // Into the run's output and the stack's log, where the suites that read the service's log
-          // lines look: marked as the Functions emulator marks its functions' lines.
-          echo: (line) => {
-            process.stdout.write(`>  ${line}\n`);
-            log.write(`>  ${line}\n`);
-          },
-          fallback: BASE_URL,
-          // Stopped with everything else when a phase fails (fail()).
-          onSpawn: (child) => {
-            children.add(child);
-            child.on('exit', () => children.delete(child));
-          },
-        }),
-      ).then(
-        (started) => {
-          writeFileSync(runtimeReadyFile, `${started.url}\n`);
-          return started;
-        },
-        (err) => {
-          // Before any Jest run: no Jest result would name it in the final summary.
-          recordFailure('production-runtime', `could not start: ${err instanceof Error ? err.message : String(err)}`);
-          writeFileSync(runtimeReadyFile, 'failed\n');
-          fail(err);
-        },
-      );
-
 // The `@standalone` suites (scripts/lib/test-suites.mjs): no emulator, mostly the clock. From now,
 // beside the checks and the stack's start, instead of holding one of the parallel lane's workers
 // while they wait. Their own framework ports (test/framework/support.ts), apart from that lane's.
-const standaloneSuites = suites.standalone;
+const { flags: jestFlags, selects } = parseTestArgs(extra);
+const standaloneSuites = splitSuites(integrationSuites().filter(selects)).standalone;
 const standalone =
   standaloneSuites.length === 0
     ? Promise.resolve()
@@ -365,11 +297,6 @@ stopProcessTree(stack.pid);
 await stackDone;
 children.delete(stack);
 const { exitCode: code, exitSignal: signal } = stackStatus;
-// Every operation is served on the production runtime: a full run in which one of firebase.json's
-// rewrites got no request has lost the suite that calls it.
-const startedRuntime = await runtime;
-const unserved = startedRuntime?.unserved() ?? [];
-await startedRuntime?.stop();
 await new Promise((resolve) => log.end(resolve));
 // The stack phases' own times (scripts/test-stack.mjs writes them).
 const stackTimes = join(logDir, 'stack-phases.json');
@@ -378,11 +305,6 @@ if (existsSync(stackTimes)) {
   // Until the first of them began, the emulators were starting.
   if (stackPhases.length > 0) timeline.push({ name: 'emulators starting', from: stackSpawnedAt, to: Math.min(...stackPhases.map((p) => p.from)) });
   timeline.push(...stackPhases);
-}
-if (code === 0 && filters.length === 0 && unserved.length > 0) {
-  const message = `no suite requested ${unserved.join(', ')}: the operation's suites (functions/src/operations.ts) no longer call it`;
-  recordFailure('integration', message);
-  fail(new Error(message));
 }
 if (code !== 0) fail(new Error(`firebase emulators:exec failed (exit ${code ?? signal}); its output is in ${rel(env.EMULATOR_LOG_FILE)}`));
 await node24Pass;

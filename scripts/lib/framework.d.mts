@@ -11,7 +11,7 @@ export interface FrameworkFunction {
   output(): string;
   stop(): Promise<void>;
 }
-export declare function startFunction(options: { target: string; port: number; env?: Record<string, string>; logFile?: string; echo?: (line: string) => void; onSpawn?: (child: import('node:child_process').ChildProcess) => void }): Promise<FrameworkFunction>;
+export declare function startFunction(options: { target: string; port: number; env?: Record<string, string>; logFile?: string; echo?: (line: string) => void }): Promise<FrameworkFunction>;
 
 /** Whether a rewrite's `source` matches `path`: exactly, or below a source ending in `/**`, as Hosting's globs do. */
 export declare function rewriteMatches(source: string, path: string): boolean;

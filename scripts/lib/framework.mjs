@@ -67,9 +67,8 @@ const START_LIMIT_MS = 90_000;
  * Starts `functions-framework --target=<target> --port=<port>` in functions/ (the built lib/), and
  * resolves once it answers HTTP. Its output goes to `logFile` (and is kept for `output()`); with
  * `echo`, each complete line is also passed to it (npm test prints them into the stack's log).
- * `onSpawn` gets the process as soon as it runs (npm test stops it with the rest when a phase fails).
  */
-export async function startFunction({ target, port, env = {}, logFile, echo, onSpawn }) {
+export async function startFunction({ target, port, env = {}, logFile, echo }) {
   // A leftover process on the port would answer the readiness probe in this one's place.
   await assertPortFree(port);
   const child = spawn(process.execPath, [FRAMEWORK_MAIN, `--target=${target}`, `--port=${port}`, '--signature-type=http'], {
@@ -77,7 +76,6 @@ export async function startFunction({ target, port, env = {}, logFile, echo, onS
     env: frameworkEnv(target, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  onSpawn?.(child);
   let output = '';
   let log;
   if (logFile) {
@@ -208,11 +206,11 @@ function startRouter({ port, routes, fallback }) {
  * rewrite of firebase.json (started together: each spends its start-up loading modules) behind
  * the router, from `port` + 1 on. `fallback` receives every other path (the Hosting emulator).
  * `requested` counts the requests each rewrite received, so that a run can show every operation
- * was served. `env`: the processes' extra environment; `echo`, `onSpawn`: as `startFunction`'s.
+ * was served. `env`: the processes' extra environment; `echo`: as `startFunction`'s (their one log).
  */
-export async function startProductionRuntime({ port, env = {}, echo, fallback, onSpawn }) {
+export async function startProductionRuntime({ port, env = {}, echo, fallback }) {
   const rewrites = hostingRewrites();
-  const started = await Promise.allSettled(rewrites.map(({ target }, i) => startFunction({ target, port: port + 1 + i, env, echo, onSpawn })));
+  const started = await Promise.allSettled(rewrites.map(({ target }, i) => startFunction({ target, port: port + 1 + i, env, echo })));
   const functions = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const stopFunctions = () => Promise.all(functions.map((f) => f.stop()));
   const failed = started.find((result) => result.status === 'rejected');
