@@ -2,4 +2,3 @@
 export declare function integrationSuites(): string[];
 export declare function splitSuites(suites: readonly string[]): { standalone: string[]; serial: string[]; parallel: string[] };
 export declare function parseTestArgs(args: readonly string[]): { flags: string[]; filters: RegExp[]; selects: (suite: string) => boolean };
-export declare function envDigest(env: Readonly<Record<string, string | undefined>>): Record<string, string>;

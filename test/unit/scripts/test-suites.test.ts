@@ -1,12 +1,8 @@
 /**
  * How npm test splits the stack's suites (scripts/lib/test-suites.mjs `splitSuites`), on the
- * repository's own suites, and the environment digest the production runtime's check compares
- * (`envDigest`, scripts/test-stack.mjs).
+ * repository's own suites.
  */
-import { createHash } from 'node:crypto';
-import { envDigest, integrationSuites, parseTestArgs, splitSuites } from '../../../scripts/lib/test-suites.mjs';
-
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+import { integrationSuites, parseTestArgs, splitSuites } from '../../../scripts/lib/test-suites.mjs';
 
 describe('splitSuites', () => {
   const all = integrationSuites();
@@ -26,20 +22,5 @@ describe('splitSuites', () => {
   test('a selection keeps its groups', () => {
     const { selects } = parseTestArgs(['deadline']);
     expect(splitSuites(all.filter(selects))).toEqual({ standalone: ['test/framework/deadline-default.test.ts'], serial: [], parallel: ['test/framework/deadline.test.ts'] });
-  });
-});
-
-describe('envDigest', () => {
-  test('a SHA-256 per variable, no value, unset variables left out', () => {
-    const digest = envDigest({ KEY_CACHE_TTL_MS: '2000', SECRETISH: 'hunter2', UNSET: undefined });
-    expect(digest).toEqual({ KEY_CACHE_TTL_MS: sha256('2000'), SECRETISH: sha256('hunter2') });
-    expect(JSON.stringify(digest)).not.toContain('hunter2');
-  });
-
-  test('equal environments have equal digests; a changed value changes its entry only', () => {
-    const a = envDigest({ A: '1', B: '2' });
-    const b = envDigest({ A: '1', B: '3' });
-    expect(a.A).toBe(b.A);
-    expect(a.B).not.toBe(b.B);
   });
 });
