@@ -73,11 +73,15 @@ if (!Number.isInteger(CHECK_NICENESS) || CHECK_NICENESS < 0 || CHECK_NICENESS > 
   process.exit(1);
 }
 
-/** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. `niced`: at CHECK_NICENESS. */
-function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' '), niced = false } = {}) {
+/**
+ * Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. `niced`: at
+ * CHECK_NICENESS. `onMessage`: with an IPC channel, called with each message the process sends.
+ */
+function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' '), niced = false, onMessage } = {}) {
   return new Promise((resolve, reject) => {
     const [file, argv] = niced && CHECK_NICENESS !== 0 && process.platform !== 'win32' ? ['nice', ['-n', String(CHECK_NICENESS), cmd, ...args]] : [cmd, args];
-    const child = spawn(file, argv, { cwd: ROOT, stdio: 'inherit', env });
+    const child = spawn(file, argv, { cwd: ROOT, stdio: onMessage === undefined ? 'inherit' : ['inherit', 'inherit', 'inherit', 'ipc'], env });
+    if (onMessage !== undefined) child.on('message', onMessage);
     children.add(child);
     stopJestIfItHangs(child, args);
     child.on('close', (code, signal) => {
@@ -135,27 +139,20 @@ node24Fetch.catch(() => undefined); // awaited (and its failure reported) by the
 /**
  * The type check and ESLint: one process on the same TypeScript programs (scripts/check-static.mjs),
  * at CHECK_NICENESS. `typeChecked` settles when its type check passed (it says so over IPC), `done`
- * when it exits: ESLint's type-aware rules then find the checker's work done instead of building
- * and checking the same programs again (0.72 of the CPU of tsc and ESLint apart, measured in
- * docs/toolchain.md#static-checks).
+ * when it exits (exit 2: type errors, 1: ESLint errors): ESLint's type-aware rules then find the
+ * checker's work done instead of building and checking the same programs again (0.72 of the CPU of
+ * tsc and ESLint apart, measured in docs/toolchain.md#static-checks).
  */
 function startStaticCheck() {
-  const script = [process.execPath, join(ROOT, 'scripts', 'check-static.mjs')];
-  const [file, argv] = CHECK_NICENESS !== 0 && process.platform !== 'win32' ? ['nice', ['-n', String(CHECK_NICENESS), ...script]] : [script[0], script.slice(1)];
-  const child = spawn(file, argv, { cwd: ROOT, stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
-  children.add(child);
   let passed = () => {};
   const typeChecked = new Promise((resolve) => (passed = resolve));
-  child.on('message', (message) => {
-    if (message?.typeCheck === 'passed') passed();
+  const done = run(process.execPath, [join(ROOT, 'scripts', 'check-static.mjs')], {
+    label: 'scripts/check-static.mjs',
+    niced: true,
+    onMessage: (message) => {
+      if (message?.typeCheck === 'passed') passed();
+    },
   });
-  const done = new Promise((resolve, reject) =>
-    child.on('close', (code, signal) => {
-      children.delete(child);
-      if (code === 0) resolve();
-      else reject(new Error(`scripts/check-static.mjs failed (exit ${code ?? signal}: ${code === 2 ? 'type errors' : 'ESLint errors'})`));
-    }),
-  );
   // A process that ends before its type check passed failed it.
   return { typeChecked: Promise.race([typeChecked, done.then(() => { throw new Error('scripts/check-static.mjs ended without a type check'); })]), done };
 }
@@ -228,9 +225,9 @@ mkdirSync(logDir, { recursive: true });
 const checksPassed = join(logDir, 'checks-passed');
 rmSync(checksPassed, { force: true });
 const stackDoneFile = join(logDir, 'stack-done');
+rmSync(stackDoneFile, { force: true });
 /** The first port of the `@standalone` suites' function processes (the parallel lane's start at 5260, 20 per worker). */
 const STANDALONE_FRAMEWORK_PORT = 5340;
-rmSync(stackDoneFile, { force: true });
 
 const env = emulatorEnv({
   LOCAL_IMAGE_DIR: imageDir,

@@ -24,9 +24,11 @@ export function integrationSuites() {
   return globSync(['test/integration/**/*.test.ts', 'test/framework/**/*.test.ts', 'sdk/test/e2e/**/*.test.ts'], { cwd: ROOT }).sort();
 }
 
-/** Whether the suite's first doc comment gives `@<tag>` (with its reason). */
-function says(suite, tag) {
-  return firstDocTag(readFileSync(join(ROOT, suite), 'utf8'), tag) !== null;
+/** How a suite runs, by the tag its first doc comment gives (with its reason): `@standalone` before `@serial`. */
+function groupOf(suite) {
+  const source = readFileSync(join(ROOT, suite), 'utf8');
+  if (firstDocTag(source, 'standalone') !== null) return 'standalone';
+  return firstDocTag(source, 'serial') !== null ? 'serial' : 'parallel';
 }
 
 /**
@@ -38,9 +40,9 @@ function says(suite, tag) {
  * - `parallel`: the rest, in parallel workers.
  */
 export function splitSuites(suites) {
-  const standalone = suites.filter((s) => says(s, 'standalone'));
-  const serial = suites.filter((s) => !standalone.includes(s) && says(s, 'serial'));
-  return { standalone, serial, parallel: suites.filter((s) => !standalone.includes(s) && !serial.includes(s)) };
+  const groups = { standalone: [], serial: [], parallel: [] };
+  for (const suite of suites) groups[groupOf(suite)].push(suite);
+  return groups;
 }
 
 /**
