@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { offlineEmulatorEnv } from './emulator-env.mjs';
+import { emulatorJvmEnv, offlineEmulatorEnv } from './emulator-env.mjs';
 import { writeLocalFirebaseConfig } from './local-firebase-config.mjs';
 import { REGION } from './region.cjs';
 
@@ -40,6 +40,7 @@ export function emulatorEnv(extra = {}) {
   return {
     ...process.env,
     ...offlineEmulatorEnv(join(ROOT, '.emulators')),
+    ...emulatorJvmEnv(),
     // Make sure every child (firebase-tools, the functions runtime, jest) runs on the Node 22 we install.
     METADATA_SERVER_DETECTION: 'none',
     PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
