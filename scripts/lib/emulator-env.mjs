@@ -56,8 +56,9 @@ function buildFirestoreLauncher(gcloudJar, workDir) {
  * compiles smaller units, and its compile threads were about 40% of the emulator's CPU over a test
  * run (69 of 178 CPU-s, from a flight recording). Two A/B pairs of `TEST_PHASES=integration npm test`
  * runs, each back to back: the emulator 147 against 190 and 156 against 199 CPU-s, every process 684
- * against 731 and 710 against 771 (docs/toolchain.md#emulator-jvm). Through JDK_JAVA_OPTIONS, which only the `java` launcher reads
- * (firebase-tools starts the emulator with `java ... -jar`, so no other variable reaches its line).
+ * against 731 and 710 against 771 (docs/toolchain.md#emulator-jvm). Set through JDK_JAVA_OPTIONS,
+ * which only the `java` launcher reads (firebase-tools starts the emulator with `java ... -jar`, so
+ * no other variable reaches its command line).
  */
 export const FIRESTORE_EMULATOR_JVM_OPTIONS = '-XX:MaxInlineLevel=6 -XX:FreqInlineSize=100 -XX:InlineSmallCode=1000 -XX:MaxNodeLimit=30000';
 
