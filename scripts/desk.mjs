@@ -40,16 +40,10 @@ if (!existsSync(bundle)) {
   writeFileSync(temporary, code);
   renameSync(temporary, bundle);
 }
-const { main } = await import(pathToFileURL(bundle).href);
+const { main, stackAddresses } = await import(pathToFileURL(bundle).href);
 
 const env = process.env;
-const stack = {
-  projectId: env.GCLOUD_PROJECT ?? PROJECT_ID,
-  authHost: env.FIREBASE_AUTH_EMULATOR_HOST ?? HOSTS.auth,
-  firestoreHost: env.FIRESTORE_EMULATOR_HOST ?? HOSTS.firestore,
-  baseUrl: (env.API_BASE_URL ?? BASE_URL).replace(/\/+$/, ''),
-  functionsUrl: env.FUNCTIONS_URL ?? FUNCTIONS_URL,
-};
+const stack = stackAddresses(env, { projectId: PROJECT_ID, authHost: HOSTS.auth, firestoreHost: HOSTS.firestore, baseUrl: BASE_URL, functionsUrl: FUNCTIONS_URL });
 const demo = Object.fromEntries(DEMO.users.map((u) => [u.role, { email: u.email, password: u.password }]));
 const io = { out: (text) => process.stdout.write(`${text}\n`), err: (text) => process.stderr.write(`${text}\n`) };
 const status = await main(process.argv.slice(2), stack, demo, env, io);

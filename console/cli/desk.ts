@@ -28,6 +28,21 @@ export interface StackAddresses {
   functionsUrl: string;
 }
 
+/**
+ * The stack's addresses from the environment: the emulator variables the test runner and
+ * `firebase emulators:exec` set, else `defaults` (firebase.json and .firebaserc, read by the
+ * launcher, scripts/desk.mjs).
+ */
+export function stackAddresses(env: Readonly<Record<string, string | undefined>>, defaults: StackAddresses): StackAddresses {
+  return {
+    projectId: env['GCLOUD_PROJECT'] ?? defaults.projectId,
+    authHost: env['FIREBASE_AUTH_EMULATOR_HOST'] ?? defaults.authHost,
+    firestoreHost: env['FIRESTORE_EMULATOR_HOST'] ?? defaults.firestoreHost,
+    baseUrl: (env['API_BASE_URL'] ?? defaults.baseUrl).replace(/\/+$/, ''),
+    functionsUrl: env['FUNCTIONS_URL'] ?? defaults.functionsUrl,
+  };
+}
+
 /** The demo accounts `npm start` seeds (scripts/lib/seed.mjs `DEMO.users`). */
 export type DemoAccounts = Record<DemoRole, { email: string; password: string }>;
 
@@ -44,6 +59,9 @@ async function answers(hostPort: string): Promise<boolean> {
 function accountOf(identity: Identity, demo: DemoAccounts): { email: string; password: string; demo: boolean } {
   return identity.kind === 'demo' ? { ...demo[identity.role], demo: true } : { email: identity.email, password: identity.password, demo: false };
 }
+
+/** Runs of `main` in this process so far (each names its Firebase app by it). */
+let runs = 0;
 
 /**
  * Runs one command line; resolves to the exit status (0 done, 1 refused or failed, 2 usage). All
@@ -76,7 +94,8 @@ export async function main(argv: readonly string[], stack: StackAddresses, demo:
   // The SDK's own logging would repeat, less clearly, what each command reports.
   setAppLogLevel('silent');
   setFirestoreLogLevel('silent');
-  const app: FirebaseApp = initializeApp({ projectId: stack.projectId, apiKey: 'local-emulator-api-key', authDomain: 'localhost' }, `desk-${process.pid}`);
+  // A name of its own per run: more than one run may share a process (the CLI's integration suites call `main` in theirs).
+  const app: FirebaseApp = initializeApp({ projectId: stack.projectId, apiKey: 'local-emulator-api-key', authDomain: 'localhost' }, `desk-${process.pid}-${++runs}`);
   try {
     const auth = getAuth(app);
     connectAuthEmulator(auth, `http://${stack.authHost}`, { disableWarnings: true });

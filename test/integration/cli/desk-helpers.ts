@@ -1,14 +1,42 @@
 /**
- * Running the desk CLI (`node scripts/desk.mjs ...`, docs/cli.md) as a child process against the
- * local stack, and the accounts it signs in as (on the Auth emulator), for the CLI's integration
- * suites (desk.test.ts, desk-start.test.ts).
+ * Running the desk CLI (docs/cli.md) against the local stack, for the CLI's integration suites
+ * (desk.test.ts, desk-start.test.ts), and the accounts it signs in as (on the Auth emulator).
+ *
+ * `desk` runs a command line in this process, through the CLI's own `main` (console/cli/desk.ts)
+ * with the stack's addresses from the environment as the launcher reads them (`stackAddresses`):
+ * the same command code, rules and output, without a process, an esbuild bundle and a load of the
+ * Firebase SDK per command (about 0.5 CPU-s each, dozens per suite). `deskProcess` runs the
+ * launcher itself (`node scripts/desk.mjs ...`, what `npm run desk` runs): the suites keep a few of
+ * those for what only a process shows (the bundle, the exit status, the output streams).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { authHost } from '../helpers/auth-emulator';
+import { apiBaseUrl, functionsUrl } from '../helpers/stack';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 const DESK = join(ROOT, 'scripts', 'desk.mjs');
+
+/**
+ * What the suites use of console/cli/desk.ts. Declared here, and the module loaded by a path the
+ * type checker does not follow: the CLI imports the console's browser modules (`window`,
+ * `location`), which type-check only in the console's programs (console/cli/tsconfig.json), not in
+ * the root one of the tests. A change to these signatures fails every run of the suites.
+ */
+interface StackAddresses {
+  projectId: string;
+  authHost: string;
+  firestoreHost: string;
+  baseUrl: string;
+  functionsUrl: string;
+}
+type DemoAccounts = Record<'admin' | 'operator', { email: string; password: string }>;
+interface DeskCli {
+  main(argv: readonly string[], stack: StackAddresses, demo: DemoAccounts, env: Readonly<Record<string, string | undefined>>, io: { out(text: string): void; err(text: string): void }): Promise<number>;
+  stackAddresses(env: Readonly<Record<string, string | undefined>>, defaults: StackAddresses): StackAddresses;
+}
+const DESK_MODULE = join(ROOT, 'console', 'cli', 'desk.ts');
+let cli: Promise<DeskCli> | undefined;
 
 export interface Run {
   status: number | null;
@@ -16,8 +44,36 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs the CLI as a child process with the stack's environment plus `env`. */
-export function desk(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+/** The demo accounts the stack seeds (scripts/lib/seed.mjs `DEMO.users`), read from the script itself. */
+export function demoUsers(): Array<{ email: string; password: string; role: string }> {
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', "import { DEMO } from './scripts/lib/seed.mjs'; console.log(JSON.stringify(DEMO.users));"], { cwd: ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`cannot read the demo accounts: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Array<{ email: string; password: string; role: string }>;
+}
+
+let demoAccounts: DemoAccounts | undefined;
+function demo(): DemoAccounts {
+  demoAccounts ??= Object.fromEntries(demoUsers().map((u) => [u.role, { email: u.email, password: u.password }])) as DemoAccounts;
+  return demoAccounts;
+}
+
+/** Runs one command line of the CLI in this process, with the stack's environment plus `env`. */
+export async function desk(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  const merged = { ...process.env, ...env };
+  const firestoreHost = merged['FIRESTORE_EMULATOR_HOST'];
+  if (firestoreHost === undefined) throw new Error('FIRESTORE_EMULATOR_HOST is not set: run the suite through npm test');
+  cli ??= import(DESK_MODULE) as Promise<DeskCli>;
+  const { main, stackAddresses } = await cli;
+  const stack = stackAddresses(merged, { projectId: merged['GCLOUD_PROJECT'] ?? '', authHost: authHost(), firestoreHost, baseUrl: apiBaseUrl(), functionsUrl: functionsUrl() });
+  let stdout = '';
+  let stderr = '';
+  // The launcher's streams: each call writes its text and a newline.
+  const status = await main(args, stack, demo(), merged, { out: (text) => (stdout += `${text}\n`), err: (text) => (stderr += `${text}\n`) });
+  return { status, stdout, stderr };
+}
+
+/** Runs the CLI's launcher as a child process (`node scripts/desk.mjs ...`) with the stack's environment plus `env`. */
+export function deskProcess(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [DESK, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -1,6 +1,7 @@
 /**
- * `npm run desk -- start` (console/cli, docs/cli.md) against the real local stack: the CLI, run as
- * a child process signed in as a member of this suite's workspace, writes the start request as the
+ * `npm run desk -- start` (console/cli, docs/cli.md) against the real local stack: the CLI, run
+ * through its `main` in this process (desk-helpers.ts; desk.test.ts runs the launcher as a process)
+ * signed in as a member of this suite's workspace, writes the start request as the
  * console's New conversation form does (under firestore.rules), and the real start trigger answers
  * on the start document:
  *
@@ -17,7 +18,7 @@ import { closePubSub, createTestTopic, eventually, type TestTopic } from '../hel
 import { adminDb, createTestIntegration, integrationRef, postJson, type TestIntegration } from '../helpers/stack';
 import { account, desk, expectExit, json } from './desk-helpers';
 
-// The first start of a run meets a cold trigger in the emulator; each CLI run bundles and signs in.
+// The first start of a run meets a cold trigger in the emulator; each CLI run signs in.
 jest.setTimeout(120_000);
 
 const TEMPLATE = { name: 'hello', language: 'en-US', params: [{ name: 'name', maxLength: 20 }], preview: 'Hi {{name}}, we have news.' };

@@ -1,7 +1,8 @@
 /**
- * The desk CLI (`npm run desk`, console/cli, docs/cli.md) against the real local stack, run as a
- * child process (`node scripts/desk.mjs ...`) with the stack's environment, as a member of this
- * suite's own workspace signed in through the Auth emulator: the rules refuse what they refuse to
+ * The desk CLI (`npm run desk`, console/cli, docs/cli.md) against the real local stack, run through
+ * its `main` in this process (desk-helpers.ts; a few runs through the launcher as a child process,
+ * `node scripts/desk.mjs ...`) with the stack's environment, as a member of this suite's own
+ * workspace signed in through the Auth emulator: the rules refuse what they refuse to
  * the console. One integration with a topic and two conversations; the test plays the connector
  * itself (claim, fetch, start, complete, receipt through the API):
  *
@@ -15,10 +16,9 @@
  *   -> who is typing in `status` (a typing event through the API; quiet once 8 s passed)
  *   -> `erase` (by the customer's id) as the admin; refused to the operator
  *   -> `erasures`: pending until the connector acknowledges it through the API, then acknowledged; refused to the operator
- * @long dozens of CLI processes (about 85 s)
+ * @long dozens of CLI runs, each signing in (about 25 s alone)
  */
-import { spawnSync } from 'node:child_process';
-import { account, desk, expectExit, json, ROOT } from './desk-helpers';
+import { account, demoUsers, desk, deskProcess, expectExit, json } from './desk-helpers';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -31,13 +31,6 @@ import { Timestamp } from 'firebase-admin/firestore';
 import { adminDb, apiBaseUrl, postJson } from '../helpers/stack';
 
 jest.setTimeout(120_000);
-
-/** The demo accounts the stack seeds (scripts/lib/seed.mjs `DEMO.users`), read from the script itself. */
-function demoUsers(): Array<{ email: string; password: string; role: string }> {
-  const result = spawnSync(process.execPath, ['--input-type=module', '-e', "import { DEMO } from './scripts/lib/seed.mjs'; console.log(JSON.stringify(DEMO.users));"], { cwd: ROOT, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`cannot read the demo accounts: ${result.stderr}`);
-  return JSON.parse(result.stdout) as Array<{ email: string; password: string; role: string }>;
-}
 
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -86,7 +79,8 @@ beforeAll(async () => {
 
 describe('usage and the stack', () => {
   test('an unknown command or a missing argument: the reason and the usage, exit 2; help: exit 0', async () => {
-    const [unknown, missing, noText, help] = await Promise.all([desk(['bogus']), desk(['cancel', 'c_1']), desk(['reply', 'c_1']), desk(['help'])]);
+    // The launcher as a process for the unknown command and help (its exit status and streams), in this process for the rest.
+    const [unknown, missing, noText, help] = await Promise.all([deskProcess(['bogus']), desk(['cancel', 'c_1']), desk(['reply', 'c_1']), deskProcess(['help'])]);
     expectExit(unknown, 2);
     expect(unknown.stderr).toMatch(/^desk: unknown command "bogus" \(one of conversations, start, reply, status, cancel, resend, edit, unsend, capabilities, erase, erasures, help\)\n/);
     expect(unknown.stderr).toContain('Usage: npm run desk -- <command>');
@@ -104,7 +98,7 @@ describe('usage and the stack', () => {
 
   test('a stack that is not running: said so, with how to start it, exit 1', async () => {
     const port = await closedPort();
-    const run = await desk(['conversations'], { FIREBASE_AUTH_EMULATOR_HOST: `127.0.0.1:${port}`, FIRESTORE_EMULATOR_HOST: `127.0.0.1:${port}` });
+    const run = await deskProcess(['conversations'], { FIREBASE_AUTH_EMULATOR_HOST: `127.0.0.1:${port}`, FIRESTORE_EMULATOR_HOST: `127.0.0.1:${port}` });
     expectExit(run, 1);
     expect(run.stderr).toContain(`desk: the local stack is not running: nothing answers at 127.0.0.1:${port} and 127.0.0.1:${port}`);
     expect(run.stderr).toContain('Start it with `npm start`');
@@ -152,7 +146,8 @@ describe('the operator and the admin, under the rules', () => {
   });
 
   test('conversations: each with its customer, its last message and its latest reply', async () => {
-    const rows = json<Array<Record<string, unknown>>>(await desk(['conversations', '--json'], asAdmin));
+    // Through the launcher: a process reaches the stack from the environment the runner sets.
+    const rows = json<Array<Record<string, unknown>>>(await deskProcess(['conversations', '--json'], asAdmin));
     expect(rows.map((r) => r.conversationId).sort()).toEqual([first.conversationId, second.conversationId].sort());
     expect(rows.find((r) => r.conversationId === first.conversationId)).toEqual({
       conversationId: first.conversationId,
