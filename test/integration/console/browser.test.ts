@@ -27,7 +27,7 @@ import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from 'fireba
 import { connectFirestoreEmulator, doc, getFirestore, serverTimestamp, setDoc, terminate, updateDoc, collection } from 'firebase/firestore';
 import type { DocumentReference } from 'firebase-admin/firestore';
 import { ConnectorClient, ProviderPermanentError, type ProviderSendInput } from '../../../sdk/src/index.js';
-import { adminDb, apiBaseUrl, closeStack, firestoreEmulatorHost, projectId } from '../helpers/stack';
+import { adminDb, apiBaseUrl, closeStack, firestoreEmulatorHost, listDocPaths, projectId } from '../helpers/stack';
 import { closePubSub, createTestTopic, eventually, sleep, type TestTopic } from '../helpers/deliveries';
 import { png } from '../../unit/fixtures/image-bytes';
 import { hashKey } from '../../../functions/src/integrations/keys';
@@ -438,15 +438,10 @@ test('an admin ends a CLI rotation overlap early and re-keys (no overlap); the n
   await expect(adminPage.content()).resolves.not.toContain(rekeyed);
 });
 
-/** Every document under the workspace, recursively. */
+/** The workspace's document and every document under it, at any depth, with their data. */
 async function allDocuments(root: DocumentReference): Promise<Array<{ path: string; data: unknown }>> {
-  const out: Array<{ path: string; data: unknown }> = [];
-  const snap = await root.get();
-  if (snap.exists) out.push({ path: root.path, data: snap.data() });
-  for (const col of await root.listCollections()) {
-    for (const ref of await col.listDocuments()) out.push(...(await allDocuments(ref)));
-  }
-  return out;
+  const snaps = await adminDb().getAll(root, ...(await listDocPaths(root)).map((path) => adminDb().doc(path)));
+  return snaps.filter((snap) => snap.exists).map((snap) => ({ path: snap.ref.path, data: snap.data() }));
 }
 
 test('the key is never stored or logged in plain text by the console', async () => {

@@ -225,22 +225,26 @@ export function postMultipart(path: string, parts: readonly MultipartPart[], opt
 
 // ------------------------------------------------------------------------------------ Firestore
 
-/** Paths of every existing document under `ref` (recursively, through all subcollections). */
+/**
+ * Paths of every existing document under `ref`, at any depth (not `ref` itself), sorted: one
+ * kindless all-descendants query (StructuredQuery `from: [{ allDescendants: true }]` without a
+ * collection id, under `ref`: the query the Admin SDK's recursiveDelete runs), sent to the
+ * emulator's REST API as its owner (no rules), names only. Not a walk with listCollections and
+ * listDocuments: the emulator answers each of those by reading every document it holds, so a walk
+ * of one workspace read the whole database once per document and subcollection in it (a seventh of
+ * the Firestore emulator's CPU over a full run, in its flight recording); the query reads it once.
+ */
 export async function listDocPaths(ref: DocumentReference): Promise<string[]> {
-  const paths: string[] = [];
-  const visit = async (doc: DocumentReference): Promise<void> => {
-    for (const collection of await doc.listCollections()) {
-      // listDocuments also returns "missing" parents of subcollections: visit them, count only existing ones.
-      const docs = await collection.listDocuments();
-      const snaps = docs.length > 0 ? await adminDb().getAll(...docs) : [];
-      for (const snap of snaps) {
-        if (snap.exists) paths.push(snap.ref.path);
-        await visit(snap.ref);
-      }
-    }
-  };
-  await visit(ref);
-  return paths.sort();
+  const documents = `projects/${projectId()}/databases/(default)/documents`;
+  const res = await fetch(`http://${firestoreEmulatorHost()}/v1/${documents}/${ref.path}:runQuery`, {
+    method: 'POST',
+    headers: { Authorization: 'Bearer owner', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ structuredQuery: { from: [{ allDescendants: true }], select: { fields: [{ fieldPath: '__name__' }] } } }),
+  });
+  if (!res.ok) throw new Error(`listing the documents under ${ref.path}: HTTP ${res.status} ${await res.text()}`);
+  // One row per document; a query that matched nothing answers a single row with only a readTime.
+  const rows = (await res.json()) as Array<{ document?: { name: string } }>;
+  return rows.flatMap((row) => (row.document === undefined ? [] : [row.document.name.slice(documents.length + 1)])).sort();
 }
 
 /** Paths of every document under a workspace, relative to it (e.g. `integrations/abc`). */
