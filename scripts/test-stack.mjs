@@ -21,9 +21,8 @@
  * Arguments: as scripts/test.mjs (positional ones select suites, flags go to Jest).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SHARED_BROWSER_ENV, drivesBrowser, startSharedBrowser } from './lib/chromium.mjs';
 import { ROOT } from './lib/emulators.mjs';
 import { startProductionRuntime } from './lib/framework.mjs';
 import { jestResultArgs, recordFailure, stopJestIfItHangs } from './lib/test-results.mjs';
@@ -52,8 +51,6 @@ function run(cmd, args, env) {
 const jest = join(ROOT, 'node_modules', '.bin', 'jest');
 
 let runtime;
-/** The browser the parallel lane's browser suites share (scripts/lib/chromium.mjs). */
-let sharedBrowser = null;
 let status = 1;
 try {
   const suites = phases.includes('integration') ? integrationSuites().filter(selects) : [];
@@ -95,10 +92,6 @@ try {
   }
   await phase('waiting for the static checks, unit tests and @standalone suites', () => checks);
   if (parallel.length > 0) {
-    if (parallel.some((suite) => drivesBrowser(readFileSync(join(ROOT, suite), 'utf8')))) {
-      sharedBrowser = await startSharedBrowser();
-      if (sharedBrowser !== null) env = { ...env, [SHARED_BROWSER_ENV]: sharedBrowser.wsEndpoint() };
-    }
     await phase(`integration: ${parallel.length} suites, ${STACK_WORKERS} workers`, () =>
       run(jest, ['--selectProjects', 'integration', 'framework', `--maxWorkers=${STACK_WORKERS}`, ...jestResultArgs('integration'), '--runTestsByPath', ...parallel, ...flags], env),
     );
@@ -115,7 +108,6 @@ try {
 } catch (err) {
   console.error(`✗ ${err instanceof Error ? err.message : String(err)}`);
 } finally {
-  await sharedBrowser?.close();
   await runtime?.stop();
   // The runner (scripts/test.mjs) stops the emulators as soon as this file says we are done: their
   // own orderly shutdown takes half a minute and checks nothing.

@@ -15,12 +15,13 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { ConnectorClient } from '../../../sdk/src/index.js';
 import { adminDb, apiBaseUrl, closeStack } from '../helpers/stack';
 import { closePubSub, eventually, readReply, setupConversation, type ConversationSetup } from '../helpers/deliveries';
 import { realPng } from '../helpers/console-uploads';
-import { consoleUrl, createUser, downloadedBytes, expectUnderCsp, launchChromium, newPage, scrollTo, shot, signIn, type TestUser } from './browser-helpers';
+import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, scrollTo, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -169,7 +170,7 @@ describe('reply attachments in the console', () => {
     const threadUrl = page.url();
     const [saved] = await Promise.all([page.waitForEvent('download'), pdfLink.click()]);
     expect(saved.suggestedFilename()).toBe('invoice.pdf');
-    expect(sha256(await downloadedBytes(saved))).toBe(sha256(PDF));
+    expect(sha256(await readFile(await saved.path()))).toBe(sha256(PDF));
     expect({ url: page.url(), pages: page.context().pages().length }).toEqual({ url: threadUrl, pages: 1 });
     const mirror = (await readReply(setup, replyId))?.delivery as { parts?: unknown[] } | undefined;
     expect(mirror?.parts).toEqual([

@@ -6,14 +6,13 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Download, type Locator, type Page } from 'playwright-core';
-import { CHROMIUM_LAUNCH_OPTIONS, CHROMIUM_PATH, SHARED_BROWSER_ENV } from '../../../scripts/lib/chromium.mjs';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { apiBaseUrl } from '../helpers/stack';
 import { authHost, identity } from '../helpers/auth-emulator';
 
 export { authHost };
 
-export const CHROMIUM = CHROMIUM_PATH;
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** CONSOLE_SCREENSHOTS=<dir> saves the screenshots docs/screenshots/ holds. */
 export const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS;
 
@@ -28,28 +27,11 @@ export async function createUser(email: string, password: string): Promise<strin
   return (await identity('accounts:signUp', { email, password, returnSecureToken: true })).localId;
 }
 
-/**
- * The suite's browser: a connection to the browser `npm test` shares between the suites of its
- * parallel lane (scripts/lib/chromium.mjs; `close()` then closes this suite's contexts and
- * disconnects), else one launched for this suite.
- */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`No Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
   }
-  const shared = process.env[SHARED_BROWSER_ENV];
-  if (shared !== undefined && shared !== '') return chromium.connect(shared);
-  return chromium.launch({ ...CHROMIUM_LAUNCH_OPTIONS, args: [...CHROMIUM_LAUNCH_OPTIONS.args] });
-}
-
-/**
- * The bytes of a finished download. Read through its stream, which works on a browser launched
- * here and on the shared one alike (`download.path()` exists only where the browser is local).
- */
-export async function downloadedBytes(download: Download): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
 }
 
 /**

@@ -22,6 +22,7 @@
  *      token (403 not_an_admin).
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FieldValue } from 'firebase-admin/firestore';
 import type { Browser, Page } from 'playwright-core';
@@ -29,7 +30,7 @@ import { ConnectorClient } from '../../../sdk/src/index.js';
 import { adminDb, apiBaseUrl, closeStack, createTestIntegration, functionsUrl, integrationRef, type TestIntegration } from '../helpers/stack';
 import { closePubSub, createTestTopic, eventually } from '../helpers/deliveries';
 import { identity } from '../helpers/auth-emulator';
-import { consoleUrl, createUser, downloadedBytes, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
+import { consoleUrl, createUser, expectUnderCsp, launchChromium, newPage, shot, signIn, type TestUser } from './browser-helpers';
 
 jest.setTimeout(180_000);
 
@@ -315,7 +316,7 @@ test('an admin exports a customer: done, and offered for download until it expir
   exportId = stored.docs[0]!.id;
   const [download] = await Promise.all([adminPage.waitForEvent('download'), row.getByRole('button', { name: 'Download (JSON Lines)' }).click()]);
   expect(download.suggestedFilename()).toBe(`export-${exportId}.jsonl`);
-  const text = (await downloadedBytes(download)).toString('utf8');
+  const text = await readFile(await download.path(), 'utf8');
   expect(text.endsWith('\n')).toBe(true);
   const lines = text.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
   expect(lines.find((l) => l.type === 'customer')).toMatchObject({ externalId: exported });
