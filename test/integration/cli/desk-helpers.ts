@@ -5,9 +5,14 @@
  * `desk` runs a command line in this process, through the CLI's own `main` (console/cli/desk.ts)
  * with the stack's addresses from the environment as the launcher reads them (`stackAddresses`):
  * the same command code, rules and output, without a process, an esbuild bundle and a load of the
- * Firebase SDK per command (about 0.5 CPU-s each, dozens per suite). `deskProcess` runs the
- * launcher itself (`node scripts/desk.mjs ...`, what `npm run desk` runs): the suites keep a few of
- * those for what only a process shows (the bundle, the exit status, the output streams).
+ * Firebase SDK per command (about 0.5 CPU-s each, dozens per suite). Except a command that waits
+ * for the service's answer through a snapshot listener (`WAITING_COMMANDS`, unless `--no-wait`):
+ * that one runs as a process, as before. In one fresh-clone run an in-process `resend` never saw
+ * the new delivery the service had written within a second (its listener got no update for 60 s),
+ * while every run of these suites as processes had seen it; a process has a Firebase client of its
+ * own, as a real run of the CLI does.
+ * `deskProcess` runs the launcher itself (`node scripts/desk.mjs ...`, what `npm run desk` runs),
+ * also for what only a process shows (the bundle, the exit status, the output streams).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -57,8 +62,15 @@ function demo(): DemoAccounts {
   return demoAccounts;
 }
 
-/** Runs one command line of the CLI in this process, with the stack's environment plus `env`. */
+/** The commands that wait for the service's answer unless given `--no-wait` (console/cli/args.ts, `--wait-seconds`). */
+const WAITING_COMMANDS = new Set(['start', 'reply', 'cancel', 'resend', 'edit', 'unsend', 'erase']);
+
+/**
+ * Runs one command line of the CLI with the stack's environment plus `env`: in this process, or as
+ * a process when the command waits for the service (see above).
+ */
 export async function desk(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  if (WAITING_COMMANDS.has(args[0] ?? '') && !args.includes('--no-wait')) return deskProcess(args, env);
   const merged = { ...process.env, ...env };
   const firestoreHost = merged['FIRESTORE_EMULATOR_HOST'];
   if (firestoreHost === undefined) throw new Error('FIRESTORE_EMULATOR_HOST is not set: run the suite through npm test');
