@@ -18,12 +18,15 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import Ajv2020, { type Options, type ValidateFunction } from 'ajv/dist/2020';
+import standaloneCode from 'ajv/dist/standalone';
 import { parse } from 'yaml';
 
 export const OPENAPI_FILE = join(__dirname, '..', '..', '..', 'openapi', 'openapi.yaml');
 /** The parsed document as JSON, named by the YAML's hash (see `openApiDocument`). */
 const PARSED_CACHE_DIR = join(__dirname, '..', '..', '..', '.local', 'openapi-parsed');
+/** The response validators compiled to code once (see `precompiledValidators`), named by what they are compiled from. */
+const VALIDATORS_CACHE_DIR = join(__dirname, '..', '..', '..', '.local', 'openapi-validators');
 
 type Obj = Record<string, unknown>;
 
@@ -36,6 +39,8 @@ export class ContractViolation extends Error {
 export type HeaderSource = { get(name: string): string | null } | Record<string, string | undefined>;
 
 const COMPONENTS_ID = 'https://openapi.invalid/components.json';
+/** The `$id` prefix of the response schemas compiled ahead (`precompiledValidators`). */
+const VALIDATOR_ID = 'https://openapi.invalid/validators';
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -63,16 +68,59 @@ function snippet(body: unknown): string {
   return text === undefined ? String(body) : text.length > 400 ? `${text.slice(0, 400)}…` : text;
 }
 
+/** The ajv of a document: its components added, OpenAPI's `discriminator` allowed. */
+function documentAjv(document: Obj, options: Options = {}): Ajv2020 {
+  const ajv = new Ajv2020({ strict: true, allErrors: true, ...options });
+  // OpenAPI's discriminator is an annotation here: `oneOf` does the validation.
+  ajv.addKeyword({ keyword: 'discriminator', schemaType: 'object' });
+  const components = isObj(document.components) ? document.components : {};
+  ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(components.schemas ?? {}) });
+  return ajv;
+}
+
+/** The key a response header's schema is compiled under (one per distinct schema of a name). */
+const headerKey = (name: string, schema: Obj): string => `header:${name}:${JSON.stringify(schema)}`;
+/** The key a response body's schema is compiled under: the documented operation, status key (`200`, `5XX`, `default`) and media type. */
+const bodyKey = (method: string, path: string, statusKey: string, mediaType: string): string => `body:${method} ${path} ${statusKey} ${mediaType}`;
+const headerSchema = (header: Obj): Obj => (isObj(header.schema) ? header.schema : {});
+
 export class Contract {
   private readonly ajv: Ajv2020;
   private readonly cache = new Map<string, ValidateFunction>();
 
   constructor(readonly document: Obj) {
-    this.ajv = new Ajv2020({ strict: true, allErrors: true });
-    // OpenAPI's discriminator is an annotation here: `oneOf` does the validation.
-    this.ajv.addKeyword({ keyword: 'discriminator', schemaType: 'object' });
-    const components = isObj(document.components) ? document.components : {};
-    this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(components.schemas ?? {}) });
+    this.ajv = documentAjv(document);
+  }
+
+  /** Takes validators compiled elsewhere (`precompiledValidators`) under their keys: `compile` then returns them. */
+  preload(validators: ReadonlyMap<string, ValidateFunction>): void {
+    for (const [key, validate] of validators) this.cache.set(key, validate);
+  }
+
+  /**
+   * Every schema `assertResponse` validates with, under the key it compiles it by: each documented
+   * response's body (per media type) and each of its headers.
+   */
+  responseSchemas(): Array<[key: string, schema: Obj]> {
+    const found = new Map<string, Obj>();
+    for (const [path, item] of Object.entries(this.document.paths as Obj)) {
+      if (!isObj(item)) continue;
+      for (const method of HTTP_METHODS) {
+        const operation = item[method];
+        if (!isObj(operation) || !isObj(operation.responses)) continue;
+        for (const [statusKey, raw] of Object.entries(operation.responses)) {
+          const response = this.deref(raw, 'responses');
+          for (const [name, header] of Object.entries(isObj(response.headers) ? response.headers : {})) {
+            const schema = headerSchema(this.deref(header, 'headers'));
+            found.set(headerKey(name, schema), schema);
+          }
+          for (const [mediaType, media] of Object.entries(isObj(response.content) ? response.content : {})) {
+            if (isObj(media) && isObj(media.schema)) found.set(bodyKey(method, path, statusKey, mediaType), media.schema);
+          }
+        }
+      }
+    }
+    return [...found];
   }
 
   /** Compiles a schema of the document (references to components allowed). */
@@ -98,32 +146,33 @@ export class Contract {
   }
 
   /** The operation for `method` on `path`, or (for another method) the path's documented 405. */
-  private responseFor(method: string, path: string, status: number): { response: Obj; where: string } {
+  private responseFor(method: string, path: string, status: number): { response: Obj; where: string; key: (mediaType: string) => string } {
     const where = `${method.toUpperCase()} ${path} -> ${status}`;
     const paths = this.document.paths as Obj;
     const item = paths[path];
     if (!isObj(item)) throw new ContractViolation(`${where}: path ${path} is not in the OpenAPI document`);
-    let operation = item[method.toLowerCase()];
+    let operationMethod = method.toLowerCase();
+    let operation = item[operationMethod];
     if (!isObj(operation)) {
       // No operation for this method: the only documented answer is the path's 405.
-      const documented = HTTP_METHODS.map((m) => item[m]).filter(isObj);
-      operation = documented.find((op) => isObj(op.responses) && '405' in op.responses);
+      operationMethod = HTTP_METHODS.find((m) => isObj(item[m]) && isObj((item[m] as Obj).responses) && '405' in ((item[m] as Obj).responses as Obj)) ?? '';
+      operation = item[operationMethod];
       if (status !== 405 || !isObj(operation)) {
         throw new ContractViolation(`${where}: method ${method.toUpperCase()} is not documented for ${path} (only its 405 is)`);
       }
     }
     const responses = (operation as Obj).responses as Obj;
     const statusText = String(status);
-    const response = responses[statusText] ?? responses[`${statusText[0]}XX`] ?? responses.default;
-    if (response === undefined) {
+    const statusKey = [statusText, `${statusText[0]}XX`, 'default'].find((k) => responses[k] !== undefined);
+    if (statusKey === undefined) {
       throw new ContractViolation(`${where}: status ${status} is not documented (documented: ${Object.keys(responses).join(', ')})`);
     }
-    return { response: this.deref(response, 'responses'), where };
+    return { response: this.deref(responses[statusKey], 'responses'), where, key: (mediaType) => bodyKey(operationMethod, path, statusKey, mediaType) };
   }
 
   assertResponse(method: string, path: string, status: number, headers: HeaderSource, body: unknown): void {
     const cleanPath = path.split('?')[0] ?? path;
-    const { response, where } = this.responseFor(method, cleanPath, status);
+    const { response, where, key } = this.responseFor(method, cleanPath, status);
     const problems: string[] = [];
     const contentTypeHeader = headerValue(headers, 'content-type');
     const mediaType = contentTypeHeader === null ? null : (contentTypeHeader.split(';')[0] ?? '').trim().toLowerCase();
@@ -138,12 +187,12 @@ export class Contract {
         if (mustBePresent) problems.push(`header ${name} is missing`);
         continue;
       }
-      const schema = isObj(header.schema) ? header.schema : {};
+      const schema = headerSchema(header);
       let typed: unknown = value;
       if (schema.type === 'integer' || schema.type === 'number') {
         typed = /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
       }
-      const validate = this.compile(schema, `header:${name}:${JSON.stringify(schema)}`);
+      const validate = this.compile(schema, headerKey(name, schema));
       if (!validate(typed)) problems.push(`header ${name}: ${JSON.stringify(value)} ${this.ajv.errorsText(validate.errors)}`);
     }
 
@@ -165,7 +214,7 @@ export class Contract {
             problems.push('the body is not valid JSON');
           }
         }
-        const validate = this.compile(media.schema, `body:${method.toLowerCase()} ${cleanPath} ${status} ${mediaType}`);
+        const validate = this.compile(media.schema, key(mediaType));
         if (!validate(value)) problems.push(`body does not match the schema: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}`);
       }
     }
@@ -201,9 +250,51 @@ function openApiDocument(): Obj {
   return document;
 }
 
-/** The contract of the committed document (compiled once per test file). */
+/**
+ * The validators of every response schema of `contract` (`Contract.responseSchemas`), compiled to
+ * code once and loaded by each test file. ajv compiles a response schema in about 75 ms of CPU (a
+ * warm Jest worker), and every test file compiled the ones its responses needed again (its own
+ * module registry): a few hundred milliseconds a file, over the ninety integration files. The
+ * first file to need a version writes ajv's standalone code of all of them under .local, named by
+ * the hash of the document, ajv's version and this file; the others evaluate that code (ajv's
+ * runtime helpers come from node_modules). Written whole, then renamed, as the parsed document.
+ */
+function precompiledValidators(contract: Contract, documentText: string): Map<string, ValidateFunction> {
+  const schemas = contract.responseSchemas();
+  const ajvVersion = (JSON.parse(readFileSync(require.resolve('ajv/package.json'), 'utf8')) as { version: string }).version;
+  const hash = createHash('sha256').update(documentText).update(ajvVersion).update(readFileSync(__filename)).digest('hex');
+  const file = join(VALIDATORS_CACHE_DIR, `${hash}.cjs`);
+  let code: string;
+  try {
+    code = readFileSync(file, 'utf8');
+  } catch {
+    const ajv = documentAjv(contract.document, { code: { source: true } });
+    schemas.forEach(([, schema], i) => ajv.addSchema({ ...(rewriteRefs(schema) as Obj), $id: `${VALIDATOR_ID}/${i}` }));
+    code = standaloneCode(ajv, Object.fromEntries(schemas.map((_, i) => [`v${i}`, `${VALIDATOR_ID}/${i}`])));
+    mkdirSync(VALIDATORS_CACHE_DIR, { recursive: true });
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, code);
+    renameSync(partial, file);
+  }
+  // Evaluated rather than required: Jest keeps .local out of its module map (jest.config.cjs).
+  // The code is ajv's own output for the committed document, from the file written above.
+  const loaded = { exports: {} as Record<string, ValidateFunction | undefined> };
+  new Function('module', 'exports', 'require', code)(loaded, loaded.exports, require);
+  return new Map(
+    schemas.map(([key], i) => {
+      const validate = loaded.exports[`v${i}`];
+      if (validate === undefined) throw new Error(`${file} has no validator v${i} (${key})`);
+      return [key, validate];
+    }),
+  );
+}
+
+/** The contract of the committed document, its response validators compiled ahead (`precompiledValidators`). */
 export function contract(): Contract {
-  shared ??= new Contract(openApiDocument());
+  if (shared === undefined) {
+    shared = new Contract(openApiDocument());
+    shared.preload(precompiledValidators(shared, readFileSync(OPENAPI_FILE, 'utf8')));
+  }
   return shared;
 }
 
