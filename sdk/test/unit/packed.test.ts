@@ -3,12 +3,14 @@
  * package's own `prepare` script), the tarball's content, then an install of that tarball into an empty
  * directory (offline: the package has no dependencies) and a tiny connector run from there,
  * importing the package by name, against a real local HTTP server playing the service. Its types
- * are checked from the installed package too.
+ * are checked from the installed package too. One tarball per version of the sources
+ * (`packedOnce`): `npm test`'s Node 24 pass installs the one its Node 22 pass packed.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { entryFiles } from '../../../scripts/release-check.mjs';
 import { KEY, reply, errorReply, startServer, type TestServer } from './helpers/server.js';
 
@@ -35,21 +37,80 @@ let work: string;
 let tarball: string;
 let files: string[];
 
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'sdk-packed-'));
+/** Not copied into the package's source, nor read for its digest: build output and installed packages, at any depth. */
+const NOT_SOURCE = /[\\/](dist|node_modules)$/;
+
+/**
+ * What the tarball is built from: every file of the copy `npm pack` runs in (sdk/ but for
+ * NOT_SOURCE, the base tsconfig) and the TypeScript that builds it.
+ */
+function sourceDigest(): string {
+  const hash = createHash('sha256');
+  const visit = (dir: string, relative: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = join(dir, entry.name);
+      if (NOT_SOURCE.test(path)) continue;
+      if (entry.isDirectory()) visit(path, `${relative}${entry.name}/`);
+      else hash.update(`${relative}${entry.name}\0`).update(readFileSync(path)).update('\0');
+    }
+  };
+  visit(SDK, 'sdk/');
+  hash.update(readFileSync(join(ROOT, 'tsconfig.base.json'))).update(readFileSync(join(ROOT, 'node_modules', 'typescript', 'package.json')));
+  return hash.digest('hex');
+}
+
+interface PackReport {
+  filename: string;
+  files: Array<{ path: string }>;
+}
+
+/** Packs a copy of sdk/ into `work` (its `prepare` script builds dist/ with tsc); the tarball's path and its file list. */
+async function pack(): Promise<{ tarball: string; files: string[] }> {
   // Packed from a copy (sdk/ without dist/, beside the base tsconfig it extends, with the
   // repository's node_modules for tsc): the prepack build cleans dist/ first, and the real
   // sdk/dist is read meanwhile by the suites that run the examples in other Jest workers.
   const copy = join(work, 'source');
-  cpSync(SDK, join(copy, 'sdk'), { recursive: true, filter: (from) => !/[\\/](dist|node_modules)$/.test(from) });
+  cpSync(SDK, join(copy, 'sdk'), { recursive: true, filter: (from) => !NOT_SOURCE.test(from) });
   cpSync(join(ROOT, 'tsconfig.base.json'), join(copy, 'tsconfig.base.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
   const packed = await run('npm', ['pack', '--json', '--pack-destination', work], join(copy, 'sdk'));
   if (packed.status !== 0) throw new Error(`npm pack failed:\n${packed.stderr}`);
   // npm prints the lifecycle scripts' output before the JSON.
-  const report = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[\n'))) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  tarball = join(work, report[0]!.filename);
-  files = report[0]!.files.map((f) => f.path);
+  const report = (JSON.parse(packed.stdout.slice(packed.stdout.indexOf('[\n'))) as PackReport[])[0]!;
+  return { tarball: join(work, report.filename), files: report.files.map((f) => f.path) };
+}
+
+/**
+ * The tarball of these sources, packed once: `npm test` runs this suite twice (on Node 22, then
+ * on Node 24 for the SDK's second pass), and the pack (the package's tsc build, about 8 CPU-s)
+ * does not depend on the Node that runs the installed package. The first run keeps its tarball
+ * and file list under .local/sdk-packed/, named by `sourceDigest`; a run of the same sources
+ * installs that tarball, and a changed file makes another digest, so nothing stale is installed.
+ */
+async function packedOnce(): Promise<{ tarball: string; files: string[] }> {
+  const kept = join(ROOT, '.local', 'sdk-packed', sourceDigest());
+  const keptReport = join(kept, 'files.json');
+  if (existsSync(keptReport)) {
+    const report = JSON.parse(readFileSync(keptReport, 'utf8')) as PackReport;
+    return { tarball: join(kept, report.filename), files: report.files.map((f) => f.path) };
+  }
+  const fresh = await pack();
+  // Written whole into a directory of its own, then renamed into place (a run beside this one may have done the same).
+  const partial = `${kept}.${process.pid}.tmp`;
+  mkdirSync(partial, { recursive: true });
+  cpSync(fresh.tarball, join(partial, basename(fresh.tarball)));
+  writeFileSync(join(partial, 'files.json'), JSON.stringify({ filename: basename(fresh.tarball), files: fresh.files.map((path) => ({ path })) } satisfies PackReport));
+  try {
+    renameSync(partial, kept);
+  } catch {
+    rmSync(partial, { recursive: true, force: true });
+  }
+  return fresh;
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'sdk-packed-'));
+  ({ tarball, files } = await packedOnce());
 });
 afterAll(() => {
   rmSync(work, { recursive: true, force: true });
