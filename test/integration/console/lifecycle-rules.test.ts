@@ -33,7 +33,7 @@ const EMOJI = '\u{1F600}'; // one code point, two UTF-16 units
 
 let env: RulesTestEnvironment;
 
-const { as, anonymous } = rulesClients(() => env);
+const { as, anonymous, owner, close } = rulesClients(() => env);
 const admin = () => as('alice'); // admin of ws-a
 const operator = () => as('oscar'); // operator of ws-a
 const otherAdmin = () => as('bob'); // admin of ws-b only
@@ -47,7 +47,7 @@ const editRequest = (uid = 'oscar', text = 'We are on it, sorry for the typo!'):
 const unsendRequest = (uid = 'oscar'): DocumentData => ({ unsend: { requestedAt: serverTimestamp(), uid } });
 
 async function seed(write: (db: Firestore) => Promise<void>): Promise<void> {
-  await env.withSecurityRulesDisabled(async (ctx) => write(ctx.firestore() as unknown as Firestore));
+  await write(owner());
 }
 
 function integration(replies: DocumentData, createdAt: Timestamp | ReturnType<typeof serverTimestamp> = serverTimestamp()): DocumentData {
@@ -123,6 +123,7 @@ beforeEach(async () => {
 });
 
 afterAll(async () => {
+  await close();
   await env?.cleanup();
 });
 

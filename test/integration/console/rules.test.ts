@@ -41,7 +41,7 @@ const EMOJI = '\u{1F600}'; // one code point, two UTF-16 units
 
 let env: RulesTestEnvironment;
 
-const { as, anonymous } = rulesClients(() => env);
+const { as, anonymous, owner, close } = rulesClients(() => env);
 const admin = () => as('alice'); // admin of ws-a
 const operator = () => as('oscar'); // operator of ws-a
 const otherAdmin = () => as('bob'); // admin of ws-b only
@@ -52,7 +52,7 @@ const replies = (db: Firestore, conversationId = CONV, ws = WS) => collection(db
 const integrationDoc = (db: Firestore, id = INTEGRATION, ws = WS) => doc(db, 'workspaces', ws, 'integrations', id);
 
 async function seed(write: (db: Firestore) => Promise<void>): Promise<void> {
-  await env.withSecurityRulesDisabled(async (ctx) => write(ctx.firestore() as unknown as Firestore));
+  await write(owner());
 }
 
 function newIntegration(overrides: DocumentData = {}): DocumentData {
@@ -127,6 +127,7 @@ beforeEach(async () => {
 });
 
 afterAll(async () => {
+  await close();
   await env?.cleanup();
 });
 

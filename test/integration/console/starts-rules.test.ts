@@ -19,7 +19,7 @@ const TOPIC = 'projects/demo-owner-1/topics/replies';
 const HASH = 'a'.repeat(64);
 
 let env: RulesTestEnvironment;
-const { as, anonymous } = rulesClients(() => env);
+const { as, anonymous, owner, close } = rulesClients(() => env);
 const admin = () => as('alice');
 const operator = () => as('oscar');
 const stranger = () => as('sam');
@@ -29,7 +29,7 @@ const startDoc = (db: Firestore, id: string) => doc(db, 'workspaces', WS, 'conve
 const messageDoc = (db: Firestore, conversationId: string, id: string) => doc(db, 'workspaces', WS, 'conversations', conversationId, 'messages', id);
 
 async function seed(write: (db: Firestore) => Promise<void>): Promise<void> {
-  await env.withSecurityRulesDisabled(async (ctx) => write(ctx.firestore() as unknown as Firestore));
+  await write(owner());
 }
 
 function integration(extra: DocumentData = {}): DocumentData {
@@ -91,6 +91,7 @@ beforeEach(async () => {
 });
 
 afterAll(async () => {
+  await close();
   await env?.cleanup();
 });
 
