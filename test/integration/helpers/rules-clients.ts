@@ -18,8 +18,9 @@ export interface RulesClients {
   /**
    * The client the rules do not apply to, for a test's setup: the emulator's `owner` token, the
    * one `withSecurityRulesDisabled` signs its context with. That call opens (and deletes) a
-   * Firebase app each time, and a suite that seeds before each of its forty tests spent about 5 of
-   * its 12 CPU-s on it (console/rules.test.ts, measured alone); this client is opened once.
+   * Firebase app each time, and a suite that seeds before each of its forty tests spent about 5
+   * of its 12 CPU-s on it (test/integration/console/rules.test.ts, measured alone); this client is
+   * opened once.
    */
   owner(): Firestore;
   /** Deletes the owner client's app (the others close with `env.cleanup()`). */
