@@ -71,32 +71,56 @@ async function write<T>(promise: Promise<T>, deniedBecause: string): Promise<T> 
 type Subscribe<T> = (onValue: (value: T) => void, onError: (err: unknown) => void) => Unsubscribe;
 
 /**
+ * How often a wait opens its listener afresh while what it waits for has not come. A listener
+ * that has gone quiet is not an error the SDK reports: on the emulator under the test suites' load,
+ * a `resend`'s new delivery, written two seconds after the command's write, never reached its
+ * listener in 60 s (twice in a day's fresh-clone runs, 2026-12-05). A listener opened again
+ * reads the documents as they are now.
+ */
+const RELISTEN_MS = 10_000;
+
+/**
  * Listens with one of the console's subscriptions until `done(value)` holds or `waitMs` passed;
  * resolves to the last value and whether it was done. With `waitMs` 0 it takes the first value:
  * in a fresh process the SDK's first answer to a listener is the server's (its cache is empty).
+ * A longer wait opens its listener again every RELISTEN_MS until done.
  */
 function listen<T>(subscribe: Subscribe<T>, done: (value: T) => boolean, waitMs: number, readDenied: string): Promise<{ value: T; done: boolean }> {
   return new Promise((resolve, reject) => {
     let last: { value: T } | undefined;
     let settled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let relisten: ReturnType<typeof setInterval> | undefined;
     const finish = (outcome: () => void): void => {
       if (settled) return;
       settled = true;
       if (timer !== undefined) clearTimeout(timer);
+      if (relisten !== undefined) clearInterval(relisten);
       // Callbacks come asynchronously, after `subscribe` returned; a microtask keeps the SDK's
       // own callback from unsubscribing itself while it runs.
-      queueMicrotask(() => unsubscribe());
+      const current = unsubscribe;
+      queueMicrotask(() => current());
       outcome();
     };
-    const unsubscribe = subscribe(
-      (value) => {
-        last = { value };
-        const isDone = done(value);
-        if (isDone || waitMs === 0) finish(() => resolve({ value, done: isDone }));
-      },
-      (err) => finish(() => reject(new DeskError(describeError(err, readDenied), errorCode(err) ?? 'failed'))),
-    );
+    const open = (): Unsubscribe =>
+      subscribe(
+        (value) => {
+          last = { value };
+          const isDone = done(value);
+          if (isDone || waitMs === 0) finish(() => resolve({ value, done: isDone }));
+        },
+        (err) => finish(() => reject(new DeskError(describeError(err, readDenied), errorCode(err) ?? 'failed'))),
+      );
+    let unsubscribe = open();
+    if (waitMs > RELISTEN_MS) {
+      relisten = setInterval(() => {
+        if (settled) return;
+        // The old listener first: a second listener on the same query would share its target (the
+        // SDK keeps one per query) and see the same quiet view; alone, the new one asks the server.
+        unsubscribe();
+        unsubscribe = open();
+      }, RELISTEN_MS);
+    }
     if (waitMs > 0) {
       timer = setTimeout(() => {
         const seen = last;
