@@ -7,10 +7,10 @@
  * the same command code, rules and output, without a process, an esbuild bundle and a load of the
  * Firebase SDK per command (about 0.5 CPU-s each, dozens per suite). Except a command that waits
  * for the service's answer through a snapshot listener (`WAITING_COMMANDS`, unless `--no-wait`):
- * that one runs as a process, as before. In one fresh-clone run an in-process `resend` never saw
- * the new delivery the service had written within a second (its listener got no update for 60 s),
- * while every run of these suites as processes had seen it; a process has a Firebase client of its
- * own, as a real run of the CLI does.
+ * that one runs as a process, as a real run of the CLI does, with a Firebase client of its own.
+ * (A `resend` whose listener got no update for its whole 60 s was first seen in-process; a later
+ * fresh-clone run showed the same as a process, so the CLI's waits now open their listener again
+ * every 10 s: console/cli/commands.ts `RELISTEN_MS`.)
  * `deskProcess` runs the launcher itself (`node scripts/desk.mjs ...`, what `npm run desk` runs),
  * also for what only a process shows (the bundle, the exit status, the output streams).
  */
