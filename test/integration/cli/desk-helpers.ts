@@ -49,18 +49,19 @@ export interface Run {
   stderr: string;
 }
 
-/** The demo accounts the stack seeds (scripts/lib/seed.mjs `DEMO.users`), read from the script itself. */
+let demoUsersRead: Array<{ email: string; password: string; role: string }> | undefined;
+/** The demo accounts the stack seeds (scripts/lib/seed.mjs `DEMO.users`), read from the script itself (once per file). */
 export function demoUsers(): Array<{ email: string; password: string; role: string }> {
-  const result = spawnSync(process.execPath, ['--input-type=module', '-e', "import { DEMO } from './scripts/lib/seed.mjs'; console.log(JSON.stringify(DEMO.users));"], { cwd: ROOT, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`cannot read the demo accounts: ${result.stderr}`);
-  return JSON.parse(result.stdout) as Array<{ email: string; password: string; role: string }>;
+  if (demoUsersRead === undefined) {
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', "import { DEMO } from './scripts/lib/seed.mjs'; console.log(JSON.stringify(DEMO.users));"], { cwd: ROOT, encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`cannot read the demo accounts: ${result.stderr}`);
+    demoUsersRead = JSON.parse(result.stdout) as Array<{ email: string; password: string; role: string }>;
+  }
+  return demoUsersRead;
 }
 
-let demoAccounts: DemoAccounts | undefined;
-function demo(): DemoAccounts {
-  demoAccounts ??= Object.fromEntries(demoUsers().map((u) => [u.role, { email: u.email, password: u.password }])) as DemoAccounts;
-  return demoAccounts;
-}
+/** The demo accounts by role, as the launcher hands them to `main`. */
+const demo = (): DemoAccounts => Object.fromEntries(demoUsers().map((u) => [u.role, { email: u.email, password: u.password }])) as DemoAccounts;
 
 /** The commands that wait for the service's answer unless given `--no-wait` (console/cli/args.ts, `--wait-seconds`). */
 const WAITING_COMMANDS = new Set(['start', 'reply', 'cancel', 'resend', 'edit', 'unsend', 'erase']);

@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Ajv2020, { type Options, type ValidateFunction } from 'ajv/dist/2020';
 import standaloneCode from 'ajv/dist/standalone';
 import { parse } from 'yaml';
@@ -228,26 +228,35 @@ export class Contract {
 let shared: Contract | undefined;
 
 /**
- * The committed document, parsed. Parsing its YAML (about 230 KB) costs about 0.4 s of CPU, and
- * every test file parses it again (each has its own module registry under Jest): the first to
- * parse a version of the file keeps the result as JSON, named by the YAML's hash, and the others
- * read that (a few ms). A changed document has another hash, so nothing stale is ever read.
+ * Keeps `text` at `file` for the next test files: written whole, then renamed, so that a parallel
+ * worker reads either nothing or all of it.
  */
-function openApiDocument(): Obj {
+function keep(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const partial = `${file}.${process.pid}.tmp`;
+  writeFileSync(partial, text);
+  renameSync(partial, file);
+}
+
+/**
+ * The committed document, parsed, and the hash of its YAML. Parsing the YAML (about 230 KB) costs
+ * about 0.4 s of CPU, and every test file parses it again (each has its own module registry under
+ * Jest): the first to parse a version of the file keeps the result as JSON, named by the YAML's
+ * hash, and the others read that (a few ms). A changed document has another hash, so nothing
+ * stale is ever read.
+ */
+function openApiDocument(): { document: Obj; hash: string } {
   const text = readFileSync(OPENAPI_FILE, 'utf8');
-  const cached = join(PARSED_CACHE_DIR, `${createHash('sha256').update(text).digest('hex')}.json`);
+  const hash = createHash('sha256').update(text).digest('hex');
+  const cached = join(PARSED_CACHE_DIR, `${hash}.json`);
   try {
-    return JSON.parse(readFileSync(cached, 'utf8')) as Obj;
+    return { document: JSON.parse(readFileSync(cached, 'utf8')) as Obj, hash };
   } catch {
     // Not parsed yet (or written by nobody yet): parse it, and keep it for the next files.
   }
   const document = parse(text) as Obj;
-  mkdirSync(PARSED_CACHE_DIR, { recursive: true });
-  // Written whole, then renamed: a parallel worker reads either nothing or all of it.
-  const partial = `${cached}.${process.pid}.tmp`;
-  writeFileSync(partial, JSON.stringify(document));
-  renameSync(partial, cached);
-  return document;
+  keep(cached, JSON.stringify(document));
+  return { document, hash };
 }
 
 /**
@@ -257,12 +266,12 @@ function openApiDocument(): Obj {
  * module registry): a few hundred milliseconds a file, over the ninety integration files. The
  * first file to need a version writes ajv's standalone code of all of them under .local, named by
  * the hash of the document, ajv's version and this file; the others evaluate that code (ajv's
- * runtime helpers come from node_modules). Written whole, then renamed, as the parsed document.
+ * runtime helpers come from node_modules). Kept as the parsed document is (`keep`).
  */
-function precompiledValidators(contract: Contract, documentText: string): Map<string, ValidateFunction> {
+function precompiledValidators(contract: Contract, documentHash: string): Map<string, ValidateFunction> {
   const schemas = contract.responseSchemas();
   const ajvVersion = (JSON.parse(readFileSync(require.resolve('ajv/package.json'), 'utf8')) as { version: string }).version;
-  const hash = createHash('sha256').update(documentText).update(ajvVersion).update(readFileSync(__filename)).digest('hex');
+  const hash = createHash('sha256').update(documentHash).update(ajvVersion).update(readFileSync(__filename)).digest('hex');
   const file = join(VALIDATORS_CACHE_DIR, `${hash}.cjs`);
   let code: string;
   try {
@@ -271,10 +280,7 @@ function precompiledValidators(contract: Contract, documentText: string): Map<st
     const ajv = documentAjv(contract.document, { code: { source: true } });
     schemas.forEach(([, schema], i) => ajv.addSchema({ ...(rewriteRefs(schema) as Obj), $id: `${VALIDATOR_ID}/${i}` }));
     code = standaloneCode(ajv, Object.fromEntries(schemas.map((_, i) => [`v${i}`, `${VALIDATOR_ID}/${i}`])));
-    mkdirSync(VALIDATORS_CACHE_DIR, { recursive: true });
-    const partial = `${file}.${process.pid}.tmp`;
-    writeFileSync(partial, code);
-    renameSync(partial, file);
+    keep(file, code);
   }
   // Evaluated rather than required: Jest keeps .local out of its module map (jest.config.cjs).
   // The code is ajv's own output for the committed document, from the file written above.
@@ -292,8 +298,9 @@ function precompiledValidators(contract: Contract, documentText: string): Map<st
 /** The contract of the committed document, its response validators compiled ahead (`precompiledValidators`). */
 export function contract(): Contract {
   if (shared === undefined) {
-    shared = new Contract(openApiDocument());
-    shared.preload(precompiledValidators(shared, readFileSync(OPENAPI_FILE, 'utf8')));
+    const { document, hash } = openApiDocument();
+    shared = new Contract(document);
+    shared.preload(precompiledValidators(shared, hash));
   }
   return shared;
 }
