@@ -226,7 +226,7 @@ const checksPassed = join(logDir, 'checks-passed');
 rmSync(checksPassed, { force: true });
 const stackDoneFile = join(logDir, 'stack-done');
 rmSync(stackDoneFile, { force: true });
-/** The first port of the `@standalone` suites' function processes (the parallel lane's start at 5260, 20 per worker). */
+/** The first port of the `@standalone` suites' function processes: above the parallel lane's (from 5260, 20 per worker: 5339 with four). */
 const STANDALONE_FRAMEWORK_PORT = 5340;
 
 const env = emulatorEnv({
