@@ -11,7 +11,8 @@
  *    The Functions emulator runs the triggers, and the HTTP functions behind Hosting for the
  *    smoke suite's pass through Hosting (docs/architecture.md#runtimes-emulator-and-production);
  * 2. the `@serial` integration suites, one at a time (scripts/lib/test-suites.mjs), while the static
- *    checks and unit tests still run beside the stack;
+ *    checks and unit tests still run beside the stack; from the start, beside all of it, the
+ *    `@own-project` suites (in Firestore projects of their own), one at a time at the checks' niceness;
  * 3. waits until those checks passed (scripts/test.mjs writes TEST_CHECKS_PASSED_FILE; it stops
  *    this process group if they fail);
  * 4. the other integration suites and the runtime's own (test/framework), in parallel Jest workers;
@@ -40,24 +41,43 @@ const timesFile = join(logDir, 'stack-phases.json');
 writeFileSync(timesFile, '[]\n');
 const { phase } = phaseTimer(origin, (timeline) => writeFileSync(timesFile, JSON.stringify(timeline, null, 2) + '\n'));
 
-function run(cmd, args, env) {
+/**
+ * Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. `nice`: its
+ * niceness (0: this process's; not on Windows).
+ */
+function run(cmd, args, env, nice = 0) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, stdio: 'inherit', env });
+    const [file, argv] = nice > 0 && process.platform !== 'win32' ? ['nice', ['-n', String(nice), cmd, ...args]] : [cmd, args];
+    const child = spawn(file, argv, { cwd: ROOT, stdio: 'inherit', env });
     stopJestIfItHangs(child, args);
     child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${args.slice(0, 4).join(' ')} ... failed (exit ${code ?? signal})`))));
   });
 }
 
 const jest = join(ROOT, 'node_modules', '.bin', 'jest');
+/** The `@own-project` suites' niceness: the static checks' (scripts/test.mjs, TEST_CHECK_NICENESS). */
+const OWN_PROJECT_NICENESS = Number(process.env.TEST_CHECK_NICENESS ?? 10);
 
 let runtime;
 let status = 1;
 try {
   const suites = phases.includes('integration') ? integrationSuites().filter(selects) : [];
   // The `@standalone` suites ran from the start of the run, beside the static checks (scripts/test.mjs).
-  const { parallel, serial } = splitSuites(suites);
+  const { parallel, serial, ownProject } = splitSuites(suites);
   const checksFile = process.env.TEST_CHECKS_PASSED_FILE;
   const checks = checksFile === undefined ? Promise.resolve() : waitForFile(checksFile);
+  // The `@own-project` suites (the rules suites, in Firestore projects of their own) from now until
+  // they are done, beside everything else: at the static checks' niceness, they take what the
+  // stack, the checks and the unit tests leave of the two cores (the @serial suites' tail mostly
+  // waits, with a core idle for 10-20 s) instead of a parallel worker's share later.
+  const ownProjectRun =
+    ownProject.length === 0
+      ? Promise.resolve()
+      : phase(`integration: ${ownProject.length} @own-project suites, one at a time at nice ${OWN_PROJECT_NICENESS}`, () =>
+          run(jest, ['--selectProjects', 'integration', '--runInBand', ...jestResultArgs('integration-own-project'), '--runTestsByPath', ...ownProject, ...flags], process.env, OWN_PROJECT_NICENESS),
+        );
+  // Awaited after the parallel lane; a failure is reported then, and stops nothing before.
+  ownProjectRun.catch(() => undefined);
   let env = process.env;
   if (suites.length > 0) {
     runtime = await phase('production runtime starting (functions-framework)', () =>
@@ -96,6 +116,7 @@ try {
       run(jest, ['--selectProjects', 'integration', 'framework', `--maxWorkers=${STACK_WORKERS}`, ...jestResultArgs('integration'), '--runTestsByPath', ...parallel, ...flags], env),
     );
   }
+  await ownProjectRun;
   // Every operation is served on the production runtime: a full run in which one of firebase.json's
   // rewrites got no request has lost the suite that calls it.
   const unserved = runtime?.unserved() ?? [];

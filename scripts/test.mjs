@@ -5,14 +5,16 @@
  *   build ─┬─ type check ─┬─ unit tests ─────────────────────────────────────┐
  *          │              └─ ESLint (the same programs), madge, knip ─┬─ sdk on node 24 ───────────────────────┐
  *          ├─ @standalone integration suites (no emulator) ───────────┼─────┤                                   │
- *          └─ emulators, production runtime ─ @serial integration ────┴─────┴─ other integration suites ─ monitoring filters
- *                                             suites, one at a time           (parallel workers)
+ *          └─ emulators ─┬─ production runtime ─ @serial integration ─┴─────┴─ other integration suites ─ monitoring filters
+ *                        │                        suites, one at a time          (parallel workers)
+ *                        └─ @own-project integration suites (the rules suites), one at a time, at the checks' niceness
  *
  * The build comes first (the emulators and the production runtime load the built functions, Hosting
  * the console bundle). The emulators, then the HTTP functions on the production runtime
  * (scripts/test-stack.mjs), start while the static checks and unit tests run, and the few
  * integration suites that cannot share the stack (`@serial`, scripts/lib/test-suites.mjs) run on it
- * meanwhile: they mostly wait, the checks mostly compute. The other integration suites (and the
+ * meanwhile: they mostly wait, the checks mostly compute. So do the suites that work in a Firestore
+ * project of their own (`@own-project`), at the checks' niceness. The other integration suites (and the
  * runtime's own, test/framework), each in a workspace of its own, then run in parallel Jest
  * workers, once the checks passed (a type error stops everything at once). Fails on any failure
  * and prints each phase's wall time at the end.

@@ -1,5 +1,5 @@
 /**
- * The tags a test suite gives about itself in its first doc comment (`@serial <reason>`,
+ * The tags a test suite gives about itself in its first doc comment (`@serial <reason>`, `@own-project <reason>`,
  * scripts/lib/test-suites.mjs; `@long <reason>`, scripts/lib/test-sequencer.cjs). CommonJS, so that
  * both the runner's ES modules and Jest's sequencer (loaded with `require`) read them the same way.
  */

@@ -24,10 +24,11 @@ export function integrationSuites() {
   return globSync(['test/integration/**/*.test.ts', 'test/framework/**/*.test.ts', 'sdk/test/e2e/**/*.test.ts'], { cwd: ROOT }).sort();
 }
 
-/** How a suite runs, by the tag its first doc comment gives (with its reason): `@standalone` before `@serial`. */
+/** How a suite runs, by the tag its first doc comment gives (with its reason): `@standalone`, then `@own-project`, then `@serial`. */
 function groupOf(suite) {
   const source = readFileSync(join(ROOT, suite), 'utf8');
   if (firstDocTag(source, 'standalone') !== null) return 'standalone';
+  if (firstDocTag(source, 'own-project') !== null) return 'ownProject';
   return firstDocTag(source, 'serial') !== null ? 'serial' : 'parallel';
 }
 
@@ -36,11 +37,15 @@ function groupOf(suite) {
  * - `standalone`: they say `@standalone <reason>`: they talk to no emulator and mostly wait on the
  *   clock, so they run from the start of the run, beside the static checks and the stack's start
  *   (scripts/test.mjs), instead of holding a worker of the parallel lane while they wait;
+ * - `ownProject`: they say `@own-project <reason>`: they work in a Firestore project of their
+ *   own on the emulator (the rules suites: no trigger fires there, and no job or suite of the
+ *   main project reads it), so they run from the stack's start beside the `@serial` suites, in a
+ *   Jest run at the checks' niceness that takes what the others leave of the two cores;
  * - `serial`: they say `@serial <reason>`: one at a time on the stack, before the others;
  * - `parallel`: the rest, in parallel workers.
  */
 export function splitSuites(suites) {
-  const groups = { standalone: [], serial: [], parallel: [] };
+  const groups = { standalone: [], ownProject: [], serial: [], parallel: [] };
   for (const suite of suites) groups[groupOf(suite)].push(suite);
   return groups;
 }

@@ -8,6 +8,7 @@
  * Runs in its own demo project so loading rules and clearing data never touch the main project the
  * other suites (and the functions) use; no trigger fires there. `request.time` is the emulator's
  * clock: a reply "sent long ago" is seeded with a `delivery.sentAt` that far in the past.
+ * @own-project its Firestore project is its own: it runs from the stack's start, beside the @serial suites
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,6 +5,7 @@
  * Runs in its own demo project (`demo-rules-test`) so loading rules and clearing data never touch
  * the main project the other suites (and the functions) use; no trigger fires there.
  * @long every rule of the console checked through the Firestore emulator (about 80 s)
+ * @own-project its Firestore project is its own: it runs from the stack's start, beside the @serial suites
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

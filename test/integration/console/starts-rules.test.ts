@@ -6,6 +6,7 @@
  * replies refused while a started conversation waits for the channel, and no recall of a start's message.
  *
  * Runs in its own demo project (no trigger fires there).
+ * @own-project its Firestore project is its own: it runs from the stack's start, beside the @serial suites
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -9,6 +9,7 @@
  *
  * Runs in its own demo project (no trigger fires there). `request.time` is the emulator's clock: a
  * window "closed" is seeded with a `closesAt` in the past, an open one an hour ahead.
+ * @own-project its Firestore project is its own: it runs from the stack's start, beside the @serial suites
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

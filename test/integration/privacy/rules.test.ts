@@ -2,6 +2,7 @@
  * firestore.rules for the privacy requests (docs/privacy.md): erasures, exports and the retention
  * period are written by the workspace's admins only, with exactly the documented fields. Own demo
  * project (`demo-privacy-rules`), so no trigger fires and no other suite's data is touched.
+ * @own-project its Firestore project is its own: it runs from the stack's start, beside the @serial suites
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

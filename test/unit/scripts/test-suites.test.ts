@@ -6,11 +6,21 @@ import { integrationSuites, parseTestArgs, splitSuites } from '../../../scripts/
 
 describe('splitSuites', () => {
   const all = integrationSuites();
-  const { standalone, serial, parallel } = splitSuites(all);
+  const { standalone, ownProject, serial, parallel } = splitSuites(all);
 
-  test('every suite runs exactly once, in one of the three groups', () => {
-    expect([...standalone, ...serial, ...parallel].sort()).toEqual([...all].sort());
-    expect(new Set([...standalone, ...serial, ...parallel]).size).toBe(all.length);
+  test('every suite runs exactly once, in one of the four groups', () => {
+    expect([...standalone, ...ownProject, ...serial, ...parallel].sort()).toEqual([...all].sort());
+    expect(new Set([...standalone, ...ownProject, ...serial, ...parallel]).size).toBe(all.length);
+  });
+
+  test('the rules suites, each in a Firestore project of its own, run beside the @serial suites', () => {
+    expect(ownProject).toEqual([
+      'test/integration/console/lifecycle-rules.test.ts',
+      'test/integration/console/rules.test.ts',
+      'test/integration/console/starts-rules.test.ts',
+      'test/integration/console/window-rules.test.ts',
+      'test/integration/privacy/rules.test.ts',
+    ]);
   });
 
   test('the default request budget runs standalone; the sweeper suites one at a time; the rest in parallel', () => {
@@ -21,6 +31,6 @@ describe('splitSuites', () => {
 
   test('a selection keeps its groups', () => {
     const { selects } = parseTestArgs(['deadline']);
-    expect(splitSuites(all.filter(selects))).toEqual({ standalone: ['test/framework/deadline-default.test.ts'], serial: [], parallel: ['test/framework/deadline.test.ts'] });
+    expect(splitSuites(all.filter(selects))).toEqual({ standalone: ['test/framework/deadline-default.test.ts'], ownProject: [], serial: [], parallel: ['test/framework/deadline.test.ts'] });
   });
 });
