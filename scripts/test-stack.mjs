@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { ROOT } from './lib/emulators.mjs';
 import { startProductionRuntime } from './lib/framework.mjs';
 import { jestResultArgs, recordFailure, stopJestIfItHangs } from './lib/test-results.mjs';
-import { STACK_WORKERS, integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
+import { STACK_WORKERS, checkNiceness, integrationSuites, nicedCommand, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
 
 /** The router's port; the function processes take the ports above it. */
 const ROUTER_PORT = Number(process.env.FRAMEWORK_ROUTER_PORT ?? 5200);
@@ -41,13 +41,10 @@ const timesFile = join(logDir, 'stack-phases.json');
 writeFileSync(timesFile, '[]\n');
 const { phase } = phaseTimer(origin, (timeline) => writeFileSync(timesFile, JSON.stringify(timeline, null, 2) + '\n'));
 
-/**
- * Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. `nice`: its
- * niceness (0: this process's; not on Windows).
- */
+/** Runs `cmd args` to completion with inherited output; rejects on a non-zero exit. `nice`: its niceness (`nicedCommand`). */
 function run(cmd, args, env, nice = 0) {
   return new Promise((resolve, reject) => {
-    const [file, argv] = nice > 0 && process.platform !== 'win32' ? ['nice', ['-n', String(nice), cmd, ...args]] : [cmd, args];
+    const [file, argv] = nicedCommand(cmd, args, nice);
     const child = spawn(file, argv, { cwd: ROOT, stdio: 'inherit', env });
     stopJestIfItHangs(child, args);
     child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${args.slice(0, 4).join(' ')} ... failed (exit ${code ?? signal})`))));
@@ -55,8 +52,8 @@ function run(cmd, args, env, nice = 0) {
 }
 
 const jest = join(ROOT, 'node_modules', '.bin', 'jest');
-/** The `@own-project` suites' niceness: the static checks' (scripts/test.mjs, TEST_CHECK_NICENESS). */
-const OWN_PROJECT_NICENESS = Number(process.env.TEST_CHECK_NICENESS ?? 10);
+/** The `@own-project` suites' niceness: the static checks' (scripts/test.mjs validated it before starting this file). */
+const OWN_PROJECT_NICENESS = checkNiceness();
 
 let runtime;
 let status = 1;

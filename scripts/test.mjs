@@ -23,7 +23,7 @@
  * arguments that start with '-' go to every Jest run (e.g. `npm test -- -t duplicate`).
  * TEST_PHASES=integration skips the static checks and unit tests (static, or static,unit, skips the
  * stack); the default, and CI, runs everything. TEST_WORKERS sets the integration workers;
- * TEST_CHECK_NICENESS sets the static checks' niceness (default 10, see CHECK_NICENESS);
+ * TEST_CHECK_NICENESS sets the static checks' niceness (default 10, scripts/lib/test-suites.mjs `checkNiceness`);
  * TEST_RUN_LIMIT_S bounds the whole run (default 3600 s), and a Jest run that does not exit after
  * its tests is stopped (scripts/lib/test-results.mjs `stopJestIfItHangs`).
  */
@@ -34,7 +34,7 @@ import { BASE_URL, EMULATORS, FUNCTIONS_URL, PROJECT_ID, ROOT, buildFunctions, e
 import { NODE_24_VERSION, node24Binary } from './lib/node24.mjs';
 import { stopProcessTree } from './lib/process-tree.mjs';
 import { jestResultArgs, printFailures, resetTestResults, stopJestIfItHangs } from './lib/test-results.mjs';
-import { integrationSuites, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
+import { checkNiceness, integrationSuites, nicedCommand, parseTestArgs, phaseTimer, splitSuites, waitForFile } from './lib/test-suites.mjs';
 
 /**
  * Node's on-disk code cache for every process this run starts (inherited through the
@@ -60,18 +60,12 @@ const since = (t) => ((Date.now() - t) / 1000).toFixed(1);
 const { timeline, phase } = phaseTimer(startedAt);
 const children = new Set();
 
-/**
- * The niceness of the static checks (tsc, ESLint, madge, knip). They run beside the emulators and
- * the @serial suites, whose waits are on the clock (a trigger's delay, Hosting's 60 s proxy
- * timeout, a browser's wait), while nothing in a check is timed: when both want the two cores,
- * the stack goes first and the checks take what it leaves. Before, a worker the Functions
- * emulator started under that load once took so long that Hosting answered 504 (the soak, in CI).
- * `nice` execs the command in place (same pid, every thread niced); not on Windows.
- * TEST_CHECK_NICENESS overrides it (0: the checks run at the stack's priority, as before).
- */
-const CHECK_NICENESS = Number(process.env.TEST_CHECK_NICENESS ?? 10);
-if (!Number.isInteger(CHECK_NICENESS) || CHECK_NICENESS < 0 || CHECK_NICENESS > 19) {
-  console.error(`TEST_CHECK_NICENESS must be an integer from 0 to 19, not ${JSON.stringify(process.env.TEST_CHECK_NICENESS)}`);
+/** The static checks' niceness (scripts/lib/test-suites.mjs `checkNiceness`). */
+let CHECK_NICENESS;
+try {
+  CHECK_NICENESS = checkNiceness();
+} catch (err) {
+  console.error(err instanceof Error ? err.message : String(err));
   process.exit(1);
 }
 
@@ -81,7 +75,7 @@ if (!Number.isInteger(CHECK_NICENESS) || CHECK_NICENESS < 0 || CHECK_NICENESS > 
  */
 function run(cmd, args, { env = process.env, label = [rel(cmd), ...args].join(' '), niced = false, onMessage } = {}) {
   return new Promise((resolve, reject) => {
-    const [file, argv] = niced && CHECK_NICENESS !== 0 && process.platform !== 'win32' ? ['nice', ['-n', String(CHECK_NICENESS), cmd, ...args]] : [cmd, args];
+    const [file, argv] = nicedCommand(cmd, args, niced ? CHECK_NICENESS : 0);
     const child = spawn(file, argv, { cwd: ROOT, stdio: onMessage === undefined ? 'inherit' : ['inherit', 'inherit', 'inherit', 'ipc'], env });
     if (onMessage !== undefined) child.on('message', onMessage);
     children.add(child);

@@ -77,6 +77,32 @@ export function parseTestArgs(args) {
 export const STACK_WORKERS = Number(process.env.TEST_WORKERS ?? 4);
 
 /**
+ * The niceness of the static checks (tsc, ESLint, madge, knip; scripts/test.mjs), and of the
+ * `@own-project` suites (scripts/test-stack.mjs). They run beside the emulators and the @serial
+ * suites, whose waits are on the clock (a trigger's delay, Hosting's 60 s proxy timeout, a
+ * browser's wait), while nothing in a check is timed: when both want the two cores, the stack goes
+ * first and the checks take what it leaves. Before, a worker the Functions emulator started under
+ * that load once took so long that Hosting answered 504 (the soak, in CI). TEST_CHECK_NICENESS
+ * overrides it (0: the checks run at the stack's priority, as before); anything but an integer
+ * from 0 to 19 throws.
+ */
+export function checkNiceness() {
+  const value = Number(process.env.TEST_CHECK_NICENESS ?? 10);
+  if (!Number.isInteger(value) || value < 0 || value > 19) {
+    throw new Error(`TEST_CHECK_NICENESS must be an integer from 0 to 19, not ${JSON.stringify(process.env.TEST_CHECK_NICENESS)}`);
+  }
+  return value;
+}
+
+/**
+ * The command and arguments that run `cmd args` at niceness `nice`: through `nice`, which execs the
+ * command in place (same pid, every thread niced); unchanged at 0 and on Windows.
+ */
+export function nicedCommand(cmd, args, nice) {
+  return nice > 0 && process.platform !== 'win32' ? ['nice', ['-n', String(nice), cmd, ...args]] : [cmd, args];
+}
+
+/**
  * Phase timing shared by the runner and the stack phases: `phase(name, fn)` runs `fn`, prints
  * `▶ name` and `◀ name (N s)`, and records `{ name, from, to }` in seconds since `origin` (epoch
  * ms, the run's start) in `timeline`, then calls `onRecord(timeline)`.
